@@ -1,0 +1,25 @@
+// swift-tools-version:6.0
+// healthcards: a SMART Health Cards issuer toolkit. Only the toolchain and Debian C libraries are used.
+import PackageDescription
+
+let package = Package(
+    name: "healthcards",
+    products: [
+        .library(name: "HealthCards", targets: ["HealthCards"]),
+        .executable(name: "healthcards", targets: ["healthcards"]),
+    ],
+    targets: [
+        // C libraries from Debian, reached through system-library targets (module map + shim header).
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
+        // libpng's error path is setjmp/longjmp, which must stay inside C: a small C target owns it.
+        .target(name: "CPNG", linkerSettings: [.linkedLibrary("png16")]),
+        .target(
+            name: "HealthCards",
+            dependencies: ["COpenSSL", "CZlib", "CQRencode", "CPNG"]
+        ),
+        .executableTarget(name: "healthcards", dependencies: ["HealthCards"]),
+        .testTarget(name: "HealthCardsTests", dependencies: ["HealthCards"]),
+    ]
+)

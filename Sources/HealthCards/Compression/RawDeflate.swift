@@ -1,0 +1,119 @@
+import CZlib
+
+/// Raw DEFLATE (RFC 1951) with system zlib: `windowBits = -15`, so no zlib (RFC 1950) header and no
+/// Adler-32 (digest section 4). Level 6, memLevel 8 and the default strategy reproduce the spec
+/// examples' payload bytes exactly.
+///
+/// One instance owns one `z_stream` and reuses it (`deflateReset`) for every call; use one per thread.
+public final class RawDeflater {
+    private var stream = z_stream()
+    /// The zlib level, 0 to 9.
+    public let level: Int32
+
+    /// - Throws: `HealthCardError(.compression)` when zlib cannot initialise.
+    public init(level: Int32 = 6) throws {
+        self.level = level
+        let status = CZlib_deflateInit2(&stream, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY)
+        guard status == Z_OK else { throw HealthCardError(.compression, "deflateInit2 failed with zlib status \(status)") }
+    }
+
+    deinit { deflateEnd(&stream) }
+
+    /// Compresses `input` as one raw DEFLATE stream.
+    /// - Returns: the compressed bytes (never starting with a zlib header).
+    /// - Throws: `HealthCardError(.compression)`.
+    public func deflate(_ input: [UInt8]) throws -> [UInt8] {
+        guard deflateReset(&stream) == Z_OK else { throw HealthCardError(.compression, "deflateReset failed") }
+        let bound = Int(deflateBound(&stream, uLong(input.count)))
+        var output = [UInt8](repeating: 0, count: bound)
+        var input = input
+        let status: Int32 = input.withUnsafeMutableBufferPointer { inBuffer in
+            output.withUnsafeMutableBufferPointer { outBuffer in
+                stream.next_in = inBuffer.baseAddress
+                stream.avail_in = uInt(inBuffer.count)
+                stream.next_out = outBuffer.baseAddress
+                stream.avail_out = uInt(outBuffer.count)
+                let status = CZlib.deflate(&stream, Z_FINISH)
+                stream.next_in = nil
+                stream.next_out = nil
+                return status
+            }
+        }
+        guard status == Z_STREAM_END else {
+            throw HealthCardError(.compression, "deflate did not finish (zlib status \(status))")
+        }
+        output.removeLast(Int(stream.avail_out))
+        return output
+    }
+}
+
+/// Raw INFLATE (RFC 1951), to check a card before it is written and to read cards.
+public enum RawInflate {
+    /// Largest inflated size accepted, in bytes (a guard against decompression bombs).
+    public static let maxOutput = 4 * 1024 * 1024
+
+    /// Why an inflate failed.
+    public enum Failure: Error, Equatable, Sendable {
+        /// The data is a zlib (RFC 1950) stream, not raw DEFLATE: the classic issuer bug.
+        case zlibWrapped
+        /// The data is a gzip stream.
+        case gzipWrapped
+        /// Not a valid raw DEFLATE stream; the zlib message.
+        case invalid(String)
+        /// The stream goes on past `maxOutput` bytes.
+        case tooLarge
+        /// Bytes follow the end of the DEFLATE stream.
+        case trailingData(Int)
+    }
+
+    /// Inflates one raw DEFLATE stream.
+    /// - Throws: `RawInflate.Failure`, with `.zlibWrapped` when the data would inflate as zlib instead.
+    public static func inflate(_ input: [UInt8]) throws(Failure) -> [UInt8] {
+        do {
+            return try run(input, windowBits: -15)
+        } catch {
+            if input.count >= 2, input[0] == 0x1F, input[1] == 0x8B, (try? run(input, windowBits: 31)) != nil {
+                throw .gzipWrapped
+            }
+            if input.count >= 2, (try? run(input, windowBits: 15)) != nil { throw .zlibWrapped }
+            throw error
+        }
+    }
+
+    private static func run(_ input: [UInt8], windowBits: Int32) throws(Failure) -> [UInt8] {
+        var stream = z_stream()
+        guard CZlib_inflateInit2(&stream, windowBits) == Z_OK else { throw .invalid("inflateInit2 failed") }
+        defer { inflateEnd(&stream) }
+        var output: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16384)
+        var input = input
+        var status: Int32 = Z_OK
+        var leftover = 0
+        var message = ""
+        input.withUnsafeMutableBufferPointer { inBuffer in
+            stream.next_in = inBuffer.baseAddress
+            stream.avail_in = uInt(inBuffer.count)
+            repeat {
+                chunk.withUnsafeMutableBufferPointer { outBuffer in
+                    stream.next_out = outBuffer.baseAddress
+                    stream.avail_out = uInt(outBuffer.count)
+                    status = CZlib.inflate(&stream, Z_NO_FLUSH)
+                }
+                let produced = chunk.count - Int(stream.avail_out)
+                output.append(contentsOf: chunk.prefix(produced))
+                if output.count > maxOutput { status = -100; break }
+                if status == Z_BUF_ERROR && stream.avail_in == 0 { break }
+            } while status == Z_OK
+            leftover = Int(stream.avail_in)
+            if let msg = stream.msg { message = String(cString: msg) }
+            stream.next_in = nil
+            stream.next_out = nil
+        }
+        if status == -100 { throw .tooLarge }
+        guard status == Z_STREAM_END else {
+            throw .invalid(message.isEmpty ? "the DEFLATE stream is truncated or corrupt (zlib status \(status))" : message)
+        }
+        if leftover > 0 { throw .trailingData(leftover) }
+        return output
+    }
+}

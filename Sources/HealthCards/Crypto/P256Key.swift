@@ -1,0 +1,231 @@
+import COpenSSL
+
+/// An ECDSA P-256 key held by OpenSSL (the one Swift owner of an `EVP_PKEY`).
+///
+/// A key is either a key pair (loaded from PKCS#8 or SEC 1 PEM, or generated) or a public key (from
+/// SPKI PEM or JWK coordinates). The private scalar never leaves OpenSSL except through
+/// `pkcs8PEM()`, which `keygen` uses to write a key file.
+public final class P256Key: @unchecked Sendable {
+    // Immutable after init; OpenSSL 3 allows concurrent read-only use of an EVP_PKEY.
+    let pkey: OpaquePointer
+    /// True when the private scalar is present (the key can sign).
+    public let hasPrivateKey: Bool
+    /// The public point's x coordinate: 32 bytes, big-endian, left-padded.
+    public let x: [UInt8]
+    /// The public point's y coordinate: 32 bytes, big-endian, left-padded.
+    public let y: [UInt8]
+
+    private init(taking pkey: OpaquePointer) throws {
+        self.pkey = pkey
+        guard EVP_PKEY_get_base_id(pkey) == EVP_PKEY_EC else {
+            EVP_PKEY_free(pkey)
+            throw HealthCardError(.key, "not an EC key")
+        }
+        var bnX: OpaquePointer? = nil
+        var bnY: OpaquePointer? = nil
+        var bnD: OpaquePointer? = nil
+        defer {
+            BN_free(bnX)
+            BN_free(bnY)
+            BN_clear_free(bnD)
+        }
+        guard EVP_PKEY_get_bn_param(pkey, "qx", &bnX) == 1, EVP_PKEY_get_bn_param(pkey, "qy", &bnY) == 1 else {
+            EVP_PKEY_free(pkey)
+            throw cryptoError("reading the public point")
+        }
+        var xb = [UInt8](repeating: 0, count: 32)
+        var yb = [UInt8](repeating: 0, count: 32)
+        guard BN_bn2binpad(bnX, &xb, 32) == 32, BN_bn2binpad(bnY, &yb, 32) == 32 else {
+            EVP_PKEY_free(pkey)
+            throw HealthCardError(.key, "public point coordinates are longer than 32 bytes")
+        }
+        x = xb
+        y = yb
+        hasPrivateKey = EVP_PKEY_get_bn_param(pkey, "priv", &bnD) == 1
+        ERR_clear_error()
+    }
+
+    deinit { EVP_PKEY_free(pkey) }
+
+    /// The curve of an EC key as OpenSSL names it (`prime256v1` for P-256), or nil.
+    private static func groupName(_ pkey: OpaquePointer) -> String? {
+        var buffer = [CChar](repeating: 0, count: 64)
+        var length = 0
+        guard EVP_PKEY_get_utf8_string_param(pkey, "group", &buffer, buffer.count, &length) == 1 else { return nil }
+        return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Generates a new P-256 key pair with OpenSSL's default random generator.
+    /// - Throws: `HealthCardError(.crypto)`.
+    public static func generate() throws -> P256Key {
+        guard let ctx = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { throw cryptoError("EC context") }
+        defer { EVP_PKEY_CTX_free(ctx) }
+        var pkey: OpaquePointer? = nil
+        guard EVP_PKEY_keygen_init(ctx) == 1, EVP_PKEY_CTX_set_group_name(ctx, "P-256") == 1,
+            EVP_PKEY_generate(ctx, &pkey) == 1, let pkey
+        else { throw cryptoError("P-256 key generation") }
+        return try P256Key(taking: pkey)
+    }
+
+    /// Loads a key from PEM text.
+    ///
+    /// Accepts `BEGIN PRIVATE KEY` (PKCS#8), `BEGIN EC PRIVATE KEY` (SEC 1) and, unless
+    /// `requirePrivate`, `BEGIN PUBLIC KEY` (SPKI). Never prompts for a passphrase.
+    /// - Parameters:
+    ///   - pem: the file's bytes.
+    ///   - source: the file name, for messages.
+    ///   - requirePrivate: refuse public keys (signing needs the private key).
+    /// - Throws: `HealthCardError(.key)` saying what was found and what is expected: an encrypted PEM,
+    ///   an RSA, Ed25519 or P-384 key, a public key where a private one is needed, or text that is
+    ///   not PEM. The message never quotes the key material.
+    public static func load(pem: [UInt8], source: String, requirePrivate: Bool) throws -> P256Key {
+        let text = String(decoding: pem, as: UTF8.self)
+        let expected = "expected an unencrypted ECDSA P-256 private key in PKCS#8 PEM (-----BEGIN PRIVATE KEY-----); "
+            + "make one with `healthcards keygen --out FILE`"
+        let labels = PEMLabel.all(in: text)
+        guard let label = labels.first else {
+            throw HealthCardError(.key, "\(source) holds no PEM block; \(expected)")
+        }
+        switch label {
+        case "ENCRYPTED PRIVATE KEY":
+            throw HealthCardError(.key, "\(source) is an encrypted PKCS#8 key and no passphrase can be given; "
+                + "decrypt it with `openssl pkcs8 -in \(source) -out DECRYPTED.pem` (then chmod 600), or \(expected)")
+        case "RSA PRIVATE KEY", "RSA PUBLIC KEY":
+            throw HealthCardError(.key, "\(source) holds an RSA key; SMART Health Cards are signed ES256, \(expected)")
+        case "PRIVATE KEY", "EC PRIVATE KEY", "PUBLIC KEY": break
+        case "CERTIFICATE":
+            throw HealthCardError(.key, "\(source) holds an X.509 certificate, not a key; \(expected)")
+        default:
+            throw HealthCardError(.key, "\(source) holds a PEM block '\(label)'; \(expected)")
+        }
+        if text.contains("Proc-Type: 4,ENCRYPTED") {
+            throw HealthCardError(.key, "\(source) is an encrypted PEM key; decrypt it with "
+                + "`openssl ec -in \(source) -out DECRYPTED.pem`, or \(expected)")
+        }
+        let isPublic = label == "PUBLIC KEY"
+        if isPublic && requirePrivate {
+            throw HealthCardError(.key, "\(source) holds a public key, but signing needs the private key; \(expected)")
+        }
+        let pkey: OpaquePointer? = pem.withUnsafeBufferPointer { buffer in
+            guard let bio = BIO_new_mem_buf(buffer.baseAddress, Int32(buffer.count)) else { return nil }
+            defer { BIO_free(bio) }
+            // A passphrase callback that gives none, so OpenSSL never prompts on the terminal.
+            let noPassphrase: @convention(c) (UnsafeMutablePointer<CChar>?, Int32, Int32, UnsafeMutableRawPointer?)
+                -> Int32 = { _, _, _, _ in 0 }
+            if isPublic { return PEM_read_bio_PUBKEY(bio, nil, noPassphrase, nil) }
+            return PEM_read_bio_PrivateKey(bio, nil, noPassphrase, nil)
+        }
+        guard let pkey else {
+            ERR_clear_error()
+            throw HealthCardError(.key, "\(source) has a '\(label)' block that OpenSSL cannot parse (corrupt or "
+                + "truncated PEM); \(expected)")
+        }
+        let baseID = EVP_PKEY_get_base_id(pkey)
+        if baseID != EVP_PKEY_EC {
+            EVP_PKEY_free(pkey)
+            let found: String
+            switch baseID {
+            case EVP_PKEY_RSA, EVP_PKEY_RSA_PSS: found = "an RSA key"
+            case EVP_PKEY_ED25519: found = "an Ed25519 key"
+            case EVP_PKEY_ED448: found = "an Ed448 key"
+            case EVP_PKEY_DSA: found = "a DSA key"
+            default: found = "a key of OpenSSL type \(baseID)"
+            }
+            throw HealthCardError(.key, "\(source) holds \(found); SMART Health Cards are signed ES256, \(expected)")
+        }
+        let group = groupName(pkey) ?? "unknown curve"
+        guard group == "prime256v1" else {
+            EVP_PKEY_free(pkey)
+            let pretty = ["secp384r1": "P-384", "secp521r1": "P-521", "secp256k1": "secp256k1"][group] ?? group
+            throw HealthCardError(.key, "\(source) holds an EC key on \(pretty); ES256 needs P-256 (prime256v1), \(expected)")
+        }
+        return try P256Key(taking: pkey)
+    }
+
+    /// Builds a public key from JWK coordinates.
+    /// - Parameters: x, y: 32 bytes each, big-endian.
+    /// - Throws: `HealthCardError(.key)` when the sizes are wrong or the point is not on P-256.
+    public static func publicKey(x: [UInt8], y: [UInt8]) throws -> P256Key {
+        guard x.count == 32, y.count == 32 else {
+            throw HealthCardError(.key, "JWK x and y must be 32 bytes each, found \(x.count) and \(y.count)")
+        }
+        let point: [UInt8] = [0x04] + x + y
+        guard let builder = OSSL_PARAM_BLD_new() else { throw cryptoError("parameter builder") }
+        defer { OSSL_PARAM_BLD_free(builder) }
+        guard OSSL_PARAM_BLD_push_utf8_string(builder, "group", "prime256v1", 0) == 1,
+            point.withUnsafeBufferPointer({ OSSL_PARAM_BLD_push_octet_string(builder, "pub", $0.baseAddress, 65) }) == 1,
+            let params = OSSL_PARAM_BLD_to_param(builder)
+        else { throw cryptoError("building public key parameters") }
+        defer { OSSL_PARAM_free(params) }
+        guard let ctx = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { throw cryptoError("EC context") }
+        defer { EVP_PKEY_CTX_free(ctx) }
+        var pkey: OpaquePointer? = nil
+        guard EVP_PKEY_fromdata_init(ctx) == 1,
+            EVP_PKEY_fromdata(ctx, &pkey, COpenSSL_EVP_PKEY_PUBLIC_KEY(), params) == 1, let pkey
+        else {
+            ERR_clear_error()
+            throw HealthCardError(.key, "JWK x/y is not a point on P-256")
+        }
+        guard let check = EVP_PKEY_CTX_new_from_pkey(nil, pkey, nil) else {
+            EVP_PKEY_free(pkey)
+            throw cryptoError("EC context")
+        }
+        defer { EVP_PKEY_CTX_free(check) }
+        guard EVP_PKEY_public_check(check) == 1 else {
+            EVP_PKEY_free(pkey)
+            ERR_clear_error()
+            throw HealthCardError(.key, "JWK x/y is not a valid point on P-256")
+        }
+        return try P256Key(taking: pkey)
+    }
+
+    /// The key pair as PKCS#8 PEM text (`-----BEGIN PRIVATE KEY-----`), for writing a key file.
+    /// - Throws: `HealthCardError(.key)` for a public key, `.crypto` if OpenSSL fails.
+    public func pkcs8PEM() throws -> [UInt8] {
+        guard hasPrivateKey else { throw HealthCardError(.key, "a public key has no PKCS#8 private form") }
+        return try withMemoryBIO { bio in PEM_write_bio_PrivateKey(bio, pkey, nil, nil, 0, nil, nil) == 1 }
+    }
+
+    /// The public key as SPKI PEM text (`-----BEGIN PUBLIC KEY-----`).
+    public func publicPEM() throws -> [UInt8] {
+        try withMemoryBIO { bio in PEM_write_bio_PUBKEY(bio, pkey) == 1 }
+    }
+
+    private func withMemoryBIO(_ body: (OpaquePointer) -> Bool) throws -> [UInt8] {
+        guard let bio = BIO_new(BIO_s_mem()) else { throw cryptoError("memory BIO") }
+        defer { BIO_free(bio) }
+        guard body(bio) else { throw cryptoError("PEM writing") }
+        var data: UnsafeMutablePointer<CChar>? = nil
+        let length = COpenSSL_BIO_get_mem_data(bio, &data)
+        guard length > 0, let data else { throw cryptoError("PEM writing") }
+        return Array(UnsafeRawBufferPointer(start: data, count: Int(length)))
+    }
+
+    /// True when both keys have the same public point.
+    public func hasSamePublicKey(as other: P256Key) -> Bool { x == other.x && y == other.y }
+}
+
+/// The labels of the `-----BEGIN X-----` lines in PEM text, in order.
+enum PEMLabel {
+    static func all(in text: String) -> [String] {
+        var labels: [String] = []
+        for line in text.split(whereSeparator: { $0 == "\n" || $0 == "\r" }) {
+            let trimmed = line.trimmingCharacters(in: " \t")
+            if trimmed.hasPrefix("-----BEGIN "), trimmed.hasSuffix("-----") {
+                labels.append(String(trimmed.dropFirst(11).dropLast(5)))
+            }
+        }
+        return labels
+    }
+}
+
+extension StringProtocol {
+    /// The string without leading and trailing characters from `set`.
+    func trimmingCharacters(in set: String) -> String {
+        let chars = Set(set)
+        var s = Substring(self)
+        while let f = s.first, chars.contains(f) { s.removeFirst() }
+        while let l = s.last, chars.contains(l) { s.removeLast() }
+        return String(s)
+    }
+}

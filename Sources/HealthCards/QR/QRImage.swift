@@ -1,0 +1,85 @@
+import CPNG
+
+/// Writes a QR symbol as a PNG: 1-bit grayscale, a quiet zone of `quietZone` modules (4, the QR
+/// standard's minimum), `scale` pixels per module.
+public struct QRImage: Sendable {
+    /// Pixels per module. 4 px at 300 dpi gives a V18 symbol (97 modules with quiet zone) of about 33 mm.
+    public var scale: Int
+    /// Light modules around the symbol; the QR standard requires 4.
+    public var quietZone: Int
+    /// zlib level for the PNG's IDAT stream, 0 to 9.
+    public var compressionLevel: Int32
+    /// PNG row filter: 0 none, 1 all (adaptive), 2 libpng default.
+    public var filter: Int32
+
+    /// Default pixels per module.
+    public static let defaultScale = 4
+
+    public init(scale: Int = QRImage.defaultScale, quietZone: Int = 4, compressionLevel: Int32 = 9, filter: Int32 = 0) {
+        self.scale = scale
+        self.quietZone = quietZone
+        self.compressionLevel = compressionLevel
+        self.filter = filter
+    }
+
+    /// Encodes `code` as PNG bytes.
+    /// - Throws: `HealthCardError(.png)` when libpng fails, `.usage` for a scale outside 1...64.
+    public func png(_ code: QRCode) throws -> [UInt8] {
+        guard (1...64).contains(scale) else {
+            throw HealthCardError(.usage, "QR scale \(scale) px per module is outside 1...64")
+        }
+        let side = (code.size + 2 * quietZone) * scale
+        let stride = (side + 7) / 8
+        // 1-bit gray: a set bit is white. Start all white and clear dark modules.
+        var rows = [UInt8](repeating: 0xFF, count: stride * side)
+        var row = [UInt8](repeating: 0xFF, count: stride)
+        for my in 0..<code.size {
+            for i in 0..<stride { row[i] = 0xFF }
+            for mx in 0..<code.size where code[mx, my] {
+                let x0 = (mx + quietZone) * scale
+                for x in x0..<(x0 + scale) { row[x >> 3] &= ~(0x80 >> UInt8(x & 7)) }
+            }
+            let y0 = (my + quietZone) * scale
+            for y in y0..<(y0 + scale) {
+                rows.withUnsafeMutableBufferPointer { dst in
+                    row.withUnsafeBufferPointer { src in
+                        (dst.baseAddress! + y * stride).update(from: src.baseAddress!, count: stride)
+                    }
+                }
+            }
+        }
+        var buffer = CPNG_buffer()
+        var message = [CChar](repeating: 0, count: 256)
+        let status = CPNG_encode_gray1(rows, UInt32(side), UInt32(side), stride, compressionLevel, filter, &buffer, &message, message.count)
+        guard status == 0 else {
+            throw HealthCardError(.png, String(decoding: message.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
+        defer { CPNG_buffer_free(&buffer) }
+        return Array(UnsafeBufferPointer(start: buffer.data, count: buffer.size))
+    }
+}
+
+/// An 8-bit grayscale raster decoded from a PNG (for reading QR images back).
+public struct GrayImage: Sendable {
+    public let width: Int
+    public let height: Int
+    /// Row-major luminance, 0 black … 255 white.
+    public let pixels: [UInt8]
+
+    /// Decodes any PNG (palette, RGB, alpha, 16-bit) to 8-bit gray with libpng.
+    /// - Throws: `HealthCardError(.png)` with libpng's message.
+    public init(png data: [UInt8]) throws {
+        var gray: UnsafeMutablePointer<UInt8>? = nil
+        var width: UInt32 = 0
+        var height: UInt32 = 0
+        var message = [CChar](repeating: 0, count: 256)
+        let status = CPNG_decode_gray8(data, data.count, &gray, &width, &height, &message, message.count)
+        guard status == 0, let gray else {
+            throw HealthCardError(.png, String(decoding: message.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
+        defer { CPNG_free(gray) }
+        self.width = Int(width)
+        self.height = Int(height)
+        self.pixels = Array(UnsafeBufferPointer(start: gray, count: Int(width) * Int(height)))
+    }
+}

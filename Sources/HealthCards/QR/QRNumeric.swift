@@ -1,0 +1,76 @@
+/// The `shc:/` QR text of a JWS (digest section 6): a byte segment `shc:/` (plus `C/N/` when chunked)
+/// and a numeric segment with two digits `ord(c) - 45` per JWS character.
+public enum QRNumeric {
+    /// Largest JWS, in characters, that fits one version-22 QR at error correction L.
+    public static let maxSingleJWSCharacters = 1195
+    /// Largest chunk, in characters, when a JWS is split across QRs (room for `shc:/C/N/`).
+    public static let maxChunkCharacters = 1191
+
+    /// The numeric segment for `jws`: `2 × jws.count` ASCII digits.
+    /// - Throws: `HealthCardError(.qr)` if `jws` holds a character outside `-` (45) ... `z` (122).
+    public static func digits(_ jws: String) throws -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(jws.utf8.count * 2)
+        for byte in jws.utf8 {
+            guard byte >= 45 && byte <= 122 else {
+                throw HealthCardError(.qr, "character \(String(UnicodeScalar(byte))) cannot be put in a numeric shc:/ segment")
+            }
+            let v = byte - 45
+            out.append(0x30 + v / 10)
+            out.append(0x30 + v % 10)
+        }
+        return out
+    }
+
+    /// The byte-segment prefix: `shc:/` for a single QR, `shc:/C/N/` for chunk C (1-based) of N.
+    public static func prefix(chunk: Int, of total: Int) -> String {
+        total > 1 ? "shc:/\(chunk)/\(total)/" : "shc:/"
+    }
+
+    /// The whole QR text for one chunk: prefix followed by the digits.
+    public static func text(jws: String, chunk: Int = 1, of total: Int = 1) throws -> String {
+        prefix(chunk: chunk, of: total) + String(decoding: try digits(jws), as: UTF8.self)
+    }
+
+    /// Decodes a numeric segment back to JWS text.
+    /// - Throws: `HealthCardError(.qr)` for an odd digit count, a non-digit, or a pair above 77.
+    public static func jws(fromDigits digits: Substring.UTF8View) throws -> String {
+        let bytes = Array(digits)
+        guard bytes.count % 2 == 0 else {
+            throw HealthCardError(.qr, "the numeric segment has an odd number of digits (\(bytes.count)); each JWS character is two digits")
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count / 2)
+        var i = 0
+        while i < bytes.count {
+            let a = bytes[i], b = bytes[i + 1]
+            guard (0x30...0x39).contains(a), (0x30...0x39).contains(b) else {
+                throw HealthCardError(.qr, "non-digit character in the numeric segment at offset \(i)")
+            }
+            let v = (a - 0x30) * 10 + (b - 0x30)
+            guard v <= 77 else {
+                throw HealthCardError(.qr, "digit pair \(v) at offset \(i) is above 77 (the largest is 77, for 'z')")
+            }
+            out.append(v + 45)
+            i += 2
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Splits a JWS into balanced chunks as the spec generator does: a single chunk when it fits one QR,
+    /// otherwise `n = ceil(len / 1191)` pieces of `ceil(len / n)` characters (the last may be shorter).
+    public static func chunks(_ jws: String) -> [Substring] {
+        let count = jws.utf8.count
+        if count <= maxSingleJWSCharacters { return [Substring(jws)] }
+        let n = (count + maxChunkCharacters - 1) / maxChunkCharacters
+        let size = (count + n - 1) / n
+        var out: [Substring] = []
+        var start = jws.startIndex
+        while start < jws.endIndex {
+            let end = jws.index(start, offsetBy: size, limitedBy: jws.endIndex) ?? jws.endIndex
+            out.append(jws[start..<end])
+            start = end
+        }
+        return out
+    }
+}

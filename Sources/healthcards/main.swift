@@ -1,0 +1,2 @@
+import HealthCards
+print("x")
