@@ -1,2 +1,65 @@
 import HealthCards
-print("x")
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Exit statuses: 0 every record issued / no error, 1 some records rejected or errors found,
+/// 2 usage or configuration error.
+enum ExitStatus: Int32 {
+    case ok = 0
+    case partial = 1
+    case usage = 2
+    case interrupted = 130
+}
+
+let commands: [(name: String, summary: String, run: ([String]) throws -> ExitStatus)] = [
+    ("keygen", "make a new P-256 signing key (PKCS#8 PEM, mode 0600) and print its kid", KeygenCommand.run),
+    ("jwks", "write the JWK Set (public keys only) of one or more keys", JWKSCommand.run),
+    ("issue", "issue SMART Health Cards from CSV (with a template) or FHIR Bundle input", IssueCommand.run),
+]
+
+func printError(_ message: String) {
+    var line = "healthcards: " + message + "\n"
+    line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
+}
+
+let usage = """
+    healthcards: issue SMART Health Cards (signed .smart-health-card files, shc:/ QR images, jwks.json)
+
+    Usage: healthcards COMMAND [OPTIONS]
+
+    Commands:
+    \(commands.map { "  " + $0.name.padding(8) + $0.summary }.joined(separator: "\n"))
+
+    Run `healthcards COMMAND --help` for a command's options.
+    Exit status: 0 success, 1 some records rejected (or problems found), 2 usage or configuration error.
+    """
+
+extension String {
+    func padding(_ width: Int) -> String { count >= width ? self + " " : self + String(repeating: " ", count: width - count) }
+}
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+guard let name = arguments.first else {
+    print(usage)
+    exit(ExitStatus.usage.rawValue)
+}
+if name == "--help" || name == "-h" || name == "help" {
+    print(usage)
+    exit(0)
+}
+guard let command = commands.first(where: { $0.name == name }) else {
+    printError("unknown command '\(name)'; expected one of \(commands.map(\.name).joined(separator: ", ")). See `healthcards --help`")
+    exit(ExitStatus.usage.rawValue)
+}
+do {
+    let status = try command.run(Array(arguments.dropFirst()))
+    exit(status.rawValue)
+} catch let error as HealthCardError {
+    printError(error.description)
+    exit(error.kind == .io ? ExitStatus.partial.rawValue : ExitStatus.usage.rawValue)
+} catch {
+    printError("\(error)")
+    exit(ExitStatus.usage.rawValue)
+}

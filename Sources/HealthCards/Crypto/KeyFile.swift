@@ -1,0 +1,38 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Reading and writing key files.
+public enum KeyFile {
+    /// Loads an ES256 key from a PEM file.
+    ///
+    /// A private key file that group or others can read is refused, as ssh does.
+    /// - Parameters:
+    ///   - path: PKCS#8 (`BEGIN PRIVATE KEY`) or SEC 1 PEM; SPKI public PEM when `requirePrivate` is false.
+    ///   - requirePrivate: the key must be able to sign.
+    /// - Throws: `HealthCardError(.key)` for a missing, unreadable, unsupported or over-exposed key file,
+    ///   with the `chmod` to run in the last case. The message never contains key material.
+    public static func load(path: String, requirePrivate: Bool) throws -> P256Key {
+        guard FileIO.exists(path) else {
+            throw HealthCardError(.key, "key file \(path) does not exist; make one with `healthcards keygen --out \(path)`")
+        }
+        let bytes: [UInt8]
+        do { bytes = try FileIO.read(path) } catch { throw HealthCardError(.key, "cannot read key file \(path): \(error)") }
+        let text = String(decoding: bytes, as: UTF8.self)
+        let isPrivate = PEMLabel.all(in: text).contains { $0.hasSuffix("PRIVATE KEY") }
+        if isPrivate, let mode = FileIO.mode(path), mode & 0o077 != 0 {
+            throw HealthCardError(.key, "private key file \(path) can be read by group or others (mode \(String(mode, radix: 8))); "
+                + "a signing key must be private to its owner. Run `chmod 600 \(path)` and try again")
+        }
+        return try P256Key.load(pem: bytes, source: path, requirePrivate: requirePrivate)
+    }
+
+    /// Writes a new key pair as PKCS#8 PEM with mode 0600. Refuses to overwrite an existing file.
+    /// - Throws: `HealthCardError(.key)` when `path` exists, `.io` when it cannot be written.
+    public static func writeNew(_ key: P256Key, to path: String) throws {
+        guard !FileIO.exists(path) else {
+            throw HealthCardError(.key, "\(path) already exists; keygen never overwrites a key. Choose another --out, or move the old key away first")
+        }
+        try FileIO.writeAtomically(try key.pkcs8PEM(), to: path, mode: 0o600)
+    }
+}

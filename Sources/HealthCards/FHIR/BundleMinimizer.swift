@@ -1,0 +1,145 @@
+/// Minimizes a FHIR Bundle for a SMART Health Card (digest section 3; spec `docs/index.md` L282–290):
+///
+/// - `Bundle.id`, `Bundle.meta`, `Bundle.text` removed;
+/// - every `entry.fullUrl` becomes `resource:N` (N the 0-based entry index); other entry members
+///   (`search`, `request`, `response`) are dropped, since a `collection` Bundle has no use for them;
+/// - in each resource: root `id` and `text` removed; `meta` removed unless it holds `security`, in
+///   which case only `meta.security` stays (the identity-assurance label);
+/// - `CodeableConcept.text` (any object with `coding`) and `Coding.display` (any object with both
+///   `system` and `code`) removed; `Reference.display` kept;
+/// - every `Reference.reference` rewritten to the `resource:N` it resolves to, matched by the
+///   target entry's `fullUrl`, by `Type/id` of the target resource, or by the last two segments of an
+///   absolute `fullUrl`; a reference that resolves to nothing is an error;
+/// - objects and arrays left empty are removed.
+///
+/// Minimizing a Bundle that is already minimized changes nothing.
+public enum BundleMinimizer {
+    /// Minimizes `bundle`.
+    /// - Returns: the minimized Bundle, member order otherwise kept.
+    /// - Throws: `HealthCardErrors` holding every problem found, each `HealthCardError(.bundle)` with the
+    ///   FHIR path (`Bundle.entry[2].resource.patient.reference`).
+    public static func minimize(_ bundle: JSONValue) throws(HealthCardErrors) -> JSONValue {
+        guard var root = bundle.objectValue, root["resourceType"]?.stringValue == "Bundle" else {
+            throw HealthCardErrors([HealthCardError(.bundle, "expected a FHIR Bundle (resourceType \"Bundle\"), found \(describe(bundle))", at: "Bundle")])
+        }
+        guard let entries = root["entry"]?.arrayValue, !entries.isEmpty else {
+            throw HealthCardErrors([HealthCardError(.bundle, "the Bundle has no entries; expected a Patient and at least one Immunization or Observation", at: "Bundle.entry")])
+        }
+        var problems: [HealthCardError] = []
+        let targets = referenceTargets(entries)
+        var minimizedEntries: [JSONValue] = []
+        for (index, entry) in entries.enumerated() {
+            let path = "Bundle.entry[\(index)]"
+            guard let resource = entry["resource"]?.objectValue else {
+                problems.append(HealthCardError(.bundle, "entry has no resource object", at: path + ".resource"))
+                continue
+            }
+            var minimized = minimizeResourceRoot(resource)
+            var walked = JSONValue.object(minimized)
+            rewrite(&walked, path: path + ".resource", targets: targets, problems: &problems)
+            minimized = walked.objectValue ?? JSONObject()
+            var newEntry = JSONObject()
+            newEntry["fullUrl"] = .string("resource:\(index)")
+            newEntry["resource"] = .object(minimized)
+            minimizedEntries.append(.object(newEntry))
+        }
+        if !problems.isEmpty { throw HealthCardErrors(problems) }
+        root.removeValue(forKey: "id")
+        root.removeValue(forKey: "meta")
+        root.removeValue(forKey: "text")
+        root["entry"] = .array(minimizedEntries)
+        return .object(root)
+    }
+
+    private static func describe(_ value: JSONValue) -> String {
+        if let type = value["resourceType"]?.stringValue { return "resourceType \"\(type)\"" }
+        switch value {
+        case .object: return "an object without resourceType"
+        case .array: return "an array"
+        default: return "a JSON scalar"
+        }
+    }
+
+    /// Maps every way an entry can be referred to onto its index.
+    static func referenceTargets(_ entries: [JSONValue]) -> [String: Int] {
+        var map: [String: Int] = [:]
+        for (index, entry) in entries.enumerated() {
+            map["resource:\(index)"] = map["resource:\(index)"] ?? index
+            if let fullUrl = entry["fullUrl"]?.stringValue {
+                map[fullUrl] = map[fullUrl] ?? index
+                let segments = fullUrl.split(separator: "/")
+                if fullUrl.contains("://"), segments.count >= 2 {
+                    let key = segments.suffix(2).joined(separator: "/")
+                    map[key] = map[key] ?? index
+                }
+            }
+            if let type = entry["resource"]?["resourceType"]?.stringValue, let id = entry["resource"]?["id"]?.stringValue {
+                map["\(type)/\(id)"] = map["\(type)/\(id)"] ?? index
+            }
+        }
+        return map
+    }
+
+    private static func minimizeResourceRoot(_ resource: JSONObject) -> JSONObject {
+        var out = resource
+        out.removeValue(forKey: "id")
+        out.removeValue(forKey: "text")
+        if let meta = out["meta"] {
+            if let security = meta["security"], security.arrayValue?.isEmpty == false {
+                out["meta"] = .object(["security": security])
+            } else {
+                out.removeValue(forKey: "meta")
+            }
+        }
+        return out
+    }
+
+    /// Walks a resource: drops CodeableConcept.text and Coding.display, rewrites references, prunes empties.
+    private static func rewrite(_ node: inout JSONValue, path: String, targets: [String: Int], problems: inout [HealthCardError]) {
+        switch node {
+        case .object(var object):
+            if object["coding"] != nil { object.removeValue(forKey: "text") }
+            if object["system"] != nil && object["code"] != nil { object.removeValue(forKey: "display") }
+            if let reference = object["reference"]?.stringValue {
+                if let index = targets[reference] {
+                    object["reference"] = .string("resource:\(index)")
+                } else {
+                    problems.append(HealthCardError(.bundle, "reference '\(reference)' resolves to no entry of the Bundle; "
+                        + "every reference must point at an entry (by fullUrl or Type/id) so it can become resource:N",
+                        at: path + ".reference"))
+                }
+            }
+            var kept = JSONObject()
+            for (key, value) in object {
+                var child = value
+                rewrite(&child, path: "\(path).\(key)", targets: targets, problems: &problems)
+                if !isEmptyContainer(child) { kept[key] = child }
+            }
+            node = .object(kept)
+        case .array(let items):
+            var kept: [JSONValue] = []
+            for (i, item) in items.enumerated() {
+                var child = item
+                rewrite(&child, path: "\(path)[\(i)]", targets: targets, problems: &problems)
+                if !isEmptyContainer(child) { kept.append(child) }
+            }
+            node = .array(kept)
+        default: break
+        }
+    }
+
+    static func isEmptyContainer(_ value: JSONValue) -> Bool {
+        switch value {
+        case .object(let o): return o.isEmpty
+        case .array(let a): return a.isEmpty
+        default: return false
+        }
+    }
+}
+
+/// Several errors found in one record, reported together.
+public struct HealthCardErrors: Error, Sendable, CustomStringConvertible {
+    public var errors: [HealthCardError]
+    public init(_ errors: [HealthCardError]) { self.errors = errors }
+    public var description: String { errors.map(\.description).joined(separator: "; ") }
+}

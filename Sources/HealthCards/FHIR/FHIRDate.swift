@@ -1,0 +1,71 @@
+/// FHIR R4 `date` and `dateTime` value checks (FHIR R4 datatypes section 2.24.0.1), with real
+/// calendar validation: 2021-02-30 is refused.
+public enum FHIRDate {
+    /// True for `YYYY`, `YYYY-MM` or `YYYY-MM-DD` naming a real (proleptic Gregorian) date.
+    /// - Parameter allowPartial: accept `YYYY` and `YYYY-MM` (FHIR allows them; template input does not).
+    public static func isValidDate(_ text: String, allowPartial: Bool = true) -> Bool {
+        let b = Array(text.utf8)
+        func digits(_ r: Range<Int>) -> Int? {
+            var v = 0
+            for i in r {
+                guard b[i] >= 0x30 && b[i] <= 0x39 else { return nil }
+                v = v * 10 + Int(b[i] - 0x30)
+            }
+            return v
+        }
+        switch b.count {
+        case 4: return allowPartial && digits(0..<4) != nil
+        case 7:
+            guard allowPartial, b[4] == 0x2D, digits(0..<4) != nil, let m = digits(5..<7) else { return false }
+            return (1...12).contains(m)
+        case 10:
+            guard b[4] == 0x2D, b[7] == 0x2D, let y = digits(0..<4), let m = digits(5..<7), let d = digits(8..<10),
+                (1...12).contains(m)
+            else { return false }
+            return d >= 1 && d <= daysIn(month: m, year: y)
+        default: return false
+        }
+    }
+
+    /// True for a FHIR `dateTime`: a valid `date` (partial allowed), or `YYYY-MM-DDThh:mm:ss[.fff]` with
+    /// a time zone (`Z` or `±hh:mm`) and valid hours, minutes and seconds.
+    public static func isValidDateTime(_ text: String, allowPartial: Bool = true) -> Bool {
+        guard let t = text.firstIndex(of: "T") else { return isValidDate(text, allowPartial: allowPartial) }
+        let date = String(text[..<t])
+        guard date.utf8.count == 10, isValidDate(date) else { return false }
+        var time = Substring(text[text.index(after: t)...])
+        if time.hasSuffix("Z") {
+            time = time.dropLast()
+        } else {
+            guard time.count > 6 else { return false }
+            let zone = time.suffix(6)
+            let z = Array(zone.utf8)
+            guard z[0] == 0x2B || z[0] == 0x2D, z[3] == 0x3A, let zh = Int(String(zone.dropFirst().prefix(2))),
+                let zm = Int(String(zone.suffix(2))), zh <= 14, zm < 60
+            else { return false }
+            time = time.dropLast(6)
+        }
+        let parts = time.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 2, parts[1].count == 2, let h = Int(parts[0]), let m = Int(parts[1]),
+            h < 24, m < 60
+        else { return false }
+        let sec = parts[2].split(separator: ".", omittingEmptySubsequences: false)
+        guard sec[0].count == 2, let s = Int(sec[0]), s < 60, sec.count <= 2 else { return false }
+        if sec.count == 2 { guard !sec[1].isEmpty, sec[1].allSatisfy(\.isNumber) else { return false } }
+        return [parts[0], parts[1], sec[0]].allSatisfy { $0.allSatisfy(\.isNumber) }
+    }
+
+    /// The days in a month of the proleptic Gregorian calendar.
+    public static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    /// The `YYYY-MM-DD` (or shorter) date part of a `date` or `dateTime`, for ordering comparisons.
+    public static func datePart(_ text: String) -> String {
+        String(text.prefix(while: { $0 != "T" }))
+    }
+}

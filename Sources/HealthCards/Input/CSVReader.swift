@@ -1,0 +1,186 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A streaming RFC 4180 CSV reader over a file: quoted fields with commas, `""` quotes and line
+/// breaks; CRLF, LF or CR line ends; a UTF-8 byte order mark at the start; a last line with or
+/// without a line break. Blank lines are skipped. Fields are returned as read (not trimmed).
+///
+/// The file is read in 64 KiB blocks and never held whole; each record carries the byte offset where
+/// it starts, so a caller can come back to it later with `init(path:offset:line:)`.
+public final class CSVReader {
+    /// One CSV record.
+    public struct Record: Sendable {
+        public var fields: [String]
+        /// 1-based line number where the record starts.
+        public var line: Int
+        /// 0-based byte offset of the record's first byte in the file.
+        public var offset: Int
+    }
+
+    private let fd: Int32
+    private let path: String
+    private var buffer = [UInt8](repeating: 0, count: 65536)
+    private var bufferCount = 0
+    private var bufferIndex = 0
+    private var fileOffset = 0  // offset of buffer[0]
+    private var line: Int
+    private var atEOF = false
+
+    /// Opens `path` for reading from `offset` (0: the start, where a BOM is skipped).
+    /// - Parameter line: the line number at `offset`, for messages.
+    /// - Throws: `HealthCardError(.input)` when the file cannot be opened.
+    public init(path: String, offset: Int = 0, line: Int = 1) throws {
+        self.path = path
+        self.line = line
+        fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw HealthCardError(.input, "cannot open \(path): \(String(cString: strerror(errno)))")
+        }
+        if offset > 0 {
+            guard lseek(fd, off_t(offset), SEEK_SET) == off_t(offset) else {
+                close(fd)
+                throw HealthCardError(.input, "cannot seek in \(path)")
+            }
+            fileOffset = offset
+        } else {
+            try fill()
+            if bufferCount >= 3 && buffer[0] == 0xEF && buffer[1] == 0xBB && buffer[2] == 0xBF { bufferIndex = 3 }
+        }
+    }
+
+    deinit { close(fd) }
+
+    private func fill() throws {
+        fileOffset += bufferCount
+        bufferIndex = 0
+        bufferCount = 0
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else { throw HealthCardError(.input, "cannot read \(path): \(String(cString: strerror(errno)))") }
+            bufferCount = n
+            if n == 0 { atEOF = true }
+            return
+        }
+    }
+
+    @inline(__always) private func peek() throws -> UInt8? {
+        if bufferIndex >= bufferCount {
+            if atEOF { return nil }
+            try fill()
+            if bufferCount == 0 { return nil }
+        }
+        return buffer[bufferIndex]
+    }
+
+    @inline(__always) private func advance() { bufferIndex += 1 }
+
+    private var position: Int { fileOffset + bufferIndex }
+
+    /// Reads the next record, or nil at the end of the file.
+    /// - Throws: `HealthCardError(.input)` naming file, line and byte offset for bytes that are not
+    ///   UTF-8, a quote inside an unquoted field, text after a closing quote, or an unterminated quote.
+    public func next() throws -> Record? {
+        // Skip blank lines.
+        while let b = try peek(), b == 0x0A || b == 0x0D {
+            advance()
+            if b == 0x0D, try peek() == 0x0A { advance() }
+            line += 1
+        }
+        guard try peek() != nil else { return nil }
+        let startLine = line
+        let startOffset = position
+        var fields: [String] = []
+        var field: [UInt8] = []
+        var fieldOffset = position
+        while true {
+            guard let b = try peek() else {
+                fields.append(try decode(field, offset: fieldOffset, line: line))
+                return Record(fields: fields, line: startLine, offset: startOffset)
+            }
+            if b == 0x22 && field.isEmpty {
+                // Quoted field.
+                let quoteLine = line
+                advance()
+                while true {
+                    guard let c = try peek() else {
+                        throw HealthCardError(.input, "\(path):\(quoteLine): a quoted field opened on this line is never closed; "
+                            + "check for a stray '\"' (quotes inside a quoted field are written twice: \"\")")
+                    }
+                    advance()
+                    if c == 0x22 {
+                        if try peek() == 0x22 {
+                            advance()
+                            field.append(0x22)
+                            continue
+                        }
+                        break
+                    }
+                    if c == 0x0A {
+                        line += 1
+                    } else if c == 0x0D, try peek() != 0x0A {
+                        line += 1
+                    }
+                    field.append(c)
+                }
+                let after = try peek()
+                if let after, after != 0x2C && after != 0x0A && after != 0x0D {
+                    throw HealthCardError(.input, "\(path):\(line): unexpected character after a closing quote at byte \(position); "
+                        + "a quoted field must end at a comma or the end of the line")
+                }
+                continue
+            }
+            advance()
+            switch b {
+            case 0x2C:
+                fields.append(try decode(field, offset: fieldOffset, line: line))
+                field.removeAll(keepingCapacity: true)
+                fieldOffset = position
+            case 0x0A, 0x0D:
+                if b == 0x0D, try peek() == 0x0A { advance() }
+                fields.append(try decode(field, offset: fieldOffset, line: line))
+                line += 1
+                return Record(fields: fields, line: startLine, offset: startOffset)
+            case 0x22:
+                throw HealthCardError(.input, "\(path):\(line): a '\"' inside an unquoted field at byte \(position - 1); "
+                    + "quote the whole field and write the quote twice (\"a \"\"b\"\" c\")")
+            default:
+                field.append(b)
+            }
+        }
+    }
+
+    private func decode(_ bytes: [UInt8], offset: Int, line: Int) throws -> String {
+        if let s = String(validating: bytes, as: UTF8.self) { return s }
+        var bad = 0
+        var i = 0
+        while i < bytes.count {
+            let length = CSVReader.validSequenceLength(bytes, at: i)
+            if length == 0 {
+                bad = i
+                break
+            }
+            i += length
+        }
+        let byte = String(bytes[bad], radix: 16, uppercase: true)
+        throw HealthCardError(.input, "\(path):\(line): byte offset \(offset + bad) (0x\(byte)) is not UTF-8; the file looks like a "
+            + "Latin-1 or Windows-1252 export. No card is issued from it; re-save it as UTF-8 (e.g. `iconv -f WINDOWS-1252 -t UTF-8 "
+            + "IN.csv > OUT.csv`) and run again")
+    }
+
+    /// Length of the valid UTF-8 sequence at `i`, or 0 when it is invalid.
+    static func validSequenceLength(_ b: [UInt8], at i: Int) -> Int {
+        let c = b[i]
+        if c < 0x80 { return 1 }
+        let n: Int
+        switch c {
+        case 0xC2...0xDF: n = 2
+        case 0xE0...0xEF: n = 3
+        case 0xF0...0xF4: n = 4
+        default: return 0
+        }
+        guard i + n <= b.count else { return 0 }
+        return String(validating: b[i..<i + n], as: UTF8.self) == nil ? 0 : n
+    }
+}

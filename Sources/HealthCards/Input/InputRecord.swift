@@ -1,0 +1,59 @@
+/// One record of a batch: a Bundle for one patient (or every reason there is none), and where it
+/// came from.
+public struct InputRecord: Sendable {
+    /// `file:line` for CSV (the patient's first row), `file:index` (1-based) for JSON and NDJSON.
+    public var source: String
+    /// The patient id (CSV) or `<file stem>-<index>` (Bundle input); nil when it could not be read.
+    public var id: String?
+    /// The Bundle, before minimization; nil when the record was rejected while reading.
+    public var bundle: JSONValue?
+    public var errors: [HealthCardError]
+    public var warnings: [HealthCardError]
+
+    public init(source: String, id: String?, bundle: JSONValue?, errors: [HealthCardError] = [], warnings: [HealthCardError] = []) {
+        self.source = source
+        self.id = id
+        self.bundle = bundle
+        self.errors = errors
+        self.warnings = warnings
+    }
+}
+
+/// Reads `.json` (one Bundle) and `.ndjson` (one Bundle per line) inputs.
+public enum BundleInput {
+    /// The records of a `.json` or `.ndjson` file, in file order. A line or file that is not JSON,
+    /// or not a Bundle, becomes a rejected record naming the line; the others are still read.
+    /// - Throws: `HealthCardError(.input)` when the file cannot be read at all.
+    public static func records(path: String) throws -> [InputRecord] {
+        let bytes = try FileIO.read(path)
+        let stem = FileIO.stem(path)
+        if path.hasSuffix(".ndjson") {
+            var records: [InputRecord] = []
+            var lineNumber = 0
+            for line in bytes.split(separator: 0x0A, omittingEmptySubsequences: false) {
+                lineNumber += 1
+                var text = Array(line)
+                if text.last == 0x0D { text.removeLast() }
+                if lineNumber == 1 && text.starts(with: [0xEF, 0xBB, 0xBF]) { text.removeFirst(3) }
+                if text.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
+                records.append(record(text, source: "\(path):\(lineNumber)", id: "\(stem)-\(records.count + 1)"))
+            }
+            return records
+        }
+        var text = bytes
+        if text.starts(with: [0xEF, 0xBB, 0xBF]) { text.removeFirst(3) }
+        return [record(text, source: "\(path):1", id: "\(stem)-1")]
+    }
+
+    static func record(_ bytes: [UInt8], source: String, id: String) -> InputRecord {
+        do {
+            let json = try JSONParser.parse(bytes)
+            guard json["resourceType"]?.stringValue == "Bundle" else {
+                return InputRecord(source: source, id: id, bundle: nil, errors: [HealthCardError(.input, "expected a FHIR Bundle (\"resourceType\": \"Bundle\"), found \(json["resourceType"]?.stringValue.map { "resourceType '\($0)'" } ?? "no resourceType")")])
+            }
+            return InputRecord(source: source, id: id, bundle: json)
+        } catch {
+            return InputRecord(source: source, id: id, bundle: nil, errors: [HealthCardError(.input, "not valid JSON: \(error)")])
+        }
+    }
+}

@@ -1,0 +1,135 @@
+/// Settings shared by every card of a run.
+public struct IssueSettings: Sendable {
+    /// `iss`: https, no trailing slash (checked by `Payload.validateIssuer`).
+    public var issuer: String
+    /// `nbf` as a JSON number lexeme: integer seconds since the epoch.
+    public var notBefore: String
+    /// `exp` in seconds since the epoch, or nil (cards normally do not expire).
+    public var expires: Int64?
+    public var typePolicy: Payload.TypePolicy
+    /// Split JWS longer than 1195 characters into chunked QRs instead of rejecting the QR.
+    public var chunk: Bool
+    /// Make QR symbols and PNG images.
+    public var makeQR: Bool
+    public var qrImage: QRImage
+    /// zlib level for the payload (6 reproduces the spec examples).
+    public var deflateLevel: Int32
+
+    public init(issuer: String, notBefore: String, expires: Int64? = nil, typePolicy: Payload.TypePolicy = .legacy,
+                chunk: Bool = false, makeQR: Bool = true, qrImage: QRImage = QRImage(), deflateLevel: Int32 = 6) {
+        self.issuer = issuer
+        self.notBefore = notBefore
+        self.expires = expires
+        self.typePolicy = typePolicy
+        self.chunk = chunk
+        self.makeQR = makeQR
+        self.qrImage = qrImage
+        self.deflateLevel = deflateLevel
+    }
+}
+
+/// A card made from one Bundle.
+public struct IssuedCard: Sendable {
+    /// The minified payload JSON that was compressed and signed.
+    public var payload: [UInt8]
+    public var jws: JWS
+    /// One QR per chunk (one for an unchunked card); empty when QR output is off or the JWS is too long.
+    public var qrCodes: [QRCode]
+    /// PNG bytes for each of `qrCodes`.
+    public var pngs: [[UInt8]]
+    public var warnings: [HealthCardError]
+
+    /// The `.smart-health-card` file: `{"verifiableCredential":["<jws>"]}`, no whitespace, no final newline.
+    public var fileBytes: [UInt8] {
+        JSONWriter.minified(.object(["verifiableCredential": .array([.string(jws.compact)])]))
+    }
+}
+
+/// The issuing pipeline for one worker: minimize → validate → payload → raw DEFLATE → ES256 JWS →
+/// verify again → QR → PNG. It owns one zlib stream and one signing context, reused for every card;
+/// make one per thread.
+public final class CardIssuer {
+    public let settings: IssueSettings
+    private var signer: any JWSSigner
+    private let deflater: RawDeflater
+    /// The signing key's kid (RFC 7638 thumbprint).
+    public let kid: String
+    private let publicKey: P256Key
+
+    /// - Throws: `HealthCardError(.key)` when the key cannot sign.
+    public init(signer: any JWSSigner, settings: IssueSettings) throws {
+        self.signer = signer
+        self.settings = settings
+        self.publicKey = signer.publicKey
+        self.kid = JWK(key: signer.publicKey).kid
+        self.deflater = try RawDeflater(level: settings.deflateLevel)
+    }
+
+    /// Builds the payload for a Bundle: minimized, with `vc.type` by the type policy.
+    /// - Throws: `HealthCardErrors` from minimization.
+    public func payload(for bundle: JSONValue) throws(HealthCardErrors) -> Payload {
+        let minimized = try BundleMinimizer.minimize(bundle)
+        let types = Payload.types(for: minimized, policy: settings.typePolicy, isCOVID19: Terminology.isCOVID19Code)
+        return Payload(issuer: settings.issuer, notBefore: settings.notBefore, expires: settings.expires,
+                       types: types, fhirBundle: minimized)
+    }
+
+    /// Issues one card.
+    /// - Throws: `HealthCardErrors` with every reason the Bundle cannot become a card (minimization,
+    ///   validation, size) or a `.crypto`/`.compression`/`.qr`/`.png` failure.
+    public func issue(bundle: JSONValue) throws(HealthCardErrors) -> IssuedCard {
+        let payload = try self.payload(for: bundle)
+        let findings = BundleValidator.validate(payload.fhirBundle)
+        if !findings.errors.isEmpty { throw HealthCardErrors(findings.errors) }
+        var warnings = findings.warnings
+        do {
+            let payloadBytes = payload.minifiedBytes
+            let jws = try sign(payloadBytes)
+            try checkRoundTrip(jws, payload: payloadBytes)
+            let length = jws.compact.utf8.count
+            var codes: [QRCode] = []
+            var pngs: [[UInt8]] = []
+            if length > QRNumeric.maxSingleJWSCharacters && !settings.chunk {
+                throw HealthCardError(.qr, "the JWS is \(length) characters; one QR holds at most \(QRNumeric.maxSingleJWSCharacters). "
+                    + "Put fewer entries in the card (e.g. one card per dose series), or pass --chunk for chunked QRs (deprecated since SHC 1.3.0)")
+            }
+            if settings.makeQR {
+                let chunks = QRNumeric.chunks(jws.compact)
+                for (i, chunk) in chunks.enumerated() {
+                    let code = try QRCode(jws: chunk, chunk: i + 1, of: chunks.count)
+                    codes.append(code)
+                    pngs.append(try settings.qrImage.png(code))
+                }
+                if chunks.count > 1 {
+                    warnings.append(HealthCardError(.qr, "the JWS is \(length) characters, split into \(chunks.count) chunked QRs; chunking is deprecated since SHC 1.3.0 and some verifiers refuse it"))
+                }
+            }
+            return IssuedCard(payload: payloadBytes, jws: jws, qrCodes: codes, pngs: pngs, warnings: warnings)
+        } catch let error as HealthCardError {
+            throw HealthCardErrors([error])
+        } catch {
+            throw HealthCardErrors([HealthCardError(.crypto, "\(error)")])
+        }
+    }
+
+    /// Compresses and signs payload bytes.
+    public func sign(_ payloadBytes: [UInt8]) throws -> JWS {
+        let deflated = try deflater.deflate(payloadBytes)
+        return try JWS.sign(deflatedPayload: deflated, kid: kid, signer: &signer)
+    }
+
+    /// Reads the card back as a verifier would: header, raw inflate, payload bytes, signature.
+    /// - Throws: `HealthCardError(.crypto)` when anything differs; a card that fails is never written.
+    func checkRoundTrip(_ jws: JWS, payload: [UInt8]) throws {
+        let parts = try jws.parts()
+        guard parts.header == JWS.headerBytes(kid: kid) else {
+            throw HealthCardError(.crypto, "self-check failed: the JWS header does not read back")
+        }
+        guard let inflated = try? RawInflate.inflate(parts.payload), inflated == payload else {
+            throw HealthCardError(.compression, "self-check failed: the payload does not inflate back to what was signed")
+        }
+        guard parts.signature.count == 64, ES256.verify(signature: parts.signature, message: parts.signingInput, key: publicKey) else {
+            throw HealthCardError(.crypto, "self-check failed: the signature does not verify with the signing key's public key")
+        }
+    }
+}

@@ -1,0 +1,108 @@
+/// A public EC P-256 signing key as published in an issuer's `jwks.json` (digest section 7):
+/// `kty`, `crv`, `x`, `y`, `kid`, `use: "sig"`, `alg: "ES256"`, optional `x5c` and `crlVersion`.
+///
+/// This type has no private members at all, so a JWK Set written from it cannot leak `d`.
+public struct JWK: Equatable, Sendable {
+    /// The public point's x and y: 32 bytes each, big-endian.
+    public let x: [UInt8]
+    public let y: [UInt8]
+    /// X.509 chain as standard base64 DER strings, leaf first (optional).
+    public var x5c: [String]?
+    /// The CRL counter published with this key when it supports revocation (digest section 8).
+    public var crlVersion: Int?
+
+    /// - Precondition: x and y are 32 bytes each.
+    public init(x: [UInt8], y: [UInt8], x5c: [String]? = nil, crlVersion: Int? = nil) {
+        precondition(x.count == 32 && y.count == 32, "P-256 coordinates are 32 bytes")
+        self.x = x
+        self.y = y
+        self.x5c = x5c
+        self.crlVersion = crlVersion
+    }
+
+    /// The public JWK of `key`.
+    public init(key: P256Key) { self.init(x: key.x, y: key.y) }
+
+    /// The RFC 7638 thumbprint input: `{"crv":"P-256","kty":"EC","x":"…","y":"…"}`, members sorted,
+    /// no whitespace.
+    public var thumbprintInput: String {
+        #"{"crv":"P-256","kty":"EC","x":""# + Base64URL.encode(x) + #"","y":""# + Base64URL.encode(y) + #""}"#
+    }
+
+    /// The `kid`: base64url (no padding) of the SHA-256 JWK thumbprint (RFC 7638), 43 characters
+    /// (digest section 1).
+    public var kid: String { Base64URL.encode(Digest.sha256(Array(thumbprintInput.utf8))) }
+
+    /// The JWK as a JSON object in the order `kty, kid, use, alg, crv, x, y[, x5c][, crlVersion]`.
+    public var json: JSONValue {
+        var object: JSONObject = [
+            "kty": "EC", "kid": .string(kid), "use": "sig", "alg": "ES256", "crv": "P-256",
+            "x": .string(Base64URL.encode(x)), "y": .string(Base64URL.encode(y)),
+        ]
+        if let x5c { object["x5c"] = .array(x5c.map { .string($0) }) }
+        if let crlVersion { object["crlVersion"] = .integer(Int64(crlVersion)) }
+        return .object(object)
+    }
+
+    /// Members that only private keys carry (RFC 7518 sections 6.2.2, 6.3.2, 6.4). Never published.
+    public static let privateMembers: Set<String> = ["d", "p", "q", "dp", "dq", "qi", "oth", "k"]
+
+    /// Reads a published JWK, refusing private members.
+    /// - Throws: `HealthCardError(.key)` for a key that is not an EC P-256 key with 32-byte x and y, or
+    ///   that carries a private member such as `d` (it is never copied into the result).
+    public init(json: JSONValue, source: String = "JWK") throws {
+        guard let object = json.objectValue else { throw HealthCardError(.key, "\(source) is not a JSON object") }
+        let leaked = object.keys.filter { JWK.privateMembers.contains($0) }
+        if !leaked.isEmpty {
+            throw HealthCardError(.key, "\(source) carries private member(s) \(leaked.sorted().joined(separator: ", ")); "
+                + "a JWK Set publishes public keys only, so it will not be written")
+        }
+        guard object["kty"]?.stringValue == "EC", object["crv"]?.stringValue == "P-256" else {
+            throw HealthCardError(.key, "\(source) is not an EC P-256 key (kty \(object["kty"]?.stringValue ?? "absent"), crv \(object["crv"]?.stringValue ?? "absent"))")
+        }
+        guard let x = object["x"]?.stringValue.flatMap(Base64URL.decode), let y = object["y"]?.stringValue.flatMap(Base64URL.decode),
+            x.count == 32, y.count == 32
+        else { throw HealthCardError(.key, "\(source) x and y must be base64url of 32 bytes each") }
+        self.init(x: x, y: y)
+        if let chain = object["x5c"]?.arrayValue { x5c = chain.compactMap(\.stringValue) }
+        if let version = object["crlVersion"]?.numberLexeme.flatMap({ Int($0) }) { crlVersion = version }
+    }
+}
+
+/// A JWK Set `{"keys":[…]}` of public ES256 keys, as served at `<iss>/.well-known/jwks.json`
+/// (digest section 7).
+public struct JWKS: Equatable, Sendable {
+    public var keys: [JWK]
+
+    public init(keys: [JWK]) { self.keys = keys }
+
+    /// The key with `kid`, if any.
+    public func key(kid: String) -> JWK? { keys.first { $0.kid == kid } }
+
+    /// `{"keys":[…]}` pretty-printed with 2-space indent and a final newline, for a static host.
+    public var fileBytes: [UInt8] {
+        JSONWriter.pretty(.object(["keys": .array(keys.map(\.json))])) + [0x0A]
+    }
+
+    /// Parses a JWK Set, reading only its EC P-256 keys. Other keys (RSA, `use: enc`) are skipped.
+    /// - Throws: `HealthCardError(.key)` for malformed JSON, a missing `keys` array, or any key with a
+    ///   private member.
+    public init(bytes: [UInt8], source: String) throws {
+        let json: JSONValue
+        do { json = try JSONParser.parse(bytes) } catch { throw HealthCardError(.key, "\(source) is not JSON: \(error)") }
+        guard let list = json["keys"]?.arrayValue else {
+            throw HealthCardError(.key, #"\#(source) is not a JWK Set: expected {"keys":[...]}"#)
+        }
+        var keys: [JWK] = []
+        for (i, item) in list.enumerated() {
+            let leaked = item.objectValue?.keys.filter { JWK.privateMembers.contains($0) } ?? []
+            if !leaked.isEmpty {
+                throw HealthCardError(.key, "\(source) keys[\(i)] carries private member(s) \(leaked.sorted().joined(separator: ", "))")
+            }
+            if item["kty"]?.stringValue == "EC", item["crv"]?.stringValue == "P-256" {
+                keys.append(try JWK(json: item, source: "\(source) keys[\(i)]"))
+            }
+        }
+        self.keys = keys
+    }
+}

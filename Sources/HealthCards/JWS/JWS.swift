@@ -1,0 +1,61 @@
+/// A compact JWS as SMART Health Cards use it (digest sections 1 and 4):
+/// `b64url(header) . b64url(rawDEFLATE(payload)) . b64url(R‖S)`, header
+/// `{"zip":"DEF","alg":"ES256","kid":"<RFC 7638 thumbprint>"}`.
+public struct JWS: Sendable, Equatable {
+    /// The compact serialization: ASCII `A–Z a–z 0–9 - _ .`, no padding, no whitespace.
+    public let compact: String
+
+    public init(compact: String) { self.compact = compact }
+
+    /// The header bytes for `kid`, in the spec examples' member order (zip, alg, kid).
+    public static func headerBytes(kid: String) -> [UInt8] {
+        Array(#"{"zip":"DEF","alg":"ES256","kid":""#.utf8) + Array(kid.utf8) + Array(#""}"#.utf8)
+    }
+
+    /// Signs already-compressed payload bytes.
+    /// - Parameters:
+    ///   - deflatedPayload: the raw DEFLATE of the minified payload JSON.
+    ///   - signer: makes the 64-byte R‖S signature; its public key gives the kid.
+    /// - Throws: `HealthCardError(.crypto)` from the signer, or if it returns other than 64 bytes.
+    public static func sign<S: JWSSigner>(deflatedPayload: [UInt8], kid: String, signer: inout S) throws -> JWS {
+        var signingInput = Base64URL.encodeBytes(headerBytes(kid: kid))
+        signingInput.append(UInt8(ascii: "."))
+        signingInput.append(contentsOf: Base64URL.encodeBytes(deflatedPayload))
+        let signature = try signer.sign(signingInput)
+        guard signature.count == 64 else {
+            throw HealthCardError(.crypto, "the signer returned \(signature.count) bytes; ES256 in a JWS is 64 bytes R‖S")
+        }
+        signingInput.append(UInt8(ascii: "."))
+        signingInput.append(contentsOf: Base64URL.encodeBytes(signature))
+        return JWS(compact: String(decoding: signingInput, as: UTF8.self))
+    }
+
+    /// The three decoded parts of a compact JWS.
+    public struct Parts: Sendable {
+        public var header: [UInt8]
+        public var payload: [UInt8]
+        public var signature: [UInt8]
+        /// ASCII of `header.payload` as written: what the signature covers.
+        public var signingInput: [UInt8]
+    }
+
+    /// Splits and base64url-decodes the three parts.
+    /// - Throws: `HealthCardError(.validation)` when there are not exactly three parts or a part is not
+    ///   base64url.
+    public func parts() throws -> Parts {
+        let pieces = compact.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        guard pieces.count == 3 else {
+            throw HealthCardError(.validation, "a compact JWS has 3 parts separated by '.', found \(pieces.count)")
+        }
+        let names = ["header", "payload", "signature"]
+        var decoded: [[UInt8]] = []
+        for (i, piece) in pieces.enumerated() {
+            guard let bytes = Base64URL.decode(Array(piece)) else {
+                throw HealthCardError(.validation, "the JWS \(names[i]) is not base64url without padding")
+            }
+            decoded.append(bytes)
+        }
+        let signingInput = Array(compact.utf8.prefix(pieces[0].count + 1 + pieces[1].count))
+        return Parts(header: decoded[0], payload: decoded[1], signature: decoded[2], signingInput: signingInput)
+    }
+}

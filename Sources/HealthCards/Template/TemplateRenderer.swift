@@ -1,0 +1,197 @@
+/// One input row for a template: trimmed values by column name, and where it came from.
+public struct TemplateRow: Sendable {
+    /// Column name → trimmed value ("" when the column is absent or empty).
+    public var values: [String: String]
+    /// `file:line`, for messages and the report.
+    public var source: String
+
+    public init(values: [String: String], source: String) {
+        self.values = values
+        self.source = source
+    }
+
+    public subscript(column: String) -> String { values[column] ?? "" }
+}
+
+/// What rendering one patient's rows produced: a Bundle, or every reason it could not be made.
+public struct RenderedBundle: Sendable {
+    public var bundle: JSONValue?
+    public var errors: [HealthCardError]
+    public var warnings: [HealthCardError]
+}
+
+extension Template {
+    /// Renders the rows of one patient into one Bundle: the once-per-patient entries from the first
+    /// row, the repeated entries once per row (duplicates of `eventKey` dropped with a warning).
+    /// Every `fullUrl` becomes `resource:N` and references to template fullUrls are rewritten.
+    ///
+    /// Any bad row rejects the whole patient: a card with a missing dose is worse than no card.
+    public func render(rows: [TemplateRow]) -> RenderedBundle {
+        var errors: [HealthCardError] = []
+        var warnings: [HealthCardError] = []
+        guard let first = rows.first else {
+            return RenderedBundle(bundle: nil, errors: [HealthCardError(.template, "no rows")], warnings: [])
+        }
+        for row in rows {
+            for column in columns where column.required && row[column.name].isEmpty {
+                errors.append(HealthCardError(.template, "required column '\(column.name)' is empty; fill it in or drop the row", at: "\(row.source) column \(column.name)"))
+            }
+        }
+        for column in patientColumns.sorted() {
+            let firstValue = first[column]
+            for row in rows.dropFirst() where row[column] != firstValue {
+                errors.append(HealthCardError(.template, "rows of patient '\(first[patientKey])' disagree on '\(column)': '\(firstValue)' at \(first.source), '\(row[column])' here; correct the export so each patient has one value", at: "\(row.source) column \(column)"))
+            }
+        }
+        var eventRows: [TemplateRow] = []
+        var seenEvents: [String: String] = [:]
+        for row in rows {
+            if let eventKey, !row[eventKey].isEmpty {
+                if let earlier = seenEvents[row[eventKey]] {
+                    warnings.append(HealthCardError(.template, "duplicate event '\(row[eventKey])' (first at \(earlier)); counted once", at: "\(row.source) column \(eventKey)"))
+                    continue
+                }
+                seenEvents[row[eventKey]] = row.source
+            }
+            eventRows.append(row)
+        }
+        // Final indices of the entries, and where each once-per-patient template fullUrl lands.
+        var urlIndex: [String: Int] = [:]
+        var count = 0
+        for (entry, repeats) in entries {
+            if !repeats, let url = entry["fullUrl"]?.stringValue { urlIndex[url] = count }
+            count += repeats ? eventRows.count : 1
+        }
+        var produced: [JSONValue] = []
+        for (entry, repeats) in entries {
+            for row in repeats ? eventRows : [first] {
+                guard let resource = entry["resource"] else { continue }
+                let rendered = renderValue(resource, row: row, path: "Bundle.entry[\(produced.count)].resource", errors: &errors)
+                var newEntry = JSONObject()
+                newEntry["fullUrl"] = .string("resource:\(produced.count)")
+                if var rendered {
+                    Template.rewriteReferences(&rendered, urlIndex: urlIndex)
+                    newEntry["resource"] = rendered
+                }
+                produced.append(.object(newEntry))
+            }
+        }
+        guard errors.isEmpty else { return RenderedBundle(bundle: nil, errors: errors, warnings: warnings) }
+        var bundle = self.bundle
+        bundle["entry"] = .array(produced)
+        return RenderedBundle(bundle: .object(bundle), errors: [], warnings: warnings)
+    }
+
+    static func rewriteReferences(_ node: inout JSONValue, urlIndex: [String: Int]) {
+        switch node {
+        case .object(var o):
+            if let r = o["reference"]?.stringValue, let i = urlIndex[r] { o["reference"] = .string("resource:\(i)") }
+            for (k, v) in o {
+                var child = v
+                rewriteReferences(&child, urlIndex: urlIndex)
+                o[k] = child
+            }
+            node = .object(o)
+        case .array(var a):
+            for i in a.indices { rewriteReferences(&a[i], urlIndex: urlIndex) }
+            node = .array(a)
+        default: break
+        }
+    }
+
+    /// Renders one template value; nil means "drop this element".
+    func renderValue(_ node: JSONValue, row: TemplateRow, path: String, errors: inout [HealthCardError]) -> JSONValue? {
+        switch node {
+        case .string(let text):
+            guard let pieces = try? Placeholder.pieces(of: text) else { return node }
+            if pieces.count == 1, case .placeholder(let p) = pieces[0] {
+                let value = row[p.column]
+                if value.isEmpty { return nil }
+                do { return try Template.typedValue(value, as: p.type) } catch {
+                    errors.append(HealthCardError(.template, error.message, at: "\(row.source) column \(p.column)"))
+                    return nil
+                }
+            }
+            var out = ""
+            for piece in pieces {
+                switch piece {
+                case .text(let t): out += t
+                case .placeholder(let p):
+                    let value = row[p.column]
+                    if value.isEmpty { return nil }
+                    out += value
+                }
+            }
+            return .string(out)
+        case .array(let items):
+            let kept = items.enumerated().compactMap { i, v in renderValue(v, row: row, path: "\(path)[\(i)]", errors: &errors) }
+            return kept.isEmpty ? nil : .array(kept)
+        case .object(let object):
+            var kept = JSONObject()
+            for (k, v) in object {
+                if let r = renderValue(v, row: row, path: "\(path).\(k)", errors: &errors) { kept[k] = r }
+            }
+            return kept.isEmpty ? nil : .object(kept)
+        default:
+            return node
+        }
+    }
+
+    /// Converts trimmed, non-empty text to the JSON value of a placeholder type.
+    /// - Throws: `HealthCardError(.template)` saying what was found and which format is expected.
+    static func typedValue(_ value: String, as type: Placeholder.ValueType) throws(HealthCardError) -> JSONValue {
+        switch type {
+        case .string:
+            return .string(value)
+        case .code:
+            if value.unicodeScalars.contains(where: { $0.value < 0x20 }) || value.contains("  ") {
+                throw HealthCardError(.template, "code '\(value)' has line breaks, tabs or repeated spaces; expected a code such as 207")
+            }
+            return .string(value)
+        case .date:
+            guard FHIRDate.isValidDate(value, allowPartial: false) else {
+                throw HealthCardError(.template, "'\(value)' is not a date in the form YYYY-MM-DD\(dateHint(value))")
+            }
+            return .string(value)
+        case .dateTime:
+            guard FHIRDate.isValidDateTime(value, allowPartial: false) else {
+                throw HealthCardError(.template, "'\(value)' is not a FHIR dateTime; expected YYYY-MM-DD or YYYY-MM-DDThh:mm:ss with a time zone (Z or +hh:mm)\(dateHint(value))")
+            }
+            return .string(value)
+        case .decimal:
+            guard isJSONNumber(value) else {
+                throw HealthCardError(.template, "'\(value)' is not a decimal number; expected digits with an optional '.' (e.g. 4.50), no thousands separators or units")
+            }
+            return .number(value)
+        case .integer:
+            guard isJSONNumber(value), !value.contains("."), !value.lowercased().contains("e") else {
+                throw HealthCardError(.template, "'\(value)' is not a whole number")
+            }
+            return .number(value)
+        case .boolean:
+            switch value.lowercased() {
+            case "true": return .bool(true)
+            case "false": return .bool(false)
+            default: throw HealthCardError(.template, "'\(value)' is not a boolean; expected true or false")
+            }
+        }
+    }
+
+    private static func dateHint(_ value: String) -> String {
+        let parts = value.split(separator: "/")
+        if parts.count == 3, parts.allSatisfy({ $0.allSatisfy(\.isNumber) }), parts[2].count == 4 {
+            let month = parts[0].count == 1 ? "0" + parts[0] : String(parts[0])
+            let day = parts[1].count == 1 ? "0" + parts[1] : String(parts[1])
+            return " (this looks like MM/DD/YYYY; write it as \(parts[2])-\(month)-\(day))"
+        }
+        if value.count == 10, FHIRDate.isValidDate(String(value.prefix(7)) ) {
+            return " (the day does not exist in that month)"
+        }
+        return " (e.g. 2021-06-15)"
+    }
+
+    static func isJSONNumber(_ text: String) -> Bool {
+        guard case .number? = try? JSONParser.parse(text) else { return false }
+        return true
+    }
+}

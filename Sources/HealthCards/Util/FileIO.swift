@@ -1,0 +1,117 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// File reading and atomic writing with POSIX calls.
+public enum FileIO {
+    /// Reads a whole file.
+    /// - Throws: `HealthCardError(.io)` naming the file and the system's reason.
+    public static func read(_ path: String) throws -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw HealthCardError(.io, "cannot read \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else { throw HealthCardError(.io, "cannot read \(path): \(String(cString: strerror(errno)))") }
+            if n == 0 { break }
+            out.append(contentsOf: chunk[0..<n])
+        }
+        return out
+    }
+
+    /// Writes `bytes` to `path` atomically: to a temporary file in the same folder, flushed to disk,
+    /// then renamed into place, so a reader sees the old file or the new one, never a part.
+    /// Missing parent folders are created (mode 0755).
+    /// - Parameter mode: permission bits of the new file (0644, or 0600 for private keys).
+    /// - Throws: `HealthCardError(.io)` naming the file and the system's reason (e.g. no space left).
+    public static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644) throws {
+        try createDirectories(parent(of: path))
+        let temp = "\(parent(of: path))/.\(basename(path)).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw HealthCardError(.io, "cannot write \(path): \(String(cString: strerror(errno)))") }
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 {
+                let reason = String(cString: strerror(errno))
+                close(fd)
+                unlink(temp)
+                throw HealthCardError(.io, "cannot write \(path): \(reason)")
+            }
+            written += n
+        }
+        if fchmod(fd, mode) != 0 || fsync(fd) != 0 {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            unlink(temp)
+            throw HealthCardError(.io, "cannot write \(path): \(reason)")
+        }
+        close(fd)
+        guard rename(temp, path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temp)
+            throw HealthCardError(.io, "cannot move the new \(path) into place: \(reason)")
+        }
+    }
+
+    /// Creates `path` and its missing parents (like `mkdir -p`).
+    public static func createDirectories(_ path: String) throws {
+        if path.isEmpty || isDirectory(path) { return }
+        try createDirectories(parent(of: path))
+        if mkdir(path, 0o755) != 0 && errno != EEXIST {
+            throw HealthCardError(.io, "cannot create folder \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    public static func isDirectory(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    public static func exists(_ path: String) -> Bool {
+        var st = stat()
+        return lstat(path, &st) == 0
+    }
+
+    /// Permission bits of a file, or nil if it cannot be stat'ed.
+    public static func mode(_ path: String) -> mode_t? {
+        var st = stat()
+        return stat(path, &st) == 0 ? st.st_mode & 0o7777 : nil
+    }
+
+    public static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        if slash == path.startIndex { return "/" }
+        return String(path[..<slash])
+    }
+
+    public static func basename(_ path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return path }
+        return String(path[path.index(after: slash)...])
+    }
+
+    /// The file name without folder and without its last extension.
+    public static func stem(_ path: String) -> String {
+        let name = basename(path)
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return name }
+        return String(name[..<dot])
+    }
+
+    /// Files in a folder (names only), sorted; empty when it cannot be read.
+    public static func list(_ path: String) -> [String] {
+        guard let dir = opendir(path) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+}

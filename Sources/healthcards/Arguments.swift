@@ -1,0 +1,63 @@
+import HealthCards
+
+/// A small command-line option parser: `--name value`, `--name=value`, flags, and positionals.
+struct Arguments {
+    private(set) var options: [String: [String]] = [:]
+    private(set) var flags: Set<String> = []
+    private(set) var positionals: [String] = []
+
+    /// - Parameters:
+    ///   - valued: options that take a value (without `--`).
+    ///   - flagNames: options without a value.
+    /// - Throws: `HealthCardError(.usage)` for an unknown option or a missing value.
+    init(_ args: [String], valued: Set<String>, flagNames: Set<String>, command: String) throws {
+        var i = 0
+        var onlyPositionals = false
+        while i < args.count {
+            let arg = args[i]
+            i += 1
+            if onlyPositionals || !arg.hasPrefix("-") || arg == "-" {
+                positionals.append(arg)
+                continue
+            }
+            if arg == "--" {
+                onlyPositionals = true
+                continue
+            }
+            if arg == "-h" || arg == "--help" {
+                flags.insert("help")
+                continue
+            }
+            var name = String(arg.drop(while: { $0 == "-" }))
+            var value: String?
+            if let eq = name.firstIndex(of: "=") {
+                value = String(name[name.index(after: eq)...])
+                name = String(name[..<eq])
+            }
+            if flagNames.contains(name) {
+                guard value == nil else { throw HealthCardError(.usage, "--\(name) takes no value") }
+                flags.insert(name)
+            } else if valued.contains(name) {
+                if value == nil {
+                    guard i < args.count else { throw HealthCardError(.usage, "--\(name) needs a value; see `healthcards \(command) --help`") }
+                    value = args[i]
+                    i += 1
+                }
+                options[name, default: []].append(value!)
+            } else {
+                throw HealthCardError(.usage, "unknown option '\(arg)' for `healthcards \(command)`; see `healthcards \(command) --help`")
+            }
+        }
+    }
+
+    func value(_ name: String) -> String? { options[name]?.last }
+    func values(_ name: String) -> [String] { options[name] ?? [] }
+    func has(_ flag: String) -> Bool { flags.contains(flag) }
+
+    func required(_ name: String, command: String) throws -> String {
+        guard let v = value(name), !v.isEmpty else {
+            throw HealthCardError(.usage, "`healthcards \(command)` needs --\(name); see `healthcards \(command) --help`")
+        }
+        return v
+    }
+}
