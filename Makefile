@@ -1,0 +1,53 @@
+# healthcards: `make demo` and `make test` work on a fresh Debian 12 machine with Swift 6 installed.
+SHELL := /bin/bash
+APT_PACKAGES := pkg-config libssl-dev zlib1g-dev libqrencode-dev libpng-dev libzbar-dev
+SHARED := ../shared
+SWIFT_FLAGS ?=
+
+.PHONY: deps demo test build release lint clean
+
+# Installs the Debian C libraries and the checker's Python packages when they are missing.
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	@python3 -c "import cryptography, zxingcpp, PIL" 2>/dev/null || \
+	  { echo "installing the conformance checker's Python packages"; \
+	    python3 -m pip install -q -r $(SHARED)/conformance/requirements.txt; }
+
+build: deps
+	swift build $(SWIFT_FLAGS)
+
+release: deps
+	swift build -c release $(SWIFT_FLAGS)
+
+# Issues cards for the shipped samples with the public demo key and writes the demo issuer's JWKS.
+demo: release
+	@bin=$$(swift build -c release --show-bin-path); \
+	rm -rf demo-out; mkdir -p demo-out; \
+	install -m 600 keys/demo-issuer.DO-NOT-USE-IN-PRODUCTION.pkcs8.pem .build/demo-key.pem; \
+	$$bin/healthcards jwks .build/demo-key.pem --out demo-out/site/.well-known/jwks.json >/dev/null && \
+	$$bin/healthcards issue --issuer https://issuer.example.org --key .build/demo-key.pem \
+	  --template templates/covid19-vaccination.json --out demo-out/covid19-vaccination \
+	  templates/covid19-vaccination.sample.csv && \
+	$$bin/healthcards issue --issuer https://issuer.example.org --key .build/demo-key.pem \
+	  --template templates/lab-result.json --out demo-out/lab-result templates/lab-result.sample.csv && \
+	echo && echo "Cards:     demo-out/*/cards/*.smart-health-card" && \
+	echo "QR images: demo-out/*/qr/*.png" && \
+	echo "Reports:   demo-out/*/report.ndjson" && \
+	echo "JWKS:      demo-out/site/.well-known/jwks.json (publish at https://issuer.example.org/.well-known/jwks.json)" && \
+	echo "Check:     python3 $(SHARED)/conformance/shc_check.py --jwks demo-out/site demo-out"
+
+# Builds and runs the whole test suite (the tests run the conformance checker on what the CLI writes).
+test: deps
+	swift build $(SWIFT_FLAGS)
+	swift test $(SWIFT_FLAGS)
+
+lint:
+	swift format lint --recursive Sources Tests
+
+clean:
+	rm -rf .build demo-out
