@@ -13,11 +13,13 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
+        // zbar decodes QR symbols back from images, so `verify` reads a QR with a decoder independent of our encoder.
+        .systemLibrary(name: "CZbar", pkgConfig: "zbar", providers: [.apt(["libzbar-dev"])]),
         // libpng's error path is setjmp/longjmp, which must stay inside C: a small C target owns it.
         .target(name: "CPNG", linkerSettings: [.linkedLibrary("png16")]),
         .target(
             name: "HealthCards",
-            dependencies: ["COpenSSL", "CZlib", "CQRencode", "CPNG"]
+            dependencies: ["COpenSSL", "CZlib", "CQRencode", "CPNG", "CZbar"]
         ),
         .executableTarget(name: "healthcards", dependencies: ["HealthCards"]),
         .testTarget(name: "HealthCardsTests", dependencies: ["HealthCards"]),
