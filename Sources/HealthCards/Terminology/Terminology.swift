@@ -1,42 +1,39 @@
-/// Code system URIs and code classification used by the pipeline.
+/// Code system URIs, code classification and code checks used by the pipeline and `verify`.
 public enum Terminology {
     public static let cvx = "http://hl7.org/fhir/sid/cvx"
     public static let loinc = "http://loinc.org"
     public static let snomedCT = "http://snomed.info/sct"
     public static let icd11 = "http://id.who.int/icd/release/11/mms"
 
-    /// True when (system, code) is a COVID-19 vaccine (CVX) or a COVID-19 lab test (LOINC) in the SHC
-    /// IG value sets; drives the deprecated `#covid19` type.
+    /// True when (system, code) is a COVID-19 vaccine (CVX) or a COVID-19 lab test (LOINC, IG value set
+    /// `lab-qualitative-test-covid`); drives the deprecated `#covid19` type.
     public static func isCOVID19Code(system: String, code: String) -> Bool {
         switch system {
-        case cvx: return COVID19Codes.cvx.contains(code)
-        case loinc: return COVID19Codes.loinc.contains(code)
+        case cvx: return CVX.isCOVID19Vaccine(code)
+        case loinc: return COVID19LabTestLOINC.contains(code)
         default: return false
         }
     }
-}
 
-extension Terminology {
-    /// Why a code is unacceptable in its system, or nil. Known systems are checked for syntax here;
-    /// membership checks (CVX list, LOINC and SNOMED CT check digits) are added by `TerminologyChecks`.
+    /// Why a code is unacceptable in its system, or nil:
+    /// - CVX: must be in the CDC CVX list shipped with the toolkit (`CVX.listDate`);
+    /// - LOINC: `NNNNN-C` with a correct mod 10 check digit;
+    /// - SNOMED CT: a concept identifier (digits, Verhoeff check digit, partition 00 or 10).
+    /// Other systems only need a non-empty, trimmed code.
     public static func problem(system: String, code: String) -> String? {
         if code.isEmpty || code != code.trimmingCharacters(in: " \t\r\n") {
             return "code '\(code)' is empty or has surrounding whitespace"
         }
         switch system {
         case cvx:
-            guard code.allSatisfy(\.isNumber), (1...3).contains(code.count) else {
-                return "'\(code)' is not a CVX code (1 to 3 digits, e.g. 207)"
+            if CVX.lookup(code) == nil {
+                return "'\(code)' is not a CVX code in the CDC list of \(CVX.listDate); check the code "
+                    + "(e.g. 207 Moderna, 208 Pfizer) or refresh the list (scripts/gen-cvx.py)"
             }
         case loinc:
-            let parts = code.split(separator: "-", omittingEmptySubsequences: false)
-            guard parts.count == 2, !parts[0].isEmpty, parts[0].allSatisfy(\.isNumber), parts[1].count == 1, parts[1].allSatisfy(\.isNumber) else {
-                return "'\(code)' is not a LOINC code (digits, '-', check digit; e.g. 94558-4)"
-            }
+            if let problem = LOINC.problem(code) { return "'\(code)' is not a valid LOINC code: \(problem)" }
         case snomedCT:
-            guard code.allSatisfy(\.isNumber), (6...18).contains(code.count), !code.hasPrefix("0") else {
-                return "'\(code)' is not a SNOMED CT identifier (6 to 18 digits, no leading zero)"
-            }
+            if let problem = SNOMEDCT.conceptIDProblem(code) { return "'\(code)' is not a SNOMED CT concept: \(problem)" }
         default: break
         }
         return nil

@@ -1,0 +1,96 @@
+import Foundation
+
+@testable import HealthCards
+
+/// Running the real `healthcards` executable and the independent checker from tests.
+enum TestSupport {
+    /// The folder holding the built products (the test bundle sits beside the `healthcards` binary).
+    static let binDir: URL = {
+        var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        while url.path != "/" {
+            if FileManager.default.isExecutableFile(atPath: url.appendingPathComponent("healthcards").path) { return url }
+            url.deleteLastPathComponent()
+        }
+        return VerifyFixtures.repoRoot.appendingPathComponent(".build/debug")
+    }()
+
+    static var healthcards: String { binDir.appendingPathComponent("healthcards").path }
+    static let checker = VerifyFixtures.shared.appendingPathComponent("conformance/shc_check.py").path
+    static let demoKeySource = VerifyFixtures.repoRoot.appendingPathComponent("keys/demo-issuer.DO-NOT-USE-IN-PRODUCTION.pkcs8.pem")
+
+    struct Run {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// Runs a program to completion and captures its output.
+    static func run(_ executable: String, _ arguments: [String], cwd: URL? = nil, environment: [String: String]? = nil) throws -> Run {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        if let cwd { process.currentDirectoryURL = cwd }
+        if let environment { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+                   stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    /// Runs `healthcards` with arguments.
+    static func cli(_ arguments: [String], cwd: URL? = nil) throws -> Run { try run(healthcards, arguments, cwd: cwd) }
+
+    /// Runs the independent checker: `python3 shc_check.py ARGS`.
+    static func check(_ arguments: [String]) throws -> Run { try run("/usr/bin/env", ["python3", checker] + arguments) }
+
+    /// A new empty temporary folder.
+    static func tempDir(_ name: String = "hc") throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    /// A copy of the demo key with mode 0600 in `dir`.
+    static func demoKey(in dir: URL) throws -> String {
+        let path = dir.appendingPathComponent("demo-key.pem").path
+        try FileManager.default.copyItem(atPath: demoKeySource.path, toPath: path)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        return path
+    }
+
+    /// Writes text to a file in `dir`.
+    @discardableResult
+    static func write(_ text: String, to name: String, in dir: URL) throws -> String {
+        let url = dir.appendingPathComponent(name)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: url)
+        return url.path
+    }
+
+    /// The report lines of a run, parsed.
+    static func report(_ out: URL) throws -> [JSONValue] {
+        let bytes = try VerifyFixtures.bytes(out.appendingPathComponent("report.ndjson"))
+        return try bytes.split(separator: 0x0A).map { try JSONParser.parse($0) }
+    }
+
+    /// The spec fixture path `spec-examples/<name>`.
+    static func spec(_ name: String) -> URL { VerifyFixtures.specExamples.appendingPathComponent(name) }
+
+    /// The spec's signing key 3Kfdg… as PKCS#8.
+    static func specKey() throws -> P256Key {
+        let pem = try VerifyFixtures.bytes(spec("derived/pkcs8/3Kfdg-XwP-7gXyywtUfUADwBumDOPKMQx-iELL11W9s.private.pkcs8.pem"))
+        return try P256Key.load(pem: pem, source: "spec key", requirePrivate: true)
+    }
+
+    /// Decodes the payload JSON of a compact JWS (raw inflate).
+    static func payload(of jws: String) throws -> JSONValue {
+        let parts = try JWS(compact: jws).parts()
+        return try JSONParser.parse(try RawInflate.inflate(parts.payload))
+    }
+}
