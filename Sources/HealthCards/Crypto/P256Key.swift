@@ -15,7 +15,9 @@ public final class P256Key: @unchecked Sendable {
     /// The public point's y coordinate: 32 bytes, big-endian, left-padded.
     public let y: [UInt8]
 
-    private init(taking pkey: OpaquePointer) throws {
+    /// Takes ownership of `pkey`. `canSign` says the key can sign even though its private scalar is
+    /// not readable (a key held in an HSM behind OpenSSL's pkcs11 engine).
+    init(taking pkey: OpaquePointer, canSign: Bool = false) throws {
         self.pkey = pkey
         guard EVP_PKEY_get_base_id(pkey) == EVP_PKEY_EC else {
             EVP_PKEY_free(pkey)
@@ -29,19 +31,28 @@ public final class P256Key: @unchecked Sendable {
             BN_free(bnY)
             BN_clear_free(bnD)
         }
-        guard EVP_PKEY_get_bn_param(pkey, "qx", &bnX) == 1, EVP_PKEY_get_bn_param(pkey, "qy", &bnY) == 1 else {
-            EVP_PKEY_free(pkey)
-            throw cryptoError("reading the public point")
-        }
         var xb = [UInt8](repeating: 0, count: 32)
         var yb = [UInt8](repeating: 0, count: 32)
-        guard BN_bn2binpad(bnX, &xb, 32) == 32, BN_bn2binpad(bnY, &yb, 32) == 32 else {
-            EVP_PKEY_free(pkey)
-            throw HealthCardError(.key, "public point coordinates are longer than 32 bytes")
+        if EVP_PKEY_get_bn_param(pkey, "qx", &bnX) == 1, EVP_PKEY_get_bn_param(pkey, "qy", &bnY) == 1 {
+            guard BN_bn2binpad(bnX, &xb, 32) == 32, BN_bn2binpad(bnY, &yb, 32) == 32 else {
+                EVP_PKEY_free(pkey)
+                throw HealthCardError(.key, "public point coordinates are longer than 32 bytes")
+            }
+        } else {
+            // Engine (legacy) keys have no qx/qy parameters; their encoded point is 04‖x‖y.
+            var encoded: UnsafeMutablePointer<UInt8>? = nil
+            let length = EVP_PKEY_get1_encoded_public_key(pkey, &encoded)
+            defer { if let encoded { CRYPTO_free(encoded, #fileID, #line) } }
+            guard length == 65, let point = encoded, point[0] == 0x04 else {
+                EVP_PKEY_free(pkey)
+                throw cryptoError("reading the public point")
+            }
+            xb = Array(UnsafeBufferPointer(start: point + 1, count: 32))
+            yb = Array(UnsafeBufferPointer(start: point + 33, count: 32))
         }
         x = xb
         y = yb
-        hasPrivateKey = EVP_PKEY_get_bn_param(pkey, "priv", &bnD) == 1
+        hasPrivateKey = canSign || EVP_PKEY_get_bn_param(pkey, "priv", &bnD) == 1
         ERR_clear_error()
     }
 
@@ -152,10 +163,18 @@ public final class P256Key: @unchecked Sendable {
         let point: [UInt8] = [0x04] + x + y
         guard let builder = OSSL_PARAM_BLD_new() else { throw cryptoError("parameter builder") }
         defer { OSSL_PARAM_BLD_free(builder) }
-        guard OSSL_PARAM_BLD_push_utf8_string(builder, "group", "prime256v1", 0) == 1,
-            point.withUnsafeBufferPointer({ OSSL_PARAM_BLD_push_octet_string(builder, "pub", $0.baseAddress, 65) }) == 1,
-            let params = OSSL_PARAM_BLD_to_param(builder)
-        else { throw cryptoError("building public key parameters") }
+        // The builder keeps references to the key names and values until OSSL_PARAM_BLD_to_param, so they
+        // must not be temporary bridged Strings: StaticString storage lives as long as the program.
+        func cString(_ s: StaticString) -> UnsafePointer<CChar> {
+            UnsafeRawPointer(s.utf8Start).assumingMemoryBound(to: CChar.self)
+        }
+        let built: UnsafeMutablePointer<OSSL_PARAM>? = point.withUnsafeBufferPointer { buffer in
+            guard OSSL_PARAM_BLD_push_utf8_string(builder, cString("group"), cString("prime256v1"), 0) == 1,
+                OSSL_PARAM_BLD_push_octet_string(builder, cString("pub"), buffer.baseAddress, 65) == 1
+            else { return nil }
+            return OSSL_PARAM_BLD_to_param(builder)
+        }
+        guard let params = built else { throw cryptoError("building public key parameters") }
         defer { OSSL_PARAM_free(params) }
         guard let ctx = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { throw cryptoError("EC context") }
         defer { EVP_PKEY_CTX_free(ctx) }
@@ -183,6 +202,13 @@ public final class P256Key: @unchecked Sendable {
     /// - Throws: `HealthCardError(.key)` for a public key, `.crypto` if OpenSSL fails.
     public func pkcs8PEM() throws -> [UInt8] {
         guard hasPrivateKey else { throw HealthCardError(.key, "a public key has no PKCS#8 private form") }
+        // A key in a PKCS#11 token shows OpenSSL a zero (or no) private scalar: never write that out.
+        var d: OpaquePointer? = nil
+        defer { BN_clear_free(d) }
+        guard EVP_PKEY_get_bn_param(pkey, "priv", &d) == 1, let d, BN_is_zero(d) == 0 else {
+            ERR_clear_error()
+            throw HealthCardError(.key, "the private key is held in a PKCS#11 token and cannot be exported")
+        }
         return try withMemoryBIO { bio in PEM_write_bio_PrivateKey(bio, pkey, nil, nil, 0, nil, nil) == 1 }
     }
 

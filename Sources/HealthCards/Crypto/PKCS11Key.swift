@@ -1,0 +1,426 @@
+import COpenSSL
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An RFC 7512 PKCS#11 URI, e.g.
+/// `pkcs11:token=issuer;object=shc-2026;type=private?module-path=/usr/lib/softhsm/libsofthsm2.so&pin-source=file:/run/pin`.
+///
+/// Only what this toolkit needs is interpreted here: the `module-path` query attribute and the PIN
+/// (`pin-value` or `pin-source`). Finding the token and the object is left to OpenSSL's `pkcs11`
+/// engine, which receives the path part as written. `description` never shows a PIN.
+public struct PKCS11URI: Sendable, CustomStringConvertible {
+    /// One `name=value` attribute, `value` percent-decoded (RFC 7512 section 2.3).
+    public struct Attribute: Sendable, Equatable {
+        public var name: String
+        public var value: String
+        /// The value as written in the URI (still percent-encoded).
+        var raw: String
+    }
+
+    /// Path attributes (`token`, `object`, `id`, `type`, `serial`, …), in order.
+    public let pathAttributes: [Attribute]
+    /// Query attributes (`module-path`, `pin-source`, `pin-value`, …), in order.
+    public let queryAttributes: [Attribute]
+
+    /// Parses `text`.
+    /// - Throws: `HealthCardError(.key)` when `text` does not start with `pkcs11:`, an attribute has
+    ///   no `=`, a path attribute repeats, or a `%` is not followed by two hex digits. The message
+    ///   never quotes a PIN.
+    public init(_ text: String) throws {
+        guard text.count >= 7, text.prefix(7).lowercased() == "pkcs11:" else {
+            throw HealthCardError(.key, "a PKCS#11 URI starts with 'pkcs11:' (RFC 7512)")
+        }
+        let rest = text.dropFirst(7)
+        let pathPart: Substring
+        let queryPart: Substring?
+        if let q = rest.firstIndex(of: "?") {
+            pathPart = rest[..<q]
+            queryPart = rest[rest.index(after: q)...]
+        } else {
+            pathPart = rest
+            queryPart = nil
+        }
+        pathAttributes = try Self.attributes(pathPart, separator: ";", part: "path")
+        queryAttributes = try queryPart.map { try Self.attributes($0, separator: "&", part: "query") } ?? []
+        var seen = Set<String>()
+        for attribute in pathAttributes where !seen.insert(attribute.name).inserted {
+            throw HealthCardError(.key, "PKCS#11 URI path attribute '\(attribute.name)' appears twice (RFC 7512 forbids it)")
+        }
+    }
+
+    private static func attributes(_ part: Substring, separator: Character, part kind: String) throws -> [Attribute] {
+        var out: [Attribute] = []
+        for item in part.split(separator: separator, omittingEmptySubsequences: true) {
+            guard let eq = item.firstIndex(of: "=") else {
+                throw HealthCardError(.key, "PKCS#11 URI \(kind) attribute '\(item)' has no '=' (expected name=value)")
+            }
+            let name = try percentDecode(item[..<eq], attribute: "name")
+            let raw = String(item[item.index(after: eq)...])
+            let value = try percentDecode(Substring(raw), attribute: name)
+            out.append(Attribute(name: name.lowercased(), value: value, raw: raw))
+        }
+        return out
+    }
+
+    /// RFC 3986 percent-decoding of UTF-8 text. The message names the attribute, never the value.
+    static func percentDecode(_ text: Substring, attribute: String) throws -> String {
+        var bytes: [UInt8] = []
+        var iterator = Array(text.utf8).makeIterator()
+        func hex(_ digit: UInt8?) -> UInt8? {
+            guard let b = digit else { return nil }
+            switch b {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): return b - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): return b - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): return b - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+        }
+        while let b = iterator.next() {
+            if b == UInt8(ascii: "%") {
+                guard let hi = hex(iterator.next()), let lo = hex(iterator.next()) else {
+                    throw HealthCardError(.key, "PKCS#11 URI attribute '\(attribute)' has a '%' not followed by two hex digits")
+                }
+                bytes.append(hi << 4 | lo)
+            } else {
+                bytes.append(b)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The decoded value of path attribute `name` (e.g. `token`, `object`), or nil.
+    public func path(_ name: String) -> String? { pathAttributes.first { $0.name == name }?.value }
+
+    /// The decoded value of query attribute `name` (e.g. `module-path`), or nil.
+    public func query(_ name: String) -> String? { queryAttributes.first { $0.name == name }?.value }
+
+    /// The `module-path` query attribute: the PKCS#11 module (shared library) to load.
+    public var modulePath: String? { query("module-path") }
+
+    static let pinAttributes: Set<String> = ["pin-value", "pin-source"]
+
+    /// The URI with every `pin-value` replaced by `REDACTED`, for messages and logs.
+    public var description: String {
+        func join(_ attributes: [Attribute], _ separator: String) -> String {
+            attributes.map { "\($0.name)=\($0.name == "pin-value" ? "REDACTED" : $0.raw)" }.joined(separator: separator)
+        }
+        var text = "pkcs11:" + join(pathAttributes, ";")
+        if !queryAttributes.isEmpty { text += "?" + join(queryAttributes, "&") }
+        return text
+    }
+
+    /// The URI handed to OpenSSL's engine: the path attributes as written, without PIN attributes.
+    var engineURI: String {
+        "pkcs11:" + pathAttributes.filter { !Self.pinAttributes.contains($0.name) }
+            .map { "\($0.name)=\($0.raw)" }.joined(separator: ";")
+    }
+
+    /// The token-selecting path attributes only (for telling "no such token" from "no such object").
+    var tokenOnlyEngineURI: String? {
+        let tokenNames: Set<String> = ["token", "manufacturer", "serial", "model"]
+        let attributes = pathAttributes.filter { tokenNames.contains($0.name) }
+        guard !attributes.isEmpty else { return nil }
+        return "pkcs11:" + attributes.map { "\($0.name)=\($0.raw)" }.joined(separator: ";") + ";type=private"
+    }
+
+    /// "token 'issuer'" or "token matching serial=…", for messages.
+    var tokenDescription: String {
+        if let label = path("token") { return "token '\(label)'" }
+        let parts = pathAttributes.filter { ["manufacturer", "serial", "model"].contains($0.name) }
+        if parts.isEmpty { return "any token" }
+        return "token matching " + parts.map { "\($0.name)=\($0.value)" }.joined(separator: ";")
+    }
+
+    /// "object 'shc-2026' (id %01)", for messages.
+    var objectDescription: String {
+        var parts: [String] = []
+        if let label = path("object") { parts.append("object '\(label)'") }
+        if let id = pathAttributes.first(where: { $0.name == "id" }) { parts.append("id \(id.raw)") }
+        return parts.isEmpty ? "any private key" : parts.joined(separator: " ")
+    }
+}
+
+extension P256Key {
+    /// Loads an ECDSA P-256 private key held in a PKCS#11 token (an HSM, a smart card, SoftHSM2)
+    /// through OpenSSL's `pkcs11` engine (Debian `libengine-pkcs11-openssl`, libp11).
+    ///
+    /// The private scalar never leaves the token: the returned key's `hasPrivateKey` is true and
+    /// `ES256Signer` signs with it by asking the token; `x` and `y` come from the public point.
+    ///
+    /// - Parameter uri: an RFC 7512 URI such as
+    ///   `pkcs11:token=issuer;object=shc-2026?module-path=/usr/lib/softhsm/libsofthsm2.so&pin-source=file:/run/pin`.
+    ///   The module is `module-path`, else the `PKCS11_MODULE_PATH` environment variable. The PIN is
+    ///   `pin-value=…`, or `pin-source=file:/path` (or a plain path) whose file is read and loses
+    ///   one final newline. Other path attributes (`token`, `object`, `id`, `serial`, …) select the
+    ///   key and are interpreted by the engine.
+    /// - Throws: `HealthCardError(.key)` for a malformed URI, a missing or unloadable module, a
+    ///   missing or unreadable PIN, a wrong or locked PIN, a token or object that is not found, or
+    ///   a key that is not EC P-256. Messages name the module, token and object, never the PIN.
+    ///
+    /// One process uses one PKCS#11 module (the engine binds to the first module it loads). Once a
+    /// token is logged in, PKCS#11 keeps the login for the whole process, so later loads from the
+    /// same token are not re-checked against their PIN.
+    public static func load(pkcs11URI uri: String) throws -> P256Key {
+        try PKCS11Engine.loadPrivateKey(try PKCS11URI(uri))
+    }
+}
+
+/// Where a signing (or verification) key comes from: a PEM file or a PKCS#11 URI.
+public enum KeySource {
+    /// Loads `argument` as a key.
+    ///
+    /// - Parameters:
+    ///   - argument: a PKCS#11 URI (starts with `pkcs11:`, see `P256Key.load(pkcs11URI:)`) or the
+    ///     path of a PEM key file (see `P256Key.load(pem:source:requirePrivate:)`).
+    ///   - requirePrivate: for a PEM file, refuse a public key. A PKCS#11 URI always names a
+    ///     private key.
+    /// - Throws: `HealthCardError(.key)` for unusable key material or URI, `.io` when the file
+    ///   cannot be read.
+    public static func load(_ argument: String, requirePrivate: Bool) throws -> P256Key {
+        if argument.count >= 7, argument.prefix(7).lowercased() == "pkcs11:" {
+            return try P256Key.load(pkcs11URI: argument)
+        }
+        let pem = try readWholeFile(argument, what: "key file")
+        return try P256Key.load(pem: pem, source: argument, requirePrivate: requirePrivate)
+    }
+}
+
+/// The bytes of the file at `path`.
+/// - Throws: `HealthCardError(.io)` naming the file and the system error (never its content).
+private func readWholeFile(_ path: String, what: String) throws -> [UInt8] {
+    guard let file = fopen(path, "rb") else {
+        throw HealthCardError(.io, "cannot read \(what) \(path): \(String(cString: strerror(errno)))")
+    }
+    defer { fclose(file) }
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let n = fread(&buffer, 1, buffer.count, file)
+        if n > 0 { bytes.append(contentsOf: buffer[0..<n]) }
+        if n < buffer.count {
+            if ferror(file) != 0 {
+                throw HealthCardError(.io, "cannot read \(what) \(path): \(String(cString: strerror(errno)))")
+            }
+            break
+        }
+    }
+    return bytes
+}
+
+/// The process's one instance of OpenSSL's `pkcs11` engine (libp11 can be bound only once per
+/// process), serialised by a lock.
+enum PKCS11Engine {
+    private struct State {
+        var engine: OpaquePointer?
+        var initialized = false
+        /// The module the engine has loaded; later loads must use the same one.
+        var boundModule: String?
+    }
+
+    private static let shared = Mutex<State>(State())
+
+    /// Where the module comes from, for messages.
+    private static func resolveModule(_ uri: PKCS11URI) throws -> (path: String, origin: String) {
+        if let path = uri.modulePath, !path.isEmpty { return (path, "module-path") }
+        if let env = getenv("PKCS11_MODULE_PATH"), case let path = String(cString: env), !path.isEmpty {
+            return (path, "PKCS11_MODULE_PATH")
+        }
+        if uri.query("module-name") != nil {
+            throw HealthCardError(.key, "PKCS#11 URI \(uri): module-name is not supported; give the library file "
+                + "with module-path=/path/to/module.so or the PKCS11_MODULE_PATH environment variable")
+        }
+        throw HealthCardError(.key, "PKCS#11 URI \(uri) names no module: add ?module-path=/path/to/module.so "
+            + "(SoftHSM2: /usr/lib/softhsm/libsofthsm2.so) or set PKCS11_MODULE_PATH")
+    }
+
+    /// The PIN and a phrase saying where it came from (never the PIN itself).
+    private static func resolvePIN(_ uri: PKCS11URI) throws -> (pin: String, origin: String) {
+        let all = uri.queryAttributes + uri.pathAttributes
+        let value = all.first { $0.name == "pin-value" }?.value
+        let source = all.first { $0.name == "pin-source" }?.value
+        if value != nil && source != nil {
+            throw HealthCardError(.key, "PKCS#11 URI \(uri) gives both pin-value and pin-source; give one")
+        }
+        if let value {
+            guard !value.isEmpty else { throw HealthCardError(.key, "PKCS#11 URI \(uri) has an empty pin-value") }
+            return (value, "pin-value")
+        }
+        guard let source else {
+            throw HealthCardError(.key, "PKCS#11 URI \(uri) gives no PIN for \(uri.tokenDescription): add "
+                + "pin-source=file:/path/to/pin-file (or pin-value=…) to the query")
+        }
+        var path = Substring(source)
+        if path.hasPrefix("file:") {
+            path = path.dropFirst(5)
+            if path.hasPrefix("//") {  // file:///path or file://localhost/path
+                path = path.dropFirst(2)
+                guard let slash = path.firstIndex(of: "/"), path[..<slash].isEmpty || path[..<slash] == "localhost" else {
+                    throw HealthCardError(.key, "pin-source \(source) names a remote host; only local files are supported")
+                }
+                path = path[slash...]
+            }
+        } else if source.hasPrefix("|") || (source.contains(":") && !source.hasPrefix("/")) {
+            throw HealthCardError(.key, "pin-source \(source) is not supported; use pin-source=file:/path/to/pin-file")
+        }
+        let file = String(path)
+        var bytes: [UInt8]
+        do {
+            bytes = try readWholeFile(file, what: "PIN file")
+        } catch let error as HealthCardError {
+            throw HealthCardError(.key, error.message)
+        }
+        if bytes.last == UInt8(ascii: "\n") {
+            bytes.removeLast()
+            if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+        }
+        guard !bytes.isEmpty else { throw HealthCardError(.key, "PIN file \(file) is empty") }
+        guard !bytes.contains(0) else { throw HealthCardError(.key, "PIN file \(file) contains a NUL byte") }
+        return (String(decoding: bytes, as: UTF8.self), "the PIN from \(file)")
+    }
+
+    /// One OpenSSL error: its library and reason strings.
+    private struct OpenSSLError {
+        var library: String
+        var reason: String
+    }
+
+    private static func drainErrors() -> [OpenSSLError] {
+        var errors: [OpenSSLError] = []
+        while case let code = ERR_get_error(), code != 0 {
+            let library = ERR_lib_error_string(code).map { String(cString: $0) } ?? "lib \(Int32(truncatingIfNeeded: code >> 23))"
+            let reason = ERR_reason_error_string(code).map { String(cString: $0) } ?? "reason \(code & 0x7FFFFF)"
+            errors.append(OpenSSLError(library: library, reason: reason))
+        }
+        return errors
+    }
+
+    static func loadPrivateKey(_ uri: PKCS11URI) throws -> P256Key {
+        let module = try resolveModule(uri)
+        if let type = uri.path("type"), type != "private" {
+            throw HealthCardError(.key, "PKCS#11 URI \(uri) names type=\(type); signing needs the private key (type=private)")
+        }
+        guard access(module.path, F_OK) == 0 else {
+            throw HealthCardError(.key, "PKCS#11 module not found: \(module.path) (from \(module.origin)); "
+                + "for SoftHSM2 install the Debian package softhsm2 (module /usr/lib/softhsm/libsofthsm2.so)")
+        }
+        let pin = try resolvePIN(uri)
+        // OpenSSL or libp11 text must never carry the PIN, even by accident.
+        func scrub(_ text: String) -> String { text.replacing(pin.pin, with: "REDACTED") }
+
+        return try shared.withLock { state in
+            if state.engine == nil {
+                ERR_clear_error()
+                guard let engine = COpenSSL_ENGINE_by_id("pkcs11") else {
+                    let detail = scrub(openSSLErrorMessage())
+                    throw HealthCardError(.key, "OpenSSL's pkcs11 engine is not available (install the Debian package "
+                        + "libengine-pkcs11-openssl): \(detail)")
+                }
+                _ = COpenSSL_ENGINE_ctrl_cmd_string(engine, "QUIET", nil, 1)
+                state.engine = engine
+            }
+            let engine = state.engine!
+            if let bound = state.boundModule {
+                guard sameFile(bound, module.path) else {
+                    throw HealthCardError(.key, "this process already uses PKCS#11 module \(bound); OpenSSL's pkcs11 engine "
+                        + "loads one module per process, so \(module.path) (from \(module.origin)) cannot be used as well")
+                }
+            } else {
+                guard COpenSSL_ENGINE_ctrl_cmd_string(engine, "MODULE_PATH", module.path, 0) == 1 else {
+                    throw HealthCardError(.key, "OpenSSL's pkcs11 engine refused module \(module.path): \(scrub(openSSLErrorMessage()))")
+                }
+            }
+            if !state.initialized {
+                guard COpenSSL_ENGINE_init(engine) == 1 else {
+                    throw HealthCardError(.key, "OpenSSL's pkcs11 engine did not start: \(scrub(openSSLErrorMessage()))")
+                }
+                state.initialized = true
+            }
+            guard COpenSSL_ENGINE_ctrl_cmd_string(engine, "PIN", pin.pin, 0) == 1 else {
+                ERR_clear_error()
+                throw HealthCardError(.key, "OpenSSL's pkcs11 engine did not accept \(pin.origin)")
+            }
+            ERR_clear_error()
+            guard let pkey = COpenSSL_ENGINE_load_private_key(engine, uri.engineURI) else {
+                let errors = drainErrors()
+                let reasons = errors.map(\.reason)
+                if reasons.contains("Unable to load PKCS#11 module") {
+                    throw HealthCardError(.key, "cannot load PKCS#11 module \(module.path) (from \(module.origin)): "
+                        + "not a PKCS#11 library, or one of its dependencies is missing")
+                }
+                state.boundModule = module.path
+                if reasons.contains("PIN incorrect") {
+                    throw HealthCardError(.key, "wrong PIN for PKCS#11 \(uri.tokenDescription) (\(pin.origin) was refused)")
+                }
+                if reasons.contains("PIN locked") {
+                    throw HealthCardError(.key, "the user PIN of PKCS#11 \(uri.tokenDescription) is locked; unlock it with the SO PIN")
+                }
+                if reasons.contains("PIN len range") || reasons.contains("PIN invalid") {
+                    throw HealthCardError(.key, "\(pin.origin) has the wrong length or characters for PKCS#11 \(uri.tokenDescription)")
+                }
+                if reasons.contains("object not found") {
+                    throw notFound(uri, engine: engine, module: module.path)
+                }
+                let detail = scrub(errors.map { "\($0.library): \($0.reason)" }.joined(separator: "; "))
+                throw HealthCardError(.key, "OpenSSL's pkcs11 engine could not load \(uri.objectDescription) from "
+                    + "PKCS#11 \(uri.tokenDescription) (URI \(uri)): \(detail)")
+            }
+            state.boundModule = module.path
+            return try p256Key(pkey, uri: uri)
+        }
+    }
+
+    /// Tells "no such token" from "no such object on the token" by asking for any private key on the token.
+    private static func notFound(_ uri: PKCS11URI, engine: OpaquePointer, module: String) -> HealthCardError {
+        let listHint = "list them with `pkcs11-tool --module \(module) --list-token-slots`"
+        guard let probe = uri.tokenOnlyEngineURI else {
+            return HealthCardError(.key, "no private key matching \(uri.objectDescription) on any token of PKCS#11 module \(module)")
+        }
+        if let any = COpenSSL_ENGINE_load_private_key(engine, probe) {
+            EVP_PKEY_free(any)
+            return HealthCardError(.key, "PKCS#11 \(uri.tokenDescription) has no private key with \(uri.objectDescription); "
+                + "list its keys with `pkcs11-tool --module \(module) --token-label LABEL --login --list-objects`")
+        }
+        ERR_clear_error()
+        return HealthCardError(.key, "PKCS#11 \(uri.tokenDescription) not found in module \(module) (or it holds no "
+            + "private key, so \(uri.objectDescription) is not there either); \(listHint)")
+    }
+
+    /// Wraps an engine key as a `P256Key` after checking it is EC P-256.
+    private static func p256Key(_ pkey: OpaquePointer, uri: PKCS11URI) throws -> P256Key {
+        let base = EVP_PKEY_get_base_id(pkey)
+        guard base == EVP_PKEY_EC else {
+            EVP_PKEY_free(pkey)
+            let found = base == EVP_PKEY_RSA ? "an RSA key" : "a key of OpenSSL type \(base)"
+            throw HealthCardError(.key, "PKCS#11 \(uri.objectDescription) on \(uri.tokenDescription) is \(found); "
+                + "SMART Health Cards are signed ES256 with an EC P-256 key (pkcs11-tool --keypairgen --key-type EC:prime256v1)")
+        }
+        var buffer = [CChar](repeating: 0, count: 64)
+        var length = 0
+        let group = EVP_PKEY_get_utf8_string_param(pkey, "group", &buffer, buffer.count, &length) == 1
+            ? String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self) : "an unknown curve"
+        guard group == "prime256v1" else {
+            EVP_PKEY_free(pkey)
+            ERR_clear_error()
+            let pretty = ["secp384r1": "P-384", "secp521r1": "P-521", "secp256k1": "secp256k1"][group] ?? group
+            throw HealthCardError(.key, "PKCS#11 \(uri.objectDescription) on \(uri.tokenDescription) is an EC key on "
+                + "\(pretty); ES256 needs P-256 (prime256v1)")
+        }
+        return try P256Key(taking: pkey, canSign: true)
+    }
+
+    /// True when both paths name the same file (same device and inode), or are equal strings.
+    private static func sameFile(_ a: String, _ b: String) -> Bool {
+        if a == b { return true }
+        var sa = stat()
+        var sb = stat()
+        guard stat(a, &sa) == 0, stat(b, &sb) == 0 else { return false }
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
+    }
+}
