@@ -40,6 +40,12 @@ public enum JSONValue: Equatable, Sendable {
         objectValue?[key]
     }
 
+    /// Element lookup on arrays; nil for other kinds or an index out of range.
+    public subscript(index: Int) -> JSONValue? {
+        guard let array = arrayValue, array.indices.contains(index) else { return nil }
+        return array[index]
+    }
+
     /// True when both are the same JSON value in the RFC 8259 sense: object member order is ignored
     /// and numbers compare by value (`1.0` equals `1`).
     public func isEquivalent(to other: JSONValue) -> Bool {

@@ -14,6 +14,11 @@ public struct QRCode: Sendable, Equatable {
     public let size: Int
     /// Row-major modules, `size × size`; true is dark.
     public let modules: [Bool]
+    /// Row-major flags, true for function modules (finder, separator, timing, alignment, format and
+    /// version information), false for data and error-correction modules, which the mask applies to.
+    public let functionModules: [Bool]
+    /// Row-major flags, true for the modules holding the 15-bit format information.
+    public let formatModules: [Bool]
 
     /// The highest version the spec allows.
     public static let maxVersion = 22
@@ -51,6 +56,36 @@ public struct QRCode: Sendable, Equatable {
         self.version = version
         self.size = width
         self.modules = data.map { $0 & 1 == 1 }
+        // libqrencode flags each module: bit 0 dark, bit 2 format information, bit 7 non-data (function).
+        self.functionModules = data.map { $0 & 0x80 != 0 }
+        self.formatModules = data.map { $0 & 0x04 != 0 }
+    }
+
+    /// The data mask libqrencode chose (0 to 7), read back from the format information.
+    public var mask: Int? { QRFormatInfo.read(size: size, dark: { self[$0, $1] })?.mask }
+
+    /// True where data mask `mask` (ISO/IEC 18004 section 7.8.2, i = row, j = column) inverts a module.
+    public static func maskInverts(_ mask: Int, row i: Int, column j: Int) -> Bool {
+        switch mask {
+        case 0: return (i + j) % 2 == 0
+        case 1: return i % 2 == 0
+        case 2: return j % 3 == 0
+        case 3: return (i + j) % 3 == 0
+        case 4: return (i / 2 + j / 3) % 2 == 0
+        case 5: return (i * j) % 2 + (i * j) % 3 == 0
+        case 6: return ((i * j) % 2 + (i * j) % 3) % 2 == 0
+        default: return ((i + j) % 2 + (i * j) % 3) % 2 == 0
+        }
+    }
+
+    /// The data and error-correction modules with the data mask removed: the codeword layout itself,
+    /// independent of which mask the encoder chose. Function modules are returned as they are.
+    public var unmaskedModules: [Bool]? {
+        guard let mask else { return nil }
+        return modules.indices.map { index in
+            let i = index / size, j = index % size
+            return functionModules[index] ? modules[index] : modules[index] != QRCode.maskInverts(mask, row: i, column: j)
+        }
     }
 
     /// The module at column `x`, row `y` (0-based, no quiet zone); true is dark.

@@ -1,0 +1,207 @@
+import Foundation
+import Testing
+
+@testable import HealthCards
+
+/// The real `healthcards` executable, run on files the tests make, judged by the independent checker.
+@Suite(.serialized) struct IssueCLITests {
+    static let issuer = "https://issuer.example.org"
+
+    /// Issues the shipped sample CSVs and checks every file with `shc_check.py`: zero errors, zero warnings.
+    @Test(arguments: ["covid19-vaccination", "lab-result"])
+    func sampleCSVPassesIndependentChecker(template: String) throws {
+        let dir = try TestSupport.tempDir()
+        let key = try TestSupport.demoKey(in: dir)
+        let site = dir.appendingPathComponent("site")
+        let out = dir.appendingPathComponent("out")
+        let jwks = try TestSupport.cli(["jwks", key, "--out", site.appendingPathComponent(".well-known/jwks.json").path])
+        #expect(jwks.status == 0, "\(jwks.stderr)")
+        let root = VerifyFixtures.repoRoot.appendingPathComponent("templates")
+        let run = try TestSupport.cli([
+            "issue", "--issuer", Self.issuer, "--key", key, "--template", root.appendingPathComponent("\(template).json").path,
+            "--out", out.path, root.appendingPathComponent("\(template).sample.csv").path,
+        ])
+        #expect(run.status == 0, "\(run.stderr)")
+        let report = try TestSupport.report(out)
+        #expect(!report.isEmpty)
+        #expect(report.allSatisfy { $0["status"]?.stringValue == "issued" })
+        let cards = try VerifyFixtures.files(in: out.appendingPathComponent("cards"), suffix: ".smart-health-card")
+        let pngs = try VerifyFixtures.files(in: out.appendingPathComponent("qr"), suffix: ".png")
+        #expect(cards.count == report.count && pngs.count == report.count)
+        let check = try TestSupport.check(["--jwks", site.path, out.path])
+        #expect(check.status == 0, "\(check.stdout)")
+        #expect(check.stdout.hasSuffix("\(cards.count + pngs.count) credentials checked, 0 errors, 0 warnings\n"), "\(check.stdout)")
+    }
+
+    @Test func vaccinationSampleGroupsRowsPerPatientInAnyOrder() throws {
+        let dir = try TestSupport.tempDir()
+        let key = try TestSupport.demoKey(in: dir)
+        let out = dir.appendingPathComponent("out")
+        let root = VerifyFixtures.repoRoot.appendingPathComponent("templates")
+        let run = try TestSupport.cli([
+            "issue", "--issuer", Self.issuer, "--key", key, "--template", root.appendingPathComponent("covid19-vaccination.json").path,
+            "--out", out.path, "--nbf", "1700000000", "--no-qr", root.appendingPathComponent("covid19-vaccination.sample.csv").path,
+        ])
+        #expect(run.status == 0)
+        let card = try JSONParser.parse(try VerifyFixtures.bytes(out.appendingPathComponent("cards/P-1001.smart-health-card")))
+        let jws = try #require(card["verifiableCredential"]?.arrayValue?.first?.stringValue)
+        let payload = try TestSupport.payload(of: jws)
+        #expect(payload["nbf"] == .number("1700000000"))
+        #expect(payload["iss"]?.stringValue == Self.issuer)
+        let entries = try #require(payload["vc"]?["credentialSubject"]?["fhirBundle"]?["entry"]?.arrayValue)
+        // Rows 2, 4 and 7 of the sample are P-1001's three doses, in file order.
+        #expect(entries.count == 4)
+        #expect(entries.compactMap { $0["resource"]?["occurrenceDateTime"]?.stringValue } == ["2021-01-15", "2021-02-12", "2022-09-05"])
+        #expect(entries[0]["resource"]?["name"] == .array([.object(["family": "Testperson", "given": ["Ada", "M."]])]))
+        #expect(payload["vc"]?["type"] == [
+            "https://smarthealth.cards#health-card", "https://smarthealth.cards#covid19", "https://smarthealth.cards#immunization",
+        ])
+        // Bob has no middle name: the empty placeholder drops that given name.
+        let bob = try JSONParser.parse(try VerifyFixtures.bytes(out.appendingPathComponent("cards/P-1002.smart-health-card")))
+        let bobPayload = try TestSupport.payload(of: try #require(bob["verifiableCredential"]?[0]?.stringValue))
+        let bobName = bobPayload["vc"]?["credentialSubject"]?["fhirBundle"]?["entry"]?[0]?["resource"]?["name"]
+        let expectedName: JSONValue = .array([.object(["family": "Sampleton", "given": ["Bob"]])])
+        #expect(bobName == expectedName)
+        #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("qr").path))
+    }
+
+    @Test func minimalTypesAndBundleInput() throws {
+        let dir = try TestSupport.tempDir()
+        let key = try TestSupport.demoKey(in: dir)
+        let out = dir.appendingPathComponent("out")
+        let input = TestSupport.spec("generator-input/covid-vaccines-bundle.json").path
+        let run = try TestSupport.cli(["issue", "--issuer", Self.issuer, "--key", key, "--vc-types", "minimal", "--out", out.path, input])
+        #expect(run.status == 0, "\(run.stderr)")
+        let report = try TestSupport.report(out)
+        #expect(report.count == 1)
+        #expect(report[0]["source"]?.stringValue == "\(input):1")
+        #expect(report[0]["id"]?.stringValue == "covid-vaccines-bundle-1")
+        let card = try JSONParser.parse(try VerifyFixtures.bytes(out.appendingPathComponent("cards/covid-vaccines-bundle-1.smart-health-card")))
+        let payload = try TestSupport.payload(of: try #require(card["verifiableCredential"]?[0]?.stringValue))
+        #expect(payload["vc"]?["type"] == ["https://smarthealth.cards#health-card"])
+        let expectedBundle = try JSONParser.parse(try VerifyFixtures.bytes(TestSupport.spec("example-00-a-fhirBundle.json")))
+        #expect(payload["vc"]?["credentialSubject"]?["fhirBundle"]?["entry"]?.arrayValue?.count == expectedBundle["entry"]?.arrayValue?.count)
+    }
+
+    @Test func ndjsonInputRejectsBadLinesAndIssuesTheRest() throws {
+        let dir = try TestSupport.tempDir()
+        let key = try TestSupport.demoKey(in: dir)
+        let out = dir.appendingPathComponent("out")
+        let good = JSONWriter.minifiedString(try JSONParser.parse(try VerifyFixtures.bytes(TestSupport.spec("example-00-a-fhirBundle.json"))))
+        let unresolved = good.replacingOccurrences(of: "\"patient\":{\"reference\":\"resource:0\"}", with: "\"patient\":{\"reference\":\"Patient/nobody\"}")
+        let input = try TestSupport.write([good, "{not json", unresolved, good].joined(separator: "\n") + "\n", to: "batch.ndjson", in: dir)
+        let run = try TestSupport.cli(["issue", "--issuer", Self.issuer, "--key", key, "--out", out.path, input])
+        #expect(run.status == 1)
+        let report = try TestSupport.report(out)
+        #expect(report.map { $0["status"]?.stringValue ?? "" } == ["issued", "rejected", "rejected", "issued"])
+        #expect(report[1]["source"]?.stringValue == "\(input):2")
+        #expect(report[1]["errors"]?[0]?["message"]?.stringValue?.hasPrefix("not valid JSON") == true)
+        let refError = try #require(report[2]["errors"]?[0])
+        #expect(refError["at"]?.stringValue == "Bundle.entry[1].resource.patient.reference")
+        #expect(refError["message"]?.stringValue?.contains("'Patient/nobody' resolves to no entry") == true)
+        #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent("cards/batch-4.smart-health-card").path))
+        #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("cards/batch-3.smart-health-card").path))
+    }
+
+    @Test func oversizedCardIsRejectedUnlessChunked() throws {
+        let dir = try TestSupport.tempDir()
+        let key = try TestSupport.demoKey(in: dir)
+        // 30 doses with long, incompressible lot numbers make a JWS far over 1195 characters.
+        var csv = "recip_id,recip_first_name,recip_last_name,recip_dob,admin_date,cvx,lot_number,vax_event_id\n"
+        var generator = SystemRandomNumberGenerator()
+        for i in 1...30 {
+            let lot = String((0..<19).map { _ in "ABCDEFGHJKLMNPQRSTUVWXYZ0123456789".randomElement(using: &generator)! })
+            csv += "X-1,Zed,Manydoses,1970-01-01,2021-0\(1 + i % 9)-1\(i % 10),208,\(lot),E\(i)\n"
+        }
+        let input = try TestSupport.write(csv, to: "big.csv", in: dir)
+        let template = VerifyFixtures.repoRoot.appendingPathComponent("templates/covid19-vaccination.json").path
+        let out = dir.appendingPathComponent("out")
+        let run = try TestSupport.cli(["issue", "--issuer", Self.issuer, "--key", key, "--template", template, "--out", out.path, input])
+        #expect(run.status == 1)
+        let message = try #require(try TestSupport.report(out)[0]["errors"]?[0]?["message"]?.stringValue)
+        #expect(message.contains("one QR holds at most 1195"))
+        #expect(message.contains("--chunk"))
+        let chunkedOut = dir.appendingPathComponent("chunked")
+        let chunked = try TestSupport.cli(["issue", "--issuer", Self.issuer, "--key", key, "--template", template, "--chunk", "--out", chunkedOut.path, input])
+        #expect(chunked.status == 0, "\(chunked.stderr)")
+        let files = try #require(try TestSupport.report(chunkedOut)[0]["files"]?.arrayValue?.compactMap(\.stringValue))
+        #expect(files.count >= 3)
+        #expect(files.dropFirst().allSatisfy { $0.hasPrefix("qr/X-1-") })
+        let site = dir.appendingPathComponent("site")
+        _ = try TestSupport.cli(["jwks", key, "--out", site.appendingPathComponent(".well-known/jwks.json").path])
+        let check = try TestSupport.check(["--json", "--jwks", site.path, chunkedOut.appendingPathComponent("qr").path])
+        let findings = try JSONParser.parse(check.stdout)
+        #expect(findings["errors"] == .number("0"), "\(check.stdout)")
+        #expect(findings["credentials"] == .number("1"))
+    }
+
+    @Test func usageErrorsExitWithStatus2() throws {
+        let dir = try TestSupport.tempDir()
+        let key = try TestSupport.demoKey(in: dir)
+        let input = TestSupport.spec("generator-input/covid-vaccines-bundle.json").path
+        let out = dir.appendingPathComponent("out").path
+        let cases: [([String], String)] = [
+            (["issue", "--issuer", "https://issuer.example.org/", "--key", key, "--out", out, input], "ends with '/'"),
+            (["issue", "--issuer", "http://issuer.example.org", "--key", key, "--out", out, input], "is not https"),
+            (["issue", "--issuer", "https://issuer.example.org?x=1", "--key", key, "--out", out, input], "query or fragment"),
+            (["issue", "--issuer", Self.issuer, "--key", key, "--out", out, "--nbf", "1700000000000", input], "milliseconds"),
+            (["issue", "--issuer", Self.issuer, "--key", key, "--out", out, "people.csv"], "does not exist"),
+            (["issue", "--issuer", Self.issuer, "--key", key, "--out", out], "at least one INPUT"),
+            (["issue", "--issuer", Self.issuer, "--key", key, "--out", out, "--frobnicate", input], "unknown option '--frobnicate'"),
+            (["issue", "--issuer", Self.issuer, "--key", dir.appendingPathComponent("nokey.pem").path, "--out", out, input], "does not exist"),
+            (["frobnicate"], "unknown command"),
+        ]
+        for (args, expected) in cases {
+            let run = try TestSupport.cli(args)
+            #expect(run.status == 2, "\(args)")
+            #expect(run.stderr.contains(expected), "\(args): \(run.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
+
+    @Test func everyCommandHasHelp() throws {
+        for command in ["keygen", "jwks", "issue"] {
+            let run = try TestSupport.cli([command, "--help"])
+            #expect(run.status == 0)
+            #expect(run.stdout.hasPrefix("Usage: healthcards \(command)"))
+        }
+        let top = try TestSupport.cli(["--help"])
+        #expect(top.status == 0 && top.stdout.contains("Commands:"))
+    }
+
+    @Test func keygenWritesMode0600PKCS8AndPrintsKid() throws {
+        let dir = try TestSupport.tempDir()
+        let path = dir.appendingPathComponent("sub/issuer.pem").path
+        let run = try TestSupport.cli(["keygen", "--out", path])
+        #expect(run.status == 0)
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        let pem = try VerifyFixtures.bytes(URL(fileURLWithPath: path))
+        #expect(String(decoding: pem, as: UTF8.self).hasPrefix("-----BEGIN PRIVATE KEY-----\n"))
+        let key = try P256Key.load(pem: pem, source: path, requirePrivate: true)
+        #expect(run.stdout == JWK(key: key).kid + "\n")
+        let again = try TestSupport.cli(["keygen", "--out", path])
+        #expect(again.status == 2)
+        #expect(again.stderr.contains("never overwrites"))
+        #expect(try VerifyFixtures.bytes(URL(fileURLWithPath: path)) == pem)
+    }
+
+    @Test func jwksPublishesOnlyPublicMembers() throws {
+        let dir = try TestSupport.tempDir()
+        let key = try TestSupport.demoKey(in: dir)
+        let second = dir.appendingPathComponent("second.pem").path
+        _ = try TestSupport.cli(["keygen", "--out", second])
+        let out = dir.appendingPathComponent("jwks.json")
+        let run = try TestSupport.cli(["jwks", key, second, key, "--out", out.path])
+        #expect(run.status == 0)
+        let json = try JSONParser.parse(try VerifyFixtures.bytes(out))
+        let keys = try #require(json["keys"]?.arrayValue)
+        #expect(keys.count == 2)
+        for jwk in keys {
+            #expect(jwk.objectValue?.keys == ["kty", "kid", "use", "alg", "crv", "x", "y"])
+            #expect(jwk["x"]?.stringValue.flatMap(Base64URL.decode)?.count == 32)
+        }
+        let check = try TestSupport.check([out.path])
+        #expect(check.status == 0, "\(check.stdout)")
+    }
+}
