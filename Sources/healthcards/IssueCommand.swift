@@ -21,7 +21,8 @@ enum IssueCommand {
         Options:
           --issuer URL          iss: https, no trailing '/', no query or fragment; keys are published at
                                 URL/.well-known/jwks.json
-          --key KEYFILE         the signing key: PKCS#8 PEM, mode 0600
+          --key KEY             the signing key: a PKCS#8 PEM file (mode 0600), or a PKCS#11 URI
+                                (pkcs11:token=...;object=...?module-path=...&pin-source=file:...)
           --template FILE       template for CSV input (see templates/ and docs/templates.md)
           --out DIR             output folder (created if missing)
           --nbf SECONDS         nbf, integer seconds since 1970 (default: now), for reproducible fixtures
@@ -29,6 +30,8 @@ enum IssueCommand {
           --vc-types POLICY     legacy (default): #health-card plus the deprecated #immunization, #covid19,
                                 #laboratory derived from the content (Apple Health selects by them);
                                 minimal: #health-card only
+          --rid-secret FILE     add vc.rid to each card: HMAC-SHA-256 of the patient id keyed by this secret
+                                and the kid (make one with `healthcards keygen --rid-secret FILE`)
           --chunk               split a JWS over 1195 characters into chunked QRs (deprecated since SHC 1.3.0)
                                 instead of rejecting the patient
           --no-qr               write no QR images
@@ -42,7 +45,7 @@ enum IssueCommand {
 
     static func run(_ args: [String]) throws -> ExitStatus {
         let parsed = try Arguments(
-            args, valued: ["issuer", "key", "template", "out", "nbf", "exp", "vc-types", "qr-scale"],
+            args, valued: ["issuer", "key", "template", "out", "nbf", "exp", "vc-types", "qr-scale", "rid-secret"],
             flagNames: ["chunk", "no-qr", "quiet"], command: "issue")
         if parsed.has("help") {
             print(help)
@@ -102,9 +105,10 @@ enum IssueCommand {
                 throw HealthCardError(.usage, "input \(path) has an unknown extension; expected .csv, .json or .ndjson")
             }
         }
-        let key = try KeyFile.load(path: keyPath, requirePrivate: true)
-        let settings = IssueSettings(issuer: issuerURL, notBefore: nbf, expires: exp, typePolicy: policy,
+        let key = try KeySource.load(keyPath, requirePrivate: true)
+        var settings = IssueSettings(issuer: issuerURL, notBefore: nbf, expires: exp, typePolicy: policy,
                                      chunk: parsed.has("chunk"), makeQR: !parsed.has("no-qr"), qrImage: image)
+        if let path = parsed.value("rid-secret") { settings.ridSecret = try RIDSecretFile.read(path) }
         let issuer = try CardIssuer(signer: try ES256Signer(key: key), settings: settings)
         let batch = BatchIssuer(issuer: issuer, outDir: outDir)
         let summary = try batch.run(inputs)

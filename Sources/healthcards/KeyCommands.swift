@@ -3,19 +3,29 @@ import HealthCards
 enum KeygenCommand {
     static let help = """
         Usage: healthcards keygen --out FILE
+               healthcards keygen --rid-secret FILE
 
         Makes a new ECDSA P-256 signing key and writes it as PKCS#8 PEM (-----BEGIN PRIVATE KEY-----) with
         mode 0600. Prints the key's kid (RFC 7638 thumbprint) on stdout. Never overwrites an existing file.
+        With --rid-secret, makes the issuer-wide 256-bit revocation secret instead (base64url, mode 0600).
 
         Options:
-          --out FILE   where to write the private key (missing folders are created)
-          -h, --help   show this help
+          --out FILE          where to write the private key (missing folders are created)
+          --rid-secret FILE   where to write a new revocation secret (for `issue --rid-secret`)
+          -h, --help          show this help
         """
 
     static func run(_ args: [String]) throws -> ExitStatus {
-        let parsed = try Arguments(args, valued: ["out"], flagNames: [], command: "keygen")
+        let parsed = try Arguments(args, valued: ["out", "rid-secret"], flagNames: [], command: "keygen")
         if parsed.has("help") {
             print(help)
+            return .ok
+        }
+        if let path = parsed.value("rid-secret") {
+            guard parsed.value("out") == nil else {
+                throw HealthCardError(.usage, "give either --out (a signing key) or --rid-secret (a revocation secret), not both")
+            }
+            try RIDSecretFile.create(at: path)
             return .ok
         }
         guard parsed.positionals.isEmpty else {
@@ -38,7 +48,7 @@ enum JWKSCommand {
         <issuer>/.well-known/jwks.json with Access-Control-Allow-Origin: *.
 
         Arguments:
-          KEYFILE      PEM key file: PKCS#8 or SEC 1 private key, or SPKI public key. Several keys (current
+          KEY          PEM key file (PKCS#8 or SEC 1 private key, SPKI public key) or PKCS#11 URI. Several (current
                        and retired) may be given; each appears once.
         Options:
           --out FILE   where to write jwks.json (missing folders are created; written atomically)
@@ -57,7 +67,7 @@ enum JWKSCommand {
         }
         var keys: [JWK] = []
         for path in parsed.positionals {
-            let jwk = JWK(key: try KeyFile.load(path: path, requirePrivate: false))
+            let jwk = JWK(key: try KeySource.load(path, requirePrivate: false))
             if !keys.contains(where: { $0.kid == jwk.kid }) { keys.append(jwk) }
         }
         try FileIO.writeAtomically(JWKS(keys: keys).fileBytes, to: out)

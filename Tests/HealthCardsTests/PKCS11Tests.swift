@@ -181,7 +181,7 @@ struct PKCS11Tests {
         #expect(hsmKey.hasSamePublicKey(as: try fixture.tokenPublicKey()))
         try assertSignsAndVerifies(hsmKey)
 
-        let pemPath = SoftHSMFixture.repoRoot.appendingPathComponent("keys/demo-issuer.DO-NOT-USE-IN-PRODUCTION.pkcs8.pem").path
+        let pemPath = try TestSupport.demoKey(in: try TestSupport.tempDir())
         let fileKey = try KeySource.load(pemPath, requirePrivate: true)
         let direct = try P256Key.load(pem: Array(try Data(contentsOf: URL(fileURLWithPath: pemPath))), source: pemPath,
             requirePrivate: true)
@@ -192,8 +192,12 @@ struct PKCS11Tests {
 
         let missing = fixture.directory + "/no-such.pem"
         let error = try #require(throws: HealthCardError.self) { try KeySource.load(missing, requirePrivate: true) }
-        #expect(error.kind == .io)
+        #expect(error.kind == .key)
         #expect(error.message.contains(missing))
+        // A private key file readable by others is refused, whatever route loads it.
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: pemPath)
+        let exposed = try #require(throws: HealthCardError.self) { try KeySource.load(pemPath, requirePrivate: true) }
+        #expect(exposed.message.contains("chmod 600 \(pemPath)"))
     }
 
     @Test func wrongPINIsRefusedWithoutShowingIt() throws {

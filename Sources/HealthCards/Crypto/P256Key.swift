@@ -246,12 +246,13 @@ enum PEMLabel {
 }
 
 extension StringProtocol {
-    /// The string without leading and trailing characters from `set`.
+    /// The string without leading and trailing Unicode scalars from `set` (compared scalar by scalar,
+    /// so "\r\n" in `set` means CR and LF).
     func trimmingCharacters(in set: String) -> String {
-        let chars = Set(set)
-        var s = Substring(self)
-        while let f = s.first, chars.contains(f) { s.removeFirst() }
-        while let l = s.last, chars.contains(l) { s.removeLast() }
-        return String(s)
+        let scalars = Set(set.unicodeScalars)
+        let view = Substring(self).unicodeScalars
+        guard let first = view.firstIndex(where: { !scalars.contains($0) }) else { return "" }
+        let last = view.lastIndex(where: { !scalars.contains($0) })!
+        return String(view[first...last])
     }
 }

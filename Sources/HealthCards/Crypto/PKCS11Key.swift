@@ -178,41 +178,19 @@ public enum KeySource {
     ///
     /// - Parameters:
     ///   - argument: a PKCS#11 URI (starts with `pkcs11:`, see `P256Key.load(pkcs11URI:)`) or the
-    ///     path of a PEM key file (see `P256Key.load(pem:source:requirePrivate:)`).
+    ///     path of a PEM key file (see `KeyFile.load(path:requirePrivate:)`, which refuses private key
+    ///     files that group or others can read).
     ///   - requirePrivate: for a PEM file, refuse a public key. A PKCS#11 URI always names a
     ///     private key.
-    /// - Throws: `HealthCardError(.key)` for unusable key material or URI, `.io` when the file
-    ///   cannot be read.
+    /// - Throws: `HealthCardError(.key)` for unusable key material, URI or key file.
     public static func load(_ argument: String, requirePrivate: Bool) throws -> P256Key {
         if argument.count >= 7, argument.prefix(7).lowercased() == "pkcs11:" {
             return try P256Key.load(pkcs11URI: argument)
         }
-        let pem = try readWholeFile(argument, what: "key file")
-        return try P256Key.load(pem: pem, source: argument, requirePrivate: requirePrivate)
+        return try KeyFile.load(path: argument, requirePrivate: requirePrivate)
     }
 }
 
-/// The bytes of the file at `path`.
-/// - Throws: `HealthCardError(.io)` naming the file and the system error (never its content).
-private func readWholeFile(_ path: String, what: String) throws -> [UInt8] {
-    guard let file = fopen(path, "rb") else {
-        throw HealthCardError(.io, "cannot read \(what) \(path): \(String(cString: strerror(errno)))")
-    }
-    defer { fclose(file) }
-    var bytes: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 4096)
-    while true {
-        let n = fread(&buffer, 1, buffer.count, file)
-        if n > 0 { bytes.append(contentsOf: buffer[0..<n]) }
-        if n < buffer.count {
-            if ferror(file) != 0 {
-                throw HealthCardError(.io, "cannot read \(what) \(path): \(String(cString: strerror(errno)))")
-            }
-            break
-        }
-    }
-    return bytes
-}
 
 /// The process's one instance of OpenSSL's `pkcs11` engine (libp11 can be bound only once per
 /// process), serialised by a lock.
@@ -272,9 +250,9 @@ enum PKCS11Engine {
         let file = String(path)
         var bytes: [UInt8]
         do {
-            bytes = try readWholeFile(file, what: "PIN file")
+            bytes = try FileIO.read(file)
         } catch let error as HealthCardError {
-            throw HealthCardError(.key, error.message)
+            throw HealthCardError(.key, error.message.replacingFirst("cannot read ", with: "cannot read PIN file "))
         }
         if bytes.last == UInt8(ascii: "\n") {
             bytes.removeLast()
@@ -422,5 +400,13 @@ enum PKCS11Engine {
         var sb = stat()
         guard stat(a, &sa) == 0, stat(b, &sb) == 0 else { return false }
         return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
+    }
+}
+
+extension String {
+    /// The string with the first occurrence of `target` replaced.
+    func replacingFirst(_ target: String, with replacement: String) -> String {
+        guard let range = Substring(self).range(of: target) else { return self }
+        return String(self[..<range.lowerBound]) + replacement + String(self[range.upperBound...])
     }
 }

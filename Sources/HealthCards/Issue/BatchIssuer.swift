@@ -69,7 +69,7 @@ public final class BatchIssuer {
             return line
         }
         let card: IssuedCard
-        do { card = try issuer.issue(bundle: bundle) } catch {
+        do { card = try issuer.issue(bundle: bundle, patientID: id) } catch {
             line.errors = error.errors
             return line
         }

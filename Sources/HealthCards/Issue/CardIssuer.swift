@@ -14,6 +14,9 @@ public struct IssueSettings: Sendable {
     public var qrImage: QRImage
     /// zlib level for the payload (6 reproduces the spec examples).
     public var deflateLevel: Int32
+    /// The issuer-wide revocation secret (base64url text); when set, each card gets `vc.rid` derived
+    /// from it, the kid and the patient id (`RID.derive`).
+    public var ridSecret: String?
 
     public init(issuer: String, notBefore: String, expires: Int64? = nil, typePolicy: Payload.TypePolicy = .legacy,
                 chunk: Bool = false, makeQR: Bool = true, qrImage: QRImage = QRImage(), deflateLevel: Int32 = 6) {
@@ -25,6 +28,7 @@ public struct IssueSettings: Sendable {
         self.makeQR = makeQR
         self.qrImage = qrImage
         self.deflateLevel = deflateLevel
+        self.ridSecret = nil
     }
 }
 
@@ -65,20 +69,24 @@ public final class CardIssuer {
         self.deflater = try RawDeflater(level: settings.deflateLevel)
     }
 
-    /// Builds the payload for a Bundle: minimized, with `vc.type` by the type policy.
+    /// Builds the payload for a Bundle: minimized, with `vc.type` by the type policy, and `vc.rid` when
+    /// a revocation secret is set and `patientID` is given.
     /// - Throws: `HealthCardErrors` from minimization.
-    public func payload(for bundle: JSONValue) throws(HealthCardErrors) -> Payload {
+    public func payload(for bundle: JSONValue, patientID: String? = nil) throws(HealthCardErrors) -> Payload {
         let minimized = try BundleMinimizer.minimize(bundle)
         let types = Payload.types(for: minimized, policy: settings.typePolicy, isCOVID19: Terminology.isCOVID19Code)
+        var rid: String?
+        if let secret = settings.ridSecret, let patientID { rid = RID.derive(secret: secret, kid: kid, patientID: patientID) }
         return Payload(issuer: settings.issuer, notBefore: settings.notBefore, expires: settings.expires,
-                       types: types, fhirBundle: minimized)
+                       types: types, rid: rid, fhirBundle: minimized)
     }
 
     /// Issues one card.
     /// - Throws: `HealthCardErrors` with every reason the Bundle cannot become a card (minimization,
     ///   validation, size) or a `.crypto`/`.compression`/`.qr`/`.png` failure.
-    public func issue(bundle: JSONValue) throws(HealthCardErrors) -> IssuedCard {
-        let payload = try self.payload(for: bundle)
+    /// - Parameter patientID: the issuer's id of the person, for `vc.rid` (ignored without a rid secret).
+    public func issue(bundle: JSONValue, patientID: String? = nil) throws(HealthCardErrors) -> IssuedCard {
+        let payload = try self.payload(for: bundle, patientID: patientID)
         let findings = BundleValidator.validate(payload.fhirBundle)
         if !findings.errors.isEmpty { throw HealthCardErrors(findings.errors) }
         var warnings = findings.warnings

@@ -1,0 +1,29 @@
+import Testing
+
+@testable import HealthCards
+
+@Suite struct RevocationTests {
+    static let secret = "GWdbF5850vxNt3HhHFl0dRvvN--C6rD77obJgGjK_Zg"
+    static let kid = "3Kfdg-XwP-7gXyywtUfUADwBumDOPKMQx-iELL11W9s"
+
+    @Test func ridsMatchTheSpecGenerator() throws {
+        #expect(RID.derive(secret: Self.secret, kid: Self.kid, patientID: "userid-00") == "MKyCxh7p6uQ")
+        #expect(RID.derive(secret: Self.secret, kid: Self.kid, patientID: "userid-03") == "vwAjHdarZuc")
+        let config = try JSONParser.parse(try VerifyFixtures.bytes(TestSupport.spec("generator-config/issuer.hmac.private.json")))
+        #expect(config["secret"]?.stringValue == Self.secret)
+    }
+
+    @Test func specCRLParsesAndRevokesByTimestamp() throws {
+        let url = TestSupport.spec("issuer/.well-known/crl/\(Self.kid).json")
+        let crl = try CRL(bytes: try VerifyFixtures.bytes(url), source: url.path)
+        #expect(crl.kid == Self.kid && crl.ctr == 1 && crl.entries.count == 4)
+        let revoked = try #require(crl.entries.first { $0.rid == "vwAjHdarZuc" })
+        #expect(revoked.before == 1_687_450_765)
+        // Example 03 (nbf 1687450764.658) was issued before the timestamp, so it is revoked.
+        #expect(crl.revokes(rid: "vwAjHdarZuc", nbf: 1_687_450_764.658))
+        #expect(!crl.revokes(rid: "vwAjHdarZuc", nbf: 1_687_450_766))
+        #expect(!crl.revokes(rid: "MKyCxh7p6uQ", nbf: 0))
+        let reparsed = try CRL(bytes: crl.fileBytes, source: "ours")
+        #expect(reparsed == crl)
+    }
+}
