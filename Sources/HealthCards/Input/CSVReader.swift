@@ -94,15 +94,26 @@ public final class CSVReader {
         var fields: [String] = []
         var field: [UInt8] = []
         var fieldOffset = position
+        var fieldLine = line
+        // Indices in `field` where a doubled quote "" was read as one byte, to map field bytes back to file offsets.
+        var collapsedQuotes: [Int] = []
+        func finishField() throws -> String {
+            let text = try decode(field, offset: fieldOffset, line: fieldLine, collapsedQuotes: collapsedQuotes)
+            field.removeAll(keepingCapacity: true)
+            collapsedQuotes.removeAll()
+            return text
+        }
         while true {
             guard let b = try peek() else {
-                fields.append(try decode(field, offset: fieldOffset, line: line))
+                fields.append(try finishField())
                 return Record(fields: fields, line: startLine, offset: startOffset)
             }
             if b == 0x22 && field.isEmpty {
                 // Quoted field.
                 let quoteLine = line
                 advance()
+                fieldOffset = position
+                fieldLine = line
                 while true {
                     guard let c = try peek() else {
                         throw HealthCardError(.input, "\(path):\(quoteLine): a quoted field opened on this line is never closed; "
@@ -112,6 +123,7 @@ public final class CSVReader {
                     if c == 0x22 {
                         if try peek() == 0x22 {
                             advance()
+                            collapsedQuotes.append(field.count)
                             field.append(0x22)
                             continue
                         }
@@ -134,12 +146,12 @@ public final class CSVReader {
             advance()
             switch b {
             case 0x2C:
-                fields.append(try decode(field, offset: fieldOffset, line: line))
-                field.removeAll(keepingCapacity: true)
+                fields.append(try finishField())
                 fieldOffset = position
+                fieldLine = line
             case 0x0A, 0x0D:
                 if b == 0x0D, try peek() == 0x0A { advance() }
-                fields.append(try decode(field, offset: fieldOffset, line: line))
+                fields.append(try finishField())
                 line += 1
                 return Record(fields: fields, line: startLine, offset: startOffset)
             case 0x22:
@@ -151,7 +163,12 @@ public final class CSVReader {
         }
     }
 
-    private func decode(_ bytes: [UInt8], offset: Int, line: Int) throws -> String {
+    /// The field as a String.
+    /// - Parameters:
+    ///   - offset, line: where `bytes[0]` is in the file (after an opening quote).
+    ///   - collapsedQuotes: indices in `bytes` where a doubled quote was read as one byte.
+    /// - Throws: `HealthCardError(.input)` naming the line and byte offset of the first byte that is not UTF-8.
+    private func decode(_ bytes: [UInt8], offset: Int, line: Int, collapsedQuotes: [Int]) throws -> String {
         if let s = String(validating: bytes, as: UTF8.self) { return s }
         var bad = 0
         var i = 0
@@ -164,7 +181,12 @@ public final class CSVReader {
             i += length
         }
         let byte = String(bytes[bad], radix: 16, uppercase: true)
-        throw HealthCardError(.input, "\(path):\(line): byte offset \(offset + bad) (0x\(byte)) is not UTF-8; the file looks like a "
+        let fileOffset = offset + bad + collapsedQuotes.filter { $0 < bad }.count
+        var badLine = line
+        for (i, c) in bytes[..<bad].enumerated() where c == 0x0A || (c == 0x0D && (i + 1 == bad || bytes[i + 1] != 0x0A)) {
+            badLine += 1
+        }
+        throw HealthCardError(.input, "\(path):\(badLine): byte offset \(fileOffset) (0x\(byte)) is not UTF-8; the file looks like a "
             + "Latin-1 or Windows-1252 export. No card is issued from it; re-save it as UTF-8 (e.g. `iconv -f WINDOWS-1252 -t UTF-8 "
             + "IN.csv > OUT.csv`) and run again")
     }

@@ -43,17 +43,9 @@ extension Template {
                 errors.append(HealthCardError(.template, "rows of patient '\(first[patientKey])' disagree on '\(column)': '\(firstValue)' at \(first.source), '\(row[column])' here; correct the export so each patient has one value", at: "\(row.source) column \(column)"))
             }
         }
-        var eventRows: [TemplateRow] = []
-        var seenEvents: [String: String] = [:]
-        for row in rows {
-            if let eventKey, !row[eventKey].isEmpty {
-                if let earlier = seenEvents[row[eventKey]] {
-                    warnings.append(HealthCardError(.template, "duplicate event '\(row[eventKey])' (first at \(earlier)); counted once", at: "\(row.source) column \(eventKey)"))
-                    continue
-                }
-                seenEvents[row[eventKey]] = row.source
-            }
-            eventRows.append(row)
+        let (eventRows, duplicateFindings) = deduplicatedEvents(rows)
+        for finding in duplicateFindings {
+            if finding.isConflict { errors.append(finding.error) } else { warnings.append(finding.error) }
         }
         // Final indices of the entries, and where each once-per-patient template fullUrl lands.
         var urlIndex: [String: Int] = [:]
@@ -63,10 +55,13 @@ extension Template {
             count += repeats ? eventRows.count : 1
         }
         var produced: [JSONValue] = []
+        var provenance = Provenance()
         for (entry, repeats) in entries {
             for row in repeats ? eventRows : [first] {
                 guard let resource = entry["resource"] else { continue }
-                let rendered = renderValue(resource, row: row, path: "Bundle.entry[\(produced.count)].resource", errors: &errors)
+                provenance.entryRows.append(row.source)
+                let rendered = renderValue(resource, row: row, path: "Bundle.entry[\(produced.count)].resource", errors: &errors,
+                                           columns: &provenance.columns)
                 var newEntry = JSONObject()
                 newEntry["fullUrl"] = .string("resource:\(produced.count)")
                 if var rendered {
@@ -79,7 +74,94 @@ extension Template {
         guard errors.isEmpty else { return RenderedBundle(bundle: nil, errors: errors, warnings: warnings) }
         var bundle = self.bundle
         bundle["entry"] = .array(produced)
+        let rowErrors = provenance.validationErrors(of: .object(bundle))
+        if !rowErrors.isEmpty { return RenderedBundle(bundle: nil, errors: rowErrors, warnings: warnings) }
         return RenderedBundle(bundle: .object(bundle), errors: [], warnings: warnings)
+    }
+
+    /// A repeated event id: a warning when the repeats are identical (counted once), an error when
+    /// they differ (which one is right cannot be known).
+    struct DuplicateFinding {
+        var error: HealthCardError
+        var isConflict: Bool
+    }
+
+    /// The rows with each `eventKey` value kept once (first occurrence), and one finding per repeated
+    /// event id naming every row that repeats it.
+    func deduplicatedEvents(_ rows: [TemplateRow]) -> ([TemplateRow], [DuplicateFinding]) {
+        guard let eventKey else { return (rows, []) }
+        var kept: [TemplateRow] = []
+        var firstRow: [String: TemplateRow] = [:]
+        var repeats: [String: [TemplateRow]] = [:]
+        var order: [String] = []
+        for row in rows {
+            let event = row[eventKey]
+            if event.isEmpty {
+                kept.append(row)
+            } else if firstRow[event] == nil {
+                firstRow[event] = row
+                kept.append(row)
+            } else {
+                if repeats[event] == nil { order.append(event) }
+                repeats[event, default: []].append(row)
+            }
+        }
+        var findings: [DuplicateFinding] = []
+        for event in order {
+            let original = firstRow[event]!
+            let others = repeats[event]!
+            let differing = columns.map(\.name).filter { name in others.contains { $0[name] != original[name] } }
+            let lines = others.map(\.source).joined(separator: ", ")
+            if differing.isEmpty {
+                findings.append(DuplicateFinding(error: HealthCardError(.template,
+                    "duplicate event '\(event)': the same row is repeated at \(lines); counted once",
+                    at: "\(original.source) column \(eventKey)"), isConflict: false))
+            } else {
+                findings.append(DuplicateFinding(error: HealthCardError(.template,
+                    "event '\(event)' appears again at \(lines) with different \(differing.joined(separator: ", ")); "
+                        + "which row is right cannot be known, so no card is issued. Give each event its own id or remove the wrong row",
+                    at: "\(original.source) column \(eventKey)"), isConflict: true))
+            }
+        }
+        return (kept, findings)
+    }
+
+    /// Where each rendered entry and value came from, so a problem found in the Bundle can be
+    /// reported at the CSV row and column that caused it.
+    struct Provenance {
+        /// `file:line` of the row each entry was rendered from, by entry index.
+        var entryRows: [String] = []
+        /// FHIR path (`Bundle.entry[1].resource.occurrenceDateTime`) → column of the placeholder that filled it.
+        var columns: [String: String] = [:]
+
+        /// Validation errors of the Bundle (minimized as it will be signed), each located at its row
+        /// and column; the FHIR path is kept in the message. Empty when minimization fails (the
+        /// issuer reports that itself).
+        func validationErrors(of bundle: JSONValue) -> [HealthCardError] {
+            guard let minimized = try? BundleMinimizer.minimize(bundle) else { return [] }
+            return BundleValidator.validate(minimized).errors.map { error in
+                guard let path = error.location else { return error }
+                return HealthCardError(error.kind, "\(error.message) (\(path))", at: location(of: path) ?? path)
+            }
+        }
+
+        /// `file:line column C` for a FHIR path, or `file:line` when no placeholder filled it.
+        func location(of path: String) -> String? {
+            guard path.hasPrefix("Bundle.entry["), let close = path.firstIndex(of: "]"),
+                let index = Int(path[path.index(path.startIndex, offsetBy: 13)..<close]), entryRows.indices.contains(index)
+            else { return nil }
+            var candidate = Substring(path)
+            while true {
+                if let column = columns[String(candidate)] { return "\(entryRows[index]) column \(column)" }
+                guard let cut = candidate.lastIndex(where: { $0 == "." || $0 == "[" }) else { break }
+                candidate = candidate[..<cut]
+            }
+            // A value inside the entry that no placeholder filled: name the one column of the entry, if unique.
+            let prefix = "Bundle.entry[\(index)]."
+            let used = Set(columns.filter { $0.key.hasPrefix(prefix) && $0.key.hasPrefix(path) }.values)
+            if used.count == 1 { return "\(entryRows[index]) column \(used.first!)" }
+            return entryRows[index]
+        }
     }
 
     static func rewriteReferences(_ node: inout JSONValue, urlIndex: [String: Int]) {
@@ -99,20 +181,27 @@ extension Template {
         }
     }
 
-    /// Renders one template value; nil means "drop this element".
-    func renderValue(_ node: JSONValue, row: TemplateRow, path: String, errors: inout [HealthCardError]) -> JSONValue? {
+    /// Renders one template value; nil means "drop this element". `columns` records, by FHIR path in
+    /// the output, which column filled each value.
+    func renderValue(_ node: JSONValue, row: TemplateRow, path: String, errors: inout [HealthCardError],
+                     columns: inout [String: String]) -> JSONValue? {
         switch node {
         case .string(let text):
             guard let pieces = try? Placeholder.pieces(of: text) else { return node }
             if pieces.count == 1, case .placeholder(let p) = pieces[0] {
                 let value = row[p.column]
                 if value.isEmpty { return nil }
-                do { return try Template.typedValue(value, as: p.type) } catch {
+                do {
+                    let typed = try Template.typedValue(value, as: p.type)
+                    columns[path] = p.column
+                    return typed
+                } catch {
                     errors.append(HealthCardError(.template, error.message, at: "\(row.source) column \(p.column)"))
                     return nil
                 }
             }
             var out = ""
+            var used: String?
             for piece in pieces {
                 switch piece {
                 case .text(let t): out += t
@@ -120,16 +209,23 @@ extension Template {
                     let value = row[p.column]
                     if value.isEmpty { return nil }
                     out += value
+                    used = used ?? p.column
                 }
             }
+            if let used { columns[path] = used }
             return .string(out)
         case .array(let items):
-            let kept = items.enumerated().compactMap { i, v in renderValue(v, row: row, path: "\(path)[\(i)]", errors: &errors) }
+            var kept: [JSONValue] = []
+            for item in items {
+                if let r = renderValue(item, row: row, path: "\(path)[\(kept.count)]", errors: &errors, columns: &columns) {
+                    kept.append(r)
+                }
+            }
             return kept.isEmpty ? nil : .array(kept)
         case .object(let object):
             var kept = JSONObject()
             for (k, v) in object {
-                if let r = renderValue(v, row: row, path: "\(path).\(k)", errors: &errors) { kept[k] = r }
+                if let r = renderValue(v, row: row, path: "\(path).\(k)", errors: &errors, columns: &columns) { kept[k] = r }
             }
             return kept.isEmpty ? nil : .object(kept)
         default:
