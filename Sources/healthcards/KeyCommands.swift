@@ -48,8 +48,9 @@ enum JWKSCommand {
         <issuer>/.well-known/jwks.json with Access-Control-Allow-Origin: *.
 
         Arguments:
-          KEY          PEM key file (PKCS#8 or SEC 1 private key, SPKI public key) or PKCS#11 URI. Several (current
-                       and retired) may be given; each appears once.
+          KEY          PEM key file (PKCS#8 or SEC 1 private key, SPKI public key), PKCS#11 URI, or a .json file
+                       holding a public JWK or JWK Set (refused if any key in it has a private member such
+                       as d). Several (current and retired) may be given; each appears once.
         Options:
           --out FILE   where to write jwks.json (missing folders are created; written atomically)
           -h, --help   show this help
@@ -67,8 +68,13 @@ enum JWKSCommand {
         }
         var keys: [JWK] = []
         for path in parsed.positionals {
-            let jwk = JWK(key: try KeySource.load(path, requirePrivate: false))
-            if !keys.contains(where: { $0.kid == jwk.kid }) { keys.append(jwk) }
+            let found: [JWK]
+            if path.lowercased().hasSuffix(".json") {
+                found = try JWKS.publicKeys(jsonFile: try FileIO.read(path), source: path)
+            } else {
+                found = [JWK(key: try KeySource.load(path, requirePrivate: false))]
+            }
+            for jwk in found where !keys.contains(where: { $0.kid == jwk.kid }) { keys.append(jwk) }
         }
         try FileIO.writeAtomically(JWKS(keys: keys).fileBytes, to: out)
         for key in keys { print(key.kid) }

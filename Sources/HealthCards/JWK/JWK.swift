@@ -106,3 +106,25 @@ public struct JWKS: Equatable, Sendable {
         self.keys = keys
     }
 }
+
+extension JWKS {
+    /// The public keys of a `.json` file holding one JWK or a JWK Set, for republishing.
+    /// - Throws: `HealthCardError(.key)` when the file is not JSON, holds no EC P-256 key, or any key
+    ///   carries a private member (`d`, …): a JWK Set publishes public keys only, so nothing is taken
+    ///   from such a file. The message names the members, never their values.
+    public static func publicKeys(jsonFile bytes: [UInt8], source: String) throws -> [JWK] {
+        let json: JSONValue
+        do { json = try JSONParser.parse(bytes) } catch { throw HealthCardError(.key, "\(source) is not JSON: \(error)") }
+        let keys: [JWK]
+        if json["keys"] != nil {
+            keys = try JWKS(bytes: bytes, source: source).keys
+        } else {
+            keys = [try JWK(json: json, source: source)]
+        }
+        guard !keys.isEmpty else {
+            throw HealthCardError(.key, "\(source) holds no EC P-256 key; expected a JWK or a JWK Set with kty EC, crv P-256")
+        }
+        return keys
+    }
+}
+
