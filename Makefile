@@ -51,3 +51,12 @@ lint:
 
 clean:
 	rm -rf .build demo-out
+
+# Fuzzing: one libFuzzer target per parser of outside input (Fuzz/targets/*.swift), built with
+# swiftc -sanitize=fuzzer,address and run FUZZ_SECONDS each; FUZZ_TARGETS picks some (e.g. "csv json").
+# Crashes land in .build/fuzz/crashes/; see docs/fuzzing.md.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?=
+.PHONY: fuzz
+fuzz: deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) Fuzz/run.sh $(FUZZ_TARGETS)

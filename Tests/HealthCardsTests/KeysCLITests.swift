@@ -159,6 +159,33 @@ import Testing
         }
     }
 
+    /// P-256 keys as openssl writes them by the usual recipes all sign, and give the same kid as in jwks.
+    @Test(arguments: ["genpkey", "ecparam-with-parameters", "ecparam-noout", "certificate-then-key"])
+    func p256KeysFromOpenSSLRecipesSign(recipe: String) throws {
+        let dir = try TestSupport.tempDir("keys")
+        let path = dir.appendingPathComponent("\(recipe).pem").path
+        switch recipe {
+        case "genpkey": try Self.openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", path])
+        case "ecparam-with-parameters": try Self.openssl(["ecparam", "-name", "prime256v1", "-genkey", "-out", path])
+        case "ecparam-noout": try Self.openssl(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", path])
+        default:
+            let key = dir.appendingPathComponent("key.pem").path
+            try Self.openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key])
+            let cert = try Self.openssl(["req", "-x509", "-key", key, "-subj", "/CN=issuer.example.org", "-days", "1"]).stdout
+            try (cert + (try String(contentsOfFile: key, encoding: .utf8))).write(toFile: path, atomically: true, encoding: .utf8)
+        }
+        try Self.chmod(path, 0o600)
+        let input = try Self.bundleInput(in: dir)
+        let out = dir.appendingPathComponent("out")
+        let run = try TestSupport.cli(["issue", "--issuer", Self.issuer, "--key", path, "--out", out.path, "--quiet", input])
+        #expect(run.status == 0, "\(recipe): \(run.stderr)")
+        let jwks = try TestSupport.cli(["jwks", path, "--out", dir.appendingPathComponent("jwks.json").path])
+        #expect(jwks.status == 0)
+        let card = try JSONParser.parse(try VerifyFixtures.bytes(out.appendingPathComponent("cards/one-1.smart-health-card")))
+        let header = try JWS(compact: try #require(card["verifiableCredential"]?[0]?.stringValue)).parts().header
+        #expect(try JSONParser.parse(header)["kid"]?.stringValue.map { $0 + "\n" } == jwks.stdout)
+    }
+
     @Test func jwksRefusesAPrivateJWKEvenWhenAskedToPublishIt() throws {
         let dir = try TestSupport.tempDir("keys")
         let pem = dir.appendingPathComponent("p256.pem").path

@@ -94,7 +94,9 @@ public final class P256Key: @unchecked Sendable {
         let expected = "expected an unencrypted ECDSA P-256 private key in PKCS#8 PEM (-----BEGIN PRIVATE KEY-----); "
             + "make one with `healthcards keygen --out FILE`"
         let labels = PEMLabel.all(in: text)
-        guard let label = labels.first else {
+        // `openssl ecparam -genkey` writes an EC PARAMETERS block before the key, and some files hold a
+        // certificate and its key: look at the first key block, if there is one.
+        guard let label = labels.first(where: { $0.hasSuffix("PRIVATE KEY") || $0.hasSuffix("PUBLIC KEY") }) ?? labels.first else {
             throw HealthCardError(.key, "\(source) holds no PEM block; \(expected)")
         }
         switch label {

@@ -1,0 +1,191 @@
+import Foundation
+import Testing
+
+@testable import HealthCards
+
+/// Replays the fuzz seeds (`Fuzz/seeds/<target>/`) and every input the fuzzers found
+/// (`Fixtures/fuzz-regressions/<target>/`) through the same properties the libFuzzer targets check
+/// (`Fuzz/targets/*.swift`), plus hostile inputs written by hand with known outcomes.
+@Suite struct FuzzRegressionTests {
+    static let regressions = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/fuzz-regressions")
+    static let seeds = VerifyFixtures.repoRoot.appendingPathComponent("Fuzz/seeds")
+
+    /// Every stored input of a target.
+    static func inputs(_ target: String) throws -> [(name: String, bytes: [UInt8])] {
+        var out: [(String, [UInt8])] = []
+        for root in [seeds, regressions] {
+            let dir = root.appendingPathComponent(target)
+            guard FileManager.default.fileExists(atPath: dir.path) else { continue }
+            for name in try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() {
+                out.append(("\(root.lastPathComponent)/\(target)/\(name)", try VerifyFixtures.bytes(dir.appendingPathComponent(name))))
+            }
+        }
+        return out
+    }
+
+    // MARK: properties (the same as the fuzz targets)
+
+    /// CSV: reads or throws `.input`; each record read again from its offset has the same fields.
+    static func csvRecords(_ bytes: [UInt8]) throws -> [CSVReader.Record]? {
+        let dir = try TestSupport.tempDir("fuzz-csv")
+        let path = dir.appendingPathComponent("in.csv").path
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let reader = try CSVReader(path: path)
+        var records: [CSVReader.Record] = []
+        do {
+            while let record = try reader.next() { records.append(record) }
+        } catch let error as HealthCardError {
+            #expect(error.kind == .input)
+            return nil
+        }
+        for record in records {
+            let again = try #require(try CSVReader(path: path, offset: record.offset, line: record.line).next())
+            #expect(again.fields == record.fields && again.line == record.line)
+        }
+        return records
+    }
+
+    static func jsonRoundTrip(_ bytes: [UInt8]) -> JSONValue? {
+        guard let value = try? JSONParser.parse(bytes) else { return nil }
+        let written = JSONWriter.minified(value)
+        #expect((try? JSONParser.parse(written)) == value)
+        #expect((try? JSONParser.parse(written)).map(JSONWriter.minified) == written)
+        return value
+    }
+
+    @Test func storedCSVInputs() throws {
+        let inputs = try Self.inputs("csv")
+        #expect(inputs.count >= 3)
+        for input in inputs { _ = try Self.csvRecords(input.bytes) }
+    }
+
+    @Test func storedJSONInputs() throws {
+        let inputs = try Self.inputs("json")
+        #expect(inputs.count >= 3)
+        for input in inputs {
+            _ = Self.jsonRoundTrip(input.bytes)
+            if let keys = try? JWKS.publicKeys(jsonFile: input.bytes, source: input.name) {
+                let published = try JSONParser.parse(JWKS(keys: keys).fileBytes)
+                #expect(published["keys"]?.arrayValue?.allSatisfy { $0["d"] == nil } == true)
+            }
+        }
+    }
+
+    @Test func storedPEMInputs() throws {
+        let inputs = try Self.inputs("pem")
+        #expect(inputs.count >= 3)
+        for input in inputs {
+            for requirePrivate in [false, true] {
+                do {
+                    let key = try P256Key.load(pem: input.bytes, source: input.name, requirePrivate: requirePrivate)
+                    #expect(key.x.count == 32 && key.y.count == 32)
+                } catch let error as HealthCardError {
+                    #expect(error.kind == .key, "\(input.name): \(error)")
+                }
+            }
+        }
+    }
+
+    @Test func storedTemplateInputs() throws {
+        let inputs = try Self.inputs("template")
+        #expect(inputs.count >= 3)
+        for input in inputs {
+            let text = String(decoding: input.bytes, as: UTF8.self)
+            if let pieces = try? Placeholder.pieces(of: text) {
+                for case .text(let t) in pieces { #expect(!t.contains("{{")) }
+            }
+            for type in Placeholder.ValueType.allCases { _ = try? Template.typedValue(text, as: type) }
+            if let template = try? Template(bytes: input.bytes, source: input.name) {
+                let values = Dictionary(uniqueKeysWithValues: template.columns.map { ($0.name, "1") })
+                _ = template.render(rows: [TemplateRow(values: values, source: "fuzz:1")])
+            }
+        }
+    }
+
+    @Test func storedJWSAndQRInputs() throws {
+        for input in try Self.inputs("jws") {
+            let text = String(decoding: input.bytes, as: UTF8.self)
+            if let parts = try? JWS(compact: text).parts() {
+                #expect(Base64URL.encode(parts.header) + "." + Base64URL.encode(parts.payload) + "." + Base64URL.encode(parts.signature) == text)
+            }
+        }
+        for input in try Self.inputs("qrnumeric") {
+            if let jws = try? QRNumeric.jws(fromDigits: Substring(String(decoding: input.bytes, as: UTF8.self)).utf8) {
+                #expect(try QRNumeric.digits(jws) == input.bytes)
+            }
+        }
+    }
+
+    // MARK: hostile inputs with known outcomes
+
+    @Test func csvEdgeCases() throws {
+        #expect(try Self.csvRecords([0xEF, 0xBB, 0xBF])?.isEmpty == true)
+        #expect(try Self.csvRecords(Array("\r\r\n\n".utf8))?.isEmpty == true)
+        #expect(try Self.csvRecords(Array("a\rb\r".utf8))?.map(\.fields) == [["a"], ["b"]])
+        #expect(try Self.csvRecords(Array("a\rb\r".utf8))?.map(\.line) == [1, 2])
+        #expect(try Self.csvRecords(Array(",\n\"\"".utf8))?.map(\.fields) == [["", ""], [""]])
+        #expect(try Self.csvRecords(Array("\"a\"\"".utf8)) == nil)  // a quote that never closes
+        #expect(try Self.csvRecords(Array("\"a\"b".utf8)) == nil)  // text after a closing quote
+        // A truncated UTF-8 sequence at the very end of the file.
+        #expect(try Self.csvRecords([0x61, 0x2C, 0xC3]) == nil)
+        // A field longer than the 64 KiB read block, and a record spanning block boundaries.
+        let long = String(repeating: "x", count: 200_000)
+        #expect(try Self.csvRecords(Array("a,\"\(long)\"\nb".utf8))?.map { $0.fields.map(\.count) } == [[1, 200_000], [1]])
+    }
+
+    @Test func jsonEdgeCases() throws {
+        // Deep nesting is refused with a message, not a stack overflow.
+        let deep = [UInt8](repeating: UInt8(ascii: "["), count: 100_000)
+        #expect(throws: JSONParser.Error.self) { try JSONParser.parse(deep) }
+        #expect(Self.jsonRoundTrip(Array(#"{"a":"\ud800"}"#.utf8)) == nil)  // lone surrogate
+        #expect(Self.jsonRoundTrip([0x22, 0xFF, 0x22]) == nil)  // not UTF-8
+        #expect(Self.jsonRoundTrip(Array(#"{"a":1,"a":2}"#.utf8)) == nil)  // duplicate member
+        #expect(Self.jsonRoundTrip(Array("-0.0E+00".utf8)) == .number("-0.0E+00"))
+        #expect(Self.jsonRoundTrip(Array(#""\u0000\ud83d\ude00/""#.utf8)) == .string("\u{0}😀/"))
+        for bad in ["01", "1.", ".5", "+1", "1e", "--1", "[1,]", "{\"a\"}", "tru", "\"\t\""] {
+            #expect(Self.jsonRoundTrip(Array(bad.utf8)) == nil, "\(bad)")
+        }
+    }
+
+    @Test func pemEdgeCases() throws {
+        let cases: [(String, String)] = [
+            ("", "holds no PEM block"),
+            ("-----BEGIN PRIVATE KEY-----\n", "OpenSSL cannot parse"),
+            ("-----BEGIN PRIVATE KEY-----\n!!!!\n-----END PRIVATE KEY-----\n", "OpenSSL cannot parse"),
+            ("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n", "OpenSSL cannot parse"),
+            ("-----BEGIN X-----\n", "holds a PEM block 'X'"),
+        ]
+        for (pem, says) in cases {
+            do {
+                _ = try P256Key.load(pem: Array(pem.utf8), source: "k.pem", requirePrivate: false)
+                Issue.record("\(pem) loaded")
+            } catch let error as HealthCardError {
+                #expect(error.kind == .key)
+                #expect(error.message.contains(says), "\(error.message)")
+            }
+        }
+    }
+
+    @Test func placeholderEdgeCases() throws {
+        #expect(throws: HealthCardError.self) { try Placeholder.pieces(of: "{{a") }
+        #expect(throws: HealthCardError.self) { try Placeholder.pieces(of: "{{}}") }
+        #expect(throws: HealthCardError.self) { try Placeholder.pieces(of: "{{a|b|c}}") }
+        #expect(throws: HealthCardError.self) { try Placeholder.pieces(of: "{{a|uuid}}") }
+        #expect(try Placeholder.pieces(of: "x{{ a | date }}y") == [.text("x"), .placeholder(Placeholder(column: "a", type: .date)), .text("y")])
+        #expect(try Placeholder.pieces(of: "}}{{b}}") == [.text("}}"), .placeholder(Placeholder(column: "b", type: .string))])
+        // A combining mark after the braces does not split a character.
+        #expect(try Placeholder.pieces(of: "é{{c}}\u{301}") == [.text("é"), .placeholder(Placeholder(column: "c", type: .string)), .text("\u{301}")])
+    }
+
+    @Test func qrAndJWSEdgeCases() throws {
+        #expect(throws: HealthCardError.self) { try QRNumeric.jws(fromDigits: Substring("123").utf8) }
+        #expect(throws: HealthCardError.self) { try QRNumeric.jws(fromDigits: Substring("78").utf8) }
+        #expect(throws: HealthCardError.self) { try QRNumeric.jws(fromDigits: Substring("1٣").utf8) }
+        #expect(try QRNumeric.jws(fromDigits: Substring("0001").utf8) == "-.")
+        #expect(throws: HealthCardError.self) { try JWS(compact: "a.b.c.d").parts() }
+        #expect(throws: HealthCardError.self) { try JWS(compact: "ab.cd.e").parts() }  // 1 character is no base64url
+        #expect(throws: HealthCardError.self) { try JWS(compact: "AB.AA.AA").parts() }  // non-zero trailing bits
+        #expect(try JWS(compact: "..").parts().header.isEmpty)
+    }
+}
