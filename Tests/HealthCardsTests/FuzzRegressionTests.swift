@@ -17,7 +17,7 @@ import Testing
         for root in [seeds, regressions] {
             let dir = root.appendingPathComponent(target)
             guard FileManager.default.fileExists(atPath: dir.path) else { continue }
-            for name in try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() {
+            for name in try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() where name != ".gitkeep" {
                 out.append(("\(root.lastPathComponent)/\(target)/\(name)", try VerifyFixtures.bytes(dir.appendingPathComponent(name))))
             }
         }

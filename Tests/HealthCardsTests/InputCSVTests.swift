@@ -161,6 +161,29 @@ import Testing
         }
     }
 
+    /// In the CVRS column order the patient id is the third column, so a row that lost a field before it
+    /// reads another value as the patient id. That row still belongs to P-1: P-1 must not be issued with
+    /// the dose missing. Known gap in `CSVTemplateInput` (batch runner): it files the short row under the
+    /// shifted value ("Ada") and issues P-1 from its other row.
+    @Test func shortRowIsNotFiledUnderAShiftedPatientId() throws {
+        let csv = [
+            "vax_event_id,ext_type,recip_id,recip_first_name,recip_last_name,recip_dob,admin_date,cvx",
+            "EV-1,1,P-1,Ada,Testperson,1960-04-12,2021-01-15,207",
+            "1,P-1,Ada,Testperson,1960-04-12,2021-02-12,207",  // vax_event_id lost
+            "EV-3,1,P-2,Bob,Sampleton,1975-11-03,2021-03-02,208",
+        ].joined(separator: "\n") + "\n"
+        let (run, out, input) = try Self.issue(Array(csv.utf8))
+        #expect(run.status == 1)
+        let report = try TestSupport.report(out)
+        #expect(try Self.line(report, id: "P-2")["status"]?.stringValue == "issued")
+        withKnownIssue("CSVTemplateInput matches a short row by the shifted patient id column") {
+            let p1 = try Self.line(report, id: "P-1")
+            #expect(p1["status"]?.stringValue == "rejected")
+            #expect(Self.errors(p1).contains { $0.at == "\(input):3" && $0.message.contains("row has 7 fields, the header has 8") })
+            #expect(!Self.cardExists(out, "P-1"))
+        }
+    }
+
     @Test func duplicateEventIsReportedOnceAndCountedOnce() throws {
         let csv = [
             Self.header,
