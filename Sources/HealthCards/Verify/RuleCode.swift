@@ -7,6 +7,7 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case fileNotJSON = "FILE_NOT_JSON"
     case fileNoCredentials = "FILE_NO_CREDENTIALS"
     case fileTrailingCharacters = "FILE_TRAILING_CHARACTERS"
+    case fileBOM = "FILE_BOM"
 
     // Compact JWS (digest section 1)
     case jwsCompactForm = "JWS_COMPACT_FORM"
