@@ -9,7 +9,8 @@ enum QRVersionProbe {
     enum Mode { case byte, numeric }
 
     /// The encoded symbol: version and modules (row-major, true is dark). Nil when nothing fits.
-    static func encode(_ segments: [(Mode, [UInt8])], level: QRErrorCorrection) -> (version: Int, size: Int, modules: [Bool])? {
+    /// - Parameter version: the smallest version to use (0: the smallest that fits).
+    static func encode(_ segments: [(Mode, [UInt8])], level: QRErrorCorrection, version: Int = 0) -> (version: Int, size: Int, modules: [Bool])? {
         let ecc: QRecLevel
         switch level {
         case .L: ecc = QR_ECLEVEL_L
@@ -17,7 +18,7 @@ enum QRVersionProbe {
         case .Q: ecc = QR_ECLEVEL_Q
         case .H: ecc = QR_ECLEVEL_H
         }
-        guard let input = QRinput_new2(0, ecc) else { return nil }
+        guard let input = QRinput_new2(Int32(version), ecc) else { return nil }
         defer { QRinput_free(input) }
         for (mode, data) in segments {
             guard QRinput_append(input, mode == .byte ? QR_MODE_8 : QR_MODE_NUM, Int32(data.count), data) == 0 else { return nil }

@@ -111,7 +111,6 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case qrPairOutOfRange = "QR_PAIR_OUT_OF_RANGE"
     case qrChunkHeader = "QR_CHUNK_HEADER"
     case qrChunkMissing = "QR_CHUNK_MISSING"
-    case qrChunkDuplicate = "QR_CHUNK_DUPLICATE"
     case qrChunkTooLong = "QR_CHUNK_TOO_LONG"
     case qrChunkUnbalanced = "QR_CHUNK_UNBALANCED"
     case qrChunked = "QR_CHUNKED"
