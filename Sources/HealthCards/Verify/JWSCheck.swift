@@ -44,7 +44,7 @@ public struct JWSCheck {
             decoded.append(piece.isEmpty ? nil : value)
         }
         if bytes.count > QRNumeric.maxSingleJWSCharacters && report.source != .qrText && report.source != .qrImage {
-            add(.jwsTooLong, nil, "the JWS is \(bytes.count) characters; one QR holds at most \(QRNumeric.maxSingleJWSCharacters), so its QR form needs chunking (deprecated) ")
+            add(.jwsTooLong, nil, "the JWS is \(bytes.count) characters; one QR holds at most \(QRNumeric.maxSingleJWSCharacters), so its QR form needs chunking (deprecated)")
         }
         if let header = decoded[0] { checkHeader(header, report: &report, add: add) }
         if let payload = decoded[1], let json = inflatePayload(payload, add: add) {
