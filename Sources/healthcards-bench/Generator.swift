@@ -57,7 +57,7 @@ struct SyntheticCVRS {
                 let date = "\(2021 + (month - 1) / 12)-\(pad((month - 1) % 12 + 1, 2))-\(pad(1 + Int(g.next() % 28), 2))"
                 event += 1
                 let siteField = site.contains(",") ? "\"\(site)\"" : site
-                let line = "EV-\(pad(event, 8)),1,P-\(pad(p + 1, 8)),\(first),\(mid),\(last),\(dob),\(sex),Springfield,IL,\(siteField),999999,\(date),\(vaccine.0),\(vaccine.1),\(vaccine.2),LOT\(pad(Int(g.next() % 100_000), 5)),2023-01-01,LA,C28161,\(round + 1)\n"
+                let line = "EV-\(pad(event, 8)),1,P-\(pad(p + 1, 8)),\(first),\(mid),\(last),\(dob),\(sex),Springfield,IL,\(siteField),999999,\(date),\(vaccine.0),\(vaccine.1),\(vaccine.2),EN\(pad(Int(g.next() % 100_000), 5))A,2023-01-01,LA,C28161,\(round + 1)\n"
                 fputs(line, file)
                 rows += 1
             }

@@ -55,6 +55,12 @@ final class ProgressLine {
 /// (the next run removes what it left).
 enum Signals {
     static func install() {
+        // A parent may have started us with these signals blocked; the workers inherit this mask.
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
         for sig in [SIGINT, SIGTERM] {
             signal(sig) { received in
                 BatchIssuer.requestStop(received)

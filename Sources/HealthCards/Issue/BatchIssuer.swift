@@ -81,13 +81,13 @@ public final class BatchIssuer {
         var summary = BatchSummary()
         Self.stopRequest.store(0, ordering: .relaxed)
         let workers = try (0..<jobs).map { _ in BatchWorker(issuer: try makeIssuer(), outDir: outDir, force: force) }
-        try FileIO.createDirectories(outDir)
+        try FileIO.checkWritableFolder(outDir)
+        try FileIO.checkWritableFolder("\(outDir)/cards")
+        if workers[0].issuer.settings.makeQR { try FileIO.checkWritableFolder("\(outDir)/qr") }
         for folder in [outDir, "\(outDir)/cards", "\(outDir)/qr"] {
             summary.leftoversRemoved += FileIO.removeStaleTemporaries(in: folder).count
         }
         let report = try ReportWriter(path: "\(outDir)/report.ndjson")
-        try FileIO.createDirectories("\(outDir)/cards")
-        if workers[0].issuer.settings.makeQR { try FileIO.createDirectories("\(outDir)/qr") }
 
         var opened: [Opened] = []
         for input in inputs {

@@ -87,15 +87,33 @@ public enum FileIO {
         return removed
     }
 
-    /// Flushes written files to disk (`sync(2)`; `syncfs` is not reachable from Swift's Glibc module),
-    /// then syncs the folder `path` itself so renames in it are durable.
-    /// - Throws: `HealthCardError(.io)` when the folder cannot be synced.
+    /// Flushes the file system holding `path` to disk (`syncfs(2)`), then syncs the folder itself
+    /// so renames in it are durable.
+    /// - Throws: `HealthCardError(.io)` when the flush fails (e.g. a write error the disk reported late).
     public static func syncFileSystem(_ path: String) throws {
-        sync()
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw HealthCardError(.io, "cannot open \(path) to flush it: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
-        guard fsync(fd) == 0 else { throw HealthCardError(.io, "flushing \(path) to disk failed: \(String(cString: strerror(errno)))") }
+        guard c_syncfs(fd) == 0, fsync(fd) == 0 else {
+            throw HealthCardError(.io, "flushing \(path) to disk failed: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Makes sure files can be created in `folder` (creating it if missing): it is a folder, and a
+    /// probe file can be created and removed in it.
+    /// - Throws: `HealthCardError(.io)` naming the folder and the reason.
+    public static func checkWritableFolder(_ folder: String) throws {
+        try createDirectories(folder)
+        guard isDirectory(folder) else {
+            throw HealthCardError(.io, "cannot write in \(folder): it exists and is not a folder; remove it or choose another --out")
+        }
+        let probe = temporaryName(for: "\(folder)/.probe")
+        let fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            throw HealthCardError(.io, "cannot write in \(folder): \(String(cString: strerror(errno))); choose a folder you can write to (--out)")
+        }
+        close(fd)
+        unlink(probe)
     }
 
     /// Creates `path` and its missing parents (like `mkdir -p`).
@@ -155,3 +173,6 @@ public enum FileIO {
         return names.sorted()
     }
 }
+
+/// glibc's `syncfs(2)`, declared by hand: Swift's Glibc module hides it behind `_GNU_SOURCE`.
+@_silgen_name("syncfs") private func c_syncfs(_ fd: Int32) -> Int32
