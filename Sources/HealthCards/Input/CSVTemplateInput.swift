@@ -111,15 +111,23 @@ public final class CSVTemplateInput {
         }
     }
 
-    /// Reads the records back in order of first appearance, one patient at a time.
+    /// Reads the records back in order of first appearance. Patients are read a window at a time
+    /// (`window` records): their rows are read in file order, going on with the open reader across
+    /// short gaps and reopening at the byte offset across long ones, so an extract sorted by date
+    /// costs a few seeks per window rather than one per row. Memory holds one window's rows.
     public final class Cursor {
         private let input: CSVTemplateInput
+        private let window: Int
         private var entry = 0
         private var reader: CSVReader?
         private var readerRow = -1  // the row `reader.next()` returns next
-        private var pending: [PatientRows] = []  // patients split off a hash collision
+        private var ready: [PatientRows] = []
+        private var readyIndex = 0
 
-        init(_ input: CSVTemplateInput) { self.input = input }
+        init(_ input: CSVTemplateInput, window: Int = 512) {
+            self.input = input
+            self.window = max(1, window)
+        }
 
         /// The CSV file read.
         public var path: String { input.path }
@@ -128,21 +136,65 @@ public final class CSVTemplateInput {
         /// - Throws: `HealthCardError(.input)` when the file changed since it was indexed or cannot
         ///   be read.
         public func next() throws -> PatientRows? {
-            if !pending.isEmpty { return pending.removeFirst() }
-            guard entry < input.entries.count else { return nil }
-            let first = input.entries[entry]
-            entry += 1
-            if first < 0 {
-                let row = Int(-(first + 1))
-                return PatientRows(source: "\(input.path):\(input.rowLines[row])", id: nil, rows: [],
-                                   errors: [input.orphanErrors[Int32(row)]!])
+            if readyIndex == ready.count {
+                ready.removeAll(keepingCapacity: true)
+                readyIndex = 0
+                try fill()
+                if ready.isEmpty { return nil }
             }
+            readyIndex += 1
+            return ready[readyIndex - 1]
+        }
+
+        /// Reads the next window of records into `ready`.
+        private func fill() throws {
+            let end = min(input.entries.count, entry + window)
+            guard entry < end else { return }
+            // (row, slot) for every row of the window's patients, read in file order.
+            var wanted: [(row: Int32, slot: Int32)] = []
+            var fields: [[[String]]] = []  // per slot, per row (file order)
+            var slots: [Int32] = []  // per entry: its slot, or -1 for a row that matched no patient
+            for e in entry..<end {
+                let first = input.entries[e]
+                guard first >= 0 else {
+                    slots.append(-1)
+                    continue
+                }
+                let slot = Int32(fields.count)
+                slots.append(slot)
+                fields.append([])
+                var row = first
+                while row >= 0 {
+                    wanted.append((row, slot))
+                    row = input.nextRow[Int(row)]
+                }
+            }
+            wanted.sort { $0.row < $1.row }
+            for (row, slot) in wanted { fields[Int(slot)].append(try read(Int(row))) }
+            for (i, e) in (entry..<end).enumerated() {
+                let first = input.entries[e]
+                if slots[i] < 0 {
+                    let row = Int(-(first + 1))
+                    ready.append(PatientRows(source: "\(input.path):\(input.rowLines[row])", id: nil, rows: [],
+                                             errors: [input.orphanErrors[Int32(row)]!]))
+                    continue
+                }
+                var rows: [Int] = []
+                var row = Int(first)
+                while row >= 0 {
+                    rows.append(row)
+                    row = Int(input.nextRow[row])
+                }
+                ready.append(contentsOf: patient(rows: rows, fields: fields[Int(slots[i])]))
+            }
+            entry = end
+        }
+
+        /// Turns one chain of rows into its patient (or, after a hash collision, its patients).
+        private func patient(rows: [Int], fields: [[String]]) -> [PatientRows] {
             var groups: [PatientRows] = []
-            var row = Int(first)
-            while row >= 0 {
-                let fields = try read(row)
-                let line = Int(input.rowLines[row])
-                let source = "\(input.path):\(line)"
+            for (row, fields) in zip(rows, fields) {
+                let source = "\(input.path):\(input.rowLines[row])"
                 let key = fields.count > input.keyIndex ? fields[input.keyIndex].trimmingCharacters(in: " \t") : ""
                 var g = groups.firstIndex { $0.id == key } ?? -1
                 if g < 0 {
@@ -158,23 +210,26 @@ public final class CSVTemplateInput {
                     }
                     groups[g].rows.append(TemplateRow(values: values, source: source))
                 }
-                row = Int(input.nextRow[row])
             }
-            pending = Array(groups.dropFirst())
-            return groups[0]
+            return groups
         }
 
-        /// The fields of data row `row`: the open reader goes on when the row is the next in the file
-        /// (a file grouped by patient is read straight through); otherwise it reopens at the row's offset.
+        /// The fields of data row `row`. The open reader goes on when the row is at most 32 rows
+        /// ahead (the rows between are read and dropped); otherwise it reopens at the row's offset.
         private func read(_ row: Int) throws -> [String] {
-            if reader == nil || readerRow != row {
+            if reader == nil || row < readerRow || row - readerRow > 32 {
                 reader = try CSVReader(path: input.path, offset: input.rowOffsets[row], line: Int(input.rowLines[row]))
+                readerRow = row
             }
-            guard let record = try reader!.next(), record.offset == input.rowOffsets[row] else {
-                throw HealthCardError(.input, "\(input.path) changed while it was read (row at line \(input.rowLines[row]) is gone); run again on a file nobody is writing")
+            while true {
+                guard let record = try reader!.next() else { break }
+                readerRow += 1
+                if readerRow - 1 == row {
+                    guard record.offset == input.rowOffsets[row] else { break }
+                    return record.fields
+                }
             }
-            readerRow = row + 1
-            return record.fields
+            throw HealthCardError(.input, "\(input.path) changed while it was read (the row at line \(input.rowLines[row]) is gone); run again on a file nobody is writing")
         }
     }
 
