@@ -54,9 +54,10 @@ enum Bench {
                 for jobs in Array(Set([1, cores])).sorted() {
                     let run = try issue(healthcards, key: key, template: templatePath, csv: csv, out: "\(work)/e2e", jobs: jobs, qr: qr)
                     let rate = Double(patients) / run.seconds
-                    log("  \(qr ? "with QR   " : "without QR") jobs \(jobs): \(fmt(rate, 0)) cards/s, \(fmt(run.seconds, 2)) s, peak RSS \(fmt(Double(run.peakRSS) / 1048576, 1)) MB")
+                    let cpu = run.cpuSeconds / Double(patients) * 1e6
+                    log("  \(qr ? "with QR   " : "without QR") jobs \(jobs): \(fmt(rate, 0)) cards/s, \(fmt(run.seconds, 2)) s, CPU \(fmt(cpu, 0)) µs/card, peak RSS \(fmt(Double(run.peakRSS) / 1048576, 1)) MB")
                     endToEnd.append(.object(["qr": .bool(qr), "jobs": .integer(Int64(jobs)), "cards": .integer(Int64(patients)),
-                                             "seconds": num(run.seconds, 3), "cardsPerSecond": num(rate, 1),
+                                             "seconds": num(run.seconds, 3), "cardsPerSecond": num(rate, 1), "cpuMicrosPerCard": num(cpu, 1),
                                              "peakRSSMB": num(Double(run.peakRSS) / 1048576, 1)]))
                 }
             }

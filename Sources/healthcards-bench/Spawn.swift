@@ -10,6 +10,8 @@ struct ChildRun {
     var seconds: Double
     /// Peak resident set of the child, in bytes (`ru_maxrss`).
     var peakRSS: Int
+    /// User plus system CPU time of the child, in seconds.
+    var cpuSeconds: Double
     /// The child's stderr (last 4 KiB).
     var stderr: String
 
@@ -30,8 +32,9 @@ struct ChildRun {
         // good here: exec carries the spawning process's resident size into it.)
         var waitStatus: Int32 = 0
         var peak = 0
+        var usage = rusage()
         while true {
-            let r = waitpid(pid, &waitStatus, WNOHANG)
+            let r = wait4(pid, &waitStatus, WNOHANG, &usage)
             if r == pid { break }
             if r < 0 && errno != EINTR { break }
             peak = max(peak, highWaterMark(pid))
@@ -41,7 +44,8 @@ struct ChildRun {
         let text = (try? FileIO.read(log)).map { String(decoding: $0.suffix(4096), as: UTF8.self) } ?? ""
         unlink(log)
         let exit = (waitStatus & 0x7F) == 0 ? (waitStatus >> 8) & 0xFF : 128 + (waitStatus & 0x7F)
-        return ChildRun(status: exit, seconds: seconds, peakRSS: peak, stderr: String(text.suffix(4096)))
+        return ChildRun(status: exit, seconds: seconds, peakRSS: peak,
+                        cpuSeconds: Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6, stderr: String(text.suffix(4096)))
     }
 }
 

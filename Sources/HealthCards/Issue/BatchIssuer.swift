@@ -169,7 +169,7 @@ public final class BatchIssuer {
                         job = .record(record)
                         (id, source) = (record.id, record.source)
                     }
-                    if let id, let earlier = names.register(OutputNames.safe(id), source: source) {
+                    if let id, let earlier = names.register(OutputNames.safe(id), id: id, source: source) {
                         pipe.submit(.decided(ReportLine(source: source, id: id, status: .rejected, errors: [
                             HealthCardError(.input, "patient id '\(id)' was already issued in this run (from \(earlier)); each patient must appear under one id in one input", at: source)
                         ], warnings: [], files: [])))
@@ -200,18 +200,23 @@ public final class BatchIssuer {
     }
 }
 
-/// Output names seen in a run, to reject a second record with the same patient id. With one CSV
-/// input the ids are unique by construction, and only names that `OutputNames.safe` changed (the
-/// only ones that could meet an unchanged id) are kept, so memory does not grow with the batch.
+/// Output names seen in a run, to reject a second record with the same patient id.
+///
+/// With one CSV input the patient ids are unique by construction, and `OutputNames.safe` keeps
+/// distinct ids apart, except in two ways: two ids it changed (`a b`, `a/b`) whose 32-bit hash
+/// suffixes collide, or an id it left alone that equals another id's changed name. So only changed
+/// names, and unchanged ones that look like a changed name (a `-` and 8 hex digits at the end and a
+/// `_` inside, or a leading `-`), are kept; memory does not grow with ordinary ids. With several
+/// inputs (or Bundle input) every name is kept.
 struct NameRegister {
     let all: Bool
     private var seen: [String: String] = [:]
 
     init(all: Bool) { self.all = all }
 
-    /// Registers `name`; returns the source of an earlier record with the same name.
-    mutating func register(_ name: String, source: String) -> String? {
-        guard all || Self.hasHashSuffix(name) else { return nil }
+    /// Registers `name` (made from `id`); returns the source of an earlier record with the same name.
+    mutating func register(_ name: String, id: String, source: String) -> String? {
+        guard all || name != id || (Self.hasHashSuffix(name) && (name.contains("_") || name.hasPrefix("-"))) else { return nil }
         if let earlier = seen[name] { return earlier }
         seen[name] = source
         return nil
