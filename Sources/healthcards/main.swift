@@ -11,6 +11,7 @@ enum ExitStatus: Int32 {
     case partial = 1
     case usage = 2
     case interrupted = 130
+    case terminated = 143
 }
 
 let commands: [(name: String, summary: String, run: ([String]) throws -> ExitStatus)] = [
