@@ -17,6 +17,8 @@ let commands: [(name: String, summary: String, run: ([String]) throws -> ExitSta
     ("keygen", "make a new P-256 signing key (PKCS#8 PEM, mode 0600) and print its kid", KeygenCommand.run),
     ("jwks", "write the JWK Set (public keys only) of one or more keys", JWKSCommand.run),
     ("issue", "issue SMART Health Cards from CSV (with a template) or FHIR Bundle input", IssueCommand.run),
+    ("site", "lay out the static-host folder: jwks.json, CRLs, header rules for nginx/Apache/_headers", SiteCommand.run),
+    ("revoke", "revoke a patient's cards: add the rid to the key's CRL, bump ctr and crlVersion", RevokeCommand.run),
 ]
 
 func printError(_ message: String) {
