@@ -39,8 +39,10 @@ enum SiteCommand {
         }
         let out = try parsed.required("out", command: "site")
         guard !parsed.positionals.isEmpty else {
-            throw HealthCardError(.usage, "`healthcards site` needs at least one KEY (current and retired keys); "
-                + "see `healthcards site --help`")
+            throw HealthCardError(
+                .usage,
+                "`healthcards site` needs at least one KEY (current and retired keys); "
+                    + "see `healthcards site --help`")
         }
         var pathPrefix = ""
         let loaded = try KeyArguments.entries(keys: parsed.positionals, chains: parsed.values("x5c"))
@@ -55,8 +57,9 @@ enum SiteCommand {
         let site = IssuerSite(root: out)
         let result = try site.publish(keys: loaded.entries, createCRLs: !parsed.has("no-crl"), pathPrefix: pathPrefix)
         for kid in result.removedKids {
-            printError("warning: key \(kid) was published in \(site.keySetPath) and is not any more; cards it signed "
-                + "no longer verify (right for a compromised key; for a retired key, give it again)")
+            printError(
+                "warning: key \(kid) was published in \(site.keySetPath) and is not any more; cards it signed "
+                    + "no longer verify (right for a compromised key; for a retired key, give it again)")
         }
         let published = try JWKS(bytes: try FileIO.read(site.keySetPath), source: site.keySetPath)
         var printed: [String] = []
@@ -93,15 +96,18 @@ enum RevokeCommand {
         """
 
     static func run(_ args: [String]) throws -> ExitStatus {
-        let parsed = try Arguments(args, valued: ["site", "key", "rid-secret", "id", "rid", "before"], flagNames: [],
+        let parsed = try Arguments(
+            args, valued: ["site", "key", "rid-secret", "id", "rid", "before"], flagNames: [],
             command: "revoke")
         if parsed.has("help") {
             print(help)
             return .ok
         }
         guard parsed.positionals.isEmpty else {
-            throw HealthCardError(.usage, "revoke takes no positional arguments, found '\(parsed.positionals[0])'; "
-                + "use --id PATIENT_ID or --rid RID")
+            throw HealthCardError(
+                .usage,
+                "revoke takes no positional arguments, found '\(parsed.positionals[0])'; "
+                    + "use --id PATIENT_ID or --rid RID")
         }
         let site = IssuerSite(root: try parsed.required("site", command: "revoke"))
         let keyArgument = try parsed.required("key", command: "revoke")
@@ -113,8 +119,10 @@ enum RevokeCommand {
         var before: Int64?
         if let text = parsed.value("before") {
             guard let value = Int64(text), value > 0, value < 100_000_000_000 else {
-                throw HealthCardError(.usage, "--before '\(text)' is not integer seconds since 1970 (e.g. \(Clock.nowSeconds())); "
-                    + "milliseconds are a classic bug")
+                throw HealthCardError(
+                    .usage,
+                    "--before '\(text)' is not integer seconds since 1970 (e.g. \(Clock.nowSeconds())); "
+                        + "milliseconds are a classic bug")
             }
             before = value
         }
@@ -142,8 +150,9 @@ enum RevokeCommand {
             }
         }
         let crlPath = site.crlPath(kid: kid)
-        print("\(crlPath): ctr \(result.ctr)" + (result.wroteCRL ? "" : " (unchanged)")
-            + "; \(site.keySetPath): crlVersion \(result.ctr)" + (result.wroteKeySet ? "" : " (unchanged)"))
+        print(
+            "\(crlPath): ctr \(result.ctr)" + (result.wroteCRL ? "" : " (unchanged)")
+                + "; \(site.keySetPath): crlVersion \(result.ctr)" + (result.wroteKeySet ? "" : " (unchanged)"))
         return .ok
     }
 }

@@ -16,15 +16,21 @@ import Testing
         var crlPath: String { site.path + "/.well-known/crl/\(kid).json" }
 
         func crl() throws -> CRL { try CRL(bytes: try SiteTestSupport.bytes(crlPath), source: crlPath) }
-        func crlVersion() throws -> Int? { try JWKS(bytes: try SiteTestSupport.bytes(keySetPath), source: "jwks").key(kid: kid)?.crlVersion }
+        func crlVersion() throws -> Int? {
+            try JWKS(bytes: try SiteTestSupport.bytes(keySetPath), source: "jwks").key(kid: kid)?.crlVersion
+        }
         @discardableResult
-        func revoke(_ extra: [String], expect status: Int32 = 0, sourceLocation: SourceLocation = #_sourceLocation) throws -> TestSupport.Run {
-            try SiteTestSupport.cli(["revoke", "--site", site.path, "--key", key, "--rid-secret", secret] + extra, expect: status,
-                                    sourceLocation: sourceLocation)
+        func revoke(_ extra: [String], expect status: Int32 = 0, sourceLocation: SourceLocation = #_sourceLocation)
+            throws -> TestSupport.Run
+        {
+            try SiteTestSupport.cli(
+                ["revoke", "--site", site.path, "--key", key, "--rid-secret", secret] + extra, expect: status,
+                sourceLocation: sourceLocation)
         }
         /// The vc.rid of a patient's card.
         func rid(of patient: String) throws -> String {
-            try #require(try TestSupport.payload(of: try SiteTestSupport.jws(in: out, id: patient))["vc"]?["rid"]?.stringValue)
+            try #require(
+                try TestSupport.payload(of: try SiteTestSupport.jws(in: out, id: patient))["vc"]?["rid"]?.stringValue)
         }
     }
 
@@ -117,11 +123,19 @@ import Testing
         let f = try Self.fixture(siteOptions: ["--no-crl"])
         #expect(!FileManager.default.fileExists(atPath: f.crlPath))
         #expect(try f.crlVersion() == nil)
-        let run = try SiteTestSupport.cli(["revoke", "--site", f.site.path, "--key", f.key, "--rid", "MKyCxh7p6uQ", "--rid", "vwAjHdarZuc",
-                                           "--before", "1687450765"])
+        let run = try SiteTestSupport.cli([
+            "revoke", "--site", f.site.path, "--key", f.key, "--rid", "MKyCxh7p6uQ", "--rid", "vwAjHdarZuc",
+            "--before", "1687450765",
+        ])
         #expect(run.stdout.hasPrefix("revoked MKyCxh7p6uQ.1687450765\nrevoked vwAjHdarZuc.1687450765\n"))
-        #expect(try f.crl() == CRL(kid: f.kid, ctr: 1, entries: [.init(rid: "MKyCxh7p6uQ", before: 1_687_450_765),
-                                                                   .init(rid: "vwAjHdarZuc", before: 1_687_450_765)]))
+        #expect(
+            try f.crl()
+                == CRL(
+                    kid: f.kid, ctr: 1,
+                    entries: [
+                        .init(rid: "MKyCxh7p6uQ", before: 1_687_450_765),
+                        .init(rid: "vwAjHdarZuc", before: 1_687_450_765),
+                    ]))
         #expect(try f.crlVersion() == 1)
         // Widening a timestamped entry to all cards replaces it in place.
         let widen = try SiteTestSupport.cli(["revoke", "--site", f.site.path, "--key", f.key, "--rid", "MKyCxh7p6uQ"])
@@ -133,8 +147,11 @@ import Testing
     @Test func refusesUnpublishedKeysAndBadArguments() throws {
         let f = try Self.fixture()
         let stranger = try SiteTestSupport.keygen("stranger.pem", in: f.dir)
-        let run = try SiteTestSupport.cli(["revoke", "--site", f.site.path, "--key", stranger.path, "--rid-secret", f.secret,
-                                           "--id", "P-1001"], expect: 2)
+        let run = try SiteTestSupport.cli(
+            [
+                "revoke", "--site", f.site.path, "--key", stranger.path, "--rid-secret", f.secret,
+                "--id", "P-1001",
+            ], expect: 2)
         #expect(run.stderr.contains("does not publish key \(stranger.kid)"))
         #expect(!FileManager.default.fileExists(atPath: f.site.path + "/.well-known/crl/\(stranger.kid).json"))
         let ms = try f.revoke(["--id", "P-1001", "--before", "1700000000000"], expect: 2)
@@ -143,8 +160,11 @@ import Testing
         #expect(noID.stderr.contains("needs --id PATIENT_ID"))
         let badRid = try f.revoke(["--rid", "not a rid"], expect: 2)
         #expect(badRid.stderr.contains("is not a rid"))
-        let noSite = try SiteTestSupport.cli(["revoke", "--site", f.dir.appendingPathComponent("nowhere").path, "--key", f.key,
-                                              "--rid", "MKyCxh7p6uQ"], expect: 2)
+        let noSite = try SiteTestSupport.cli(
+            [
+                "revoke", "--site", f.dir.appendingPathComponent("nowhere").path, "--key", f.key,
+                "--rid", "MKyCxh7p6uQ",
+            ], expect: 2)
         #expect(noSite.stderr.contains("does not exist; lay out the site first"))
         #expect(try f.crl().ctr == 1)
     }

@@ -21,10 +21,12 @@ import Testing
         let site = dir.appendingPathComponent("site")
         let run = try SiteTestSupport.cli(["site", "--out", site.path, new.path, old.path])
         #expect(run.stdout == "\(new.kid) crlVersion 1\n\(old.kid) crlVersion 1\n")
-        let keySet = try JWKS(bytes: try SiteTestSupport.bytes(site.path + "/.well-known/jwks.json"), source: "jwks.json")
+        let keySet = try JWKS(
+            bytes: try SiteTestSupport.bytes(site.path + "/.well-known/jwks.json"), source: "jwks.json")
         #expect(keySet.keys.map(\.kid) == [new.kid, old.kid])
 
-        let cards = try VerifyFixtures.files(in: outOld.appendingPathComponent("cards"), suffix: ".smart-health-card")
+        let cards =
+            try VerifyFixtures.files(in: outOld.appendingPathComponent("cards"), suffix: ".smart-health-card")
             + VerifyFixtures.files(in: outNew.appendingPathComponent("cards"), suffix: ".smart-health-card")
         #expect(cards.count >= 4)
         let check = try TestSupport.check(["--jwks", site.path, outOld.path, outNew.path])
@@ -45,7 +47,9 @@ import Testing
         let site = dir.appendingPathComponent("site")
         try SiteTestSupport.cli(["site", "--out", site.path, old.path, new.path])
         let again = try SiteTestSupport.cli(["site", "--out", site.path, new.path])
-        #expect(again.stderr.contains("warning: key \(old.kid) was published in \(site.path)/.well-known/jwks.json and is not any more"))
+        #expect(
+            again.stderr.contains(
+                "warning: key \(old.kid) was published in \(site.path)/.well-known/jwks.json and is not any more"))
 
         let oldCheck = try TestSupport.check(["--jwks", site.path, outOld.path])
         #expect(oldCheck.status == 1)

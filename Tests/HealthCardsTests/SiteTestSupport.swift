@@ -14,22 +14,31 @@ enum SiteTestSupport {
         throws -> TestSupport.Run
     {
         let run = try TestSupport.cli(arguments)
-        #expect(run.status == status, "healthcards \(arguments.first ?? ""): \(run.stderr)", sourceLocation: sourceLocation)
+        #expect(
+            run.status == status, "healthcards \(arguments.first ?? ""): \(run.stderr)", sourceLocation: sourceLocation)
         return run
     }
 
     /// Issues the vaccination sample CSV (patients P-1001…) signed by `key`, without QR images.
     @discardableResult
-    static func issueSample(key: String, out: URL, nbf: String = "1700000000", extra: [String] = [],
-                            sourceLocation: SourceLocation = #_sourceLocation) throws -> TestSupport.Run {
-        try cli(["issue", "--issuer", issuer, "--key", key, "--template", templates.appendingPathComponent("covid19-vaccination.json").path,
-                 "--out", out.path, "--nbf", nbf, "--no-qr", "--quiet"] + extra
-                + [templates.appendingPathComponent("covid19-vaccination.sample.csv").path], sourceLocation: sourceLocation)
+    static func issueSample(
+        key: String, out: URL, nbf: String = "1700000000", extra: [String] = [],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> TestSupport.Run {
+        try cli(
+            [
+                "issue", "--issuer", issuer, "--key", key, "--template",
+                templates.appendingPathComponent("covid19-vaccination.json").path,
+                "--out", out.path, "--nbf", nbf, "--no-qr", "--quiet",
+            ] + extra
+                + [templates.appendingPathComponent("covid19-vaccination.sample.csv").path],
+            sourceLocation: sourceLocation)
     }
 
     /// The JWS of `out/cards/<id>.smart-health-card`.
     static func jws(in out: URL, id: String) throws -> String {
-        let card = try JSONParser.parse(try VerifyFixtures.bytes(out.appendingPathComponent("cards/\(id).smart-health-card")))
+        let card = try JSONParser.parse(
+            try VerifyFixtures.bytes(out.appendingPathComponent("cards/\(id).smart-health-card")))
         return try #require(card["verifiableCredential"]?[0]?.stringValue)
     }
 
@@ -46,7 +55,9 @@ enum SiteTestSupport {
         return (path, run.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
-    static func json(_ path: String) throws -> JSONValue { try JSONParser.parse(try VerifyFixtures.bytes(URL(fileURLWithPath: path))) }
+    static func json(_ path: String) throws -> JSONValue {
+        try JSONParser.parse(try VerifyFixtures.bytes(URL(fileURLWithPath: path)))
+    }
 
     static func bytes(_ path: String) throws -> [UInt8] { try VerifyFixtures.bytes(URL(fileURLWithPath: path)) }
 
@@ -66,11 +77,16 @@ enum SiteTestSupport {
     {
         let ca = "\(name)-ca.crt"
         let caKey = "\(name)-ca.key"
-        try openssl(["req", "-x509", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                     "-keyout", caKey, "-out", ca, "-days", "3650", "-subj", "/CN=Example SHC Issuer CA",
-                     "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"], in: dir)
-        try openssl(["req", "-new", "-key", keyPath, "-subj", "/CN=Example SHC Issuer", "-out", "\(name)-leaf.csr"], in: dir)
-        try TestSupport.write("""
+        try openssl(
+            [
+                "req", "-x509", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                "-keyout", caKey, "-out", ca, "-days", "3650", "-subj", "/CN=Example SHC Issuer CA",
+                "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+            ], in: dir)
+        try openssl(
+            ["req", "-new", "-key", keyPath, "-subj", "/CN=Example SHC Issuer", "-out", "\(name)-leaf.csr"], in: dir)
+        try TestSupport.write(
+            """
             basicConstraints=critical,CA:FALSE
             keyUsage=critical,digitalSignature
             subjectAltName=URI:\(san)
@@ -78,8 +94,11 @@ enum SiteTestSupport {
             authorityKeyIdentifier=keyid,issuer
 
             """, to: "\(name)-leaf.ext", in: dir)
-        try openssl(["x509", "-req", "-in", "\(name)-leaf.csr", "-CA", ca, "-CAkey", caKey, "-CAcreateserial",
-                     "-days", "365", "-sha256", "-extfile", "\(name)-leaf.ext", "-out", "\(name)-leaf.crt"], in: dir)
+        try openssl(
+            [
+                "x509", "-req", "-in", "\(name)-leaf.csr", "-CA", ca, "-CAkey", caKey, "-CAcreateserial",
+                "-days", "365", "-sha256", "-extfile", "\(name)-leaf.ext", "-out", "\(name)-leaf.crt",
+            ], in: dir)
         let leafText = try String(contentsOf: dir.appendingPathComponent("\(name)-leaf.crt"), encoding: .utf8)
         let caText = try String(contentsOf: dir.appendingPathComponent(ca), encoding: .utf8)
         let chain = try TestSupport.write(leafText + caText, to: "\(name).pem", in: dir)

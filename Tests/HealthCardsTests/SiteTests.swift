@@ -17,14 +17,23 @@ import Testing
         let files = try FileManager.default.subpathsOfDirectory(atPath: site.path).filter {
             !FileIO.isDirectory(site.path + "/" + $0)
         }.sorted()
-        #expect(files == [".htaccess", ".well-known/crl/\(key.kid).json", ".well-known/jwks.json", "_headers", "healthcards-nginx.conf"])
+        #expect(
+            files == [
+                ".htaccess", ".well-known/crl/\(key.kid).json", ".well-known/jwks.json", "_headers",
+                "healthcards-nginx.conf",
+            ])
         let headers = try String(contentsOf: site.appendingPathComponent("_headers"), encoding: .utf8)
-        #expect(headers.contains("\n/shc/.well-known/jwks.json\n  Access-Control-Allow-Origin: *\n  Content-Type: application/json\n"))
+        #expect(
+            headers.contains(
+                "\n/shc/.well-known/jwks.json\n  Access-Control-Allow-Origin: *\n  Content-Type: application/json\n"))
         #expect(headers.contains("\n/shc/.well-known/crl/*\n  Access-Control-Allow-Origin: *\n"))
         #expect(headers.contains("\n/shc/*.smart-health-card\n  Content-Type: application/smart-health-card\n"))
         let htaccess = try String(contentsOf: site.appendingPathComponent(".htaccess"), encoding: .utf8)
         #expect(htaccess.contains("AddType application/smart-health-card .smart-health-card"))
-        #expect(htaccess.contains("<Files \"jwks.json\">\n    ForceType application/json\n    Header always set Access-Control-Allow-Origin \"*\""))
+        #expect(
+            htaccess.contains(
+                "<Files \"jwks.json\">\n    ForceType application/json\n    Header always set Access-Control-Allow-Origin \"*\""
+            ))
         // The Apache CRL pattern matches kid file names (43 base64url characters), not jwks.json.
         let pattern = try Regex("^[A-Za-z0-9_-]{43}\\.json$")
         #expect(try pattern.wholeMatch(in: "\(key.kid).json") != nil)
@@ -39,6 +48,18 @@ import Testing
         }
     }
 
+    /// A malformed existing CRL stops `site` before it writes anything.
+    @Test func malformedCRLStopsBeforeWriting() throws {
+        let dir = try TestSupport.tempDir("site")
+        let a = try SiteTestSupport.keygen("a.pem", in: dir)
+        let b = try SiteTestSupport.keygen("b.pem", in: dir)
+        let site = dir.appendingPathComponent("site")
+        try TestSupport.write(#"{"kid":"\#(b.kid)","method":"rid","ctr":0,"rids":[]}"#, to: ".well-known/crl/\(b.kid).json", in: site)
+        let run = try SiteTestSupport.cli(["site", "--out", site.path, a.path, b.path], expect: 2)
+        #expect(run.stderr.contains("ctr must be a positive integer"))
+        #expect(try FileManager.default.subpathsOfDirectory(atPath: site.path).sorted() == [".well-known", ".well-known/crl", ".well-known/crl/\(b.kid).json"])
+    }
+
     @Test(.enabled(if: NginxServer.available, "nginx is not installed and apt-get could not install it"))
     func nginxServesKeysWithCORSAndCardsWithTheirType() throws {
         let dir = try TestSupport.tempDir("nginx")
@@ -48,7 +69,8 @@ import Testing
         let out = dir.appendingPathComponent("out")
         try SiteTestSupport.issueSample(key: key.path, out: out)
         let card = out.appendingPathComponent("cards/P-1001.smart-health-card")
-        try FileManager.default.createDirectory(at: site.appendingPathComponent("cards"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: site.appendingPathComponent("cards"), withIntermediateDirectories: true)
         try FileManager.default.copyItem(at: card, to: site.appendingPathComponent("cards/P-1001.smart-health-card"))
         try TestSupport.write("{}", to: "other.json", in: site)
 
@@ -116,8 +138,9 @@ enum HTTPGet {
             guard let k = pair[0]?.stringValue, let v = pair[1]?.stringValue else { return nil }
             return (k, v)
         }
-        return Response(status: Int(json["status"]?.numberLexeme ?? "0") ?? 0, headers: headers,
-                        body: Base64URL.decodeStandard(json["body"]?.stringValue ?? "") ?? [])
+        return Response(
+            status: Int(json["status"]?.numberLexeme ?? "0") ?? 0, headers: headers,
+            body: Base64URL.decodeStandard(json["body"]?.stringValue ?? "") ?? [])
     }
 }
 
@@ -143,7 +166,8 @@ final class NginxServer {
     let port: Int
 
     init(root: String, in dir: URL) throws {
-        try FileManager.default.createDirectory(at: dir.appendingPathComponent("tmp"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: dir.appendingPathComponent("tmp"), withIntermediateDirectories: true)
         port = try Self.freePort()
         let prefix = dir.path
         let conf = """
@@ -172,7 +196,9 @@ final class NginxServer {
             """
         let confPath = try TestSupport.write(conf, to: "nginx.conf", in: dir)
         let test = try TestSupport.run(Self.binary, ["-t", "-p", prefix, "-e", prefix + "/error.log", "-c", confPath])
-        guard test.status == 0 else { throw HealthCardError(.usage, "nginx -t refused the configuration: \(test.stderr)") }
+        guard test.status == 0 else {
+            throw HealthCardError(.usage, "nginx -t refused the configuration: \(test.stderr)")
+        }
         process.executableURL = URL(fileURLWithPath: Self.binary)
         process.arguments = ["-p", prefix, "-e", prefix + "/error.log", "-c", confPath]
         process.standardOutput = FileHandle.nullDevice
@@ -208,7 +234,9 @@ final class NginxServer {
         addr.sin_port = 0
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
         }
         guard bound else { throw HealthCardError(.io, "cannot bind 127.0.0.1:0") }
         return Int(UInt16(bigEndian: addr.sin_port))
@@ -223,7 +251,9 @@ final class NginxServer {
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
         addr.sin_port = UInt16(port).bigEndian
         return withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
         }
     }
 }

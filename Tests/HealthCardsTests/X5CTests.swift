@@ -18,8 +18,11 @@ import Testing
         let entry = try #require(keySet["keys"]?[0])
         let x5c = try #require(entry["x5c"]?.arrayValue?.compactMap { $0.stringValue })
         // Leaf first, then the CA; each is the certificate's DER in standard base64, as openssl encodes it.
-        #expect(x5c == [try SiteTestSupport.derBase64(ofCertificate: made.leaf, in: dir),
-                        try SiteTestSupport.derBase64(ofCertificate: made.ca, in: dir)])
+        #expect(
+            x5c == [
+                try SiteTestSupport.derBase64(ofCertificate: made.leaf, in: dir),
+                try SiteTestSupport.derBase64(ofCertificate: made.ca, in: dir),
+            ])
         #expect(x5c.allSatisfy { !$0.contains("-") && !$0.contains("_") && $0.count % 4 == 0 })
         #expect(entry["kid"]?.stringValue == key.kid)
 
@@ -43,7 +46,8 @@ import Testing
         let made = try SiteTestSupport.makeChain(forKey: other.path, in: dir)
         let out = dir.appendingPathComponent("jwks.json").path
         let run = try SiteTestSupport.cli(["jwks", key.path, "--x5c", made.chain, "--out", out], expect: 2)
-        #expect(run.stderr.contains("holds the key with kid \(other.kid), which is not among the keys given (\(key.kid))"))
+        #expect(
+            run.stderr.contains("holds the key with kid \(other.kid), which is not among the keys given (\(key.kid))"))
         #expect(run.stderr.contains("x5c must certify the signing key itself"))
         #expect(!FileManager.default.fileExists(atPath: out))
         // The site command refuses it the same way and writes nothing.
@@ -61,9 +65,12 @@ import Testing
         let reversed = try TestSupport.write(ca + leaf, to: "reversed.pem", in: dir)
         let out = dir.appendingPathComponent("jwks.json").path
         let run = try SiteTestSupport.cli(["jwks", key.path, "--x5c", reversed, "--out", out], expect: 2)
-        #expect(run.stderr.contains("certificate 2 (/CN=Example SHC Issuer) did not issue certificate 1 (/CN=Example SHC Issuer CA)"))
-        let withKey = try TestSupport.write(leaf + String(decoding: try SiteTestSupport.bytes(key.path), as: UTF8.self),
-                                            to: "with-key.pem", in: dir)
+        #expect(
+            run.stderr.contains(
+                "certificate 2 (/CN=Example SHC Issuer) did not issue certificate 1 (/CN=Example SHC Issuer CA)"))
+        let withKey = try TestSupport.write(
+            leaf + String(decoding: try SiteTestSupport.bytes(key.path), as: UTF8.self),
+            to: "with-key.pem", in: dir)
         let leak = try SiteTestSupport.cli(["jwks", key.path, "--x5c", withKey, "--out", out], expect: 2)
         #expect(leak.stderr.contains("contains a private key"))
         #expect(!FileManager.default.fileExists(atPath: out))
@@ -74,11 +81,17 @@ import Testing
         let key = try SiteTestSupport.keygen("issuer.pem", in: dir)
         let made = try SiteTestSupport.makeChain(forKey: key.path, in: dir, san: "https://elsewhere.example")
         let site = dir.appendingPathComponent("site")
-        let run = try SiteTestSupport.cli(["site", "--out", site.path, key.path, "--x5c", made.chain,
-                                           "--issuer", SiteTestSupport.issuer])
-        #expect(run.stderr.contains("has subjectAltName URI(s) https://elsewhere.example; verifiers expect URI:\(SiteTestSupport.issuer)"))
+        let run = try SiteTestSupport.cli([
+            "site", "--out", site.path, key.path, "--x5c", made.chain,
+            "--issuer", SiteTestSupport.issuer,
+        ])
+        #expect(
+            run.stderr.contains(
+                "has subjectAltName URI(s) https://elsewhere.example; verifiers expect URI:\(SiteTestSupport.issuer)"))
         let quiet = try SiteTestSupport.makeChain(forKey: key.path, in: dir, name: "good")
-        let ok = try SiteTestSupport.cli(["site", "--out", site.path, key.path, "--x5c", quiet.chain, "--issuer", SiteTestSupport.issuer])
+        let ok = try SiteTestSupport.cli([
+            "site", "--out", site.path, key.path, "--x5c", quiet.chain, "--issuer", SiteTestSupport.issuer,
+        ])
         #expect(ok.stderr.isEmpty, "\(ok.stderr)")
     }
 

@@ -18,13 +18,18 @@ public struct X509Chain: Sendable, Equatable {
     public init(pem: [UInt8], source: String) throws {
         let labels = PEMLabel.all(in: String(decoding: pem, as: UTF8.self))
         if labels.contains(where: { $0.hasSuffix("PRIVATE KEY") }) {
-            throw HealthCardError(.key, "\(source) contains a private key; x5c is published, so give a file with "
-                + "certificates only (e.g. `cat leaf.crt ca.crt > chain.pem`)")
+            throw HealthCardError(
+                .key,
+                "\(source) contains a private key; x5c is published, so give a file with "
+                    + "certificates only (e.g. `cat leaf.crt ca.crt > chain.pem`)")
         }
-        let expected = labels.filter { $0 == "CERTIFICATE" || $0 == "X509 CERTIFICATE" || $0 == "TRUSTED CERTIFICATE" }.count
+        let expected = labels.filter { $0 == "CERTIFICATE" || $0 == "X509 CERTIFICATE" || $0 == "TRUSTED CERTIFICATE" }
+            .count
         guard expected > 0 else {
-            throw HealthCardError(.key, "\(source) holds no PEM certificate (-----BEGIN CERTIFICATE-----); "
-                + "expected the leaf certificate first, then its issuing CA certificates")
+            throw HealthCardError(
+                .key,
+                "\(source) holds no PEM certificate (-----BEGIN CERTIFICATE-----); "
+                    + "expected the leaf certificate first, then its issuing CA certificates")
         }
         let certs = try X509Certificate.readAll(pem: pem, source: source)
         guard certs.count == expected else {
@@ -37,12 +42,16 @@ public struct X509Chain: Sendable, Equatable {
     /// - Throws: `HealthCardError(.key)` for an empty array, text that is not standard base64 with
     ///   padding, DER OpenSSL cannot parse, or a chain that fails the checks of `init(pem:source:)`.
     public init(x5c: [String], source: String) throws {
-        guard !x5c.isEmpty else { throw HealthCardError(.key, "\(source): x5c is empty; it lists the leaf certificate first") }
+        guard !x5c.isEmpty else {
+            throw HealthCardError(.key, "\(source): x5c is empty; it lists the leaf certificate first")
+        }
         var certs: [X509Certificate] = []
         for (i, text) in x5c.enumerated() {
             guard let der = Base64URL.decodeStandard(text) else {
-                throw HealthCardError(.key, "\(source): x5c[\(i)] is not standard base64 (with + / and = padding); "
-                    + "x5c is never base64url")
+                throw HealthCardError(
+                    .key,
+                    "\(source): x5c[\(i)] is not standard base64 (with + / and = padding); "
+                        + "x5c is never base64url")
             }
             certs.append(try X509Certificate(der: der, source: "\(source) x5c[\(i)]"))
         }
@@ -52,14 +61,19 @@ public struct X509Chain: Sendable, Equatable {
     private init(checking certs: [X509Certificate], source: String) throws {
         for i in 0..<(certs.count - 1) {
             guard certs[i + 1].issued(certs[i]) else {
-                throw HealthCardError(.key, "\(source): certificate \(i + 2) (\(certs[i + 1].subject)) did not issue "
-                    + "certificate \(i + 1) (\(certs[i].subject)); the chain must list the leaf first, then each issuer")
+                throw HealthCardError(
+                    .key,
+                    "\(source): certificate \(i + 2) (\(certs[i + 1].subject)) did not issue "
+                        + "certificate \(i + 1) (\(certs[i].subject)); the chain must list the leaf first, then each issuer"
+                )
             }
         }
         let leaf = certs[0]
         guard leaf.allowsDigitalSignature else {
-            throw HealthCardError(.key, "\(source): the leaf certificate (\(leaf.subject)) has a keyUsage without "
-                + "digitalSignature, so it cannot certify an ES256 signing key")
+            throw HealthCardError(
+                .key,
+                "\(source): the leaf certificate (\(leaf.subject)) has a keyUsage without "
+                    + "digitalSignature, so it cannot certify an ES256 signing key")
         }
         let key = try leaf.publicKey(source: source)
         certificates = try certs.map { try $0.der() }
@@ -121,7 +135,8 @@ final class X509Certificate {
         let code = ERR_peek_last_error()
         // The loop ends with "no start line" at the end of the text; anything else is a bad certificate.
         if code != 0 && ERR_GET_REASON(code) != PEM_R_NO_START_LINE {
-            throw HealthCardError(.key, "\(source): certificate \(certs.count + 1) cannot be read: \(openSSLErrorMessage())")
+            throw HealthCardError(
+                .key, "\(source): certificate \(certs.count + 1) cannot be read: \(openSSLErrorMessage())")
         }
         ERR_clear_error()
         return certs
@@ -164,19 +179,23 @@ final class X509Certificate {
     /// The certificate's public key, which must be EC P-256.
     func publicKey(source: String) throws -> P256Key {
         guard let pkey = X509_get_pubkey(cert) else {  // a new reference, owned by the P256Key below
-            throw HealthCardError(.key, "\(source): the leaf certificate's public key cannot be read: \(openSSLErrorMessage())")
+            throw HealthCardError(
+                .key, "\(source): the leaf certificate's public key cannot be read: \(openSSLErrorMessage())")
         }
         var buffer = [CChar](repeating: 0, count: 64)
         var length = 0
         let isEC = EVP_PKEY_get_base_id(pkey) == EVP_PKEY_EC
-        let group = isEC && EVP_PKEY_get_utf8_string_param(pkey, "group", &buffer, buffer.count, &length) == 1
+        let group =
+            isEC && EVP_PKEY_get_utf8_string_param(pkey, "group", &buffer, buffer.count, &length) == 1
             ? String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
         guard isEC, group == "prime256v1" else {
             EVP_PKEY_free(pkey)
             ERR_clear_error()
-            throw HealthCardError(.key, "\(source): the leaf certificate (\(subject)) holds "
-                + (isEC ? "an EC key on \(group ?? "an unknown curve")" : "a non-EC key")
-                + "; an SHC signing key is EC P-256")
+            throw HealthCardError(
+                .key,
+                "\(source): the leaf certificate (\(subject)) holds "
+                    + (isEC ? "an EC key on \(group ?? "an unknown curve")" : "a non-EC key")
+                    + "; an SHC signing key is EC P-256")
         }
         return try P256Key(taking: pkey)
     }
@@ -196,7 +215,8 @@ final class X509Certificate {
             guard name.pointee.type == GEN_URI, let text = name.pointee.d.uniformResourceIdentifier,
                 let data = ASN1_STRING_get0_data(text)
             else { continue }
-            uris.append(String(decoding: UnsafeBufferPointer(start: data, count: Int(ASN1_STRING_length(text))), as: UTF8.self))
+            uris.append(
+                String(decoding: UnsafeBufferPointer(start: data, count: Int(ASN1_STRING_length(text))), as: UTF8.self))
         }
         return uris
     }

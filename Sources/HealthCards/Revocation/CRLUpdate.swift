@@ -67,8 +67,10 @@ extension IssuerSite {
     ///   `kid`; `.validation` for a malformed CRL; `.key` for a malformed key set; `.io` on write errors.
     public func revoke(_ entries: [CRL.Entry], kid: String) throws -> RevocationResult {
         guard FileIO.exists(keySetPath) else {
-            throw HealthCardError(.usage, "\(keySetPath) does not exist; lay out the site first with "
-                + "`healthcards site --out \(root) KEY...`")
+            throw HealthCardError(
+                .usage,
+                "\(keySetPath) does not exist; lay out the site first with "
+                    + "`healthcards site --out \(root) KEY...`")
         }
         let keySet = try KeySetFile.parse(try FileIO.read(keySetPath), source: keySetPath)
         // Fails early, before the CRL is touched, when the key is not published.

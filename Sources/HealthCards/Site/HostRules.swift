@@ -19,8 +19,10 @@ public enum HostRules {
     /// - Parameter pathPrefix: the path part of `iss` (`""` or e.g. `/examples/issuer`), used by `_headers`,
     ///   whose paths are absolute on the host. The nginx and Apache rules match any prefix.
     public static func files(pathPrefix: String = "") -> [File] {
-        [File(name: nginxFileName, text: nginx), File(name: ".htaccess", text: apache),
-         File(name: "_headers", text: headersFile(pathPrefix: pathPrefix))]
+        [
+            File(name: nginxFileName, text: nginx), File(name: ".htaccess", text: apache),
+            File(name: "_headers", text: headersFile(pathPrefix: pathPrefix)),
+        ]
     }
 
     /// nginx: `include` this inside the `server` block whose `root` is the site folder.

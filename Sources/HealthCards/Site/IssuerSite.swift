@@ -40,8 +40,10 @@ public struct IssuerSite: Sendable {
         guard FileIO.exists(path) else { return nil }
         let crl = try CRL(bytes: try FileIO.read(path), source: path)
         guard crl.kid == kid else {
-            throw HealthCardError(.validation, "\(path) has kid \(crl.kid), but its file name says \(kid); "
-                + "a CRL lives at .well-known/crl/<its kid>.json")
+            throw HealthCardError(
+                .validation,
+                "\(path) has kid \(crl.kid), but its file name says \(kid); "
+                    + "a CRL lives at .well-known/crl/<its kid>.json")
         }
         return crl
     }
@@ -93,8 +95,11 @@ public struct IssuerSite: Sendable {
         let newKids = keys.map(\.kid)
         result.removedKids = try Self.publishedKids(keySetAt: keySetPath).filter { !newKids.contains($0) }
             .reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+        // Every existing CRL is read (and so checked) before anything is written.
+        let existing = try Self.applyingCRLVersions(to: keys, crlDirectory: crlDirectory)
         if createCRLs {
-            for kid in newKids where try readCRL(kid: kid) == nil && !result.createdCRLs.contains(kid) {
+            for key in existing where key.crlVersion == nil && !result.createdCRLs.contains(key.kid) {
+                let kid = key.kid
                 try FileIO.writeAtomically(CRL(kid: kid, ctr: 1).fileBytes, to: crlPath(kid: kid))
                 result.createdCRLs.append(kid)
                 result.written.append(crlPath(kid: kid))
@@ -119,7 +124,9 @@ public enum KeySetFile {
     /// - Throws: `HealthCardError(.key)` for text that is not JSON or has no `keys` array.
     public static func parse(_ bytes: [UInt8], source: String) throws -> JSONValue {
         let json: JSONValue
-        do { json = try JSONParser.parse(bytes) } catch { throw HealthCardError(.key, "\(source) is not JSON: \(error)") }
+        do { json = try JSONParser.parse(bytes) } catch {
+            throw HealthCardError(.key, "\(source) is not JSON: \(error)")
+        }
         guard json["keys"]?.arrayValue != nil else {
             throw HealthCardError(.key, #"\#(source) is not a JWK Set: expected {"keys":[...]}"#)
         }
@@ -134,7 +141,9 @@ public enum KeySetFile {
 
     /// `json` with `crlVersion` set to `version` on every entry whose kid is `kid`.
     /// - Throws: `HealthCardError(.usage)` when no entry has that kid.
-    public static func settingCRLVersion(_ version: Int, kid: String, in json: JSONValue, source: String) throws -> JSONValue {
+    public static func settingCRLVersion(_ version: Int, kid: String, in json: JSONValue, source: String) throws
+        -> JSONValue
+    {
         guard var root = json.objectValue, let keys = root["keys"]?.arrayValue else {
             throw HealthCardError(.key, #"\#(source) is not a JWK Set: expected {"keys":[...]}"#)
         }
@@ -146,8 +155,10 @@ public enum KeySetFile {
             return .object(object)
         }
         guard found else {
-            throw HealthCardError(.usage, "\(source) does not publish key \(kid); publish it first with "
-                + "`healthcards site --out SITE KEY...` (a CRL is useless to verifiers without its key)")
+            throw HealthCardError(
+                .usage,
+                "\(source) does not publish key \(kid); publish it first with "
+                    + "`healthcards site --out SITE KEY...` (a CRL is useless to verifiers without its key)")
         }
         root["keys"] = .array(updated)
         return .object(root)

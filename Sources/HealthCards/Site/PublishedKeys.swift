@@ -19,10 +19,12 @@ public enum PublishedKeys {
         var unique: [JWK] = []
         for key in keys where !unique.contains(where: { $0.kid == key.kid }) { unique.append(key) }
         for item in chains where !unique.contains(where: { item.chain.certifies($0) }) {
-            throw HealthCardError(.usage, "the leaf certificate of \(item.source) (\(item.chain.leafSubject)) holds the "
-                + "key with kid \(item.chain.leafJWK.kid), which is not among the keys given "
-                + "(\(unique.map(\.kid).joined(separator: ", "))); x5c must certify the signing key itself. "
-                + "Check the chain file, or issue a certificate for this key")
+            throw HealthCardError(
+                .usage,
+                "the leaf certificate of \(item.source) (\(item.chain.leafSubject)) holds the "
+                    + "key with kid \(item.chain.leafJWK.kid), which is not among the keys given "
+                    + "(\(unique.map(\.kid).joined(separator: ", "))); x5c must certify the signing key itself. "
+                    + "Check the chain file, or issue a certificate for this key")
         }
         var out: [JWK] = []
         for key in unique {
@@ -46,7 +48,8 @@ public enum PublishedKeys {
         chains.compactMap { item in
             let uris = item.chain.leafSubjectAltNameURIs
             if uris.contains(issuer) { return nil }
-            let found = uris.isEmpty ? "has no subjectAltName URI" : "has subjectAltName URI(s) \(uris.joined(separator: ", "))"
+            let found =
+                uris.isEmpty ? "has no subjectAltName URI" : "has subjectAltName URI(s) \(uris.joined(separator: ", "))"
             return "the leaf certificate of \(item.source) \(found); verifiers expect URI:\(issuer) (the iss)"
         }
     }
