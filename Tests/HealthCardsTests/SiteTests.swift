@@ -54,10 +54,14 @@ import Testing
         let a = try SiteTestSupport.keygen("a.pem", in: dir)
         let b = try SiteTestSupport.keygen("b.pem", in: dir)
         let site = dir.appendingPathComponent("site")
-        try TestSupport.write(#"{"kid":"\#(b.kid)","method":"rid","ctr":0,"rids":[]}"#, to: ".well-known/crl/\(b.kid).json", in: site)
+        try TestSupport.write(
+            #"{"kid":"\#(b.kid)","method":"rid","ctr":0,"rids":[]}"#, to: ".well-known/crl/\(b.kid).json", in: site)
         let run = try SiteTestSupport.cli(["site", "--out", site.path, a.path, b.path], expect: 2)
         #expect(run.stderr.contains("ctr must be a positive integer"))
-        #expect(try FileManager.default.subpathsOfDirectory(atPath: site.path).sorted() == [".well-known", ".well-known/crl", ".well-known/crl/\(b.kid).json"])
+        #expect(
+            try FileManager.default.subpathsOfDirectory(atPath: site.path).sorted() == [
+                ".well-known", ".well-known/crl", ".well-known/crl/\(b.kid).json",
+            ])
     }
 
     @Test(.enabled(if: NginxServer.available, "nginx is not installed and apt-get could not install it"))
