@@ -19,6 +19,8 @@ let commands: [(name: String, summary: String, run: ([String]) throws -> ExitSta
     ("jwks", "write the JWK Set (public keys only) of one or more keys", JWKSCommand.run),
     ("issue", "issue SMART Health Cards from CSV (with a template) or FHIR Bundle input", IssueCommand.run),
     ("verify", "check cards, JWS, QR texts and images, and key sets; report every problem with its code", VerifyCommand.run),
+    ("site", "lay out the static-host folder: jwks.json, CRLs, header rules for nginx/Apache/_headers", SiteCommand.run),
+    ("revoke", "revoke a patient's cards: add the rid to the key's CRL, bump ctr and crlVersion", RevokeCommand.run),
 ]
 
 func printError(_ message: String) {
