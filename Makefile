@@ -4,7 +4,7 @@ APT_PACKAGES := pkg-config libssl-dev zlib1g-dev libqrencode-dev libpng-dev libz
 SHARED := ../shared
 SWIFT_FLAGS ?=
 
-.PHONY: deps demo test build release lint clean
+.PHONY: deps demo test build release bench lint clean
 
 # Installs the Debian C libraries and the checker's Python packages when they are missing.
 deps:
@@ -46,11 +46,19 @@ test: deps
 	swift build $(SWIFT_FLAGS)
 	swift test $(SWIFT_FLAGS)
 
+# The benchmark (release build): per-stage µs per card, end-to-end cards/s with and without QR for
+# 1 job and all cores, peak RSS, and RSS/rate at growing input sizes; also bench-results.json.
+# See docs/performance.md. Smaller: make bench BENCH_ARGS="--patients 1000".
+BENCH_ARGS ?= --patients 5000 --scale 10000,100000,1000000
+
+bench: release
+	$$(swift build -c release --show-bin-path)/healthcards-bench run $(BENCH_ARGS)
+
 lint:
 	swift format lint --recursive Sources Tests
 
 clean:
-	rm -rf .build demo-out
+	rm -rf .build demo-out bench-results.json
 
 # Fuzzing: one libFuzzer target per parser of outside input (Fuzz/targets/*.swift), built with
 # swiftc -sanitize=fuzzer,address and run FUZZ_SECONDS each; FUZZ_TARGETS picks some (e.g. "csv json").

@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "HealthCards", targets: ["HealthCards"]),
         .executable(name: "healthcards", targets: ["healthcards"]),
+        .executable(name: "healthcards-bench", targets: ["healthcards-bench"]),
     ],
     targets: [
         // C libraries from Debian, reached through system-library targets (module map + shim header).
@@ -22,6 +23,8 @@ let package = Package(
             dependencies: ["COpenSSL", "CZlib", "CQRencode", "CPNG", "CZbar"]
         ),
         .executableTarget(name: "healthcards", dependencies: ["HealthCards"]),
+        // `make bench`: the pipeline measured stage by stage and end to end on synthetic data.
+        .executableTarget(name: "healthcards-bench", dependencies: ["HealthCards"]),
         .testTarget(name: "HealthCardsTests", dependencies: ["HealthCards"]),
     ]
 )

@@ -13,6 +13,7 @@
 #include <openssl/core_names.h>
 #include <openssl/param_build.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 #include <openssl/crypto.h>
 #include <openssl/engine.h>
 

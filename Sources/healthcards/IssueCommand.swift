@@ -14,7 +14,14 @@ enum IssueCommand {
           qr/<id>.png                    the shc:/ QR (qr/<id>-<c>.png per chunk with --chunk)
           report.ndjson                  one line per input record: source, id, status, errors, files
         Every card is read back (inflate, parse, signature) before it is written; every file is written
-        to a temporary name and renamed into place.
+        to a temporary name and renamed into place (images first, the card last).
+
+        Resuming: after a crash, a kill or Ctrl-C, run the same command again. Leftover temporary files
+        are removed, records whose card is already in DIR (it verifies with this key and was made from
+        the same record; only nbf may differ) are skipped and reported with "alreadyIssued": true, and
+        the rest are issued. Running a finished job again changes no card unless --force is given.
+        Ctrl-C or SIGTERM stops cleanly: cards being made are finished, the report of the records done
+        is written, and the exit status is 130 (SIGINT) or 143 (SIGTERM).
 
         Arguments:
           INPUT                 .csv (needs --template), .json (one FHIR Bundle), .ndjson (a Bundle per line)
@@ -36,17 +43,23 @@ enum IssueCommand {
                                 instead of rejecting the patient
           --no-qr               write no QR images
           --qr-scale PIXELS     pixels per QR module (default \(QRImage.defaultScale); 1 to 64)
-          --quiet               no summary on stderr
+          --jobs N              worker threads (default: the processors online, here \(BatchIssuer.activeCores()));
+                                the report stays in input order; a PKCS#11 key always uses 1
+          --force               reissue records whose card is already in DIR (new signature and nbf)
+          --quiet               no progress line and no summary on stderr (the progress line is shown
+                                only when stderr is a terminal)
           -h, --help            show this help
 
         Exit status: 0 every record issued; 1 some records rejected (the others are issued; see
-        report.ndjson); 2 usage or configuration error (nothing issued).
+        report.ndjson); 2 usage or configuration error (nothing issued), or an output that cannot be
+        written (disk full, folder not writable: the run stops; files written so far are whole);
+        130/143 stopped by SIGINT/SIGTERM (run again to finish).
         """
 
     static func run(_ args: [String]) throws -> ExitStatus {
         let parsed = try Arguments(
-            args, valued: ["issuer", "key", "template", "out", "nbf", "exp", "vc-types", "qr-scale", "rid-secret"],
-            flagNames: ["chunk", "no-qr", "quiet"], command: "issue")
+            args, valued: ["issuer", "key", "template", "out", "nbf", "exp", "vc-types", "qr-scale", "rid-secret", "jobs"],
+            flagNames: ["chunk", "no-qr", "quiet", "force"], command: "issue")
         if parsed.has("help") {
             print(help)
             return .ok
@@ -105,18 +118,49 @@ enum IssueCommand {
                 throw HealthCardError(.usage, "input \(path) has an unknown extension; expected .csv, .json or .ndjson")
             }
         }
+        var jobs = BatchIssuer.activeCores()
+        if let text = parsed.value("jobs") {
+            guard let value = Int(text), (1...256).contains(value) else {
+                throw HealthCardError(.usage, "--jobs '\(text)' must be a whole number of worker threads from 1 to 256")
+            }
+            jobs = value
+        }
+        if keyPath.lowercased().hasPrefix("pkcs11:") { jobs = 1 }
         let key = try KeySource.load(keyPath, requirePrivate: true)
         var settings = IssueSettings(issuer: issuerURL, notBefore: nbf, expires: exp, typePolicy: policy,
                                      chunk: parsed.has("chunk"), makeQR: !parsed.has("no-qr"), qrImage: image)
         if let path = parsed.value("rid-secret") { settings.ridSecret = try RIDSecretFile.read(path) }
-        let issuer = try CardIssuer(signer: try ES256Signer(key: key), settings: settings)
-        let batch = BatchIssuer(issuer: issuer, outDir: outDir)
-        let summary = try batch.run(inputs)
-        if !parsed.has("quiet") {
-            let rate = summary.seconds > 0 ? Double(summary.issued) / summary.seconds : 0
-            printError("issued \(summary.issued), rejected \(summary.rejected), warnings \(summary.warnings) in \(format(summary.seconds)) s (\(format(rate)) cards/s); kid \(issuer.kid); report: \(outDir)/report.ndjson")
+        let frozen = settings
+        let batch = BatchIssuer(outDir: outDir, jobs: jobs) {
+            try CardIssuer(signer: try ES256Signer(key: key), settings: frozen)
         }
-        return summary.rejected > 0 ? .partial : .ok
+        batch.force = parsed.has("force")
+        let quiet = parsed.has("quiet")
+        let progress = ProgressLine(enabled: !quiet && isatty(2) == 1)
+        batch.progress = { done, total in progress.update(done: done, total: total) }
+        Signals.install()
+        defer { Signals.restore() }
+        let summary: BatchSummary
+        do { summary = try batch.run(inputs) } catch let error as HealthCardError where error.kind == .io {
+            progress.clear()
+            printError(error.description)
+            return .usage
+        }
+        progress.clear()
+        if !quiet {
+            var counts = "issued \(summary.issued)"
+            if summary.alreadyIssued > 0 { counts += " (\(summary.alreadyIssued) already issued, skipped)" }
+            counts += ", rejected \(summary.rejected), warnings \(summary.warnings)"
+            if summary.interruptedBy != 0 {
+                counts += "; stopped by signal \(summary.interruptedBy) after \(summary.issued + summary.rejected) of \(summary.total) records; run the same command again to finish"
+            }
+            printError("\(counts) in \(format(summary.seconds)) s (\(format(summary.cardsPerSecond)) cards/s, \(jobs) job\(jobs == 1 ? "" : "s")); kid \(JWK(key: key).kid); report: \(outDir)/report.ndjson")
+        }
+        switch summary.interruptedBy {
+        case 0: return summary.rejected > 0 ? .partial : .ok
+        case SIGTERM: return .terminated
+        default: return .interrupted
+        }
     }
 
     static func format(_ value: Double) -> String {

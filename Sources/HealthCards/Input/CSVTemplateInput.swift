@@ -1,20 +1,28 @@
 /// Turns a CSV file into one record per patient with a `Template`: rows sharing the template's
 /// `patientKey` form one Bundle, whatever their order in the file.
 ///
-/// The first pass reads the whole file once (checking UTF-8, quoting and field counts) and keeps only
-/// each patient's row positions; the second pass reads each patient's rows back by byte offset, so
-/// memory holds positions, not rows.
+/// The first pass reads the whole file once (checking UTF-8, quoting and field counts) and keeps an
+/// index of positions only: per data row its byte offset, line and the next row of the same patient
+/// (16 bytes a row), and per record its first row (4 bytes). Patients are matched by a 64-bit hash
+/// of their key, so no row text and no key is held; the second pass reads each patient's rows back
+/// (sequentially when the file is grouped by patient, by byte offset otherwise) and checks the keys
+/// really match. Memory is therefore about 16 bytes per row, whatever the rows hold.
 public final class CSVTemplateInput {
     public let path: String
     public let template: Template
     /// Header columns in file order.
     public private(set) var header: [String] = []
     private var columnIndex: [String: Int] = [:]
-    /// Patients in order of first appearance, with their rows' (offset, line).
-    private var patients: [(key: String, rows: [(offset: Int, line: Int)])] = []
-    /// Rows that could not be assigned to a patient.
-    private var orphanErrors: [InputRecord] = []
     private var headerFields = 0
+    private var keyIndex = 0
+    /// Data rows in file order: byte offset, 1-based line, next row of the same patient (-1: none).
+    private var rowOffsets: [Int] = []
+    private var rowLines: [Int32] = []
+    private var nextRow: [Int32] = []
+    /// Records in order of first appearance: a patient's first row, or `-(row + 1)` for a row that
+    /// matched no patient (its error is in `orphanErrors`).
+    private var entries: [Int32] = []
+    private var orphanErrors: [Int32: HealthCardError] = [:]
 
     /// Reads the header and indexes the rows.
     /// - Throws: `HealthCardError(.input)` for a file that cannot be used at all: unreadable, not
@@ -34,64 +42,205 @@ public final class CSVTemplateInput {
         if !missing.isEmpty {
             throw HealthCardError(.input, "\(path): the header lacks required column(s) \(missing.joined(separator: ", ")) of template '\(template.name)'; found: \(header.joined(separator: ", "))")
         }
-        let keyIndex = columnIndex[template.patientKey]!
-        var byKey: [String: Int] = [:]
+        keyIndex = columnIndex[template.patientKey]!
+        try index(reader)
+    }
+
+    /// The first pass: positions and patient chains.
+    private func index(_ reader: CSVReader) throws {
+        var byKey: [UInt64: Int32] = [:]  // key hash → patient ordinal
+        var lastRow: [Int32] = []  // patient ordinal → its last row so far
         while let record = try reader.next() {
+            let row = Int32(rowOffsets.count)
+            rowOffsets.append(record.offset)
+            rowLines.append(Int32(truncatingIfNeeded: record.line))
+            nextRow.append(-1)
+            let source = "\(path):\(record.line)"
             guard record.fields.count > keyIndex else {
-                orphanErrors.append(InputRecord(source: "\(path):\(record.line)", id: nil, bundle: nil, errors: [
-                    HealthCardError(.input, "row has \(record.fields.count) fields, the header has \(headerFields); the patient id column '\(template.patientKey)' is missing, so the row cannot be matched to a patient", at: "\(path):\(record.line)")
-                ]))
+                orphanErrors[row] = HealthCardError(.input, "row has \(record.fields.count) fields, the header has \(headerFields); the patient id column '\(template.patientKey)' is missing, so the row cannot be matched to a patient", at: source)
+                entries.append(-(row + 1))
                 continue
             }
             let key = record.fields[keyIndex].trimmingCharacters(in: " \t")
             if key.isEmpty {
-                orphanErrors.append(InputRecord(source: "\(path):\(record.line)", id: nil, bundle: nil, errors: [
-                    HealthCardError(.input, "the patient id column '\(template.patientKey)' is empty, so the row cannot be matched to a patient", at: "\(path):\(record.line) column \(template.patientKey)")
-                ]))
+                orphanErrors[row] = HealthCardError(.input, "the patient id column '\(template.patientKey)' is empty, so the row cannot be matched to a patient", at: "\(source) column \(template.patientKey)")
+                entries.append(-(row + 1))
                 continue
             }
-            if let index = byKey[key] {
-                patients[index].rows.append((record.offset, record.line))
+            let hash = Self.hash(key)
+            if let patient = byKey[hash] {
+                nextRow[Int(lastRow[Int(patient)])] = row
+                lastRow[Int(patient)] = row
             } else {
-                byKey[key] = patients.count
-                patients.append((key, [(record.offset, record.line)]))
+                byKey[hash] = Int32(lastRow.count)
+                lastRow.append(row)
+                entries.append(row)
             }
         }
     }
 
-    /// Number of records (patients plus rows that matched no patient).
-    public var count: Int { patients.count + orphanErrors.count }
+    /// 64-bit hash of a patient key (SipHash with this process's seed). A collision merges two
+    /// patients' chains; the second pass sees the differing keys and splits them again.
+    static func hash(_ key: String) -> UInt64 {
+        var hasher = Hasher()
+        hasher.combine(key)
+        return UInt64(bitPattern: Int64(hasher.finalize()))
+    }
 
-    /// Every record: rows that matched no patient first, then each patient's Bundle (or its errors),
-    /// in order of first appearance.
+    /// Number of records: patients plus rows that matched no patient (a hash collision, about one
+    /// in 10^8 runs of a million patients, adds one more when read).
+    public var count: Int { entries.count }
+
+    /// Number of data rows.
+    public var rowCount: Int { rowOffsets.count }
+
+    /// One patient's rows as read back, before rendering.
+    public struct PatientRows: Sendable {
+        /// `file:line` of the patient's first row.
+        public var source: String
+        /// The patient key; nil for a row that matched no patient.
+        public var id: String?
+        public var rows: [TemplateRow]
+        public var errors: [HealthCardError]
+
+        /// Renders the rows into the record's Bundle (or its errors) with `template`.
+        public func render(_ template: Template) -> InputRecord {
+            guard errors.isEmpty, let id else { return InputRecord(source: source, id: id, bundle: nil, errors: errors) }
+            let rendered = template.render(rows: rows)
+            return InputRecord(source: source, id: id, bundle: rendered.bundle, errors: rendered.errors, warnings: rendered.warnings)
+        }
+    }
+
+    /// Reads the records back in order of first appearance. Patients are read a window at a time
+    /// (`window` records): their rows are read in file order, going on with the open reader across
+    /// short gaps and reopening at the byte offset across long ones, so an extract sorted by date
+    /// costs a few seeks per window rather than one per row. Memory holds one window's rows.
+    public final class Cursor {
+        private let input: CSVTemplateInput
+        private let window: Int
+        private var entry = 0
+        private var reader: CSVReader?
+        private var readerRow = -1  // the row `reader.next()` returns next
+        private var ready: [PatientRows] = []
+        private var readyIndex = 0
+
+        init(_ input: CSVTemplateInput, window: Int = 512) {
+            self.input = input
+            self.window = max(1, window)
+        }
+
+        /// The CSV file read.
+        public var path: String { input.path }
+
+        /// The next record's rows, or nil after the last.
+        /// - Throws: `HealthCardError(.input)` when the file changed since it was indexed or cannot
+        ///   be read.
+        public func next() throws -> PatientRows? {
+            if readyIndex == ready.count {
+                ready.removeAll(keepingCapacity: true)
+                readyIndex = 0
+                try fill()
+                if ready.isEmpty { return nil }
+            }
+            readyIndex += 1
+            return ready[readyIndex - 1]
+        }
+
+        /// Reads the next window of records into `ready`.
+        private func fill() throws {
+            let end = min(input.entries.count, entry + window)
+            guard entry < end else { return }
+            // (row, slot) for every row of the window's patients, read in file order.
+            var wanted: [(row: Int32, slot: Int32)] = []
+            var fields: [[[String]]] = []  // per slot, per row (file order)
+            var slots: [Int32] = []  // per entry: its slot, or -1 for a row that matched no patient
+            for e in entry..<end {
+                let first = input.entries[e]
+                guard first >= 0 else {
+                    slots.append(-1)
+                    continue
+                }
+                let slot = Int32(fields.count)
+                slots.append(slot)
+                fields.append([])
+                var row = first
+                while row >= 0 {
+                    wanted.append((row, slot))
+                    row = input.nextRow[Int(row)]
+                }
+            }
+            wanted.sort { $0.row < $1.row }
+            for (row, slot) in wanted { fields[Int(slot)].append(try read(Int(row))) }
+            for (i, e) in (entry..<end).enumerated() {
+                let first = input.entries[e]
+                if slots[i] < 0 {
+                    let row = Int(-(first + 1))
+                    ready.append(PatientRows(source: "\(input.path):\(input.rowLines[row])", id: nil, rows: [],
+                                             errors: [input.orphanErrors[Int32(row)]!]))
+                    continue
+                }
+                var rows: [Int] = []
+                var row = Int(first)
+                while row >= 0 {
+                    rows.append(row)
+                    row = Int(input.nextRow[row])
+                }
+                ready.append(contentsOf: patient(rows: rows, fields: fields[Int(slots[i])]))
+            }
+            entry = end
+        }
+
+        /// Turns one chain of rows into its patient (or, after a hash collision, its patients).
+        private func patient(rows: [Int], fields: [[String]]) -> [PatientRows] {
+            var groups: [PatientRows] = []
+            for (row, fields) in zip(rows, fields) {
+                let source = "\(input.path):\(input.rowLines[row])"
+                let key = fields.count > input.keyIndex ? fields[input.keyIndex].trimmingCharacters(in: " \t") : ""
+                var g = groups.firstIndex { $0.id == key } ?? -1
+                if g < 0 {
+                    groups.append(PatientRows(source: source, id: key, rows: [], errors: []))
+                    g = groups.count - 1
+                }
+                if fields.count != input.headerFields {
+                    groups[g].errors.append(HealthCardError(.input, "row has \(fields.count) fields, the header has \(input.headerFields); check for an unquoted comma or a missing field", at: source))
+                } else {
+                    var values: [String: String] = [:]
+                    for column in input.template.columns {
+                        if let i = input.columnIndex[column.name] { values[column.name] = fields[i].trimmingCharacters(in: " \t\r\n") }
+                    }
+                    groups[g].rows.append(TemplateRow(values: values, source: source))
+                }
+            }
+            return groups
+        }
+
+        /// The fields of data row `row`. The open reader goes on when the row is at most 32 rows
+        /// ahead (the rows between are read and dropped); otherwise it reopens at the row's offset.
+        private func read(_ row: Int) throws -> [String] {
+            if reader == nil || row < readerRow || row - readerRow > 32 {
+                reader = try CSVReader(path: input.path, offset: input.rowOffsets[row], line: Int(input.rowLines[row]))
+                readerRow = row
+            }
+            while true {
+                guard let record = try reader!.next() else { break }
+                readerRow += 1
+                if readerRow - 1 == row {
+                    guard record.offset == input.rowOffsets[row] else { break }
+                    return record.fields
+                }
+            }
+            throw HealthCardError(.input, "\(input.path) changed while it was read (the row at line \(input.rowLines[row]) is gone); run again on a file nobody is writing")
+        }
+    }
+
+    /// A cursor over the records, from the first.
+    public func cursor() -> Cursor { Cursor(self) }
+
+    /// Every record, rendered, in order of first appearance (holds them all: for small inputs and tests).
     public func records() throws -> [InputRecord] {
-        var out = orphanErrors
-        for index in patients.indices { out.append(try record(at: index)) }
+        let cursor = self.cursor()
+        var out: [InputRecord] = []
+        while let patient = try cursor.next() { out.append(patient.render(template)) }
         return out
-    }
-
-    /// The record of the `index`-th patient.
-    public func record(at index: Int) throws -> InputRecord {
-        let patient = patients[index]
-        var rows: [TemplateRow] = []
-        var errors: [HealthCardError] = []
-        for (offset, line) in patient.rows {
-            let reader = try CSVReader(path: path, offset: offset, line: line)
-            guard let record = try reader.next() else { continue }
-            let source = "\(path):\(line)"
-            if record.fields.count != headerFields {
-                errors.append(HealthCardError(.input, "row has \(record.fields.count) fields, the header has \(headerFields); check for an unquoted comma or a missing field", at: source))
-                continue
-            }
-            var values: [String: String] = [:]
-            for column in template.columns {
-                if let i = columnIndex[column.name] { values[column.name] = record.fields[i].trimmingCharacters(in: " \t\r\n") }
-            }
-            rows.append(TemplateRow(values: values, source: source))
-        }
-        let source = "\(path):\(patient.rows[0].line)"
-        if !errors.isEmpty { return InputRecord(source: source, id: patient.key, bundle: nil, errors: errors) }
-        let rendered = template.render(rows: rows)
-        return InputRecord(source: source, id: patient.key, bundle: rendered.bundle, errors: rendered.errors, warnings: rendered.warnings)
     }
 }

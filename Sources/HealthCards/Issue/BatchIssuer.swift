@@ -1,89 +1,231 @@
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// An input of a batch run.
 public enum BatchInput: Sendable {
     /// A CSV file read with a template.
     case csv(path: String, template: Template)
     /// A `.json` (one Bundle) or `.ndjson` (one Bundle per line) file.
     case bundles(path: String)
+
+    var path: String {
+        switch self {
+        case .csv(let p, _), .bundles(let p): return p
+        }
+    }
 }
 
 /// Runs the issuing pipeline over a batch and writes, under `outDir`:
-/// `cards/<id>.smart-health-card`, `qr/<id>.png` (or `qr/<id>-<c>.png` for chunks) and `report.ndjson`,
-/// each written atomically (temporary file + rename).
+/// `cards/<id>.smart-health-card`, `qr/<id>.png` (or `qr/<id>-<c>.png` for chunks) and
+/// `report.ndjson` (one line per input record, in input order).
+///
+/// - Every file is written to a temporary name and renamed into place; images before the card, so
+///   a card file means its images are there. Files are not synced one by one: the file system is
+///   flushed once at the end (`syncfs`) and when the run stops.
+/// - Records are issued by `jobs` worker threads, each with its own `CardIssuer`; the report is
+///   written in input order, and the results are those of one job except for the signatures.
+/// - Run again with the same arguments after a crash or a kill: temporary files of dead runs are
+///   removed, a record whose card is already there (it verifies with this key and was made from the
+///   same record, `CardIssuer.existingCard`) is skipped and reported `alreadyIssued`, and the
+///   rest is issued. `force` reissues everything.
+/// - `BatchIssuer.requestStop(_:)` (from a signal handler) stops the run cleanly: cards being made
+///   are finished, the rest are not started, the report of the records done is written.
 public final class BatchIssuer {
     public let outDir: String
-    private let issuer: CardIssuer
-    private var usedNames: [String: String] = [:]
-    /// Called after each record with (records done, records known so far).
+    /// Worker threads.
+    public let jobs: Int
+    /// Reissue records whose card is already in `outDir`.
+    public var force = false
+    /// Called on the calling thread after each record with (records done, records in the input).
     public var progress: ((Int, Int) -> Void)?
+    private let makeIssuer: () throws -> CardIssuer
 
-    public init(issuer: CardIssuer, outDir: String) {
-        self.issuer = issuer
+    /// The signal number that asked the run to stop, 0 while none has. Written by `requestStop`.
+    private static let stopRequest = Atomic<Int32>(0)
+
+    /// Asks the running batch to stop; safe to call from a signal handler (one atomic store).
+    public static func requestStop(_ signal: Int32) { stopRequest.store(signal, ordering: .relaxed) }
+
+    /// The number of processors online: the default `jobs`.
+    public static func activeCores() -> Int { max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))) }
+
+    /// - Parameters:
+    ///   - jobs: worker threads (at least 1).
+    ///   - makeIssuer: makes one `CardIssuer` per worker (each owns a zlib stream and a signing context).
+    public init(outDir: String, jobs: Int = 1, makeIssuer: @escaping () throws -> CardIssuer) {
         self.outDir = outDir
+        self.jobs = max(1, jobs)
+        self.makeIssuer = makeIssuer
+    }
+
+    /// One worker using `issuer`.
+    public convenience init(issuer: CardIssuer, outDir: String) {
+        self.init(outDir: outDir, jobs: 1, makeIssuer: { issuer })
+    }
+
+    /// An input opened for reading: a CSV index, Bundle records, or the reason it cannot be read.
+    private enum Opened {
+        case csv(CSVTemplateInput.Cursor, Template)
+        case records([InputRecord])
     }
 
     /// Issues every record of `inputs` and writes the report.
-    /// - Returns: counts of issued and rejected records.
-    /// - Throws: `HealthCardError(.io)` when an output cannot be written (the run stops; files already
-    ///   written stay whole).
+    /// - Returns: the counts; `interruptedBy` is non-zero when a signal stopped the run.
+    /// - Throws: `HealthCardError(.io)` when an output cannot be written: the run stops, the report
+    ///   of the records done so far is written if it can be, and files already written stay whole.
     public func run(_ inputs: [BatchInput]) throws -> BatchSummary {
         let start = Clock.monotonicSeconds()
         var summary = BatchSummary()
-        var report: [UInt8] = []
-        var done = 0
+        Self.stopRequest.store(0, ordering: .relaxed)
+        let workers = try (0..<jobs).map { _ in BatchWorker(issuer: try makeIssuer(), outDir: outDir, force: force) }
+        try FileIO.checkWritableFolder(outDir)
+        try FileIO.checkWritableFolder("\(outDir)/cards")
+        if workers[0].issuer.settings.makeQR { try FileIO.checkWritableFolder("\(outDir)/qr") }
+        for folder in [outDir, "\(outDir)/cards", "\(outDir)/qr"] {
+            summary.leftoversRemoved += FileIO.removeStaleTemporaries(in: folder).count
+        }
+        let report = try ReportWriter(path: "\(outDir)/report.ndjson")
+
+        var opened: [Opened] = []
         for input in inputs {
-            let records: [InputRecord]
             do {
                 switch input {
-                case .csv(let path, let template): records = try CSVTemplateInput(path: path, template: template).records()
-                case .bundles(let path): records = try BundleInput.records(path: path)
+                case .csv(let path, let template):
+                    let csv = try CSVTemplateInput(path: path, template: template)
+                    summary.total += csv.count
+                    opened.append(.csv(csv.cursor(), template))
+                case .bundles(let path):
+                    let records = try BundleInput.records(path: path)
+                    summary.total += records.count
+                    opened.append(.records(records))
                 }
             } catch let error as HealthCardError {
-                let path: String
-                switch input {
-                case .csv(let p, _), .bundles(let p): path = p
-                }
-                records = [InputRecord(source: path, id: nil, bundle: nil, errors: [error])]
-            }
-            for record in records {
-                let line = try process(record)
-                report.append(contentsOf: line.ndjson)
-                if line.status == .issued { summary.issued += 1 } else { summary.rejected += 1 }
-                summary.warnings += line.warnings.count
-                done += 1
-                progress?(done, done)
+                summary.total += 1
+                opened.append(.records([InputRecord(source: input.path, id: nil, bundle: nil, errors: [error])]))
             }
         }
-        try FileIO.writeAtomically(report, to: "\(outDir)/report.ndjson")
+
+        let pipe = BatchPipe<BatchJob, BatchOutcome>()
+        let threads = try workers.map { worker in
+            try WorkerThread {
+                while let (number, job) = pipe.take() { pipe.finish(number, worker.run(job)) }
+            }
+        }
+        var names = NameRegister(all: inputs.count > 1 || inputs.contains { if case .bundles = $0 { true } else { false } })
+        var next = 0
+        var failure: HealthCardError?
+        var reportFailure: HealthCardError?
+        let window = jobs * 16
+
+        /// Takes the next result in order (waiting at most `wait` seconds) and reports it.
+        func collect(wait: Double) {
+            guard next < pipe.submitted, let outcome = pipe.result(next, wait: wait) else { return }
+            next += 1
+            if let error = outcome.failure {
+                if failure == nil { failure = error }
+                return
+            }
+            let line = outcome.line
+            if line.status == .issued { summary.issued += 1 } else { summary.rejected += 1 }
+            if line.alreadyIssued { summary.alreadyIssued += 1 }
+            summary.warnings += line.warnings.count
+            do { try report.append(line.ndjson) } catch let error as HealthCardError {
+                if reportFailure == nil { reportFailure = error }
+            } catch {}
+            progress?(summary.issued + summary.rejected, summary.total)
+        }
+        func stopping() -> Bool {
+            failure != nil || reportFailure != nil || Self.stopRequest.load(ordering: .relaxed) != 0
+        }
+
+        do {
+            reading: for input in opened {
+                var records: IndexingIterator<[InputRecord]>?
+                var cursor: CSVTemplateInput.Cursor?
+                var template: Template?
+                switch input {
+                case .csv(let c, let t): (cursor, template) = (c, t)
+                case .records(let list): records = list.makeIterator()
+                }
+                while true {
+                    if stopping() { break reading }
+                    let job: BatchJob
+                    let id: String?
+                    let source: String
+                    if let cursor, let template {
+                        do {
+                            guard let rows = try cursor.next() else { break }
+                            job = .rows(rows, template)
+                            (id, source) = (rows.id, rows.source)
+                        } catch let error as HealthCardError {
+                            pipe.submit(.record(InputRecord(source: cursor.path, id: nil, bundle: nil, errors: [error])))
+                            break
+                        }
+                    } else {
+                        guard let record = records!.next() else { break }
+                        job = .record(record)
+                        (id, source) = (record.id, record.source)
+                    }
+                    if let id, let earlier = names.register(OutputNames.safe(id), id: id, source: source) {
+                        pipe.submit(.decided(ReportLine(source: source, id: id, status: .rejected, errors: [
+                            HealthCardError(.input, "patient id '\(id)' was already issued in this run (from \(earlier)); each patient must appear under one id in one input", at: source)
+                        ], warnings: [], files: [])))
+                    } else {
+                        pipe.submit(job)
+                    }
+                    collect(wait: 0)
+                    while pipe.submitted - next >= window && !stopping() { collect(wait: 0.1) }
+                }
+            }
+        }
+        if stopping() { pipe.discardWaiting() }
+        while next < pipe.submitted { collect(wait: 0.1) }
+        pipe.close()
+        for thread in threads { thread.join() }
+
+        summary.interruptedBy = Self.stopRequest.load(ordering: .relaxed)
         summary.seconds = Clock.monotonicSeconds() - start
+        if let failure {
+            try? report.commit()
+            try? FileIO.syncFileSystem(outDir)
+            throw HealthCardError(.io, "\(failure.message). The run stopped after \(summary.issued + summary.rejected) of \(summary.total) records; the files written so far are whole, and running the same command again skips the cards already made")
+        }
+        if let reportFailure { throw reportFailure }
+        try report.commit()
+        try FileIO.syncFileSystem(outDir)
         return summary
     }
+}
 
-    /// Issues one record and writes its files.
-    func process(_ record: InputRecord) throws -> ReportLine {
-        var line = ReportLine(source: record.source, id: record.id, status: .rejected, errors: record.errors,
-                              warnings: record.warnings, files: [])
-        guard record.errors.isEmpty, let bundle = record.bundle, let id = record.id else { return line }
-        let name = OutputNames.safe(id)
-        if let other = usedNames[name] {
-            line.errors.append(HealthCardError(.input, "patient id '\(id)' was already issued in this run (from \(other)); each patient must appear under one id in one input", at: record.source))
-            return line
-        }
-        let card: IssuedCard
-        do { card = try issuer.issue(bundle: bundle, patientID: id) } catch {
-            line.errors = error.errors
-            return line
-        }
-        usedNames[name] = record.source
-        line.warnings += card.warnings
-        var files = ["cards/\(name).smart-health-card"]
-        try FileIO.writeAtomically(card.fileBytes, to: "\(outDir)/\(files[0])")
-        for (i, png) in card.pngs.enumerated() {
-            let file = card.pngs.count == 1 ? "qr/\(name).png" : "qr/\(name)-\(i + 1).png"
-            try FileIO.writeAtomically(png, to: "\(outDir)/\(file)")
-            files.append(file)
-        }
-        line.status = .issued
-        line.files = files
-        return line
+/// Output names seen in a run, to reject a second record with the same patient id.
+///
+/// With one CSV input the patient ids are unique by construction, and `OutputNames.safe` keeps
+/// distinct ids apart, except in two ways: two ids it changed (`a b`, `a/b`) whose 32-bit hash
+/// suffixes collide, or an id it left alone that equals another id's changed name. So only changed
+/// names, and unchanged ones that look like a changed name (a `-` and 8 hex digits at the end and a
+/// `_` inside, or a leading `-`), are kept; memory does not grow with ordinary ids. With several
+/// inputs (or Bundle input) every name is kept.
+struct NameRegister {
+    let all: Bool
+    private var seen: [String: String] = [:]
+
+    init(all: Bool) { self.all = all }
+
+    /// Registers `name` (made from `id`); returns the source of an earlier record with the same name.
+    mutating func register(_ name: String, id: String, source: String) -> String? {
+        guard all || name != id || (Self.hasHashSuffix(name) && (name.contains("_") || name.hasPrefix("-"))) else { return nil }
+        if let earlier = seen[name] { return earlier }
+        seen[name] = source
+        return nil
+    }
+
+    /// Ends in `-` and 8 lowercase hex digits, as `OutputNames.safe` appends.
+    static func hasHashSuffix(_ name: String) -> Bool {
+        let bytes = Array(name.utf8.suffix(9))
+        return bytes.count == 9 && bytes[0] == UInt8(ascii: "-")
+            && bytes.dropFirst().allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
     }
 }

@@ -86,38 +86,58 @@ public final class CardIssuer {
     ///   validation, size) or a `.crypto`/`.compression`/`.qr`/`.png` failure.
     /// - Parameter patientID: the issuer's id of the person, for `vc.rid` (ignored without a rid secret).
     public func issue(bundle: JSONValue, patientID: String? = nil) throws(HealthCardErrors) -> IssuedCard {
-        let payload = try self.payload(for: bundle, patientID: patientID)
+        try issue(payload: try self.payload(for: bundle, patientID: patientID))
+    }
+
+    /// Issues one card from a payload made by `payload(for:patientID:)`: validate, serialize once,
+    /// raw DEFLATE, sign, read back, QR and PNG.
+    /// - Throws: as `issue(bundle:patientID:)`.
+    public func issue(payload: Payload) throws(HealthCardErrors) -> IssuedCard {
+        try issue(payload: payload, bytes: payload.minifiedBytes)
+    }
+
+    /// As `issue(payload:)`, with the payload's minified bytes already made (`payload.minifiedBytes`).
+    public func issue(payload: Payload, bytes payloadBytes: [UInt8]) throws(HealthCardErrors) -> IssuedCard {
         let findings = BundleValidator.validate(payload.fhirBundle)
         if !findings.errors.isEmpty { throw HealthCardErrors(findings.errors) }
         var warnings = findings.warnings
         do {
-            let payloadBytes = payload.minifiedBytes
             let jws = try sign(payloadBytes)
             try checkRoundTrip(jws, payload: payloadBytes)
-            let length = jws.compact.utf8.count
-            var codes: [QRCode] = []
-            var pngs: [[UInt8]] = []
-            if length > QRNumeric.maxSingleJWSCharacters && !settings.chunk {
-                throw HealthCardError(.qr, "the JWS is \(length) characters; one QR holds at most \(QRNumeric.maxSingleJWSCharacters). "
-                    + "Put fewer entries in the card (e.g. one card per dose series), or pass --chunk for chunked QRs (deprecated since SHC 1.3.0)")
-            }
-            if settings.makeQR {
-                let chunks = QRNumeric.chunks(jws.compact)
-                for (i, chunk) in chunks.enumerated() {
-                    let code = try QRCode(jws: chunk, chunk: i + 1, of: chunks.count)
-                    codes.append(code)
-                    pngs.append(try settings.qrImage.png(code))
-                }
-                if chunks.count > 1 {
-                    warnings.append(HealthCardError(.qr, "the JWS is \(length) characters, split into \(chunks.count) chunked QRs; chunking is deprecated since SHC 1.3.0 and some verifiers refuse it"))
-                }
-            }
-            return IssuedCard(payload: payloadBytes, jws: jws, qrCodes: codes, pngs: pngs, warnings: warnings)
+            let images = try self.images(for: jws)
+            warnings += images.warnings
+            return IssuedCard(payload: payloadBytes, jws: jws, qrCodes: images.codes, pngs: images.pngs, warnings: warnings)
         } catch let error as HealthCardError {
             throw HealthCardErrors([error])
         } catch {
             throw HealthCardErrors([HealthCardError(.crypto, "\(error)")])
         }
+    }
+
+    /// The QR symbols and PNG images of a signed JWS (none when QR output is off). Deterministic: the
+    /// same JWS and settings give the same bytes, which lets a resumed run check images it finds.
+    /// - Throws: `HealthCardError(.qr)` when the JWS is over 1195 characters without `chunk` (the
+    ///   message gives the size, the limit and the options), `.png` from libpng.
+    public func images(for jws: JWS) throws -> (codes: [QRCode], pngs: [[UInt8]], warnings: [HealthCardError]) {
+        let length = jws.compact.utf8.count
+        if length > QRNumeric.maxSingleJWSCharacters && !settings.chunk {
+            throw HealthCardError(.qr, "the JWS is \(length) characters; one QR holds at most \(QRNumeric.maxSingleJWSCharacters). "
+                + "Put fewer entries in the card (e.g. one card per dose series), or pass --chunk for chunked QRs (deprecated since SHC 1.3.0)")
+        }
+        var codes: [QRCode] = []
+        var pngs: [[UInt8]] = []
+        var warnings: [HealthCardError] = []
+        guard settings.makeQR else { return (codes, pngs, warnings) }
+        let chunks = QRNumeric.chunks(jws.compact)
+        for (i, chunk) in chunks.enumerated() {
+            let code = try QRCode(jws: chunk, chunk: i + 1, of: chunks.count)
+            codes.append(code)
+            pngs.append(try settings.qrImage.png(code))
+        }
+        if chunks.count > 1 {
+            warnings.append(HealthCardError(.qr, "the JWS is \(length) characters, split into \(chunks.count) chunked QRs; chunking is deprecated since SHC 1.3.0 and some verifiers refuse it"))
+        }
+        return (codes, pngs, warnings)
     }
 
     /// Compresses and signs payload bytes.
@@ -139,5 +159,44 @@ public final class CardIssuer {
         guard parts.signature.count == 64, ES256.verify(signature: parts.signature, message: parts.signingInput, key: publicKey) else {
             throw HealthCardError(.crypto, "self-check failed: the signature does not verify with the signing key's public key")
         }
+    }
+}
+
+extension CardIssuer {
+    /// Reads an existing `.smart-health-card` and tells whether it is the card this issuer makes from
+    /// `payloadBytes`: one JWS, signed with this issuer's key (same kid, signature verifies), whose
+    /// inflated payload equals `payloadBytes` except for the `nbf` number (the issuance time, which
+    /// differs between runs). This is how a resumed or repeated run knows a record is already issued.
+    /// - Returns: the card's JWS when it matches; nil when the file is not such a card (unreadable,
+    ///   torn by a crash, another key, another record, other options).
+    public func existingCard(_ fileBytes: [UInt8], matches payloadBytes: [UInt8]) -> JWS? {
+        guard let file = try? JSONParser.parse(fileBytes), let list = file["verifiableCredential"]?.arrayValue,
+            list.count == 1, let compact = list[0].stringValue
+        else { return nil }
+        let jws = JWS(compact: compact)
+        guard let parts = try? jws.parts(), parts.header == JWS.headerBytes(kid: kid),
+            let inflated = try? RawInflate.inflate(parts.payload),
+            Self.equalIgnoringNotBefore(inflated, payloadBytes),
+            ES256.verify(signature: parts.signature, message: parts.signingInput, key: publicKey)
+        else { return nil }
+        return jws
+    }
+
+    /// Compares two minified payloads, skipping the number after the first `,"nbf":`. A raw `"`
+    /// never occurs inside a JSON string, so that sequence is the top-level `nbf` member.
+    static func equalIgnoringNotBefore(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        let marker = Array(#","nbf":"#.utf8)
+        func split(_ bytes: [UInt8]) -> (head: ArraySlice<UInt8>, tail: ArraySlice<UInt8>)? {
+            guard bytes.count > marker.count else { return nil }
+            for i in 0...(bytes.count - marker.count) where bytes[i] == marker[0] && bytes[i..<i + marker.count].elementsEqual(marker) {
+                var j = i + marker.count
+                while j < bytes.count, (bytes[j] >= 0x30 && bytes[j] <= 0x39) || bytes[j] == 0x2E || bytes[j] == 0x2D
+                    || bytes[j] == 0x2B || bytes[j] == 0x65 || bytes[j] == 0x45 { j += 1 }
+                return (bytes[..<(i + marker.count)], bytes[j...])
+            }
+            return nil
+        }
+        guard let x = split(a), let y = split(b) else { return a == b }
+        return x.head.elementsEqual(y.head) && x.tail.elementsEqual(y.tail)
     }
 }

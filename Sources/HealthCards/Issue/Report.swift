@@ -7,12 +7,25 @@ public struct ReportLine: Sendable {
     public var source: String
     public var id: String?
     public var status: Status
+    /// True when the record's card was already in the output folder from an earlier run (the card
+    /// file verifies with this key and was made from the same input record) and was left as it was.
+    public var alreadyIssued = false
     public var errors: [HealthCardError]
     public var warnings: [HealthCardError]
     /// Files written for the record, relative to the output folder.
     public var files: [String]
 
-    /// `{"source":…,"id":…,"status":…,"errors":[…],"warnings":[…],"files":[…]}` with a final newline.
+    public init(source: String, id: String?, status: Status, errors: [HealthCardError], warnings: [HealthCardError], files: [String]) {
+        self.source = source
+        self.id = id
+        self.status = status
+        self.errors = errors
+        self.warnings = warnings
+        self.files = files
+    }
+
+    /// `{"source":…,"id":…,"status":…,"alreadyIssued":…,"errors":[…],"warnings":[…],"files":[…]}`
+    /// with a final newline.
     public var ndjson: [UInt8] {
         func issues(_ list: [HealthCardError]) -> JSONValue {
             .array(list.map { error in
@@ -23,17 +36,32 @@ public struct ReportLine: Sendable {
         }
         let object: JSONObject = [
             "source": .string(source), "id": id.map { .string($0) } ?? .null, "status": .string(status.rawValue),
-            "errors": issues(errors), "warnings": issues(warnings), "files": .array(files.map { .string($0) }),
+            "alreadyIssued": .bool(alreadyIssued), "errors": issues(errors), "warnings": issues(warnings),
+            "files": .array(files.map { .string($0) }),
         ]
         return JSONWriter.minified(.object(object)) + [0x0A]
     }
 }
 
-/// Counts of a finished run.
+/// Counts of a finished (or stopped) run.
 public struct BatchSummary: Sendable, Equatable {
+    /// Records with a card, including `alreadyIssued`.
     public var issued = 0
+    /// Of `issued`, the cards found from an earlier run and left in place.
+    public var alreadyIssued = 0
     public var rejected = 0
     public var warnings = 0
+    /// Records in the input (known after indexing); `issued + rejected` is less when the run stopped.
+    public var total = 0
+    /// Temporary files of earlier, killed runs that were removed at the start.
+    public var leftoversRemoved = 0
+    /// The signal (SIGINT 2, SIGTERM 15) that stopped the run, or 0 when it ran to the end.
+    public var interruptedBy: Int32 = 0
     /// Wall time of the run, in seconds.
     public var seconds = 0.0
+
+    public init() {}
+
+    /// Cards made by this run per second of wall time (`issued - alreadyIssued` over `seconds`).
+    public var cardsPerSecond: Double { seconds > 0 ? Double(issued - alreadyIssued) / seconds : 0 }
 }

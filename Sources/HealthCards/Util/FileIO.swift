@@ -25,11 +25,18 @@ public enum FileIO {
     /// Writes `bytes` to `path` atomically: to a temporary file in the same folder, flushed to disk,
     /// then renamed into place, so a reader sees the old file or the new one, never a part.
     /// Missing parent folders are created (mode 0755).
-    /// - Parameter mode: permission bits of the new file (0644, or 0600 for private keys).
+    /// The temporary file is named `.<name>.tmp-<pid>-<random>`; `removeStaleTemporaries` clears
+    /// those a killed process left behind.
+    /// - Parameters:
+    ///   - mode: permission bits of the new file (0644, or 0600 for private keys).
+    ///   - sync: flush the file to disk before the rename (`fsync`). A batch passes false and calls
+    ///     `syncFileSystem` once at the end: after a power loss such a file may be empty, never a
+    ///     mix of old and new, and a resumed batch checks every card it finds.
     /// - Throws: `HealthCardError(.io)` naming the file and the system's reason (e.g. no space left).
-    public static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644) throws {
-        try createDirectories(parent(of: path))
-        let temp = "\(parent(of: path))/.\(basename(path)).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    public static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644, sync: Bool = true) throws {
+        let folder = parent(of: path)
+        if !isDirectory(folder) { try createDirectories(folder) }
+        let temp = temporaryName(for: path)
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard fd >= 0 else { throw HealthCardError(.io, "cannot write \(path): \(String(cString: strerror(errno)))") }
         var written = 0
@@ -44,7 +51,7 @@ public enum FileIO {
             }
             written += n
         }
-        if fchmod(fd, mode) != 0 || fsync(fd) != 0 {
+        if fchmod(fd, mode) != 0 || (sync && fsync(fd) != 0) {
             let reason = String(cString: strerror(errno))
             close(fd)
             unlink(temp)
@@ -56,6 +63,57 @@ public enum FileIO {
             unlink(temp)
             throw HealthCardError(.io, "cannot move the new \(path) into place: \(reason)")
         }
+    }
+
+    /// A fresh temporary name beside `path`: `.<name>.tmp-<pid>-<random>`.
+    static func temporaryName(for path: String) -> String {
+        "\(parent(of: path))/.\(basename(path)).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    }
+
+    /// Removes the temporary files (`.<name>.tmp-<pid>-<random>`) in `folder` that a process no
+    /// longer running left behind (killed, power loss). Files of a live process are kept.
+    /// - Returns: the names removed.
+    @discardableResult
+    public static func removeStaleTemporaries(in folder: String) -> [String] {
+        var removed: [String] = []
+        for name in list(folder) where name.hasPrefix(".") {
+            let parts = name.split(separator: "-", omittingEmptySubsequences: false)
+            guard parts.count >= 3, parts[parts.count - 3].hasSuffix(".tmp"), let pid = Int32(parts[parts.count - 2]),
+                UInt32(parts[parts.count - 1]) != nil
+            else { continue }
+            if pid == getpid() || (kill(pid, 0) == 0 || errno == EPERM) { continue }
+            if unlink("\(folder)/\(name)") == 0 { removed.append(name) }
+        }
+        return removed
+    }
+
+    /// Flushes the file system holding `path` to disk (`syncfs(2)`), then syncs the folder itself
+    /// so renames in it are durable.
+    /// - Throws: `HealthCardError(.io)` when the flush fails (e.g. a write error the disk reported late).
+    public static func syncFileSystem(_ path: String) throws {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw HealthCardError(.io, "cannot open \(path) to flush it: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        guard c_syncfs(fd) == 0, fsync(fd) == 0 else {
+            throw HealthCardError(.io, "flushing \(path) to disk failed: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Makes sure files can be created in `folder` (creating it if missing): it is a folder, and a
+    /// probe file can be created and removed in it.
+    /// - Throws: `HealthCardError(.io)` naming the folder and the reason.
+    public static func checkWritableFolder(_ folder: String) throws {
+        try createDirectories(folder)
+        guard isDirectory(folder) else {
+            throw HealthCardError(.io, "cannot write in \(folder): it exists and is not a folder; remove it or choose another --out")
+        }
+        let probe = temporaryName(for: "\(folder)/.probe")
+        let fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            throw HealthCardError(.io, "cannot write in \(folder): \(String(cString: strerror(errno))); choose a folder you can write to (--out)")
+        }
+        close(fd)
+        unlink(probe)
     }
 
     /// Creates `path` and its missing parents (like `mkdir -p`).
@@ -115,3 +173,6 @@ public enum FileIO {
         return names.sorted()
     }
 }
+
+/// glibc's `syncfs(2)`, declared by hand: Swift's Glibc module hides it behind `_GNU_SOURCE`.
+@_silgen_name("syncfs") private func c_syncfs(_ fd: Int32) -> Int32

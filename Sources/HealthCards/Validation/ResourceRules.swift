@@ -3,23 +3,23 @@ enum PatientRules {
     /// Checks a Patient; returns its birthDate when present.
     static func check(_ patient: JSONValue, path: String, findings f: inout BundleValidator.Findings) -> String? {
         let names = patient["name"]?.arrayValue ?? []
-        if names.isEmpty { f.error(path + ".name", "Patient.name is required (at least one name)") }
+        if names.isEmpty { f.error(.patientName, path + ".name", "Patient.name is required (at least one name)") }
         for (i, name) in names.enumerated() {
             let structured = name["family"] != nil || name["given"] != nil
             let text = name["text"] != nil
             if structured && text {
-                f.error("\(path).name[\(i)]", "a name has family/given or text, not both")
+                f.error(.patientNameForm, "\(path).name[\(i)]", "a name has family/given or text, not both")
             } else if !structured && !text {
-                f.error("\(path).name[\(i)]", "a name needs family/given or text; it is empty")
+                f.error(.patientNameForm, "\(path).name[\(i)]", "a name needs family/given or text; it is empty")
             }
         }
-        if patient["photo"] != nil { f.error(path + ".photo", "Patient.photo is not allowed in a health card") }
+        if patient["photo"] != nil { f.error(.patientPhoto, path + ".photo", "Patient.photo is not allowed in a health card") }
         guard let birthDate = patient["birthDate"]?.stringValue else {
-            f.warn(path + ".birthDate", "birthDate is missing; verifiers match the card to a photo ID by name and birth date")
+            f.warn(.patientBirthDateMissing, path + ".birthDate", "birthDate is missing; verifiers match the card to a photo ID by name and birth date")
             return nil
         }
         if !FHIRDate.isValidDate(birthDate) {
-            f.error(path + ".birthDate", "'\(birthDate)' is not a FHIR date (YYYY, YYYY-MM or YYYY-MM-DD, a real calendar date)")
+            f.error(.patientBirthDate, path + ".birthDate", "'\(birthDate)' is not a FHIR date (YYYY, YYYY-MM or YYYY-MM-DD, a real calendar date)")
         }
         return birthDate
     }
@@ -31,42 +31,42 @@ enum ImmunizationRules {
 
     static func check(_ resource: JSONValue, path: String, patientRef: String?, findings f: inout BundleValidator.Findings) {
         if resource["status"]?.stringValue != "completed" {
-            f.error(path + ".status", "Immunization.status must be 'completed', found \(quoted(resource["status"]))")
+            f.error(.immunizationStatus, path + ".status", "Immunization.status must be 'completed', found \(quoted(resource["status"]))")
         }
         let codings = resource["vaccineCode"]?["coding"]?.arrayValue ?? []
         if !codings.contains(where: { vaccineSystems.contains($0["system"]?.stringValue ?? "") && $0["code"]?.stringValue != nil }) {
-            f.error(path + ".vaccineCode", "vaccineCode needs a coding from CVX (\(Terminology.cvx)), SNOMED CT or ICD-11 MMS")
+            f.error(.immunizationVaccineCode, path + ".vaccineCode", "vaccineCode needs a coding from CVX (\(Terminology.cvx)), SNOMED CT or ICD-11 MMS")
         }
         for (i, coding) in codings.enumerated() {
             TerminologyRules.checkCoding(coding, path: "\(path).vaccineCode.coding[\(i)]", findings: &f)
         }
         if let patientRef, resource["patient"]?["reference"]?.stringValue != patientRef {
-            f.error(path + ".patient.reference", "must reference the Patient entry (\(patientRef)), found \(quoted(resource["patient"]?["reference"]))")
+            f.error(.immunizationPatient, path + ".patient.reference", "must reference the Patient entry (\(patientRef)), found \(quoted(resource["patient"]?["reference"]))")
         }
         if let occurrence = resource["occurrenceDateTime"]?.stringValue {
             if !FHIRDate.isValidDateTime(occurrence) {
-                f.error(path + ".occurrenceDateTime", "'\(occurrence)' is not a FHIR dateTime (YYYY-MM-DD, a real calendar date)")
+                f.error(.immunizationOccurrence, path + ".occurrenceDateTime", "'\(occurrence)' is not a FHIR dateTime (YYYY-MM-DD, a real calendar date)")
             }
         } else if resource["occurrenceString"] == nil {
-            f.error(path + ".occurrenceDateTime", "occurrenceDateTime is required")
+            f.error(.immunizationOccurrence, path + ".occurrenceDateTime", "occurrenceDateTime (the date of the dose) is required")
         }
         if let lot = resource["lotNumber"]?.stringValue {
-            if lot.count > 20 { f.warn(path + ".lotNumber", "lotNumber is \(lot.count) characters; the IG says it SHOULD be under 20") }
-            if lot.lowercased().contains("lot") { f.warn(path + ".lotNumber", "lotNumber '\(lot)' contains 'lot'; give the lot number alone") }
+            if lot.count > 20 { f.warn(.immunizationLotNumber, path + ".lotNumber", "lotNumber is \(lot.count) characters; the IG says it SHOULD be under 20") }
+            if lot.lowercased().contains("lot") { f.warn(.immunizationLotNumber, path + ".lotNumber", "lotNumber '\(lot)' contains 'lot'; give the lot number alone") }
         }
         for (i, performer) in (resource["performer"]?.arrayValue ?? []).enumerated() {
             guard let display = performer["actor"]?["display"]?.stringValue else {
-                f.warn("\(path).performer[\(i)].actor.display", "performer.actor.display is expected (the place or organization)")
+                f.warn(.immunizationPerformer, "\(path).performer[\(i)].actor.display", "performer.actor.display is expected (the place or organization)")
                 continue
             }
             if display.count > 30 {
-                f.warn("\(path).performer[\(i)].actor.display", "'\(display)' is \(display.count) characters; the IG says it SHOULD be under 30")
+                f.warn(.immunizationPerformer, "\(path).performer[\(i)].actor.display", "'\(display)' is \(display.count) characters; the IG says it SHOULD be under 30")
             }
         }
         if let subpotent = resource["isSubpotent"], subpotent != .bool(true) {
-            f.error(path + ".isSubpotent", "isSubpotent, when present, must be true")
+            f.error(.immunizationSubpotent, path + ".isSubpotent", "isSubpotent, when present, must be true")
         }
-        if resource["protocolApplied"] != nil { f.warn(path + ".protocolApplied", "protocolApplied is 0..0 in the SHC IG") }
+        if resource["protocolApplied"] != nil { f.warn(.immunizationProtocolApplied, path + ".protocolApplied", "protocolApplied is 0..0 in the SHC IG") }
     }
 }
 
@@ -75,32 +75,32 @@ enum ObservationRules {
     static func check(_ resource: JSONValue, path: String, patientRef: String?, findings f: inout BundleValidator.Findings) {
         let status = resource["status"]?.stringValue ?? ""
         if !["final", "amended", "corrected"].contains(status) {
-            f.error(path + ".status", "a lab result's status is final, amended or corrected, found \(quoted(resource["status"]))")
+            f.error(.observationStatus, path + ".status", "a lab result's status is final, amended or corrected, found \(quoted(resource["status"]))")
         }
         let codings = resource["code"]?["coding"]?.arrayValue ?? []
         if !codings.contains(where: { $0["system"]?.stringValue == Terminology.loinc && $0["code"]?.stringValue != nil }) {
-            f.error(path + ".code", "a lab result's code needs a LOINC coding (\(Terminology.loinc))")
+            f.error(.observationCode, path + ".code", "a lab result's code needs a LOINC coding (\(Terminology.loinc))")
         }
         for (i, coding) in codings.enumerated() {
             TerminologyRules.checkCoding(coding, path: "\(path).code.coding[\(i)]", findings: &f)
         }
         if let patientRef, resource["subject"]?["reference"]?.stringValue != patientRef {
-            f.error(path + ".subject.reference", "must reference the Patient entry (\(patientRef)), found \(quoted(resource["subject"]?["reference"]))")
+            f.error(.observationSubject, path + ".subject.reference", "must reference the Patient entry (\(patientRef)), found \(quoted(resource["subject"]?["reference"]))")
         }
         let effective = resource.objectValue?.keys.filter { $0.hasPrefix("effective") } ?? []
-        if effective.isEmpty { f.error(path + ".effective[x]", "effective[x] (when the specimen was taken) is required") }
+        if effective.isEmpty { f.error(.observationEffective, path + ".effective[x]", "effective[x] (when the specimen was taken) is required") }
         if let when = resource["effectiveDateTime"]?.stringValue, !FHIRDate.isValidDateTime(when) {
-            f.error(path + ".effectiveDateTime", "'\(when)' is not a FHIR dateTime")
+            f.error(.observationEffective, path + ".effectiveDateTime", "'\(when)' is not a FHIR dateTime")
         }
         let values = resource.objectValue?.keys.filter { $0.hasPrefix("value") } ?? []
         if values.isEmpty && resource["dataAbsentReason"] == nil {
-            f.error(path + ".value[x]", "value[x] (the result) is required")
+            f.error(.observationValue, path + ".value[x]", "value[x] (the result) is required")
         }
         for (i, coding) in (resource["valueCodeableConcept"]?["coding"]?.arrayValue ?? []).enumerated() {
             TerminologyRules.checkCoding(coding, path: "\(path).valueCodeableConcept.coding[\(i)]", findings: &f)
         }
         if let text = resource["valueString"]?.stringValue, text.count >= 20 {
-            f.warn(path + ".valueString", "valueString SHOULD be under 20 characters; prefer a SNOMED CT coded result")
+            f.warn(.observationValueString, path + ".valueString", "valueString SHOULD be under 20 characters; prefer a SNOMED CT coded result")
         }
     }
 }
@@ -109,11 +109,22 @@ enum ObservationRules {
 enum TerminologyRules {
     static func checkCoding(_ coding: JSONValue, path: String, findings f: inout BundleValidator.Findings) {
         guard let system = coding["system"]?.stringValue, let code = coding["code"]?.stringValue else {
-            if coding["code"] == nil { f.error(path + ".code", "coding has no code") }
+            if coding["code"] == nil { f.error(.codingCode, path + ".code", "coding has no code") }
             return
         }
         if let problem = Terminology.problem(system: system, code: code) {
-            f.error(path + ".code", problem)
+            let rule: RuleCode
+            if code.isEmpty || code != code.trimmingCharacters(in: " \t\r\n") {
+                rule = .codingCode
+            } else {
+                switch system {
+                case Terminology.cvx: rule = .codeCVXUnknown
+                case Terminology.loinc: rule = .codeLOINCInvalid
+                case Terminology.snomedCT: rule = .codeSNOMEDInvalid
+                default: rule = .codingCode
+                }
+            }
+            f.error(rule, path + ".code", problem)
         }
     }
 }

@@ -1,0 +1,105 @@
+/// One record's work in a batch, handed from the reading thread to a worker.
+enum BatchJob {
+    /// A patient's CSV rows, rendered by the worker.
+    case rows(CSVTemplateInput.PatientRows, Template)
+    /// A record read from Bundle input (or rejected while reading).
+    case record(InputRecord)
+    /// A line the reading thread already decided (a duplicate id); passed through in order.
+    case decided(ReportLine)
+}
+
+/// What a worker made of one job: the report line, or the write failure that stops the run.
+struct BatchOutcome {
+    var line: ReportLine
+    /// An output file could not be written (disk full, folder not writable): the run stops.
+    var failure: HealthCardError?
+}
+
+/// The per-thread part of a batch: its own `CardIssuer` (zlib stream, signing context), turning a
+/// job into files and a report line.
+final class BatchWorker {
+    let issuer: CardIssuer
+    let outDir: String
+    let force: Bool
+
+    init(issuer: CardIssuer, outDir: String, force: Bool) {
+        self.issuer = issuer
+        self.outDir = outDir
+        self.force = force
+    }
+
+    func run(_ job: BatchJob) -> BatchOutcome {
+        let record: InputRecord
+        switch job {
+        case .decided(let line): return BatchOutcome(line: line)
+        case .record(let r): record = r
+        case .rows(let rows, let template): record = rows.render(template)
+        }
+        var line = ReportLine(source: record.source, id: record.id, status: .rejected, errors: record.errors,
+                              warnings: record.warnings, files: [])
+        guard record.errors.isEmpty, let bundle = record.bundle, let id = record.id else { return BatchOutcome(line: line) }
+        let name = OutputNames.safe(id)
+        let payload: Payload
+        do { payload = try issuer.payload(for: bundle, patientID: id) } catch {
+            line.errors = error.errors
+            return BatchOutcome(line: line)
+        }
+        let payloadBytes = payload.minifiedBytes
+        let cardFile = "cards/\(name).smart-health-card"
+        do {
+            if !force, let files = try alreadyIssued(payload, payloadBytes, name: name, cardFile: cardFile, line: &line) {
+                line.status = .issued
+                line.alreadyIssued = true
+                line.files = files
+                return BatchOutcome(line: line)
+            }
+            let card: IssuedCard
+            do { card = try issuer.issue(payload: payload, bytes: payloadBytes) } catch {
+                line.errors = error.errors
+                return BatchOutcome(line: line)
+            }
+            line.warnings += card.warnings
+            // Images first, the card last: a card file on disk means its images are there too.
+            let images = Self.imageFiles(name: name, count: card.pngs.count)
+            for (file, png) in zip(images, card.pngs) {
+                try FileIO.writeAtomically(png, to: "\(outDir)/\(file)", sync: false)
+            }
+            try FileIO.writeAtomically(card.fileBytes, to: "\(outDir)/\(cardFile)", sync: false)
+            line.status = .issued
+            line.files = [cardFile] + images
+            return BatchOutcome(line: line)
+        } catch let error as HealthCardError {
+            line.errors = [error]
+            return BatchOutcome(line: line, failure: error)
+        } catch {
+            let failure = HealthCardError(.io, "\(error)")
+            return BatchOutcome(line: line, failure: failure)
+        }
+    }
+
+    /// `qr/<name>.png`, or `qr/<name>-<c>.png` per chunk.
+    static func imageFiles(name: String, count: Int) -> [String] {
+        count == 1 ? ["qr/\(name).png"] : (0..<count).map { "qr/\(name)-\($0 + 1).png" }
+    }
+
+    /// When `cards/<name>.smart-health-card` is already the card for this payload (see
+    /// `CardIssuer.existingCard`), makes sure its images are there and whole (they are
+    /// deterministic: rewritten when missing or different) and returns the record's files.
+    /// Returns nil when the record must be issued.
+    private func alreadyIssued(_ payload: Payload, _ payloadBytes: [UInt8], name: String, cardFile: String,
+                               line: inout ReportLine) throws -> [String]? {
+        let path = "\(outDir)/\(cardFile)"
+        guard FileIO.exists(path), let bytes = try? FileIO.read(path),
+            let jws = issuer.existingCard(bytes, matches: payloadBytes)
+        else { return nil }
+        let findings = BundleValidator.validate(payload.fhirBundle)
+        guard findings.errors.isEmpty, let images = try? issuer.images(for: jws) else { return nil }
+        let files = Self.imageFiles(name: name, count: images.pngs.count)
+        for (file, png) in zip(files, images.pngs) {
+            let imagePath = "\(outDir)/\(file)"
+            if (try? FileIO.read(imagePath)) != png { try FileIO.writeAtomically(png, to: imagePath, sync: false) }
+        }
+        line.warnings += findings.warnings + images.warnings
+        return [cardFile] + files
+    }
+}

@@ -1,0 +1,76 @@
+/// What `verify` found about one credential (one JWS, from a file, a JWS text, QR text or QR images) or
+/// one key set.
+public struct CredentialReport: Sendable {
+    /// Where the credential came from.
+    public enum Source: String, Sendable {
+        case smartHealthCard = "smart-health-card"
+        case jws
+        case qrText = "qr-text"
+        case qrImage = "qr-image"
+        case keySet = "key-set"
+        /// A file that could not be read as any of the above.
+        case unknown
+    }
+
+    /// Whether the signature was checked.
+    public enum Signature: String, Sendable {
+        case verified
+        /// No key set was given, or the JWS could not be read far enough.
+        case notChecked = "not-checked"
+        case failed
+    }
+
+    public var source: Source
+    /// The file(s) read, joined with `, ` for a QR chunk set.
+    public var file: String
+    /// 0-based index in a `.smart-health-card` file.
+    public var index: Int?
+    /// The compact JWS, when one was found.
+    public var jws: String?
+    /// The decoded JWS header.
+    public var header: JSONValue?
+    /// The decoded payload (JWT claims), when it inflated and parsed.
+    public var payload: JSONValue?
+    public var signature: Signature = .notChecked
+    /// QR version and error correction level of each image symbol, in chunk order.
+    public var qrSymbols: [(version: Int?, errorCorrection: QRErrorCorrection?)] = []
+    public var findings: [Finding] = []
+
+    public init(source: Source, file: String, index: Int? = nil) {
+        self.source = source
+        self.file = file
+        self.index = index
+    }
+
+    public var errorCount: Int { findings.filter(\.isError).count }
+    public var warningCount: Int { findings.count - errorCount }
+    /// True when no finding is an error.
+    public var isValid: Bool { errorCount == 0 }
+
+    /// The `kid` from the JWS header.
+    public var kid: String? { header?["kid"]?.stringValue }
+
+    /// `{"source","file","index","kid","signature","valid","errors","warnings","findings":[…],"payload":{…}}`.
+    public var json: JSONValue {
+        var o: JSONObject = ["source": .string(source.rawValue), "file": .string(file)]
+        if let index { o["index"] = .integer(Int64(index)) }
+        if source != .keySet {
+            o["kid"] = kid.map { .string($0) } ?? .null
+            o["signature"] = .string(signature.rawValue)
+        }
+        if !qrSymbols.isEmpty {
+            o["qr"] = .array(qrSymbols.map { symbol in
+                .object([
+                    "version": symbol.version.map { .integer(Int64($0)) } ?? .null,
+                    "errorCorrection": symbol.errorCorrection.map { .string($0.rawValue) } ?? .null,
+                ])
+            })
+        }
+        o["valid"] = .bool(isValid)
+        o["errors"] = .integer(Int64(errorCount))
+        o["warnings"] = .integer(Int64(warningCount))
+        o["findings"] = .array(findings.map(\.json))
+        if source != .keySet { o["payload"] = payload ?? .null }
+        return .object(o)
+    }
+}

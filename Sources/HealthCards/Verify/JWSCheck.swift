@@ -1,0 +1,201 @@
+/// Checks one compact JWS as a SMART Health Cards verifier does: compact form, base64url, header, raw
+/// DEFLATE, payload JSON, claims, the FHIR Bundle (with `BundleValidator`, the same rules `issue`
+/// applies), signature and revocation (digest sections 1 to 4, 7 to 9).
+public struct JWSCheck {
+    /// Keys to check signatures with; empty means the signature is not checked (a warning says so).
+    public var keys: [TrustedKey]
+    /// The time to judge `nbf`, `exp` and clinical dates against, in seconds since the epoch.
+    public var now: Int64
+
+    public init(keys: [TrustedKey], now: Int64) {
+        self.keys = keys
+        self.now = now
+    }
+
+    /// Checks `jws` and adds what it finds to `report` (which names the file and credential index).
+    public func check(_ jws: String, into report: inout CredentialReport, chunk: Int? = nil) {
+        report.jws = jws
+        let base = Finding.Location(file: report.file, credential: report.index, chunk: chunk)
+        var found: [Finding] = []
+        defer { report.findings += found }
+        func add(_ code: RuleCode, _ path: String?, _ message: String, _ severity: Finding.Severity? = nil) {
+            var at = base
+            at.path = path
+            found.append(Finding(code, message, at: at, severity: severity))
+        }
+        // Compact form: three base64url parts, nothing else.
+        let bytes = Array(jws.utf8)
+        if let bad = bytes.firstIndex(where: { !isCompactCharacter($0) }) {
+            let what = bytes[bad] == 0x3D ? "padding '='" : (bytes[bad] <= 0x20 ? "whitespace" : "the character '\(String(decoding: [bytes[bad]], as: UTF8.self))'")
+            add(.jwsCompactForm, nil, "the JWS contains \(what) at character \(bad); a compact JWS uses only A-Z a-z 0-9 - _ and two '.'")
+        }
+        let pieces = bytes.split(separator: 0x2E, omittingEmptySubsequences: false)
+        guard pieces.count == 3 else {
+            add(.jwsCompactForm, nil, "a compact JWS has 3 parts (header.payload.signature), found \(pieces.count)")
+            return
+        }
+        let names = ["header", "payload", "signature"]
+        var decoded: [[UInt8]?] = []
+        for (i, piece) in pieces.enumerated() {
+            let value = Base64URL.decode(Array(piece))
+            if value == nil || piece.isEmpty {
+                add(.jwsBase64URL, names[i], "the JWS \(names[i]) is not base64url without padding (RFC 4648 section 5)")
+            }
+            decoded.append(piece.isEmpty ? nil : value)
+        }
+        if bytes.count > QRNumeric.maxSingleJWSCharacters && report.source != .qrText && report.source != .qrImage {
+            add(.jwsTooLong, nil, "the JWS is \(bytes.count) characters; one QR holds at most \(QRNumeric.maxSingleJWSCharacters), so its QR form needs chunking (deprecated)")
+        }
+        if let header = decoded[0] { checkHeader(header, report: &report, add: add) }
+        if let payload = decoded[1], let json = inflatePayload(payload, add: add) {
+            report.payload = json
+            ClaimsCheck(now: now).check(json, add: add)
+            if let bundle = json["vc"]?["credentialSubject"]?["fhirBundle"], bundle.objectValue != nil {
+                for finding in BundleValidator.validate(bundle, today: Clock.todayUTC(now)).all {
+                    add(finding.code, finding.location.path, finding.message, finding.severity)
+                }
+            }
+        }
+        if let signature = decoded[2] {
+            let signingInput = Array(bytes.prefix(pieces[0].count + 1 + pieces[1].count))
+            checkSignature(signature, signingInput: signingInput, report: &report, add: add)
+        }
+    }
+
+    static let allowedHeader: Set<String> = ["alg", "zip", "kid"]
+
+    private func checkHeader(_ bytes: [UInt8], report: inout CredentialReport, add: (RuleCode, String?, String, Finding.Severity?) -> Void) {
+        guard let header = try? JSONParser.parse(bytes), let object = header.objectValue else {
+            add(.headerNotJSON, "header", "the JWS header is not a JSON object", nil)
+            return
+        }
+        report.header = header
+        if object["alg"]?.stringValue != "ES256" {
+            add(.headerAlg, "header.alg", "alg must be \"ES256\", found \(quoted(object["alg"]))", nil)
+        }
+        if object["zip"]?.stringValue != "DEF" {
+            add(.headerZip, "header.zip", "zip must be \"DEF\" (the payload is raw DEFLATE), found \(quoted(object["zip"]))", nil)
+        }
+        if object["kid"]?.stringValue == nil {
+            add(.headerKidMissing, "header.kid", "the header has no kid; it must be the RFC 7638 thumbprint of the signing key", nil)
+        }
+        for key in object.keys where !Self.allowedHeader.contains(key) {
+            add(.headerExtraMember, "header.\(key)", "the header has '\(key)'; SMART Health Cards headers carry only alg, zip and kid", nil)
+        }
+    }
+
+    /// Raw-inflates and parses the payload; nil when it cannot be read.
+    private func inflatePayload(_ compressed: [UInt8], add: (RuleCode, String?, String, Finding.Severity?) -> Void) -> JSONValue? {
+        var bytes: [UInt8]
+        do {
+            bytes = try RawInflate.inflate(compressed)
+        } catch {
+            switch error {
+            case .zlibWrapped:
+                add(.deflateZlibWrapped, "payload", "the payload is zlib-wrapped (RFC 1950 header \(hex(compressed.prefix(2))) and Adler-32 trailer), not raw DEFLATE; compress with windowBits -15 (deflateInit2(..., -15, ...))", nil)
+                // Read on past the wrapper so the content is still checked: 2-byte header, 4-byte Adler-32.
+                guard compressed.count > 6, let inner = try? RawInflate.inflate(Array(compressed.dropFirst(2).dropLast(4))) else { return nil }
+                bytes = inner
+            case .gzipWrapped:
+                add(.deflateGzipWrapped, "payload", "the payload is gzip-wrapped, not raw DEFLATE (RFC 1951); compress with windowBits -15", nil)
+                return nil
+            case .tooLarge:
+                add(.deflateTooLarge, "payload", "the payload inflates to more than \(RawInflate.maxOutput) bytes; refused", nil)
+                return nil
+            case .trailingData(let count):
+                add(.deflateTrailingData, "payload", "\(count) bytes follow the end of the DEFLATE stream; the payload is exactly one raw DEFLATE stream", nil)
+                return nil
+            case .invalid(let message):
+                guard (try? JSONParser.parse(compressed)) != nil else {
+                    add(.deflateInvalid, "payload", "the payload is not raw DEFLATE (zlib: \(message)); compress the minified payload JSON with raw DEFLATE (RFC 1951)", nil)
+                    return nil
+                }
+                add(.deflateInvalid, "payload", "the payload is plain JSON, not compressed; raw-DEFLATE it (the header's zip \"DEF\" says it is)", nil)
+                bytes = compressed
+            }
+        }
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
+            add(.payloadBOM, "payload", "the payload JSON starts with a UTF-8 byte order mark; remove it (some mobile JSON parsers fail on it)", nil)
+            bytes.removeFirst(3)
+        }
+        let json: JSONValue
+        do { json = try JSONParser.parse(bytes) } catch {
+            add(.payloadNotJSON, "payload", "the inflated payload is not JSON: \(error)", nil)
+            return nil
+        }
+        if let offset = Self.whitespaceOutsideStrings(bytes) {
+            add(.payloadWhitespace, "payload", "the payload JSON has whitespace at byte \(offset); it must be minified (no spaces or newlines outside strings)", nil)
+        }
+        return json
+    }
+
+    /// Offset of the first JSON whitespace byte outside a string, or nil.
+    static func whitespaceOutsideStrings(_ bytes: [UInt8]) -> Int? {
+        var inString = false
+        var escaped = false
+        for (i, b) in bytes.enumerated() {
+            if inString {
+                if escaped { escaped = false } else if b == 0x5C { escaped = true } else if b == 0x22 { inString = false }
+            } else if b == 0x22 {
+                inString = true
+            } else if b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D {
+                return i
+            }
+        }
+        return nil
+    }
+
+    private func checkSignature(_ signature: [UInt8], signingInput: [UInt8], report: inout CredentialReport,
+                                add: (RuleCode, String?, String, Finding.Severity?) -> Void) {
+        var raw = signature
+        if signature.count != 64 {
+            if let converted = try? ES256.rawSignature(fromDER: signature), signature.first == 0x30 {
+                add(.sigDER, "signature", "the signature is ASN.1 DER (\(signature.count) bytes); ES256 in a JWS is the 64-byte R‖S form (RFC 7518 section 3.4). Convert it, e.g. swift-crypto rawRepresentation or OpenSSL ECDSA_SIG_get0 + BN_bn2binpad", nil)
+                raw = converted
+            } else {
+                add(.sigLength, "signature", "the signature is \(signature.count) bytes; ES256 in a JWS is exactly 64 bytes (R‖S)", nil)
+                report.signature = .failed
+                return
+            }
+        }
+        guard !keys.isEmpty else {
+            add(.sigNotChecked, "signature", "no key set was given (--jwks), so the signature was not checked; everything else was", nil)
+            return
+        }
+        let kid = report.header?["kid"]?.stringValue
+        let candidates = keys.filter { $0.kid == kid || $0.thumbprint == kid }
+        if let key = candidates.first(where: { ES256.verify(signature: raw, message: signingInput, key: $0.key) }) {
+            report.signature = raw == signature ? .verified : .failed
+            checkRevocation(key, report: report, add: add)
+            return
+        }
+        report.signature = .failed
+        if !candidates.isEmpty {
+            add(.sigInvalid, "signature", "the signature does not verify with key \(kid ?? "?"); the card was altered or signed with another key", nil)
+            return
+        }
+        if let other = keys.first(where: { ES256.verify(signature: raw, message: signingInput, key: $0.key) }) {
+            add(.kidWrong, "header.kid", "the header says kid \(quoted(report.header?["kid"])) but the card was signed by key \(other.thumbprint); the kid must be the signing key's RFC 7638 thumbprint", nil)
+            return
+        }
+        add(.kidUnknown, "header.kid", "kid \(quoted(report.header?["kid"])) is not in the key set (\(keys.map(\.kid).joined(separator: ", "))) and no key in it verifies the signature", nil)
+    }
+
+    private func checkRevocation(_ key: TrustedKey, report: CredentialReport, add: (RuleCode, String?, String, Finding.Severity?) -> Void) {
+        guard let (crl, file) = key.crl, let rid = report.payload?["vc"]?["rid"]?.stringValue,
+            let nbf = report.payload?["nbf"]?.doubleValue
+        else { return }
+        if crl.revokes(rid: rid, nbf: nbf) {
+            let entry = crl.entries.first { $0.rid == rid }
+            let when = entry?.before.map { " for cards issued before \(Clock.describe($0))" } ?? ""
+            add(.revoked, "vc.rid", "the card is revoked: rid '\(rid)' is listed\(when) in \(file) (ctr \(crl.ctr))", nil)
+        }
+    }
+
+    private func isCompactCharacter(_ c: UInt8) -> Bool { RID.isBase64URLCharacter(c) || c == 0x2E }
+}
+
+func hex<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+    let digits = Array("0123456789ABCDEF".utf8)
+    return bytes.map { String(decoding: [digits[Int($0 >> 4)], digits[Int($0 & 15)]], as: UTF8.self) }.joined(separator: " ")
+}

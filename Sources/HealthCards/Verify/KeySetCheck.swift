@@ -1,0 +1,147 @@
+/// A public key `verify` trusts for signatures, read from a key set.
+public struct TrustedKey: Sendable {
+    /// The `kid` the key set publishes (may differ from `thumbprint` in a broken key set).
+    public var kid: String
+    /// The RFC 7638 thumbprint of the key: the kid it should have.
+    public var thumbprint: String
+    public var key: P256Key
+    /// `crlVersion` as published, when present.
+    public var crlVersion: Int?
+    /// The revocation list found beside the key set for this kid, with its file.
+    public var crl: (list: CRL, file: String)?
+    /// The key set file.
+    public var source: String
+}
+
+/// Checks a JWK Set as published at `<iss>/.well-known/jwks.json` (digest section 7) and the revocation
+/// lists beside it at `.well-known/crl/<kid>.json` (digest section 8).
+public enum KeySetCheck {
+    /// Checks key set bytes and returns the usable keys with every finding.
+    /// - Parameters:
+    ///   - file: the key set's path, for locations and for finding `crl/<kid>.json` beside it.
+    public static func check(bytes: [UInt8], file: String) -> (keys: [TrustedKey], findings: [Finding]) {
+        var findings: [Finding] = []
+        func add(_ code: RuleCode, _ path: String?, _ message: String, _ severity: Finding.Severity? = nil) {
+            findings.append(Finding(code, message, at: .init(file: file, path: path), severity: severity))
+        }
+        let json: JSONValue
+        do { json = try JSONParser.parse(bytes) } catch {
+            add(.jwksNotJSON, nil, "the key set is not JSON: \(error)")
+            return ([], findings)
+        }
+        guard let list = json["keys"]?.arrayValue else {
+            add(.jwksNotJSON, "keys", #"a JWK Set is {"keys":[...]}; there is no "keys" array"#)
+            return ([], findings)
+        }
+        var keys: [TrustedKey] = []
+        for (i, item) in list.enumerated() {
+            let path = "keys[\(i)]"
+            guard let object = item.objectValue else {
+                add(.jwkNotSHCKey, path, "the key is not a JSON object", .error)
+                continue
+            }
+            let leaked = object.keys.filter { JWK.privateMembers.contains($0) }
+            if !leaked.isEmpty {
+                add(.jwkPrivateMember, path, "the key carries private member(s) \(leaked.sorted().joined(separator: ", ")); "
+                    + "a published key set holds public keys only. Remove them now and treat the private key as exposed")
+            }
+            let kty = object["kty"]?.stringValue
+            let use = object["use"]?.stringValue
+            guard kty == "EC" else {
+                add(.jwkNotSHCKey, path + ".kty", "kty \(quoted(object["kty"])) is not an SMART Health Cards key (EC P-256); verifiers ignore it")
+                continue
+            }
+            if use == "enc" {
+                add(.jwkNotSHCKey, path + ".use", "an encryption key (use \"enc\"); verifiers ignore it for health cards")
+                continue
+            }
+            if object["crv"]?.stringValue != "P-256" {
+                add(.jwkCurve, path + ".crv", "crv must be \"P-256\", found \(quoted(object["crv"]))")
+                continue
+            }
+            if use != "sig" { add(.jwkUse, path + ".use", "use must be \"sig\", found \(quoted(object["use"]))") }
+            if object["alg"]?.stringValue != "ES256" { add(.jwkAlg, path + ".alg", "alg must be \"ES256\", found \(quoted(object["alg"]))") }
+            guard let x = object["x"]?.stringValue.flatMap(Base64URL.decode), let y = object["y"]?.stringValue.flatMap(Base64URL.decode),
+                x.count == 32, y.count == 32
+            else {
+                add(.jwkCoordinates, path, "x and y must be base64url (no padding) of 32 bytes each")
+                continue
+            }
+            guard let key = try? P256Key.publicKey(x: x, y: y) else {
+                add(.jwkCoordinates, path, "x and y are not a point on the P-256 curve")
+                continue
+            }
+            let thumbprint = JWK(x: x, y: y).kid
+            let kid = object["kid"]?.stringValue
+            if kid == nil {
+                add(.jwkKidMissing, path + ".kid", "the key has no kid; it must be the RFC 7638 thumbprint \(thumbprint)")
+            } else if kid != thumbprint {
+                add(.jwkKidMismatch, path + ".kid", "kid '\(kid!)' is not the key's RFC 7638 SHA-256 thumbprint; expected \(thumbprint)")
+            }
+            if let chain = object["x5c"] { checkX5C(chain, key: key, path: path + ".x5c", add: add) }
+            var trusted = TrustedKey(kid: kid ?? thumbprint, thumbprint: thumbprint, key: key,
+                                     crlVersion: object["crlVersion"]?.numberLexeme.flatMap { Int($0) }, crl: nil, source: file)
+            trusted.crl = loadCRL(for: trusted, keySetFile: file, keyPath: path, findings: &findings)
+            keys.append(trusted)
+        }
+        if keys.isEmpty {
+            add(.jwksNoKeys, "keys", "the key set has no usable EC P-256 signing key (kty EC, crv P-256, use sig, alg ES256)")
+        }
+        return (keys, findings)
+    }
+
+    /// x5c: standard base64 DER certificates, leaf first; the leaf's key must be the JWK's key.
+    static func checkX5C(_ chain: JSONValue, key: P256Key, path: String, add: (RuleCode, String?, String, Finding.Severity?) -> Void) {
+        guard let items = chain.arrayValue, !items.isEmpty else {
+            add(.jwkX5CUndecodable, path, "x5c must be a non-empty array of base64 DER certificates", nil)
+            return
+        }
+        for (i, item) in items.enumerated() {
+            guard let text = item.stringValue else {
+                add(.jwkX5CUndecodable, "\(path)[\(i)]", "x5c entries are strings", nil)
+                continue
+            }
+            guard let der = Base64URL.decodeStandard(text) else {
+                if Base64URL.decode(text) != nil {
+                    add(.jwkX5CEncoding, "\(path)[\(i)]", "the certificate is base64url; x5c uses standard base64 with '+', '/' and '=' padding (RFC 7517 section 4.7)", nil)
+                } else {
+                    add(.jwkX5CUndecodable, "\(path)[\(i)]", "the certificate is not standard base64", nil)
+                }
+                continue
+            }
+            guard i == 0 else { continue }
+            do {
+                let leaf = try X509Leaf.publicKey(der: der)
+                if !leaf.hasSamePublicKey(as: key) {
+                    add(.jwkX5CKeyMismatch, "\(path)[0]", "the leaf certificate's public key is not the key's x/y; the first x5c certificate must certify this key", nil)
+                }
+            } catch {
+                add(.jwkX5CUndecodable, "\(path)[0]", "the leaf certificate: \(error)", nil)
+            }
+        }
+    }
+
+    /// Reads `crl/<kid>.json` beside the key set, if there is one.
+    static func loadCRL(for key: TrustedKey, keySetFile: String, keyPath: String, findings: inout [Finding]) -> (CRL, String)? {
+        let file = "\(FileIO.parent(of: keySetFile))/crl/\(key.kid).json"
+        guard FileIO.exists(file), let bytes = try? FileIO.read(file) else { return nil }
+        func add(_ code: RuleCode, _ path: String?, _ message: String) {
+            findings.append(Finding(code, message, at: .init(file: file, path: path)))
+        }
+        let crl: CRL
+        do { crl = try CRL(bytes: bytes, source: FileIO.basename(file)) } catch {
+            add(.crlInvalid, nil, "\(error); a CRL is {\"kid\":…,\"method\":\"rid\",\"ctr\":N,\"rids\":[…]} with rids of at most 24 base64url characters")
+            return nil
+        }
+        if crl.kid != key.kid { add(.crlKidMismatch, "kid", "the CRL's kid '\(crl.kid)' is not the key's kid \(key.kid) from its file name") }
+        if key.crlVersion != crl.ctr {
+            let published = key.crlVersion.map(String.init) ?? "no crlVersion"
+            add(.crlVersionMismatch, "ctr", "the CRL's ctr is \(crl.ctr) but the key set publishes \(published) for this key (\(keyPath).crlVersion); they must be equal, or verifiers keep a stale list")
+        }
+        var seen: Set<String> = []
+        for entry in crl.entries where !seen.insert(entry.rid).inserted {
+            add(.crlDuplicateRID, "rids", "rid '\(entry.rid)' is listed more than once")
+        }
+        return (crl, file)
+    }
+}

@@ -1,0 +1,83 @@
+/// The readable summary `healthcards verify` prints without `--json`.
+extension CredentialReport {
+    /// Lines: what was read, issuer, kid, nbf/exp as dates, patient, one line per immunization or lab
+    /// result (CVX short description from the shipped CVX list), then each finding.
+    public var summaryLines: [String] {
+        var lines: [String] = []
+        let index = self.index.map { " [credential \($0)]" } ?? ""
+        let verdict = isValid ? (warningCount > 0 ? "OK with \(warningCount) warning(s)" : "OK") : "INVALID (\(errorCount) error(s), \(warningCount) warning(s))"
+        lines.append("\(source.rawValue) \(file)\(index): \(verdict)")
+        if let payload {
+            lines.append("  issuer   \(payload["iss"]?.stringValue ?? "?")")
+            let sig: String
+            switch signature {
+            case .verified: sig = "signature verified"
+            case .notChecked: sig = "signature not checked"
+            case .failed: sig = "signature NOT valid"
+            }
+            lines.append("  kid      \(kid ?? "?") (\(sig))")
+            func date(_ value: JSONValue?) -> String {
+                guard let seconds = value?.doubleValue, seconds < ClaimsCheck.millisecondsThreshold else { return value.map { quoted($0) } ?? "none" }
+                return Clock.describe(Int64(seconds))
+            }
+            lines.append("  nbf      \(date(payload["nbf"]))" + (payload["exp"] != nil ? "; exp \(date(payload["exp"]))" : ""))
+            for entry in payload["vc"]?["credentialSubject"]?["fhirBundle"]?["entry"]?.arrayValue ?? [] {
+                if let line = Self.describe(entry["resource"]) { lines.append("  " + line) }
+            }
+        }
+        for (version, level) in qrSymbols.map({ ($0.version, $0.errorCorrection) }) {
+            lines.append("  QR       version \(version.map(String.init) ?? "?"), ECC \(level?.rawValue ?? "?")")
+        }
+        for finding in findings {
+            var at = finding.location
+            if at.file == file { at.file = nil }
+            if at.credential == self.index { at.credential = nil }
+            let location = at.description
+            lines.append("  \(finding.severity.rawValue) \(finding.code.rawValue)\(location.isEmpty ? "" : " at " + location): \(finding.message)")
+        }
+        return lines
+    }
+
+    /// One line for a Patient, Immunization or Observation; nil for other resources.
+    static func describe(_ resource: JSONValue?) -> String? {
+        guard let resource else { return nil }
+        switch resource["resourceType"]?.stringValue {
+        case "Patient":
+            let name = resource["name"]?[0]
+            let text = name?["text"]?.stringValue
+                ?? ((name?["given"]?.arrayValue?.compactMap(\.stringValue) ?? []) + [name?["family"]?.stringValue].compactMap { $0 }).joined(separator: " ")
+            return "patient  \(text.isEmpty ? "?" : text), born \(resource["birthDate"]?.stringValue ?? "?")"
+        case "Immunization":
+            let date = resource["occurrenceDateTime"]?.stringValue ?? resource["occurrenceString"]?.stringValue ?? "?"
+            return "dose     \(date)  " + codings(resource["vaccineCode"])
+        case "Observation":
+            let date = resource["effectiveDateTime"]?.stringValue ?? resource["effectivePeriod"]?["start"]?.stringValue ?? "?"
+            var result = "?"
+            if let concept = resource["valueCodeableConcept"] {
+                result = codings(concept)
+            } else if let quantity = resource["valueQuantity"] {
+                result = "\(quantity["value"]?.numberLexeme ?? "?") \(quantity["unit"]?.stringValue ?? quantity["code"]?.stringValue ?? "")"
+            } else if let text = resource["valueString"]?.stringValue {
+                result = "'\(text)'"
+            }
+            return "lab      \(date)  \(codings(resource["code"])) → \(result)"
+        default:
+            return nil
+        }
+    }
+
+    static func codings(_ concept: JSONValue?) -> String {
+        let list = concept?["coding"]?.arrayValue ?? []
+        let parts = list.map { coding -> String in
+            let code = coding["code"]?.stringValue ?? "?"
+            switch coding["system"]?.stringValue {
+            case Terminology.cvx: return "CVX \(code)" + (CVX.lookup(code).map { " (\($0.shortDescription))" } ?? " (not in the CVX list)")
+            case Terminology.loinc: return "LOINC \(code)" + (COVID19LabTestLOINC.lookup(code).map { " (\($0.display))" } ?? "")
+            case Terminology.snomedCT: return "SNOMED CT \(code)" + (LabResultSNOMED.lookup(code).map { " (\($0.display))" } ?? "")
+            case Terminology.icd11: return "ICD-11 \(code)"
+            default: return "\(coding["system"]?.stringValue ?? "?")|\(code)"
+            }
+        }
+        return parts.isEmpty ? "no coding" : parts.joined(separator: ", ")
+    }
+}

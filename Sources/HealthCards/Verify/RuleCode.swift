@@ -1,0 +1,159 @@
+/// The stable codes of `verify` findings and issue-time validation rules. The raw value is what users
+/// see and what `--json` prints; `docs/error-codes.md` gives each code's meaning and fix.
+public enum RuleCode: String, Sendable, CaseIterable {
+    // Files and containers
+    case fileUnreadable = "FILE_UNREADABLE"
+    case fileUnknownType = "FILE_UNKNOWN_TYPE"
+    case fileNotJSON = "FILE_NOT_JSON"
+    case fileNoCredentials = "FILE_NO_CREDENTIALS"
+    case fileTrailingCharacters = "FILE_TRAILING_CHARACTERS"
+    case fileBOM = "FILE_BOM"
+
+    // Compact JWS (digest section 1)
+    case jwsCompactForm = "JWS_COMPACT_FORM"
+    case jwsBase64URL = "JWS_BASE64URL"
+    case jwsTooLong = "JWS_TOO_LONG"
+    case headerNotJSON = "JWS_HEADER_NOT_JSON"
+    case headerAlg = "JWS_HEADER_ALG"
+    case headerZip = "JWS_HEADER_ZIP"
+    case headerKidMissing = "JWS_HEADER_KID_MISSING"
+    case headerExtraMember = "JWS_HEADER_EXTRA_MEMBER"
+
+    // Compression (digest section 4)
+    case deflateZlibWrapped = "DEFLATE_ZLIB_WRAPPED"
+    case deflateGzipWrapped = "DEFLATE_GZIP_WRAPPED"
+    case deflateInvalid = "DEFLATE_INVALID"
+    case deflateTrailingData = "DEFLATE_TRAILING_DATA"
+    case deflateTooLarge = "DEFLATE_TOO_LARGE"
+
+    // Payload JSON and claims (digest sections 2 and 3)
+    case payloadBOM = "PAYLOAD_BOM"
+    case payloadWhitespace = "PAYLOAD_WHITESPACE"
+    case payloadNotJSON = "PAYLOAD_NOT_JSON"
+    case issMissing = "ISS_MISSING"
+    case issNotHTTPS = "ISS_NOT_HTTPS"
+    case issTrailingSlash = "ISS_TRAILING_SLASH"
+    case issMalformed = "ISS_MALFORMED"
+    case nbfMissing = "NBF_MISSING"
+    case nbfNotNumber = "NBF_NOT_NUMBER"
+    case nbfMilliseconds = "NBF_MILLISECONDS"
+    case nbfFractional = "NBF_FRACTIONAL"
+    case nbfNotYetValid = "NBF_NOT_YET_VALID"
+    case expNotNumber = "EXP_NOT_NUMBER"
+    case expMilliseconds = "EXP_MILLISECONDS"
+    case expExpired = "EXP_EXPIRED"
+    case expBeforeNbf = "EXP_BEFORE_NBF"
+    case vcMissing = "VC_MISSING"
+    case vcTypeHealthCard = "VC_TYPE_HEALTH_CARD"
+    case vcTypeLegacy = "VC_TYPE_LEGACY"
+    case vcContext = "VC_CONTEXT"
+    case vcFHIRVersion = "VC_FHIR_VERSION"
+    case vcBundleMissing = "VC_BUNDLE_MISSING"
+    case ridInvalid = "RID_INVALID"
+
+    // Signature and keys used for it (digest sections 1 and 7)
+    case sigDER = "SIG_DER"
+    case sigLength = "SIG_LENGTH"
+    case sigInvalid = "SIG_INVALID"
+    case sigNotChecked = "SIG_NOT_CHECKED"
+    case kidUnknown = "KID_UNKNOWN"
+    case kidWrong = "KID_WRONG"
+    case revoked = "REVOKED"
+
+    // Minimization (digest section 3)
+    case minResourceID = "MIN_RESOURCE_ID"
+    case minMeta = "MIN_META"
+    case minText = "MIN_TEXT"
+    case minCodeableConceptText = "MIN_CODEABLECONCEPT_TEXT"
+    case minCodingDisplay = "MIN_CODING_DISPLAY"
+    case minEmptyElement = "MIN_EMPTY_ELEMENT"
+    case minStringWhitespace = "MIN_STRING_WHITESPACE"
+
+    // FHIR Bundle and SHC IG profiles (digest section 9)
+    case bundleResourceType = "BUNDLE_RESOURCE_TYPE"
+    case bundleType = "BUNDLE_TYPE"
+    case bundleFullURL = "BUNDLE_FULLURL"
+    case bundleEntryNoResource = "BUNDLE_ENTRY_NO_RESOURCE"
+    case bundlePatientCount = "BUNDLE_PATIENT_COUNT"
+    case bundleNoClinicalEntry = "BUNDLE_NO_CLINICAL_ENTRY"
+    case resourceTypeMissing = "RESOURCE_TYPE_MISSING"
+    case referenceUnresolved = "REFERENCE_UNRESOLVED"
+    case patientName = "PATIENT_NAME"
+    case patientNameForm = "PATIENT_NAME_FORM"
+    case patientPhoto = "PATIENT_PHOTO"
+    case patientBirthDateMissing = "PATIENT_BIRTHDATE_MISSING"
+    case patientBirthDate = "PATIENT_BIRTHDATE"
+    case immunizationStatus = "IMMUNIZATION_STATUS"
+    case immunizationVaccineCode = "IMMUNIZATION_VACCINE_CODE"
+    case immunizationPatient = "IMMUNIZATION_PATIENT"
+    case immunizationOccurrence = "IMMUNIZATION_OCCURRENCE"
+    case immunizationLotNumber = "IMMUNIZATION_LOT_NUMBER"
+    case immunizationPerformer = "IMMUNIZATION_PERFORMER"
+    case immunizationSubpotent = "IMMUNIZATION_SUBPOTENT"
+    case immunizationProtocolApplied = "IMMUNIZATION_PROTOCOL_APPLIED"
+    case observationStatus = "OBSERVATION_STATUS"
+    case observationCode = "OBSERVATION_CODE"
+    case observationSubject = "OBSERVATION_SUBJECT"
+    case observationEffective = "OBSERVATION_EFFECTIVE"
+    case observationValue = "OBSERVATION_VALUE"
+    case observationValueString = "OBSERVATION_VALUE_STRING"
+    case dateInFuture = "DATE_IN_FUTURE"
+    case dateBeforeBirth = "DATE_BEFORE_BIRTH"
+    case codingCode = "CODING_CODE"
+    case codeCVXUnknown = "CODE_CVX_UNKNOWN"
+    case codeLOINCInvalid = "CODE_LOINC_INVALID"
+    case codeSNOMEDInvalid = "CODE_SNOMED_INVALID"
+
+    // QR text and images (digest section 6)
+    case qrPrefix = "QR_PREFIX"
+    case qrOddDigits = "QR_ODD_DIGITS"
+    case qrNonDigit = "QR_NON_DIGIT"
+    case qrPairOutOfRange = "QR_PAIR_OUT_OF_RANGE"
+    case qrChunkHeader = "QR_CHUNK_HEADER"
+    case qrChunkMissing = "QR_CHUNK_MISSING"
+    case qrChunkTooLong = "QR_CHUNK_TOO_LONG"
+    case qrChunkUnbalanced = "QR_CHUNK_UNBALANCED"
+    case qrChunked = "QR_CHUNKED"
+    case qrTooLong = "QR_TOO_LONG"
+    case qrNoSymbol = "QR_NO_SYMBOL"
+    case qrImageUnreadable = "QR_IMAGE_UNREADABLE"
+    case qrGridUnreadable = "QR_GRID_UNREADABLE"
+    case qrVersionTooHigh = "QR_VERSION_TOO_HIGH"
+    case qrVersionNotMinimal = "QR_VERSION_NOT_MINIMAL"
+    case qrSingleSegment = "QR_SINGLE_SEGMENT"
+    case qrECCLevel = "QR_ECC_LEVEL"
+
+    // Key sets (digest section 7)
+    case jwksNotJSON = "JWKS_NOT_JSON"
+    case jwksNoKeys = "JWKS_NO_KEYS"
+    case jwkNotSHCKey = "JWK_NOT_SHC_KEY"
+    case jwkCurve = "JWK_CRV"
+    case jwkUse = "JWK_USE"
+    case jwkAlg = "JWK_ALG"
+    case jwkCoordinates = "JWK_COORDINATES"
+    case jwkKidMissing = "JWK_KID_MISSING"
+    case jwkKidMismatch = "JWK_KID_MISMATCH"
+    case jwkPrivateMember = "JWK_PRIVATE_MEMBER"
+    case jwkX5CEncoding = "JWK_X5C_ENCODING"
+    case jwkX5CUndecodable = "JWK_X5C_UNDECODABLE"
+    case jwkX5CKeyMismatch = "JWK_X5C_KEY_MISMATCH"
+
+    // Revocation lists (digest section 8)
+    case crlInvalid = "CRL_INVALID"
+    case crlKidMismatch = "CRL_KID_MISMATCH"
+    case crlVersionMismatch = "CRL_VERSION_MISMATCH"
+    case crlDuplicateRID = "CRL_DUPLICATE_RID"
+
+    /// The usual severity. A few codes are reported as warnings in some contexts; the `Finding` says.
+    public var severity: Finding.Severity {
+        switch self {
+        case .headerExtraMember, .jwsTooLong, .nbfFractional, .vcTypeLegacy, .vcContext, .vcFHIRVersion, .sigNotChecked,
+            .bundleNoClinicalEntry, .patientBirthDateMissing, .immunizationLotNumber, .immunizationPerformer,
+            .immunizationProtocolApplied, .observationValueString, .qrChunkUnbalanced, .qrChunked, .qrGridUnreadable,
+            .qrVersionNotMinimal, .qrECCLevel, .jwkNotSHCKey, .crlDuplicateRID:
+            return .warning
+        default:
+            return .error
+        }
+    }
+}

@@ -1,0 +1,210 @@
+/// `healthcards verify`: reads cards, JWS texts, QR texts and images, key sets and folders of them, and
+/// reports every problem with a stable code (`RuleCode`).
+public final class Verifier {
+    /// Keys from the `--jwks` key sets, used for signatures and revocation.
+    public let keys: [TrustedKey]
+    /// Reports of the `--jwks` key sets themselves.
+    public let keySetReports: [CredentialReport]
+    /// The time `nbf`, `exp` and clinical dates are judged against, in seconds since the epoch.
+    public let now: Int64
+    private var checkedKeySets: Set<String> = []
+
+    /// Loads key sets.
+    /// - Parameter keySets: each a `jwks.json` file, or a folder holding `.well-known/jwks.json` (or `jwks.json`).
+    /// - Throws: `HealthCardError(.usage)` for a key set path that does not exist.
+    public init(keySets: [String], now: Int64) throws {
+        self.now = now
+        var keys: [TrustedKey] = []
+        var reports: [CredentialReport] = []
+        for path in keySets {
+            let file = try Self.keySetFile(path)
+            checkedKeySets.insert(file)
+            var report = CredentialReport(source: .keySet, file: file)
+            guard let bytes = try? FileIO.read(file) else {
+                throw HealthCardError(.usage, "--jwks \(file) cannot be read")
+            }
+            let (found, findings) = KeySetCheck.check(bytes: bytes, file: file)
+            keys += found
+            report.findings = findings
+            reports.append(report)
+        }
+        self.keys = keys
+        self.keySetReports = reports
+    }
+
+    static func keySetFile(_ path: String) throws -> String {
+        guard FileIO.exists(path) else {
+            throw HealthCardError(.usage, "--jwks \(path) does not exist; give a jwks.json file or a site folder holding .well-known/jwks.json")
+        }
+        guard FileIO.isDirectory(path) else { return path }
+        for candidate in ["\(path)/.well-known/jwks.json", "\(path)/jwks.json"] where FileIO.exists(candidate) { return candidate }
+        throw HealthCardError(.usage, "--jwks \(path) is a folder without .well-known/jwks.json or jwks.json")
+    }
+
+    /// What a file holds, judged by its name and first bytes.
+    enum Kind { case card, keySet, jws, qrText, qrImage }
+
+    /// Checks every path (folders are walked) and returns one report per credential and key set found.
+    /// - Throws: `HealthCardError(.usage)` for a path that does not exist.
+    public func verify(_ paths: [String]) throws -> [CredentialReport] {
+        for path in paths where !FileIO.exists(path) {
+            throw HealthCardError(.usage, "\(path) does not exist")
+        }
+        var reports: [CredentialReport] = []
+        var texts: [QRPiece] = []
+        var images: [QRPiece] = []
+        for path in paths {
+            if FileIO.isDirectory(path) {
+                reports += walk(path)
+            } else {
+                reports += file(path, explicit: true, texts: &texts, images: &images)
+            }
+        }
+        reports += qrReports(texts, source: .qrText) + qrReports(images, source: .qrImage)
+        return reports
+    }
+
+    private func walk(_ dir: String) -> [CredentialReport] {
+        var reports: [CredentialReport] = []
+        var texts: [QRPiece] = []
+        var images: [QRPiece] = []
+        var subdirs: [String] = []
+        for name in FileIO.list(dir) {
+            let path = dir == "/" ? "/\(name)" : "\(dir)/\(name)"
+            if FileIO.isDirectory(path) { subdirs.append(path) } else {
+                reports += file(path, explicit: false, texts: &texts, images: &images)
+            }
+        }
+        reports += qrReports(texts, source: .qrText) + qrReports(images, source: .qrImage)
+        for sub in subdirs { reports += walk(sub) }
+        return reports
+    }
+
+    private func file(_ path: String, explicit: Bool, texts: inout [QRPiece], images: inout [QRPiece]) -> [CredentialReport] {
+        guard let bytes = try? FileIO.read(path) else {
+            var report = CredentialReport(source: .unknown, file: path)
+            report.findings.append(Finding(.fileUnreadable, "the file cannot be read", at: .init(file: path)))
+            return [report]
+        }
+        guard let kind = Self.classify(path, bytes) else {
+            guard explicit else { return [] }
+            var report = CredentialReport(source: .unknown, file: path)
+            report.findings.append(Finding(.fileUnknownType, "not a .smart-health-card file, JWS, shc:/ QR text, PNG QR image or jwks.json; nothing to check", at: .init(file: path)))
+            return [report]
+        }
+        switch kind {
+        case .keySet:
+            guard !checkedKeySets.contains(path) else { return [] }
+            var report = CredentialReport(source: .keySet, file: path)
+            report.findings = KeySetCheck.check(bytes: bytes, file: path).findings
+            return [report]
+        case .card:
+            return CardFile.check(bytes, file: path, checker: JWSCheck(keys: keys, now: now))
+        case .jws:
+            var report = CredentialReport(source: .jws, file: path)
+            let text = CardFile.cleanText(bytes, file: path, findings: &report.findings)
+            JWSCheck(keys: keys, now: now).check(text, into: &report)
+            return [report]
+        case .qrText:
+            var findings: [Finding] = []
+            let text = CardFile.cleanText(bytes, file: path, findings: &findings)
+            var piece = QRPiece(text: Array(text.utf8), file: path)
+            piece.findings = findings + piece.findings
+            texts.append(piece)
+            return []
+        case .qrImage:
+            let (pieces, findings) = QRImageCheck.read(png: bytes, file: path)
+            if !findings.isEmpty {
+                var report = CredentialReport(source: .qrImage, file: path)
+                report.findings = findings
+                return [report]
+            }
+            images += pieces
+            return []
+        }
+    }
+
+    private func qrReports(_ pieces: [QRPiece], source: CredentialReport.Source) -> [CredentialReport] {
+        QRAssembly.assemble(pieces).map { set in
+            var report = CredentialReport(source: source, file: set.pieces.map(\.file).joined(separator: ", "))
+            report.findings = set.findings
+            report.qrSymbols = set.pieces.compactMap(\.symbol)
+            if let jws = set.jws { JWSCheck(keys: keys, now: now).check(jws, into: &report) }
+            return report
+        }
+    }
+
+    static func classify(_ path: String, _ bytes: [UInt8]) -> Kind? {
+        let lower = path.lowercased()
+        if lower.hasSuffix(".png") { return .qrImage }
+        if lower.hasSuffix(".smart-health-card") { return .card }
+        var body = bytes[...]
+        if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
+        body = body.drop { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
+        if body.first == UInt8(ascii: "{") {
+            if FileIO.basename(lower) == "jwks.json" { return .keySet }
+            guard let json = try? JSONParser.parse(body) else {
+                return String(decoding: body.prefix(200), as: UTF8.self).contains("\"verifiableCredential\"") ? .card : nil
+            }
+            if json["keys"]?.arrayValue != nil { return .keySet }
+            if json["verifiableCredential"] != nil { return .card }
+            return nil
+        }
+        if body.starts(with: Array("shc:".utf8)) || body.starts(with: Array("SHC:".utf8)) { return .qrText }
+        let text = body.prefix(4096)
+        if text.count > 20, text.filter({ $0 == 0x2E }).count == 2, text.starts(with: Array("ey".utf8)) { return .jws }
+        return nil
+    }
+}
+
+/// `.smart-health-card` files and text files holding one JWS or one QR text.
+enum CardFile {
+    /// Checks `{"verifiableCredential":["<jws>",…]}` and each JWS in it.
+    static func check(_ bytes: [UInt8], file: String, checker: JWSCheck) -> [CredentialReport] {
+        var report = CredentialReport(source: .smartHealthCard, file: file)
+        var body = bytes
+        if body.starts(with: [0xEF, 0xBB, 0xBF]) {
+            report.findings.append(Finding(.fileBOM, "the file starts with a UTF-8 byte order mark; remove it", at: .init(file: file)))
+            body.removeFirst(3)
+        }
+        var parsed = try? JSONParser.parse(body)
+        if parsed == nil, let end = body.lastIndex(of: UInt8(ascii: "}")), let prefix = try? JSONParser.parse(body[...end]) {
+            report.findings.append(Finding(.fileTrailingCharacters, "\(body.count - end - 1) characters follow the JSON object; remove them", at: .init(file: file)))
+            parsed = prefix
+        }
+        guard let json = parsed else {
+            var detail = ""
+            do { _ = try JSONParser.parse(body) } catch { detail = ": \(error)" }
+            report.findings.append(Finding(.fileNotJSON, "the file is not JSON\(detail)", at: .init(file: file)))
+            return [report]
+        }
+        guard let list = json["verifiableCredential"]?.arrayValue, !list.isEmpty, list.allSatisfy({ $0.stringValue != nil }) else {
+            report.findings.append(Finding(.fileNoCredentials, #"a .smart-health-card file is {"verifiableCredential":["<JWS>",...]} with at least one JWS string"#, at: .init(file: file, path: "verifiableCredential")))
+            return [report]
+        }
+        var reports: [CredentialReport] = []
+        for (i, item) in list.enumerated() {
+            var one = CredentialReport(source: .smartHealthCard, file: file, index: i)
+            if i == 0 { one.findings = report.findings }
+            checker.check(item.stringValue!, into: &one)
+            reports.append(one)
+        }
+        return reports
+    }
+
+    /// The text of a JWS or QR text file: a BOM and surrounding whitespace are reported and removed.
+    static func cleanText(_ bytes: [UInt8], file: String, findings: inout [Finding]) -> String {
+        var body = bytes[...]
+        if body.starts(with: [0xEF, 0xBB, 0xBF]) {
+            findings.append(Finding(.fileBOM, "the file starts with a UTF-8 byte order mark; remove it", at: .init(file: file)))
+            body = body.dropFirst(3)
+        }
+        func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09 }
+        let trimmed = body.drop(while: isSpace).reversed().drop(while: isSpace).reversed()
+        if trimmed.count != body.count {
+            let what = body.last.map(isSpace) == true ? "trailing whitespace or a final newline" : "leading whitespace"
+            findings.append(Finding(.fileTrailingCharacters, "the file has \(what) around its text; the text must stand alone (the spec's files have no final newline)", at: .init(file: file)))
+        }
+        return String(decoding: Array(trimmed), as: UTF8.self)
+    }
+}

@@ -1,0 +1,92 @@
+import HealthCards
+
+/// The pipeline's stages timed one by one in this process, one thread, over the same calls the
+/// `issue` command makes (CSVTemplateInput, Template.render, CardIssuer.payload, Payload.minifiedBytes,
+/// BundleValidator, RawDeflater, JWS.sign, the read-back check, QRCode, QRImage.png, FileIO).
+struct StageTimes {
+    static let names = ["csvRead", "templateMinimize", "validate", "payloadJSON", "deflate", "sign", "selfCheck", "qr", "png", "fileWrite"]
+    var seconds: [String: Double] = [:]
+    var cards = 0
+    var pngBytes = 0
+    var cardBytes = 0
+    var codes: [QRCode] = []
+
+    /// Microseconds per card for a stage.
+    func micros(_ name: String) -> Double { cards > 0 ? (seconds[name] ?? 0) / Double(cards) * 1e6 : 0 }
+    var totalMicros: Double { Self.names.reduce(0) { $0 + micros($1) } }
+
+    static func measure(csv: String, template: Template, key: P256Key, issuer iss: String, outDir: String, limit: Int) throws -> StageTimes {
+        var t = StageTimes()
+        func time<T>(_ name: String, _ body: () throws -> T) rethrows -> T {
+            let start = monotonic()
+            defer { t.seconds[name, default: 0] += monotonic() - start }
+            return try body()
+        }
+        let settings = IssueSettings(issuer: iss, notBefore: String(Clock.nowSeconds()))
+        let issuer = try CardIssuer(signer: try ES256Signer(key: key), settings: settings)
+        var signer = try ES256Signer(key: key)
+        let deflater = try RawDeflater(level: settings.deflateLevel)
+        let header = JWS.headerBytes(kid: issuer.kid)
+        let input = try time("csvRead") { try CSVTemplateInput(path: csv, template: template) }
+        let cursor = input.cursor()
+        while t.cards < limit, let rows = try time("csvRead", { try cursor.next() }) {
+            let payload = try time("templateMinimize") { () -> Payload? in
+                let record = rows.render(template)
+                guard let bundle = record.bundle, record.errors.isEmpty else { return nil }
+                return try issuer.payload(for: bundle, patientID: record.id)
+            }
+            guard let payload else { continue }
+            let findings = time("validate") { BundleValidator.validate(payload.fhirBundle) }
+            guard findings.errors.isEmpty else { continue }
+            let bytes = time("payloadJSON") { payload.minifiedBytes }
+            let deflated = try time("deflate") { try deflater.deflate(bytes) }
+            let jws = try time("sign") { try JWS.sign(deflatedPayload: deflated, kid: issuer.kid, signer: &signer) }
+            let ok = try time("selfCheck") { () -> Bool in
+                let parts = try jws.parts()
+                guard parts.header == header, (try? RawInflate.inflate(parts.payload)) == bytes else { return false }
+                return ES256.verify(signature: parts.signature, message: parts.signingInput, key: key)
+            }
+            guard ok, jws.compact.utf8.count <= 1195 else { continue }
+            let code = try time("qr") { try QRCode(jws: jws.compact) }
+            let png = try time("png") { try settings.qrImage.png(code) }
+            let name = OutputNames.safe(record(rows))
+            try time("fileWrite") {
+                let card = JSONWriter.minified(.object(["verifiableCredential": .array([.string(jws.compact)])]))
+                try FileIO.writeAtomically(png, to: "\(outDir)/qr/\(name).png", sync: false)
+                try FileIO.writeAtomically(card, to: "\(outDir)/cards/\(name).smart-health-card", sync: false)
+                t.cardBytes += card.count
+            }
+            t.pngBytes += png.count
+            if t.codes.count < 300 { t.codes.append(code) }
+            t.cards += 1
+        }
+        return t
+    }
+
+    private static func record(_ rows: CSVTemplateInput.PatientRows) -> String { rows.id ?? "unknown" }
+}
+
+/// PNG settings compared on the same QR symbols: zlib level and row filter.
+struct PNGSetting {
+    var level: Int32
+    var filter: Int32
+    var bytes: Double = 0
+    var micros: Double = 0
+
+    static let filterNames: [Int32: String] = [0: "none", 1: "all (adaptive)", 2: "libpng default"]
+
+    static func compare(_ codes: [QRCode], scale: Int) throws -> [PNGSetting] {
+        var out: [PNGSetting] = []
+        for (level, filter) in [(9, 0), (6, 0), (3, 0), (1, 0), (9, 1), (6, 1), (1, 1), (6, 2), (1, 2), (0, 0)] as [(Int32, Int32)] {
+            let image = QRImage(scale: scale, quietZone: 4, compressionLevel: level, filter: filter)
+            var setting = PNGSetting(level: level, filter: filter)
+            var total = 0
+            let start = monotonic()
+            for code in codes { total += try image.png(code).count }
+            setting.micros = (monotonic() - start) / Double(max(1, codes.count)) * 1e6
+            setting.bytes = Double(total) / Double(max(1, codes.count))
+            out.append(setting)
+        }
+        return out
+    }
+}

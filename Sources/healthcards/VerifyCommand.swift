@@ -1,0 +1,62 @@
+import HealthCards
+
+enum VerifyCommand {
+    static let help = """
+        Usage: healthcards verify [--jwks FILE_OR_SITE_DIR]... [--now SECONDS] [--json] PATH...
+
+        Checks SMART Health Cards from anyone, offline, and reports every problem with a stable code
+        (see docs/error-codes.md), a severity, where it is (file, credential, chunk, FHIR path) and what to do.
+
+        Arguments:
+          PATH                  a .smart-health-card file, a jwks.json (checked as a key set), a file holding
+                                one compact JWS, a file holding shc:/ QR text (give chunk sets together or in
+                                one folder), a QR image (PNG), or a folder (walked)
+        Options:
+          --jwks FILE_OR_DIR    the issuer's key set: a jwks.json, or a site folder holding
+                                .well-known/jwks.json; repeatable. Revocation lists at .well-known/crl/<kid>.json
+                                beside it are applied. Without it the signature is not checked (a warning)
+          --now SECONDS         judge nbf, exp and clinical dates at this time (seconds since 1970; default now)
+          --json                print a JSON report: one object per credential with its findings and payload
+          -h, --help            show this help
+
+        Exit status: 0 no error (warnings allowed); 1 at least one error; 2 usage error.
+        """
+
+    static func run(_ args: [String]) throws -> ExitStatus {
+        let parsed = try Arguments(args, valued: ["jwks", "now"], flagNames: ["json"], command: "verify")
+        if parsed.has("help") {
+            print(help)
+            return .ok
+        }
+        guard !parsed.positionals.isEmpty else {
+            throw HealthCardError(.usage, "`healthcards verify` needs at least one PATH (a card, JWS, QR text or image, jwks.json or folder); see `healthcards verify --help`")
+        }
+        var now = Clock.nowSeconds()
+        if let text = parsed.value("now") {
+            guard let value = Int64(text), value >= 0, value < 100_000_000_000 else {
+                throw HealthCardError(.usage, "--now '\(text)' is not integer seconds since 1970 (e.g. \(now))")
+            }
+            now = value
+        }
+        let verifier = try Verifier(keySets: parsed.values("jwks"), now: now)
+        let reports = verifier.keySetReports + (try verifier.verify(parsed.positionals))
+        let errors = reports.reduce(0) { $0 + $1.errorCount }
+        let warnings = reports.reduce(0) { $0 + $1.warningCount }
+        let credentials = reports.filter { $0.source != .keySet && $0.source != .unknown }.count
+        if parsed.has("json") {
+            let object: JSONObject = [
+                "now": .integer(now),
+                "credentials": .array(reports.map(\.json)),
+                "summary": .object(["credentials": .integer(Int64(credentials)), "errors": .integer(Int64(errors)), "warnings": .integer(Int64(warnings))]),
+            ]
+            print(String(decoding: JSONWriter.pretty(.object(object)), as: UTF8.self))
+        } else {
+            for report in reports {
+                print(report.summaryLines.joined(separator: "\n"))
+                print("")
+            }
+            print("verify: \(credentials) credential(s) checked, \(errors) error(s), \(warnings) warning(s)")
+        }
+        return errors > 0 ? .partial : .ok
+    }
+}

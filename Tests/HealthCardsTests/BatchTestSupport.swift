@@ -1,0 +1,77 @@
+import Foundation
+
+@testable import HealthCards
+
+/// Helpers for the batch runner tests: synthetic inputs, background runs, output comparisons.
+enum BatchTestSupport {
+    static let issuer = "https://issuer.example.org"
+    static var bench: String { TestSupport.binDir.appendingPathComponent("healthcards-bench").path }
+    static let template = VerifyFixtures.repoRoot.appendingPathComponent("templates/covid19-vaccination.json").path
+
+    /// Writes `patients` synthetic CVRS patients (1 to 4 doses, rows in dose rounds) to `dir/name`.
+    static func synthetic(patients: Int, in dir: URL, name: String = "patients.csv") throws -> String {
+        let path = dir.appendingPathComponent(name).path
+        let run = try TestSupport.run(bench, ["generate", "--patients", String(patients), path])
+        guard run.status == 0 else { throw HealthCardError(.io, "generate failed: \(run.stderr)") }
+        return path
+    }
+
+    /// `healthcards issue` arguments for a CSV input.
+    static func issueArguments(key: String, out: URL, csv: String, extra: [String] = []) -> [String] {
+        ["issue", "--issuer", issuer, "--key", key, "--template", template, "--out", out.path, "--nbf", "1700000000"] + extra + [csv]
+    }
+
+    /// Starts `healthcards` in the background with output discarded.
+    static func start(_ arguments: [String]) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: TestSupport.healthcards)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    /// Files under `dir` (relative paths), hidden ones included, sorted.
+    static func tree(_ dir: URL) -> [String] {
+        guard let e = FileManager.default.enumerator(atPath: dir.path) else { return [] }
+        var out: [String] = []
+        while let path = e.nextObject() as? String {
+            var isDir: ObjCBool = false
+            if FileManager.default.fileExists(atPath: dir.appendingPathComponent(path).path, isDirectory: &isDir), !isDir.boolValue {
+                out.append(path)
+            }
+        }
+        return out.sorted()
+    }
+
+    /// Number of card files written so far.
+    static func cardCount(_ out: URL) -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: out.appendingPathComponent("cards").path).filter { $0.hasSuffix(".smart-health-card") }.count) ?? 0
+    }
+
+    /// The payload JSON of a card file (raw inflate of its one JWS).
+    static func payload(_ file: URL) throws -> JSONValue {
+        let card = try JSONParser.parse(try VerifyFixtures.bytes(file))
+        guard let jws = card["verifiableCredential"]?[0]?.stringValue else { throw HealthCardError(.validation, "no JWS in \(file.path)") }
+        return try TestSupport.payload(of: jws)
+    }
+
+    /// The report lines with `alreadyIssued` dropped, for comparing a resumed run with a clean one.
+    static func reportWithoutResumeFlag(_ out: URL) throws -> [String] {
+        try TestSupport.report(out).map { line in
+            guard case .object(var o) = line else { return "" }
+            o["alreadyIssued"] = nil
+            return JSONWriter.minifiedString(.object(o))
+        }
+    }
+
+    /// Sends `signal` once at least `cards` cards are on disk (or the run ended) and waits for the exit.
+    static func stop(_ process: Process, signal: Int32, afterCards cards: Int, out: URL) -> Int32 {
+        let deadline = Date().addingTimeInterval(120)
+        while process.isRunning && cardCount(out) < cards && Date() < deadline { usleep(5000) }
+        if process.isRunning { kill(process.processIdentifier, signal) }
+        process.waitUntilExit()
+        return process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+    }
+}

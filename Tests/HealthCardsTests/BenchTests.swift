@@ -1,0 +1,36 @@
+import Foundation
+import Testing
+
+@testable import HealthCards
+
+/// The benchmark executable runs on a small synthetic batch and writes every figure (no timing is judged).
+@Suite struct BenchTests {
+    @Test func benchRunsAndWritesEveryFigure() throws {
+        let dir = try TestSupport.tempDir()
+        let json = dir.appendingPathComponent("bench-results.json")
+        let run = try TestSupport.run(BatchTestSupport.bench, [
+            "run", "--patients", "60", "--scale", "150", "--work", dir.appendingPathComponent("work").path,
+            "--json", json.path, "--template", BatchTestSupport.template, "--healthcards", TestSupport.healthcards,
+        ])
+        #expect(run.status == 0, "\(run.stderr)")
+        let result = try JSONParser.parse(try VerifyFixtures.bytes(json))
+        #expect(result["patients"] == .number("60"))
+        #expect(result["stageCards"] == .number("60"))
+        let stages = try #require(result["stageMicrosPerCard"]?.objectValue)
+        #expect(stages.keys == ["csvRead", "templateMinimize", "validate", "payloadJSON", "deflate", "sign", "selfCheck", "qr", "png", "fileWrite", "total", "totalWithoutQR"])
+        #expect(stages.allSatisfy { ($0.value.doubleValue ?? -1) > 0 })
+        let endToEnd = try #require(result["endToEnd"]?.arrayValue)
+        let cores = BatchIssuer.activeCores()
+        let expectedRuns = Set([true, false].flatMap { qr in Set([1, cores]).map { "\(qr) \($0)" } })
+        #expect(Set(endToEnd.map { "\($0["qr"] == .bool(true)) \($0["jobs"]!.numberLexeme!)" }) == expectedRuns)
+        for figure in endToEnd + (result["scale"]?.arrayValue ?? []) {
+            #expect((figure["cardsPerSecond"]?.doubleValue ?? 0) > 0)
+            #expect((figure["peakRSSMB"]?.doubleValue ?? 0) > 1)
+        }
+        #expect(result["scale"]?[0]?["rows"]?.doubleValue.map { $0 >= 100 } == true)
+        #expect(result["pngSettings"]?.arrayValue?.count == 10)
+        #expect((result["pngBytes"]?.doubleValue ?? 0) > 500)
+        #expect(result["targets"]?["jobsSpeedup"] == .number("1.8"))
+        #expect(run.stdout.contains("end-to-end `healthcards issue` on 60 patients"))
+    }
+}

@@ -1,0 +1,184 @@
+import Foundation
+import Testing
+
+@testable import HealthCards
+
+/// `healthcards revoke`: CRL updates, `ctr`, and the key's `crlVersion` (digest section 8).
+@Suite struct RevokeTests {
+    struct Fixture {
+        let dir: URL
+        let key: String
+        let kid: String
+        let secret: String
+        let site: URL
+        let out: URL
+        var keySetPath: String { site.path + "/.well-known/jwks.json" }
+        var crlPath: String { site.path + "/.well-known/crl/\(kid).json" }
+
+        func crl() throws -> CRL { try CRL(bytes: try SiteTestSupport.bytes(crlPath), source: crlPath) }
+        func crlVersion() throws -> Int? {
+            try JWKS(bytes: try SiteTestSupport.bytes(keySetPath), source: "jwks").key(kid: kid)?.crlVersion
+        }
+        @discardableResult
+        func revoke(_ extra: [String], expect status: Int32 = 0, sourceLocation: SourceLocation = #_sourceLocation)
+            throws -> TestSupport.Run
+        {
+            try SiteTestSupport.cli(
+                ["revoke", "--site", site.path, "--key", key, "--rid-secret", secret] + extra, expect: status,
+                sourceLocation: sourceLocation)
+        }
+        /// The vc.rid of a patient's card.
+        func rid(of patient: String) throws -> String {
+            try #require(
+                try TestSupport.payload(of: try SiteTestSupport.jws(in: out, id: patient))["vc"]?["rid"]?.stringValue)
+        }
+    }
+
+    /// A site for the demo key and cards issued with a rid secret.
+    static func fixture(siteOptions: [String] = []) throws -> Fixture {
+        let dir = try TestSupport.tempDir("revoke")
+        let key = try TestSupport.demoKey(in: dir)
+        let secret = dir.appendingPathComponent("rid.secret").path
+        try SiteTestSupport.cli(["keygen", "--rid-secret", secret])
+        let site = dir.appendingPathComponent("site")
+        let run = try SiteTestSupport.cli(["site", "--out", site.path, key] + siteOptions)
+        let kid = String(run.stdout.prefix(43))
+        let out = dir.appendingPathComponent("out")
+        try SiteTestSupport.issueSample(key: key, out: out, extra: ["--rid-secret", secret])
+        return Fixture(dir: dir, key: key, kid: kid, secret: secret, site: site, out: out)
+    }
+
+    @Test func revokeAddsTheCardsRidAndBumpsCtrAndCrlVersion() throws {
+        let f = try Self.fixture()
+        #expect(try f.crl() == CRL(kid: f.kid, ctr: 1, entries: []))
+        #expect(try f.crlVersion() == 1)
+        let rid = try f.rid(of: "P-1001")
+        #expect(rid.count == 11)
+
+        let first = try f.revoke(["--id", "P-1001"])
+        #expect(first.stdout == "revoked \(rid)\n\(f.crlPath): ctr 2; \(f.keySetPath): crlVersion 2\n")
+        #expect(try f.crl() == CRL(kid: f.kid, ctr: 2, entries: [.init(rid: rid)]))
+        #expect(try f.crlVersion() == 2)
+
+        // The same id again changes nothing: both files keep their bytes.
+        let crlBytes = try SiteTestSupport.bytes(f.crlPath)
+        let keySetBytes = try SiteTestSupport.bytes(f.keySetPath)
+        let again = try f.revoke(["--id", "P-1001"])
+        #expect(again.stdout.hasPrefix("already revoked \(rid) (by \(rid))\n"))
+        #expect(again.stdout.contains("ctr 2 (unchanged)") && again.stdout.contains("crlVersion 2 (unchanged)"))
+        #expect(try SiteTestSupport.bytes(f.crlPath) == crlBytes)
+        #expect(try SiteTestSupport.bytes(f.keySetPath) == keySetBytes)
+
+        // A timestamp suffix: only cards issued before it.
+        let other = try f.rid(of: "P-1002")
+        try f.revoke(["--id", "P-1002", "--before", "1700000001"])
+        #expect(try f.crl().entries == [.init(rid: rid), .init(rid: other, before: 1_700_000_001)])
+        #expect(try f.crl().ctr == 3)
+        #expect(try f.crlVersion() == 3)
+        let raw = try SiteTestSupport.json(f.crlPath)
+        #expect(raw["rids"] == .array([.string(rid), .string("\(other).1700000001")]))
+        #expect(raw["method"] == "rid" && raw["kid"]?.stringValue == f.kid)
+        // The cards were issued at nbf 1700000000, so the list revokes them; a later card would not be.
+        #expect(try f.crl().revokes(rid: other, nbf: 1_700_000_000))
+        #expect(!(try f.crl().revokes(rid: other, nbf: 1_700_000_001)))
+
+        // The independent checker accepts the whole site (key set, CRL) and the cards with it.
+        let check = try TestSupport.check(["--jwks", f.site.path, f.site.path, f.out.path])
+        #expect(check.status == 0, "\(check.stdout)")
+        #expect(check.stdout.contains(" 0 errors, 0 warnings"), "\(check.stdout)")
+    }
+
+    @Test func rewritingTheKeySetKeepsCrlVersion() throws {
+        let f = try Self.fixture()
+        try f.revoke(["--id", "P-1001"])
+        try f.revoke(["--id", "P-1002"])
+        #expect(try f.crlVersion() == 3)
+        // `site` again (e.g. after adding a key) and `jwks` into the same folder both keep it.
+        let newKey = try SiteTestSupport.keygen("next.pem", in: f.dir)
+        let site = try SiteTestSupport.cli(["site", "--out", f.site.path, newKey.path, f.key])
+        #expect(site.stdout == "\(newKey.kid) crlVersion 1\n\(f.kid) crlVersion 3\n")
+        #expect(try f.crl().ctr == 3 && f.crl().entries.count == 2)
+        try SiteTestSupport.cli(["jwks", f.key, "--out", f.keySetPath])
+        #expect(try f.crlVersion() == 3)
+        // A key set written elsewhere, with no CRL beside it, carries no crlVersion.
+        let elsewhere = f.dir.appendingPathComponent("plain/jwks.json").path
+        try SiteTestSupport.cli(["jwks", f.key, "--out", elsewhere])
+        #expect(try JWKS(bytes: try SiteTestSupport.bytes(elsewhere), source: "x").keys[0].crlVersion == nil)
+    }
+
+    @Test func interruptedRunIsRepairedByRevokingAgain() throws {
+        let f = try Self.fixture()
+        try f.revoke(["--id", "P-1001"])
+        // As if the run had stopped after writing the CRL: the key set still says crlVersion 1.
+        let text = String(decoding: try SiteTestSupport.bytes(f.keySetPath), as: UTF8.self)
+        try Data(text.replacingOccurrences(of: "\"crlVersion\": 2", with: "\"crlVersion\": 1").utf8)
+            .write(to: URL(fileURLWithPath: f.keySetPath))
+        #expect(try f.crlVersion() == 1)
+        let again = try f.revoke(["--id", "P-1001"])
+        #expect(again.stdout.contains("ctr 2 (unchanged)") && again.stdout.hasSuffix("crlVersion 2\n"))
+        #expect(try f.crlVersion() == 2 && f.crl().ctr == 2)
+    }
+
+    @Test func revokeByRidAndWithoutAnExistingCRL() throws {
+        let f = try Self.fixture(siteOptions: ["--no-crl"])
+        #expect(!FileManager.default.fileExists(atPath: f.crlPath))
+        #expect(try f.crlVersion() == nil)
+        let run = try SiteTestSupport.cli([
+            "revoke", "--site", f.site.path, "--key", f.key, "--rid", "MKyCxh7p6uQ", "--rid", "vwAjHdarZuc",
+            "--before", "1687450765",
+        ])
+        #expect(run.stdout.hasPrefix("revoked MKyCxh7p6uQ.1687450765\nrevoked vwAjHdarZuc.1687450765\n"))
+        #expect(
+            try f.crl()
+                == CRL(
+                    kid: f.kid, ctr: 1,
+                    entries: [
+                        .init(rid: "MKyCxh7p6uQ", before: 1_687_450_765),
+                        .init(rid: "vwAjHdarZuc", before: 1_687_450_765),
+                    ]))
+        #expect(try f.crlVersion() == 1)
+        // Widening a timestamped entry to all cards replaces it in place.
+        let widen = try SiteTestSupport.cli(["revoke", "--site", f.site.path, "--key", f.key, "--rid", "MKyCxh7p6uQ"])
+        #expect(widen.stdout.hasPrefix("revoked MKyCxh7p6uQ (was MKyCxh7p6uQ.1687450765)\n"))
+        #expect(try f.crl().entries.map(\.text) == ["MKyCxh7p6uQ", "vwAjHdarZuc.1687450765"])
+        #expect(try f.crlVersion() == 2)
+    }
+
+    @Test func refusesUnpublishedKeysAndBadArguments() throws {
+        let f = try Self.fixture()
+        let stranger = try SiteTestSupport.keygen("stranger.pem", in: f.dir)
+        let run = try SiteTestSupport.cli(
+            [
+                "revoke", "--site", f.site.path, "--key", stranger.path, "--rid-secret", f.secret,
+                "--id", "P-1001",
+            ], expect: 2)
+        #expect(run.stderr.contains("does not publish key \(stranger.kid)"))
+        #expect(!FileManager.default.fileExists(atPath: f.site.path + "/.well-known/crl/\(stranger.kid).json"))
+        let ms = try f.revoke(["--id", "P-1001", "--before", "1700000000000"], expect: 2)
+        #expect(ms.stderr.contains("is not integer seconds since 1970"))
+        let noID = try f.revoke([], expect: 2)
+        #expect(noID.stderr.contains("needs --id PATIENT_ID"))
+        let badRid = try f.revoke(["--rid", "not a rid"], expect: 2)
+        #expect(badRid.stderr.contains("is not a rid"))
+        let noSite = try SiteTestSupport.cli(
+            [
+                "revoke", "--site", f.dir.appendingPathComponent("nowhere").path, "--key", f.key,
+                "--rid", "MKyCxh7p6uQ",
+            ], expect: 2)
+        #expect(noSite.stderr.contains("does not exist; lay out the site first"))
+        #expect(try f.crl().ctr == 1)
+    }
+
+    @Test func crlAddKeepsOneEntryPerRid() {
+        var crl = CRL(kid: "k", ctr: 1)
+        #expect(crl.add(.init(rid: "AAA", before: 100)) == .added)
+        #expect(crl.add(.init(rid: "AAA", before: 50)) == .alreadyRevoked(by: .init(rid: "AAA", before: 100)))
+        #expect(crl.add(.init(rid: "AAA", before: 100)) == .alreadyRevoked(by: .init(rid: "AAA", before: 100)))
+        #expect(crl.add(.init(rid: "AAA", before: 200)) == .widened(from: .init(rid: "AAA", before: 100)))
+        #expect(crl.add(.init(rid: "BBB")) == .added)
+        #expect(crl.add(.init(rid: "AAA")) == .widened(from: .init(rid: "AAA", before: 200)))
+        #expect(crl.add(.init(rid: "AAA", before: 300)) == .alreadyRevoked(by: .init(rid: "AAA")))
+        #expect(crl.entries.map(\.text) == ["AAA", "BBB"])
+        #expect(crl.ctr == 1)
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import Testing
+
+@testable import HealthCards
+
+/// Helpers for the key lifecycle tests (rotation, x5c, revocation, site, HSM): they drive the real CLI.
+enum SiteTestSupport {
+    static let issuer = "https://issuer.example.org"
+    static let templates = VerifyFixtures.repoRoot.appendingPathComponent("templates")
+
+    /// Runs `healthcards ARGS` and records stderr when the status is not the expected one.
+    @discardableResult
+    static func cli(_ arguments: [String], expect status: Int32 = 0, sourceLocation: SourceLocation = #_sourceLocation)
+        throws -> TestSupport.Run
+    {
+        let run = try TestSupport.cli(arguments)
+        #expect(
+            run.status == status, "healthcards \(arguments.first ?? ""): \(run.stderr)", sourceLocation: sourceLocation)
+        return run
+    }
+
+    /// Issues the vaccination sample CSV (patients P-1001…) signed by `key`, without QR images.
+    @discardableResult
+    static func issueSample(
+        key: String, out: URL, nbf: String = "1700000000", extra: [String] = [],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> TestSupport.Run {
+        try cli(
+            [
+                "issue", "--issuer", issuer, "--key", key, "--template",
+                templates.appendingPathComponent("covid19-vaccination.json").path,
+                "--out", out.path, "--nbf", nbf, "--no-qr", "--quiet",
+            ] + extra
+                + [templates.appendingPathComponent("covid19-vaccination.sample.csv").path],
+            sourceLocation: sourceLocation)
+    }
+
+    /// The JWS of `out/cards/<id>.smart-health-card`.
+    static func jws(in out: URL, id: String) throws -> String {
+        let card = try JSONParser.parse(
+            try VerifyFixtures.bytes(out.appendingPathComponent("cards/\(id).smart-health-card")))
+        return try #require(card["verifiableCredential"]?[0]?.stringValue)
+    }
+
+    /// The kid in a JWS header.
+    static func kid(of jws: String) throws -> String {
+        let header = try #require(Base64URL.decode(String(jws.prefix { $0 != "." })))
+        return try #require(try JSONParser.parse(header)["kid"]?.stringValue)
+    }
+
+    /// A new key made by `healthcards keygen`; returns its path and kid.
+    static func keygen(_ name: String, in dir: URL) throws -> (path: String, kid: String) {
+        let path = dir.appendingPathComponent(name).path
+        let run = try cli(["keygen", "--out", path])
+        return (path, run.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    static func json(_ path: String) throws -> JSONValue {
+        try JSONParser.parse(try VerifyFixtures.bytes(URL(fileURLWithPath: path)))
+    }
+
+    static func bytes(_ path: String) throws -> [UInt8] { try VerifyFixtures.bytes(URL(fileURLWithPath: path)) }
+
+    /// Runs `openssl ARGS` in `dir`; records a failure with its stderr.
+    @discardableResult
+    static func openssl(_ arguments: [String], in dir: URL) throws -> TestSupport.Run {
+        let run = try TestSupport.run("/usr/bin/openssl", arguments, cwd: dir)
+        #expect(run.status == 0, "openssl \(arguments.joined(separator: " ")): \(run.stderr)")
+        return run
+    }
+
+    /// Makes an X.509 chain for the signing key `keyPath` exactly as docs/operations.md shows: a P-256
+    /// CA, and a leaf for the key with SAN URI = iss, keyUsage digitalSignature, CA:FALSE, signed by
+    /// the CA. Returns the paths of chain.pem (leaf, then CA), leaf.crt and ca.crt in `dir`.
+    static func makeChain(forKey keyPath: String, in dir: URL, san: String = issuer, name: String = "chain")
+        throws -> (chain: String, leaf: String, ca: String)
+    {
+        let ca = "\(name)-ca.crt"
+        let caKey = "\(name)-ca.key"
+        try openssl(
+            [
+                "req", "-x509", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                "-keyout", caKey, "-out", ca, "-days", "3650", "-subj", "/CN=Example SHC Issuer CA",
+                "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+            ], in: dir)
+        try openssl(
+            ["req", "-new", "-key", keyPath, "-subj", "/CN=Example SHC Issuer", "-out", "\(name)-leaf.csr"], in: dir)
+        try TestSupport.write(
+            """
+            basicConstraints=critical,CA:FALSE
+            keyUsage=critical,digitalSignature
+            subjectAltName=URI:\(san)
+            subjectKeyIdentifier=hash
+            authorityKeyIdentifier=keyid,issuer
+
+            """, to: "\(name)-leaf.ext", in: dir)
+        try openssl(
+            [
+                "x509", "-req", "-in", "\(name)-leaf.csr", "-CA", ca, "-CAkey", caKey, "-CAcreateserial",
+                "-days", "365", "-sha256", "-extfile", "\(name)-leaf.ext", "-out", "\(name)-leaf.crt",
+            ], in: dir)
+        let leafText = try String(contentsOf: dir.appendingPathComponent("\(name)-leaf.crt"), encoding: .utf8)
+        let caText = try String(contentsOf: dir.appendingPathComponent(ca), encoding: .utf8)
+        let chain = try TestSupport.write(leafText + caText, to: "\(name).pem", in: dir)
+        return (chain, dir.appendingPathComponent("\(name)-leaf.crt").path, dir.appendingPathComponent(ca).path)
+    }
+
+    /// The DER of a PEM certificate file as standard base64 (what x5c holds), computed by openssl.
+    static func derBase64(ofCertificate path: String, in dir: URL) throws -> String {
+        let der = dir.appendingPathComponent(UUID().uuidString + ".der").path
+        try openssl(["x509", "-in", path, "-outform", "DER", "-out", der], in: dir)
+        return try Data(contentsOf: URL(fileURLWithPath: der)).base64EncodedString()
+    }
+}

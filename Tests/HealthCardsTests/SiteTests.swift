@@ -1,0 +1,263 @@
+import Foundation
+import Testing
+
+@testable import HealthCards
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `healthcards site`: the static-host folder and its header rules, served by a real nginx.
+@Suite struct SiteTests {
+    @Test func layoutAndRuleFiles() throws {
+        let dir = try TestSupport.tempDir("site")
+        let key = try SiteTestSupport.keygen("issuer.pem", in: dir)
+        let site = dir.appendingPathComponent("site")
+        try SiteTestSupport.cli(["site", "--out", site.path, key.path, "--issuer", "https://issuer.example.org/shc"])
+        let files = try FileManager.default.subpathsOfDirectory(atPath: site.path).filter {
+            !FileIO.isDirectory(site.path + "/" + $0)
+        }.sorted()
+        #expect(
+            files == [
+                ".htaccess", ".well-known/crl/\(key.kid).json", ".well-known/jwks.json", "_headers",
+                "healthcards-nginx.conf",
+            ])
+        let headers = try String(contentsOf: site.appendingPathComponent("_headers"), encoding: .utf8)
+        #expect(
+            headers.contains(
+                "\n/shc/.well-known/jwks.json\n  Access-Control-Allow-Origin: *\n  Content-Type: application/json\n"))
+        #expect(headers.contains("\n/shc/.well-known/crl/*\n  Access-Control-Allow-Origin: *\n"))
+        #expect(headers.contains("\n/shc/*.smart-health-card\n  Content-Type: application/smart-health-card\n"))
+        let htaccess = try String(contentsOf: site.appendingPathComponent(".htaccess"), encoding: .utf8)
+        #expect(htaccess.contains("AddType application/smart-health-card .smart-health-card"))
+        #expect(
+            htaccess.contains(
+                "<Files \"jwks.json\">\n    ForceType application/json\n    Header always set Access-Control-Allow-Origin \"*\""
+            ))
+        // The Apache CRL pattern matches kid file names (43 base64url characters), not jwks.json.
+        let pattern = try Regex("^[A-Za-z0-9_-]{43}\\.json$")
+        #expect(try pattern.wholeMatch(in: "\(key.kid).json") != nil)
+        #expect(try pattern.wholeMatch(in: "jwks.json") == nil)
+        #expect(try SiteTestSupport.json(site.path + "/.well-known/crl/\(key.kid).json")["rids"] == .array([]))
+        // The site checks clean, and nothing private is in it.
+        let check = try TestSupport.check([site.path])
+        #expect(check.status == 0, "\(check.stdout)")
+        for file in files {
+            let text = String(decoding: try SiteTestSupport.bytes(site.path + "/" + file), as: UTF8.self)
+            #expect(!text.contains("PRIVATE KEY") && !text.contains("\"d\""))
+        }
+    }
+
+    /// A malformed existing CRL stops `site` before it writes anything.
+    @Test func malformedCRLStopsBeforeWriting() throws {
+        let dir = try TestSupport.tempDir("site")
+        let a = try SiteTestSupport.keygen("a.pem", in: dir)
+        let b = try SiteTestSupport.keygen("b.pem", in: dir)
+        let site = dir.appendingPathComponent("site")
+        try TestSupport.write(
+            #"{"kid":"\#(b.kid)","method":"rid","ctr":0,"rids":[]}"#, to: ".well-known/crl/\(b.kid).json", in: site)
+        let run = try SiteTestSupport.cli(["site", "--out", site.path, a.path, b.path], expect: 2)
+        #expect(run.stderr.contains("ctr must be a positive integer"))
+        #expect(
+            try FileManager.default.subpathsOfDirectory(atPath: site.path).sorted() == [
+                ".well-known", ".well-known/crl", ".well-known/crl/\(b.kid).json",
+            ])
+    }
+
+    @Test(.enabled(if: NginxServer.available, "nginx is not installed and apt-get could not install it"))
+    func nginxServesKeysWithCORSAndCardsWithTheirType() throws {
+        let dir = try TestSupport.tempDir("nginx")
+        let key = try SiteTestSupport.keygen("issuer.pem", in: dir)
+        let site = dir.appendingPathComponent("site")
+        try SiteTestSupport.cli(["site", "--out", site.path, key.path])
+        let out = dir.appendingPathComponent("out")
+        try SiteTestSupport.issueSample(key: key.path, out: out)
+        let card = out.appendingPathComponent("cards/P-1001.smart-health-card")
+        try FileManager.default.createDirectory(
+            at: site.appendingPathComponent("cards"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: card, to: site.appendingPathComponent("cards/P-1001.smart-health-card"))
+        try TestSupport.write("{}", to: "other.json", in: site)
+
+        let server = try NginxServer(root: site.path, in: dir.appendingPathComponent("nginx"))
+        defer { server.stop() }
+        let base = "http://127.0.0.1:\(server.port)"
+
+        let jwks = try HTTPGet.fetch(base + "/.well-known/jwks.json")
+        #expect(jwks.status == 200)
+        #expect(jwks.header("Access-Control-Allow-Origin") == "*")
+        #expect(jwks.header("Content-Type")?.hasPrefix("application/json") == true)
+        #expect(jwks.body == (try SiteTestSupport.bytes(site.path + "/.well-known/jwks.json")))
+        #expect(try JWKS(bytes: jwks.body, source: "GET jwks.json").keys.map(\.kid) == [key.kid])
+
+        let crl = try HTTPGet.fetch(base + "/.well-known/crl/\(key.kid).json")
+        #expect(crl.status == 200)
+        #expect(crl.header("Access-Control-Allow-Origin") == "*")
+        #expect(crl.header("Content-Type")?.hasPrefix("application/json") == true)
+        #expect(try CRL(bytes: crl.body, source: "GET crl").kid == key.kid)
+
+        let served = try HTTPGet.fetch(base + "/cards/P-1001.smart-health-card")
+        #expect(served.status == 200)
+        #expect(served.header("Content-Type") == "application/smart-health-card")
+        #expect(served.body == (try VerifyFixtures.bytes(card)))
+
+        // Control: a file the rules do not name gets no CORS header, so the header above is the rules' work.
+        let other = try HTTPGet.fetch(base + "/other.json")
+        #expect(other.status == 200 && other.header("Access-Control-Allow-Origin") == nil)
+
+        // The independent checker fetches iss/.well-known/jwks.json (with an Origin header) from nginx.
+        let check = try TestSupport.check(["--fetch-jwks", "--resolve", "\(SiteTestSupport.issuer)=\(base)", card.path])
+        #expect(check.status == 0, "\(check.stdout)")
+        #expect(check.stdout.hasSuffix("1 credentials checked, 0 errors, 0 warnings\n"), "\(check.stdout)")
+    }
+}
+
+/// One HTTP GET with an `Origin` header, done by python3's urllib (the test process stays free of
+/// networking code); only 127.0.0.1 is ever asked.
+enum HTTPGet {
+    struct Response {
+        var status: Int
+        var headers: [(String, String)]
+        var body: [UInt8]
+        func header(_ name: String) -> String? { headers.first { $0.0.lowercased() == name.lowercased() }?.1 }
+    }
+
+    static let script = """
+        import base64, json, sys, urllib.request, urllib.error
+        req = urllib.request.Request(sys.argv[1], headers={"Origin": "https://verifier.example"})
+        try:
+            r = urllib.request.urlopen(req, timeout=10)
+        except urllib.error.HTTPError as e:
+            r = e
+        body = r.read()
+        print(json.dumps({"status": r.status, "headers": [[k, v] for k, v in r.headers.items()],
+                          "body": base64.b64encode(body).decode()}))
+        """
+
+    static func fetch(_ url: String) throws -> Response {
+        precondition(url.hasPrefix("http://127.0.0.1:"), "tests talk to 127.0.0.1 only")
+        let run = try TestSupport.run("/usr/bin/env", ["python3", "-c", script, url])
+        guard run.status == 0 else { throw HealthCardError(.io, "GET \(url): \(run.stderr)") }
+        let json = try JSONParser.parse(Array(run.stdout.utf8))
+        let headers = (json["headers"]?.arrayValue ?? []).compactMap { pair -> (String, String)? in
+            guard let k = pair[0]?.stringValue, let v = pair[1]?.stringValue else { return nil }
+            return (k, v)
+        }
+        return Response(
+            status: Int(json["status"]?.numberLexeme ?? "0") ?? 0, headers: headers,
+            body: Base64URL.decodeStandard(json["body"]?.stringValue ?? "") ?? [])
+    }
+}
+
+/// A private nginx (Debian package `nginx`, installed here when missing) serving one folder on a free
+/// port of 127.0.0.1, with the site's own `healthcards-nginx.conf` included. Stopped by `stop()`.
+final class NginxServer {
+    static let binary = "/usr/sbin/nginx"
+
+    /// Installs nginx with apt-get when missing (as root, or with passwordless sudo).
+    static let available: Bool = {
+        if FileManager.default.isExecutableFile(atPath: binary) { return true }
+        let install = """
+            set -e
+            if [ "$(id -u)" -ne 0 ]; then SUDO="sudo -n"; else SUDO=""; fi
+            export DEBIAN_FRONTEND=noninteractive
+            $SUDO apt-get install -y -qq nginx >/dev/null 2>&1 || { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq nginx; }
+            """
+        _ = try? TestSupport.run("/bin/bash", ["-c", install])
+        return FileManager.default.isExecutableFile(atPath: binary)
+    }()
+
+    let process = Process()
+    let port: Int
+
+    init(root: String, in dir: URL) throws {
+        try FileManager.default.createDirectory(
+            at: dir.appendingPathComponent("tmp"), withIntermediateDirectories: true)
+        port = try Self.freePort()
+        let prefix = dir.path
+        let conf = """
+            daemon off;
+            master_process off;
+            worker_processes 1;
+            pid \(prefix)/nginx.pid;
+            error_log \(prefix)/error.log;
+            events { worker_connections 32; }
+            http {
+                include /etc/nginx/mime.types;
+                default_type application/octet-stream;
+                access_log off;
+                client_body_temp_path \(prefix)/tmp/body;
+                proxy_temp_path \(prefix)/tmp/proxy;
+                fastcgi_temp_path \(prefix)/tmp/fastcgi;
+                uwsgi_temp_path \(prefix)/tmp/uwsgi;
+                scgi_temp_path \(prefix)/tmp/scgi;
+                server {
+                    listen 127.0.0.1:\(port);
+                    root \(root);
+                    include \(root)/\(HostRules.nginxFileName);
+                }
+            }
+
+            """
+        let confPath = try TestSupport.write(conf, to: "nginx.conf", in: dir)
+        let test = try TestSupport.run(Self.binary, ["-t", "-p", prefix, "-e", prefix + "/error.log", "-c", confPath])
+        guard test.status == 0 else {
+            throw HealthCardError(.usage, "nginx -t refused the configuration: \(test.stderr)")
+        }
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = ["-p", prefix, "-e", prefix + "/error.log", "-c", confPath]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Wait until it accepts connections (readiness, not timing: give up after about 20 s).
+        for _ in 0..<400 {
+            if Self.accepts(port: port) { return }
+            guard process.isRunning else { break }
+            usleep(50_000)
+        }
+        stop()
+        let log = (try? String(contentsOfFile: prefix + "/error.log", encoding: .utf8)) ?? ""
+        throw HealthCardError(.io, "nginx did not start on 127.0.0.1:\(port): \(log)")
+    }
+
+    /// Stops nginx with SIGKILL: a child spawned from a test thread inherits that thread's blocked
+    /// signals, and nginx in single-process mode does not unblock SIGTERM, so it would never see it.
+    func stop() {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// A port the kernel hands out for 127.0.0.1 (bound, read and released).
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw HealthCardError(.io, "socket() failed") }
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard bound else { throw HealthCardError(.io, "cannot bind 127.0.0.1:0") }
+        return Int(UInt16(bigEndian: addr.sin_port))
+    }
+
+    static func accepts(port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+    }
+}
