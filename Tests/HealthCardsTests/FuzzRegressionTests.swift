@@ -117,6 +117,27 @@ import Testing
         }
     }
 
+    /// What `verify` reads: .smart-health-card files, bare JWS, shc:/ QR texts, jwks.json.
+    @Test func storedVerifyInputs() throws {
+        let inputs = try Self.inputs("verify")
+        #expect(inputs.count >= 4)
+        let checker = JWSCheck(keys: [], now: 1_700_000_000)
+        for input in inputs {
+            _ = CardFile.check(input.bytes, file: input.name, checker: checker)
+            var report = CredentialReport(source: .jws, file: input.name)
+            checker.check(CardFile.cleanText(input.bytes, file: input.name, findings: &report.findings), into: &report)
+            let pieces = input.bytes.split(separator: 0x0A).prefix(8).map { QRPiece(text: Array($0), file: input.name) }
+            for piece in pieces { if let jws = piece.jws { #expect(try QRNumeric.digits(jws).count == jws.utf8.count * 2) } }
+            _ = QRAssembly.assemble(pieces)
+            _ = KeySetCheck.check(bytes: input.bytes, file: input.name)
+        }
+        // The spec's three chunks assemble into one JWS.
+        let chunks = try #require(inputs.first { $0.name.hasSuffix("spec-02-chunks.txt") })
+        let pieces = chunks.bytes.split(separator: 0x0A).map { QRPiece(text: Array($0), file: "chunks") }
+        #expect(pieces.map { $0.chunk?.total } == [3, 3, 3])
+        #expect(QRAssembly.assemble(pieces).count == 1)
+    }
+
     // MARK: hostile inputs with known outcomes
 
     @Test func csvEdgeCases() throws {
