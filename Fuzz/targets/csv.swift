@@ -1,10 +1,11 @@
+@testable import HealthCards
+
 // libFuzzer target: CSVReader (RFC 4180 records, BOM, line ends, UTF-8 checks) over arbitrary bytes.
 // Property: any input either reads or throws HealthCardError; a record read again from its byte
 // offset gives the same fields.
 #if canImport(Glibc)
     import Glibc
 #endif
-@testable import HealthCards
 
 /// One scratch file per process (in /dev/shm when present), rewritten for each input and removed at exit.
 nonisolated(unsafe) var scratchFile: Int32 = -1
@@ -35,7 +36,8 @@ public func fuzzCSV(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     for record in records.prefix(8) {
         let again = try! CSVReader(path: path, offset: record.offset, line: record.line)
         guard let reread = try! again.next() else { fatalError("record at offset \(record.offset) not found again") }
-        precondition(reread.fields == record.fields && reread.line == record.line, "re-read record differs at \(record.offset)")
+        precondition(
+            reread.fields == record.fields && reread.line == record.line, "re-read record differs at \(record.offset)")
     }
     return 0
 }

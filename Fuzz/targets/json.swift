@@ -16,7 +16,8 @@ public func fuzzJSON(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         let published = JWKS(keys: keys).fileBytes
         guard let parsed = try? JSONParser.parse(published) else { fatalError("JWKS output does not parse") }
         for key in parsed["keys"]?.arrayValue ?? [] {
-            precondition(key.objectValue?.keys.contains { JWK.privateMembers.contains($0) } == false, "private member published")
+            precondition(
+                key.objectValue?.keys.contains { JWK.privateMembers.contains($0) } == false, "private member published")
         }
     }
     return 0

@@ -9,7 +9,8 @@ public func fuzzTemplate(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     if let pieces = try? Placeholder.pieces(of: text) {
         // Every placeholder names a column; literal text never holds an opening {{.
         for case .text(let t) in pieces { precondition(!t.contains("{{"), "text piece holds {{") }
-        precondition(pieces.allSatisfy { if case .placeholder(let p) = $0 { return !p.column.isEmpty } else { return true } })
+        precondition(
+            pieces.allSatisfy { if case .placeholder(let p) = $0 { return !p.column.isEmpty } else { return true } })
     }
     for type in Placeholder.ValueType.allCases { _ = try? Template.typedValue(text, as: type) }
     _ = FHIRDate.isValidDate(text)
@@ -17,7 +18,9 @@ public func fuzzTemplate(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     if let template = try? Template(bytes: bytes, source: "fuzz") {
         var values: [String: String] = [:]
         for column in template.columns { values[column.name] = "1" }
-        _ = template.render(rows: [TemplateRow(values: values, source: "fuzz:1"), TemplateRow(values: values, source: "fuzz:2")])
+        _ = template.render(rows: [
+            TemplateRow(values: values, source: "fuzz:1"), TemplateRow(values: values, source: "fuzz:2"),
+        ])
     }
     return 0
 }

@@ -17,8 +17,13 @@ import Testing
         for root in [seeds, regressions] {
             let dir = root.appendingPathComponent(target)
             guard FileManager.default.fileExists(atPath: dir.path) else { continue }
-            for name in try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() where name != ".gitkeep" {
-                out.append(("\(root.lastPathComponent)/\(target)/\(name)", try VerifyFixtures.bytes(dir.appendingPathComponent(name))))
+            for name in try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() where name != ".gitkeep"
+            {
+                out.append(
+                    (
+                        "\(root.lastPathComponent)/\(target)/\(name)",
+                        try VerifyFixtures.bytes(dir.appendingPathComponent(name))
+                    ))
             }
         }
         return out
@@ -107,7 +112,9 @@ import Testing
         for input in try Self.inputs("jws") {
             let text = String(decoding: input.bytes, as: UTF8.self)
             if let parts = try? JWS(compact: text).parts() {
-                #expect(Base64URL.encode(parts.header) + "." + Base64URL.encode(parts.payload) + "." + Base64URL.encode(parts.signature) == text)
+                #expect(
+                    Base64URL.encode(parts.header) + "." + Base64URL.encode(parts.payload) + "."
+                        + Base64URL.encode(parts.signature) == text)
             }
         }
         for input in try Self.inputs("qrnumeric") {
@@ -127,7 +134,9 @@ import Testing
             var report = CredentialReport(source: .jws, file: input.name)
             checker.check(CardFile.cleanText(input.bytes, file: input.name, findings: &report.findings), into: &report)
             let pieces = input.bytes.split(separator: 0x0A).prefix(8).map { QRPiece(text: Array($0), file: input.name) }
-            for piece in pieces { if let jws = piece.jws { #expect(try QRNumeric.digits(jws).count == jws.utf8.count * 2) } }
+            for piece in pieces {
+                if let jws = piece.jws { #expect(try QRNumeric.digits(jws).count == jws.utf8.count * 2) }
+            }
             _ = QRAssembly.assemble(pieces)
             _ = KeySetCheck.check(bytes: input.bytes, file: input.name)
         }
@@ -152,7 +161,8 @@ import Testing
         #expect(try Self.csvRecords([0x61, 0x2C, 0xC3]) == nil)
         // A field longer than the 64 KiB read block, and a record spanning block boundaries.
         let long = String(repeating: "x", count: 200_000)
-        #expect(try Self.csvRecords(Array("a,\"\(long)\"\nb".utf8))?.map { $0.fields.map(\.count) } == [[1, 200_000], [1]])
+        #expect(
+            try Self.csvRecords(Array("a,\"\(long)\"\nb".utf8))?.map { $0.fields.map(\.count) } == [[1, 200_000], [1]])
     }
 
     @Test func jsonEdgeCases() throws {
@@ -193,10 +203,19 @@ import Testing
         #expect(throws: HealthCardError.self) { try Placeholder.pieces(of: "{{}}") }
         #expect(throws: HealthCardError.self) { try Placeholder.pieces(of: "{{a|b|c}}") }
         #expect(throws: HealthCardError.self) { try Placeholder.pieces(of: "{{a|uuid}}") }
-        #expect(try Placeholder.pieces(of: "x{{ a | date }}y") == [.text("x"), .placeholder(Placeholder(column: "a", type: .date)), .text("y")])
-        #expect(try Placeholder.pieces(of: "}}{{b}}") == [.text("}}"), .placeholder(Placeholder(column: "b", type: .string))])
+        #expect(
+            try Placeholder.pieces(of: "x{{ a | date }}y") == [
+                .text("x"), .placeholder(Placeholder(column: "a", type: .date)), .text("y"),
+            ])
+        #expect(
+            try Placeholder.pieces(of: "}}{{b}}") == [
+                .text("}}"), .placeholder(Placeholder(column: "b", type: .string)),
+            ])
         // A combining mark after the braces does not split a character.
-        #expect(try Placeholder.pieces(of: "é{{c}}\u{301}") == [.text("é"), .placeholder(Placeholder(column: "c", type: .string)), .text("\u{301}")])
+        #expect(
+            try Placeholder.pieces(of: "é{{c}}\u{301}") == [
+                .text("é"), .placeholder(Placeholder(column: "c", type: .string)), .text("\u{301}"),
+            ])
     }
 
     @Test func qrAndJWSEdgeCases() throws {

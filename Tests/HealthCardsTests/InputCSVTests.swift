@@ -11,7 +11,9 @@ import Testing
     static let header = "recip_id,recip_first_name,recip_last_name,recip_dob,admin_date,cvx,admin_name,vax_event_id"
 
     /// Runs `issue` on CSV bytes written to a new folder; returns the run, the output folder and the input path.
-    static func issue(_ bytes: [UInt8], name: String = "in.csv") throws -> (run: TestSupport.Run, out: URL, input: String) {
+    static func issue(_ bytes: [UInt8], name: String = "in.csv") throws -> (
+        run: TestSupport.Run, out: URL, input: String
+    ) {
         let dir = try TestSupport.tempDir("input")
         let key = try TestSupport.demoKey(in: dir)
         let input = dir.appendingPathComponent(name)
@@ -26,7 +28,8 @@ import Testing
 
     /// The fhirBundle of `cards/<id>.smart-health-card`.
     static func bundle(_ out: URL, _ id: String) throws -> JSONValue {
-        let card = try JSONParser.parse(try VerifyFixtures.bytes(out.appendingPathComponent("cards/\(id).smart-health-card")))
+        let card = try JSONParser.parse(
+            try VerifyFixtures.bytes(out.appendingPathComponent("cards/\(id).smart-health-card")))
         let jws = try #require(card["verifiableCredential"]?[0]?.stringValue)
         return try #require(try TestSupport.payload(of: jws)["vc"]?["credentialSubject"]?["fhirBundle"])
     }
@@ -64,13 +67,17 @@ import Testing
         let name = ada["entry"]?[0]?["resource"]?["name"]
         #expect(name == .array([.object(["family": .string("O\"Brien, Jr."), "given": ["Ada"]])]))
         let doses = try #require(ada["entry"]?.arrayValue?.dropFirst())
-        #expect(doses.compactMap { $0["resource"]?["occurrenceDateTime"]?.stringValue } == ["2021-01-15", "2021-02-12"])
+        #expect(
+            doses.compactMap { $0["resource"]?["occurrenceDateTime"]?.stringValue } == ["2021-01-15", "2021-02-12"])
         // A line break inside quotes is kept as written (CRLF or LF), only the outer spaces are trimmed.
-        #expect(doses.compactMap { $0["resource"]?["performer"]?[0]?["actor"]?["display"]?.stringValue }
-            == ["ABC Clinic, North" + lineEnd + "Wing", "Main \"Q\" Pharmacy"])
+        #expect(
+            doses.compactMap { $0["resource"]?["performer"]?[0]?["actor"]?["display"]?.stringValue }
+                == ["ABC Clinic, North" + lineEnd + "Wing", "Main \"Q\" Pharmacy"])
         #expect(ada["entry"]?[0]?["resource"]?["birthDate"]?.stringValue == "1960-04-12")
         let chloe = try Self.bundle(out, "P-2")
-        #expect(chloe["entry"]?[0]?["resource"]?["name"] == .array([.object(["family": "Exampledóttir", "given": ["Chloé"]])]))
+        #expect(
+            chloe["entry"]?[0]?["resource"]?["name"]
+                == .array([.object(["family": "Exampledóttir", "given": ["Chloé"]])]))
         // The last record is read whole whether or not the file ends with a line break.
         #expect(chloe["entry"]?[1]?["resource"]?["vaccineCode"]?["coding"]?[0]?["code"]?.stringValue == "212")
     }
@@ -108,27 +115,28 @@ import Testing
     /// Each bad patient has one good row and one bad row: the whole patient is rejected with the row,
     /// column and reason, and the good patients are issued.
     @Test func badRowsRejectTheirWholePatientOnly() throws {
-        let csv = [
-            Self.header,
-            "GOOD-1,Ada,Testperson,1960-04-12,2021-01-15,207,,E1",  // line 2
-            "FEW,Bo,Short,1970-01-01,2021-01-15,207,,E2",  // 3
-            "FEW,Bo,Short,1970-01-01,2021-02-15,207",  // 4: too few fields
-            "MANY,Cy,Long,1970-01-01,2021-01-15,207,,E3",  // 5
-            "MANY,Cy,Long,1970-01-01,2021-02-15,207,,E4,extra",  // 6: too many fields
-            "FEB30,Di,Leap,1970-01-01,2021-01-15,207,,E5",  // 7
-            "FEB30,Di,Leap,1970-01-01,2021-02-30,207,,E6",  // 8: impossible date
-            "US,Ed,Format,1970-01-01,2021-01-15,207,,E7",  // 9
-            "US,Ed,Format,1970-01-01,06/15/2021,207,,E8",  // 10: another date format
-            "DOB,Fay,Future,2022-03-01,2022-03-15,207,,E9",  // 11
-            "DOB,Fay,Future,2022-03-01,2021-06-15,207,,E10",  // 12: born after the event
-            "NONAME,Gus,Blank,1970-01-01,2021-01-15,207,,E11",  // 13
-            "NONAME,  ,Blank,1970-01-01,2021-02-15,207,,E12",  // 14: empty (blank) name
-            "NOCODE,Hal,Code,1970-01-01,2021-01-15,207,,E13",  // 15
-            "NOCODE,Hal,Code,1970-01-01,2021-02-15,,,E14",  // 16: empty code
-            "BADCODE,Ivy,Code,1970-01-01,2021-01-15,207,,E15",  // 17
-            "BADCODE,Ivy,Code,1970-01-01,2021-02-15,2O7,,E16",  // 18: malformed code (letter O)
-            "GOOD-2,Jo,Testperson,1970-01-01,2021-01-15,208,,E17",  // 19
-        ].joined(separator: "\n") + "\n"
+        let csv =
+            [
+                Self.header,
+                "GOOD-1,Ada,Testperson,1960-04-12,2021-01-15,207,,E1",  // line 2
+                "FEW,Bo,Short,1970-01-01,2021-01-15,207,,E2",  // 3
+                "FEW,Bo,Short,1970-01-01,2021-02-15,207",  // 4: too few fields
+                "MANY,Cy,Long,1970-01-01,2021-01-15,207,,E3",  // 5
+                "MANY,Cy,Long,1970-01-01,2021-02-15,207,,E4,extra",  // 6: too many fields
+                "FEB30,Di,Leap,1970-01-01,2021-01-15,207,,E5",  // 7
+                "FEB30,Di,Leap,1970-01-01,2021-02-30,207,,E6",  // 8: impossible date
+                "US,Ed,Format,1970-01-01,2021-01-15,207,,E7",  // 9
+                "US,Ed,Format,1970-01-01,06/15/2021,207,,E8",  // 10: another date format
+                "DOB,Fay,Future,2022-03-01,2022-03-15,207,,E9",  // 11
+                "DOB,Fay,Future,2022-03-01,2021-06-15,207,,E10",  // 12: born after the event
+                "NONAME,Gus,Blank,1970-01-01,2021-01-15,207,,E11",  // 13
+                "NONAME,  ,Blank,1970-01-01,2021-02-15,207,,E12",  // 14: empty (blank) name
+                "NOCODE,Hal,Code,1970-01-01,2021-01-15,207,,E13",  // 15
+                "NOCODE,Hal,Code,1970-01-01,2021-02-15,,,E14",  // 16: empty code
+                "BADCODE,Ivy,Code,1970-01-01,2021-01-15,207,,E15",  // 17
+                "BADCODE,Ivy,Code,1970-01-01,2021-02-15,2O7,,E16",  // 18: malformed code (letter O)
+                "GOOD-2,Jo,Testperson,1970-01-01,2021-01-15,208,,E17",  // 19
+            ].joined(separator: "\n") + "\n"
         let (run, out, input) = try Self.issue(Array(csv.utf8))
         #expect(run.status == 1, "\(run.stderr)")
         let report = try TestSupport.report(out)
@@ -166,12 +174,13 @@ import Testing
     /// the dose missing. Known gap in `CSVTemplateInput` (batch runner): it files the short row under the
     /// shifted value ("Ada") and issues P-1 from its other row.
     @Test func shortRowIsNotFiledUnderAShiftedPatientId() throws {
-        let csv = [
-            "vax_event_id,ext_type,recip_id,recip_first_name,recip_last_name,recip_dob,admin_date,cvx",
-            "EV-1,1,P-1,Ada,Testperson,1960-04-12,2021-01-15,207",
-            "1,P-1,Ada,Testperson,1960-04-12,2021-02-12,207",  // vax_event_id lost
-            "EV-3,1,P-2,Bob,Sampleton,1975-11-03,2021-03-02,208",
-        ].joined(separator: "\n") + "\n"
+        let csv =
+            [
+                "vax_event_id,ext_type,recip_id,recip_first_name,recip_last_name,recip_dob,admin_date,cvx",
+                "EV-1,1,P-1,Ada,Testperson,1960-04-12,2021-01-15,207",
+                "1,P-1,Ada,Testperson,1960-04-12,2021-02-12,207",  // vax_event_id lost
+                "EV-3,1,P-2,Bob,Sampleton,1975-11-03,2021-03-02,208",
+            ].joined(separator: "\n") + "\n"
         let (run, out, input) = try Self.issue(Array(csv.utf8))
         #expect(run.status == 1)
         let report = try TestSupport.report(out)
@@ -179,7 +188,10 @@ import Testing
         withKnownIssue("CSVTemplateInput matches a short row by the shifted patient id column") {
             let p1 = try Self.line(report, id: "P-1")
             #expect(p1["status"]?.stringValue == "rejected")
-            #expect(Self.errors(p1).contains { $0.at == "\(input):3" && $0.message.contains("row has 7 fields, the header has 8") })
+            #expect(
+                Self.errors(p1).contains {
+                    $0.at == "\(input):3" && $0.message.contains("row has 7 fields, the header has 8")
+                })
             #expect(!Self.cardExists(out, "P-1"))
         }
     }
@@ -202,16 +214,18 @@ import Testing
         #expect(duplicates.first?["at"]?.stringValue == "\(input):2 column vax_event_id")
         #expect(duplicates.first?["message"]?.stringValue?.contains("\(input):4, \(input):5") == true)
         let doses = try Self.bundle(out, "P-1")["entry"]?.arrayValue?.dropFirst() ?? []
-        #expect(doses.compactMap { $0["resource"]?["occurrenceDateTime"]?.stringValue } == ["2021-01-15", "2021-02-12"])
+        #expect(
+            doses.compactMap { $0["resource"]?["occurrenceDateTime"]?.stringValue } == ["2021-01-15", "2021-02-12"])
     }
 
     @Test func sameEventIdWithDifferentDataRejectsThePatient() throws {
-        let csv = [
-            Self.header,
-            "P-1,Ada,Testperson,1960-04-12,2021-01-15,207,,EV-1",
-            "P-1,Ada,Testperson,1960-04-12,2021-02-12,207,,EV-1",
-            "P-2,Bob,Sampleton,1975-11-03,2021-03-02,208,,EV-9",
-        ].joined(separator: "\n") + "\n"
+        let csv =
+            [
+                Self.header,
+                "P-1,Ada,Testperson,1960-04-12,2021-01-15,207,,EV-1",
+                "P-1,Ada,Testperson,1960-04-12,2021-02-12,207,,EV-1",
+                "P-2,Bob,Sampleton,1975-11-03,2021-03-02,208,,EV-9",
+            ].joined(separator: "\n") + "\n"
         let (run, out, input) = try Self.issue(Array(csv.utf8))
         #expect(run.status == 1)
         let report = try TestSupport.report(out)
@@ -232,6 +246,7 @@ import Testing
         let unterminated = Self.header + "\nP-1,\"Ada,Testperson,1960-04-12,2021-01-15,207,,EV-1\n"
         let second = try Self.issue(Array(unterminated.utf8))
         let message2 = try #require(try TestSupport.report(second.out)[0]["errors"]?[0]?["message"]?.stringValue)
-        #expect(message2.hasPrefix("\(second.input):2: a quoted field opened on this line is never closed"), "\(message2)")
+        #expect(
+            message2.hasPrefix("\(second.input):2: a quoted field opened on this line is never closed"), "\(message2)")
     }
 }

@@ -26,14 +26,17 @@ import Testing
 
     /// A small Bundle input, so `issue` has something to sign.
     static func bundleInput(in dir: URL) throws -> String {
-        let good = JSONWriter.minifiedString(try JSONParser.parse(try VerifyFixtures.bytes(TestSupport.spec("example-00-a-fhirBundle.json"))))
+        let good = JSONWriter.minifiedString(
+            try JSONParser.parse(try VerifyFixtures.bytes(TestSupport.spec("example-00-a-fhirBundle.json"))))
         return try TestSupport.write(good + "\n", to: "one.ndjson", in: dir)
     }
 
     /// The base64 body lines of a PEM file (everything but the BEGIN/END lines and headers).
     static func pemBodyLines(_ path: String) throws -> [String] {
         let text = String(decoding: try VerifyFixtures.bytes(URL(fileURLWithPath: path)), as: UTF8.self)
-        return text.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("-----") && !$0.contains(":") && $0.count >= 16 }
+        return text.split(separator: "\n").map(String.init).filter {
+            !$0.hasPrefix("-----") && !$0.contains(":") && $0.count >= 16
+        }
     }
 
     /// The private scalar d of an EC key file, as 32 bytes, read with `openssl pkey -text`.
@@ -42,7 +45,10 @@ import Testing
         var hex = ""
         var inPriv = false
         for line in text.split(separator: "\n") {
-            if line.hasPrefix("priv:") { inPriv = true; continue }
+            if line.hasPrefix("priv:") {
+                inPriv = true
+                continue
+            }
             if inPriv {
                 guard line.hasPrefix(" ") else { break }
                 hex += line.filter { $0.isHexDigit }
@@ -69,7 +75,9 @@ import Testing
             try Self.chmod(key, mode)
             let issue = try TestSupport.cli(["issue", "--issuer", Self.issuer, "--key", key, "--out", out.path, input])
             #expect(issue.status == 2, "mode \(String(mode, radix: 8))")
-            #expect(issue.stderr.contains("can be read by group or others (mode \(String(mode, radix: 8)))"), "\(issue.stderr)")
+            #expect(
+                issue.stderr.contains("can be read by group or others (mode \(String(mode, radix: 8)))"),
+                "\(issue.stderr)")
             #expect(issue.stderr.contains("Run `chmod 600 \(key)` and try again"), "\(issue.stderr)")
             let jwks = try TestSupport.cli(["jwks", key, "--out", dir.appendingPathComponent("jwks.json").path])
             #expect(jwks.status == 2)
@@ -121,14 +129,21 @@ import Testing
         try Self.openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", p256])
         let path = dir.appendingPathComponent("\(kind).pem").path
         switch kind {
-        case "p384-pkcs8": try Self.openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-384", "-out", path])
+        case "p384-pkcs8":
+            try Self.openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-384", "-out", path])
         case "p384-sec1": try Self.openssl(["ecparam", "-name", "secp384r1", "-genkey", "-noout", "-out", path])
-        case "secp256k1": try Self.openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:secp256k1", "-out", path])
-        case "rsa-pkcs8": try Self.openssl(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", path])
+        case "secp256k1":
+            try Self.openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:secp256k1", "-out", path])
+        case "rsa-pkcs8":
+            try Self.openssl(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", path])
         case "rsa-traditional": try Self.openssl(["genrsa", "-traditional", "-out", path, "2048"])
         case "ed25519": try Self.openssl(["genpkey", "-algorithm", "ED25519", "-out", path])
-        case "encrypted-pkcs8": try Self.openssl(["pkcs8", "-topk8", "-in", p256, "-v2", "aes-256-cbc", "-passout", "pass:secret", "-out", path])
-        case "encrypted-traditional": try Self.openssl(["ec", "-in", p256, "-aes256", "-passout", "pass:secret", "-out", path])
+        case "encrypted-pkcs8":
+            try Self.openssl([
+                "pkcs8", "-topk8", "-in", p256, "-v2", "aes-256-cbc", "-passout", "pass:secret", "-out", path,
+            ])
+        case "encrypted-traditional":
+            try Self.openssl(["ec", "-in", p256, "-aes256", "-passout", "pass:secret", "-out", path])
         case "public": try Self.openssl(["pkey", "-in", p256, "-pubout", "-out", path])
         case "corrupt":
             // One base64 character of the body changed: still PEM, no longer a key.
@@ -139,9 +154,13 @@ import Testing
             let lines = try String(contentsOfFile: p256, encoding: .utf8).split(separator: "\n").map(String.init)
             try (lines.prefix(2).joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
         case "certificate":
-            try Self.openssl(["req", "-x509", "-key", p256, "-subj", "/CN=issuer.example.org", "-days", "1", "-out", path])
+            try Self.openssl([
+                "req", "-x509", "-key", p256, "-subj", "/CN=issuer.example.org", "-days", "1", "-out", path,
+            ])
         case "jwk-json":
-            let jwk = JWK(key: try P256Key.load(pem: try VerifyFixtures.bytes(URL(fileURLWithPath: p256)), source: "p256", requirePrivate: true))
+            let jwk = JWK(
+                key: try P256Key.load(
+                    pem: try VerifyFixtures.bytes(URL(fileURLWithPath: p256)), source: "p256", requirePrivate: true))
             try JSONWriter.minifiedString(jwk.json).write(toFile: path, atomically: true, encoding: .utf8)
         default: Issue.record("unknown kind \(kind)")
         }
@@ -165,23 +184,29 @@ import Testing
         let dir = try TestSupport.tempDir("keys")
         let path = dir.appendingPathComponent("\(recipe).pem").path
         switch recipe {
-        case "genpkey": try Self.openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", path])
+        case "genpkey":
+            try Self.openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", path])
         case "ecparam-with-parameters": try Self.openssl(["ecparam", "-name", "prime256v1", "-genkey", "-out", path])
         case "ecparam-noout": try Self.openssl(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", path])
         default:
             let key = dir.appendingPathComponent("key.pem").path
             try Self.openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key])
-            let cert = try Self.openssl(["req", "-x509", "-key", key, "-subj", "/CN=issuer.example.org", "-days", "1"]).stdout
-            try (cert + (try String(contentsOfFile: key, encoding: .utf8))).write(toFile: path, atomically: true, encoding: .utf8)
+            let cert = try Self.openssl(["req", "-x509", "-key", key, "-subj", "/CN=issuer.example.org", "-days", "1"])
+                .stdout
+            try (cert + (try String(contentsOfFile: key, encoding: .utf8))).write(
+                toFile: path, atomically: true, encoding: .utf8)
         }
         try Self.chmod(path, 0o600)
         let input = try Self.bundleInput(in: dir)
         let out = dir.appendingPathComponent("out")
-        let run = try TestSupport.cli(["issue", "--issuer", Self.issuer, "--key", path, "--out", out.path, "--quiet", input])
+        let run = try TestSupport.cli([
+            "issue", "--issuer", Self.issuer, "--key", path, "--out", out.path, "--quiet", input,
+        ])
         #expect(run.status == 0, "\(recipe): \(run.stderr)")
         let jwks = try TestSupport.cli(["jwks", path, "--out", dir.appendingPathComponent("jwks.json").path])
         #expect(jwks.status == 0)
-        let card = try JSONParser.parse(try VerifyFixtures.bytes(out.appendingPathComponent("cards/one-1.smart-health-card")))
+        let card = try JSONParser.parse(
+            try VerifyFixtures.bytes(out.appendingPathComponent("cards/one-1.smart-health-card")))
         let header = try JWS(compact: try #require(card["verifiableCredential"]?[0]?.stringValue)).parts().header
         #expect(try JSONParser.parse(header)["kid"]?.stringValue.map { $0 + "\n" } == jwks.stdout)
     }
@@ -191,15 +216,20 @@ import Testing
         let pem = dir.appendingPathComponent("p256.pem").path
         try Self.openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", pem])
         try Self.chmod(pem, 0o600)
-        let key = try P256Key.load(pem: try VerifyFixtures.bytes(URL(fileURLWithPath: pem)), source: "p256", requirePrivate: true)
+        let key = try P256Key.load(
+            pem: try VerifyFixtures.bytes(URL(fileURLWithPath: pem)), source: "p256", requirePrivate: true)
         let d = Base64URL.encode(try Self.privateScalar(pem))
         var privateJWK = try #require(JWK(key: key).json.objectValue)
         privateJWK["d"] = .string(d)
-        let single = try TestSupport.write(JSONWriter.minifiedString(.object(privateJWK)), to: "private-jwk.json", in: dir)
-        let set = try TestSupport.write(JSONWriter.minifiedString(.object(["keys": .array([JWK(key: key).json, .object(privateJWK)])])),
-                                        to: "private-jwks.json", in: dir)
+        let single = try TestSupport.write(
+            JSONWriter.minifiedString(.object(privateJWK)), to: "private-jwk.json", in: dir)
+        let set = try TestSupport.write(
+            JSONWriter.minifiedString(.object(["keys": .array([JWK(key: key).json, .object(privateJWK)])])),
+            to: "private-jwks.json", in: dir)
         let out = dir.appendingPathComponent("site/.well-known/jwks.json")
-        for (file, says) in [(single, "\(single) carries private member(s) d"), (set, "\(set) keys[1] carries private member(s) d")] {
+        for (file, says) in [
+            (single, "\(single) carries private member(s) d"), (set, "\(set) keys[1] carries private member(s) d"),
+        ] {
             let run = try TestSupport.cli(["jwks", file, "--out", out.path])
             #expect(run.status == 2, "\(run.stderr)")
             #expect(run.stderr.contains(says), "\(run.stderr)")
@@ -207,7 +237,8 @@ import Testing
             #expect(!FileManager.default.fileExists(atPath: out.path))
         }
         // The public JWK (and a public JWK Set) are published as given, merged with PEM keys by kid.
-        let publicJWK = try TestSupport.write(JSONWriter.minifiedString(JWK(key: key).json), to: "public-jwk.json", in: dir)
+        let publicJWK = try TestSupport.write(
+            JSONWriter.minifiedString(JWK(key: key).json), to: "public-jwk.json", in: dir)
         let demo = try TestSupport.demoKey(in: dir)
         let run = try TestSupport.cli(["jwks", publicJWK, pem, demo, "--out", out.path])
         #expect(run.status == 0, "\(run.stderr)")
@@ -217,7 +248,9 @@ import Testing
         #expect(keys.allSatisfy { $0.objectValue?.keys.contains("d") == false })
         // The library refuses as well.
         #expect(throws: HealthCardError.self) { try JWK(json: .object(privateJWK)) }
-        #expect(throws: HealthCardError.self) { try JWKS.publicKeys(jsonFile: Array(JSONWriter.minifiedString(.object(privateJWK)).utf8), source: "x") }
+        #expect(throws: HealthCardError.self) {
+            try JWKS.publicKeys(jsonFile: Array(JSONWriter.minifiedString(.object(privateJWK)).utf8), source: "x")
+        }
     }
 
     /// A full run (keygen, jwks, issue with good and bad records, error cases) never shows the private key:
@@ -237,21 +270,26 @@ import Testing
         let site = dir.appendingPathComponent("site")
         #expect(try cli(["jwks", key, "--out", site.appendingPathComponent(".well-known/jwks.json").path]).status == 0)
         let template = VerifyFixtures.repoRoot.appendingPathComponent("templates/covid19-vaccination.json").path
-        let csv = try TestSupport.write([
-            "recip_id,recip_first_name,recip_last_name,recip_dob,admin_date,cvx,vax_event_id",
-            "P-1,Ada,Testperson,1960-04-12,2021-01-15,207,E1",
-            "P-2,Bob,Bad,1970-01-01,2021-02-30,207,E2",
-            "P-3,Cy,Short,1970-01-01",
-            "P-4,Di,Code,1970-01-01,2021-01-15,XYZ,E4",
-        ].joined(separator: "\n") + "\n", to: "in/batch.csv", in: dir)
+        let csv = try TestSupport.write(
+            [
+                "recip_id,recip_first_name,recip_last_name,recip_dob,admin_date,cvx,vax_event_id",
+                "P-1,Ada,Testperson,1960-04-12,2021-01-15,207,E1",
+                "P-2,Bob,Bad,1970-01-01,2021-02-30,207,E2",
+                "P-3,Cy,Short,1970-01-01",
+                "P-4,Di,Code,1970-01-01,2021-01-15,XYZ,E4",
+            ].joined(separator: "\n") + "\n", to: "in/batch.csv", in: dir)
         _ = try Self.bundleInput(in: dir)
         let ndjson = try TestSupport.write("{not json\n", to: "in/bad.ndjson", in: dir)
         let out = dir.appendingPathComponent("out")
-        let issue = try cli(["issue", "--issuer", Self.issuer, "--key", key, "--template", template, "--out", out.path,
-                             "--rid-secret", "/nonexistent/secret", csv, ndjson])
+        let issue = try cli([
+            "issue", "--issuer", Self.issuer, "--key", key, "--template", template, "--out", out.path,
+            "--rid-secret", "/nonexistent/secret", csv, ndjson,
+        ])
         #expect(issue.status != 0)
-        let good = try cli(["issue", "--issuer", Self.issuer, "--key", key, "--template", template, "--out", out.path, csv, ndjson,
-                            dir.appendingPathComponent("one.ndjson").path])
+        let good = try cli([
+            "issue", "--issuer", Self.issuer, "--key", key, "--template", template, "--out", out.path, csv, ndjson,
+            dir.appendingPathComponent("one.ndjson").path,
+        ])
         #expect(good.status == 1, "\(good.stderr)")
         // Error cases around the key itself.
         let exposed = keys.appendingPathComponent("exposed.pem").path
@@ -268,18 +306,26 @@ import Testing
         #expect(try cli(["jwks", corrupt, "--out", dir.appendingPathComponent("x.json").path]).status == 2)
         let d = try Self.privateScalar(key)
         let privateJWK = keys.appendingPathComponent("private.json").path
-        var jwk = try #require(JWK(key: try P256Key.load(pem: try VerifyFixtures.bytes(URL(fileURLWithPath: key)), source: "k",
-                                                         requirePrivate: true)).json.objectValue)
+        var jwk = try #require(
+            JWK(
+                key: try P256Key.load(
+                    pem: try VerifyFixtures.bytes(URL(fileURLWithPath: key)), source: "k",
+                    requirePrivate: true)
+            ).json.objectValue)
         jwk["d"] = .string(Base64URL.encode(d))
         try JSONWriter.minifiedString(.object(jwk)).write(toFile: privateJWK, atomically: true, encoding: .utf8)
         #expect(try cli(["jwks", privateJWK, "--out", dir.appendingPathComponent("x.json").path]).status == 2)
         #expect(try cli(["issue", "--issuer", Self.issuer, "--key", privateJWK, "--out", out.path, csv]).status == 2)
-        #expect(try cli(["issue", "--issuer", Self.issuer, "--key", key, "--out", out.path, "--frobnicate", csv]).status == 2)
+        #expect(
+            try cli(["issue", "--issuer", Self.issuer, "--key", key, "--out", out.path, "--frobnicate", csv]).status
+                == 2)
 
         // What must never appear.
         let hex = d.map { String(format: "%02x", $0) }.joined()
-        var secrets = [Base64URL.encode(d), Data(d).base64EncodedString(), hex, hex.uppercased(),
-                       d.map { String(format: "%02x", $0) }.joined(separator: ":")]
+        var secrets = [
+            Base64URL.encode(d), Data(d).base64EncodedString(), hex, hex.uppercased(),
+            d.map { String(format: "%02x", $0) }.joined(separator: ":"),
+        ]
         secrets += try Self.pemBodyLines(key)
         #expect(secrets.count >= 7)
         #expect(d.count == 32 && d.contains { $0 != 0 })
@@ -292,8 +338,12 @@ import Testing
             let path = dir.appendingPathComponent(relative).path
             guard !FileIO.isDirectory(path), !relative.hasPrefix("keys/") else { continue }
             let text = String(decoding: try VerifyFixtures.bytes(URL(fileURLWithPath: path)), as: UTF8.self)
-            let latin = String(decoding: try VerifyFixtures.bytes(URL(fileURLWithPath: path)).map { $0 < 0x80 ? $0 : 0x20 }, as: UTF8.self)
-            for secret in secrets { #expect(!text.contains(secret) && !latin.contains(secret), "\(relative) contains key material") }
+            let latin = String(
+                decoding: try VerifyFixtures.bytes(URL(fileURLWithPath: path)).map { $0 < 0x80 ? $0 : 0x20 },
+                as: UTF8.self)
+            for secret in secrets {
+                #expect(!text.contains(secret) && !latin.contains(secret), "\(relative) contains key material")
+            }
             scanned += 1
         }
         #expect(scanned >= 4)  // jwks.json, report.ndjson, a card, a QR image (and the inputs)

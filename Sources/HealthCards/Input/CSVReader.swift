@@ -58,7 +58,9 @@ public final class CSVReader {
         while true {
             let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { throw HealthCardError(.input, "cannot read \(path): \(String(cString: strerror(errno)))") }
+            guard n >= 0 else {
+                throw HealthCardError(.input, "cannot read \(path): \(String(cString: strerror(errno)))")
+            }
             bufferCount = n
             if n == 0 { atEOF = true }
             return
@@ -116,8 +118,10 @@ public final class CSVReader {
                 fieldLine = line
                 while true {
                     guard let c = try peek() else {
-                        throw HealthCardError(.input, "\(path):\(quoteLine): a quoted field opened on this line is never closed; "
-                            + "check for a stray '\"' (quotes inside a quoted field are written twice: \"\")")
+                        throw HealthCardError(
+                            .input,
+                            "\(path):\(quoteLine): a quoted field opened on this line is never closed; "
+                                + "check for a stray '\"' (quotes inside a quoted field are written twice: \"\")")
                     }
                     advance()
                     if c == 0x22 {
@@ -138,8 +142,10 @@ public final class CSVReader {
                 }
                 let after = try peek()
                 if let after, after != 0x2C && after != 0x0A && after != 0x0D {
-                    throw HealthCardError(.input, "\(path):\(line): unexpected character after a closing quote at byte \(position); "
-                        + "a quoted field must end at a comma or the end of the line")
+                    throw HealthCardError(
+                        .input,
+                        "\(path):\(line): unexpected character after a closing quote at byte \(position); "
+                            + "a quoted field must end at a comma or the end of the line")
                 }
                 continue
             }
@@ -155,8 +161,10 @@ public final class CSVReader {
                 line += 1
                 return Record(fields: fields, line: startLine, offset: startOffset)
             case 0x22:
-                throw HealthCardError(.input, "\(path):\(line): a '\"' inside an unquoted field at byte \(position - 1); "
-                    + "quote the whole field and write the quote twice (\"a \"\"b\"\" c\")")
+                throw HealthCardError(
+                    .input,
+                    "\(path):\(line): a '\"' inside an unquoted field at byte \(position - 1); "
+                        + "quote the whole field and write the quote twice (\"a \"\"b\"\" c\")")
             default:
                 field.append(b)
             }
@@ -183,12 +191,15 @@ public final class CSVReader {
         let byte = String(bytes[bad], radix: 16, uppercase: true)
         let fileOffset = offset + bad + collapsedQuotes.filter { $0 < bad }.count
         var badLine = line
-        for (i, c) in bytes[..<bad].enumerated() where c == 0x0A || (c == 0x0D && (i + 1 == bad || bytes[i + 1] != 0x0A)) {
+        for (i, c) in bytes[..<bad].enumerated()
+        where c == 0x0A || (c == 0x0D && (i + 1 == bad || bytes[i + 1] != 0x0A)) {
             badLine += 1
         }
-        throw HealthCardError(.input, "\(path):\(badLine): byte offset \(fileOffset) (0x\(byte)) is not UTF-8; the file looks like a "
-            + "Latin-1 or Windows-1252 export. No card is issued from it; re-save it as UTF-8 (e.g. `iconv -f WINDOWS-1252 -t UTF-8 "
-            + "IN.csv > OUT.csv`) and run again")
+        throw HealthCardError(
+            .input,
+            "\(path):\(badLine): byte offset \(fileOffset) (0x\(byte)) is not UTF-8; the file looks like a "
+                + "Latin-1 or Windows-1252 export. No card is issued from it; re-save it as UTF-8 (e.g. `iconv -f WINDOWS-1252 -t UTF-8 "
+                + "IN.csv > OUT.csv`) and run again")
     }
 
     /// Length of the valid UTF-8 sequence at `i`, or 0 when it is invalid.

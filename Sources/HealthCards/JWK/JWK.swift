@@ -54,13 +54,19 @@ public struct JWK: Equatable, Sendable {
         guard let object = json.objectValue else { throw HealthCardError(.key, "\(source) is not a JSON object") }
         let leaked = object.keys.filter { JWK.privateMembers.contains($0) }
         if !leaked.isEmpty {
-            throw HealthCardError(.key, "\(source) carries private member(s) \(leaked.sorted().joined(separator: ", ")); "
-                + "a JWK Set publishes public keys only, so it will not be written")
+            throw HealthCardError(
+                .key,
+                "\(source) carries private member(s) \(leaked.sorted().joined(separator: ", ")); "
+                    + "a JWK Set publishes public keys only, so it will not be written")
         }
         guard object["kty"]?.stringValue == "EC", object["crv"]?.stringValue == "P-256" else {
-            throw HealthCardError(.key, "\(source) is not an EC P-256 key (kty \(object["kty"]?.stringValue ?? "absent"), crv \(object["crv"]?.stringValue ?? "absent"))")
+            throw HealthCardError(
+                .key,
+                "\(source) is not an EC P-256 key (kty \(object["kty"]?.stringValue ?? "absent"), crv \(object["crv"]?.stringValue ?? "absent"))"
+            )
         }
-        guard let x = object["x"]?.stringValue.flatMap(Base64URL.decode), let y = object["y"]?.stringValue.flatMap(Base64URL.decode),
+        guard let x = object["x"]?.stringValue.flatMap(Base64URL.decode),
+            let y = object["y"]?.stringValue.flatMap(Base64URL.decode),
             x.count == 32, y.count == 32
         else { throw HealthCardError(.key, "\(source) x and y must be base64url of 32 bytes each") }
         self.init(x: x, y: y)
@@ -89,7 +95,9 @@ public struct JWKS: Equatable, Sendable {
     ///   private member.
     public init(bytes: [UInt8], source: String) throws {
         let json: JSONValue
-        do { json = try JSONParser.parse(bytes) } catch { throw HealthCardError(.key, "\(source) is not JSON: \(error)") }
+        do { json = try JSONParser.parse(bytes) } catch {
+            throw HealthCardError(.key, "\(source) is not JSON: \(error)")
+        }
         guard let list = json["keys"]?.arrayValue else {
             throw HealthCardError(.key, #"\#(source) is not a JWK Set: expected {"keys":[...]}"#)
         }
@@ -97,7 +105,8 @@ public struct JWKS: Equatable, Sendable {
         for (i, item) in list.enumerated() {
             let leaked = item.objectValue?.keys.filter { JWK.privateMembers.contains($0) } ?? []
             if !leaked.isEmpty {
-                throw HealthCardError(.key, "\(source) keys[\(i)] carries private member(s) \(leaked.sorted().joined(separator: ", "))")
+                throw HealthCardError(
+                    .key, "\(source) keys[\(i)] carries private member(s) \(leaked.sorted().joined(separator: ", "))")
             }
             if item["kty"]?.stringValue == "EC", item["crv"]?.stringValue == "P-256" {
                 keys.append(try JWK(json: item, source: "\(source) keys[\(i)]"))
@@ -114,7 +123,9 @@ extension JWKS {
     ///   from such a file. The message names the members, never their values.
     public static func publicKeys(jsonFile bytes: [UInt8], source: String) throws -> [JWK] {
         let json: JSONValue
-        do { json = try JSONParser.parse(bytes) } catch { throw HealthCardError(.key, "\(source) is not JSON: \(error)") }
+        do { json = try JSONParser.parse(bytes) } catch {
+            throw HealthCardError(.key, "\(source) is not JSON: \(error)")
+        }
         let keys: [JWK]
         if json["keys"] != nil {
             keys = try JWKS(bytes: bytes, source: source).keys
@@ -122,9 +133,9 @@ extension JWKS {
             keys = [try JWK(json: json, source: source)]
         }
         guard !keys.isEmpty else {
-            throw HealthCardError(.key, "\(source) holds no EC P-256 key; expected a JWK or a JWK Set with kty EC, crv P-256")
+            throw HealthCardError(
+                .key, "\(source) holds no EC P-256 key; expected a JWK or a JWK Set with kty EC, crv P-256")
         }
         return keys
     }
 }
-

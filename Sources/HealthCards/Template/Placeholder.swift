@@ -25,13 +25,16 @@ struct Placeholder: Sendable, Equatable {
     static func parse(_ inner: Substring) throws -> Placeholder {
         let parts = inner.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: " ") }
         guard parts.count <= 2, let column = parts.first, !column.isEmpty else {
-            throw HealthCardError(.template, "placeholder {{\(inner)}} is not of the form {{column}} or {{column|type}}")
+            throw HealthCardError(
+                .template, "placeholder {{\(inner)}} is not of the form {{column}} or {{column|type}}")
         }
         var type = ValueType.string
         if parts.count == 2 {
             guard let t = ValueType(rawValue: parts[1]) else {
-                throw HealthCardError(.template, "placeholder {{\(inner)}} has unknown type '\(parts[1])'; expected one of "
-                    + ValueType.allCases.map(\.rawValue).joined(separator: ", "))
+                throw HealthCardError(
+                    .template,
+                    "placeholder {{\(inner)}} has unknown type '\(parts[1])'; expected one of "
+                        + ValueType.allCases.map(\.rawValue).joined(separator: ", "))
             }
             type = t
         }

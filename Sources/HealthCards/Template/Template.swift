@@ -49,7 +49,9 @@ public struct Template: Sendable {
         func fail(_ message: String) -> HealthCardError { HealthCardError(.template, "\(source): \(message)") }
         guard let root = json.objectValue else { throw fail("a template is a JSON object") }
         guard let name = root["name"]?.stringValue, !name.isEmpty else { throw fail("\"name\" (a string) is missing") }
-        guard let patientKey = root["patientKey"]?.stringValue else { throw fail("\"patientKey\" (a column name) is missing") }
+        guard let patientKey = root["patientKey"]?.stringValue else {
+            throw fail("\"patientKey\" (a column name) is missing")
+        }
         guard let columnsObject = root["columns"]?.objectValue, !columnsObject.isEmpty else {
             throw fail("\"columns\" (an object of column name -> {\"required\": bool}) is missing")
         }
@@ -63,8 +65,10 @@ public struct Template: Sendable {
         self.bundle = bundle
         var columns: [Column] = []
         for (columnName, spec) in columnsObject {
-            columns.append(Column(name: columnName, required: spec["required"] == .bool(true),
-                                  description: spec["description"]?.stringValue))
+            columns.append(
+                Column(
+                    name: columnName, required: spec["required"] == .bool(true),
+                    description: spec["description"]?.stringValue))
         }
         self.columns = columns
         guard let key = columns.first(where: { $0.name == patientKey }), key.required else {
@@ -81,7 +85,9 @@ public struct Template: Sendable {
                 throw fail("bundle.entry[\(i)] has no resource")
             }
             let url = entry["fullUrl"]?.stringValue ?? ""
-            if !url.isEmpty && !fullUrls.insert(url).inserted { throw fail("bundle.entry[\(i)] repeats fullUrl '\(url)'") }
+            if !url.isEmpty && !fullUrls.insert(url).inserted {
+                throw fail("bundle.entry[\(i)] repeats fullUrl '\(url)'")
+            }
             entries.append((entry, repeatURLs.contains(url)))
         }
         for url in repeatURLs where !fullUrls.contains(url) {
@@ -96,14 +102,17 @@ public struct Template: Sendable {
             try Placeholder.collect(in: .object(entry), into: &used)
             for placeholder in used {
                 guard declared.contains(placeholder.column) else {
-                    throw fail("bundle.entry[\(i)] uses {{\(placeholder.column)}}, which is not declared in \"columns\"")
+                    throw fail(
+                        "bundle.entry[\(i)] uses {{\(placeholder.column)}}, which is not declared in \"columns\"")
                 }
                 if !repeats { patientColumns.insert(placeholder.column) }
             }
             var references: [String] = []
             Template.collectReferences(.object(entry), into: &references)
             for reference in references where repeatURLs.contains(reference) {
-                throw fail("bundle.entry[\(i)] refers to '\(reference)', an entry repeated per row; only entries written once per patient can be referred to")
+                throw fail(
+                    "bundle.entry[\(i)] refers to '\(reference)', an entry repeated per row; only entries written once per patient can be referred to"
+                )
             }
         }
         patientColumns.insert(patientKey)

@@ -34,13 +34,20 @@ extension Template {
         }
         for row in rows {
             for column in columns where column.required && row[column.name].isEmpty {
-                errors.append(HealthCardError(.template, "required column '\(column.name)' is empty; fill it in or drop the row", at: "\(row.source) column \(column.name)"))
+                errors.append(
+                    HealthCardError(
+                        .template, "required column '\(column.name)' is empty; fill it in or drop the row",
+                        at: "\(row.source) column \(column.name)"))
             }
         }
         for column in patientColumns.sorted() {
             let firstValue = first[column]
             for row in rows.dropFirst() where row[column] != firstValue {
-                errors.append(HealthCardError(.template, "rows of patient '\(first[patientKey])' disagree on '\(column)': '\(firstValue)' at \(first.source), '\(row[column])' here; correct the export so each patient has one value", at: "\(row.source) column \(column)"))
+                errors.append(
+                    HealthCardError(
+                        .template,
+                        "rows of patient '\(first[patientKey])' disagree on '\(column)': '\(firstValue)' at \(first.source), '\(row[column])' here; correct the export so each patient has one value",
+                        at: "\(row.source) column \(column)"))
             }
         }
         let (eventRows, duplicateFindings) = deduplicatedEvents(rows)
@@ -60,8 +67,9 @@ extension Template {
             for row in repeats ? eventRows : [first] {
                 guard let resource = entry["resource"] else { continue }
                 provenance.entryRows.append(row.source)
-                let rendered = renderValue(resource, row: row, path: "Bundle.entry[\(produced.count)].resource", errors: &errors,
-                                           columns: &provenance.columns)
+                let rendered = renderValue(
+                    resource, row: row, path: "Bundle.entry[\(produced.count)].resource", errors: &errors,
+                    columns: &provenance.columns)
                 var newEntry = JSONObject()
                 newEntry["fullUrl"] = .string("resource:\(produced.count)")
                 if var rendered {
@@ -77,91 +85,6 @@ extension Template {
         let rowErrors = provenance.validationErrors(of: .object(bundle))
         if !rowErrors.isEmpty { return RenderedBundle(bundle: nil, errors: rowErrors, warnings: warnings) }
         return RenderedBundle(bundle: .object(bundle), errors: [], warnings: warnings)
-    }
-
-    /// A repeated event id: a warning when the repeats are identical (counted once), an error when
-    /// they differ (which one is right cannot be known).
-    struct DuplicateFinding {
-        var error: HealthCardError
-        var isConflict: Bool
-    }
-
-    /// The rows with each `eventKey` value kept once (first occurrence), and one finding per repeated
-    /// event id naming every row that repeats it.
-    func deduplicatedEvents(_ rows: [TemplateRow]) -> ([TemplateRow], [DuplicateFinding]) {
-        guard let eventKey else { return (rows, []) }
-        var kept: [TemplateRow] = []
-        var firstRow: [String: TemplateRow] = [:]
-        var repeats: [String: [TemplateRow]] = [:]
-        var order: [String] = []
-        for row in rows {
-            let event = row[eventKey]
-            if event.isEmpty {
-                kept.append(row)
-            } else if firstRow[event] == nil {
-                firstRow[event] = row
-                kept.append(row)
-            } else {
-                if repeats[event] == nil { order.append(event) }
-                repeats[event, default: []].append(row)
-            }
-        }
-        var findings: [DuplicateFinding] = []
-        for event in order {
-            let original = firstRow[event]!
-            let others = repeats[event]!
-            let differing = columns.map(\.name).filter { name in others.contains { $0[name] != original[name] } }
-            let lines = others.map(\.source).joined(separator: ", ")
-            if differing.isEmpty {
-                findings.append(DuplicateFinding(error: HealthCardError(.template,
-                    "duplicate event '\(event)': the same row is repeated at \(lines); counted once",
-                    at: "\(original.source) column \(eventKey)"), isConflict: false))
-            } else {
-                findings.append(DuplicateFinding(error: HealthCardError(.template,
-                    "event '\(event)' appears again at \(lines) with different \(differing.joined(separator: ", ")); "
-                        + "which row is right cannot be known, so no card is issued. Give each event its own id or remove the wrong row",
-                    at: "\(original.source) column \(eventKey)"), isConflict: true))
-            }
-        }
-        return (kept, findings)
-    }
-
-    /// Where each rendered entry and value came from, so a problem found in the Bundle can be
-    /// reported at the CSV row and column that caused it.
-    struct Provenance {
-        /// `file:line` of the row each entry was rendered from, by entry index.
-        var entryRows: [String] = []
-        /// FHIR path (`Bundle.entry[1].resource.occurrenceDateTime`) → column of the placeholder that filled it.
-        var columns: [String: String] = [:]
-
-        /// Validation errors of the Bundle (minimized as it will be signed), each located at its row
-        /// and column; the FHIR path is kept in the message. Empty when minimization fails (the
-        /// issuer reports that itself).
-        func validationErrors(of bundle: JSONValue) -> [HealthCardError] {
-            guard let minimized = try? BundleMinimizer.minimize(bundle) else { return [] }
-            return BundleValidator.validate(minimized).errors.map { error in
-                guard let path = error.location else { return error }
-                return HealthCardError(error.kind, "\(error.message) (\(path))", at: location(of: path) ?? path)
-            }
-        }
-
-        /// `file:line column C` for a FHIR path, or `file:line` when no placeholder filled it.
-        func location(of path: String) -> String? {
-            guard path.hasPrefix("Bundle.entry["), let close = path.firstIndex(of: "]"),
-                let index = Int(path[path.index(path.startIndex, offsetBy: 13)..<close]), entryRows.indices.contains(index)
-            else { return nil }
-            var candidate = Substring(path)
-            while true {
-                if let column = columns[String(candidate)] { return "\(entryRows[index]) column \(column)" }
-                guard let cut = candidate.lastIndex(where: { $0 == "." || $0 == "[" }) else { break }
-                candidate = candidate[..<cut]
-            }
-            // A value inside the entry that no placeholder filled: name the one column of the entry, if unique.
-            let prefix = "Bundle.entry[\(index)]."
-            let used = Set(columns.filter { $0.key.hasPrefix(prefix) && $0.key.hasPrefix(path) }.values)
-            if used.count == 1 { return "\(entryRows[index]) column \(used.first!)" }
-            return entryRows[index]
-        }
     }
 
     static func rewriteReferences(_ node: inout JSONValue, urlIndex: [String: Int]) {
@@ -183,8 +106,10 @@ extension Template {
 
     /// Renders one template value; nil means "drop this element". `columns` records, by FHIR path in
     /// the output, which column filled each value.
-    func renderValue(_ node: JSONValue, row: TemplateRow, path: String, errors: inout [HealthCardError],
-                     columns: inout [String: String]) -> JSONValue? {
+    func renderValue(
+        _ node: JSONValue, row: TemplateRow, path: String, errors: inout [HealthCardError],
+        columns: inout [String: String]
+    ) -> JSONValue? {
         switch node {
         case .string(let text):
             guard let pieces = try? Placeholder.pieces(of: text) else { return node }
@@ -217,7 +142,9 @@ extension Template {
         case .array(let items):
             var kept: [JSONValue] = []
             for item in items {
-                if let r = renderValue(item, row: row, path: "\(path)[\(kept.count)]", errors: &errors, columns: &columns) {
+                if let r = renderValue(
+                    item, row: row, path: "\(path)[\(kept.count)]", errors: &errors, columns: &columns)
+                {
                     kept.append(r)
                 }
             }
@@ -225,7 +152,9 @@ extension Template {
         case .object(let object):
             var kept = JSONObject()
             for (k, v) in object {
-                if let r = renderValue(v, row: row, path: "\(path).\(k)", errors: &errors, columns: &columns) { kept[k] = r }
+                if let r = renderValue(v, row: row, path: "\(path).\(k)", errors: &errors, columns: &columns) {
+                    kept[k] = r
+                }
             }
             return kept.isEmpty ? nil : .object(kept)
         default:
@@ -241,7 +170,8 @@ extension Template {
             return .string(value)
         case .code:
             if value.unicodeScalars.contains(where: { $0.value < 0x20 }) || value.contains("  ") {
-                throw HealthCardError(.template, "code '\(value)' has line breaks, tabs or repeated spaces; expected a code such as 207")
+                throw HealthCardError(
+                    .template, "code '\(value)' has line breaks, tabs or repeated spaces; expected a code such as 207")
             }
             return .string(value)
         case .date:
@@ -251,12 +181,18 @@ extension Template {
             return .string(value)
         case .dateTime:
             guard FHIRDate.isValidDateTime(value, allowPartial: false) else {
-                throw HealthCardError(.template, "'\(value)' is not a FHIR dateTime; expected YYYY-MM-DD or YYYY-MM-DDThh:mm:ss with a time zone (Z or +hh:mm)\(dateHint(value))")
+                throw HealthCardError(
+                    .template,
+                    "'\(value)' is not a FHIR dateTime; expected YYYY-MM-DD or YYYY-MM-DDThh:mm:ss with a time zone (Z or +hh:mm)\(dateHint(value))"
+                )
             }
             return .string(value)
         case .decimal:
             guard isJSONNumber(value) else {
-                throw HealthCardError(.template, "'\(value)' is not a decimal number; expected digits with an optional '.' (e.g. 4.50), no thousands separators or units")
+                throw HealthCardError(
+                    .template,
+                    "'\(value)' is not a decimal number; expected digits with an optional '.' (e.g. 4.50), no thousands separators or units"
+                )
             }
             return .number(value)
         case .integer:
@@ -280,7 +216,7 @@ extension Template {
             let day = parts[1].count == 1 ? "0" + parts[1] : String(parts[1])
             return " (this looks like MM/DD/YYYY; write it as \(parts[2])-\(month)-\(day))"
         }
-        if value.count == 10, FHIRDate.isValidDate(String(value.prefix(7)) ) {
+        if value.count == 10, FHIRDate.isValidDate(String(value.prefix(7))) {
             return " (the day does not exist in that month)"
         }
         return " (e.g. 2021-06-15)"

@@ -1,0 +1,95 @@
+/// Checks on one patient's rendered rows that need to know where each value came from: repeated event
+/// ids, and validation errors located at the CSV row and column that caused them.
+extension Template {
+    /// A repeated event id: a warning when the repeats are identical (counted once), an error when
+    /// they differ (which one is right cannot be known).
+    struct DuplicateFinding {
+        var error: HealthCardError
+        var isConflict: Bool
+    }
+
+    /// The rows with each `eventKey` value kept once (first occurrence), and one finding per repeated
+    /// event id naming every row that repeats it.
+    func deduplicatedEvents(_ rows: [TemplateRow]) -> ([TemplateRow], [DuplicateFinding]) {
+        guard let eventKey else { return (rows, []) }
+        var kept: [TemplateRow] = []
+        var firstRow: [String: TemplateRow] = [:]
+        var repeats: [String: [TemplateRow]] = [:]
+        var order: [String] = []
+        for row in rows {
+            let event = row[eventKey]
+            if event.isEmpty {
+                kept.append(row)
+            } else if firstRow[event] == nil {
+                firstRow[event] = row
+                kept.append(row)
+            } else {
+                if repeats[event] == nil { order.append(event) }
+                repeats[event, default: []].append(row)
+            }
+        }
+        var findings: [DuplicateFinding] = []
+        for event in order {
+            let original = firstRow[event]!
+            let others = repeats[event]!
+            let differing = columns.map(\.name).filter { name in others.contains { $0[name] != original[name] } }
+            let lines = others.map(\.source).joined(separator: ", ")
+            if differing.isEmpty {
+                findings.append(
+                    DuplicateFinding(
+                        error: HealthCardError(
+                            .template,
+                            "duplicate event '\(event)': the same row is repeated at \(lines); counted once",
+                            at: "\(original.source) column \(eventKey)"), isConflict: false))
+            } else {
+                findings.append(
+                    DuplicateFinding(
+                        error: HealthCardError(
+                            .template,
+                            "event '\(event)' appears again at \(lines) with different \(differing.joined(separator: ", ")); "
+                                + "which row is right cannot be known, so no card is issued. Give each event its own id or remove the wrong row",
+                            at: "\(original.source) column \(eventKey)"), isConflict: true))
+            }
+        }
+        return (kept, findings)
+    }
+
+    /// Where each rendered entry and value came from, so a problem found in the Bundle can be
+    /// reported at the CSV row and column that caused it.
+    struct Provenance {
+        /// `file:line` of the row each entry was rendered from, by entry index.
+        var entryRows: [String] = []
+        /// FHIR path (`Bundle.entry[1].resource.occurrenceDateTime`) → column of the placeholder that filled it.
+        var columns: [String: String] = [:]
+
+        /// Validation errors of the Bundle (minimized as it will be signed), each located at its row
+        /// and column; the FHIR path is kept in the message. Empty when minimization fails (the
+        /// issuer reports that itself).
+        func validationErrors(of bundle: JSONValue) -> [HealthCardError] {
+            guard let minimized = try? BundleMinimizer.minimize(bundle) else { return [] }
+            return BundleValidator.validate(minimized).errors.map { error in
+                guard let path = error.location else { return error }
+                return HealthCardError(error.kind, "\(error.message) (\(path))", at: location(of: path) ?? path)
+            }
+        }
+
+        /// `file:line column C` for a FHIR path, or `file:line` when no placeholder filled it.
+        func location(of path: String) -> String? {
+            guard path.hasPrefix("Bundle.entry["), let close = path.firstIndex(of: "]"),
+                let index = Int(path[path.index(path.startIndex, offsetBy: 13)..<close]),
+                entryRows.indices.contains(index)
+            else { return nil }
+            var candidate = Substring(path)
+            while true {
+                if let column = columns[String(candidate)] { return "\(entryRows[index]) column \(column)" }
+                guard let cut = candidate.lastIndex(where: { $0 == "." || $0 == "[" }) else { break }
+                candidate = candidate[..<cut]
+            }
+            // A value inside the entry that no placeholder filled: name the one column of the entry, if unique.
+            let prefix = "Bundle.entry[\(index)]."
+            let used = Set(columns.filter { $0.key.hasPrefix(prefix) && $0.key.hasPrefix(path) }.values)
+            if used.count == 1 { return "\(entryRows[index]) column \(used.first!)" }
+            return entryRows[index]
+        }
+    }
+}
