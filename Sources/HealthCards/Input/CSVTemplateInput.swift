@@ -23,6 +23,13 @@ public final class CSVTemplateInput {
     /// matched no patient (its error is in `orphanErrors`).
     private var entries: [Int32] = []
     private var orphanErrors: [Int32: HealthCardError] = [:]
+    /// For a wrong-width row that names no known patient: the value in its patient id column, if any,
+    /// reported as the record's id (the columns may be shifted, which its error says).
+    private var orphanIDs: [Int32: String] = [:]
+    /// Errors of rows with the wrong number of fields, by the key hash of each patient whose id appears
+    /// among the row's values: such a row's columns are shifted, so its patient id column cannot be
+    /// trusted, and every patient it may belong to is rejected rather than issued without that row.
+    private var misfitErrors: [UInt64: [HealthCardError]] = [:]
 
     /// Reads the header and indexes the rows.
     /// - Throws: `HealthCardError(.input)` for a file that cannot be used at all: unreadable, not
@@ -50,14 +57,22 @@ public final class CSVTemplateInput {
     private func index(_ reader: CSVReader) throws {
         var byKey: [UInt64: Int32] = [:]  // key hash → patient ordinal
         var lastRow: [Int32] = []  // patient ordinal → its last row so far
+        var misfits: [(row: Int32, hashes: Set<UInt64>, error: HealthCardError)] = []
+        var firstRows: [Int32] = []  // patient ordinal → its first row
+        defer { attach(misfits, known: byKey, firstRows: firstRows) }
         while let record = try reader.next() {
             let row = Int32(rowOffsets.count)
             rowOffsets.append(record.offset)
             rowLines.append(Int32(truncatingIfNeeded: record.line))
             nextRow.append(-1)
             let source = "\(path):\(record.line)"
-            guard record.fields.count > keyIndex else {
-                orphanErrors[row] = HealthCardError(.input, "row has \(record.fields.count) fields, the header has \(headerFields); the patient id column '\(template.patientKey)' is missing, so the row cannot be matched to a patient", at: source)
+            if record.fields.count != headerFields {
+                let error = HealthCardError(.input, "row has \(record.fields.count) fields, the header has \(headerFields); check for an unquoted comma or a missing field. Its columns are shifted, so every patient whose id appears in it is rejected", at: source)
+                misfits.append((row, Set(record.fields.map { Self.hash($0.trimmingCharacters(in: " \t")) }), error))
+                if record.fields.count > keyIndex {
+                    let key = record.fields[keyIndex].trimmingCharacters(in: " \t")
+                    if !key.isEmpty { orphanIDs[row] = key }
+                }
                 entries.append(-(row + 1))
                 continue
             }
@@ -74,9 +89,39 @@ public final class CSVTemplateInput {
             } else {
                 byKey[hash] = Int32(lastRow.count)
                 lastRow.append(row)
+                firstRows.append(row)
                 entries.append(row)
             }
         }
+    }
+
+    /// Files each wrong-width row's error under every patient whose id it contains; a row that names
+    /// no known patient stays a record of its own. A patient named by such a row is reported at the
+    /// row's place when that comes before its first well-formed row, so the report keeps file order.
+    private func attach(_ misfits: [(row: Int32, hashes: Set<UInt64>, error: HealthCardError)], known: [UInt64: Int32],
+                        firstRows: [Int32]) {
+        var replaced: [Int32: [Int32]] = [:]  // orphan entry → the first rows of the patients it names
+        for misfit in misfits {
+            let patients = misfit.hashes.compactMap { known[$0] }.sorted()
+            if patients.isEmpty {
+                orphanErrors[misfit.row] = misfit.error
+                continue
+            }
+            for hash in misfit.hashes where known[hash] != nil { misfitErrors[hash, default: []].append(misfit.error) }
+            replaced[-(misfit.row + 1)] = patients.map { firstRows[Int($0)] }
+        }
+        guard !replaced.isEmpty else { return }
+        var placed = Set<Int32>()
+        var reordered: [Int32] = []
+        reordered.reserveCapacity(entries.count)
+        for entry in entries {
+            if let firstRows = replaced[entry] {
+                for first in firstRows where first > -entry - 1 && placed.insert(first).inserted { reordered.append(first) }
+            } else if entry < 0 || placed.insert(entry).inserted {
+                reordered.append(entry)
+            }
+        }
+        entries = reordered
     }
 
     /// 64-bit hash of a patient key (SipHash with this process's seed). A collision merges two
@@ -175,7 +220,7 @@ public final class CSVTemplateInput {
                 let first = input.entries[e]
                 if slots[i] < 0 {
                     let row = Int(-(first + 1))
-                    ready.append(PatientRows(source: "\(input.path):\(input.rowLines[row])", id: nil, rows: [],
+                    ready.append(PatientRows(source: "\(input.path):\(input.rowLines[row])", id: input.orphanIDs[Int32(row)], rows: [],
                                              errors: [input.orphanErrors[Int32(row)]!]))
                     continue
                 }
@@ -210,6 +255,9 @@ public final class CSVTemplateInput {
                     }
                     groups[g].rows.append(TemplateRow(values: values, source: source))
                 }
+            }
+            for g in groups.indices {
+                if let id = groups[g].id, let errors = input.misfitErrors[CSVTemplateInput.hash(id)] { groups[g].errors += errors }
             }
             return groups
         }
