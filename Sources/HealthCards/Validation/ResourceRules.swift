@@ -125,6 +125,14 @@ enum TerminologyRules {
                 }
             }
             f.error(rule, path + ".code", problem)
+        } else if system == Terminology.cvx, let entry = CVX.lookup(code) {
+            switch code {
+            case "998":
+                f.error(.codeCVXNoVaccine, path + ".code", "CVX 998 means 'no vaccine administered'; a record of a dose not given does not belong on a vaccination card. Drop the row")
+            case "999":
+                f.warn(.codeCVXUnspecified, path + ".code", "CVX 999 means '\(entry.shortDescription)': verifiers cannot tell which vaccine was given; use the product's CVX code if it is known")
+            default: break
+            }
         }
     }
 }

@@ -101,6 +101,8 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case dateBeforeBirth = "DATE_BEFORE_BIRTH"
     case codingCode = "CODING_CODE"
     case codeCVXUnknown = "CODE_CVX_UNKNOWN"
+    case codeCVXNoVaccine = "CODE_CVX_NO_VACCINE"
+    case codeCVXUnspecified = "CODE_CVX_UNSPECIFIED"
     case codeLOINCInvalid = "CODE_LOINC_INVALID"
     case codeSNOMEDInvalid = "CODE_SNOMED_INVALID"
 
@@ -150,7 +152,7 @@ public enum RuleCode: String, Sendable, CaseIterable {
         case .headerExtraMember, .jwsTooLong, .nbfFractional, .vcTypeLegacy, .vcContext, .vcFHIRVersion, .sigNotChecked,
             .bundleNoClinicalEntry, .patientBirthDateMissing, .immunizationLotNumber, .immunizationPerformer,
             .immunizationProtocolApplied, .observationValueString, .qrChunkUnbalanced, .qrChunked, .qrGridUnreadable,
-            .qrVersionNotMinimal, .qrECCLevel, .jwkNotSHCKey, .crlDuplicateRID:
+            .qrVersionNotMinimal, .qrECCLevel, .jwkNotSHCKey, .crlDuplicateRID, .codeCVXUnspecified:
             return .warning
         default:
             return .error

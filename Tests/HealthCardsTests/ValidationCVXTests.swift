@@ -1,0 +1,31 @@
+import Foundation
+import Testing
+
+@testable import HealthCards
+
+/// CVX codes that exist in the CDC list but do not name a vaccine given.
+@Suite struct ValidationCVXTests {
+    func findings(cvx: String) throws -> BundleValidator.Findings {
+        let bundle = VerifyForge.bundle(doses: 1)
+        let text = JSONWriter.minifiedString(bundle).replacingOccurrences(of: "\"code\":\"207\"", with: "\"code\":\"\(cvx)\"")
+        #expect(text.contains("\"code\":\"\(cvx)\""))
+        return BundleValidator.validate(try BundleMinimizer.minimize(try JSONParser.parse(text)))
+    }
+
+    @Test func noVaccineAdministeredIsAnError() throws {
+        let f = try findings(cvx: "998")
+        #expect(f.errors.map(\.message).contains { $0.hasPrefix("CODE_CVX_NO_VACCINE:") })
+    }
+
+    @Test func unknownVaccineIsAWarning() throws {
+        let f = try findings(cvx: "999")
+        #expect(f.errors.isEmpty)
+        #expect(f.warnings.map(\.message).contains { $0.hasPrefix("CODE_CVX_UNSPECIFIED:") })
+    }
+
+    @Test func codeOutsideTheListIsAnError() throws {
+        let f = try findings(cvx: "777")
+        #expect(f.errors.map(\.message).contains { $0.hasPrefix("CODE_CVX_UNKNOWN:") })
+        #expect(try findings(cvx: "208").errors.isEmpty)
+    }
+}
