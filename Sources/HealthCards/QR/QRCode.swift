@@ -34,24 +34,45 @@ public struct QRCode: Sendable, Equatable {
         try self.init(byteSegment: prefix, numericSegment: digits)
     }
 
-    /// Encodes a byte-mode segment followed by a numeric-mode segment.
+    /// Encodes a byte-mode segment followed by a numeric-mode segment at error correction L.
+    /// - Throws: `HealthCardError(.qr)` when the symbol would need a version above 22.
     public init(byteSegment: [UInt8], numericSegment: [UInt8]) throws {
-        guard let input = QRinput_new2(0, QR_ECLEVEL_L) else {
+        try self.init(segments: [(.byte, byteSegment), (.numeric, numericSegment)], level: .L)
+        guard version <= QRCode.maxVersion else {
+            throw HealthCardError(.qr, "the QR needs version \(version); SMART Health Cards allow at most version 22 (1195 JWS characters); use --chunk or make the card smaller")
+        }
+    }
+
+    /// A QR segment's mode.
+    public enum SegmentMode: Sendable { case byte, numeric }
+
+    /// Encodes any list of segments at any error correction level, in the smallest version that fits
+    /// (at least `minimumVersion`), with no SHC limit: `verify` uses it to find the version a text needs.
+    /// - Throws: `HealthCardError(.qr)` when nothing up to version 40 fits or libqrencode refuses a segment.
+    public init(segments: [(SegmentMode, [UInt8])], level: QRErrorCorrection, minimumVersion: Int = 0) throws {
+        let ecc: QRecLevel
+        switch level {
+        case .L: ecc = QR_ECLEVEL_L
+        case .M: ecc = QR_ECLEVEL_M
+        case .Q: ecc = QR_ECLEVEL_Q
+        case .H: ecc = QR_ECLEVEL_H
+        }
+        guard let input = QRinput_new2(Int32(minimumVersion), ecc) else {
             throw HealthCardError(.qr, "libqrencode could not allocate its input")
         }
         defer { QRinput_free(input) }
-        guard QRinput_append(input, QR_MODE_8, Int32(byteSegment.count), byteSegment) == 0,
-            QRinput_append(input, QR_MODE_NUM, Int32(numericSegment.count), numericSegment) == 0
-        else { throw HealthCardError(.qr, "libqrencode refused the QR segments") }
+        for (mode, data) in segments {
+            guard QRinput_append(input, mode == .byte ? QR_MODE_8 : QR_MODE_NUM, Int32(data.count), data) == 0 else {
+                throw HealthCardError(.qr, "libqrencode refused a \(mode == .byte ? "byte" : "numeric") segment of \(data.count) bytes")
+            }
+        }
         guard let code = QRcode_encodeInput(input) else {
-            throw HealthCardError(.qr, "the QR text (\(numericSegment.count / 2) JWS characters) does not fit any QR version at error correction L")
+            let digits = segments.filter { $0.0 == .numeric }.map(\.1.count).reduce(0, +)
+            throw HealthCardError(.qr, "the QR text (\(digits / 2) JWS characters) does not fit any QR version at error correction \(level.rawValue)")
         }
         defer { QRcode_free(code) }
         let version = Int(code.pointee.version)
         let width = Int(code.pointee.width)
-        guard version <= QRCode.maxVersion else {
-            throw HealthCardError(.qr, "the QR needs version \(version); SMART Health Cards allow at most version 22 (1195 JWS characters); use --chunk or make the card smaller")
-        }
         let data = UnsafeBufferPointer(start: code.pointee.data, count: width * width)
         self.version = version
         self.size = width

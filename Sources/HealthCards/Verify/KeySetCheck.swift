@@ -111,7 +111,7 @@ public enum KeySetCheck {
             }
             guard i == 0 else { continue }
             do {
-                let leaf = try X509Leaf.publicKey(der: der)
+                let leaf = try X509Certificate(der: der, source: "x5c[0]").publicKey(source: "x5c[0]")
                 if !leaf.hasSamePublicKey(as: key) {
                     add(.jwkX5CKeyMismatch, "\(path)[0]", "the leaf certificate's public key is not the key's x/y; the first x5c certificate must certify this key", nil)
                 }
