@@ -55,8 +55,11 @@ struct Arguments {
     func has(_ flag: String) -> Bool { flags.contains(flag) }
 
     func required(_ name: String, command: String) throws -> String {
-        guard let v = value(name), !v.isEmpty else {
+        guard let v = value(name) else {
             throw HealthCardError(.usage, "`healthcards \(command)` needs --\(name); see `healthcards \(command) --help`")
+        }
+        guard !v.isEmpty else {
+            throw HealthCardError(.usage, "--\(name) is empty; see `healthcards \(command) --help`")
         }
         return v
     }

@@ -28,11 +28,12 @@ enum IssueCommand {
         Options:
           --issuer URL          iss: https, no trailing '/', no query or fragment; keys are published at
                                 URL/.well-known/jwks.json
-          --key KEY             the signing key: a PKCS#8 PEM file (mode 0600), or a PKCS#11 URI
+          --key KEY             the signing key: a PKCS#8 or SEC 1 PEM file (mode 0600), or a PKCS#11 URI
                                 (pkcs11:token=...;object=...?module-path=...&pin-source=file:...)
           --template FILE       template for CSV input (see templates/ and docs/templates.md)
           --out DIR             output folder (created if missing)
-          --nbf SECONDS         nbf, integer seconds since 1970 (default: now), for reproducible fixtures
+          --nbf SECONDS         nbf, integer seconds since 1970 (default: now), for reproducible fixtures;
+                                not in the future, and not before the events on a card
           --exp SECONDS         exp, integer seconds since 1970 (default: none; cards normally do not expire)
           --vc-types POLICY     legacy (default): #health-card plus the deprecated #immunization, #covid19,
                                 #laboratory derived from the content (Apple Health selects by them);
@@ -77,12 +78,20 @@ enum IssueCommand {
             guard let value = Int64(text), value >= 0, value < 100_000_000_000 else {
                 throw HealthCardError(.usage, "--nbf '\(text)' is not integer seconds since 1970 (e.g. \(now)); milliseconds are a classic bug")
             }
+            if value > now + 300 {
+                throw HealthCardError(.usage, "--nbf \(value) (\(Clock.describe(value))) is in the future; verifiers reject a card "
+                    + "before its nbf. Leave --nbf out (it defaults to now) or give a time that has passed")
+            }
             nbf = String(value)
         }
         var exp: Int64?
         if let text = parsed.value("exp") {
             guard let value = Int64(text), value > Int64(nbf)!, value < 100_000_000_000 else {
                 throw HealthCardError(.usage, "--exp '\(text)' must be integer seconds since 1970, after nbf (\(nbf))")
+            }
+            if value <= now {
+                throw HealthCardError(.usage, "--exp \(value) (\(Clock.describe(value))) has passed; verifiers reject an expired "
+                    + "card. Give a time in the future, or leave --exp out (health cards normally do not expire)")
             }
             exp = value
         }

@@ -28,7 +28,7 @@ enum SiteCommand {
           --no-crl         create no new CRLs (keys without one then do not support revocation)
           -h, --help       show this help
 
-        Exit status: 0 written; 2 usage or configuration error (nothing written).
+        Exit status: 0 written; 2 usage or configuration error, or a file could not be written.
         """
 
     static func run(_ args: [String]) throws -> ExitStatus {
@@ -92,7 +92,7 @@ enum RevokeCommand {
           -h, --help          show this help
 
         Output: one line per rid (added, widened, already revoked), then the CRL's ctr.
-        Exit status: 0 done (or nothing to do); 1 a file could not be written; 2 usage or configuration error.
+        Exit status: 0 done (or nothing to do); 2 usage or configuration error, or a file could not be written.
         """
 
     static func run(_ args: [String]) throws -> ExitStatus {
@@ -112,6 +112,10 @@ enum RevokeCommand {
         let site = IssuerSite(root: try parsed.required("site", command: "revoke"))
         let keyArgument = try parsed.required("key", command: "revoke")
         let ids = parsed.values("id")
+        if ids.contains(where: { $0.allSatisfy(\.isWhitespace) }) {
+            throw HealthCardError(.usage, "--id is empty (an unset shell variable?); a revocation list never shrinks, so an "
+                + "empty id would stay in it for good. Give the patient id the cards were issued for")
+        }
         let rids = parsed.values("rid")
         guard !ids.isEmpty || !rids.isEmpty else {
             throw HealthCardError(.usage, "`healthcards revoke` needs --id PATIENT_ID (with --rid-secret) or --rid RID")

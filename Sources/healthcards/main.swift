@@ -4,8 +4,9 @@ import HealthCards
     import Glibc
 #endif
 
-/// Exit statuses: 0 every record issued / no error, 1 some records rejected or errors found,
-/// 2 usage or configuration error.
+/// Exit statuses: 0 every record issued / no error; 1 some records rejected or problems found (the
+/// command itself ran to its end); 2 the command stopped: a usage or configuration error, or an output
+/// that could not be written.
 enum ExitStatus: Int32 {
     case ok = 0
     case partial = 1
@@ -37,7 +38,8 @@ let usage = """
     \(commands.map { "  " + $0.name.padding(8) + $0.summary }.joined(separator: "\n"))
 
     Run `healthcards COMMAND --help` for a command's options.
-    Exit status: 0 success, 1 some records rejected (or problems found), 2 usage or configuration error.
+    Exit status: 0 success; 1 some records rejected (issue) or problems found (verify); 2 the command
+    stopped: a usage or configuration error, or an output that could not be written.
     """
 
 extension String {
@@ -62,7 +64,7 @@ do {
     exit(status.rawValue)
 } catch let error as HealthCardError {
     printError(error.description)
-    exit(error.kind == .io ? ExitStatus.partial.rawValue : ExitStatus.usage.rawValue)
+    exit(ExitStatus.usage.rawValue)
 } catch {
     printError("\(error)")
     exit(ExitStatus.usage.rawValue)

@@ -150,6 +150,15 @@ import Testing
             (["issue", "--issuer", Self.issuer, "--key", key, "--out", out, "--frobnicate", input], "unknown option '--frobnicate'"),
             (["issue", "--issuer", Self.issuer, "--key", dir.appendingPathComponent("nokey.pem").path, "--out", out, input], "does not exist"),
             (["frobnicate"], "unknown command"),
+            (["issue", "--issuer", "", "--key", key, "--out", out, input], "--issuer is empty"),
+            (["issue", "--issuer", " https://a.example", "--key", key, "--out", out, input], "spaces or control characters"),
+            (["issue", "--issuer", "https://user:pw@a.example", "--key", key, "--out", out, input], "user name or password"),
+            (["issue", "--issuer", "https://a.example:99999", "--key", key, "--out", out, input], "not a number from 1 to 65535"),
+            (["issue", "--issuer", "https://a.example/%zz", "--key", key, "--out", out, input], "%XX escape"),
+            (["issue", "--issuer", "https://a.example/\\x", "--key", key, "--out", out, input], "cannot hold unescaped"),
+            (["issue", "--issuer", "https://a.éxample", "--key", key, "--out", out, input], "punycode"),
+            (["issue", "--issuer", Self.issuer, "--key", key, "--out", out, "--nbf", "4102444800", input], "is in the future"),
+            (["issue", "--issuer", Self.issuer, "--key", key, "--out", out, "--nbf", "1600000000", "--exp", "1650000000", input], "has passed"),
         ]
         for (args, expected) in cases {
             let run = try TestSupport.cli(args)
@@ -157,6 +166,26 @@ import Testing
             #expect(run.stderr.contains(expected), "\(args): \(run.stderr)")
         }
         #expect(!FileManager.default.fileExists(atPath: out))
+    }
+
+    @Test func issuerWithPortAndPathIsAccepted() throws {
+        try Payload.validateIssuer("https://issuer.example.org:8443/shc/v1")
+        try Payload.validateIssuer("https://spec.smarthealth.cards/examples/issuer")
+        try Payload.validateIssuer("https://a.example/path%20with-escape")
+    }
+
+    /// A card cannot say it was issued before the dose it records.
+    @Test func nbfBeforeTheEventRejectsTheRecord() throws {
+        let dir = try TestSupport.tempDir()
+        let key = try TestSupport.demoKey(in: dir)
+        let out = dir.appendingPathComponent("out")
+        let input = TestSupport.spec("example-00-a-fhirBundle.json").path
+        // 2021-01-28 12:00 UTC: after the first dose (2021-01-01), before the second (2021-01-29 gets a day of slack, 2022-09-05 not).
+        let run = try TestSupport.cli(["issue", "--issuer", Self.issuer, "--key", key, "--out", out.path, "--nbf", "1611835200", input])
+        #expect(run.status == 1)
+        let errors = try #require(try TestSupport.report(out)[0]["errors"]?.arrayValue)
+        #expect(errors.compactMap { $0["at"]?.stringValue } == ["Bundle.entry[3].resource.occurrenceDateTime"])
+        #expect(errors[0]["message"]?.stringValue?.hasPrefix("NBF_BEFORE_EVENT: nbf 1611835200 (2021-01-28 12:00:00 UTC)") == true)
     }
 
     @Test func everyCommandHasHelp() throws {

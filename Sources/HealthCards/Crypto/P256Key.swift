@@ -90,10 +90,21 @@ public final class P256Key: @unchecked Sendable {
     ///   an RSA, Ed25519 or P-384 key, a public key where a private one is needed, or text that is
     ///   not PEM. The message never quotes the key material.
     public static func load(pem: [UInt8], source: String, requirePrivate: Bool) throws -> P256Key {
+        // A UTF-8 byte order mark (left by some Windows editors) is not part of PEM; OpenSSL would skip
+        // the first line because of it.
+        let pem = pem.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(pem.dropFirst(3)) : pem
         let text = String(decoding: pem, as: UTF8.self)
-        let expected = "expected an unencrypted ECDSA P-256 private key in PKCS#8 PEM (-----BEGIN PRIVATE KEY-----); "
-            + "make one with `healthcards keygen --out FILE`"
+        let expected = requirePrivate
+            ? "expected an unencrypted ECDSA P-256 private key in PKCS#8 PEM (-----BEGIN PRIVATE KEY-----); "
+                + "make one with `healthcards keygen --out FILE`"
+            : "expected an ECDSA P-256 key: a private key in PKCS#8 PEM (-----BEGIN PRIVATE KEY-----) or a public "
+                + "key in SPKI PEM (-----BEGIN PUBLIC KEY-----)"
         let labels = PEMLabel.all(in: text)
+        let keyBlocks = labels.filter { $0.hasSuffix("PRIVATE KEY") || $0.hasSuffix("PUBLIC KEY") }.count
+        if keyBlocks > 1 {
+            throw HealthCardError(.key, "\(source) holds \(keyBlocks) keys; a key file holds exactly one key, so it is not "
+                + "clear which one to use. Split it into one file per key")
+        }
         // `openssl ecparam -genkey` writes an EC PARAMETERS block before the key, and some files hold a
         // certificate and its key: look at the first key block, if there is one.
         guard let label = labels.first(where: { $0.hasSuffix("PRIVATE KEY") || $0.hasSuffix("PUBLIC KEY") }) ?? labels.first else {
@@ -102,7 +113,7 @@ public final class P256Key: @unchecked Sendable {
         switch label {
         case "ENCRYPTED PRIVATE KEY":
             throw HealthCardError(.key, "\(source) is an encrypted PKCS#8 key and no passphrase can be given; "
-                + "decrypt it with `openssl pkcs8 -in \(source) -out DECRYPTED.pem` (then chmod 600), or \(expected)")
+                + "decrypt it with `openssl pkcs8 -in \(source) -out DECRYPTED.pem` (then chmod 600); \(expected)")
         case "RSA PRIVATE KEY", "RSA PUBLIC KEY":
             throw HealthCardError(.key, "\(source) holds an RSA key; SMART Health Cards are signed ES256, \(expected)")
         case "PRIVATE KEY", "EC PRIVATE KEY", "PUBLIC KEY": break
@@ -113,7 +124,7 @@ public final class P256Key: @unchecked Sendable {
         }
         if text.contains("Proc-Type: 4,ENCRYPTED") {
             throw HealthCardError(.key, "\(source) is an encrypted PEM key; decrypt it with "
-                + "`openssl ec -in \(source) -out DECRYPTED.pem`, or \(expected)")
+                + "`openssl ec -in \(source) -out DECRYPTED.pem` (then chmod 600); \(expected)")
         }
         let isPublic = label == "PUBLIC KEY"
         if isPublic && requirePrivate {
@@ -237,7 +248,8 @@ public final class P256Key: @unchecked Sendable {
 enum PEMLabel {
     static func all(in text: String) -> [String] {
         var labels: [String] = []
-        for line in text.split(whereSeparator: { $0 == "\n" || $0 == "\r" }) {
+        // Split on scalars: in Swift "\r\n" is one Character, equal to neither "\r" nor "\n".
+        for line in text.unicodeScalars.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).map(String.init) {
             let trimmed = line.trimmingCharacters(in: " \t")
             if trimmed.hasPrefix("-----BEGIN "), trimmed.hasSuffix("-----") {
                 labels.append(String(trimmed.dropFirst(11).dropLast(5)))

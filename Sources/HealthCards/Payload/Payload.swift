@@ -99,26 +99,60 @@ public struct Payload: Sendable {
         return types
     }
 
-    /// Checks an issuer URL: `https://`, a host, no trailing `/`, no query, no fragment, no whitespace.
+    /// Checks an issuer URL (digest section 2, `iss`): `https://`, a host in ASCII (letters, digits, `-`,
+    /// `.`) with an optional port 1–65535, no user name or password, a path of RFC 3986 path characters
+    /// (valid `%XX` escapes only), no trailing `/`, no query, no fragment, no whitespace.
     /// - Throws: `HealthCardError(.usage)` saying what is wrong and what is expected.
     public static func validateIssuer(_ iss: String) throws {
         let expected = "expected an https URL with no trailing '/', query or fragment, e.g. https://issuer.example.org"
-        guard iss.hasPrefix("https://") else {
-            throw HealthCardError(.usage, "--issuer '\(iss)' is not https; \(expected)")
+        func fail(_ problem: String) -> HealthCardError { HealthCardError(.usage, "--issuer '\(iss)' \(problem); \(expected)") }
+        if iss.isEmpty { throw HealthCardError(.usage, "--issuer is empty; \(expected)") }
+        if iss.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
+            throw fail("contains spaces or control characters")
         }
-        let rest = iss.dropFirst("https://".count)
-        guard let host = rest.split(separator: "/", omittingEmptySubsequences: false).first, !host.isEmpty else {
-            throw HealthCardError(.usage, "--issuer '\(iss)' has no host; \(expected)")
-        }
+        guard iss.hasPrefix("https://") else { throw fail("is not https") }
+        if iss.contains("?") || iss.contains("#") { throw fail("has a query or fragment") }
         if iss.hasSuffix("/") {
             throw HealthCardError(.usage, "--issuer '\(iss)' ends with '/'; verifiers would fetch '…//.well-known/jwks.json'; "
                 + "use '\(iss.trimmingSuffix("/"))'")
         }
-        if iss.contains("?") || iss.contains("#") {
-            throw HealthCardError(.usage, "--issuer '\(iss)' has a query or fragment; \(expected)")
+        let rest = Substring(iss.dropFirst("https://".count))
+        let authority = rest.prefix { $0 != "/" }
+        let path = rest.dropFirst(authority.count)
+        if authority.contains("@") {
+            throw fail("holds a user name or password, which every card would publish; remove the part before '@'")
         }
-        if iss.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
-            throw HealthCardError(.usage, "--issuer '\(iss)' contains whitespace or control characters; \(expected)")
+        var host = authority
+        if let colon = authority.lastIndex(of: ":") {
+            host = authority[..<colon]
+            let port = authority[authority.index(after: colon)...]
+            guard !port.isEmpty, port.count <= 5, port.allSatisfy({ $0.isASCII && $0.isNumber }), let value = Int(port),
+                (1...65535).contains(value)
+            else { throw fail("has port '\(port)', which is not a number from 1 to 65535") }
+        }
+        guard !host.isEmpty else { throw fail("has no host") }
+        if !host.unicodeScalars.allSatisfy(\.isASCII) {
+            throw fail("has a non-ASCII host; write it in its ASCII (punycode, xn--…) form")
+        }
+        let hostOK = host.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "-" || $0 == "." }
+        guard hostOK, !host.hasPrefix("."), !host.hasSuffix("."), !host.contains("..") else {
+            throw fail("has host '\(host)', which is not a DNS name (letters, digits, '-' and '.')")
+        }
+        let pathScalars = Array(path.unicodeScalars)
+        var i = 0
+        while i < pathScalars.count {
+            let c = pathScalars[i]
+            if c == "%" {
+                guard i + 2 < pathScalars.count, pathScalars[i + 1].properties.isASCIIHexDigit, pathScalars[i + 2].properties.isASCIIHexDigit else {
+                    throw fail("has a '%' that does not start a %XX escape")
+                }
+                i += 3
+                continue
+            }
+            guard c.isASCII, ("a"..."z").contains(c) || ("A"..."Z").contains(c) || ("0"..."9").contains(c) || "-._~!$&'()*+,;=:@/".unicodeScalars.contains(c) else {
+                throw fail("has '\(c)' in its path, which a URL path cannot hold unescaped")
+            }
+            i += 1
         }
     }
 }
