@@ -3,11 +3,11 @@
 ///
 /// The first pass reads the whole file once (checking UTF-8, quoting and field counts) and keeps an
 /// index of positions only: per data row its byte offset, line and the next row of the same patient
-/// (16 bytes a row), per record its first row (4 bytes), and per patient its key hash and first row
-/// (12 bytes, to find patients that appear in several files: `patients(withHashes:)`). Patients are
+/// (16 bytes a row), per record its first row (4 bytes), and per patient its key hash (8 bytes, to
+/// find patients that appear in several files: `patients(withHashes:)`). Patients are
 /// matched by a 64-bit hash of their key, so no row text and no key is held; the second pass reads
 /// each patient's rows back (sequentially when the file is grouped by patient, by byte offset
-/// otherwise) and checks the keys really match. Memory is therefore about 16 bytes per row plus 16
+/// otherwise) and checks the keys really match. Memory is therefore about 16 bytes per row plus 12
 /// per patient, whatever the rows hold.
 public final class CSVTemplateInput {
     public let path: String
@@ -23,7 +23,7 @@ public final class CSVTemplateInput {
     private(set) var nextRow: [Int32] = []
     /// Records in order of first appearance: a patient's first row, or `-(row + 1)` for a row that
     /// matched no patient (its error is in `orphanErrors`).
-    private var entries: [Int32] = []
+    private(set) var entries: [Int32] = []
     private var orphanErrors: [Int32: HealthCardError] = [:]
     /// For a wrong-width row that names no known patient: the value in its patient id column, if any,
     /// reported as the record's id (the columns may be shifted, which its error says).
@@ -32,10 +32,9 @@ public final class CSVTemplateInput {
     /// among the row's values: such a row's columns are shifted, so its patient id column cannot be
     /// trusted, and every patient it may belong to is rejected rather than issued without that row.
     private var misfitErrors: [UInt64: [HealthCardError]] = [:]
-    /// Per patient (in order of first appearance in the file): the 64-bit hash of its key and its
-    /// first row (12 bytes a patient), to find patients that appear in several files.
+    /// Per patient, in order of first appearance in the file: the 64-bit hash of its key (8 bytes a
+    /// patient), to find patients that appear in several files.
     private(set) var patientHashes: [UInt64] = []
-    private(set) var patientFirstRows: [Int32] = []
 
     /// Reads the header and indexes the rows.
     /// - Throws: `HealthCardError(.input)` for a file that cannot be used at all: unreadable, not
@@ -79,10 +78,7 @@ public final class CSVTemplateInput {
         var lastRow: [Int32] = []  // patient ordinal → its last row so far
         var misfits: [(row: Int32, hashes: Set<UInt64>, error: HealthCardError)] = []
         var firstRows: [Int32] = []  // patient ordinal → its first row
-        defer {
-            attach(misfits, known: byKey, firstRows: firstRows)
-            patientFirstRows = firstRows
-        }
+        defer { attach(misfits, known: byKey, firstRows: firstRows) }
         while let record = try reader.next() {
             let row = Int32(rowOffsets.count)
             rowOffsets.append(record.offset)

@@ -30,7 +30,9 @@ struct CrossFilePatients {
         guard !candidates.isEmpty else { return }
         var byID: [String: [String]] = [:]
         for input in inputs {
-            for patient in try input.patients(withHashes: candidates) { byID[patient.key, default: []].append(patient.source) }
+            for patient in try input.patients(withHashes: candidates) {
+                byID[patient.key, default: []].append(patient.source)
+            }
         }
         places = byID.filter { $0.value.count > 1 }
     }
@@ -55,7 +57,9 @@ struct CrossFilePatients {
     /// The rejection of patient `id` at one of its places, naming all of them.
     func error(for id: String, at source: String) -> HealthCardError? {
         guard let list = places[id] else { return nil }
-        let named = list.count == 2 ? "\(list[0]) and \(list[1])" : list.dropLast().joined(separator: ", ") + " and \(list.last!)"
+        let named =
+            list.count == 2
+            ? "\(list[0]) and \(list[1])" : list.dropLast().joined(separator: ", ") + " and \(list.last!)"
         return HealthCardError(
             .input,
             "patient id '\(id)' appears in \(named); rows of one patient must be in one input file, so no card is issued for it from any of them: merge the exports and run again",
@@ -69,9 +73,11 @@ extension CSVTemplateInput {
     /// file order. Only those patients' rows are read.
     /// - Throws: `HealthCardError(.input)` when the file changed since it was indexed or cannot be read.
     func patients(withHashes hashes: Set<UInt64>) throws -> [(key: String, source: String)] {
+        // Patients are numbered at their first row, so their first rows in file order are in that order.
+        let firstRows = entries.filter { $0 >= 0 }.sorted()
         var rows: [Int] = []
         for (patient, hash) in patientHashes.enumerated() where hashes.contains(hash) {
-            var row = Int(patientFirstRows[patient])
+            var row = Int(firstRows[patient])
             while row >= 0 {
                 rows.append(row)
                 row = Int(nextRow[row])

@@ -163,13 +163,13 @@ public final class BatchIssuer {
                     let job: BatchJob
                     let id: String?
                     let source: String
-                    var splitPatient: HealthCardError?
+                    var splitPatient: [HealthCardError]?  // a patient with rows in several files, and its row errors
                     if let cursor, let template {
                         do {
                             guard let rows = try cursor.next() else { break }
                             job = .rows(rows, template)
                             (id, source) = (rows.id, rows.source)
-                            if let id, !rows.rows.isEmpty { splitPatient = shared.error(for: id, at: source) }
+                            if let id, !rows.rows.isEmpty, let error = shared.error(for: id, at: source) { splitPatient = [error] + rows.errors }
                         } catch let error as HealthCardError {
                             pipe.submit(.record(InputRecord(source: cursor.path, id: nil, bundle: nil, errors: [error])))
                             break
@@ -180,7 +180,7 @@ public final class BatchIssuer {
                         (id, source) = (record.id, record.source)
                     }
                     if let splitPatient {
-                        pipe.submit(.decided(ReportLine(source: source, id: id, status: .rejected, errors: [splitPatient], warnings: [], files: [])))
+                        pipe.submit(.decided(ReportLine(source: source, id: id, status: .rejected, errors: splitPatient, warnings: [], files: [])))
                     } else if let id, let earlier = names.register(OutputNames.safe(id), id: id, source: source) {
                         pipe.submit(.decided(ReportLine(source: source, id: id, status: .rejected, errors: [
                             HealthCardError(.input, "patient id '\(id)' was already issued in this run (from \(earlier)); each patient must appear under one id in one input", at: source)
