@@ -10,11 +10,14 @@ public enum KeyFile {
     /// - Parameters:
     ///   - path: PKCS#8 (`BEGIN PRIVATE KEY`) or SEC 1 PEM; SPKI public PEM when `requirePrivate` is false.
     ///   - requirePrivate: the key must be able to sign.
-    /// - Throws: `HealthCardError(.key)` for a missing, unreadable, unsupported or over-exposed key file,
+    /// - Throws: `HealthCardError(.key)` for a missing, unreadable (or a folder), unsupported or over-exposed key file,
     ///   with the `chmod` to run in the last case. The message never contains key material.
     public static func load(path: String, requirePrivate: Bool) throws -> P256Key {
         guard FileIO.exists(path) else {
             throw HealthCardError(.key, "key file \(path) does not exist; make one with `healthcards keygen --out \(path)`")
+        }
+        guard !FileIO.isDirectory(path) else {
+            throw HealthCardError(.key, "\(path) is a folder, not a key file; give the PEM key file itself (e.g. \(path)/issuer.pem)")
         }
         let bytes: [UInt8]
         do { bytes = try FileIO.read(path) } catch { throw HealthCardError(.key, "cannot read key file \(path): \(error)") }

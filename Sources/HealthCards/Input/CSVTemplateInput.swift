@@ -3,10 +3,12 @@
 ///
 /// The first pass reads the whole file once (checking UTF-8, quoting and field counts) and keeps an
 /// index of positions only: per data row its byte offset, line and the next row of the same patient
-/// (16 bytes a row), and per record its first row (4 bytes). Patients are matched by a 64-bit hash
-/// of their key, so no row text and no key is held; the second pass reads each patient's rows back
-/// (sequentially when the file is grouped by patient, by byte offset otherwise) and checks the keys
-/// really match. Memory is therefore about 16 bytes per row, whatever the rows hold.
+/// (16 bytes a row), per record its first row (4 bytes), and per patient its key hash (8 bytes, to
+/// find patients that appear in several files: `patients(withHashes:)`). Patients are
+/// matched by a 64-bit hash of their key, so no row text and no key is held; the second pass reads
+/// each patient's rows back (sequentially when the file is grouped by patient, by byte offset
+/// otherwise) and checks the keys really match. Memory is therefore about 16 bytes per row plus 12
+/// per patient, whatever the rows hold.
 public final class CSVTemplateInput {
     public let path: String
     public let template: Template
@@ -14,14 +16,14 @@ public final class CSVTemplateInput {
     public private(set) var header: [String] = []
     private var columnIndex: [String: Int] = [:]
     private var headerFields = 0
-    private var keyIndex = 0
+    private(set) var keyIndex = 0
     /// Data rows in file order: byte offset, 1-based line, next row of the same patient (-1: none).
     private var rowOffsets: [Int] = []
-    private var rowLines: [Int32] = []
-    private var nextRow: [Int32] = []
+    private(set) var rowLines: [Int32] = []
+    private(set) var nextRow: [Int32] = []
     /// Records in order of first appearance: a patient's first row, or `-(row + 1)` for a row that
     /// matched no patient (its error is in `orphanErrors`).
-    private var entries: [Int32] = []
+    private(set) var entries: [Int32] = []
     private var orphanErrors: [Int32: HealthCardError] = [:]
     /// For a wrong-width row that names no known patient: the value in its patient id column, if any,
     /// reported as the record's id (the columns may be shifted, which its error says).
@@ -30,10 +32,14 @@ public final class CSVTemplateInput {
     /// among the row's values: such a row's columns are shifted, so its patient id column cannot be
     /// trusted, and every patient it may belong to is rejected rather than issued without that row.
     private var misfitErrors: [UInt64: [HealthCardError]] = [:]
+    /// Per patient, in order of first appearance in the file: the 64-bit hash of its key (8 bytes a
+    /// patient), to find patients that appear in several files.
+    private(set) var patientHashes: [UInt64] = []
 
     /// Reads the header and indexes the rows.
     /// - Throws: `HealthCardError(.input)` for a file that cannot be used at all: unreadable, not
-    ///   UTF-8, broken quoting, no header, or a required column missing from the header. Nothing is
+    ///   UTF-8, broken quoting, no header, a required column missing from the header, a column the
+    ///   template reads appearing twice in the header, or no data rows below the header. Nothing is
     ///   issued from such a file.
     public init(path: String, template: Template) throws {
         self.path = path
@@ -44,13 +50,26 @@ public final class CSVTemplateInput {
         }
         header = head.fields.map { $0.trimmingCharacters(in: " \t") }
         headerFields = header.count
-        for (i, name) in header.enumerated() where columnIndex[name] == nil { columnIndex[name] = i }
+        for (i, name) in header.enumerated() {
+            guard let earlier = columnIndex[name] else {
+                columnIndex[name] = i
+                continue
+            }
+            // A repeated column the template reads: which copy holds the right value cannot be known.
+            // Repeats of columns it does not read (often several blank header cells) cannot change a card.
+            if template.column(name) != nil {
+                throw HealthCardError(.input, "\(path): the header has column '\(name)' twice, at positions \(earlier + 1) and \(i + 1); template '\(template.name)' reads it, and which copy is right cannot be known. Remove or rename one of them and run again")
+            }
+        }
         let missing = template.columns.filter { $0.required && columnIndex[$0.name] == nil }.map(\.name)
         if !missing.isEmpty {
             throw HealthCardError(.input, "\(path): the header lacks required column(s) \(missing.joined(separator: ", ")) of template '\(template.name)'; found: \(header.joined(separator: ", "))")
         }
         keyIndex = columnIndex[template.patientKey]!
         try index(reader)
+        if rowOffsets.isEmpty {
+            throw HealthCardError(.input, "\(path) has a header but no data rows; expected one row per event (a dose, a test) below the header. Check that the export finished and that this is the right file")
+        }
     }
 
     /// The first pass: positions and patient chains.
@@ -90,6 +109,7 @@ public final class CSVTemplateInput {
                 byKey[hash] = Int32(lastRow.count)
                 lastRow.append(row)
                 firstRows.append(row)
+                patientHashes.append(hash)
                 entries.append(row)
             }
         }
@@ -264,7 +284,7 @@ public final class CSVTemplateInput {
 
         /// The fields of data row `row`. The open reader goes on when the row is at most 32 rows
         /// ahead (the rows between are read and dropped); otherwise it reopens at the row's offset.
-        private func read(_ row: Int) throws -> [String] {
+        func read(_ row: Int) throws -> [String] {
             if reader == nil || row < readerRow || row - readerRow > 32 {
                 reader = try CSVReader(path: input.path, offset: input.rowOffsets[row], line: Int(input.rowLines[row]))
                 readerRow = row

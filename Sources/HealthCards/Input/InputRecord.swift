@@ -23,7 +23,8 @@ public struct InputRecord: Sendable {
 public enum BundleInput {
     /// The records of a `.json` or `.ndjson` file, in file order. A line or file that is not JSON,
     /// or not a Bundle, becomes a rejected record naming the line; the others are still read.
-    /// - Throws: `HealthCardError(.input)` when the file cannot be read at all.
+    /// - Throws: `HealthCardError(.io)` when the file cannot be read at all, `.input` for an
+    ///   `.ndjson` file without a single non-blank line.
     public static func records(path: String) throws -> [InputRecord] {
         let bytes = try FileIO.read(path)
         let stem = FileIO.stem(path)
@@ -37,6 +38,9 @@ public enum BundleInput {
                 if lineNumber == 1 && text.starts(with: [0xEF, 0xBB, 0xBF]) { text.removeFirst(3) }
                 if text.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
                 records.append(record(text, source: "\(path):\(lineNumber)", id: "\(stem)-\(records.count + 1)"))
+            }
+            if records.isEmpty {
+                throw HealthCardError(.input, "\(path) has no Bundle lines (it is empty or blank); expected one FHIR Bundle per line. Check that the export finished and that this is the right file")
             }
             return records
         }

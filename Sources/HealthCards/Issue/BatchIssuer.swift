@@ -68,19 +68,24 @@ public final class BatchIssuer {
 
     /// An input opened for reading: a CSV index, Bundle records, or the reason it cannot be read.
     private enum Opened {
-        case csv(CSVTemplateInput.Cursor, Template)
+        case csv(CSVTemplateInput, Template)
         case records([InputRecord])
     }
 
     /// Issues every record of `inputs` and writes the report.
     /// - Returns: the counts; `interruptedBy` is non-zero when a signal stopped the run.
-    /// - Throws: `HealthCardError(.io)` when an output cannot be written: the run stops, the report
-    ///   of the records done so far is written if it can be, and files already written stay whole.
+    /// - Throws: `HealthCardError(.io)` when an output cannot be written: checked before the first
+    ///   card (the output folders get a probe file, and `report.ndjson` must not be a folder), so
+    ///   usually nothing is written; in the middle of the run, it stops, the report of the records
+    ///   done so far is written if it can be, and files already written stay whole.
+    ///   `HealthCardError(.input)` when a CSV file changes while the run reads it back to compare the
+    ///   patient ids found in several files (nothing is issued then).
     public func run(_ inputs: [BatchInput]) throws -> BatchSummary {
         let start = Clock.monotonicSeconds()
         var summary = BatchSummary()
         Self.stopRequest.store(0, ordering: .relaxed)
         let workers = try (0..<jobs).map { _ in BatchWorker(issuer: try makeIssuer(), outDir: outDir, force: force) }
+        try ReportWriter.checkTarget("\(outDir)/report.ndjson")
         try FileIO.checkWritableFolder(outDir)
         try FileIO.checkWritableFolder("\(outDir)/cards")
         if workers[0].issuer.settings.makeQR { try FileIO.checkWritableFolder("\(outDir)/qr") }
@@ -96,7 +101,7 @@ public final class BatchIssuer {
                 case .csv(let path, let template):
                     let csv = try CSVTemplateInput(path: path, template: template)
                     summary.total += csv.count
-                    opened.append(.csv(csv.cursor(), template))
+                    opened.append(.csv(csv, template))
                 case .bundles(let path):
                     let records = try BundleInput.records(path: path)
                     summary.total += records.count
@@ -108,13 +113,16 @@ public final class BatchIssuer {
             }
         }
 
+        // Patients with rows in several CSV files are rejected in all of them (found before any card).
+        let shared = try CrossFilePatients(opened.compactMap { if case .csv(let csv, _) = $0 { csv } else { nil } })
+
         let pipe = BatchPipe<BatchJob, BatchOutcome>()
         let threads = try workers.map { worker in
             try WorkerThread {
                 while let (number, job) = pipe.take() { pipe.finish(number, worker.run(job)) }
             }
         }
-        var names = NameRegister(all: inputs.count > 1 || inputs.contains { if case .bundles = $0 { true } else { false } })
+        var names = NameRegister(all: inputs.contains { if case .bundles = $0 { true } else { false } })
         var next = 0
         var failure: HealthCardError?
         var reportFailure: HealthCardError?
@@ -147,7 +155,7 @@ public final class BatchIssuer {
                 var cursor: CSVTemplateInput.Cursor?
                 var template: Template?
                 switch input {
-                case .csv(let c, let t): (cursor, template) = (c, t)
+                case .csv(let c, let t): (cursor, template) = (c.cursor(), t)
                 case .records(let list): records = list.makeIterator()
                 }
                 while true {
@@ -155,11 +163,13 @@ public final class BatchIssuer {
                     let job: BatchJob
                     let id: String?
                     let source: String
+                    var splitPatient: [HealthCardError]?  // a patient with rows in several files, and its row errors
                     if let cursor, let template {
                         do {
                             guard let rows = try cursor.next() else { break }
                             job = .rows(rows, template)
                             (id, source) = (rows.id, rows.source)
+                            if let id, !rows.rows.isEmpty, let error = shared.error(for: id, at: source) { splitPatient = [error] + rows.errors }
                         } catch let error as HealthCardError {
                             pipe.submit(.record(InputRecord(source: cursor.path, id: nil, bundle: nil, errors: [error])))
                             break
@@ -169,7 +179,9 @@ public final class BatchIssuer {
                         job = .record(record)
                         (id, source) = (record.id, record.source)
                     }
-                    if let id, let earlier = names.register(OutputNames.safe(id), id: id, source: source) {
+                    if let splitPatient {
+                        pipe.submit(.decided(ReportLine(source: source, id: id, status: .rejected, errors: splitPatient, warnings: [], files: [])))
+                    } else if let id, let earlier = names.register(OutputNames.safe(id), id: id, source: source) {
                         pipe.submit(.decided(ReportLine(source: source, id: id, status: .rejected, errors: [
                             HealthCardError(.input, "patient id '\(id)' was already issued in this run (from \(earlier)); each patient must appear under one id in one input", at: source)
                         ], warnings: [], files: [])))
@@ -202,12 +214,14 @@ public final class BatchIssuer {
 
 /// Output names seen in a run, to reject a second record with the same patient id.
 ///
-/// With one CSV input the patient ids are unique by construction, and `OutputNames.safe` keeps
+/// Within one CSV input the patient ids are unique by construction, and across CSV inputs a shared id
+/// is rejected before issuing (`CrossFilePatients`); `OutputNames.safe` keeps
 /// distinct ids apart, except in two ways: two ids it changed (`a b`, `a/b`) whose 32-bit hash
 /// suffixes collide, or an id it left alone that equals another id's changed name. So only changed
 /// names, and unchanged ones that look like a changed name (a `-` and 8 hex digits at the end and a
-/// `_` inside, or a leading `-`), are kept; memory does not grow with ordinary ids. With several
-/// inputs (or Bundle input) every name is kept.
+/// `_` inside, or a leading `-`), are kept; memory does not grow with ordinary ids. With Bundle input
+/// every name is kept: two Bundle files with the same stem (`a/x.json`, `b/x.json`) give the same
+/// ids (`x-1`), and a CSV patient id may equal a Bundle record's id.
 struct NameRegister {
     let all: Bool
     private var seen: [String: String] = [:]

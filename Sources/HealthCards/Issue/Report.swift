@@ -65,3 +65,24 @@ public struct BatchSummary: Sendable, Equatable {
     /// Cards made by this run per second of wall time (`issued - alreadyIssued` over `seconds`).
     public var cardsPerSecond: Double { seconds > 0 ? Double(issued - alreadyIssued) / seconds : 0 }
 }
+
+extension BatchSummary {
+    /// The one-line summary of a run for stderr, e.g. `issued 1998 (1500 already issued, skipped),
+    /// rejected 2, warnings 0 in 3.1 s (161.2 cards/s, 2 jobs); kid …; report: out/report.ndjson`.
+    /// A stopped run says after the timing how far it got and that running the same command again
+    /// does the rest (the time is what this run took, not what the rest will take).
+    /// - Parameters: jobs: worker threads; kid: the signing key's kid; report: the report's path.
+    public func summaryLine(jobs: Int, kid: String, report: String) -> String {
+        func tenths(_ value: Double) -> String { String((value * 10).rounded() / 10) }
+        var line = "issued \(issued)"
+        if alreadyIssued > 0 { line += " (\(alreadyIssued) already issued, skipped)" }
+        line += ", rejected \(rejected), warnings \(warnings) in \(tenths(seconds)) s"
+        line += " (\(tenths(cardsPerSecond)) cards/s, \(jobs) job\(jobs == 1 ? "" : "s"))"
+        if interruptedBy != 0 {
+            let done = issued + rejected
+            line += "; stopped by signal \(interruptedBy) after \(done) of \(total) records. The \(total - done) not done yet"
+                + " are issued by running the same command again (cards already made are kept and skipped)"
+        }
+        return line + "; kid \(kid); report: \(report)"
+    }
+}

@@ -26,6 +26,14 @@ final class ReportWriter {
         buffer.reserveCapacity(65536)
     }
 
+    /// Checks, before a run writes anything, that the report can later be renamed to `path`: nothing
+    /// is there, or a file (a report of an earlier run, replaced at the end).
+    /// - Throws: `HealthCardError(.io)` when `path` is a folder.
+    static func checkTarget(_ path: String) throws {
+        guard FileIO.isDirectory(path) else { return }
+        throw HealthCardError(.io, "cannot write the report \(path): it is a folder. Nothing was issued; move or remove that folder, or choose another --out, and run again")
+    }
+
     deinit {
         if fd >= 0 {
             close(fd)

@@ -22,7 +22,7 @@ struct Placeholder: Sendable, Equatable {
     var type: ValueType
 
     /// Parses the inside of `{{…}}`.
-    static func parse(_ inner: Substring) throws -> Placeholder {
+    static func parse(_ inner: Substring) throws(HealthCardError) -> Placeholder {
         let parts = inner.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: " ") }
         guard parts.count <= 2, let column = parts.first, !column.isEmpty else {
             throw HealthCardError(
@@ -48,7 +48,7 @@ struct Placeholder: Sendable, Equatable {
     }
 
     /// Splits `text` into pieces. A `{{` without a closing `}}` is an error.
-    static func pieces(of text: String) throws -> [Piece] {
+    static func pieces(of text: String) throws(HealthCardError) -> [Piece] {
         var out: [Piece] = []
         var rest = Substring(text)
         while let open = rest.range(of: "{{") {
@@ -63,13 +63,17 @@ struct Placeholder: Sendable, Equatable {
         return out
     }
 
-    /// Every placeholder under `node`, in document order.
-    static func collect(in node: JSONValue, into out: inout [Placeholder]) throws {
+    /// Every placeholder under `node`, in document order, with the path of the string holding it
+    /// (`path` is the path of `node`, e.g. `bundle.entry[1]`; members add `.name`, items `[i]`).
+    /// - Throws: `HealthCardError(.template)` for a malformed placeholder, located at its path.
+    static func collect(in node: JSONValue, path: String, into out: inout [(placeholder: Placeholder, path: String)]) throws {
         switch node {
         case .string(let s):
-            for piece in try pieces(of: s) { if case .placeholder(let p) = piece { out.append(p) } }
-        case .array(let a): for v in a { try collect(in: v, into: &out) }
-        case .object(let o): for (_, v) in o { try collect(in: v, into: &out) }
+            let found: [Piece]
+            do { found = try pieces(of: s) } catch { throw HealthCardError(error.kind, error.message, at: path) }
+            for piece in found { if case .placeholder(let p) = piece { out.append((p, path)) } }
+        case .array(let a): for (i, v) in a.enumerated() { try collect(in: v, path: "\(path)[\(i)]", into: &out) }
+        case .object(let o): for (k, v) in o { try collect(in: v, path: "\(path).\(k)", into: &out) }
         default: break
         }
     }

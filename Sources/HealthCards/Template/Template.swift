@@ -98,12 +98,13 @@ public struct Template: Sendable {
         var patientColumns = Set<String>()
         let declared = Set(columns.map(\.name))
         for (i, (entry, repeats)) in entries.enumerated() {
-            var used: [Placeholder] = []
-            try Placeholder.collect(in: .object(entry), into: &used)
-            for placeholder in used {
+            var used: [(placeholder: Placeholder, path: String)] = []
+            do { try Placeholder.collect(in: .object(entry), path: "bundle.entry[\(i)]", into: &used) } catch let error as HealthCardError {
+                throw fail("\(error.location.map { "\($0): " } ?? "")\(error.message)")
+            }
+            for (placeholder, path) in used {
                 guard declared.contains(placeholder.column) else {
-                    throw fail(
-                        "bundle.entry[\(i)] uses {{\(placeholder.column)}}, which is not declared in \"columns\"")
+                    throw fail("\(path): {{\(placeholder.column)}} names a column that is not declared in \"columns\"; declare it there or correct the name")
                 }
                 if !repeats { patientColumns.insert(placeholder.column) }
             }
