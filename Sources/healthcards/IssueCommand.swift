@@ -111,10 +111,19 @@ enum IssueCommand {
             template = try Template(bytes: try FileIO.read(path), source: path)
         }
         var inputs: [BatchInput] = []
+        var seenInputs: [String: String] = [:]
         for path in parsed.positionals {
             guard FileIO.exists(path), !FileIO.isDirectory(path) else {
                 throw HealthCardError(.usage, "input \(path) does not exist or is a folder")
             }
+            let resolved = realpath(path, nil).map { pointer in
+                defer { free(pointer) }
+                return String(cString: pointer)
+            } ?? path
+            if let earlier = seenInputs[resolved] {
+                throw HealthCardError(.usage, "input \(path) is given twice (also as \(earlier)); give each file once")
+            }
+            seenInputs[resolved] = path
             let lower = path.lowercased()
             if lower.hasSuffix(".csv") {
                 guard let template else {
@@ -156,24 +165,11 @@ enum IssueCommand {
             return .usage
         }
         progress.clear()
-        if !quiet {
-            var counts = "issued \(summary.issued)"
-            if summary.alreadyIssued > 0 { counts += " (\(summary.alreadyIssued) already issued, skipped)" }
-            counts += ", rejected \(summary.rejected), warnings \(summary.warnings)"
-            if summary.interruptedBy != 0 {
-                counts += "; stopped by signal \(summary.interruptedBy) after \(summary.issued + summary.rejected) of \(summary.total) records; run the same command again to finish"
-            }
-            printError("\(counts) in \(format(summary.seconds)) s (\(format(summary.cardsPerSecond)) cards/s, \(jobs) job\(jobs == 1 ? "" : "s")); kid \(JWK(key: key).kid); report: \(outDir)/report.ndjson")
-        }
+        if !quiet { printError(summary.summaryLine(jobs: jobs, kid: JWK(key: key).kid, report: "\(outDir)/report.ndjson")) }
         switch summary.interruptedBy {
         case 0: return summary.rejected > 0 ? .partial : .ok
         case SIGTERM: return .terminated
         default: return .interrupted
         }
-    }
-
-    static func format(_ value: Double) -> String {
-        let scaled = (value * 10).rounded() / 10
-        return String(scaled)
     }
 }

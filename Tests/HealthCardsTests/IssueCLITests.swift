@@ -151,6 +151,7 @@ import Testing
             (["issue", "--issuer", Self.issuer, "--key", dir.appendingPathComponent("nokey.pem").path, "--out", out, input], "does not exist"),
             (["frobnicate"], "unknown command"),
             (["issue", "--issuer", "", "--key", key, "--out", out, input], "--issuer is empty"),
+            (["issue", "--issuer", Self.issuer, "--key", key, "--out", out, input, input], "is given twice"),
             (["issue", "--issuer", " https://a.example", "--key", key, "--out", out, input], "spaces or control characters"),
             (["issue", "--issuer", "https://user:pw@a.example", "--key", key, "--out", out, input], "user name or password"),
             (["issue", "--issuer", "https://a.example:99999", "--key", key, "--out", out, input], "not a number from 1 to 65535"),
