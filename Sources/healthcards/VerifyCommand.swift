@@ -19,7 +19,10 @@ enum VerifyCommand {
           --json                print a JSON report: one object per credential with its findings and payload
           -h, --help            show this help
 
-        Exit status: 0 no error (warnings allowed); 1 at least one error; 2 usage error.
+        Control characters from cards and files are printed escaped (\\u{1B}); --json keeps the data as is.
+
+        Exit status: 0 no error (warnings allowed); 1 at least one error, or nothing to check found in the
+        PATHs (NOTHING_TO_CHECK); 2 usage error.
         """
 
     static func run(_ args: [String]) throws -> ExitStatus {

@@ -8,7 +8,7 @@ import Testing
     typealias Case = (code: String, make: @Sendable (VerifyForge) throws -> (paths: [String], keySets: [String]?))
 
     /// Payload and JWS cases: the card file is checked with a key set holding the signing key.
-    nonisolated(unsafe) static let jwsCases: [Case] = [
+    static let jwsCases: [Case] = [
         ("SIG_DER", { f in ([try f.card(try f.jws(payload: JSONWriter.minified(.object(VerifyForge.claims())), signature: { try ES256.derSignature(fromRaw: $0) }))], nil) }),
         ("SIG_LENGTH", { f in ([try f.card(try f.jws(payload: JSONWriter.minified(.object(VerifyForge.claims())), signature: { Array($0.prefix(63)) }))], nil) }),
         ("SIG_INVALID", { f in ([try f.card(try f.jws(payload: JSONWriter.minified(.object(VerifyForge.claims())), signature: { sig in

@@ -26,8 +26,11 @@ public enum BundleValidator {
     }
 
     /// Validates a minimized Bundle.
-    /// - Parameter today: `YYYY-MM-DD` (UTC) to judge dates in the future against; nil skips that check.
-    public static func validate(_ bundle: JSONValue, today: String? = Clock.todayUTC()) -> Findings {
+    /// - Parameter now: the time to judge dates in the future against, in seconds since 1970 (the
+    ///   issuing or verifying time; `verify --now`); nil skips that check. A dateTime with a time is in the
+    ///   future when it is more than `DateRules.clockSkewSeconds` after `now`; a date without a time when
+    ///   it is after today's date in the furthest time zone (UTC+14).
+    public static func validate(_ bundle: JSONValue, now: Int64? = Clock.nowSeconds()) -> Findings {
         var f = Findings()
         if bundle["resourceType"]?.stringValue != "Bundle" {
             f.error(.bundleResourceType, "Bundle.resourceType", "must be \"Bundle\", found \(quoted(bundle["resourceType"]))")
@@ -35,10 +38,17 @@ public enum BundleValidator {
         if bundle["type"]?.stringValue != "collection" {
             f.error(.bundleType, "Bundle.type", "must be \"collection\" (the SHC IG profiles fix it), found \(quoted(bundle["type"]))")
         }
+        // Control characters outside the entry resources (those are checked by the resource walk).
+        for (k, v) in bundle.objectValue ?? [:] where k != "entry" {
+            checkCharacters(member: k, value: v, path: "Bundle", findings: &f)
+        }
         let entries = bundle["entry"]?.arrayValue ?? []
         var patientIndices: [Int] = []
         for (i, entry) in entries.enumerated() {
             let path = "Bundle.entry[\(i)]"
+            for (k, v) in entry.objectValue ?? [:] where k != "resource" {
+                checkCharacters(member: k, value: v, path: path, findings: &f)
+            }
             if entry["fullUrl"]?.stringValue != "resource:\(i)" {
                 f.error(.bundleFullURL, path + ".fullUrl", "must be 'resource:\(i)' (entry index), found \(quoted(entry["fullUrl"]))")
             }
@@ -53,20 +63,25 @@ public enum BundleValidator {
             f.error(.bundlePatientCount, "Bundle.entry", "a card holds exactly one Patient, found \(patientIndices.count)")
         }
         let patientRef = patientIndices.count == 1 ? "resource:\(patientIndices[0])" : nil
-        var birthDate: String?
+        var birthDate: (value: String, path: String)?
         var hasClinical = false
         for (i, entry) in entries.enumerated() {
             guard let resource = entry["resource"], resource.objectValue != nil else { continue }
             let path = "Bundle.entry[\(i)].resource"
             switch resource["resourceType"]?.stringValue {
             case "Patient":
-                birthDate = PatientRules.check(resource, path: path, findings: &f)
+                if let value = PatientRules.check(resource, path: path, findings: &f) {
+                    birthDate = (value, path + ".birthDate")
+                }
+                DataMinimizationRules.checkPatient(resource, path: path, findings: &f)
             case "Immunization":
                 hasClinical = true
                 ImmunizationRules.check(resource, path: path, patientRef: patientRef, findings: &f)
+                DataMinimizationRules.checkImmunization(resource, path: path, findings: &f)
             case "Observation":
                 hasClinical = true
                 ObservationRules.check(resource, path: path, patientRef: patientRef, findings: &f)
+                DataMinimizationRules.checkObservation(resource, path: path, findings: &f)
             case nil:
                 f.error(.resourceTypeMissing, path + ".resourceType", "resource has no resourceType")
             default: break
@@ -75,26 +90,8 @@ public enum BundleValidator {
         if !hasClinical {
             f.warn(.bundleNoClinicalEntry, "Bundle.entry", "the Bundle has no Immunization or Observation; verifier apps may show an empty card")
         }
-        checkDates(entries, birthDate: birthDate, today: today, findings: &f)
+        DateRules.check(entries, birthDate: birthDate, now: now, findings: &f)
         return f
-    }
-
-    /// Clinical dates: not in the future, not before the birth date.
-    static func checkDates(_ entries: [JSONValue], birthDate: String?, today: String?, findings f: inout Findings) {
-        for (i, entry) in entries.enumerated() {
-            let path = "Bundle.entry[\(i)].resource"
-            guard let resource = entry["resource"] else { continue }
-            for member in ["occurrenceDateTime", "effectiveDateTime"] {
-                guard let value = resource[member]?.stringValue, FHIRDate.isValidDateTime(value) else { continue }
-                let day = FHIRDate.datePart(value)
-                if let today, day > today {
-                    f.error(.dateInFuture, "\(path).\(member)", "'\(value)' is in the future (today is \(today) UTC)")
-                }
-                if let birthDate, FHIRDate.isValidDate(birthDate), day.count == 10, birthDate.count == 10, day < birthDate {
-                    f.error(.dateBeforeBirth, "\(path).\(member)", "'\(value)' is before the patient's birth date \(birthDate)")
-                }
-            }
-        }
     }
 
     /// Minimization rules and references (digest section 3).
@@ -119,18 +116,52 @@ public enum BundleValidator {
             }
             if let reference = o["reference"]?.stringValue, !resolves(reference, count: count) {
                 f.error(.referenceUnresolved, path + ".reference",
-                        "reference '\(reference)' does not resolve to an entry of this Bundle as resource:N (N from 0 to \(count - 1))")
+                        "reference \(quoted(.string(reference))) does not resolve to an entry of this Bundle as resource:N (N from 0 to \(count - 1))")
             }
-            for (k, v) in o { walk(v, path: "\(path).\(k)", count: count, findings: &f) }
+            for (k, v) in o {
+                checkMemberName(k, path: path, findings: &f)
+                walk(v, path: "\(path).\(ControlCharacters.escaped(k))", count: count, findings: &f)
+            }
         case .array(let a):
             if a.isEmpty { f.error(.minEmptyElement, path, "empty array; remove it") }
             for (i, v) in a.enumerated() { walk(v, path: "\(path)[\(i)]", count: count, findings: &f) }
         case .string(let s):
             if s.isEmpty || s != s.trimmingCharacters(in: " \t\r\n") {
-                f.error(.minStringWhitespace, path, "empty string or leading/trailing whitespace: '\(s)'")
+                f.error(.minStringWhitespace, path, "empty string or leading/trailing whitespace: \(quoted(node))")
             }
+            checkString(s, path: path, findings: &f)
         default: break
         }
+    }
+
+    /// Control characters only, for the parts of the Bundle outside the entry resources.
+    private static func checkCharacters(member: String, value: JSONValue, path: String, findings f: inout Findings) {
+        checkMemberName(member, path: path, findings: &f)
+        checkCharacters(value, path: "\(path).\(ControlCharacters.escaped(member))", findings: &f)
+    }
+
+    private static func checkCharacters(_ value: JSONValue, path: String, findings f: inout Findings) {
+        switch value {
+        case .object(let o):
+            for (k, v) in o { checkCharacters(member: k, value: v, path: path, findings: &f) }
+        case .array(let a):
+            for (i, v) in a.enumerated() { checkCharacters(v, path: "\(path)[\(i)]", findings: &f) }
+        case .string(let s): checkString(s, path: path, findings: &f)
+        default: break
+        }
+    }
+
+    /// FHIR `string`: no character below U+0020 except tab, CR and LF (FHIR R4 datatypes, `[ \r\n\t\S]+`).
+    private static func checkString(_ s: String, path: String, findings f: inout Findings) {
+        guard let (scalar, offset) = ControlCharacters.firstForbidden(in: s) else { return }
+        f.error(.stringControlCharacter, path, "the string holds the control character \(ControlCharacters.codePoint(scalar)) at character \(offset + 1) "
+            + "(\(quoted(.string(s)))); FHIR strings may not hold characters below U+0020 other than tab, CR and LF. Remove it from the source data")
+    }
+
+    private static func checkMemberName(_ name: String, path: String, findings f: inout Findings) {
+        guard let (scalar, offset) = ControlCharacters.firstForbidden(in: name) else { return }
+        f.error(.stringControlCharacter, "\(path).\(ControlCharacters.escaped(name))", "the JSON member name holds the control character "
+            + "\(ControlCharacters.codePoint(scalar)) at character \(offset + 1); FHIR element names never do. Remove it")
     }
 
     /// True for `resource:N` with N a canonical decimal index below `count`.

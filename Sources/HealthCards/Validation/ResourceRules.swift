@@ -19,7 +19,7 @@ enum PatientRules {
             return nil
         }
         if !FHIRDate.isValidDate(birthDate) {
-            f.error(.patientBirthDate, path + ".birthDate", "'\(birthDate)' is not a FHIR date (YYYY, YYYY-MM or YYYY-MM-DD, a real calendar date)")
+            f.error(.patientBirthDate, path + ".birthDate", "\(quoted(.string(birthDate))) is not a FHIR date (YYYY, YYYY-MM or YYYY-MM-DD, a real calendar date in the years 0001 to 9999)")
         }
         return birthDate
     }
@@ -45,14 +45,14 @@ enum ImmunizationRules {
         }
         if let occurrence = resource["occurrenceDateTime"]?.stringValue {
             if !FHIRDate.isValidDateTime(occurrence) {
-                f.error(.immunizationOccurrence, path + ".occurrenceDateTime", "'\(occurrence)' is not a FHIR dateTime (YYYY-MM-DD, a real calendar date)")
+                f.error(.immunizationOccurrence, path + ".occurrenceDateTime", "\(quoted(.string(occurrence))) is not a FHIR dateTime (YYYY-MM-DD, a real calendar date in the years 0001 to 9999)")
             }
         } else if resource["occurrenceString"] == nil {
             f.error(.immunizationOccurrence, path + ".occurrenceDateTime", "occurrenceDateTime (the date of the dose) is required")
         }
         if let lot = resource["lotNumber"]?.stringValue {
             if lot.count > 20 { f.warn(.immunizationLotNumber, path + ".lotNumber", "lotNumber is \(lot.count) characters; the IG says it SHOULD be under 20") }
-            if lot.lowercased().contains("lot") { f.warn(.immunizationLotNumber, path + ".lotNumber", "lotNumber '\(lot)' contains 'lot'; give the lot number alone") }
+            if lot.lowercased().contains("lot") { f.warn(.immunizationLotNumber, path + ".lotNumber", "lotNumber \(quoted(.string(lot))) contains 'lot'; give the lot number alone") }
         }
         for (i, performer) in (resource["performer"]?.arrayValue ?? []).enumerated() {
             guard let display = performer["actor"]?["display"]?.stringValue else {
@@ -60,7 +60,7 @@ enum ImmunizationRules {
                 continue
             }
             if display.count > 30 {
-                f.warn(.immunizationPerformer, "\(path).performer[\(i)].actor.display", "'\(display)' is \(display.count) characters; the IG says it SHOULD be under 30")
+                f.warn(.immunizationPerformer, "\(path).performer[\(i)].actor.display", "\(quoted(.string(display))) is \(display.count) characters; the IG says it SHOULD be under 30")
             }
         }
         if let subpotent = resource["isSubpotent"], subpotent != .bool(true) {
@@ -90,7 +90,7 @@ enum ObservationRules {
         let effective = resource.objectValue?.keys.filter { $0.hasPrefix("effective") } ?? []
         if effective.isEmpty { f.error(.observationEffective, path + ".effective[x]", "effective[x] (when the specimen was taken) is required") }
         if let when = resource["effectiveDateTime"]?.stringValue, !FHIRDate.isValidDateTime(when) {
-            f.error(.observationEffective, path + ".effectiveDateTime", "'\(when)' is not a FHIR dateTime")
+            f.error(.observationEffective, path + ".effectiveDateTime", "\(quoted(.string(when))) is not a FHIR dateTime (YYYY-MM-DD or YYYY-MM-DDThh:mm:ss+zz:zz, a real calendar date in the years 0001 to 9999)")
         }
         let values = resource.objectValue?.keys.filter { $0.hasPrefix("value") } ?? []
         if values.isEmpty && resource["dataAbsentReason"] == nil {
@@ -137,8 +137,10 @@ enum TerminologyRules {
     }
 }
 
+/// A JSON value for a message: strings in single quotes, anything else as minified JSON, with control
+/// characters escaped (`\u{1B}`) so a message never carries them.
 func quoted(_ value: JSONValue?) -> String {
     guard let value else { return "nothing" }
-    if let s = value.stringValue { return "'\(s)'" }
-    return JSONWriter.minifiedString(value)
+    if let s = value.stringValue { return "'\(ControlCharacters.escaped(s))'" }
+    return ControlCharacters.escaped(JSONWriter.minifiedString(value))
 }

@@ -6,10 +6,14 @@ public struct JWSCheck {
     public var keys: [TrustedKey]
     /// The time to judge `nbf`, `exp` and clinical dates against, in seconds since the epoch.
     public var now: Int64
+    /// The key set files given (`--jwks`), so that an empty `keys` can say whether none was given or
+    /// the ones given held no usable key.
+    public var keySetFiles: [String]
 
-    public init(keys: [TrustedKey], now: Int64) {
+    public init(keys: [TrustedKey], now: Int64, keySetFiles: [String] = []) {
         self.keys = keys
         self.now = now
+        self.keySetFiles = keySetFiles
     }
 
     /// Checks `jws` and adds what it finds to `report` (which names the file and credential index).
@@ -51,7 +55,7 @@ public struct JWSCheck {
             report.payload = json
             ClaimsCheck(now: now).check(json, add: add)
             if let bundle = json["vc"]?["credentialSubject"]?["fhirBundle"], bundle.objectValue != nil {
-                for finding in BundleValidator.validate(bundle, today: Clock.todayUTC(now)).all {
+                for finding in BundleValidator.validate(bundle, now: now).all {
                     add(finding.code, finding.location.path, finding.message, finding.severity)
                 }
             }
@@ -159,7 +163,12 @@ public struct JWSCheck {
             }
         }
         guard !keys.isEmpty else {
-            add(.sigNotChecked, "signature", "no key set was given (--jwks), so the signature was not checked; everything else was", nil)
+            if keySetFiles.isEmpty {
+                add(.sigNotChecked, "signature", "no key set was given (--jwks), so the signature was not checked; everything else was", nil)
+            } else {
+                add(.sigNotChecked, "signature", "the key set given with --jwks (\(keySetFiles.joined(separator: ", "))) holds no usable key "
+                    + "(see its findings), so the signature was not checked; everything else was", nil)
+            }
             return
         }
         let kid = report.header?["kid"]?.stringValue
@@ -178,7 +187,14 @@ public struct JWSCheck {
             add(.kidWrong, "header.kid", "the header says kid \(quoted(report.header?["kid"])) but the card was signed by key \(other.thumbprint); the kid must be the signing key's RFC 7638 thumbprint", nil)
             return
         }
-        add(.kidUnknown, "header.kid", "kid \(quoted(report.header?["kid"])) is not in the key set (\(keys.map(\.kid).joined(separator: ", "))) and no key in it verifies the signature", nil)
+        let known = keys.map(\.kid).joined(separator: ", ")
+        if report.header == nil {
+            add(.kidUnknown, "header.kid", "the JWS header could not be read, so the kid is unknown; no key in the key set (\(known)) verifies the signature", nil)
+        } else if report.header?["kid"] == nil {
+            add(.kidUnknown, "header.kid", "the header has no kid, and no key in the key set (\(known)) verifies the signature", nil)
+        } else {
+            add(.kidUnknown, "header.kid", "kid \(quoted(report.header?["kid"])) is not in the key set (\(known)) and no key in it verifies the signature", nil)
+        }
     }
 
     private func checkRevocation(_ key: TrustedKey, report: CredentialReport, add: (RuleCode, String?, String, Finding.Severity?) -> Void) {

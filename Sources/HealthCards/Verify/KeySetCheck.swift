@@ -24,13 +24,20 @@ public enum KeySetCheck {
         func add(_ code: RuleCode, _ path: String?, _ message: String, _ severity: Finding.Severity? = nil) {
             findings.append(Finding(code, message, at: .init(file: file, path: path), severity: severity))
         }
+        if let pem = pemLabel(bytes) {
+            let privateNote = pem.contains("PRIVATE") ? " It holds a private key: never publish it or pass it around" : ""
+            add(.jwksNotJSON, nil, "the key set is a PEM file (\(pem)), not a JWK Set {\"keys\":[...]}. "
+                + "Make the key set from the key with `healthcards jwks KEY --out jwks.json` and give that to --jwks.\(privateNote)")
+            return ([], findings)
+        }
         let json: JSONValue
         do { json = try JSONParser.parse(bytes) } catch {
-            add(.jwksNotJSON, nil, "the key set is not JSON: \(error)")
+            add(.jwksNotJSON, nil, #"the key set is not JSON (a JWK Set is {"keys":[...]}): \#(error)"#)
             return ([], findings)
         }
         guard let list = json["keys"]?.arrayValue else {
-            add(.jwksNotJSON, "keys", #"a JWK Set is {"keys":[...]}; there is no "keys" array"#)
+            let found = json["keys"].map { "\"keys\" is \(quoted($0)), not an array" } ?? "there is no \"keys\" member"
+            add(.jwksNotJSON, "keys", #"a JWK Set is {"keys":[...]} with "keys" an array of JWKs; "# + found)
             return ([], findings)
         }
         var keys: [TrustedKey] = []
@@ -79,8 +86,15 @@ public enum KeySetCheck {
                 add(.jwkKidMismatch, path + ".kid", "kid '\(kid!)' is not the key's RFC 7638 SHA-256 thumbprint; expected \(thumbprint)")
             }
             if let chain = object["x5c"] { checkX5C(chain, key: key, path: path + ".x5c", add: add) }
+            var crlVersion: Int?
+            if let value = object["crlVersion"] {
+                crlVersion = positiveInteger(value)
+                if crlVersion == nil {
+                    add(.jwkCRLVersion, path + ".crlVersion", "crlVersion must be a positive integer (the ctr of the key's CRL, from 1), found \(quoted(value))")
+                }
+            }
             var trusted = TrustedKey(kid: kid ?? thumbprint, thumbprint: thumbprint, key: key,
-                                     crlVersion: object["crlVersion"]?.numberLexeme.flatMap { Int($0) }, crl: nil, source: file)
+                                     crlVersion: crlVersion, crl: nil, source: file)
             trusted.crl = loadCRL(for: trusted, keySetFile: file, keyPath: path, findings: &findings)
             keys.append(trusted)
         }
@@ -88,6 +102,25 @@ public enum KeySetCheck {
             add(.jwksNoKeys, "keys", "the key set has no usable EC P-256 signing key (kty EC, crv P-256, use sig, alg ES256)")
         }
         return (keys, findings)
+    }
+
+    /// A JSON number written as a whole decimal number from 1 (no sign, fraction or exponent), or nil.
+    static func positiveInteger(_ value: JSONValue) -> Int? {
+        guard let lexeme = value.numberLexeme, lexeme.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let n = Int(lexeme), n > 0
+        else { return nil }
+        return n
+    }
+
+    /// The label of a PEM file (`PRIVATE KEY`, `PUBLIC KEY`, `CERTIFICATE`…) when `bytes` start with
+    /// `-----BEGIN ` after an optional BOM and whitespace.
+    static func pemLabel(_ bytes: [UInt8]) -> String? {
+        var body = bytes[...]
+        if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
+        body = body.drop { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
+        let begin = Array("-----BEGIN ".utf8)
+        guard body.starts(with: begin) else { return nil }
+        let label = body.dropFirst(begin.count).prefix(40).prefix { $0 != 0x2D && $0 != 0x0A && $0 != 0x0D }
+        return String(decoding: label, as: UTF8.self)
     }
 
     /// x5c: standard base64 DER certificates, leaf first; the leaf's key must be the JWK's key.

@@ -1,8 +1,11 @@
 /// The readable summary `healthcards verify` prints without `--json`.
 extension CredentialReport {
     /// Lines: what was read, issuer, kid, nbf/exp as dates, patient, one line per immunization or lab
-    /// result (CVX short description from the shipped CVX list), then each finding.
-    public var summaryLines: [String] {
+    /// result (CVX short description from the shipped CVX list), then each finding. Control characters
+    /// (C0, DEL, C1) from the card or file are escaped (`\u{1B}`), so a card cannot drive the terminal.
+    public var summaryLines: [String] { rawSummaryLines.map(ControlCharacters.escaped) }
+
+    private var rawSummaryLines: [String] {
         var lines: [String] = []
         let index = self.index.map { " [credential \($0)]" } ?? ""
         let verdict = isValid ? (warningCount > 0 ? "OK with \(warningCount) warning(s)" : "OK") : "INVALID (\(errorCount) error(s), \(warningCount) warning(s))"

@@ -8,6 +8,7 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case fileNoCredentials = "FILE_NO_CREDENTIALS"
     case fileTrailingCharacters = "FILE_TRAILING_CHARACTERS"
     case fileBOM = "FILE_BOM"
+    case nothingToCheck = "NOTHING_TO_CHECK"
 
     // Compact JWS (digest section 1)
     case jwsCompactForm = "JWS_COMPACT_FORM"
@@ -68,6 +69,7 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case minCodingDisplay = "MIN_CODING_DISPLAY"
     case minEmptyElement = "MIN_EMPTY_ELEMENT"
     case minStringWhitespace = "MIN_STRING_WHITESPACE"
+    case stringControlCharacter = "STRING_CONTROL_CHARACTER"
 
     // FHIR Bundle and SHC IG profiles (digest section 9)
     case bundleResourceType = "BUNDLE_RESOURCE_TYPE"
@@ -83,6 +85,11 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case patientPhoto = "PATIENT_PHOTO"
     case patientBirthDateMissing = "PATIENT_BIRTHDATE_MISSING"
     case patientBirthDate = "PATIENT_BIRTHDATE"
+    case patientContact = "PATIENT_CONTACT"
+    case patientAddressDetail = "PATIENT_ADDRESS_DETAIL"
+    case patientIdentifier = "PATIENT_IDENTIFIER"
+    case patientGender = "PATIENT_GENDER"
+    case patientDataMinimization = "PATIENT_DATA_MINIMIZATION"
     case immunizationStatus = "IMMUNIZATION_STATUS"
     case immunizationVaccineCode = "IMMUNIZATION_VACCINE_CODE"
     case immunizationPatient = "IMMUNIZATION_PATIENT"
@@ -91,12 +98,14 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case immunizationPerformer = "IMMUNIZATION_PERFORMER"
     case immunizationSubpotent = "IMMUNIZATION_SUBPOTENT"
     case immunizationProtocolApplied = "IMMUNIZATION_PROTOCOL_APPLIED"
+    case immunizationDataMinimization = "IMMUNIZATION_DATA_MINIMIZATION"
     case observationStatus = "OBSERVATION_STATUS"
     case observationCode = "OBSERVATION_CODE"
     case observationSubject = "OBSERVATION_SUBJECT"
     case observationEffective = "OBSERVATION_EFFECTIVE"
     case observationValue = "OBSERVATION_VALUE"
     case observationValueString = "OBSERVATION_VALUE_STRING"
+    case observationDataMinimization = "OBSERVATION_DATA_MINIMIZATION"
     case dateInFuture = "DATE_IN_FUTURE"
     case dateBeforeBirth = "DATE_BEFORE_BIRTH"
     case codingCode = "CODING_CODE"
@@ -139,6 +148,7 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case jwkX5CEncoding = "JWK_X5C_ENCODING"
     case jwkX5CUndecodable = "JWK_X5C_UNDECODABLE"
     case jwkX5CKeyMismatch = "JWK_X5C_KEY_MISMATCH"
+    case jwkCRLVersion = "JWK_CRL_VERSION"
 
     // Revocation lists (digest section 8)
     case crlInvalid = "CRL_INVALID"
@@ -152,7 +162,8 @@ public enum RuleCode: String, Sendable, CaseIterable {
         case .headerExtraMember, .jwsTooLong, .nbfFractional, .vcTypeLegacy, .vcContext, .vcFHIRVersion, .sigNotChecked,
             .bundleNoClinicalEntry, .patientBirthDateMissing, .immunizationLotNumber, .immunizationPerformer,
             .immunizationProtocolApplied, .observationValueString, .qrChunkUnbalanced, .qrChunked, .qrGridUnreadable,
-            .qrVersionNotMinimal, .qrECCLevel, .jwkNotSHCKey, .crlDuplicateRID, .codeCVXUnspecified:
+            .qrVersionNotMinimal, .qrECCLevel, .jwkNotSHCKey, .crlDuplicateRID, .codeCVXUnspecified, .patientIdentifier,
+            .patientGender, .patientDataMinimization, .immunizationDataMinimization, .observationDataMinimization:
             return .warning
         default:
             return .error

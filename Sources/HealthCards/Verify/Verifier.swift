@@ -7,7 +7,11 @@ public final class Verifier {
     public let keySetReports: [CredentialReport]
     /// The time `nbf`, `exp` and clinical dates are judged against, in seconds since the epoch.
     public let now: Int64
+    /// The `--jwks` key set files, in the order given.
+    public let keySetFiles: [String]
     private var checkedKeySets: Set<String> = []
+    /// Key set files met among the PATHs that were already checked as `--jwks` (so not reported again).
+    private var skippedKeySets = 0
 
     /// Loads key sets.
     /// - Parameter keySets: each a `jwks.json` file, or a folder holding `.well-known/jwks.json` (or `jwks.json`).
@@ -16,8 +20,10 @@ public final class Verifier {
         self.now = now
         var keys: [TrustedKey] = []
         var reports: [CredentialReport] = []
+        var files: [String] = []
         for path in keySets {
             let file = try Self.keySetFile(path)
+            files.append(file)
             checkedKeySets.insert(file)
             var report = CredentialReport(source: .keySet, file: file)
             guard let bytes = try? FileIO.read(file) else {
@@ -30,7 +36,11 @@ public final class Verifier {
         }
         self.keys = keys
         self.keySetReports = reports
+        self.keySetFiles = files
     }
+
+    /// The JWS checker with this verifier's keys and time.
+    var checker: JWSCheck { JWSCheck(keys: keys, now: now, keySetFiles: keySetFiles) }
 
     static func keySetFile(_ path: String) throws -> String {
         guard FileIO.exists(path) else {
@@ -45,11 +55,14 @@ public final class Verifier {
     enum Kind { case card, keySet, jws, qrText, qrImage }
 
     /// Checks every path (folders are walked) and returns one report per credential and key set found.
+    /// When the paths hold nothing to check (e.g. an empty folder), the one report is a `NOTHING_TO_CHECK`
+    /// error naming them.
     /// - Throws: `HealthCardError(.usage)` for a path that does not exist.
     public func verify(_ paths: [String]) throws -> [CredentialReport] {
         for path in paths where !FileIO.exists(path) {
             throw HealthCardError(.usage, "\(path) does not exist")
         }
+        skippedKeySets = 0
         var reports: [CredentialReport] = []
         var texts: [QRPiece] = []
         var images: [QRPiece] = []
@@ -61,6 +74,14 @@ public final class Verifier {
             }
         }
         reports += qrReports(texts, source: .qrText) + qrReports(images, source: .qrImage)
+        if reports.isEmpty && skippedKeySets == 0 {
+            var report = CredentialReport(source: .unknown, file: paths.joined(separator: ", "))
+            let names = paths.map { "'\($0)'" }.joined(separator: ", ")
+            report.findings.append(Finding(.nothingToCheck, "found nothing to check in \(names): no .smart-health-card file, JWS, "
+                + "shc:/ QR text, PNG QR image or jwks.json (files of other kinds are skipped when walking a folder). Give the folder or files holding the cards",
+                at: .init(file: report.file)))
+            reports.append(report)
+        }
         return reports
     }
 
@@ -94,16 +115,19 @@ public final class Verifier {
         }
         switch kind {
         case .keySet:
-            guard !checkedKeySets.contains(path) else { return [] }
+            guard !checkedKeySets.contains(path) else {
+                skippedKeySets += 1
+                return []
+            }
             var report = CredentialReport(source: .keySet, file: path)
             report.findings = KeySetCheck.check(bytes: bytes, file: path).findings
             return [report]
         case .card:
-            return CardFile.check(bytes, file: path, checker: JWSCheck(keys: keys, now: now))
+            return CardFile.check(bytes, file: path, checker: checker)
         case .jws:
             var report = CredentialReport(source: .jws, file: path)
             let text = CardFile.cleanText(bytes, file: path, findings: &report.findings)
-            JWSCheck(keys: keys, now: now).check(text, into: &report)
+            checker.check(text, into: &report)
             return [report]
         case .qrText:
             var findings: [Finding] = []
@@ -129,7 +153,7 @@ public final class Verifier {
             var report = CredentialReport(source: source, file: set.pieces.map(\.file).joined(separator: ", "))
             report.findings = set.findings
             report.qrSymbols = set.pieces.compactMap(\.symbol)
-            if let jws = set.jws { JWSCheck(keys: keys, now: now).check(jws, into: &report) }
+            if let jws = set.jws { checker.check(jws, into: &report) }
             return report
         }
     }
@@ -144,11 +168,14 @@ public final class Verifier {
         if body.first == UInt8(ascii: "{") {
             if FileIO.basename(lower) == "jwks.json" { return .keySet }
             guard let json = try? JSONParser.parse(body) else {
-                return String(decoding: body.prefix(200), as: UTF8.self).contains("\"verifiableCredential\"") ? .card : nil
+                let start = String(decoding: body.prefix(200), as: UTF8.self)
+                if start.contains("\"verifiableCredential\"") { return .card }
+                return start.contains("\"keys\"") ? .keySet : nil
             }
             if json["keys"]?.arrayValue != nil { return .keySet }
             if json["verifiableCredential"] != nil { return .card }
-            return nil
+            // `{"keys":{}}` and the like: a malformed key set, reported as such.
+            return json["keys"] != nil ? .keySet : nil
         }
         if body.starts(with: Array("shc:".utf8)) || body.starts(with: Array("SHC:".utf8)) { return .qrText }
         let text = body.prefix(4096)

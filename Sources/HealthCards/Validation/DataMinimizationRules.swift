@@ -1,0 +1,114 @@
+/// Elements the SHC Vaccination & Testing IG forbids (the "allowable data" AD profiles: SHALL, errors) or
+/// leaves out (the "data minimization" DM profiles: SHOULD, warnings) on Patient, Immunization and lab
+/// Observation (digest section 9; IG `profiles_admin.fsh`, `profiles_vaccination.fsh`, `profiles_lab.fsh`).
+/// `id`, `meta` and `text` are minimization rules (`MIN_*`); `Patient.photo` and
+/// `Immunization.protocolApplied` have their own codes in `PatientRules` and `ImmunizationRules`.
+enum DataMinimizationRules {
+    /// Patient elements that are 0..0 in the DM Patient profiles (`shc-patient-general-dm`), besides
+    /// `identifier` and `gender`, which have their own codes. Choice elements by their prefix.
+    static let patientDM = [
+        "implicitRules", "language", "contained", "extension", "modifierExtension", "active", "telecom", "deceased",
+        "address", "maritalStatus", "multipleBirth", "communication", "generalPractitioner", "managingOrganization",
+        "link",
+    ]
+
+    /// Immunization elements that are 0..0 in `vaccination-credential-immunization-dm`.
+    static let immunizationDM = [
+        "identifier", "implicitRules", "language", "contained", "extension", "modifierExtension", "statusReason",
+        "encounter", "recorded", "primarySource", "reportOrigin", "location", "manufacturer", "expirationDate", "site",
+        "route", "doseQuantity", "note", "reasonCode", "reasonReference", "subpotentReason", "education",
+        "fundingSource", "reaction", "programEligibility",
+    ]
+
+    /// Lab Observation elements that are 0..0 in the DM lab result profiles. `category` was dropped from
+    /// both lab profiles in IG PR #107; `referenceRange` (advised for quantities) and `component`
+    /// (specimen supervision status) are left alone because the IG uses them.
+    static let observationDM = [
+        "category", "implicitRules", "language", "contained", "extension", "modifierExtension", "basedOn", "partOf",
+        "focus", "issued", "dataAbsentReason", "interpretation", "note", "bodySite", "method", "specimen", "device",
+        "hasMember", "derivedFrom",
+    ]
+
+    static func checkPatient(_ patient: JSONValue, path: String, findings f: inout BundleValidator.Findings) {
+        if patient["contact"] != nil {
+            f.error(
+                .patientContact, path + ".contact",
+                "Patient.contact (next of kin, guardians) is 0..0 in the SHC IG Patient profiles; remove it")
+        }
+        for (i, address) in (patient["address"]?.arrayValue ?? []).enumerated() {
+            for part in ["line", "text"] where address[part] != nil {
+                f.error(
+                    .patientAddressDetail, "\(path).address[\(i)].\(part)",
+                    "Patient.address.\(part) (the street address) is 0..0 in the SHC IG Patient profiles, for the holder's privacy; remove it"
+                )
+            }
+        }
+        if patient["identifier"] != nil {
+            f.warn(
+                .patientIdentifier, path + ".identifier",
+                "Patient.identifier is 0..0 in the SHC IG's US Patient profiles (shc-patient-us-ad, shc-patient-us-dm): it exposes "
+                    + "identifiers to every verifier. Leave it out unless a non-US profile needs it")
+        }
+        if patient["gender"] != nil {
+            f.warn(
+                .patientGender, path + ".gender",
+                "Patient.gender SHALL be omitted unless the law requires it (SHC IG Patient profiles; 0..0 in the US profiles): "
+                    + "a card cannot be reissued when it no longer matches the holder's ID")
+        }
+        for (member, element) in present(patientDM, in: patient) {
+            f.warn(
+                .patientDataMinimization, "\(path).\(member)",
+                "Patient.\(element) is 0..0 in the SHC IG's data minimization Patient profile (shc-patient-general-dm); verifiers do not need it. Leave it out"
+            )
+        }
+        let names = patient["name"]?.arrayValue ?? []
+        if names.count == 1, names[0]["use"] != nil {
+            f.warn(
+                .patientDataMinimization, path + ".name[0].use",
+                "Patient.name.use is 0..0 in the data minimization Patient profile (shc-patient-general-dm) and SHALL NOT be set for a single name"
+            )
+        }
+    }
+
+    static func checkImmunization(_ resource: JSONValue, path: String, findings f: inout BundleValidator.Findings) {
+        for (member, element) in present(immunizationDM, in: resource) {
+            f.warn(
+                .immunizationDataMinimization, "\(path).\(member)",
+                "Immunization.\(element) is 0..0 in the SHC IG's data minimization Immunization profile (vaccination-credential-immunization-dm); "
+                    + "verifiers do not need it. Leave it out")
+        }
+        for (i, performer) in (resource["performer"]?.arrayValue ?? []).enumerated() {
+            var extra: [String] = performer["function"] != nil ? ["function"] : []
+            extra += ["reference", "type", "identifier"].filter { performer["actor"]?[$0] != nil }.map { "actor." + $0 }
+            for element in extra {
+                f.warn(
+                    .immunizationDataMinimization, "\(path).performer[\(i)].\(element)",
+                    "Immunization.performer.\(element) is 0..0 in the data minimization Immunization profile; only performer.actor.display is kept"
+                )
+            }
+        }
+    }
+
+    static func checkObservation(_ resource: JSONValue, path: String, findings f: inout BundleValidator.Findings) {
+        for (member, element) in present(observationDM, in: resource) {
+            f.warn(
+                .observationDataMinimization, "\(path).\(member)",
+                "Observation.\(element) is 0..0 in the SHC IG's data minimization lab result profiles "
+                    + "(covid19-laboratory-result-observation-dm, infectious-disease-laboratory-result-observation-dm); verifiers do not need it. Leave it out"
+            )
+        }
+    }
+
+    /// The members of `resource` that are among `elements`, in the resource's order: an element ending
+    /// in a choice prefix (`deceased`) matches `deceasedBoolean` and reports as `deceased[x]`.
+    private static func present(_ elements: [String], in resource: JSONValue) -> [(member: String, element: String)] {
+        let choices: Set<String> = ["deceased", "multipleBirth"]
+        return (resource.objectValue?.keys ?? []).compactMap { member in
+            if elements.contains(member) { return choices.contains(member) ? nil : (member, member) }
+            guard let choice = choices.first(where: { elements.contains($0) && member.hasPrefix($0) }) else {
+                return nil
+            }
+            return (member, choice + "[x]")
+        }
+    }
+}
