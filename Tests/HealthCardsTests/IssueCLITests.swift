@@ -181,12 +181,27 @@ import Testing
         let key = try TestSupport.demoKey(in: dir)
         let out = dir.appendingPathComponent("out")
         let input = TestSupport.spec("example-00-a-fhirBundle.json").path
-        // 2021-01-28 12:00 UTC: after the first dose (2021-01-01), before the second (2021-01-29 gets a day of slack, 2022-09-05 not).
+        // 2021-01-28 12:00 UTC: after the first dose (2021-01-01); the second (2021-01-29) is already that day in
+        // UTC+14, so it passes; the third (2022-09-05) does not.
         let run = try TestSupport.cli(["issue", "--issuer", Self.issuer, "--key", key, "--out", out.path, "--nbf", "1611835200", input])
         #expect(run.status == 1)
         let errors = try #require(try TestSupport.report(out)[0]["errors"]?.arrayValue)
         #expect(errors.compactMap { $0["at"]?.stringValue } == ["Bundle.entry[3].resource.occurrenceDateTime"])
-        #expect(errors[0]["message"]?.stringValue?.hasPrefix("NBF_BEFORE_EVENT: nbf 1611835200 (2021-01-28 12:00:00 UTC)") == true)
+        #expect(errors[0]["message"]?.stringValue?.hasPrefix("NBF_BEFORE_EVENT: nbf 2021-01-28 12:00:00 UTC is before this event (2022-09-05)") == true)
+        // verify reports the same rule, as a warning: verifiers do not reject such cards.
+        let card = JSONWriter.minifiedString(.object(["verifiableCredential": .array([.string(try Self.signedCard(nbf: "1611835200", key: key))])]))
+        let file = try TestSupport.write(card, to: "early.smart-health-card", in: dir)
+        let verify = try TestSupport.cli(["verify", "--json", file])
+        #expect(verify.stdout.contains("\"NBF_BEFORE_EVENT\""))
+        #expect(verify.status == 0)
+    }
+
+    /// A card signed by the library without the issue-time checks (a fixture only a verifier developer wants).
+    static func signedCard(nbf: String, key: String) throws -> String {
+        let bundle = try JSONParser.parse(try VerifyFixtures.bytes(TestSupport.spec("example-00-a-fhirBundle.json")))
+        let signingKey = try KeyFile.load(path: key, requirePrivate: true)
+        let issuer = try CardIssuer(signer: try ES256Signer(key: signingKey), settings: IssueSettings(issuer: Self.issuer, notBefore: nbf))
+        return try issuer.sign(try issuer.payload(for: bundle).minifiedBytes).compact
     }
 
     @Test func everyCommandHasHelp() throws {

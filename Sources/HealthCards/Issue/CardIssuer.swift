@@ -99,7 +99,8 @@ public final class CardIssuer {
     /// As `issue(payload:)`, with the payload's minified bytes already made (`payload.minifiedBytes`).
     public func issue(payload: Payload, bytes payloadBytes: [UInt8]) throws(HealthCardErrors) -> IssuedCard {
         let findings = BundleValidator.validate(payload.fhirBundle)
-        let errors = findings.errors + CardIssuer.notBeforeProblems(payload)
+        let nbfFindings = Double(payload.notBefore).map { DateRules.eventsAfterNotBefore(payload.fhirBundle, nbf: $0, severity: .error) } ?? []
+        let errors = findings.errors + nbfFindings.map(BundleValidator.Findings.asError)
         if !errors.isEmpty { throw HealthCardErrors(errors) }
         var warnings = findings.warnings
         do {
@@ -139,27 +140,6 @@ public final class CardIssuer {
             warnings.append(HealthCardError(.qr, "the JWS is \(length) characters, split into \(chunks.count) chunked QRs; chunking is deprecated since SHC 1.3.0 and some verifiers refuse it"))
         }
         return (codes, pngs, warnings)
-    }
-
-    /// A card cannot be issued before what it records: `nbf` (as a UTC date) must not be earlier than
-    /// the day before the latest `occurrenceDateTime` / `effectiveDateTime` (one day of slack for time
-    /// zones ahead of UTC).
-    static func notBeforeProblems(_ payload: Payload) -> [HealthCardError] {
-        guard let nbf = Double(payload.notBefore) else { return [] }
-        let issued = Clock.todayUTC(Int64(nbf) + 86_400)
-        var problems: [HealthCardError] = []
-        for (i, entry) in (payload.fhirBundle["entry"]?.arrayValue ?? []).enumerated() {
-            for member in ["occurrenceDateTime", "effectiveDateTime"] {
-                guard let value = entry["resource"]?[member]?.stringValue, FHIRDate.isValidDateTime(value) else { continue }
-                let day = FHIRDate.datePart(value)
-                if day.count == 10, day > issued {
-                    problems.append(HealthCardError(.validation, "NBF_BEFORE_EVENT: nbf \(payload.notBefore) (\(Clock.describe(Int64(nbf)))) "
-                        + "is before this event (\(value)); a card cannot be issued before what it records. Use a later --nbf",
-                        at: "Bundle.entry[\(i)].resource.\(member)"))
-                }
-            }
-        }
-        return problems
     }
 
     /// Compresses and signs payload bytes.

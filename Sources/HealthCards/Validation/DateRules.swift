@@ -59,4 +59,25 @@ enum DateRules {
         let minutes = (seconds + 59) / 60
         return minutes >= 60 ? "\(minutes / 60) h \(minutes % 60) min" : "\(minutes) min"
     }
+
+    /// A card cannot be issued before what it records: the events' days must not come after `nbf`'s
+    /// day in the furthest time zone (UTC+14), so a card issued on a clinic's local date is fine.
+    /// - Parameters:
+    ///   - nbf: the card's `nbf`, seconds since 1970.
+    ///   - severity: an error when issuing; a warning in `verify`, since verifiers do not check it.
+    static func eventsAfterNotBefore(_ bundle: JSONValue, nbf: Double, severity: Finding.Severity) -> [Finding] {
+        let latestDay = Clock.todayUTC(Int64(nbf) + furthestZoneSeconds)
+        var findings: [Finding] = []
+        for (i, entry) in (bundle["entry"]?.arrayValue ?? []).enumerated() {
+            for member in ["occurrenceDateTime", "effectiveDateTime"] {
+                guard let value = entry["resource"]?[member]?.stringValue, FHIRDate.isValidDateTime(value) else { continue }
+                let day = FHIRDate.datePart(value)
+                guard day.count == 10, day > latestDay else { continue }
+                findings.append(Finding(.nbfBeforeEvent, "nbf \(Clock.describe(Int64(nbf))) is before this event (\(value)); "
+                    + "a card cannot be issued before what it records. Issue it with a later nbf",
+                    at: .init(path: "Bundle.entry[\(i)].resource.\(member)"), severity: severity))
+            }
+        }
+        return findings
+    }
 }

@@ -55,7 +55,11 @@ public struct JWSCheck {
             report.payload = json
             ClaimsCheck(now: now).check(json, add: add)
             if let bundle = json["vc"]?["credentialSubject"]?["fhirBundle"], bundle.objectValue != nil {
-                for finding in BundleValidator.validate(bundle, now: now).all {
+                var findings = BundleValidator.validate(bundle, now: now).all
+                if let nbf = json["nbf"]?.doubleValue, nbf < ClaimsCheck.millisecondsThreshold {
+                    findings += DateRules.eventsAfterNotBefore(bundle, nbf: nbf, severity: .warning)
+                }
+                for finding in findings {
                     add(finding.code, finding.location.path, finding.message, finding.severity)
                 }
             }

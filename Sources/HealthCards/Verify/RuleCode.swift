@@ -40,6 +40,7 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case nbfMilliseconds = "NBF_MILLISECONDS"
     case nbfFractional = "NBF_FRACTIONAL"
     case nbfNotYetValid = "NBF_NOT_YET_VALID"
+    case nbfBeforeEvent = "NBF_BEFORE_EVENT"
     case expNotNumber = "EXP_NOT_NUMBER"
     case expMilliseconds = "EXP_MILLISECONDS"
     case expExpired = "EXP_EXPIRED"
