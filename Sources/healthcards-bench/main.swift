@@ -23,7 +23,7 @@ let help = """
       --patients N        patients for the stage and end-to-end runs (default 5000)
       --stage-patients N  patients timed stage by stage (default min(N, 2000))
       --scale ROWS,...    row counts for the scale runs, e.g. 10000,100000,1000000 (default: none)
-      --work DIR          scratch folder (default .build/bench; emptied)
+      --work DIR          scratch folder (default $TMPDIR/healthcards-bench or /tmp/healthcards-bench; emptied)
       --json FILE         where to write the figures (default bench-results.json)
       --template FILE     default templates/covid19-vaccination.json
       --healthcards PATH  the issue binary (default: healthcards beside this program)
