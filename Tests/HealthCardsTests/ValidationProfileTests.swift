@@ -16,14 +16,7 @@ import Testing
     /// The forge's good vaccination Bundle with one resource changed.
     static func bundle(_ type: String = "Patient", doses: Int = 1, _ change: (inout JSONObject) -> Void) -> JSONValue {
         var b = VerifyForge.bundle(doses: doses).objectValue!
-        var entries = b["entry"]!.arrayValue!
-        let i = entries.firstIndex { $0["resource"]?["resourceType"]?.stringValue == type }!
-        var entry = entries[i].objectValue!
-        var r = entry["resource"]!.objectValue!
-        change(&r)
-        entry["resource"] = .object(r)
-        entries[i] = .object(entry)
-        b["entry"] = .array(entries)
+        VerifyForge.changing(&b, type, change)
         return .object(b)
     }
 

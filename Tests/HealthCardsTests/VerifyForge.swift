@@ -16,6 +16,18 @@ struct VerifyForge {
 
     var kid: String { JWK(key: key).kid }
 
+    /// `bundle` with the first resource of `type` changed by `change`.
+    static func changing(_ bundle: inout JSONObject, _ type: String, _ change: (inout JSONObject) -> Void) {
+        var entries = bundle["entry"]!.arrayValue!
+        let i = entries.firstIndex { $0["resource"]?["resourceType"]?.stringValue == type }!
+        var entry = entries[i].objectValue!
+        var r = entry["resource"]!.objectValue!
+        change(&r)
+        entry["resource"] = .object(r)
+        entries[i] = .object(entry)
+        bundle["entry"] = .array(entries)
+    }
+
     /// A good minimized vaccination Bundle (Patient + `doses` Immunizations with CVX 207).
     static func bundle(doses: Int = 2, distinctLots: Bool = false) -> JSONValue {
         var entries: [JSONValue] = [

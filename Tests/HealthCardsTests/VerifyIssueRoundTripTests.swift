@@ -49,14 +49,7 @@ import Testing
     static func patient(_ b: inout JSONObject, _ change: (inout JSONObject) -> Void) { resource(&b, "Patient", change) }
     static func immunization(_ b: inout JSONObject, _ change: (inout JSONObject) -> Void) { resource(&b, "Immunization", change) }
     static func resource(_ b: inout JSONObject, _ type: String, _ change: (inout JSONObject) -> Void) {
-        var entries = b["entry"]!.arrayValue!
-        let i = entries.firstIndex { $0["resource"]?["resourceType"]?.stringValue == type }!
-        var entry = entries[i].objectValue!
-        var r = entry["resource"]!.objectValue!
-        change(&r)
-        entry["resource"] = .object(r)
-        entries[i] = .object(entry)
-        b["entry"] = .array(entries)
+        VerifyForge.changing(&b, type, change)
     }
 
     @Test func issueRejectsEachBadBundleNamingRuleAndPathAndIssuesTheGoodOnes() throws {
