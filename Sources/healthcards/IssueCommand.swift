@@ -156,6 +156,7 @@ enum IssueCommand {
         let quiet = parsed.has("quiet")
         let progress = ProgressLine(enabled: !quiet && isatty(2) == 1)
         batch.progress = { done, total in progress.update(done: done, total: total) }
+        batch.fileRejected = { path, error in printError("nothing issued from \(path): \(error.message)") }
         Signals.install()
         defer { Signals.restore() }
         let summary: BatchSummary

@@ -100,6 +100,8 @@ import Testing
         // Nothing from the file is issued, not even the well-formed patient before the bad byte.
         #expect(!Self.cardExists(out, "P-1") && !Self.cardExists(out, "P-2"))
         #expect(run.stderr.contains("rejected 1"))
+        // The person at the terminal is told too, not only the report.
+        #expect(run.stderr.contains("nothing issued from \(input): \(input):3: byte offset \(prefix.count) (0xE9) is not UTF-8"), "\(run.stderr)")
     }
 
     @Test func latin1InsideAQuotedFieldNamesTheByte() throws {

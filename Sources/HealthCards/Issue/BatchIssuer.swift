@@ -41,6 +41,9 @@ public final class BatchIssuer {
     public var force = false
     /// Called on the calling thread after each record with (records done, records in the input).
     public var progress: ((Int, Int) -> Void)?
+    /// Called once for each input file that cannot be used at all (not UTF-8, broken quoting, a missing
+    /// column, no rows): its path and why. The file's one report line says the same.
+    public var fileRejected: ((String, HealthCardError) -> Void)?
     private let makeIssuer: () throws -> CardIssuer
 
     /// The signal number that asked the run to stop, 0 while none has. Written by `requestStop`.
@@ -109,6 +112,7 @@ public final class BatchIssuer {
                 }
             } catch let error as HealthCardError {
                 summary.total += 1
+                fileRejected?(input.path, error)
                 opened.append(.records([InputRecord(source: input.path, id: nil, bundle: nil, errors: [error])]))
             }
         }
