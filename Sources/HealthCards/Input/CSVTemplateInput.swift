@@ -2,13 +2,14 @@
 /// `patientKey` form one Bundle, whatever their order in the file.
 ///
 /// The first pass reads the whole file once (checking UTF-8, quoting and field counts) and keeps an
-/// index of positions only: per data row its byte offset, line and the next row of the same patient
-/// (16 bytes a row), per record its first row (4 bytes), and per patient its key hash (8 bytes, to
+/// index of positions only: per data row the low 32 bits of its byte offset, its line and the next
+/// row of the same patient (12 bytes a row), per record its first row (4 bytes), and per patient its key hash (8 bytes, to
 /// find patients that appear in several files: `patients(withHashes:)`). Patients are
 /// matched by a 64-bit hash of their key, so no row text and no key is held; the second pass reads
 /// each patient's rows back (sequentially when the file is grouped by patient, by byte offset
-/// otherwise) and checks the keys really match. Memory is therefore about 16 bytes per row plus 12
-/// per patient, whatever the rows hold.
+/// otherwise) and checks the keys really match. Memory is therefore about 12 bytes per row plus 16
+/// per patient (and, while indexing, a hash table of about 12 bytes per patient), whatever the rows
+/// hold.
 public final class CSVTemplateInput {
     public let path: String
     public let template: Template
@@ -18,7 +19,10 @@ public final class CSVTemplateInput {
     private var headerFields = 0
     private(set) var keyIndex = 0
     /// Data rows in file order: byte offset, 1-based line, next row of the same patient (-1: none).
-    private var rowOffsets: [Int] = []
+    /// Offsets are kept as their low 32 bits; rows only move forward in the file, so the high part is
+    /// the number of `offsetWraps` (rows where it grew) at or before the row.
+    private var rowOffsetLow: [UInt32] = []
+    private var offsetWraps: [Int32] = []
     private(set) var rowLines: [Int32] = []
     private(set) var nextRow: [Int32] = []
     /// Records in order of first appearance: a patient's first row, or `-(row + 1)` for a row that
@@ -67,21 +71,26 @@ public final class CSVTemplateInput {
         }
         keyIndex = columnIndex[template.patientKey]!
         try index(reader)
-        if rowOffsets.isEmpty {
+        if rowOffsetLow.isEmpty {
             throw HealthCardError(.input, "\(path) has a header but no data rows; expected one row per event (a dose, a test) below the header. Check that the export finished and that this is the right file")
         }
     }
 
     /// The first pass: positions and patient chains.
     private func index(_ reader: CSVReader) throws {
-        var byKey: [UInt64: Int32] = [:]  // key hash → patient ordinal
+        var byKey = HashIndex()  // key hash → patient ordinal
         var lastRow: [Int32] = []  // patient ordinal → its last row so far
         var misfits: [(row: Int32, hashes: Set<UInt64>, error: HealthCardError)] = []
-        var firstRows: [Int32] = []  // patient ordinal → its first row
-        defer { attach(misfits, known: byKey, firstRows: firstRows) }
+        defer { attach(misfits, known: byKey) }
+        var high = 0
         while let record = try reader.next() {
-            let row = Int32(rowOffsets.count)
-            rowOffsets.append(record.offset)
+            if rowOffsetLow.count == 64 { reserveRows(estimatedFrom: record.offset) }
+            let row = Int32(rowOffsetLow.count)
+            while record.offset >> 32 > high {
+                high += 1
+                offsetWraps.append(row)
+            }
+            rowOffsetLow.append(UInt32(truncatingIfNeeded: record.offset))
             rowLines.append(Int32(truncatingIfNeeded: record.line))
             nextRow.append(-1)
             let source = "\(path):\(record.line)"
@@ -102,32 +111,54 @@ public final class CSVTemplateInput {
                 continue
             }
             let hash = Self.hash(key)
-            if let patient = byKey[hash] {
+            if let patient = byKey.find(hash) {
                 nextRow[Int(lastRow[Int(patient)])] = row
                 lastRow[Int(patient)] = row
             } else {
-                byKey[hash] = Int32(lastRow.count)
+                byKey.set(hash, Int32(lastRow.count))
                 lastRow.append(row)
-                firstRows.append(row)
                 patientHashes.append(hash)
                 entries.append(row)
             }
         }
     }
 
+    /// After the first rows, sizes the per-row arrays for the whole file (its size over the mean row
+    /// length so far, plus 5%), so they neither double past what is needed nor hold two copies while
+    /// growing. A low estimate only means the arrays grow as usual.
+    private func reserveRows(estimatedFrom offset: Int) {
+        guard let size = FileIO.size(path), let first = rowOffsetLow.first, offset > Int(first) else { return }
+        let mean = Double(offset - Int(first)) / Double(rowOffsetLow.count)
+        let rows = Int(Double(size) / mean * 1.05) + 64
+        rowOffsetLow.reserveCapacity(rows)
+        rowLines.reserveCapacity(rows)
+        nextRow.reserveCapacity(rows)
+    }
+
+    /// The byte offset of data row `row`.
+    func offset(ofRow row: Int) -> Int { Self.offset(low: rowOffsetLow[row], wraps: offsetWraps, row: row) }
+
+    /// A byte offset from its low 32 bits and the rows at which the high part grew by one.
+    static func offset(low: UInt32, wraps: [Int32], row: Int) -> Int {
+        var high = 0
+        while high < wraps.count && Int(wraps[high]) <= row { high += 1 }
+        return high << 32 | Int(low)
+    }
+
     /// Files each wrong-width row's error under every patient whose id it contains; a row that names
     /// no known patient stays a record of its own. A patient named by such a row is reported at the
     /// row's place when that comes before its first well-formed row, so the report keeps file order.
-    private func attach(_ misfits: [(row: Int32, hashes: Set<UInt64>, error: HealthCardError)], known: [UInt64: Int32],
-                        firstRows: [Int32]) {
+    private func attach(_ misfits: [(row: Int32, hashes: Set<UInt64>, error: HealthCardError)], known: HashIndex) {
+        guard !misfits.isEmpty else { return }
+        let firstRows = entries.filter { $0 >= 0 }  // patient ordinal → its first row
         var replaced: [Int32: [Int32]] = [:]  // orphan entry → the first rows of the patients it names
         for misfit in misfits {
-            let patients = misfit.hashes.compactMap { known[$0] }.sorted()
+            let patients = misfit.hashes.compactMap { known.find($0) }.sorted()
             if patients.isEmpty {
                 orphanErrors[misfit.row] = misfit.error
                 continue
             }
-            for hash in misfit.hashes where known[hash] != nil { misfitErrors[hash, default: []].append(misfit.error) }
+            for hash in misfit.hashes where known.find(hash) != nil { misfitErrors[hash, default: []].append(misfit.error) }
             replaced[-(misfit.row + 1)] = patients.map { firstRows[Int($0)] }
         }
         guard !replaced.isEmpty else { return }
@@ -157,7 +188,7 @@ public final class CSVTemplateInput {
     public var count: Int { entries.count }
 
     /// Number of data rows.
-    public var rowCount: Int { rowOffsets.count }
+    public var rowCount: Int { rowOffsetLow.count }
 
     /// One patient's rows as read back, before rendering.
     public struct PatientRows: Sendable {
@@ -286,14 +317,14 @@ public final class CSVTemplateInput {
         /// ahead (the rows between are read and dropped); otherwise it reopens at the row's offset.
         func read(_ row: Int) throws -> [String] {
             if reader == nil || row < readerRow || row - readerRow > 32 {
-                reader = try CSVReader(path: input.path, offset: input.rowOffsets[row], line: Int(input.rowLines[row]))
+                reader = try CSVReader(path: input.path, offset: input.offset(ofRow: row), line: Int(input.rowLines[row]))
                 readerRow = row
             }
             while true {
                 guard let record = try reader!.next() else { break }
                 readerRow += 1
                 if readerRow - 1 == row {
-                    guard record.offset == input.rowOffsets[row] else { break }
+                    guard record.offset == input.offset(ofRow: row) else { break }
                     return record.fields
                 }
             }

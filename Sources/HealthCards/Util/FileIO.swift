@@ -135,6 +135,12 @@ public enum FileIO {
         return lstat(path, &st) == 0
     }
 
+    /// Size of a file in bytes, or nil if it cannot be stat'ed.
+    public static func size(_ path: String) -> Int? {
+        var st = stat()
+        return stat(path, &st) == 0 ? Int(st.st_size) : nil
+    }
+
     /// Permission bits of a file, or nil if it cannot be stat'ed.
     public static func mode(_ path: String) -> mode_t? {
         var st = stat()
