@@ -203,7 +203,8 @@ public final class CSVTemplateInput {
         public func render(_ template: Template) -> InputRecord {
             guard errors.isEmpty, let id else { return InputRecord(source: source, id: id, bundle: nil, errors: errors) }
             let rendered = template.render(rows: rows)
-            return InputRecord(source: source, id: id, bundle: rendered.bundle, errors: rendered.errors, warnings: rendered.warnings)
+            return InputRecord(source: source, id: id, bundle: rendered.bundle, errors: rendered.errors, warnings: rendered.warnings,
+                               validation: rendered.validation)
         }
     }
 

@@ -5,17 +5,23 @@ public struct InputRecord: Sendable {
     public var source: String
     /// The patient id (CSV) or `<file stem>-<index>` (Bundle input); nil when it could not be read.
     public var id: String?
-    /// The Bundle, before minimization; nil when the record was rejected while reading.
+    /// The Bundle (before minimization, unless `validation` is set); nil when the record was rejected
+    /// while reading.
     public var bundle: JSONValue?
     public var errors: [HealthCardError]
     public var warnings: [HealthCardError]
+    /// Set when `bundle` is already minimized and these are its validation findings (template input
+    /// checks rows at render time): the issuer then skips minimizing and validating it again.
+    public var validation: BundleValidator.Findings?
 
-    public init(source: String, id: String?, bundle: JSONValue?, errors: [HealthCardError] = [], warnings: [HealthCardError] = []) {
+    public init(source: String, id: String?, bundle: JSONValue?, errors: [HealthCardError] = [], warnings: [HealthCardError] = [],
+                validation: BundleValidator.Findings? = nil) {
         self.source = source
         self.id = id
         self.bundle = bundle
         self.errors = errors
         self.warnings = warnings
+        self.validation = validation
     }
 }
 

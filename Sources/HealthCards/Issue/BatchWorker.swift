@@ -40,21 +40,21 @@ final class BatchWorker {
         guard record.errors.isEmpty, let bundle = record.bundle, let id = record.id else { return BatchOutcome(line: line) }
         let name = OutputNames.safe(id)
         let payload: Payload
-        do { payload = try issuer.payload(for: bundle, patientID: id) } catch {
+        do { payload = try issuer.payload(for: bundle, patientID: id, minimized: record.validation != nil) } catch {
             line.errors = error.errors
             return BatchOutcome(line: line)
         }
         let payloadBytes = payload.minifiedBytes
         let cardFile = "cards/\(name).smart-health-card"
         do {
-            if !force, let files = try alreadyIssued(payload, payloadBytes, name: name, cardFile: cardFile, line: &line) {
+            if !force, let files = try alreadyIssued(payload, payloadBytes, validation: record.validation, name: name, cardFile: cardFile, line: &line) {
                 line.status = .issued
                 line.alreadyIssued = true
                 line.files = files
                 return BatchOutcome(line: line)
             }
             let card: IssuedCard
-            do { card = try issuer.issue(payload: payload, bytes: payloadBytes) } catch {
+            do { card = try issuer.issue(payload: payload, bytes: payloadBytes, validation: record.validation) } catch {
                 line.errors = error.errors
                 return BatchOutcome(line: line)
             }
@@ -86,13 +86,13 @@ final class BatchWorker {
     /// `CardIssuer.existingCard`), makes sure its images are there and whole (they are
     /// deterministic: rewritten when missing or different) and returns the record's files.
     /// Returns nil when the record must be issued.
-    private func alreadyIssued(_ payload: Payload, _ payloadBytes: [UInt8], name: String, cardFile: String,
-                               line: inout ReportLine) throws -> [String]? {
+    private func alreadyIssued(_ payload: Payload, _ payloadBytes: [UInt8], validation: BundleValidator.Findings?, name: String,
+                               cardFile: String, line: inout ReportLine) throws -> [String]? {
         let path = "\(outDir)/\(cardFile)"
         guard FileIO.exists(path), let bytes = try? FileIO.read(path),
             let jws = issuer.existingCard(bytes, matches: payloadBytes)
         else { return nil }
-        let findings = BundleValidator.validate(payload.fhirBundle)
+        let findings = validation ?? BundleValidator.validate(payload.fhirBundle)
         guard findings.errors.isEmpty, let images = try? issuer.images(for: jws) else { return nil }
         let files = Self.imageFiles(name: name, count: images.pngs.count)
         for (file, png) in zip(files, images.pngs) {

@@ -72,8 +72,9 @@ public final class CardIssuer {
     /// Builds the payload for a Bundle: minimized, with `vc.type` by the type policy, and `vc.rid` when
     /// a revocation secret is set and `patientID` is given.
     /// - Throws: `HealthCardErrors` from minimization.
-    public func payload(for bundle: JSONValue, patientID: String? = nil) throws(HealthCardErrors) -> Payload {
-        let minimized = try BundleMinimizer.minimize(bundle)
+    /// - Parameter minimized: `bundle` is already minimized (template input does it at render time).
+    public func payload(for bundle: JSONValue, patientID: String? = nil, minimized isMinimized: Bool = false) throws(HealthCardErrors) -> Payload {
+        let minimized = isMinimized ? bundle : try BundleMinimizer.minimize(bundle)
         let types = Payload.types(for: minimized, policy: settings.typePolicy, isCOVID19: Terminology.isCOVID19Code)
         var rid: String?
         if let secret = settings.ridSecret, let patientID { rid = RID.derive(secret: secret, kid: kid, patientID: patientID) }
@@ -97,8 +98,10 @@ public final class CardIssuer {
     }
 
     /// As `issue(payload:)`, with the payload's minified bytes already made (`payload.minifiedBytes`).
-    public func issue(payload: Payload, bytes payloadBytes: [UInt8]) throws(HealthCardErrors) -> IssuedCard {
-        let findings = BundleValidator.validate(payload.fhirBundle)
+    /// - Parameter validation: the validator's findings on `payload.fhirBundle` when they are already
+    ///   known (template input validates at render time); nil validates here.
+    public func issue(payload: Payload, bytes payloadBytes: [UInt8], validation: BundleValidator.Findings? = nil) throws(HealthCardErrors) -> IssuedCard {
+        let findings = validation ?? BundleValidator.validate(payload.fhirBundle)
         let nbfFindings = Double(payload.notBefore).map { DateRules.eventsAfterNotBefore(payload.fhirBundle, nbf: $0, severity: .error) } ?? []
         let errors = findings.errors + nbfFindings.map(BundleValidator.Findings.asError)
         if !errors.isEmpty { throw HealthCardErrors(errors) }

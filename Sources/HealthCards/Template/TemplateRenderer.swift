@@ -15,9 +15,13 @@ public struct TemplateRow: Sendable {
 
 /// What rendering one patient's rows produced: a Bundle, or every reason it could not be made.
 public struct RenderedBundle: Sendable {
+    /// The Bundle, already minimized when `validation` is set.
     public var bundle: JSONValue?
     public var errors: [HealthCardError]
     public var warnings: [HealthCardError]
+    /// The validator's findings on the minimized `bundle` (no errors), so the issuer need not minimize
+    /// and validate it a second time.
+    public var validation: BundleValidator.Findings?
 }
 
 extension Template {
@@ -82,9 +86,12 @@ extension Template {
         guard errors.isEmpty else { return RenderedBundle(bundle: nil, errors: errors, warnings: warnings) }
         var bundle = self.bundle
         bundle["entry"] = .array(produced)
-        let rowErrors = provenance.validationErrors(of: .object(bundle))
-        if !rowErrors.isEmpty { return RenderedBundle(bundle: nil, errors: rowErrors, warnings: warnings) }
-        return RenderedBundle(bundle: .object(bundle), errors: [], warnings: warnings)
+        let checked = provenance.check(.object(bundle))
+        if !checked.errors.isEmpty { return RenderedBundle(bundle: nil, errors: checked.errors, warnings: warnings) }
+        guard let minimized = checked.minimized, let findings = checked.findings else {
+            return RenderedBundle(bundle: .object(bundle), errors: [], warnings: warnings)
+        }
+        return RenderedBundle(bundle: minimized, errors: [], warnings: warnings, validation: findings)
     }
 
     static func rewriteReferences(_ node: inout JSONValue, urlIndex: [String: Int]) {

@@ -62,15 +62,17 @@ extension Template {
         /// FHIR path (`Bundle.entry[1].resource.occurrenceDateTime`) → column of the placeholder that filled it.
         var columns: [String: String] = [:]
 
-        /// Validation errors of the Bundle (minimized as it will be signed), each located at its row
-        /// and column; the FHIR path is kept in the message. Empty when minimization fails (the
-        /// issuer reports that itself).
-        func validationErrors(of bundle: JSONValue) -> [HealthCardError] {
-            guard let minimized = try? BundleMinimizer.minimize(bundle) else { return [] }
-            return BundleValidator.validate(minimized).errors.map { error in
+        /// Minimizes the Bundle as it will be signed and validates it: the minimized Bundle and the
+        /// findings (nil both when minimization fails: the issuer reports that itself), and the
+        /// validation errors, each located at its row and column with the FHIR path kept in the message.
+        func check(_ bundle: JSONValue) -> (minimized: JSONValue?, findings: BundleValidator.Findings?, errors: [HealthCardError]) {
+            guard let minimized = try? BundleMinimizer.minimize(bundle) else { return (nil, nil, []) }
+            let findings = BundleValidator.validate(minimized)
+            let errors = findings.errors.map { error in
                 guard let path = error.location else { return error }
                 return HealthCardError(error.kind, "\(error.message) (\(path))", at: location(of: path) ?? path)
             }
+            return (minimized, findings, errors)
         }
 
         /// `file:line column C` for a FHIR path, or `file:line` when no placeholder filled it.
