@@ -5,6 +5,8 @@ struct Arguments {
     private(set) var options: [String: [String]] = [:]
     private(set) var flags: Set<String> = []
     private(set) var positionals: [String] = []
+    /// Options that may be given more than once; any other option given twice is a usage error.
+    static let repeatable: Set<String> = ["x5c", "id", "rid", "jwks"]
 
     /// - Parameters:
     ///   - valued: options that take a value (without `--`).
@@ -42,6 +44,9 @@ struct Arguments {
                     guard i < args.count else { throw HealthCardError(.usage, "--\(name) needs a value; see `healthcards \(command) --help`") }
                     value = args[i]
                     i += 1
+                }
+                if options[name] != nil && !Arguments.repeatable.contains(name) {
+                    throw HealthCardError(.usage, "--\(name) is given more than once ('\(options[name]![0])' and '\(value!)'); give it once")
                 }
                 options[name, default: []].append(value!)
             } else {

@@ -78,7 +78,7 @@ enum IssueCommand {
             guard let value = Int64(text), value >= 0, value < 100_000_000_000 else {
                 throw HealthCardError(.usage, "--nbf '\(text)' is not integer seconds since 1970 (e.g. \(now)); milliseconds are a classic bug")
             }
-            if value > now + 300 {
+            if value > now {
                 throw HealthCardError(.usage, "--nbf \(value) (\(Clock.describe(value))) is in the future; verifiers reject a card "
                     + "before its nbf. Leave --nbf out (it defaults to now) or give a time that has passed")
             }
@@ -86,12 +86,15 @@ enum IssueCommand {
         }
         var exp: Int64?
         if let text = parsed.value("exp") {
-            guard let value = Int64(text), value > Int64(nbf)!, value < 100_000_000_000 else {
-                throw HealthCardError(.usage, "--exp '\(text)' must be integer seconds since 1970, after nbf (\(nbf))")
+            guard let value = Int64(text), value >= 0, value < 100_000_000_000 else {
+                throw HealthCardError(.usage, "--exp '\(text)' is not integer seconds since 1970 (e.g. \(now + 31_536_000) for a year from now)")
             }
             if value <= now {
                 throw HealthCardError(.usage, "--exp \(value) (\(Clock.describe(value))) has passed; verifiers reject an expired "
                     + "card. Give a time in the future, or leave --exp out (health cards normally do not expire)")
+            }
+            guard value > Int64(nbf)! else {
+                throw HealthCardError(.usage, "--exp \(value) is not after nbf (\(nbf)); a card must be valid for some time")
             }
             exp = value
         }
@@ -116,10 +119,8 @@ enum IssueCommand {
             guard FileIO.exists(path), !FileIO.isDirectory(path) else {
                 throw HealthCardError(.usage, "input \(path) does not exist or is a folder")
             }
-            let resolved = realpath(path, nil).map { pointer in
-                defer { free(pointer) }
-                return String(cString: pointer)
-            } ?? path
+            // The same file under another name, through a symlink or a hard link, is the same input.
+            let resolved = FileIO.identity(path) ?? path
             if let earlier = seenInputs[resolved] {
                 throw HealthCardError(.usage, "input \(path) is given twice (also as \(earlier)); give each file once")
             }

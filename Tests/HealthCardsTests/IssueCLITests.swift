@@ -140,6 +140,10 @@ import Testing
         let key = try TestSupport.demoKey(in: dir)
         let input = TestSupport.spec("generator-input/covid-vaccines-bundle.json").path
         let out = dir.appendingPathComponent("out").path
+        let copy = dir.appendingPathComponent("copy.json").path
+        try FileManager.default.copyItem(atPath: input, toPath: copy)
+        let link = dir.appendingPathComponent("hard-link.json").path
+        try FileManager.default.linkItem(atPath: copy, toPath: link)
         let cases: [([String], String)] = [
             (["issue", "--issuer", "https://issuer.example.org/", "--key", key, "--out", out, input], "ends with '/'"),
             (["issue", "--issuer", "http://issuer.example.org", "--key", key, "--out", out, input], "is not https"),
@@ -152,6 +156,10 @@ import Testing
             (["frobnicate"], "unknown command"),
             (["issue", "--issuer", "", "--key", key, "--out", out, input], "--issuer is empty"),
             (["issue", "--issuer", Self.issuer, "--key", key, "--out", out, input, input], "is given twice"),
+            (["issue", "--issuer", Self.issuer, "--key", key, "--out", out, copy, link], "is given twice"),
+            (["issue", "--issuer", Self.issuer, "--issuer", "https://b.example", "--key", key, "--out", out, input], "given more than once"),
+            (["issue", "--issuer", Self.issuer, "--key", key, "--out", out, "--nbf", String(Int(Date().timeIntervalSince1970) + 30), input], "is in the future"),
+            (["issue", "--issuer", Self.issuer, "--key", key, "--out", out, "--exp", "1650000000", input], "has passed"),
             (["issue", "--issuer", " https://a.example", "--key", key, "--out", out, input], "spaces or control characters"),
             (["issue", "--issuer", "https://user:pw@a.example", "--key", key, "--out", out, input], "user name or password"),
             (["issue", "--issuer", "https://a.example:99999", "--key", key, "--out", out, input], "not a number from 1 to 65535"),

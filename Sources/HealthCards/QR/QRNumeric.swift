@@ -32,6 +32,18 @@ public enum QRNumeric {
         prefix(chunk: chunk, of: total) + String(decoding: try digits(jws), as: UTF8.self)
     }
 
+    /// The most JWS characters that fit a version-22 QR at error correction L (8,048 data bits) after a
+    /// byte-mode prefix of `prefixBytes` bytes: byte header 4 + 16 bits, the prefix, numeric header
+    /// 4 + 12 bits, then 10 bits per 3 digits (4 or 7 for a last 1 or 2). 1195 for `shc:/`, 1191 for
+    /// `shc:/C/N/` with one-digit C and N, 1188 for `shc:/10/11/`.
+    public static func maxCharacters(prefixBytes: Int) -> Int {
+        let available = 8048 - (4 + 16 + 8 * prefixBytes + 4 + 12)
+        var characters = available * 3 / 20 + 1
+        func bits(_ c: Int) -> Int { let d = 2 * c; return 10 * (d / 3) + [0, 4, 7][d % 3] }
+        while bits(characters) > available { characters -= 1 }
+        return characters
+    }
+
     /// Decodes a numeric segment back to JWS text.
     /// - Throws: `HealthCardError(.qr)` for an odd digit count, a non-digit, or a pair above 77.
     public static func jws(fromDigits digits: Substring.UTF8View) throws -> String {
@@ -59,11 +71,17 @@ public enum QRNumeric {
 
     /// Splits a JWS into balanced chunks as the spec generator does: a single chunk when it fits one QR,
     /// otherwise `n = ceil(len / 1191)` pieces of `ceil(len / n)` characters (the last may be shorter).
+    /// The spec's 1191 assumes a one-digit `C/N` header; when `shc:/C/N/` is longer (10 chunks or
+    /// more), `n` grows until every piece still fits a version-22 QR at error correction L.
     public static func chunks(_ jws: String) -> [Substring] {
         let count = jws.utf8.count
         if count <= maxSingleJWSCharacters { return [Substring(jws)] }
-        let n = (count + maxChunkCharacters - 1) / maxChunkCharacters
-        let size = (count + n - 1) / n
+        var n = (count + maxChunkCharacters - 1) / maxChunkCharacters
+        var size = (count + n - 1) / n
+        while size > maxCharacters(prefixBytes: prefix(chunk: n, of: n).utf8.count) {
+            n += 1
+            size = (count + n - 1) / n
+        }
         var out: [Substring] = []
         var start = jws.startIndex
         while start < jws.endIndex {

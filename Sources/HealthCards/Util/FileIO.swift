@@ -135,6 +135,13 @@ public enum FileIO {
         return lstat(path, &st) == 0
     }
 
+    /// The file's device and inode (`dev:ino`), the same for every name of one file (symlinks
+    /// followed, hard links included); nil if it cannot be stat'ed.
+    public static func identity(_ path: String) -> String? {
+        var st = stat()
+        return stat(path, &st) == 0 ? "\(st.st_dev):\(st.st_ino)" : nil
+    }
+
     /// Size of a file in bytes, or nil if it cannot be stat'ed.
     public static func size(_ path: String) -> Int? {
         var st = stat()
