@@ -166,6 +166,12 @@ import Testing
             (["issue", "--issuer", "https://a.example/%zz", "--key", key, "--out", out, input], "%XX escape"),
             (["issue", "--issuer", "https://a.example/\\x", "--key", key, "--out", out, input], "cannot hold unescaped"),
             (["issue", "--issuer", "https://a.éxample", "--key", key, "--out", out, input], "punycode"),
+            (["issue", "--issuer", "https://[::1]", "--key", key, "--out", out, input], "IP address"),
+            (["issue", "--issuer", "https://ISSUER.example.org", "--key", key, "--out", out, input], "lowercase"),
+            (["issue", "--issuer", "https://a.example:443", "--key", key, "--out", out, input], "default port 443"),
+            (["issue", "--issuer", "https://a.example/a/../b", "--key", key, "--out", out, input], "'..' segment"),
+            (["issue", "--issuer", "https://-bad-.org", "--key", key, "--out", out, input], "cannot start or end with '-'"),
+            (["jwks", key, "--out", dir.path], "it is a folder"),
             (["issue", "--issuer", Self.issuer, "--key", key, "--out", out, "--nbf", "4102444800", input], "is in the future"),
             (["issue", "--issuer", Self.issuer, "--key", key, "--out", out, "--nbf", "1600000000", "--exp", "1650000000", input], "has passed"),
         ]
@@ -175,6 +181,24 @@ import Testing
             #expect(run.stderr.contains(expected), "\(args): \(run.stderr)")
         }
         #expect(!FileManager.default.fileExists(atPath: out))
+    }
+
+    /// A record rejected now whose card from an earlier run is still in cards/: left alone, but said.
+    @Test func staleCardOfARejectedRecordIsReported() throws {
+        let dir = try TestSupport.tempDir()
+        let key = try TestSupport.demoKey(in: dir)
+        let out = dir.appendingPathComponent("out")
+        let template = VerifyFixtures.repoRoot.appendingPathComponent("templates/covid19-vaccination.json").path
+        let header = "recip_id,recip_first_name,recip_last_name,recip_dob,admin_date,cvx\n"
+        let csv = try TestSupport.write(header + "A,Ann,Example,1990-01-01,2021-02-01,207\n", to: "in.csv", in: dir)
+        #expect(try TestSupport.cli(["issue", "--issuer", Self.issuer, "--key", key, "--template", template, "--out", out.path, csv]).status == 0)
+        try TestSupport.write(header + "A,Ann,Example,1990-01-01,2021-02-01,998\n", to: "in.csv", in: dir)
+        let again = try TestSupport.cli(["issue", "--issuer", Self.issuer, "--key", key, "--template", template, "--out", out.path, csv])
+        #expect(again.status == 1)
+        let line = try TestSupport.report(out)[0]
+        #expect(line["status"]?.stringValue == "rejected")
+        #expect(line["warnings"]?[0]?["message"]?.stringValue?.hasPrefix("cards/A.smart-health-card is a card from an earlier run") == true)
+        #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent("cards/A.smart-health-card").path))
     }
 
     @Test func issuerWithPortAndPathIsAccepted() throws {

@@ -28,7 +28,21 @@ final class BatchWorker {
         self.force = force
     }
 
+    /// Issues one job. A rejected record whose card from an earlier run is still in `cards/` gets a
+    /// warning saying so: that card is left alone (nothing issued is ever deleted), but the person
+    /// running the batch should know it no longer matches the input.
     func run(_ job: BatchJob) -> BatchOutcome {
+        var outcome = process(job)
+        if outcome.failure == nil, outcome.line.status == .rejected, let id = outcome.line.id {
+            let cardFile = "cards/\(OutputNames.safe(id)).smart-health-card"
+            if FileIO.exists("\(outDir)/\(cardFile)") {
+                outcome.line.warnings.append(HealthCardError(.input, "\(cardFile) is a card from an earlier run, and this record is now rejected; it was left in place. Remove it (and its QR images) if it must not be handed out", at: outcome.line.source))
+            }
+        }
+        return outcome
+    }
+
+    private func process(_ job: BatchJob) -> BatchOutcome {
         let record: InputRecord
         switch job {
         case .decided(let line): return BatchOutcome(line: line)

@@ -122,6 +122,9 @@ public struct Payload: Sendable {
         if authority.contains("@") {
             throw fail("holds a user name or password, which every card would publish; remove the part before '@'")
         }
+        if authority.hasPrefix("[") {
+            throw fail("has an IP address as host; verifiers and the VCI directory expect a DNS name")
+        }
         var host = authority
         if let colon = authority.lastIndex(of: ":") {
             host = authority[..<colon]
@@ -137,6 +140,22 @@ public struct Payload: Sendable {
         let hostOK = host.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "-" || $0 == "." }
         guard hostOK, !host.hasPrefix("."), !host.hasSuffix("."), !host.contains("..") else {
             throw fail("has host '\(host)', which is not a DNS name (letters, digits, '-' and '.')")
+        }
+        if host.split(separator: ".").contains(where: { $0.hasPrefix("-") || $0.hasSuffix("-") }) {
+            throw fail("has host '\(host)': a DNS label cannot start or end with '-'")
+        }
+        // iss is compared as a string (with the key set's URL and the VCI directory): write it the one
+        // canonical way, so the same issuer is never written two ways.
+        if host.unicodeScalars.contains(where: { ("A"..."Z").contains($0) }) {
+            throw fail("has capital letters in its host; write it in lowercase ('\(host.lowercased())') so that iss is always the same string")
+        }
+        if authority.hasSuffix(":443") {
+            throw fail("names the default port 443; leave ':443' out so that iss is always the same string")
+        }
+        for segment in path.split(separator: "/", omittingEmptySubsequences: false).dropFirst() {
+            if segment.isEmpty || segment == "." || segment == ".." {
+                throw fail("has an empty, '.' or '..' segment in its path; write the path in its plain form")
+            }
         }
         let pathScalars = Array(path.unicodeScalars)
         var i = 0

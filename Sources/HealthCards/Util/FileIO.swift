@@ -34,6 +34,9 @@ public enum FileIO {
     ///     mix of old and new, and a resumed batch checks every card it finds.
     /// - Throws: `HealthCardError(.io)` naming the file and the system's reason (e.g. no space left).
     public static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644, sync: Bool = true) throws {
+        if isDirectory(path) {
+            throw HealthCardError(.io, "cannot write \(path): it is a folder; give the path of a file to write")
+        }
         let folder = parent(of: path)
         if !isDirectory(folder) { try createDirectories(folder) }
         let temp = temporaryName(for: path)
