@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import HealthCards
@@ -30,6 +31,27 @@ import Testing
             let code = try QRCode(jws: chunk, chunk: i + 1, of: chunks.count)
             #expect(code.version <= 22)
         }
+    }
+
+    /// verify judges chunk sets by the same rule: what `chunks` makes is neither too long nor unbalanced,
+    /// also with two-digit headers (13,096 characters: 12 chunks, not the 11 of the 1191 rule).
+    @Test(arguments: [3285, 13_096])
+    func verifyAcceptsTheChunkSetsWeMake(length: Int) throws {
+        let chunks = QRNumeric.chunks(Self.jws(length))
+        #expect(chunks.count == QRNumeric.chunkCount(forLength: length))
+        let dir = try TestSupport.tempDir()
+        for (i, chunk) in chunks.enumerated() {
+            try TestSupport.write(try QRNumeric.text(jws: String(chunk), chunk: i + 1, of: chunks.count), to: "qr-\(i).txt", in: dir)
+        }
+        let run = try TestSupport.cli(["verify", "--json", dir.path])
+        #expect(run.stdout.contains("\"QR_CHUNKED\""), "\(run.stdout.prefix(400))")
+        #expect(!run.stdout.contains("QR_CHUNK_UNBALANCED") && !run.stdout.contains("QR_CHUNK_TOO_LONG") && !run.stdout.contains("QR_CHUNK_MISSING"))
+    }
+
+    @Test func twoDigitHeadersLowerTheChunkLimit() {
+        #expect(QRNumeric.chunkCount(forLength: 13_096) == 12)
+        #expect(QRNumeric.maxChunkCharacters(chunk: 10, of: 11) == 1188)
+        #expect(QRNumeric.maxChunkCharacters(chunk: 1, of: 3) == QRNumeric.maxChunkCharacters)
     }
 
     @Test func specExample02KeepsItsThreeChunksOf1095() throws {

@@ -32,6 +32,21 @@ public enum QRNumeric {
         prefix(chunk: chunk, of: total) + String(decoding: try digits(jws), as: UTF8.self)
     }
 
+    /// How many balanced chunks a JWS of `length` characters is split into (1: it fits one QR). The
+    /// rule `verify` checks chunk sets against, too.
+    public static func chunkCount(forLength length: Int) -> Int {
+        if length <= maxSingleJWSCharacters { return 1 }
+        var n = (length + maxChunkCharacters - 1) / maxChunkCharacters
+        while (length + n - 1) / n > maxChunkCharacters(chunk: n, of: n) { n += 1 }
+        return n
+    }
+
+    /// The most JWS characters chunk `chunk` of `total` may hold in a version-22 QR: 1191 for one-digit
+    /// headers, less when `shc:/C/N/` is longer.
+    public static func maxChunkCharacters(chunk: Int, of total: Int) -> Int {
+        maxCharacters(prefixBytes: prefix(chunk: chunk, of: total).utf8.count)
+    }
+
     /// The most JWS characters that fit a version-22 QR at error correction L (8,048 data bits) after a
     /// byte-mode prefix of `prefixBytes` bytes: byte header 4 + 16 bits, the prefix, numeric header
     /// 4 + 12 bits, then 10 bits per 3 digits (4 or 7 for a last 1 or 2). 1195 for `shc:/`, 1191 for
@@ -75,13 +90,9 @@ public enum QRNumeric {
     /// more), `n` grows until every piece still fits a version-22 QR at error correction L.
     public static func chunks(_ jws: String) -> [Substring] {
         let count = jws.utf8.count
-        if count <= maxSingleJWSCharacters { return [Substring(jws)] }
-        var n = (count + maxChunkCharacters - 1) / maxChunkCharacters
-        var size = (count + n - 1) / n
-        while size > maxCharacters(prefixBytes: prefix(chunk: n, of: n).utf8.count) {
-            n += 1
-            size = (count + n - 1) / n
-        }
+        let n = chunkCount(forLength: count)
+        if n == 1 { return [Substring(jws)] }
+        let size = (count + n - 1) / n
         var out: [Substring] = []
         var start = jws.startIndex
         while start < jws.endIndex {

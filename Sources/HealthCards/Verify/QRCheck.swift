@@ -68,8 +68,9 @@ struct QRPiece {
         jws = String(decoding: out, as: UTF8.self)
         if chunk == nil, out.count > QRNumeric.maxSingleJWSCharacters {
             add(.qrTooLong, "the QR holds \(out.count) JWS characters; one QR holds at most \(QRNumeric.maxSingleJWSCharacters) (version 22 at ECC L)")
-        } else if chunk != nil, out.count > QRNumeric.maxChunkCharacters {
-            add(.qrChunkTooLong, "chunk \(chunk!.index) holds \(out.count) JWS characters; a chunk holds at most \(QRNumeric.maxChunkCharacters)")
+        } else if let chunk, out.count > QRNumeric.maxChunkCharacters(chunk: chunk.index, of: chunk.total) {
+            let limit = QRNumeric.maxChunkCharacters(chunk: chunk.index, of: chunk.total)
+            add(.qrChunkTooLong, "chunk \(chunk.index) holds \(out.count) JWS characters; with its header a chunk holds at most \(limit) in a version-22 QR")
         }
     }
 }
@@ -169,7 +170,7 @@ enum QRAssembly {
         let jws = parts.joined()
         let length = jws.utf8.count
         findings.append(Finding(.qrChunked, "the card is split into \(total) chunked QRs; chunking is deprecated since SHC 1.3.0 and some verifiers refuse it", at: .init(file: files.first)))
-        let needed = (length + QRNumeric.maxChunkCharacters - 1) / QRNumeric.maxChunkCharacters
+        let needed = QRNumeric.chunkCount(forLength: length)
         let balanced = (length + total - 1) / total
         if total != needed || parts.contains(where: { $0.utf8.count > balanced }) {
             findings.append(Finding(.qrChunkUnbalanced, "chunk sizes are \(parts.map { String($0.utf8.count) }.joined(separator: ", ")) characters; a \(length)-character JWS splits into \(needed) balanced chunks of at most \((length + needed - 1) / needed)", at: .init(file: files.first)))
