@@ -58,12 +58,27 @@ public final class P256Key: @unchecked Sendable {
 
     deinit { EVP_PKEY_free(pkey) }
 
-    /// The curve of an EC key as OpenSSL names it (`prime256v1` for P-256), or nil.
-    private static func groupName(_ pkey: OpaquePointer) -> String? {
+    /// What a key is when it is not the EC P-256 key ES256 needs, in words, or nil for a P-256 key:
+    /// `isEC` false with "an RSA key", "an Ed25519 key", …; `isEC` true with the curve ("P-384",
+    /// "secp256k1", or OpenSSL's name). The one place key files, PKCS#11 tokens and certificates are
+    /// judged.
+    static func notP256(_ pkey: OpaquePointer) -> (isEC: Bool, found: String)? {
+        let base = EVP_PKEY_get_base_id(pkey)
+        guard base == EVP_PKEY_EC else {
+            switch base {
+            case EVP_PKEY_RSA, EVP_PKEY_RSA_PSS: return (false, "an RSA key")
+            case EVP_PKEY_ED25519: return (false, "an Ed25519 key")
+            case EVP_PKEY_ED448: return (false, "an Ed448 key")
+            case EVP_PKEY_DSA: return (false, "a DSA key")
+            default: return (false, "a key of OpenSSL type \(base)")
+            }
+        }
         var buffer = [CChar](repeating: 0, count: 64)
         var length = 0
-        guard EVP_PKEY_get_utf8_string_param(pkey, "group", &buffer, buffer.count, &length) == 1 else { return nil }
-        return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let group = EVP_PKEY_get_utf8_string_param(pkey, "group", &buffer, buffer.count, &length) == 1
+            ? String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self) : "an unknown curve"
+        if group == "prime256v1" { return nil }
+        return (true, ["secp384r1": "P-384", "secp521r1": "P-521", "secp256k1": "secp256k1"][group] ?? group)
     }
 
     /// Generates a new P-256 key pair with OpenSSL's default random generator.
@@ -144,24 +159,13 @@ public final class P256Key: @unchecked Sendable {
             throw HealthCardError(.key, "\(source) has a '\(label)' block that OpenSSL cannot parse (corrupt or "
                 + "truncated PEM); \(expected)")
         }
-        let baseID = EVP_PKEY_get_base_id(pkey)
-        if baseID != EVP_PKEY_EC {
+        if let other = notP256(pkey) {
             EVP_PKEY_free(pkey)
-            let found: String
-            switch baseID {
-            case EVP_PKEY_RSA, EVP_PKEY_RSA_PSS: found = "an RSA key"
-            case EVP_PKEY_ED25519: found = "an Ed25519 key"
-            case EVP_PKEY_ED448: found = "an Ed448 key"
-            case EVP_PKEY_DSA: found = "a DSA key"
-            default: found = "a key of OpenSSL type \(baseID)"
+            ERR_clear_error()
+            if other.isEC {
+                throw HealthCardError(.key, "\(source) holds an EC key on \(other.found); ES256 needs P-256 (prime256v1), \(expected)")
             }
-            throw HealthCardError(.key, "\(source) holds \(found); SMART Health Cards are signed ES256, \(expected)")
-        }
-        let group = groupName(pkey) ?? "unknown curve"
-        guard group == "prime256v1" else {
-            EVP_PKEY_free(pkey)
-            let pretty = ["secp384r1": "P-384", "secp521r1": "P-521", "secp256k1": "secp256k1"][group] ?? group
-            throw HealthCardError(.key, "\(source) holds an EC key on \(pretty); ES256 needs P-256 (prime256v1), \(expected)")
+            throw HealthCardError(.key, "\(source) holds \(other.found); SMART Health Cards are signed ES256, \(expected)")
         }
         return try P256Key(taking: pkey)
     }
@@ -256,17 +260,5 @@ enum PEMLabel {
             }
         }
         return labels
-    }
-}
-
-extension StringProtocol {
-    /// The string without leading and trailing Unicode scalars from `set` (compared scalar by scalar,
-    /// so "\r\n" in `set` means CR and LF).
-    func trimmingCharacters(in set: String) -> String {
-        let scalars = Set(set.unicodeScalars)
-        let view = Substring(self).unicodeScalars
-        guard let first = view.firstIndex(where: { !scalars.contains($0) }) else { return "" }
-        let last = view.lastIndex(where: { !scalars.contains($0) })!
-        return String(view[first...last])
     }
 }

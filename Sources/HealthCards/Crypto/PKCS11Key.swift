@@ -372,41 +372,21 @@ enum PKCS11Engine {
 
     /// Wraps an engine key as a `P256Key` after checking it is EC P-256.
     private static func p256Key(_ pkey: OpaquePointer, uri: PKCS11URI) throws -> P256Key {
-        let base = EVP_PKEY_get_base_id(pkey)
-        guard base == EVP_PKEY_EC else {
-            EVP_PKEY_free(pkey)
-            let found = base == EVP_PKEY_RSA ? "an RSA key" : "a key of OpenSSL type \(base)"
-            throw HealthCardError(.key, "PKCS#11 \(uri.objectDescription) on \(uri.tokenDescription) is \(found); "
-                + "SMART Health Cards are signed ES256 with an EC P-256 key (pkcs11-tool --keypairgen --key-type EC:prime256v1)")
-        }
-        var buffer = [CChar](repeating: 0, count: 64)
-        var length = 0
-        let group = EVP_PKEY_get_utf8_string_param(pkey, "group", &buffer, buffer.count, &length) == 1
-            ? String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self) : "an unknown curve"
-        guard group == "prime256v1" else {
+        if let other = P256Key.notP256(pkey) {
             EVP_PKEY_free(pkey)
             ERR_clear_error()
-            let pretty = ["secp384r1": "P-384", "secp521r1": "P-521", "secp256k1": "secp256k1"][group] ?? group
-            throw HealthCardError(.key, "PKCS#11 \(uri.objectDescription) on \(uri.tokenDescription) is an EC key on "
-                + "\(pretty); ES256 needs P-256 (prime256v1)")
+            if other.isEC {
+                throw HealthCardError(.key, "PKCS#11 \(uri.objectDescription) on \(uri.tokenDescription) is an EC key on "
+                    + "\(other.found); ES256 needs P-256 (prime256v1)")
+            }
+            throw HealthCardError(.key, "PKCS#11 \(uri.objectDescription) on \(uri.tokenDescription) is \(other.found); "
+                + "SMART Health Cards are signed ES256 with an EC P-256 key (pkcs11-tool --keypairgen --key-type EC:prime256v1)")
         }
         return try P256Key(taking: pkey, canSign: true)
     }
 
     /// True when both paths name the same file (same device and inode), or are equal strings.
     private static func sameFile(_ a: String, _ b: String) -> Bool {
-        if a == b { return true }
-        var sa = stat()
-        var sb = stat()
-        guard stat(a, &sa) == 0, stat(b, &sb) == 0 else { return false }
-        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
-    }
-}
-
-extension String {
-    /// The string with the first occurrence of `target` replaced.
-    func replacingFirst(_ target: String, with replacement: String) -> String {
-        guard let range = Substring(self).range(of: target) else { return self }
-        return String(self[..<range.lowerBound]) + replacement + String(self[range.upperBound...])
+        a == b || (FileIO.identity(a).map { $0 == FileIO.identity(b) } ?? false)
     }
 }

@@ -182,19 +182,13 @@ final class X509Certificate {
             throw HealthCardError(
                 .key, "\(source): the leaf certificate's public key cannot be read: \(openSSLErrorMessage())")
         }
-        var buffer = [CChar](repeating: 0, count: 64)
-        var length = 0
-        let isEC = EVP_PKEY_get_base_id(pkey) == EVP_PKEY_EC
-        let group =
-            isEC && EVP_PKEY_get_utf8_string_param(pkey, "group", &buffer, buffer.count, &length) == 1
-            ? String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
-        guard isEC, group == "prime256v1" else {
+        if let other = P256Key.notP256(pkey) {
             EVP_PKEY_free(pkey)
             ERR_clear_error()
             throw HealthCardError(
                 .key,
                 "\(source): the leaf certificate (\(subject)) holds "
-                    + (isEC ? "an EC key on \(group ?? "an unknown curve")" : "a non-EC key")
+                    + (other.isEC ? "an EC key on \(other.found)" : other.found)
                     + "; an SHC signing key is EC P-256")
         }
         return try P256Key(taking: pkey)

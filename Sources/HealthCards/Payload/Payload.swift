@@ -175,11 +175,3 @@ public struct Payload: Sendable {
         }
     }
 }
-
-extension String {
-    func trimmingSuffix(_ suffix: Character) -> String {
-        var s = self
-        while s.last == suffix { s.removeLast() }
-        return s
-    }
-}

@@ -78,17 +78,3 @@ struct Placeholder: Sendable, Equatable {
         }
     }
 }
-
-extension Substring {
-    func range(of needle: String) -> Range<Substring.Index>? {
-        let n = Array(needle.utf8)
-        var i = startIndex
-        while i < endIndex {
-            if self[i...].utf8.starts(with: n) {
-                return i..<(utf8.index(i, offsetBy: n.count))
-            }
-            i = index(after: i)
-        }
-        return nil
-    }
-}
