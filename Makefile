@@ -1,22 +1,42 @@
 # healthcards: `make demo` and `make test` work on a fresh Debian 12 machine with Swift 6 installed.
 SHELL := /bin/bash
 APT_PACKAGES := pkg-config libssl-dev zlib1g-dev libqrencode-dev libpng-dev libzbar-dev
+# What only the tests need: the checker's virtual environment.
+TEST_APT_PACKAGES := python3-venv
 SHARED := ../shared
 SWIFT_FLAGS ?=
+# The tests' Python: a virtual environment under the build folder, never the system Python (PEP 668).
+VENV := .build/test-venv
 
-.PHONY: deps demo test build release bench lint clean
+.PHONY: deps test-deps demo test build release bench lint clean
 
-# Installs the Debian C libraries and the checker's Python packages when they are missing.
-deps:
-	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+# Installs Debian packages (as root, or through sudo) when they are missing: `$(call apt,PACKAGES)`.
+define apt
+	@missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO=sudo; fi; \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	  $$SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq $$missing >/dev/null; \
 	fi
-	@python3 -c "import cryptography, zxingcpp, PIL" 2>/dev/null || \
-	  { echo "installing the conformance checker's Python packages"; \
-	    python3 -m pip install -q -r $(SHARED)/conformance/requirements.txt; }
+endef
+
+# The Debian C libraries the program links.
+deps:
+	$(call apt,$(APT_PACKAGES))
+
+# What the tests need beyond deps: the virtual environment with the checker's packages (when ../shared is
+# there) and the tests' own (Tests/requirements.txt).
+test-deps: deps
+	$(call apt,$(TEST_APT_PACKAGES))
+	@stamp=$(VENV)/.installed; reqs="Tests/requirements.txt"; \
+	if [ -f $(SHARED)/conformance/requirements.txt ]; then reqs="$$reqs $(SHARED)/conformance/requirements.txt"; fi; \
+	if [ ! -x $(VENV)/bin/python3 ] || [ ! -f $$stamp ] || [ "$$(cat $$reqs | sha256sum)" != "$$(cat $$stamp)" ]; then \
+	  echo "making the test Python environment $(VENV)"; \
+	  rm -rf $(VENV) && python3 -m venv $(VENV) && \
+	  $(VENV)/bin/pip install -q --disable-pip-version-check $$(for r in $$reqs; do echo -r $$r; done) && \
+	  cat $$reqs | sha256sum > $$stamp; \
+	fi
 
 build: deps
 	swift build $(SWIFT_FLAGS)
@@ -39,10 +59,10 @@ demo: release
 	echo "QR images: demo-out/*/qr/*.png" && \
 	echo "Reports:   demo-out/*/report.ndjson" && \
 	echo "JWKS:      demo-out/site/.well-known/jwks.json (publish at https://issuer.example.org/.well-known/jwks.json)" && \
-	echo "Check:     python3 $(SHARED)/conformance/shc_check.py --jwks demo-out/site demo-out"
+	echo "Check:     $$bin/healthcards verify --jwks demo-out/site demo-out"
 
 # Builds and runs the whole test suite (the tests run the conformance checker on what the CLI writes).
-test: deps
+test: test-deps
 	swift build $(SWIFT_FLAGS)
 	swift test $(SWIFT_FLAGS)
 

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 @testable import HealthCards
 
@@ -16,6 +17,29 @@ enum TestSupport {
 
     static var healthcards: String { binDir.appendingPathComponent("healthcards").path }
     static let checker = VerifyFixtures.shared.appendingPathComponent("conformance/shc_check.py").path
+
+    /// The Python of the virtual environment `make test` makes under the build folder
+    /// (`.build/test-venv`, with the checker's packages and `Tests/requirements.txt`); never the system
+    /// Python, whose packages Debian manages. `HEALTHCARDS_TEST_PYTHON` overrides it.
+    static let python: String? = {
+        if let path = ProcessInfo.processInfo.environment["HEALTHCARDS_TEST_PYTHON"], !path.isEmpty { return path }
+        let venv = VerifyFixtures.repoRoot.appendingPathComponent(".build/test-venv/bin/python3").path
+        return FileManager.default.isExecutableFile(atPath: venv) ? venv : nil
+    }()
+
+    /// Whether the independent checker can run: `../shared/conformance/shc_check.py` is beside the
+    /// repository and the test Python is there. Tests that run it carry
+    /// `.enabled(if: TestSupport.checkerAvailable, TestSupport.checkerMissing)`, so a plain clone shows them
+    /// as skipped instead of failing.
+    static let checkerAvailable = FileManager.default.fileExists(atPath: checker) && python != nil
+
+    /// Why checker tests are skipped, shown by `swift test`.
+    static var checkerMissing: Comment {
+        if !FileManager.default.fileExists(atPath: checker) {
+            return "the independent checker \(checker) is not beside this clone (../shared); skipped"
+        }
+        return "no test Python at .build/test-venv (run `make test`, which makes it); skipped"
+    }
     static let demoKeySource = VerifyFixtures.repoRoot.appendingPathComponent("keys/demo-issuer.DO-NOT-USE-IN-PRODUCTION.pkcs8.pem")
 
     struct Run {
@@ -46,8 +70,12 @@ enum TestSupport {
     /// Runs `healthcards` with arguments.
     static func cli(_ arguments: [String], cwd: URL? = nil) throws -> Run { try run(healthcards, arguments, cwd: cwd) }
 
-    /// Runs the independent checker: `python3 shc_check.py ARGS`.
-    static func check(_ arguments: [String]) throws -> Run { try run("/usr/bin/env", ["python3", checker] + arguments) }
+    /// Runs the independent checker: `<test python> shc_check.py ARGS`. Only in tests enabled by
+    /// `checkerAvailable`.
+    static func check(_ arguments: [String]) throws -> Run {
+        guard let python, checkerAvailable else { throw HealthCardError(.usage, "the checker is not available: \(checkerMissing)") }
+        return try run(python, [checker] + arguments)
+    }
 
     /// A new empty temporary folder.
     static func tempDir(_ name: String = "hc") throws -> URL {

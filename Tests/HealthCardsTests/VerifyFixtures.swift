@@ -1,13 +1,21 @@
 import Foundation
 
-/// Paths to the shared fixtures, found relative to this file: the repo root is three levels up from
-/// Tests/HealthCardsTests/VerifyFixtures.swift, and shared/ sits beside the repo.
+/// Paths to the test fixtures, found relative to this file: the repo root is three levels up from
+/// Tests/HealthCardsTests/VerifyFixtures.swift. The spec examples, SHL example, cases and terminology
+/// data are copied into `Tests/Fixtures/` (README there), so a plain clone runs the tests; only the
+/// independent checker is read from `../shared` beside the repository (`TestSupport.checker`).
 enum VerifyFixtures {
     static let repoRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
+    /// `../shared` beside the repository: CI always has it, a plain clone may not.
     static let shared = repoRoot.deletingLastPathComponent().appendingPathComponent("shared")
-    static let data = shared.appendingPathComponent("data")
-    static let specExamples = shared.appendingPathComponent("fixtures/spec-examples")
+    static let fixtures = repoRoot.appendingPathComponent("Tests/Fixtures")
+    static let data = fixtures.appendingPathComponent("data")
+    static let specExamples = fixtures.appendingPathComponent("spec-examples")
+    /// `Tests/Fixtures/cases/<name>`: inputs from publicly reported problems (README there).
+    static let cases = fixtures.appendingPathComponent("cases")
+    /// `Tests/Fixtures/shl/`: the SMART Health Links IG's encryption example.
+    static let shl = fixtures.appendingPathComponent("shl")
 
     static func bytes(_ url: URL) throws -> [UInt8] { [UInt8](try Data(contentsOf: url)) }
 

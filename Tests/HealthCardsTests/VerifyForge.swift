@@ -119,7 +119,8 @@ struct VerifyForge {
                                 img.putpixel(((x + q) * s + dx, (y + q) * s + dy), 0)
             img.save(sys.argv[2])
             """
-        let run = try TestSupport.run("/usr/bin/env", ["python3", "-c", script, text, out])
+        guard let python = TestSupport.python else { throw HealthCardError(.usage, "no test Python (.build/test-venv); run make test") }
+        let run = try TestSupport.run(python, ["-c", script, text, out])
         guard run.status == 0 else { throw HealthCardError(.io, "PIL failed: \(run.stderr)") }
         return out
     }
