@@ -124,7 +124,7 @@ enum Bench {
         return run
     }
 
-    static func num(_ v: Double, _ digits: Int) -> JSONValue { .number(fmt(v, digits)) }
+    static func num(_ v: Double, _ digits: Int) -> JSONValue { JSONNumber(fmt(v, digits)).map(JSONValue.number) ?? .null }
 
     static func cpuModel() -> String {
         guard let bytes = try? FileIO.read("/proc/cpuinfo") else { return "unknown" }

@@ -39,13 +39,13 @@ public enum FHIRDate {
         if time.hasSuffix("Z") {
             time = time.dropLast()
         } else {
-            guard time.count > 6 else { return false }
-            let zone = time.suffix(6)
-            let z = Array(zone.utf8)
-            guard z[0] == 0x2B || z[0] == 0x2D, z[3] == 0x3A, let zh = Int(String(zone.dropFirst().prefix(2))),
-                let zm = Int(String(zone.suffix(2))), zh <= 14, zm < 60
+            // `±hh:mm` with ASCII digits only, from -14:00 to +14:00 (FHIR R4 dateTime regex):
+            // `Int("-1")` would accept a sign where a digit belongs (`+-1:00`).
+            let z = Array(time.utf8.suffix(6))
+            guard z.count == 6, time.utf8.count > 6, z[0] == 0x2B || z[0] == 0x2D, z[3] == 0x3A,
+                let zh = twoDigits(z[1], z[2]), let zm = twoDigits(z[4], z[5]), zm < 60, zh < 14 || (zh == 14 && zm == 0)
             else { return false }
-            time = time.dropLast(6)
+            time = Substring(time.utf8.dropLast(6))
         }
         let parts = time.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0].count == 2, parts[1].count == 2, let h = Int(parts[0]), let m = Int(parts[1]),
@@ -55,6 +55,12 @@ public enum FHIRDate {
         guard sec[0].count == 2, let s = Int(sec[0]), s < 60, sec.count <= 2 else { return false }
         if sec.count == 2 { guard !sec[1].isEmpty, sec[1].utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return false } }
         return [parts[0], parts[1], sec[0]].allSatisfy { $0.allSatisfy(\.isNumber) }
+    }
+
+    /// The value of two ASCII digits, or nil.
+    private static func twoDigits(_ a: UInt8, _ b: UInt8) -> Int? {
+        guard (0x30...0x39).contains(a), (0x30...0x39).contains(b) else { return nil }
+        return Int(a - 0x30) * 10 + Int(b - 0x30)
     }
 
     /// The days in a month of the proleptic Gregorian calendar.
@@ -78,6 +84,7 @@ public enum FHIRDate {
         // A valid dateTime with a time is ASCII: `YYYY-MM-DD` (10 bytes), `T`, then `hh:mm:ss`.
         guard text.utf8.count > 10, isValidDateTime(text), text.contains("T") else { return nil }
         let b = Array(text.utf8)
+        // `isValidDateTime` has checked that every byte read here is an ASCII digit.
         func number(_ from: Int, _ count: Int) -> Int64 {
             b[from..<from + count].reduce(0) { $0 * 10 + Int64($1 - 0x30) }
         }

@@ -88,7 +88,7 @@ public struct JSONParser {
         case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
         case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
         case UInt8(ascii: "n"): try expectLiteral("null"); return .null
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try parseNumber())
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(JSONNumber(checked: try parseNumber()))
         default: throw fail("unexpected \(describe(bytes[index])); a JSON value was expected")
         }
     }
@@ -110,7 +110,6 @@ public struct JSONParser {
         try enter()
         index += 1
         var object = JSONObject()
-        var seen = Set<String>()
         skipWhitespace()
         if index < bytes.count && bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -124,14 +123,14 @@ public struct JSONParser {
             }
             let keyStart = index
             let key = try parseString()
-            if !seen.insert(key).inserted { throw fail("duplicate member name \"\(key)\"", at: keyStart) }
+            if object[key] != nil { throw fail("duplicate member name \"\(key)\"", at: keyStart) }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
                 throw fail("expected ':' after member name \"\(key)\"")
             }
             index += 1
             skipWhitespace()
-            object[key] = try parseValue()
+            object.append(key, try parseValue())
             skipWhitespace()
             guard index < bytes.count else { throw fail("unexpected end of JSON text inside an object") }
             if bytes[index] == UInt8(ascii: ",") {
@@ -262,7 +261,9 @@ public struct JSONParser {
                     } else if unit >= 0xDC00 && unit < 0xE000 {
                         throw fail("lone low surrogate in \\u escape")
                     }
-                    out.append(contentsOf: Array(String(Character(Unicode.Scalar(scalarValue)!)).utf8))
+                    // Surrogates were excluded above, so every value here is a Unicode scalar.
+                    guard let scalar = Unicode.Scalar(scalarValue) else { throw fail("invalid \\u escape") }
+                    out.append(contentsOf: String(Character(scalar)).utf8)
                 default: throw fail("invalid escape \\\(Character(Unicode.Scalar(e)))")
                 }
                 runStart = index

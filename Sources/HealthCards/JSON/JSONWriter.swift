@@ -38,7 +38,7 @@ public enum JSONWriter {
         switch value {
         case .null: out.append(contentsOf: Array("null".utf8))
         case .bool(let b): out.append(contentsOf: Array((b ? "true" : "false").utf8))
-        case .number(let n): out.append(contentsOf: n.utf8)
+        case .number(let n): out.append(contentsOf: n.lexeme.utf8)
         case .string(let s): writeString(s, into: &out)
         case .array(let items):
             out.append(UInt8(ascii: "["))

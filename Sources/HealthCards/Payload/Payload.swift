@@ -53,7 +53,9 @@ public struct Payload: Sendable {
         if let rid { vc["rid"] = .string(rid) }
         var claims = JSONObject()
         claims["iss"] = .string(issuer)
-        claims["nbf"] = .number(notBefore)
+        // A notBefore that is not a JSON number is written as a string, which verifiers reject (NBF_NOT_NUMBER),
+        // rather than as text that would break the JSON.
+        claims["nbf"] = JSONNumber(notBefore).map(JSONValue.number) ?? .string(notBefore)
         claims["vc"] = .object(vc)
         if let expires { claims["exp"] = .integer(expires) }
         return .object(claims)

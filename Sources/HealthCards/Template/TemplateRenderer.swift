@@ -195,18 +195,18 @@ extension Template {
             }
             return .string(value)
         case .decimal:
-            guard isJSONNumber(value) else {
+            guard let number = JSONNumber(value) else {
                 throw HealthCardError(
                     .template,
                     "'\(value)' is not a decimal number; expected digits with an optional '.' (e.g. 4.50), no thousands separators or units"
                 )
             }
-            return .number(value)
+            return .number(number)
         case .integer:
-            guard isJSONNumber(value), !value.contains("."), !value.lowercased().contains("e") else {
+            guard let number = JSONNumber(value), !value.contains("."), !value.lowercased().contains("e") else {
                 throw HealthCardError(.template, "'\(value)' is not a whole number")
             }
-            return .number(value)
+            return .number(number)
         case .boolean:
             switch value.lowercased() {
             case "true": return .bool(true)
@@ -227,10 +227,5 @@ extension Template {
             return " (the day does not exist in that month)"
         }
         return " (e.g. 2021-06-15)"
-    }
-
-    static func isJSONNumber(_ text: String) -> Bool {
-        guard case .number? = try? JSONParser.parse(text) else { return false }
-        return true
     }
 }

@@ -7,25 +7,34 @@ public enum Clock {
     /// Seconds since the Unix epoch, as an integer (`nbf`, `exp`; digest section 2).
     public static func nowSeconds() -> Int64 { Int64(time(nil)) }
 
-    /// Today's date in UTC as `YYYY-MM-DD`.
+    /// Today's date in UTC as `YYYY-MM-DD` (the year with more digits, or a sign, outside 0000 to 9999).
     public static func todayUTC(_ seconds: Int64 = nowSeconds()) -> String {
-        var t = time_t(seconds)
-        var parts = tm()
-        gmtime_r(&t, &parts)
-        func pad(_ v: Int32, _ n: Int) -> String {
-            let s = String(v)
-            return String(repeating: "0", count: max(0, n - s.count)) + s
-        }
-        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))"
+        let parts = utc(seconds)
+        return "\(pad(parts.year, 4))-\(pad(parts.month, 2))-\(pad(parts.day, 2))"
     }
 
     /// `YYYY-MM-DD hh:mm:ss UTC` for a time in seconds.
     public static func describe(_ seconds: Int64) -> String {
-        var t = time_t(seconds)
+        let parts = utc(seconds)
+        return "\(pad(parts.year, 4))-\(pad(parts.month, 2))-\(pad(parts.day, 2)) "
+            + "\(pad(parts.hour, 2)):\(pad(parts.minute, 2)):\(pad(parts.second, 2)) UTC"
+    }
+
+    /// The UTC calendar fields of a time. Any `Int64` is accepted: a time `gmtime_r` cannot represent
+    /// (a year beyond 2^31) is clamped to the nearest one it can, so nothing here can overflow.
+    static func utc(_ seconds: Int64) -> (year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) {
+        // ±2^55 seconds is about ±1.1 billion years: inside gmtime_r's int year on every platform.
+        let limit: Int64 = 1 << 55
+        var t = time_t(max(-limit, min(limit, seconds)))
         var parts = tm()
-        gmtime_r(&t, &parts)
-        func pad(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
-        return "\(todayUTC(seconds)) \(pad(parts.tm_hour)):\(pad(parts.tm_min)):\(pad(parts.tm_sec)) UTC"
+        guard gmtime_r(&t, &parts) != nil else { return (1970, 1, 1, 0, 0, 0) }
+        return (Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min),
+                Int(parts.tm_sec))
+    }
+
+    private static func pad(_ value: Int, _ width: Int) -> String {
+        let digits = String(value.magnitude)
+        return (value < 0 ? "-" : "") + String(repeating: "0", count: max(0, width - digits.count)) + digits
     }
 }
 

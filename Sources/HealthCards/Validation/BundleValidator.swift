@@ -31,6 +31,9 @@ public enum BundleValidator {
     ///   future when it is more than `DateRules.clockSkewSeconds` after `now`; a date without a time when
     ///   it is after today's date in the furthest time zone (UTC+14).
     public static func validate(_ bundle: JSONValue, now: Int64? = Clock.nowSeconds()) -> Findings {
+        // Any Int64 is accepted: beyond ±2^40 s (±34,000 years, far outside FHIR's years 0001 to 9999) the
+        // answers are the same, and the date rules' sums (now + skew, instant − now) cannot overflow.
+        let now = now.map { max(-(1 << 40), min(1 << 40, $0)) }
         var f = Findings()
         if bundle["resourceType"]?.stringValue != "Bundle" {
             f.error(.bundleResourceType, "Bundle.resourceType", "must be \"Bundle\", found \(quoted(bundle["resourceType"]))")

@@ -65,15 +65,17 @@ enum DateRules {
     /// - Parameters:
     ///   - nbf: the card's `nbf`, seconds since 1970.
     ///   - severity: an error when issuing; a warning in `verify`, since verifiers do not check it.
-    static func eventsAfterNotBefore(_ bundle: JSONValue, nbf: Double, severity: Finding.Severity) -> [Finding] {
-        let latestDay = Clock.todayUTC(Int64(nbf) + furthestZoneSeconds)
+    static func eventsAfterNotBefore(_ bundle: JSONValue, nbf seconds: Double, severity: Finding.Severity) -> [Finding] {
+        // An nbf a card cannot carry (negative, beyond the year 5138) is reported by the claims check.
+        guard let nbf = NumericDate(seconds)?.whole else { return [] }
+        let latestDay = Clock.todayUTC(nbf + furthestZoneSeconds)
         var findings: [Finding] = []
         for (i, entry) in (bundle["entry"]?.arrayValue ?? []).enumerated() {
             for member in ["occurrenceDateTime", "effectiveDateTime"] {
                 guard let value = entry["resource"]?[member]?.stringValue, FHIRDate.isValidDateTime(value) else { continue }
                 let day = FHIRDate.datePart(value)
                 guard day.count == 10, day > latestDay else { continue }
-                findings.append(Finding(.nbfBeforeEvent, "nbf \(Clock.describe(Int64(nbf))) is before this event (\(value)); "
+                findings.append(Finding(.nbfBeforeEvent, "nbf \(Clock.describe(nbf)) is before this event (\(value)); "
                     + "a card cannot be issued before what it records. Issue it with a later nbf",
                     at: .init(path: "Bundle.entry[\(i)].resource.\(member)"), severity: severity))
             }

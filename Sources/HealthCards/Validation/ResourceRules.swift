@@ -45,7 +45,7 @@ enum ImmunizationRules {
         }
         if let occurrence = resource["occurrenceDateTime"]?.stringValue {
             if !FHIRDate.isValidDateTime(occurrence) {
-                f.error(.immunizationOccurrence, path + ".occurrenceDateTime", "\(quoted(.string(occurrence))) is not a FHIR dateTime (YYYY-MM-DD, a real calendar date in the years 0001 to 9999)")
+                f.error(.immunizationOccurrence, path + ".occurrenceDateTime", "\(quoted(.string(occurrence))) is not a FHIR dateTime (YYYY-MM-DD, or YYYY-MM-DDThh:mm:ss with a zone Z or ±hh:mm from -14:00 to +14:00; a real calendar date in the years 0001 to 9999)")
             }
         } else if resource["occurrenceString"] == nil {
             f.error(.immunizationOccurrence, path + ".occurrenceDateTime", "occurrenceDateTime (the date of the dose) is required")

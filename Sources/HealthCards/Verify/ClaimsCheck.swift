@@ -5,7 +5,7 @@ struct ClaimsCheck {
     var now: Int64
 
     /// Any NumericDate at or above this is taken for milliseconds (year 5138 in seconds).
-    static let millisecondsThreshold = 100_000_000_000.0
+    static let millisecondsThreshold = NumericDate.millisecondsThreshold
 
     func check(_ payload: JSONValue, add: (RuleCode, String?, String, Finding.Severity?) -> Void) {
         guard payload.objectValue != nil else {
@@ -15,14 +15,14 @@ struct ClaimsCheck {
         checkIssuer(payload["iss"], add: add)
         let nbf = checkTime(payload["nbf"], name: "nbf", add: add)
         if payload["nbf"] == nil { add(.nbfMissing, "nbf", "nbf (issuance time, seconds since 1970) is required", nil) }
-        if let nbf, nbf > Double(now) {
-            add(.nbfNotYetValid, "nbf", "the card is not valid yet: nbf is \(Clock.describe(Int64(nbf))), now is \(Clock.describe(now))", nil)
+        if let nbf, nbf.value > Double(now) {
+            add(.nbfNotYetValid, "nbf", "the card is not valid yet: nbf is \(Clock.describe(nbf.whole)), now is \(Clock.describe(now))", nil)
         }
         if payload["exp"] != nil, let exp = checkTime(payload["exp"], name: "exp", add: add) {
-            if exp < Double(now) {
-                add(.expExpired, "exp", "the card expired at \(Clock.describe(Int64(exp))) (now is \(Clock.describe(now))); verifiers SHALL reject it", nil)
+            if exp.value < Double(now) {
+                add(.expExpired, "exp", "the card expired at \(Clock.describe(exp.whole)) (now is \(Clock.describe(now))); verifiers SHALL reject it", nil)
             }
-            if let nbf, exp <= nbf { add(.expBeforeNbf, "exp", "exp (\(Clock.describe(Int64(exp)))) is not after nbf", nil) }
+            if let nbf, exp.value <= nbf.value { add(.expBeforeNbf, "exp", "exp (\(Clock.describe(exp.whole))) is not after nbf", nil) }
         }
         if payload["@context"] != nil || payload["vc"]?["@context"] != nil {
             add(.vcContext, "vc.@context", "@context comes from the W3C VC mapping of old drafts; health cards leave it out", nil)
@@ -71,23 +71,56 @@ struct ClaimsCheck {
         }
     }
 
-    /// Checks a NumericDate; returns its value in seconds when it is a usable number.
-    private func checkTime(_ value: JSONValue?, name: String, add: (RuleCode, String?, String, Finding.Severity?) -> Void) -> Double? {
+    /// Checks a NumericDate; returns its value in seconds when it is a usable number (`NumericDate`).
+    private func checkTime(_ value: JSONValue?, name: String, add: (RuleCode, String?, String, Finding.Severity?) -> Void) -> NumericDate? {
         guard let value else { return nil }
         let notNumber: RuleCode = name == "nbf" ? .nbfNotNumber : .expNotNumber
         let milliseconds: RuleCode = name == "nbf" ? .nbfMilliseconds : .expMilliseconds
+        let outOfRange: RuleCode = name == "nbf" ? .nbfOutOfRange : .expOutOfRange
         guard let lexeme = value.numberLexeme, let seconds = Double(lexeme) else {
             add(notNumber, name, "\(name) must be a JSON number of seconds since 1970, found \(quoted(value))", nil)
             return nil
         }
-        if seconds >= Self.millisecondsThreshold {
-            let asSeconds = Int64(seconds / 1000)
-            add(milliseconds, name, "\(name) \(lexeme) is in milliseconds (as seconds it is after the year 5000); use seconds: \(asSeconds) (\(Clock.describe(asSeconds)))", nil)
+        if let asSeconds = NumericDate(seconds / 1000), seconds >= NumericDate.millisecondsThreshold {
+            add(milliseconds, name, "\(name) \(lexeme) is in milliseconds (as seconds it is after the year 5000); use seconds: \(asSeconds.whole) (\(Clock.describe(asSeconds.whole)))", nil)
+            return nil
+        }
+        guard let date = NumericDate(seconds) else {
+            add(outOfRange, name, "\(name) \(lexeme) is not a time a card can carry: a NumericDate is seconds since 1970 (RFC 7519 section 2), "
+                + "from 0 to below 100000000000 (the year 5138); issuers write the current time, e.g. \(now)", nil)
             return nil
         }
         if name == "nbf", lexeme.contains(".") || lexeme.contains("e") || lexeme.contains("E") {
             add(.nbfFractional, name, "nbf \(lexeme) is not a whole number of seconds; allowed (RFC 7519) but issuers should emit integers", nil)
         }
-        return seconds
+        return date
+    }
+}
+
+/// A JWT NumericDate (RFC 7519 section 2) that a card can carry: seconds since 1970 from 0 to below
+/// `millisecondsThreshold` (the year 5138). Anything else is refused before it is converted, so no
+/// value from a card (`-1e300`, `1e400`, a year past 5138) ever reaches an integer conversion that
+/// could trap.
+struct NumericDate: Sendable, Equatable {
+    /// Any NumericDate at or above this is taken for milliseconds (year 5138 in seconds).
+    static let millisecondsThreshold = 100_000_000_000.0
+
+    /// The value as written (it may have a fraction), in seconds.
+    let value: Double
+    /// The value rounded down to whole seconds.
+    let whole: Int64
+
+    /// nil unless `seconds` is in 0 ..< `millisecondsThreshold` (so `whole` cannot overflow).
+    init?(_ seconds: Double) {
+        guard seconds >= 0, seconds < Self.millisecondsThreshold else { return nil }
+        value = seconds
+        whole = Int64(seconds.rounded(.down))
+    }
+
+    /// The NumericDate of a JSON number member (`nbf`, `exp`), or nil when it is absent, not a number,
+    /// or out of range.
+    init?(_ json: JSONValue?) {
+        guard let seconds = json?.doubleValue else { return nil }
+        self.init(seconds)
     }
 }

@@ -56,8 +56,8 @@ public struct JWSCheck {
             ClaimsCheck(now: now).check(json, add: add)
             if let bundle = json["vc"]?["credentialSubject"]?["fhirBundle"], bundle.objectValue != nil {
                 var findings = BundleValidator.validate(bundle, now: now).all
-                if let nbf = json["nbf"]?.doubleValue, nbf < ClaimsCheck.millisecondsThreshold {
-                    findings += DateRules.eventsAfterNotBefore(bundle, nbf: nbf, severity: .warning)
+                if let nbf = NumericDate(json["nbf"]) {
+                    findings += DateRules.eventsAfterNotBefore(bundle, nbf: nbf.value, severity: .warning)
                 }
                 for finding in findings {
                     add(finding.code, finding.location.path, finding.message, finding.severity)

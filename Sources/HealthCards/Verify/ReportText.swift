@@ -20,8 +20,8 @@ extension CredentialReport {
             }
             lines.append("  kid      \(kid ?? "?") (\(sig))")
             func date(_ value: JSONValue?) -> String {
-                guard let seconds = value?.doubleValue, seconds < ClaimsCheck.millisecondsThreshold else { return value.map { quoted($0) } ?? "none" }
-                return Clock.describe(Int64(seconds))
+                guard let date = NumericDate(value) else { return value.map { quoted($0) } ?? "none" }
+                return Clock.describe(date.whole)
             }
             lines.append("  nbf      \(date(payload["nbf"]))" + (payload["exp"] != nil ? "; exp \(date(payload["exp"]))" : ""))
             for entry in payload["vc"]?["credentialSubject"]?["fhirBundle"]?["entry"]?.arrayValue ?? [] {
