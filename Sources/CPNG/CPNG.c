@@ -85,10 +85,17 @@ static void read_from_buffer(png_structp png, png_bytep data, png_size_t length)
     src->offset += length;
 }
 
-int CPNG_decode_gray8(const uint8_t *data, size_t size, uint8_t **gray, uint32_t *width, uint32_t *height,
-                      char *err, size_t err_len) {
+/* libpng reads with these limits: no ancillary chunk (iCCP, zTXt, ...) may need more than 8 MiB, nor may
+   more than 1000 of them be kept, so a small file cannot make libpng allocate without bound. */
+static void set_read_limits(png_structp png) {
+    png_set_chunk_malloc_max(png, 8u << 20);
+    png_set_chunk_cache_max(png, 1000);
+}
+
+int CPNG_read_size(const uint8_t *data, size_t size, uint32_t *width, uint32_t *height, char *err, size_t err_len) {
     error_sink sink = {err, err_len};
-    *gray = NULL;
+    *width = 0;
+    *height = 0;
     if (size < 8 || png_sig_cmp((png_const_bytep)data, 0, 8) != 0) {
         snprintf(err, err_len, "not a PNG file (bad signature)");
         return 1;
@@ -104,19 +111,54 @@ int CPNG_decode_gray8(const uint8_t *data, size_t size, uint8_t **gray, uint32_t
         snprintf(err, err_len, "libpng: cannot create info struct");
         return 1;
     }
-    uint8_t *volatile pixels = NULL;
+    if (setjmp(png_jmpbuf(png))) {
+        png_destroy_read_struct(&png, &info, NULL);
+        return 1;
+    }
+    set_read_limits(png);
+    read_source src = {data, size, 0};
+    png_set_read_fn(png, &src, read_from_buffer);
+    png_read_info(png, info);
+    *width = png_get_image_width(png, info);
+    *height = png_get_image_height(png, info);
+    png_destroy_read_struct(&png, &info, NULL);
+    return 0;
+}
+
+int CPNG_decode_gray8(const uint8_t *data, size_t size, uint8_t *gray, size_t capacity, uint32_t *width,
+                      uint32_t *height, char *err, size_t err_len) {
+    error_sink sink = {err, err_len};
+    *width = 0;
+    *height = 0;
+    if (size < 8 || png_sig_cmp((png_const_bytep)data, 0, 8) != 0) {
+        snprintf(err, err_len, "not a PNG file (bad signature)");
+        return 1;
+    }
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &sink, on_error, on_warning);
+    if (!png) {
+        snprintf(err, err_len, "libpng: cannot create read struct");
+        return 1;
+    }
+    png_infop info = png_create_info_struct(png);
+    if (!info) {
+        png_destroy_read_struct(&png, NULL, NULL);
+        snprintf(err, err_len, "libpng: cannot create info struct");
+        return 1;
+    }
     png_bytep *volatile rows = NULL;
     if (setjmp(png_jmpbuf(png))) {
         png_destroy_read_struct(&png, &info, NULL);
-        free(pixels);
         free(rows);
         return 1;
     }
+    set_read_limits(png);
     read_source src = {data, size, 0};
     png_set_read_fn(png, &src, read_from_buffer);
     png_read_info(png, info);
     png_uint_32 w = png_get_image_width(png, info), h = png_get_image_height(png, info);
-    if (w == 0 || h == 0 || w > 20000 || h > 20000) png_error(png, "image size out of range");
+    /* The caller sized `gray` from CPNG_read_size and its pixel budget: any other size is refused before a
+       pixel is decoded. */
+    if (w == 0 || h == 0 || (uint64_t)w * h > (uint64_t)capacity) png_error(png, "image size out of range");
     png_set_expand(png);
     png_set_strip_16(png);
     png_color_16 white = {0, 0xff, 0xff, 0xff, 0xff};
@@ -125,15 +167,13 @@ int CPNG_decode_gray8(const uint8_t *data, size_t size, uint8_t **gray, uint32_t
     png_set_interlace_handling(png);
     png_read_update_info(png, info);
     if (png_get_rowbytes(png, info) != w) png_error(png, "unexpected row layout after conversion to gray");
-    pixels = (uint8_t *)malloc((size_t)w * h);
     rows = (png_bytep *)malloc(sizeof(png_bytep) * h);
-    if (!pixels || !rows) png_error(png, "out of memory");
-    for (png_uint_32 y = 0; y < h; y++) rows[y] = pixels + (size_t)y * w;
+    if (!rows) png_error(png, "out of memory");
+    for (png_uint_32 y = 0; y < h; y++) rows[y] = gray + (size_t)y * w;
     png_read_image(png, rows);
     png_read_end(png, NULL);
     png_destroy_read_struct(&png, &info, NULL);
     free(rows);
-    *gray = pixels;
     *width = w;
     *height = h;
     return 0;

@@ -162,7 +162,7 @@ enum IssueCommand {
         Signals.install()
         defer { Signals.restore() }
         let summary: BatchSummary
-        do { summary = try batch.run(inputs) } catch let error as HealthCardError where error.kind == .io {
+        do { summary = try batch.run(inputs, stop: Signals.stop) } catch let error as HealthCardError where error.kind == .io {
             progress.clear()
             printError(error.description)
             return .usage

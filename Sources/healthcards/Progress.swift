@@ -54,7 +54,12 @@ final class ProgressLine {
 /// SIGINT and SIGTERM ask a running batch to stop cleanly; a second signal ends the process at once
 /// (the next run removes what it left).
 enum Signals {
+    /// The stop request of the one batch this process runs, set by the handler. It is made in `install`,
+    /// before the handler can run: a handler must not be the first to touch a lazily made global.
+    static let stop = StopRequest()
+
     static func install() {
+        _ = stop
         // A parent may have started us with these signals blocked; the workers inherit this mask.
         var set = sigset_t()
         sigemptyset(&set)
@@ -63,7 +68,7 @@ enum Signals {
         pthread_sigmask(SIG_UNBLOCK, &set, nil)
         for sig in [SIGINT, SIGTERM] {
             signal(sig) { received in
-                BatchIssuer.requestStop(received)
+                Signals.stop.request(signal: received)
                 signal(received, SIG_DFL)
             }
         }

@@ -18,9 +18,14 @@ typedef struct {
 int CPNG_encode_gray1(const uint8_t *packed_rows, uint32_t width, uint32_t height, size_t stride,
                       int compression_level, int filter, CPNG_buffer *out, char *err, size_t err_len);
 
-/* Decodes any PNG into 8-bit grayscale (alpha composited on white). *gray is malloc'ed; free with free(). */
-int CPNG_decode_gray8(const uint8_t *data, size_t size, uint8_t **gray, uint32_t *width, uint32_t *height,
-                      char *err, size_t err_len);
+/* Reads a PNG's width and height from its header, decoding no pixel. Returns 0 on success. */
+int CPNG_read_size(const uint8_t *data, size_t size, uint32_t *width, uint32_t *height, char *err, size_t err_len);
+
+/* Decodes any PNG into 8-bit grayscale (alpha composited on white), row-major, into `gray` (the caller's
+   buffer of `capacity` bytes). An image of more than `capacity` pixels is refused before any pixel is
+   decoded. Returns 0 on success with the size in *width and *height. */
+int CPNG_decode_gray8(const uint8_t *data, size_t size, uint8_t *gray, size_t capacity, uint32_t *width,
+                      uint32_t *height, char *err, size_t err_len);
 
 void CPNG_buffer_free(CPNG_buffer *buffer);
 void CPNG_free(void *pointer);

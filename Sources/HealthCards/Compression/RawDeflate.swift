@@ -1,48 +1,66 @@
-import CZlib
+internal import CZlib
 
 /// Raw DEFLATE (RFC 1951) with system zlib: `windowBits = -15`, so no zlib (RFC 1950) header and no
 /// Adler-32 (digest section 4). Level 6, memLevel 8 and the default strategy reproduce the spec
 /// examples' payload bytes exactly.
 ///
 /// One instance owns one `z_stream` and reuses it (`deflateReset`) for every call; use one per thread.
+/// The stream lives on the heap at one address for its whole life: zlib keeps a pointer back to it
+/// (`state->strm`) and refuses a stream that has moved, and Swift promises no stable address for a
+/// stored property passed with `&`.
 public final class RawDeflater {
-    private var stream = z_stream()
+    private let stream: UnsafeMutablePointer<z_stream>
     /// The zlib level, 0 to 9.
     public let level: Int32
 
     /// - Throws: `HealthCardError(.compression)` when zlib cannot initialise.
     public init(level: Int32 = 6) throws {
         self.level = level
-        let status = CZlib_deflateInit2(&stream, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY)
-        guard status == Z_OK else { throw HealthCardError(.compression, "deflateInit2 failed with zlib status \(status)") }
+        let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+        stream.initialize(to: z_stream())
+        let status = CZlib_deflateInit2(stream, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY)
+        guard status == Z_OK else {
+            stream.deinitialize(count: 1)
+            stream.deallocate()
+            throw HealthCardError(.compression, "deflateInit2 failed with zlib status \(status)")
+        }
+        self.stream = stream
     }
 
-    deinit { deflateEnd(&stream) }
+    deinit {
+        deflateEnd(stream)
+        stream.deinitialize(count: 1)
+        stream.deallocate()
+    }
 
     /// Compresses `input` as one raw DEFLATE stream.
     /// - Returns: the compressed bytes (never starting with a zlib header).
-    /// - Throws: `HealthCardError(.compression)`.
+    /// - Throws: `HealthCardError(.compression)`, also for an input over 4 GiB (zlib counts in 32 bits).
     public func deflate(_ input: [UInt8]) throws -> [UInt8] {
-        guard deflateReset(&stream) == Z_OK else { throw HealthCardError(.compression, "deflateReset failed") }
-        let bound = Int(deflateBound(&stream, uLong(input.count)))
+        guard input.count <= Int(UInt32.max) else {
+            throw HealthCardError(.compression, "the payload is \(input.count) bytes; raw DEFLATE here takes at most 4 GiB at once")
+        }
+        guard deflateReset(stream) == Z_OK else { throw HealthCardError(.compression, "deflateReset failed") }
+        let bound = Int(deflateBound(stream, uLong(input.count)))
         var output = [UInt8](repeating: 0, count: bound)
-        var input = input
-        let status: Int32 = input.withUnsafeMutableBufferPointer { inBuffer in
+        let stream = self.stream
+        let status: Int32 = input.withUnsafeBufferPointer { inBuffer in
             output.withUnsafeMutableBufferPointer { outBuffer in
-                stream.next_in = inBuffer.baseAddress
-                stream.avail_in = uInt(inBuffer.count)
-                stream.next_out = outBuffer.baseAddress
-                stream.avail_out = uInt(outBuffer.count)
-                let status = CZlib.deflate(&stream, Z_FINISH)
-                stream.next_in = nil
-                stream.next_out = nil
+                // zlib never writes through next_in (it is `z_const` in zlib's own build).
+                stream.pointee.next_in = UnsafeMutablePointer(mutating: inBuffer.baseAddress)
+                stream.pointee.avail_in = uInt(inBuffer.count)
+                stream.pointee.next_out = outBuffer.baseAddress
+                stream.pointee.avail_out = uInt(outBuffer.count)
+                let status = CZlib.deflate(stream, Z_FINISH)
+                stream.pointee.next_in = nil
+                stream.pointee.next_out = nil
                 return status
             }
         }
         guard status == Z_STREAM_END else {
             throw HealthCardError(.compression, "deflate did not finish (zlib status \(status))")
         }
-        output.removeLast(Int(stream.avail_out))
+        output.removeLast(Int(stream.pointee.avail_out))
         return output
     }
 }
@@ -81,33 +99,41 @@ public enum RawInflate {
     }
 
     private static func run(_ input: [UInt8], windowBits: Int32) throws(Failure) -> [UInt8] {
-        var stream = z_stream()
-        guard CZlib_inflateInit2(&stream, windowBits) == Z_OK else { throw .invalid("inflateInit2 failed") }
-        defer { inflateEnd(&stream) }
+        // Compressed input comes from a file of at most `InputBudget.cardFileBytes`; zlib counts in 32 bits.
+        guard input.count <= Int(UInt32.max) else { throw .tooLarge }
+        // On the heap at a stable address: zlib keeps a pointer back to the stream between calls.
+        let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+        stream.initialize(to: z_stream())
+        defer {
+            stream.deinitialize(count: 1)
+            stream.deallocate()
+        }
+        guard CZlib_inflateInit2(stream, windowBits) == Z_OK else { throw .invalid("inflateInit2 failed") }
+        defer { inflateEnd(stream) }
         var output: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16384)
-        var input = input
         var status: Int32 = Z_OK
         var leftover = 0
         var message = ""
-        input.withUnsafeMutableBufferPointer { inBuffer in
-            stream.next_in = inBuffer.baseAddress
-            stream.avail_in = uInt(inBuffer.count)
+        input.withUnsafeBufferPointer { inBuffer in
+            // zlib never writes through next_in.
+            stream.pointee.next_in = UnsafeMutablePointer(mutating: inBuffer.baseAddress)
+            stream.pointee.avail_in = uInt(inBuffer.count)
             repeat {
                 chunk.withUnsafeMutableBufferPointer { outBuffer in
-                    stream.next_out = outBuffer.baseAddress
-                    stream.avail_out = uInt(outBuffer.count)
-                    status = CZlib.inflate(&stream, Z_NO_FLUSH)
+                    stream.pointee.next_out = outBuffer.baseAddress
+                    stream.pointee.avail_out = uInt(outBuffer.count)
+                    status = CZlib.inflate(stream, Z_NO_FLUSH)
                 }
-                let produced = chunk.count - Int(stream.avail_out)
+                let produced = chunk.count - Int(stream.pointee.avail_out)
                 output.append(contentsOf: chunk.prefix(produced))
                 if output.count > maxOutput { status = -100; break }
-                if status == Z_BUF_ERROR && stream.avail_in == 0 { break }
+                if status == Z_BUF_ERROR && stream.pointee.avail_in == 0 { break }
             } while status == Z_OK
-            leftover = Int(stream.avail_in)
-            if let msg = stream.msg { message = String(cString: msg) }
-            stream.next_in = nil
-            stream.next_out = nil
+            leftover = Int(stream.pointee.avail_in)
+            if let msg = stream.pointee.msg { message = String(cString: msg) }
+            stream.pointee.next_in = nil
+            stream.pointee.next_out = nil
         }
         if status == -100 { throw .tooLarge }
         guard status == Z_STREAM_END else {

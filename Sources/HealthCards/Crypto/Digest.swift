@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// SHA-256, HMAC-SHA-256 and secure random bytes from OpenSSL libcrypto.
 public enum Digest {

@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// Something that makes ES256 signatures for a JWS: a key file, an HSM, a cloud KMS.
 /// The pipeline asks only for the signature and the public key (for the kid).
@@ -25,16 +25,22 @@ public struct ES256Signer: JWSSigner {
 
     public mutating func sign(_ signingInput: [UInt8]) throws -> [UInt8] {
         let ctx = context.ctx
-        guard EVP_MD_CTX_reset(ctx) == 1, EVP_DigestSignInit(ctx, nil, EVP_sha256(), nil, publicKey.pkey) == 1 else {
-            throw cryptoError("ES256 signing setup")
+        // A key in a PKCS#11 token signs for one thread at a time (`P256Key.withPKey`).
+        let der: [UInt8] = try publicKey.withPKey { pkey in
+            guard EVP_MD_CTX_reset(ctx) == 1, EVP_DigestSignInit(ctx, nil, EVP_sha256(), nil, pkey) == 1 else {
+                throw cryptoError("ES256 signing setup")
+            }
+            var der = [UInt8](repeating: 0, count: 80)
+            var length = der.count
+            let ok = signingInput.withUnsafeBufferPointer { input in
+                EVP_DigestSign(ctx, &der, &length, input.baseAddress, input.count)
+            }
+            // The context keeps a reference to the key: drop it before the lock is released.
+            EVP_MD_CTX_reset(ctx)
+            guard ok == 1, length <= der.count else { throw cryptoError("ES256 signing") }
+            return Array(der.prefix(length))
         }
-        var der = [UInt8](repeating: 0, count: 80)
-        var length = der.count
-        let ok = signingInput.withUnsafeBufferPointer { input in
-            EVP_DigestSign(ctx, &der, &length, input.baseAddress, input.count)
-        }
-        guard ok == 1 else { throw cryptoError("ES256 signing") }
-        return try ES256.rawSignature(fromDER: Array(der.prefix(length)))
+        return try ES256.rawSignature(fromDER: der)
     }
 }
 
@@ -64,7 +70,7 @@ public enum ES256 {
         ECDSA_SIG_get0(sig, &r, &s)
         var out = [UInt8](repeating: 0, count: 64)
         let ok = out.withUnsafeMutableBufferPointer { buffer in
-            BN_bn2binpad(r, buffer.baseAddress, 32) == 32 && BN_bn2binpad(s, buffer.baseAddress! + 32, 32) == 32
+            BN_bn2binpad(r, buffer.baseAddress, 32) == 32 && BN_bn2binpad(s, buffer.baseAddress.map { $0 + 32 }, 32) == 32
         }
         guard ok else { throw HealthCardError(.crypto, "signature component longer than 32 bytes") }
         return out
@@ -78,8 +84,11 @@ public enum ES256 {
         guard let sig = ECDSA_SIG_new() else { throw cryptoError("signature allocation") }
         defer { ECDSA_SIG_free(sig) }
         let r = raw.withUnsafeBufferPointer { BN_bin2bn($0.baseAddress, 32, nil) }
-        let s = raw.withUnsafeBufferPointer { BN_bin2bn($0.baseAddress! + 32, 32, nil) }
-        guard let r, let s, ECDSA_SIG_set0(sig, r, s) == 1 else {  // set0 takes ownership of r and s
+        let s = raw.withUnsafeBufferPointer { BN_bin2bn($0.baseAddress.map { $0 + 32 }, 32, nil) }
+        // ECDSA_SIG_set0 takes ownership of r and s when it succeeds; on every other path they are ours to free.
+        guard let r, let s, ECDSA_SIG_set0(sig, r, s) == 1 else {
+            BN_free(r)
+            BN_free(s)
             throw cryptoError("signature conversion")
         }
         var out: UnsafeMutablePointer<UInt8>? = nil
@@ -95,14 +104,17 @@ public enum ES256 {
         guard signature.count == 64, let der = try? derSignature(fromRaw: signature) else { return false }
         guard let ctx = EVP_MD_CTX_new() else { return false }
         defer { EVP_MD_CTX_free(ctx) }
-        guard EVP_DigestVerifyInit(ctx, nil, EVP_sha256(), nil, key.pkey) == 1 else {
+        return key.withPKey { pkey in
+            guard EVP_DigestVerifyInit(ctx, nil, EVP_sha256(), nil, pkey) == 1 else {
+                ERR_clear_error()
+                return false
+            }
+            let result = der.withUnsafeBufferPointer { d in
+                message.withUnsafeBufferPointer { m in EVP_DigestVerify(ctx, d.baseAddress, d.count, m.baseAddress, m.count) }
+            }
+            EVP_MD_CTX_reset(ctx)
             ERR_clear_error()
-            return false
+            return result == 1
         }
-        let result = der.withUnsafeBufferPointer { d in
-            message.withUnsafeBufferPointer { m in EVP_DigestVerify(ctx, d.baseAddress, d.count, m.baseAddress, m.count) }
-        }
-        ERR_clear_error()
-        return result == 1
     }
 }

@@ -1,13 +1,22 @@
-import COpenSSL
+internal import COpenSSL
+import Synchronization
 
 /// An ECDSA P-256 key held by OpenSSL (the one Swift owner of an `EVP_PKEY`).
 ///
 /// A key is either a key pair (loaded from PKCS#8 or SEC 1 PEM, or generated) or a public key (from
 /// SPKI PEM or JWK coordinates). The private scalar never leaves OpenSSL except through
 /// `pkcs8PEM()`, which `keygen` uses to write a key file.
+///
+/// Threads: a key in memory may be used from any number of threads at once (immutable after init; OpenSSL 3
+/// allows concurrent read-only use of an `EVP_PKEY`). A key held in a PKCS#11 token is used by one thread
+/// at a time (`withPKey` takes its lock): OpenSSL's pkcs11 engine and the token's session are not safe to
+/// use concurrently, whatever number of jobs a caller runs.
 public final class P256Key: @unchecked Sendable {
-    // Immutable after init; OpenSSL 3 allows concurrent read-only use of an EVP_PKEY.
-    let pkey: OpaquePointer
+    private let pkey: OpaquePointer
+    /// True for a key held in a PKCS#11 token (its private scalar never leaves it).
+    public let isTokenKey: Bool
+    /// Serialises every use of `pkey` for a key in a PKCS#11 token (unused for other keys).
+    private let tokenLock = Mutex(())
     /// True when the private scalar is present (the key can sign).
     public let hasPrivateKey: Bool
     /// The public point's x coordinate: 32 bytes, big-endian, left-padded.
@@ -19,6 +28,7 @@ public final class P256Key: @unchecked Sendable {
     /// not readable (a key held in an HSM behind OpenSSL's pkcs11 engine).
     init(taking pkey: OpaquePointer, canSign: Bool = false) throws {
         self.pkey = pkey
+        isTokenKey = canSign
         guard EVP_PKEY_get_base_id(pkey) == EVP_PKEY_EC else {
             EVP_PKEY_free(pkey)
             throw HealthCardError(.key, "not an EC key")
@@ -57,6 +67,13 @@ public final class P256Key: @unchecked Sendable {
     }
 
     deinit { EVP_PKEY_free(pkey) }
+
+    /// Runs `body` with the key's `EVP_PKEY`: alone for a key in a PKCS#11 token, concurrently otherwise.
+    /// The pointer must not be kept beyond `body`.
+    func withPKey<Result: Sendable>(_ body: (OpaquePointer) throws -> Result) rethrows -> Result {
+        guard isTokenKey else { return try body(pkey) }
+        return try tokenLock.withLock { _ in try body(pkey) }
+    }
 
     /// What a key is when it is not the EC P-256 key ES256 needs, in words, or nil for a P-256 key:
     /// `isEC` false with "an RSA key", "an Ed25519 key", …; `isEC` true with the curve ("P-384",
@@ -220,6 +237,9 @@ public final class P256Key: @unchecked Sendable {
     public func pkcs8PEM() throws -> [UInt8] {
         guard hasPrivateKey else { throw HealthCardError(.key, "a public key has no PKCS#8 private form") }
         // A key in a PKCS#11 token shows OpenSSL a zero (or no) private scalar: never write that out.
+        guard !isTokenKey else {
+            throw HealthCardError(.key, "the private key is held in a PKCS#11 token and cannot be exported")
+        }
         var d: OpaquePointer? = nil
         defer { BN_clear_free(d) }
         guard EVP_PKEY_get_bn_param(pkey, "priv", &d) == 1, let d, BN_is_zero(d) == 0 else {
@@ -231,7 +251,7 @@ public final class P256Key: @unchecked Sendable {
 
     /// The public key as SPKI PEM text (`-----BEGIN PUBLIC KEY-----`).
     public func publicPEM() throws -> [UInt8] {
-        try withMemoryBIO { bio in PEM_write_bio_PUBKEY(bio, pkey) == 1 }
+        try withPKey { pkey in try withMemoryBIO { bio in PEM_write_bio_PUBKEY(bio, pkey) == 1 } }
     }
 
     private func withMemoryBIO(_ body: (OpaquePointer) -> Bool) throws -> [UInt8] {

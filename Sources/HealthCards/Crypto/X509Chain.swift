@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// An X.509 certificate chain for a JWK's `x5c` member (digest section 7): DER certificates, leaf
 /// first, each followed by its issuer. The leaf certifies the signing key.

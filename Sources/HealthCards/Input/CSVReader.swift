@@ -28,18 +28,22 @@ public final class CSVReader {
     private var atEOF = false
 
     /// Opens `path` for reading from `offset` (0: the start, where a BOM is skipped).
+    ///
+    /// The descriptor is closed by `deinit` only, once: once every stored property is set, a throwing
+    /// initializer of a class still runs `deinit`, so closing it here too would close it twice (and
+    /// perhaps another thread's file that got the same number in between).
     /// - Parameter line: the line number at `offset`, for messages.
-    /// - Throws: `HealthCardError(.input)` when the file cannot be opened.
+    /// - Throws: `HealthCardError(.input)` when the file cannot be opened or read.
     public init(path: String, offset: Int = 0, line: Int = 1) throws {
         self.path = path
         self.line = line
-        fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             throw HealthCardError(.input, "cannot open \(path): \(String(cString: strerror(errno)))")
         }
+        self.fd = fd
         if offset > 0 {
             guard lseek(fd, off_t(offset), SEEK_SET) == off_t(offset) else {
-                close(fd)
                 throw HealthCardError(.input, "cannot seek in \(path)")
             }
             fileOffset = offset
@@ -99,7 +103,18 @@ public final class CSVReader {
         var fieldLine = line
         // Indices in `field` where a doubled quote "" was read as one byte, to map field bytes back to file offsets.
         var collapsedQuotes: [Int] = []
+        // The record's bytes so far, against `InputBudget.csvRecordBytes`: a line that never ends (a
+        // quote never closed in a huge file) is refused after its budget, not read into memory whole.
+        var recordBytes = 0
+        func overBudget() -> HealthCardError {
+            HealthCardError(
+                .input,
+                "\(path):\(startLine): the record starting on this line is longer than \(InputBudget.describe(bytes: InputBudget.csvRecordBytes)), "
+                    + "the most one record may take (docs/verify.md, \"Budgets\"); check for a quote that is never closed")
+        }
         func finishField() throws -> String {
+            recordBytes += field.count + 1
+            if recordBytes > InputBudget.csvRecordBytes { throw overBudget() }
             let text = try decode(field, offset: fieldOffset, line: fieldLine, collapsedQuotes: collapsedQuotes)
             field.removeAll(keepingCapacity: true)
             collapsedQuotes.removeAll()
@@ -124,6 +139,7 @@ public final class CSVReader {
                                 + "check for a stray '\"' (quotes inside a quoted field are written twice: \"\")")
                     }
                     advance()
+                    if recordBytes + field.count >= InputBudget.csvRecordBytes { throw overBudget() }
                     if c == 0x22 {
                         if try peek() == 0x22 {
                             advance()
@@ -166,6 +182,7 @@ public final class CSVReader {
                     "\(path):\(line): a '\"' inside an unquoted field at byte \(position - 1); "
                         + "quote the whole field and write the quote twice (\"a \"\"b\"\" c\")")
             default:
+                if recordBytes + field.count >= InputBudget.csvRecordBytes { throw overBudget() }
                 field.append(b)
             }
         }

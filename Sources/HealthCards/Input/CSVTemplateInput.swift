@@ -69,7 +69,11 @@ public final class CSVTemplateInput {
         if !missing.isEmpty {
             throw HealthCardError(.input, "\(path): the header lacks required column(s) \(missing.joined(separator: ", ")) of template '\(template.name)'; found: \(header.joined(separator: ", "))")
         }
-        keyIndex = columnIndex[template.patientKey]!
+        // `Template` requires patientKey to be a required column, and required columns were found above.
+        guard let keyIndex = columnIndex[template.patientKey] else {
+            throw HealthCardError(.input, "\(path): the header lacks the patient id column '\(template.patientKey)' of template '\(template.name)'")
+        }
+        self.keyIndex = keyIndex
         try index(reader)
         if rowOffsetLow.isEmpty {
             throw HealthCardError(.input, "\(path) has a header but no data rows; expected one row per event (a dose, a test) below the header. Check that the export finished and that this is the right file")
@@ -85,6 +89,11 @@ public final class CSVTemplateInput {
         var high = 0
         while let record = try reader.next() {
             if rowOffsetLow.count == 64 { reserveRows(estimatedFrom: record.offset) }
+            // Rows are numbered in 32 bits (12 bytes a row in all): the budget keeps them far below 2^31.
+            guard rowOffsetLow.count < InputBudget.csvRows else {
+                throw HealthCardError(.input, "\(path) has more than \(InputBudget.csvRows) data rows, the most one input may hold "
+                    + "(docs/verify.md, \"Budgets\"); split it into several files, keeping each patient's rows in one file")
+            }
             let row = Int32(rowOffsetLow.count)
             while record.offset >> 32 > high {
                 high += 1
@@ -129,7 +138,7 @@ public final class CSVTemplateInput {
     private func reserveRows(estimatedFrom offset: Int) {
         guard let size = FileIO.size(path), let first = rowOffsetLow.first, offset > Int(first) else { return }
         let mean = Double(offset - Int(first)) / Double(rowOffsetLow.count)
-        let rows = Int(Double(size) / mean * 1.05) + 64
+        let rows = Int(min(Double(InputBudget.csvRows), Double(size) / mean * 1.05)) + 64
         rowOffsetLow.reserveCapacity(rows)
         rowLines.reserveCapacity(rows)
         nextRow.reserveCapacity(rows)
@@ -272,8 +281,10 @@ public final class CSVTemplateInput {
                 let first = input.entries[e]
                 if slots[i] < 0 {
                     let row = Int(-(first + 1))
+                    let error = input.orphanErrors[Int32(row)]
+                        ?? HealthCardError(.input, "the row matches no patient", at: "\(input.path):\(input.rowLines[row])")
                     ready.append(PatientRows(source: "\(input.path):\(input.rowLines[row])", id: input.orphanIDs[Int32(row)], rows: [],
-                                             errors: [input.orphanErrors[Int32(row)]!]))
+                                             errors: [error]))
                     continue
                 }
                 var rows: [Int] = []

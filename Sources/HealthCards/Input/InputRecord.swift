@@ -27,32 +27,92 @@ public struct InputRecord: Sendable {
 
 /// Reads `.json` (one Bundle) and `.ndjson` (one Bundle per line) inputs.
 public enum BundleInput {
-    /// The records of a `.json` or `.ndjson` file, in file order. A line or file that is not JSON,
-    /// or not a Bundle, becomes a rejected record naming the line; the others are still read.
-    /// - Throws: `HealthCardError(.io)` when the file cannot be read at all, `.input` for an
-    ///   `.ndjson` file without a single non-blank line.
+    /// True for an `.ndjson` path, in any case (`.NDJSON` is NDJSON).
+    static func isNDJSON(_ path: String) -> Bool { path.lowercased().hasSuffix(".ndjson") }
+
+    /// The records of a `.json` or `.ndjson` file, in file order, all held at once (for small inputs and
+    /// tests; a batch reads them one at a time with `Reader`). A line or file that is not JSON, or not a
+    /// Bundle, becomes a rejected record naming the line; the others are still read.
+    /// - Throws: as `Reader.init(path:)`.
     public static func records(path: String) throws -> [InputRecord] {
-        let bytes = try FileIO.read(path)
-        let stem = FileIO.stem(path)
-        if path.hasSuffix(".ndjson") {
-            var records: [InputRecord] = []
-            var lineNumber = 0
-            for line in bytes.split(separator: 0x0A, omittingEmptySubsequences: false) {
-                lineNumber += 1
-                var text = Array(line)
-                if text.last == 0x0D { text.removeLast() }
-                if lineNumber == 1 && text.starts(with: [0xEF, 0xBB, 0xBF]) { text.removeFirst(3) }
-                if text.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
-                records.append(record(text, source: "\(path):\(lineNumber)", id: "\(stem)-\(records.count + 1)"))
+        let reader = try Reader(path: path)
+        var records: [InputRecord] = []
+        while let record = try reader.next() { records.append(record) }
+        return records
+    }
+
+    /// A `.json` or `.ndjson` input read one record at a time: an `.ndjson` file of any length costs one
+    /// line of memory (at most `InputBudget.bundleBytes`). Its non-blank lines are counted first, so the
+    /// number of records is known before the first is read.
+    public final class Reader {
+        public let path: String
+        /// Records in the file (non-blank lines of an `.ndjson`, 1 for a `.json`).
+        public let count: Int
+        private let stem: String
+        private var lines: LineReader?
+        private var single: [UInt8]?
+        private var index = 0
+
+        /// Opens `path` and counts its records.
+        /// - Throws: `HealthCardError(.io)` when the file cannot be read at all; `.input` for a `.json`
+        ///   over `InputBudget.bundleBytes`, an `.ndjson` file without a single non-blank line, or one of
+        ///   more than `InputBudget.bundleRecordsPerFile` lines.
+        public init(path: String) throws {
+            self.path = path
+            stem = FileIO.stem(path)
+            guard BundleInput.isNDJSON(path) else {
+                var text = try FileIO.read(path, maxBytes: InputBudget.bundleBytes)
+                if text.starts(with: [0xEF, 0xBB, 0xBF]) { text.removeFirst(3) }
+                single = text
+                count = 1
+                return
             }
-            if records.isEmpty {
+            let counter = try LineReader(path: path, maxLineBytes: InputBudget.bundleBytes)
+            var records = 0
+            while let line = try counter.next() {
+                if let bytes = line.bytes, Self.isBlank(bytes, first: line.number == 1) { continue }
+                records += 1
+                if records > InputBudget.bundleRecordsPerFile {
+                    throw HealthCardError(.input, "\(path) has more than \(InputBudget.bundleRecordsPerFile) Bundle lines, the most one input "
+                        + "may hold (docs/verify.md, \"Budgets\"); split it into several files")
+                }
+            }
+            if records == 0 {
                 throw HealthCardError(.input, "\(path) has no Bundle lines (it is empty or blank); expected one FHIR Bundle per line. Check that the export finished and that this is the right file")
             }
-            return records
+            count = records
+            lines = try LineReader(path: path, maxLineBytes: InputBudget.bundleBytes)
         }
-        var text = bytes
-        if text.starts(with: [0xEF, 0xBB, 0xBF]) { text.removeFirst(3) }
-        return [record(text, source: "\(path):1", id: "\(stem)-1")]
+
+        private static func isBlank(_ bytes: [UInt8], first: Bool) -> Bool {
+            let text = first && bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? bytes.dropFirst(3) : bytes[...]
+            return text.allSatisfy { $0 == 0x20 || $0 == 0x09 }
+        }
+
+        /// The next record, or nil after the last.
+        /// - Throws: `HealthCardError(.io)` when the file cannot be read any more.
+        public func next() throws -> InputRecord? {
+            if let text = single {
+                single = nil
+                index = 1
+                return BundleInput.record(text, source: "\(path):1", id: "\(stem)-1")
+            }
+            guard let lines else { return nil }
+            while let line = try lines.next() {
+                let source = "\(path):\(line.number)"
+                guard var text = line.bytes else {
+                    index += 1
+                    return InputRecord(source: source, id: "\(stem)-\(index)", bundle: nil, errors: [HealthCardError(
+                        .input, "the line is longer than \(InputBudget.describe(bytes: InputBudget.bundleBytes)), the most one Bundle may take "
+                            + "(docs/verify.md, \"Budgets\"); check the export")])
+                }
+                if Self.isBlank(text, first: line.number == 1) { continue }
+                if line.number == 1 && text.starts(with: [0xEF, 0xBB, 0xBF]) { text.removeFirst(3) }
+                index += 1
+                return BundleInput.record(text, source: source, id: "\(stem)-\(index)")
+            }
+            return nil
+        }
     }
 
     static func record(_ bytes: [UInt8], source: String, id: String) -> InputRecord {

@@ -31,8 +31,13 @@ public enum BatchInput: Sendable {
 ///   removed, a record whose card is already there (it verifies with this key and was made from the
 ///   same record, `CardIssuer.existingCard`) is skipped and reported `alreadyIssued`, and the
 ///   rest is issued. `force` reissues everything.
-/// - `BatchIssuer.requestStop(_:)` (from a signal handler) stops the run cleanly: cards being made
-///   are finished, the rest are not started, the report of the records done is written.
+/// - A `StopRequest` (set from a signal handler) stops the run it was given to cleanly: cards being
+///   made are finished, the rest are not started, the report of the records done is written.
+/// - A record that cannot be judged is rejected with its reason; only an output that cannot be written
+///   stops the run. So a run always finishes, and running it again finishes what a stop left.
+/// - Threads: each worker owns its `CardIssuer` (handed over once, `Handoff`); the reading thread and
+///   the workers exchange only `Sendable` jobs and results (`BatchPipe`); a key held in a PKCS#11 token
+///   is used by one thread at a time whatever `jobs` is (`P256Key` serialises its use).
 public final class BatchIssuer {
     public let outDir: String
     /// Worker threads.
@@ -45,12 +50,6 @@ public final class BatchIssuer {
     /// column, no rows): its path and why. The file's one report line says the same.
     public var fileRejected: ((String, HealthCardError) -> Void)?
     private let makeIssuer: () throws -> CardIssuer
-
-    /// The signal number that asked the run to stop, 0 while none has. Written by `requestStop`.
-    private static let stopRequest = Atomic<Int32>(0)
-
-    /// Asks the running batch to stop; safe to call from a signal handler (one atomic store).
-    public static func requestStop(_ signal: Int32) { stopRequest.store(signal, ordering: .relaxed) }
 
     /// The number of processors online: the default `jobs`.
     public static func activeCores() -> Int { max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))) }
@@ -69,13 +68,16 @@ public final class BatchIssuer {
         self.init(outDir: outDir, jobs: 1, makeIssuer: { issuer })
     }
 
-    /// An input opened for reading: a CSV index, Bundle records, or the reason it cannot be read.
+    /// An input opened for reading: a CSV index, a Bundle reader, or the record saying why it cannot be read.
     private enum Opened {
         case csv(CSVTemplateInput, Template)
-        case records([InputRecord])
+        case bundles(BundleInput.Reader)
+        case rejected(InputRecord)
     }
 
     /// Issues every record of `inputs` and writes the report.
+    /// - Parameter stop: asks this run to stop (e.g. from a SIGINT handler); each run has its own unless
+    ///   the caller shares one.
     /// - Returns: the counts; `interruptedBy` is non-zero when a signal stopped the run.
     /// - Throws: `HealthCardError(.io)` when an output cannot be written: checked before the first
     ///   card (the output folders get a probe file, and `report.ndjson` must not be a folder), so
@@ -83,15 +85,22 @@ public final class BatchIssuer {
     ///   done so far is written if it can be, and files already written stay whole.
     ///   `HealthCardError(.input)` when a CSV file changes while the run reads it back to compare the
     ///   patient ids found in several files (nothing is issued then).
-    public func run(_ inputs: [BatchInput]) throws -> BatchSummary {
+    public func run(_ inputs: [BatchInput], stop: StopRequest = StopRequest()) throws -> BatchSummary {
         let start = Clock.monotonicSeconds()
         var summary = BatchSummary()
-        Self.stopRequest.store(0, ordering: .relaxed)
-        let workers = try (0..<jobs).map { _ in BatchWorker(issuer: try makeIssuer(), outDir: outDir, force: force) }
+        // Each worker's issuer (zlib stream, signing context) is made here, so a key that cannot sign stops
+        // the run before anything is written, then handed to the one thread that will use it.
+        var workers: [Handoff<BatchWorker>] = []
+        var makeQR = false
+        for number in 0..<jobs {
+            let issuer = try makeIssuer()
+            if number == 0 { makeQR = issuer.settings.makeQR }
+            workers.append(Handoff(BatchWorker(issuer: issuer, outDir: outDir, force: force)))
+        }
         try ReportWriter.checkTarget("\(outDir)/report.ndjson")
         try FileIO.checkWritableFolder(outDir)
         try FileIO.checkWritableFolder("\(outDir)/cards")
-        if workers[0].issuer.settings.makeQR { try FileIO.checkWritableFolder("\(outDir)/qr") }
+        if makeQR { try FileIO.checkWritableFolder("\(outDir)/qr") }
         for folder in [outDir, "\(outDir)/cards", "\(outDir)/qr"] {
             summary.leftoversRemoved += FileIO.removeStaleTemporaries(in: folder).count
         }
@@ -106,14 +115,14 @@ public final class BatchIssuer {
                     summary.total += csv.count
                     opened.append(.csv(csv, template))
                 case .bundles(let path):
-                    let records = try BundleInput.records(path: path)
-                    summary.total += records.count
-                    opened.append(.records(records))
+                    let reader = try BundleInput.Reader(path: path)
+                    summary.total += reader.count
+                    opened.append(.bundles(reader))
                 }
             } catch let error as HealthCardError {
                 summary.total += 1
                 fileRejected?(input.path, error)
-                opened.append(.records([InputRecord(source: input.path, id: nil, bundle: nil, errors: [error])]))
+                opened.append(.rejected(InputRecord(source: input.path, id: nil, bundle: nil, errors: [error])))
             }
         }
 
@@ -121,9 +130,18 @@ public final class BatchIssuer {
         let shared = try CrossFilePatients(opened.compactMap { if case .csv(let csv, _) = $0 { csv } else { nil } })
 
         let pipe = BatchPipe<BatchJob, BatchOutcome>()
-        let threads = try workers.map { worker in
-            try WorkerThread {
-                while let (number, job) = pipe.take() { pipe.finish(number, worker.run(job)) }
+        var threads: [WorkerThread] = []
+        for worker in workers {
+            do {
+                threads.append(try WorkerThread {
+                    guard let worker = worker.take() else { return }
+                    while let (number, job) = pipe.take() { pipe.finish(number, worker.run(job)) }
+                })
+            } catch {
+                // The threads already started wait for jobs: close the pipe so they end, then stop.
+                pipe.close()
+                for thread in threads { thread.join() }
+                throw error
             }
         }
         var names = NameRegister(all: inputs.contains { if case .bundles = $0 { true } else { false } })
@@ -149,18 +167,18 @@ public final class BatchIssuer {
             } catch {}
             progress?(summary.issued + summary.rejected, summary.total)
         }
-        func stopping() -> Bool {
-            failure != nil || reportFailure != nil || Self.stopRequest.load(ordering: .relaxed) != 0
-        }
+        func stopping() -> Bool { failure != nil || reportFailure != nil || stop.signal != 0 }
 
         do {
             reading: for input in opened {
-                var records: IndexingIterator<[InputRecord]>?
+                var bundles: BundleInput.Reader?
+                var rejected: InputRecord?
                 var cursor: CSVTemplateInput.Cursor?
                 var template: Template?
                 switch input {
                 case .csv(let c, let t): (cursor, template) = (c.cursor(), t)
-                case .records(let list): records = list.makeIterator()
+                case .bundles(let reader): bundles = reader
+                case .rejected(let record): rejected = record
                 }
                 while true {
                     if stopping() { break reading }
@@ -178,8 +196,20 @@ public final class BatchIssuer {
                             pipe.submit(.record(InputRecord(source: cursor.path, id: nil, bundle: nil, errors: [error])))
                             break
                         }
+                    } else if let bundles {
+                        let record: InputRecord
+                        do {
+                            guard let next = try bundles.next() else { break }
+                            record = next
+                        } catch let error as HealthCardError {
+                            pipe.submit(.record(InputRecord(source: bundles.path, id: nil, bundle: nil, errors: [error])))
+                            break
+                        }
+                        job = .record(record)
+                        (id, source) = (record.id, record.source)
                     } else {
-                        guard let record = records!.next() else { break }
+                        guard let record = rejected else { break }
+                        rejected = nil
                         job = .record(record)
                         (id, source) = (record.id, record.source)
                     }
@@ -202,7 +232,7 @@ public final class BatchIssuer {
         pipe.close()
         for thread in threads { thread.join() }
 
-        summary.interruptedBy = Self.stopRequest.load(ordering: .relaxed)
+        summary.interruptedBy = stop.signal
         summary.seconds = Clock.monotonicSeconds() - start
         if let failure {
             try? report.commit()
@@ -214,6 +244,20 @@ public final class BatchIssuer {
         try FileIO.syncFileSystem(outDir)
         return summary
     }
+}
+
+/// A request to stop one batch run (`BatchIssuer.run(_:stop:)`), settable from a signal handler.
+public final class StopRequest: Sendable {
+    private let received = Atomic<Int32>(0)
+
+    public init() {}
+
+    /// Asks the run to stop; safe to call from a signal handler (one atomic store).
+    /// - Parameter signal: the signal number (SIGINT 2, SIGTERM 15), reported as `BatchSummary.interruptedBy`.
+    public func request(signal: Int32) { received.store(signal, ordering: .relaxed) }
+
+    /// The signal that asked to stop, 0 while none has.
+    public var signal: Int32 { received.load(ordering: .relaxed) }
 }
 
 /// Output names seen in a run, to reject a second record with the same patient id.

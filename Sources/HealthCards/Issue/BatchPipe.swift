@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -5,7 +7,10 @@
 /// The hand-over between the batch's reading thread and its workers: a FIFO of numbered jobs and
 /// a table of finished results, under one mutex with two condition variables. Results are taken
 /// back in job order, so the report keeps input order whatever order the workers finish in.
-final class BatchPipe<Job, Output>: @unchecked Sendable {
+///
+/// Jobs and results are `Sendable` values: nothing crosses threads by reference. Every stored property
+/// is read and written only with `mutex` held, which is what makes the class safe to share.
+final class BatchPipe<Job: Sendable, Output: Sendable>: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let jobAdded = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     private let resultAdded = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
@@ -116,15 +121,21 @@ final class BatchPipe<Job, Output>: @unchecked Sendable {
 }
 
 /// A POSIX thread running a closure.
+///
+/// `thread` is written once, by `pthread_create` in `init`, before the object is shared; `join` is
+/// called by the thread that made it. The body is `@Sendable`: it captures only what may be used from
+/// another thread (the pipe, a `Handoff`).
 final class WorkerThread: @unchecked Sendable {
     private var thread = pthread_t()
-    private let body: () -> Void
+    private let body: @Sendable () -> Void
 
-    init(_ body: @escaping () -> Void) throws {
+    /// - Throws: `HealthCardError(.io)` when the system cannot start a thread (the body never runs).
+    init(_ body: @escaping @Sendable () -> Void) throws {
         self.body = body
         let context = Unmanaged.passRetained(self).toOpaque()
         let status = pthread_create(&thread, nil, { raw in
-            let me = Unmanaged<WorkerThread>.fromOpaque(raw!).takeRetainedValue()
+            guard let raw else { return nil }
+            let me = Unmanaged<WorkerThread>.fromOpaque(raw).takeRetainedValue()
             me.body()
             return nil
         }, context)
@@ -135,4 +146,16 @@ final class WorkerThread: @unchecked Sendable {
     }
 
     func join() { pthread_join(thread, nil) }
+}
+
+/// Passes a value that is not `Sendable` (a worker with its `CardIssuer`: a zlib stream and a signing
+/// context) from the thread that made it to the one thread that uses it. The compiler checks the
+/// hand-over: `init` takes the value `sending` (its maker keeps no reference), `take` gives it out once.
+final class Handoff<Value>: Sendable {
+    private let slot: Mutex<Value?>
+
+    init(_ value: sending Value) { slot = Mutex(value) }
+
+    /// The value, the first time; nil after.
+    func take() -> sending Value? { slot.withLock { $0.take() } }
 }

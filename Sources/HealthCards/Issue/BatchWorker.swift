@@ -1,5 +1,5 @@
 /// One record's work in a batch, handed from the reading thread to a worker.
-enum BatchJob {
+enum BatchJob: Sendable {
     /// A patient's CSV rows, rendered by the worker.
     case rows(CSVTemplateInput.PatientRows, Template)
     /// A record read from Bundle input (or rejected while reading).
@@ -9,7 +9,7 @@ enum BatchJob {
 }
 
 /// What a worker made of one job: the report line, or the write failure that stops the run.
-struct BatchOutcome {
+struct BatchOutcome: Sendable {
     var line: ReportLine
     /// An output file could not be written (disk full, folder not writable): the run stops.
     var failure: HealthCardError?

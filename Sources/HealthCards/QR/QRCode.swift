@@ -1,4 +1,4 @@
-import CQRencode
+internal import CQRencode
 
 #if canImport(Glibc)
     import Glibc

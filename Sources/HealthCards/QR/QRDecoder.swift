@@ -1,4 +1,4 @@
-import CZbar
+internal import CZbar
 
 /// One QR symbol found in an image.
 public struct DecodedQR: Sendable, Equatable {

@@ -1,4 +1,4 @@
-import CPNG
+internal import CPNG
 
 /// Writes a QR symbol as a PNG: 1-bit grayscale, a quiet zone of `quietZone` modules (4, the QR
 /// standard's minimum), `scale` pixels per module.
@@ -74,19 +74,39 @@ public struct GrayImage: Sendable {
     public let pixels: [UInt8]
 
     /// Decodes any PNG (palette, RGB, alpha, 16-bit) to 8-bit gray with libpng.
-    /// - Throws: `HealthCardError(.png)` with libpng's message.
-    public init(png data: [UInt8]) throws {
-        var gray: UnsafeMutablePointer<UInt8>? = nil
+    ///
+    /// The width and height are read from the PNG's header first and checked against `maxPixels`
+    /// before any pixel is decoded: a small file that claims 20000 × 20000 pixels costs nothing. The
+    /// pixels are decoded straight into this value's buffer (one byte a pixel, no second copy).
+    /// - Parameter maxPixels: the most width × height accepted (`InputBudget.imagePixels` by default).
+    /// - Throws: `HealthCardError(.png)` with libpng's message; `HealthCardError(.input)` naming the size
+    ///   and the budget when the image has more than `maxPixels` pixels.
+    public init(png data: [UInt8], maxPixels: Int = InputBudget.imagePixels) throws {
+        func message(_ buffer: [CChar]) -> String {
+            String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
         var width: UInt32 = 0
         var height: UInt32 = 0
-        var message = [CChar](repeating: 0, count: 256)
-        let status = CPNG_decode_gray8(data, data.count, &gray, &width, &height, &message, message.count)
-        guard status == 0, let gray else {
-            throw HealthCardError(.png, String(decoding: message.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        var error = [CChar](repeating: 0, count: 256)
+        guard CPNG_read_size(data, data.count, &width, &height, &error, error.count) == 0 else {
+            throw HealthCardError(.png, message(error))
         }
-        defer { CPNG_free(gray) }
+        // Both are below 2^32, so the product fits an Int (64 bits).
+        let pixels = Int(width) * Int(height)
+        guard width > 0, height > 0, pixels <= maxPixels else {
+            throw HealthCardError(.input, "the image is \(width) × \(height) pixels; QR images may have at most \(maxPixels) pixels "
+                + "(e.g. 8192 × 8192; docs/verify.md, \"Budgets\"). Scale it down and check it again")
+        }
+        var status: Int32 = 0
+        let decoded = [UInt8](unsafeUninitializedCapacity: pixels) { buffer, count in
+            status = CPNG_decode_gray8(data, data.count, buffer.baseAddress, pixels, &width, &height, &error, error.count)
+            // On failure libpng may have written part of the rows: zero what is handed back.
+            if status != 0 { buffer.initialize(repeating: 0) }
+            count = pixels
+        }
+        guard status == 0, Int(width) * Int(height) == pixels else { throw HealthCardError(.png, message(error)) }
         self.width = Int(width)
         self.height = Int(height)
-        self.pixels = Array(UnsafeBufferPointer(start: gray, count: Int(width) * Int(height)))
+        self.pixels = decoded
     }
 }

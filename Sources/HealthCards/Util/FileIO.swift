@@ -4,22 +4,62 @@
 
 /// File reading and atomic writing with POSIX calls.
 public enum FileIO {
-    /// Reads a whole file.
-    /// - Throws: `HealthCardError(.io)` naming the file and the system's reason.
-    public static func read(_ path: String) throws -> [UInt8] {
+    /// Reads a whole file of at most `maxBytes` bytes.
+    ///
+    /// The size is checked before anything is read (`fstat`), and reading stops after `maxBytes + 1`
+    /// bytes whatever `fstat` said (a FIFO, a file that grows), so no input costs more memory than its
+    /// budget (`InputBudget`). The buffer is sized once for a regular file.
+    /// - Parameter maxBytes: the most this kind of file may hold (`InputBudget.defaultFileBytes` when not said).
+    /// - Throws: `HealthCardError(.io)` naming the file and the system's reason; `HealthCardError(.input)`
+    ///   when the file holds more than `maxBytes` bytes, naming both sizes.
+    public static func read(_ path: String, maxBytes: Int = InputBudget.defaultFileBytes) throws -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw HealthCardError(.io, "cannot read \(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
+        var st = stat()
+        var expected = 0
+        if fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG {
+            guard st.st_size <= maxBytes else { throw tooLarge(path, size: Int(st.st_size), maxBytes: maxBytes) }
+            expected = Int(st.st_size)
+        }
         var out: [UInt8] = []
+        out.reserveCapacity(expected + 1)
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
             let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
             if n < 0 && errno == EINTR { continue }
             guard n >= 0 else { throw HealthCardError(.io, "cannot read \(path): \(String(cString: strerror(errno)))") }
             if n == 0 { break }
+            guard out.count + n <= maxBytes else { throw tooLarge(path, size: nil, maxBytes: maxBytes) }
             out.append(contentsOf: chunk[0..<n])
         }
         return out
+    }
+
+    /// The first `count` bytes of a file (fewer when it is shorter), for telling what kind of file it is.
+    /// - Throws: `HealthCardError(.io)` naming the file and the system's reason.
+    public static func readPrefix(_ path: String, count: Int) throws -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw HealthCardError(.io, "cannot read \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var out = [UInt8](repeating: 0, count: max(0, count))
+        var filled = 0
+        while filled < out.count {
+            let n = out.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + filled, $0.count - filled) }
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else { throw HealthCardError(.io, "cannot read \(path): \(String(cString: strerror(errno)))") }
+            if n == 0 { break }
+            filled += n
+        }
+        out.removeLast(out.count - filled)
+        return out
+    }
+
+    /// The error for a file over its budget.
+    static func tooLarge(_ path: String, size: Int?, maxBytes: Int) -> HealthCardError {
+        let found = size.map { "\(InputBudget.describe(bytes: $0)) (\($0) bytes)" } ?? "more than that"
+        return HealthCardError(.input, "\(path) is too large: it holds \(found), and this kind of file may hold at most "
+            + "\(InputBudget.describe(bytes: maxBytes)) (\(maxBytes) bytes; see docs/verify.md, \"Budgets\"). Check that it is the right file")
     }
 
     /// Writes `bytes` to `path` atomically: to a temporary file in the same folder, flushed to disk,

@@ -157,9 +157,15 @@ public enum KeySetCheck {
     /// Reads `crl/<kid>.json` beside the key set, if there is one.
     static func loadCRL(for key: TrustedKey, keySetFile: String, keyPath: String, findings: inout [Finding]) -> (CRL, String)? {
         let file = "\(FileIO.parent(of: keySetFile))/crl/\(key.kid).json"
-        guard FileIO.exists(file), let bytes = try? FileIO.read(file) else { return nil }
+        guard FileIO.exists(file) else { return nil }
         func add(_ code: RuleCode, _ path: String?, _ message: String) {
             findings.append(Finding(code, message, at: .init(file: file, path: path)))
+        }
+        let bytes: [UInt8]
+        do { bytes = try FileIO.read(file, maxBytes: InputBudget.crlFileBytes) } catch {
+            // A list that cannot be read revokes nothing, so say so rather than pass over it.
+            add(.crlInvalid, nil, "the revocation list cannot be read: \(error)")
+            return nil
         }
         let crl: CRL
         do { crl = try CRL(bytes: bytes, source: FileIO.basename(file)) } catch {

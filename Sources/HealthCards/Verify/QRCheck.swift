@@ -81,7 +81,9 @@ enum QRImageCheck {
     /// The pieces of every symbol in a PNG, or a finding when none can be read.
     static func read(png: [UInt8], file: String) -> (pieces: [QRPiece], findings: [Finding]) {
         let symbols: [DecodedQR]
-        do { symbols = try SHCQRCodeReader.read(png: png) } catch {
+        do { symbols = try SHCQRCodeReader.read(png: png) } catch let error as HealthCardError where error.kind == .input {
+            return ([], [Finding(.fileTooLarge, error.message, at: .init(file: file))])
+        } catch {
             return ([], [Finding(.qrImageUnreadable, "the image cannot be read: \(error)", at: .init(file: file))])
         }
         if symbols.isEmpty {

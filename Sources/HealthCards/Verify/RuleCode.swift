@@ -8,6 +8,7 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case fileNoCredentials = "FILE_NO_CREDENTIALS"
     case fileTrailingCharacters = "FILE_TRAILING_CHARACTERS"
     case fileBOM = "FILE_BOM"
+    case fileTooLarge = "FILE_TOO_LARGE"
     case nothingToCheck = "NOTHING_TO_CHECK"
 
     // Compact JWS (digest section 1)

@@ -26,8 +26,9 @@ public final class Verifier {
             files.append(file)
             checkedKeySets.insert(file)
             var report = CredentialReport(source: .keySet, file: file)
-            guard let bytes = try? FileIO.read(file) else {
-                throw HealthCardError(.usage, "--jwks \(file) cannot be read")
+            let bytes: [UInt8]
+            do { bytes = try FileIO.read(file, maxBytes: InputBudget.cardFileBytes) } catch {
+                throw HealthCardError(.usage, "--jwks \(file) cannot be read: \(error)")
             }
             let (found, findings) = KeySetCheck.check(bytes: bytes, file: file)
             keys += found
@@ -102,9 +103,19 @@ public final class Verifier {
     }
 
     private func file(_ path: String, explicit: Bool, texts: inout [QRPiece], images: inout [QRPiece]) -> [CredentialReport] {
-        guard let bytes = try? FileIO.read(path) else {
+        let bytes: [UInt8]
+        do {
+            let image = path.lowercased().hasSuffix(".png")
+            bytes = try FileIO.read(path, maxBytes: image ? InputBudget.imageFileBytes : InputBudget.cardFileBytes)
+        } catch let error as HealthCardError where error.kind == .input {
+            // Over its budget: reported when it was asked for, or when its first bytes show a kind verify reads.
+            guard explicit || Self.classify(path, (try? FileIO.readPrefix(path, count: 4096)) ?? []) != nil else { return [] }
             var report = CredentialReport(source: .unknown, file: path)
-            report.findings.append(Finding(.fileUnreadable, "the file cannot be read", at: .init(file: path)))
+            report.findings.append(Finding(.fileTooLarge, error.message, at: .init(file: path)))
+            return [report]
+        } catch {
+            var report = CredentialReport(source: .unknown, file: path)
+            report.findings.append(Finding(.fileUnreadable, "the file cannot be read: \(error)", at: .init(file: path)))
             return [report]
         }
         guard let kind = Self.classify(path, bytes) else {
@@ -210,11 +221,18 @@ enum CardFile {
             return [report]
         }
         var reports: [CredentialReport] = []
-        for (i, item) in list.enumerated() {
+        for (i, item) in list.prefix(InputBudget.credentialsPerFile).enumerated() {
+            guard let jws = item.stringValue else { continue }
             var one = CredentialReport(source: .smartHealthCard, file: file, index: i)
             if i == 0 { one.findings = report.findings }
-            checker.check(item.stringValue!, into: &one)
+            checker.check(jws, into: &one)
             reports.append(one)
+        }
+        if list.count > InputBudget.credentialsPerFile, !reports.isEmpty {
+            reports[reports.count - 1].findings.append(Finding(
+                .fileTooLarge, "the file holds \(list.count) credentials; verify checks the first \(InputBudget.credentialsPerFile) of a file "
+                    + "(docs/verify.md, \"Budgets\"), so the other \(list.count - InputBudget.credentialsPerFile) were not checked. "
+                    + "Split the file", at: .init(file: file, path: "verifiableCredential")))
         }
         return reports
     }
