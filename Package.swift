@@ -16,11 +16,13 @@ let package = Package(
         .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         // zbar decodes QR symbols back from images, so `verify` reads a QR with a decoder independent of our encoder.
         .systemLibrary(name: "CZbar", pkgConfig: "zbar", providers: [.apt(["libzbar-dev"])]),
+        // setrlimit and prctl (variadic) to keep key material out of core dumps; a header only.
+        .systemLibrary(name: "CProcess"),
         // libpng's error path is setjmp/longjmp, which must stay inside C: a small C target owns it.
         .target(name: "CPNG", linkerSettings: [.linkedLibrary("png16")]),
         .target(
             name: "HealthCards",
-            dependencies: ["COpenSSL", "CZlib", "CQRencode", "CPNG", "CZbar"]
+            dependencies: ["COpenSSL", "CZlib", "CQRencode", "CPNG", "CZbar", "CProcess"]
         ),
         .executableTarget(name: "healthcards", dependencies: ["HealthCards"]),
         // `make bench`: the pipeline measured stage by stage and end to end on synthetic data.

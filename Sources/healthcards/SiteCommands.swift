@@ -133,7 +133,7 @@ enum RevokeCommand {
         for rid in rids where !RID.isValid(rid) {
             throw HealthCardError(.usage, "--rid '\(rid)' is not a rid (1 to 24 base64url characters)")
         }
-        var secret: String?
+        var secret: RIDSecret?
         if !ids.isEmpty {
             guard let path = parsed.value("rid-secret") else {
                 throw HealthCardError(.usage, "--id needs --rid-secret FILE (the secret `issue --rid-secret` used)")
@@ -143,7 +143,7 @@ enum RevokeCommand {
         let kid = JWK(key: try KeySource.load(keyArgument, requirePrivate: false)).kid
         var entries = rids.map { CRL.Entry(rid: $0, before: before) }
         if let secret {
-            entries += ids.map { CRL.Entry(rid: RID.derive(secret: secret, kid: kid, patientID: $0), before: before) }
+            entries += try ids.map { CRL.Entry(rid: try RID.derive(secret: secret, kid: kid, patientID: $0), before: before) }
         }
         let result = try site.revoke(entries, kid: kid)
         for (entry, change) in result.changes {

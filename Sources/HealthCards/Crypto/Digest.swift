@@ -13,13 +13,23 @@ public enum Digest {
     }
 
     /// HMAC-SHA-256 of `message` keyed by `key`: 32 bytes.
-    public static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
+    /// - Throws: `HealthCardError(.crypto)` when OpenSSL fails (never an empty or constant MAC).
+    public static func hmacSHA256(key: [UInt8], message: [UInt8]) throws(HealthCardError) -> [UInt8] {
+        try key.withUnsafeBytes { k in Result { () throws(HealthCardError) in try hmacSHA256(key: k, message: message) } }.get()
+    }
+
+    /// HMAC-SHA-256 with a key lent as raw bytes (a `SecretBytes`): 32 bytes.
+    /// - Throws: `HealthCardError(.crypto)` when OpenSSL fails or the key is longer than 2^31 bytes.
+    static func hmacSHA256(key: UnsafeRawBufferPointer, message: [UInt8]) throws(HealthCardError) -> [UInt8] {
+        guard key.count <= Int(Int32.max) else { throw HealthCardError(.crypto, "an HMAC key longer than 2 GiB") }
         var out = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 32
-        key.withUnsafeBufferPointer { k in
-            message.withUnsafeBufferPointer { m in
-                _ = HMAC(EVP_sha256(), k.baseAddress, Int32(k.count), m.baseAddress, m.count, &out, &length)
-            }
+        var length: UInt32 = 0
+        let done = message.withUnsafeBufferPointer { m in
+            // A zero-length key still needs a non-null pointer for OpenSSL.
+            HMAC(EVP_sha256(), key.baseAddress ?? UnsafeRawPointer(m.baseAddress), Int32(key.count), m.baseAddress, m.count, &out, &length)
+        }
+        guard done != nil, length == 32 else {
+            throw cryptoError("HMAC-SHA-256")
         }
         return out
     }
@@ -27,6 +37,7 @@ public enum Digest {
     /// `count` cryptographically secure random bytes (OpenSSL `RAND_bytes`).
     /// - Throws: `HealthCardError(.crypto)` when the generator is not seeded.
     public static func randomBytes(_ count: Int) throws(HealthCardError) -> [UInt8] {
+        guard count >= 0, count <= Int(Int32.max) else { throw HealthCardError(.crypto, "cannot make \(count) random bytes at once") }
         var out = [UInt8](repeating: 0, count: count)
         guard RAND_bytes(&out, Int32(count)) == 1 else { throw cryptoError("random generation") }
         return out

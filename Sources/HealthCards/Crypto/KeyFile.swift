@@ -19,15 +19,18 @@ public enum KeyFile {
         guard !FileIO.isDirectory(path) else {
             throw HealthCardError(.key, "\(path) is a folder, not a key file; give the PEM key file itself (e.g. \(path)/issuer.pem)")
         }
-        let bytes: [UInt8]
-        do { bytes = try FileIO.read(path) } catch { throw HealthCardError(.key, "cannot read key file \(path): \(error)") }
-        let text = String(decoding: bytes, as: UTF8.self)
-        let isPrivate = PEMLabel.all(in: text).contains { $0.hasSuffix("PRIVATE KEY") }
+        // The file is read into a secret buffer (never a String or a growing Array), wiped when done.
+        SecureHeap.start()
+        let pem: SecretBytes
+        do { pem = try SecretBytes.read(path: path) } catch let error as HealthCardError {
+            throw HealthCardError(.key, "cannot read key file \(path): \(error.message)")
+        }
+        let isPrivate = pem.withUnsafeBytes { PEMLabel.all(in: $0) }.contains { $0.hasSuffix("PRIVATE KEY") }
         if isPrivate, let mode = FileIO.mode(path), mode & 0o077 != 0 {
             throw HealthCardError(.key, "private key file \(path) can be read by group or others (mode \(String(mode, radix: 8))); "
                 + "a signing key must be private to its owner. Run `chmod 600 \(path)` and try again")
         }
-        return try P256Key.load(pem: bytes, source: path, requirePrivate: requirePrivate)
+        return try pem.withUnsafeBytes { try P256Key.load(pem: $0, source: path, requirePrivate: requirePrivate) }
     }
 
     /// Writes a new key pair as PKCS#8 PEM with mode 0600. Refuses to overwrite an existing file.
@@ -36,6 +39,8 @@ public enum KeyFile {
         guard !FileIO.exists(path) else {
             throw HealthCardError(.key, "\(path) already exists; keygen never overwrites a key. Choose another --out, or move the old key away first")
         }
-        try FileIO.writeAtomically(try key.pkcs8PEM(), to: path, mode: 0o600)
+        var pem = try key.pkcs8PEM()
+        defer { pem.wipe() }
+        try FileIO.writeAtomically(pem, to: path, mode: 0o600)
     }
 }

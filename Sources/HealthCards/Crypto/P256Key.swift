@@ -122,16 +122,22 @@ public final class P256Key: @unchecked Sendable {
     ///   an RSA, Ed25519 or P-384 key, a public key where a private one is needed, or text that is
     ///   not PEM. The message never quotes the key material.
     public static func load(pem: [UInt8], source: String, requirePrivate: Bool) throws -> P256Key {
+        try pem.withUnsafeBytes { try load(pem: $0, source: source, requirePrivate: requirePrivate) }
+    }
+
+    /// As `load(pem:source:requirePrivate:)`, from bytes lent by their owner (a `SecretBytes`): the key
+    /// text is never copied into a Swift `String` or `Array`; only its labels are read.
+    static func load(pem whole: UnsafeRawBufferPointer, source: String, requirePrivate: Bool) throws -> P256Key {
+        SecureHeap.start()
         // A UTF-8 byte order mark (left by some Windows editors) is not part of PEM; OpenSSL would skip
         // the first line because of it.
-        let pem = pem.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(pem.dropFirst(3)) : pem
-        let text = String(decoding: pem, as: UTF8.self)
+        let pem = whole.starts(with: [0xEF, 0xBB, 0xBF]) ? UnsafeRawBufferPointer(rebasing: whole.dropFirst(3)) : whole
         let expected = requirePrivate
             ? "expected an unencrypted ECDSA P-256 private key in PKCS#8 PEM (-----BEGIN PRIVATE KEY-----); "
                 + "make one with `healthcards keygen --out FILE`"
             : "expected an ECDSA P-256 key: a private key in PKCS#8 PEM (-----BEGIN PRIVATE KEY-----) or a public "
                 + "key in SPKI PEM (-----BEGIN PUBLIC KEY-----)"
-        let labels = PEMLabel.all(in: text)
+        let labels = PEMLabel.all(in: pem)
         let keyBlocks = labels.filter { $0.hasSuffix("PRIVATE KEY") || $0.hasSuffix("PUBLIC KEY") }.count
         if keyBlocks > 1 {
             throw HealthCardError(.key, "\(source) holds \(keyBlocks) keys; a key file holds exactly one key, so it is not "
@@ -154,7 +160,7 @@ public final class P256Key: @unchecked Sendable {
         default:
             throw HealthCardError(.key, "\(source) holds a PEM block '\(label)'; \(expected)")
         }
-        if text.contains("Proc-Type: 4,ENCRYPTED") {
+        if PEMLabel.contains(Array("Proc-Type: 4,ENCRYPTED".utf8), in: pem) {
             throw HealthCardError(.key, "\(source) is an encrypted PEM key; decrypt it with "
                 + "`openssl ec -in \(source) -out DECRYPTED.pem` (then chmod 600); \(expected)")
         }
@@ -162,15 +168,19 @@ public final class P256Key: @unchecked Sendable {
         if isPublic && requirePrivate {
             throw HealthCardError(.key, "\(source) holds a public key, but signing needs the private key; \(expected)")
         }
-        let pkey: OpaquePointer? = pem.withUnsafeBufferPointer { buffer in
-            guard let bio = BIO_new_mem_buf(buffer.baseAddress, Int32(buffer.count)) else { return nil }
+        guard pem.count <= Int(Int32.max) else {
+            throw HealthCardError(.key, "\(source) is larger than OpenSSL reads at once; \(expected)")
+        }
+        let pkey: OpaquePointer? = {
+            // A read-only memory BIO over the caller's buffer: OpenSSL copies nothing it does not wipe.
+            guard let base = pem.baseAddress, let bio = BIO_new_mem_buf(base, Int32(pem.count)) else { return nil }
             defer { BIO_free(bio) }
             // A passphrase callback that gives none, so OpenSSL never prompts on the terminal.
             let noPassphrase: @convention(c) (UnsafeMutablePointer<CChar>?, Int32, Int32, UnsafeMutableRawPointer?)
                 -> Int32 = { _, _, _, _ in 0 }
             if isPublic { return PEM_read_bio_PUBKEY(bio, nil, noPassphrase, nil) }
             return PEM_read_bio_PrivateKey(bio, nil, noPassphrase, nil)
-        }
+        }()
         guard let pkey else {
             ERR_clear_error()
             throw HealthCardError(.key, "\(source) has a '\(label)' block that OpenSSL cannot parse (corrupt or "
@@ -270,6 +280,38 @@ public final class P256Key: @unchecked Sendable {
 
 /// The labels of the `-----BEGIN X-----` lines in PEM text, in order.
 enum PEMLabel {
+    /// The labels in PEM bytes, read line by line without copying the text (it may be a private key).
+    static func all(in bytes: UnsafeRawBufferPointer) -> [String] {
+        var labels: [String] = []
+        let begin = Array("-----BEGIN ".utf8)
+        let dashes = Array("-----".utf8)
+        func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 }
+        var start = 0
+        while start < bytes.count {
+            var end = start
+            while end < bytes.count && bytes[end] != 0x0A && bytes[end] != 0x0D { end += 1 }
+            var from = start
+            var to = end
+            while from < to && isSpace(bytes[from]) { from += 1 }
+            while to > from && isSpace(bytes[to - 1]) { to -= 1 }
+            let line = UnsafeRawBufferPointer(rebasing: bytes[from..<to])
+            if line.count >= begin.count + dashes.count, line.starts(with: begin), line.suffix(dashes.count).elementsEqual(dashes) {
+                labels.append(String(decoding: line.dropFirst(begin.count).dropLast(dashes.count), as: UTF8.self))
+            }
+            start = end + 1
+        }
+        return labels
+    }
+
+    /// True when `needle` occurs in `bytes`.
+    static func contains(_ needle: [UInt8], in bytes: UnsafeRawBufferPointer) -> Bool {
+        guard !needle.isEmpty, bytes.count >= needle.count else { return false }
+        for i in 0...(bytes.count - needle.count) where bytes[i] == needle[0] {
+            if bytes[i..<(i + needle.count)].elementsEqual(needle) { return true }
+        }
+        return false
+    }
+
     static func all(in text: String) -> [String] {
         var labels: [String] = []
         // Split on scalars: in Swift "\r\n" is one Character, equal to neither "\r" nor "\n".

@@ -218,8 +218,9 @@ enum PKCS11Engine {
             + "(SoftHSM2: /usr/lib/softhsm/libsofthsm2.so) or set PKCS11_MODULE_PATH")
     }
 
-    /// The PIN and a phrase saying where it came from (never the PIN itself).
-    private static func resolvePIN(_ uri: PKCS11URI) throws -> (pin: String, origin: String) {
+    /// The PIN, in a secret buffer (never a `String`), and a phrase saying where it came from (never the
+    /// PIN itself).
+    private static func resolvePIN(_ uri: PKCS11URI) throws -> (pin: SecretBytes, origin: String) {
         let all = uri.queryAttributes + uri.pathAttributes
         let value = all.first { $0.name == "pin-value" }?.value
         let source = all.first { $0.name == "pin-source" }?.value
@@ -228,7 +229,9 @@ enum PKCS11Engine {
         }
         if let value {
             guard !value.isEmpty else { throw HealthCardError(.key, "PKCS#11 URI \(uri) has an empty pin-value") }
-            return (value, "pin-value")
+            var bytes = Array(value.utf8)
+            defer { bytes.wipe() }
+            return (bytes.withUnsafeBytes { SecretBytes(copying: $0) }, "pin-value")
         }
         guard let source else {
             throw HealthCardError(.key, "PKCS#11 URI \(uri) gives no PIN for \(uri.tokenDescription): add "
@@ -248,19 +251,36 @@ enum PKCS11Engine {
             throw HealthCardError(.key, "pin-source \(source) is not supported; use pin-source=file:/path/to/pin-file")
         }
         let file = String(path)
-        var bytes: [UInt8]
+        let pin: SecretBytes
         do {
-            bytes = try FileIO.read(file)
+            pin = try SecretBytes.read(path: file).trimmingFinalNewline()
         } catch let error as HealthCardError {
             throw HealthCardError(.key, error.message.replacingFirst("cannot read ", with: "cannot read PIN file "))
         }
-        if bytes.last == UInt8(ascii: "\n") {
-            bytes.removeLast()
-            if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+        guard pin.count > 0 else { throw HealthCardError(.key, "PIN file \(file) is empty") }
+        guard !pin.withUnsafeBytes({ $0.contains(0) }) else { throw HealthCardError(.key, "PIN file \(file) contains a NUL byte") }
+        return (pin, "the PIN from \(file)")
+    }
+
+    /// `text` with every occurrence of the PIN replaced by `REDACTED`, compared as bytes so the PIN never
+    /// becomes a `String`.
+    private static func scrub(_ text: String, pin: SecretBytes) -> String {
+        pin.withUnsafeBytes { needle in
+            let bytes = Array(text.utf8)
+            guard needle.count > 0, bytes.count >= needle.count else { return text }
+            var out: [UInt8] = []
+            var i = 0
+            while i < bytes.count {
+                if i + needle.count <= bytes.count, bytes[i..<(i + needle.count)].elementsEqual(needle) {
+                    out += Array("REDACTED".utf8)
+                    i += needle.count
+                } else {
+                    out.append(bytes[i])
+                    i += 1
+                }
+            }
+            return String(decoding: out, as: UTF8.self)
         }
-        guard !bytes.isEmpty else { throw HealthCardError(.key, "PIN file \(file) is empty") }
-        guard !bytes.contains(0) else { throw HealthCardError(.key, "PIN file \(file) contains a NUL byte") }
-        return (String(decoding: bytes, as: UTF8.self), "the PIN from \(file)")
     }
 
     /// One OpenSSL error: its library and reason strings.
@@ -288,9 +308,10 @@ enum PKCS11Engine {
             throw HealthCardError(.key, "PKCS#11 module not found: \(module.path) (from \(module.origin)); "
                 + "for SoftHSM2 install the Debian package softhsm2 (module /usr/lib/softhsm/libsofthsm2.so)")
         }
+        SecureHeap.start()
         let pin = try resolvePIN(uri)
         // OpenSSL or libp11 text must never carry the PIN, even by accident.
-        func scrub(_ text: String) -> String { text.replacing(pin.pin, with: "REDACTED") }
+        func scrub(_ text: String) -> String { Self.scrub(text, pin: pin.pin) }
 
         return try shared.withLock { state in
             if state.engine == nil {
@@ -303,7 +324,9 @@ enum PKCS11Engine {
                 _ = COpenSSL_ENGINE_ctrl_cmd_string(engine, "QUIET", nil, 1)
                 state.engine = engine
             }
-            let engine = state.engine!
+            guard let engine = state.engine else {
+                throw HealthCardError(.key, "OpenSSL's pkcs11 engine is not available")
+            }
             if let bound = state.boundModule {
                 guard sameFile(bound, module.path) else {
                     throw HealthCardError(.key, "this process already uses PKCS#11 module \(bound); OpenSSL's pkcs11 engine "
@@ -320,7 +343,8 @@ enum PKCS11Engine {
                 }
                 state.initialized = true
             }
-            guard COpenSSL_ENGINE_ctrl_cmd_string(engine, "PIN", pin.pin, 0) == 1 else {
+            // libp11 keeps its own copy of the PIN (and wipes it when it is replaced or the engine ends).
+            guard pin.pin.withCString({ COpenSSL_ENGINE_ctrl_cmd_string(engine, "PIN", $0, 0) }) == 1 else {
                 ERR_clear_error()
                 throw HealthCardError(.key, "OpenSSL's pkcs11 engine did not accept \(pin.origin)")
             }

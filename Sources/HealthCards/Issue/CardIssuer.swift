@@ -14,9 +14,9 @@ public struct IssueSettings: Sendable {
     public var qrImage: QRImage
     /// zlib level for the payload (6 reproduces the spec examples).
     public var deflateLevel: Int32
-    /// The issuer-wide revocation secret (base64url text); when set, each card gets `vc.rid` derived
-    /// from it, the kid and the patient id (`RID.derive`).
-    public var ridSecret: String?
+    /// The issuer-wide revocation secret; when set, each card gets `vc.rid` derived from it, the kid
+    /// and the patient id (`RID.derive`).
+    public var ridSecret: RIDSecret?
 
     public init(issuer: String, notBefore: String, expires: Int64? = nil, typePolicy: Payload.TypePolicy = .legacy,
                 chunk: Bool = false, makeQR: Bool = true, qrImage: QRImage = QRImage(), deflateLevel: Int32 = 6) {
@@ -77,7 +77,9 @@ public final class CardIssuer {
         let minimized = isMinimized ? bundle : try BundleMinimizer.minimize(bundle)
         let types = Payload.types(for: minimized, policy: settings.typePolicy, isCOVID19: Terminology.isCOVID19Code)
         var rid: String?
-        if let secret = settings.ridSecret, let patientID { rid = RID.derive(secret: secret, kid: kid, patientID: patientID) }
+        if let secret = settings.ridSecret, let patientID {
+            do { rid = try RID.derive(secret: secret, kid: kid, patientID: patientID) } catch { throw HealthCardErrors([error]) }
+        }
         return Payload(issuer: settings.issuer, notBefore: settings.notBefore, expires: settings.expires,
                        types: types, rid: rid, fhirBundle: minimized)
     }

@@ -7,11 +7,16 @@ public enum RID {
     /// of `secret + kid` (the base64url texts concatenated, not decoded, as the spec generator does),
     /// over the UTF-8 patient id. 11 characters.
     /// - Parameters:
-    ///   - secret: the issuer-wide 256-bit secret as base64url text (43 characters).
+    ///   - secret: the issuer-wide 256-bit secret (`RIDSecret`); the key is made in a `SecretBytes`
+    ///     buffer and wiped after the HMAC.
     ///   - kid: the signing key's kid.
     ///   - patientID: the issuer's stable id of the person.
-    public static func derive(secret: String, kid: String, patientID: String) -> String {
-        let mac = Digest.hmacSHA256(key: Array((secret + kid).utf8), message: Array(patientID.utf8))
+    /// - Throws: `HealthCardError(.crypto)` when the HMAC fails: a rid is never empty or made up.
+    public static func derive(secret: RIDSecret, kid: String, patientID: String) throws(HealthCardError) -> String {
+        let key = secret.text.appending(kid.utf8)
+        let mac = try key.withUnsafeBytes { k in
+            Result { () throws(HealthCardError) in try Digest.hmacSHA256(key: k, message: Array(patientID.utf8)) }
+        }.get()
         return Base64URL.encode(mac.prefix(8))
     }
 
@@ -109,20 +114,48 @@ public enum RIDSecretFile {
         try FileIO.writeAtomically(Array((secret + "\n").utf8), to: path, mode: 0o600)
     }
 
-    /// Reads a secret file: base64url text, surrounding whitespace ignored.
+    /// Reads a secret file: base64url text, surrounding whitespace ignored, into a `RIDSecret` (never a
+    /// `String`).
     /// - Throws: `HealthCardError(.key)` for a missing file, a file readable by group or others (with the
     ///   `chmod` to run), or content that is not base64url of at least 16 bytes. Never quotes the secret.
-    public static func read(_ path: String) throws -> String {
+    public static func read(_ path: String) throws -> RIDSecret {
         guard FileIO.exists(path) else {
             throw HealthCardError(.key, "revocation secret \(path) does not exist; make one with `healthcards keygen --rid-secret \(path)`")
         }
         if let mode = FileIO.mode(path), mode & 0o077 != 0 {
             throw HealthCardError(.key, "revocation secret \(path) can be read by group or others (mode \(String(mode, radix: 8))); run `chmod 600 \(path)`")
         }
-        let text = String(decoding: try FileIO.read(path), as: UTF8.self).trimmingCharacters(in: " \t\r\n")
-        guard let bytes = Base64URL.decode(text), bytes.count >= 16 else {
+        let file: SecretBytes
+        do { file = try SecretBytes.read(path: path) } catch let error as HealthCardError {
+            throw HealthCardError(.key, "revocation secret: \(error.message)")
+        }
+        do { return try RIDSecret(text: file.trimmingWhitespace()) } catch {
             throw HealthCardError(.key, "revocation secret \(path) is not base64url text of at least 16 bytes (a 256-bit secret is 43 characters)")
         }
-        return text
+    }
+}
+
+/// The issuer-wide revocation secret: its base64url text (as in the secret file, 43 characters for 256
+/// bits) in a `SecretBytes` buffer, wiped when the last reference goes.
+public final class RIDSecret: Sendable {
+    /// The base64url text; the HMAC key is this text followed by the kid (`RID.derive`).
+    let text: SecretBytes
+
+    /// - Throws: `HealthCardError(.key)` unless `text` is base64url of at least 16 bytes.
+    init(text: SecretBytes) throws {
+        let valid = text.withUnsafeBytes { bytes in
+            // Base64url of at least 16 bytes: 22 characters or more, each of the alphabet, a length not 1 mod 4.
+            bytes.count >= 22 && bytes.count % 4 != 1 && bytes.allSatisfy(RID.isBase64URLCharacter)
+        }
+        guard valid else { throw HealthCardError(.key, "a revocation secret is base64url text of at least 16 bytes") }
+        self.text = text
+    }
+
+    /// A secret given as text (tests, or a caller that holds it already).
+    /// - Throws: `HealthCardError(.key)` unless `text` is base64url of at least 16 bytes.
+    public convenience init(text: String) throws {
+        var bytes = Array(text.utf8)
+        defer { bytes.wipe() }
+        try self.init(text: bytes.withUnsafeBytes { SecretBytes(copying: $0) })
     }
 }
