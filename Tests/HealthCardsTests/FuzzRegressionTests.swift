@@ -147,6 +147,37 @@ import Testing
         #expect(QRAssembly.assemble(pieces).count == 1)
     }
 
+    /// The structure-aware targets (`card`, `issue`, `row`, `batch`): every stored input, and the empty
+    /// input (the unbent shape, which must give a card with no error), through the same properties
+    /// (`FuzzShapes`).
+    @Test(arguments: ["card", "issue", "row", "batch"])
+    func storedStructuredInputs(target: String) throws {
+        let templatePath = VerifyFixtures.repoRoot.appendingPathComponent("templates/covid19-vaccination.json").path
+        let template = try Template(bytes: try FileIO.read(templatePath), source: templatePath)
+        let inputs = [(name: "empty input", bytes: [UInt8]())] + (try Self.inputs(target))
+        for input in inputs {
+            let problems: [String]
+            switch target {
+            case "card": problems = FuzzShapes.checkCard(input.bytes)
+            case "issue": problems = FuzzShapes.checkIssue(input.bytes)
+            case "row": problems = FuzzShapes.checkRow(input.bytes, template: template)
+            default: problems = FuzzShapes.checkBatch(input.bytes, templatePath: templatePath)
+            }
+            #expect(problems.isEmpty, "\(input.name): \(problems)")
+        }
+    }
+
+    /// The unbent shapes are what they claim: a card with no error, issued by every issuing path.
+    @Test func unbentShapesAreGoodCards() throws {
+        var f = FuzzBytes([])
+        let bundle = FuzzShapes.bundle(&f)
+        #expect(BundleValidator.validate(bundle, now: FuzzShapes.now).errors.isEmpty)
+        let key = try #require(FuzzShapes.key)
+        let issuer = try CardIssuer(signer: try ES256Signer(key: key), settings: IssueSettings(issuer: FuzzShapes.issuer, notBefore: "1690000000"))
+        let card = try issuer.issue(bundle: bundle, patientID: "p")
+        #expect(FuzzShapes.checkIssued(card, name: "unbent").isEmpty)
+    }
+
     // MARK: hostile inputs with known outcomes
 
     @Test func csvEdgeCases() throws {
