@@ -70,9 +70,29 @@ test: test-deps
 # 1 job and all cores, peak RSS, and RSS/rate at growing input sizes; also bench-results.json.
 # See docs/performance.md. Smaller: make bench BENCH_ARGS="--patients 1000".
 BENCH_ARGS ?= --patients 5000 --scale 10000,100000,1000000
+# The worst cases: the largest accepted input of each kind (docs/verify.md, "Budgets").
+BENCH_WORST_ARGS ?=
 
 bench: release
 	$$(swift build -c release --show-bin-path)/healthcards-bench run $(BENCH_ARGS)
+	$$(swift build -c release --show-bin-path)/healthcards-bench worst $(BENCH_WORST_ARGS)
+
+# The test suite built and run under the thread sanitizer, then the address sanitizer, each in its own
+# build folder; a report from either fails the target. The CLI the tests run is built with the same
+# sanitizer, and LeakSanitizer checks every run of it. See docs/fuzzing.md ("Sanitizers").
+SANITIZERS ?= thread address
+SANITIZE_ENV = TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/Tests/sanitizers/tsan.supp" \
+	ASAN_OPTIONS="detect_leaks=0 halt_on_error=1 detect_stack_use_after_return=1" \
+	HEALTHCARDS_CHILD_ASAN_OPTIONS="detect_leaks=1 halt_on_error=1 detect_stack_use_after_return=1" \
+	LSAN_OPTIONS="suppressions=$(CURDIR)/Tests/sanitizers/lsan.supp print_suppressions=0" \
+	SWIFT_BACKTRACE=enable=no
+.PHONY: sanitize
+sanitize: test-deps
+	@for s in $(SANITIZERS); do \
+	  echo "sanitize: building and running the tests with -sanitize=$$s"; start=$$(date +%s); \
+	  $(SANITIZE_ENV) swift test --sanitize=$$s --build-path .build/sanitize-$$s $(SWIFT_FLAGS) || exit 1; \
+	  echo "sanitize: $$s clean in $$(( $$(date +%s) - start )) s"; \
+	done
 
 lint:
 	swift format lint --recursive Sources Tests

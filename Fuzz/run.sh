@@ -41,9 +41,13 @@ for target in "${targets[@]}"; do
     binary="$FUZZ_DIR/fuzz-$target"
     files=("Fuzz/targets/$target.swift")
     seconds=$FUZZ_SECONDS
+    limits=()
     if [[ "$structured" == *" $target "* ]]; then
         files+=(Tests/HealthCardsTests/FuzzShapes.swift)
         seconds=$FUZZ_STRUCTURED_SECONDS
+        # Every byte is a choice: inputs of a few hundred bytes from the start (libFuzzer would otherwise
+        # grow the length limit from a handful of bytes, leaving most choices at "unbent").
+        limits=(-max_len=512 -len_control=0)
     fi
     if [ ! -x "$binary" ] || [ -n "$(find "${files[@]}" -newer "$binary" -print -quit)" ] || [ "$FUZZ_DIR/libHealthCards.a" -nt "$binary" ]; then
         echo "fuzz: building $target"
@@ -57,7 +61,7 @@ for target in "${targets[@]}"; do
     [ -d "Fuzz/seeds/$target" ] && seeds=("Fuzz/seeds/$target")
     echo "fuzz: running $target for $seconds s"
     log="$FUZZ_DIR/$target.log"
-    if SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 "${NICE[@]}" "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    if SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 "${NICE[@]}" "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 "${limits[@]}" \
         -print_final_stats=1 -artifact_prefix="$FUZZ_DIR/crashes/$target-" ${FUZZ_ARGS:-} "$corpus" "${seeds[@]}" >"$log" 2>&1; then
         echo "fuzz: $target: $(grep -E '^Done [0-9]+ runs' "$log" || tail -1 "$log"), corpus $(ls "$corpus" | wc -l) inputs"
     else

@@ -8,6 +8,7 @@ import HealthCards
 
 let help = """
     Usage: healthcards-bench [run] [OPTIONS]
+           healthcards-bench worst [--work DIR] [--json FILE] [--healthcards PATH] [--template FILE] [--quick]
            healthcards-bench generate --patients N [--seed S] OUT.csv
 
     run (the default) generates N synthetic patients (1 to 4 doses each, CVRS layout, rows in dose
@@ -18,6 +19,11 @@ let help = """
       png         size and time per image for zlib levels and PNG row filters
       scale       (--scale) `issue --no-qr` on inputs of the given row counts: cards/s and peak RSS
     It prints a table and writes the figures to --json.
+
+    worst makes the largest input of each kind that verify and issue accept (each at its budget,
+    docs/verify.md "Budgets"), plus the reported inputs that used to cost without bound, and runs
+    `healthcards` on each as a child process: seconds, peak RSS, exit status (--json, default
+    bench-worst.json; --quick makes small ones, for tests).
 
     Options:
       --patients N        patients for the stage and end-to-end runs (default 5000)
@@ -87,6 +93,8 @@ do {
         print(rows)
     case "run":
         try Bench.run(options)
+    case "worst":
+        try WorstCases.run(options)
     default:
         fail("unknown command '\(command)'; see --help")
     }

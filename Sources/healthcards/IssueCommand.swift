@@ -112,7 +112,7 @@ enum IssueCommand {
         }
         var template: Template?
         if let path = parsed.value("template") {
-            template = try Template(bytes: try FileIO.read(path), source: path)
+            template = try Template(bytes: try FileIO.read(path, maxBytes: InputBudget.templateBytes), source: path)
         }
         var inputs: [BatchInput] = []
         var seenInputs: [String: String] = [:]

@@ -80,7 +80,7 @@ enum JWKSCommand {
         let entries = try KeyArguments.entries(keys: parsed.positionals, chains: parsed.values("x5c")).entries
         let crlDirectory = IssuerSite.crlDirectory(besideKeySet: out)
         let keys = try IssuerSite.applyingCRLVersions(to: entries, crlDirectory: crlDirectory)
-        if FileIO.exists(out), let old = try? KeySetFile.parse(try FileIO.read(out), source: out) {
+        if FileIO.exists(out), let old = try? KeySetFile.parse(try FileIO.read(out, maxBytes: InputBudget.cardFileBytes), source: out) {
             for key in keys where key.crlVersion == nil
                 && KeySetFile.crlVersions(kid: key.kid, in: old).contains(where: { $0 != nil }) {
                 printError("warning: \(out) gave key \(key.kid) a crlVersion, but \(crlDirectory)/\(key.kid).json "
@@ -105,12 +105,12 @@ enum KeyArguments {
             if argument.lowercased().hasSuffix(".json") {
                 // A public JWK or JWK Set: refused when any key in it has a private member (d, ...). Only the
                 // point is taken; x5c and crlVersion come from --x5c and the CRLs as for PEM keys.
-                return try JWKS.publicKeys(jsonFile: try FileIO.read(argument), source: argument).map { JWK(x: $0.x, y: $0.y) }
+                return try JWKS.publicKeys(jsonFile: try FileIO.read(argument, maxBytes: InputBudget.cardFileBytes), source: argument).map { JWK(x: $0.x, y: $0.y) }
             }
             return [JWK(key: try KeySource.load(argument, requirePrivate: false))]
         }
         let chains = try chainPaths.map { path in
-            PublishedKeys.Chain(try X509Chain(pem: try FileIO.read(path), source: path), source: path)
+            PublishedKeys.Chain(try X509Chain(pem: try FileIO.read(path, maxBytes: InputBudget.certificateChainBytes), source: path), source: path)
         }
         return (try PublishedKeys.entries(keys: keys, chains: chains), chains)
     }

@@ -61,7 +61,7 @@ enum SiteCommand {
                 "warning: key \(kid) was published in \(site.keySetPath) and is not any more; cards it signed "
                     + "no longer verify (right for a compromised key; for a retired key, give it again)")
         }
-        let published = try JWKS(bytes: try FileIO.read(site.keySetPath), source: site.keySetPath)
+        let published = try JWKS(bytes: try FileIO.read(site.keySetPath, maxBytes: InputBudget.cardFileBytes), source: site.keySetPath)
         var printed: [String] = []
         for key in published.keys where !printed.contains(key.kid) {
             printed.append(key.kid)

@@ -122,7 +122,8 @@ import Testing
 
     /// A write that fails in the middle (here: images over the file size limit, as a full disk would
     /// fail them) stops the run; nothing half-written stays and the report lists what was done.
-    @Test func writeFailureMidRunLeavesNothingHalfWritten() throws {
+    @Test(.enabled(if: !TestSupport.threadSanitizer, "ThreadSanitizer's runtime stops with SIGBUS under a file size limit (ulimit -f)"))
+    func writeFailureMidRunLeavesNothingHalfWritten() throws {
         let dir = try TestSupport.tempDir()
         let key = try TestSupport.demoKey(in: dir)
         let out = dir.appendingPathComponent("out")

@@ -243,8 +243,22 @@ enum FuzzShapes {
         let dir = "\(FileIO.isDirectory("/dev/shm") ? "/dev/shm" : "/tmp")/healthcards-fuzz-\(getpid())"
         guard (try? FileIO.writeAtomically(JWKS(keys: [JWK(key: key)]).fileBytes, to: "\(dir)/site/.well-known/jwks.json")) != nil
         else { return nil }
+        atexit { FuzzShapes.removeScratch() }
         return dir
     }()
+
+    /// Removes the scratch folder (at exit).
+    static func removeScratch() {
+        func remove(_ path: String) {
+            if FileIO.isDirectory(path) {
+                for name in FileIO.list(path) { remove("\(path)/\(name)") }
+                rmdir(path)
+            } else {
+                unlink(path)
+            }
+        }
+        if let scratch { remove(scratch) }
+    }
 
     /// A verifier with the shapes' key set, judging at `now`.
     static func verifier() -> Verifier? {

@@ -40,6 +40,9 @@ enum TestSupport {
         }
         return "no test Python at .build/test-venv (run `make test`, which makes it); skipped"
     }
+    /// True when the tests (and so the CLI they run) are built with the thread sanitizer (`make sanitize`).
+    static let threadSanitizer = dlsym(nil, "__tsan_init") != nil
+
     static let demoKeySource = VerifyFixtures.repoRoot.appendingPathComponent("keys/demo-issuer.DO-NOT-USE-IN-PRODUCTION.pkcs8.pem")
 
     struct Run {
@@ -54,7 +57,11 @@ enum TestSupport {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         if let cwd { process.currentDirectoryURL = cwd }
-        if let environment { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
+        var childEnvironment = ProcessInfo.processInfo.environment
+        // `make sanitize`: LeakSanitizer checks each program the tests run (HEALTHCARDS_CHILD_ASAN_OPTIONS), not
+        // the test runner, whose Swift Testing tasks and OpenSSL per-thread generators are alive when it exits.
+        if let options = childEnvironment["HEALTHCARDS_CHILD_ASAN_OPTIONS"] { childEnvironment["ASAN_OPTIONS"] = options }
+        process.environment = childEnvironment.merging(environment ?? [:]) { $1 }
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out

@@ -102,10 +102,14 @@ public enum FHIRDate {
     /// Days from 1970-01-01 to a date of the proleptic Gregorian calendar (negative before 1970).
     /// - Parameters: year 1 to 9999, month 1 to 12, day 1 to 31.
     public static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int64 {
+        // Callers pass checked dates; out-of-range arguments are clamped so no sum below can overflow.
+        let year = max(0, min(100_000, year))
+        let day = max(0, min(31, day))
         let before = year - 1
         let daysBeforeYear = 365 * before + before / 4 - before / 100 + before / 400
         let monthStarts = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334]
         let leap = month > 2 && daysIn(month: 2, year: year) == 29 ? 1 : 0
+        let month = max(1, min(12, month))  // callers pass 1 to 12; anything else must not index out of range
         // 719_162 days separate 0001-01-01 from 1970-01-01.
         return Int64(daysBeforeYear + monthStarts[month - 1] + leap + day - 1 - 719_162)
     }

@@ -103,7 +103,7 @@ final class BatchWorker {
     private func alreadyIssued(_ payload: Payload, _ payloadBytes: [UInt8], validation: BundleValidator.Findings?, name: String,
                                cardFile: String, line: inout ReportLine) throws -> [String]? {
         let path = "\(outDir)/\(cardFile)"
-        guard FileIO.exists(path), let bytes = try? FileIO.read(path),
+        guard FileIO.exists(path), let bytes = try? FileIO.read(path, maxBytes: InputBudget.cardFileBytes),
             let jws = issuer.existingCard(bytes, matches: payloadBytes)
         else { return nil }
         let findings = validation ?? BundleValidator.validate(payload.fhirBundle)
@@ -111,7 +111,7 @@ final class BatchWorker {
         let files = Self.imageFiles(name: name, count: images.pngs.count)
         for (file, png) in zip(files, images.pngs) {
             let imagePath = "\(outDir)/\(file)"
-            if (try? FileIO.read(imagePath)) != png { try FileIO.writeAtomically(png, to: imagePath, sync: false) }
+            if (try? FileIO.read(imagePath, maxBytes: InputBudget.imageFileBytes)) != png { try FileIO.writeAtomically(png, to: imagePath, sync: false) }
         }
         line.warnings += findings.warnings + images.warnings
         return [cardFile] + files

@@ -105,7 +105,12 @@ public final class CardIssuer {
     public func issue(payload: Payload, bytes payloadBytes: [UInt8], validation: BundleValidator.Findings? = nil) throws(HealthCardErrors) -> IssuedCard {
         let findings = validation ?? BundleValidator.validate(payload.fhirBundle)
         let nbfFindings = Double(payload.notBefore).map { DateRules.eventsAfterNotBefore(payload.fhirBundle, nbf: $0, severity: .error) } ?? []
-        let errors = findings.errors + nbfFindings.map(BundleValidator.Findings.asError)
+        var errors = findings.errors + nbfFindings.map(BundleValidator.Findings.asError)
+        if payloadBytes.count > RawInflate.maxOutput {
+            // Verifiers refuse to inflate more (DEFLATE_TOO_LARGE), and so would the read-back below.
+            errors.append(HealthCardError(.validation, "the payload is \(payloadBytes.count) bytes; a card's payload may inflate to at most "
+                + "\(RawInflate.maxOutput) bytes (4 MiB), or verifiers refuse it. Put fewer entries in the card"))
+        }
         if !errors.isEmpty { throw HealthCardErrors(errors) }
         var warnings = findings.warnings
         do {

@@ -57,12 +57,13 @@ public struct QRCode: Sendable, Equatable {
         case .Q: ecc = QR_ECLEVEL_Q
         case .H: ecc = QR_ECLEVEL_H
         }
-        guard let input = QRinput_new2(Int32(minimumVersion), ecc) else {
+        guard let input = QRinput_new2(Int32(clamping: max(0, min(40, minimumVersion))), ecc) else {
             throw HealthCardError(.qr, "libqrencode could not allocate its input")
         }
         defer { QRinput_free(input) }
         for (mode, data) in segments {
-            guard QRinput_append(input, mode == .byte ? QR_MODE_8 : QR_MODE_NUM, Int32(data.count), data) == 0 else {
+            // No QR symbol holds more than 7,089 characters; a longer segment is refused before libqrencode sees it.
+            guard data.count <= 7_089, QRinput_append(input, mode == .byte ? QR_MODE_8 : QR_MODE_NUM, Int32(data.count), data) == 0 else {
                 throw HealthCardError(.qr, "libqrencode refused a \(mode == .byte ? "byte" : "numeric") segment of \(data.count) bytes")
             }
         }

@@ -26,10 +26,14 @@ public struct QRImage: Sendable {
     }
 
     /// Encodes `code` as PNG bytes.
-    /// - Throws: `HealthCardError(.png)` when libpng fails, `.usage` for a scale outside 1...64.
+    /// - Throws: `HealthCardError(.png)` when libpng fails, `.usage` for a scale outside 1...64 or a quiet
+    ///   zone outside 0...64 modules.
     public func png(_ code: QRCode) throws -> [UInt8] {
         guard (1...64).contains(scale) else {
             throw HealthCardError(.usage, "QR scale \(scale) px per module is outside 1...64")
+        }
+        guard (0...64).contains(quietZone) else {
+            throw HealthCardError(.usage, "QR quiet zone \(quietZone) modules is outside 0...64 (the QR standard asks for 4)")
         }
         let side = (code.size + 2 * quietZone) * scale
         let stride = (side + 7) / 8

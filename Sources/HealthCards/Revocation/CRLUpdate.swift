@@ -72,7 +72,7 @@ extension IssuerSite {
                 "\(keySetPath) does not exist; lay out the site first with "
                     + "`healthcards site --out \(root) KEY...`")
         }
-        let keySet = try KeySetFile.parse(try FileIO.read(keySetPath), source: keySetPath)
+        let keySet = try KeySetFile.parse(try FileIO.read(keySetPath, maxBytes: InputBudget.cardFileBytes), source: keySetPath)
         // Fails early, before the CRL is touched, when the key is not published.
         _ = try KeySetFile.settingCRLVersion(1, kid: kid, in: keySet, source: keySetPath)
         let existing = try readCRL(kid: kid)

@@ -78,8 +78,10 @@ public struct CRL: Sendable, Equatable {
         guard json["method"]?.stringValue == "rid" else {
             throw HealthCardError(.validation, "\(source): method must be \"rid\", found \(quoted(json["method"]))")
         }
-        guard let ctr = json["ctr"]?.numberLexeme.flatMap({ Int($0) }), ctr >= 1 else {
-            throw HealthCardError(.validation, "\(source): ctr must be a positive integer")
+        // Below 2^53, the largest integer every JSON reader (JavaScript's included) holds exactly; this also
+        // leaves room for `revoke` to add one.
+        guard let ctr = json["ctr"]?.numberLexeme.flatMap({ Int($0) }), ctr >= 1, ctr < 1 << 53 else {
+            throw HealthCardError(.validation, "\(source): ctr must be a positive integer below 2^53")
         }
         guard let rids = json["rids"]?.arrayValue else { throw HealthCardError(.validation, "\(source): rids must be an array") }
         var entries: [Entry] = []

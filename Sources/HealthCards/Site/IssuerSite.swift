@@ -38,7 +38,7 @@ public struct IssuerSite: Sendable {
     public static func readCRL(kid: String, in directory: String) throws -> CRL? {
         let path = directory + "/" + kid + ".json"
         guard FileIO.exists(path) else { return nil }
-        let crl = try CRL(bytes: try FileIO.read(path), source: path)
+        let crl = try CRL(bytes: try FileIO.read(path, maxBytes: InputBudget.crlFileBytes), source: path)
         guard crl.kid == kid else {
             throw HealthCardError(
                 .validation,
@@ -66,7 +66,7 @@ public struct IssuerSite: Sendable {
     /// - Throws: `HealthCardError(.key)` when the file exists but is not a JWK Set.
     public static func publishedKids(keySetAt path: String) throws -> [String] {
         guard FileIO.exists(path) else { return [] }
-        let json = try KeySetFile.parse(try FileIO.read(path), source: path)
+        let json = try KeySetFile.parse(try FileIO.read(path, maxBytes: InputBudget.cardFileBytes), source: path)
         return (json["keys"]?.arrayValue ?? []).compactMap { $0["kid"]?.stringValue }
     }
 

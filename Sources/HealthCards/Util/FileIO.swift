@@ -220,10 +220,11 @@ public enum FileIO {
         guard let dir = opendir(path) else { return [] }
         defer { closedir(dir) }
         var names: [String] = []
+        // A dirent is only as long as its name: reading `entry.pointee.d_name` would copy all 256 bytes of
+        // the field, past the end of the last record in glibc's buffer. Read the name where it is, up to its NUL.
+        let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name) ?? 19
         while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
-            }
+            let name = String(cString: (UnsafeRawPointer(entry) + nameOffset).assumingMemoryBound(to: CChar.self))
             if name != "." && name != ".." { names.append(name) }
         }
         return names.sorted()
