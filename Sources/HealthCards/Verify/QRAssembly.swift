@@ -20,7 +20,7 @@ enum QRAssembly {
     /// Most (set, chunk) pairs judged by content at one chunk number; more are paired in input order.
     static let maxJudgedPairs = 4096
 
-    static func assemble(_ pieces: [QRPiece], checker: JWSCheck) -> [Set] {
+    static func assemble(_ pieces: [QRPiece], checker: JWSCheck = JWSCheck(keys: [], now: 0)) -> [Set] {
         var sets: [Set] = []
         var chunked: [Int: [QRPiece]] = [:]
         var order: [Int] = []
@@ -212,14 +212,15 @@ enum JWSShape {
         return (try? JSONParser.parse(output)) != nil
     }
 
-    /// True when `bytes` can begin a JSON text: parsing fails only where the bytes run out (within the last
-    /// few bytes, which may cut a UTF-8 sequence or an escape in two).
+    /// True when `bytes` can begin a JSON text: parsing fails only where the bytes run out, that is within
+    /// the last few bytes (which may cut a number, a UTF-8 sequence or an escape in two), or in a string the
+    /// bytes end inside (the parser names its start).
     static func isJSONPrefix(_ bytes: [UInt8]) -> Bool {
         do {
             _ = try JSONParser.parse(bytes)
             return true
         } catch {
-            return error.offset >= bytes.count - 8
+            return error.offset >= bytes.count - 8 || error.message == "unterminated string"
         }
     }
 }
