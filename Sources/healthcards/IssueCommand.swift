@@ -150,7 +150,9 @@ enum IssueCommand {
         }
         if keyPath.lowercased().hasPrefix("pkcs11:") { jobs = 1 }
         let key = try KeySource.load(keyPath, requirePrivate: true)
-        if let site = parsed.value("site") { try PublishedSite(root: site).checkSigner(issuer: issuerURL, kid: JWK(key: key).kid) }
+        if let site = parsed.value("site") {
+            try PublishedSite(root: site).checkSigner(issuer: issuerURL, kid: JWK(key: key).kid)
+        }
         var settings = IssueSettings(issuer: issuerURL, notBefore: nbf, expires: exp, typePolicy: policy,
                                      chunk: parsed.has("chunk"), makeQR: !parsed.has("no-qr"), qrImage: image)
         if let path = parsed.value("rid-secret") { settings.ridSecret = try RIDSecretFile.read(path) }

@@ -61,7 +61,8 @@ enum SiteCommand {
                 printError("warning: " + problem)
             }
         }
-        let result = try site.publish(keys: loaded.entries, createCRLs: !parsed.has("no-crl"), pathPrefix: pathPrefix, issuer: issuer)
+        let result = try site.publish(
+            keys: loaded.entries, createCRLs: !parsed.has("no-crl"), pathPrefix: pathPrefix, issuer: issuer)
         for kid in result.removedKids {
             printError(
                 "warning: key \(kid) was published in \(site.keySetPath) and is not any more; cards it signed "

@@ -8,7 +8,9 @@ import Testing
 /// issuer or an unpublished key; a broken key set or CRL makes the cards it vouches for invalid.
 @Suite struct IssuerBindingTests {
     static let caseDir = VerifyFixtures.cases.appendingPathComponent("key-bound-to-iss")
-    static let card = caseDir.appendingPathComponent("card-claims-issuer.example.org-signed-by-spec-key.smart-health-card").path
+    static let card = caseDir.appendingPathComponent(
+        "card-claims-issuer.example.org-signed-by-spec-key.smart-health-card"
+    ).path
     static let specSet = caseDir.appendingPathComponent("jwks-spec-issuer.json").path
     static let otherSet = caseDir.appendingPathComponent("jwks-issuer.example.org.json").path
     static let specIssuer = "https://spec.smarthealth.cards/examples/issuer"
@@ -26,25 +28,37 @@ import Testing
     /// The reported case, with the README's command: the card claims issuer.example.org and is signed with
     /// the spec issuer's key; the two key sets are not pooled.
     @Test func caseCardSignedWithAnotherIssuersKeyIsAnError() throws {
-        let run = try TestSupport.cli(["verify", "--jwks", Self.specSet, "--jwks", Self.otherSet, "--now", "1700000100", Self.card])
+        let run = try TestSupport.cli([
+            "verify", "--jwks", Self.specSet, "--jwks", Self.otherSet, "--now", "1700000100", Self.card,
+        ])
         #expect(run.status == 1, "\(run.stdout)")
-        #expect(run.stdout.contains("(signature not checked)") && !run.stdout.contains("signature verified"), "\(run.stdout)")
-        #expect(run.stdout.contains("error KEY_NOT_FROM_ISSUER at header.kid: the card's iss is https://issuer.example.org, but it is signed by key 3Kfdg"))
-        let json = try TestSupport.cli(["verify", "--json", "--jwks", Self.specSet, "--jwks", Self.otherSet, "--now", "1700000100", Self.card])
+        #expect(
+            run.stdout.contains("(signature not checked)") && !run.stdout.contains("signature verified"),
+            "\(run.stdout)")
+        #expect(
+            run.stdout.contains(
+                "error KEY_NOT_FROM_ISSUER at header.kid: the card's iss is https://issuer.example.org, but it is signed by key 3Kfdg"
+            ))
+        let json = try TestSupport.cli([
+            "verify", "--json", "--jwks", Self.specSet, "--jwks", Self.otherSet, "--now", "1700000100", Self.card,
+        ])
         let card = try credential(json)
         #expect(card["valid"] == .bool(false) && card["signature"]?.stringValue == "not-checked")
         #expect(codes(card) == ["KEY_NOT_FROM_ISSUER"])
 
         // Bound explicitly, each to its issuer: the key is the spec issuer's, so still not this card's.
         let bound = try TestSupport.cli([
-            "verify", "--jwks", "\(Self.specIssuer)=\(Self.specSet)", "--jwks", "\(Self.issuer)=\(Self.otherSet)", "--now", "1700000100", Self.card,
+            "verify", "--jwks", "\(Self.specIssuer)=\(Self.specSet)", "--jwks", "\(Self.issuer)=\(Self.otherSet)",
+            "--now", "1700000100", Self.card,
         ])
         #expect(bound.status == 1)
         #expect(bound.stdout.contains("the key set of \(Self.specIssuer)"), "\(bound.stdout)")
         #expect(bound.stdout.contains("(signature NOT valid)"), "\(bound.stdout)")
         // The spec issuer's set bound to the spec issuer alone: the card's issuer has no key set, yet its key
         // is in another issuer's set.
-        let alone = try TestSupport.cli(["verify", "--json", "--jwks", "\(Self.specIssuer)=\(Self.specSet)", "--now", "1700000100", Self.card])
+        let alone = try TestSupport.cli([
+            "verify", "--json", "--jwks", "\(Self.specIssuer)=\(Self.specSet)", "--now", "1700000100", Self.card,
+        ])
         #expect(codes(try credential(alone)) == ["KEY_NOT_FROM_ISSUER"])
     }
 
@@ -55,9 +69,15 @@ import Testing
         let b = try P256Key.generate()
         let c = try P256Key.generate()
         let card = try forge.card(try forge.jws(claims: VerifyForge.claims()))
-        func set(_ key: P256Key, _ name: String) throws -> String { try forge.writeKeySet([JWK(key: key).json], site: name) }
-        let setA = try set(a, "a"), setB = try set(b, "b"), setC = try set(c, "c")
-        func check(_ sets: [String], _ signature: CredentialReport.Signature, _ expected: [RuleCode], line: Int = #line) throws {
+        func set(_ key: P256Key, _ name: String) throws -> String {
+            try forge.writeKeySet([JWK(key: key).json], site: name)
+        }
+        let setA = try set(a, "a")
+        let setB = try set(b, "b")
+        let setC = try set(c, "c")
+        func check(_ sets: [String], _ signature: CredentialReport.Signature, _ expected: [RuleCode], line: Int = #line)
+            throws
+        {
             let report = try #require(try forge.verify([card], keySets: sets).last)
             #expect(report.signature == signature, "line \(line): \(report.findings)")
             #expect(report.findings.map(\.code) == expected, "line \(line): \(report.findings)")
@@ -73,7 +93,8 @@ import Testing
         let several = try #require(try forge.verify([card], keySets: [setA, setB]).last?.findings.first)
         #expect(several.message.contains("which is not bound to an issuer"), "\(several.message)")
         #expect(several.message.contains("--jwks \(Self.issuer)=\(setA)"), "\(several.message)")
-        let none = try #require(try forge.verify([card], keySets: ["\(Self.other)=\(setB)", setC]).last?.findings.first)
+        let none = try #require(
+            try forge.verify([card], keySets: ["\(Self.other)=\(setB)", setC]).last?.findings.first)
         #expect(none.severity == .warning)
         #expect(none.message.hasPrefix("no key set of the card's issuer \(Self.issuer) was given"), "\(none.message)")
 
@@ -106,14 +127,19 @@ import Testing
         #expect(try IssuerSite(root: site).readRecord() == SiteRecord(issuer: Self.issuer))
         let before = try SiteTestSupport.bytes(site + "/.well-known/jwks.json")
         let other = try SiteTestSupport.keygen("other.pem", in: dir)
-        let moved = try SiteTestSupport.cli(["site", "--out", site, key.path, other.path, "--issuer", Self.other], expect: 2)
-        #expect(moved.stderr.contains("is the site of \(Self.issuer)") && moved.stderr.contains("never changes"), "\(moved.stderr)")
+        let moved = try SiteTestSupport.cli(
+            ["site", "--out", site, key.path, other.path, "--issuer", Self.other], expect: 2)
+        #expect(
+            moved.stderr.contains("is the site of \(Self.issuer)") && moved.stderr.contains("never changes"),
+            "\(moved.stderr)")
         #expect(try SiteTestSupport.bytes(site + "/.well-known/jwks.json") == before)
         #expect(try IssuerSite(root: site).readRecord() == SiteRecord(issuer: Self.issuer))
         // The rules keep the record from being served.
         let htaccess = try String(contentsOfFile: site + "/.htaccess", encoding: .utf8)
         #expect(htaccess.contains("<Files \"\(SiteRecord.fileName)\">\n    Require all denied\n</Files>"))
-        #expect(try String(contentsOfFile: site + "/" + HostRules.nginxFileName, encoding: .utf8).contains("location ~ /healthcards-site\\.json$ {\n    return 404;"))
+        #expect(
+            try String(contentsOfFile: site + "/" + HostRules.nginxFileName, encoding: .utf8).contains(
+                "location ~ /healthcards-site\\.json$ {\n    return 404;"))
 
         // verify --jwks SITE: bound to the recorded issuer, said in the key set's report; no "not bound" line.
         let out = dir.appendingPathComponent("out")
@@ -122,7 +148,8 @@ import Testing
         #expect(run.status == 0, "\(run.stdout)")
         #expect(run.stdout.contains("  issuer   \(Self.issuer) (recorded in \(record))"), "\(run.stdout)")
         #expect(!run.stdout.contains("is not bound to an issuer"))
-        let json = try JSONParser.parse(try TestSupport.cli(["verify", "--json", "--jwks", site, "--now", "1700000100", out.path]).stdout)
+        let json = try JSONParser.parse(
+            try TestSupport.cli(["verify", "--json", "--jwks", site, "--now", "1700000100", out.path]).stdout)
         let keySet = try #require(json["credentials"]?.arrayValue?.first)
         #expect(keySet["issuer"]?.stringValue == Self.issuer && keySet["boundBy"]?.stringValue == "site-record")
         #expect(json["summary"]?["keySetNotBound"] == nil)
@@ -130,11 +157,15 @@ import Testing
         #expect(wrong.status == 2 && wrong.stderr.contains("records the issuer \(Self.issuer)"), "\(wrong.stderr)")
         // A bare key set alone: the summary says it stands for every issuer.
         let bare = try TestSupport.cli(["verify", "--json", "--jwks", site + "/.well-known/jwks.json", out.path])
-        #expect(try JSONParser.parse(bare.stdout)["summary"]?["keySetNotBound"] == nil)  // still the site's own jwks.json
+        // Still the site's own jwks.json, so still bound.
+        #expect(try JSONParser.parse(bare.stdout)["summary"]?["keySetNotBound"] == nil)
         let copy = try TestSupport.write(String(decoding: before, as: UTF8.self), to: "copy/jwks.json", in: dir)
         let unbound = try TestSupport.cli(["verify", "--jwks", copy, "--now", "1700000100", out.path])
         #expect(unbound.status == 0)
-        #expect(unbound.stdout.contains("verify: key set \(copy) is not bound to an issuer, so it was taken as the key set of every card's issuer"), "\(unbound.stdout)")
+        #expect(
+            unbound.stdout.contains(
+                "verify: key set \(copy) is not bound to an issuer, so it was taken as the key set of every card's issuer"
+            ), "\(unbound.stdout)")
     }
 
     @Test(.enabled(if: NginxServer.available, "nginx is not installed and apt-get could not install it"))
@@ -160,18 +191,27 @@ import Testing
         try SiteTestSupport.cli(["site", "--out", site, key.path, "--issuer", Self.issuer])
         let input = try TestSupport.write(JSONWriter.minifiedString(VerifyForge.bundle()), to: "one.json", in: dir)
         func issue(_ issuer: String, _ keyPath: String, _ out: String, site: String) throws -> TestSupport.Run {
-            try TestSupport.cli(["issue", "--issuer", issuer, "--key", keyPath, "--site", site, "--out", dir.appendingPathComponent(out).path,
-                                 "--no-qr", "--quiet", input])
+            try TestSupport.cli([
+                "issue", "--issuer", issuer, "--key", keyPath, "--site", site, "--out",
+                dir.appendingPathComponent(out).path,
+                "--no-qr", "--quiet", input,
+            ])
         }
         let ok = try issue(Self.issuer, key.path, "ok", site: site)
         #expect(ok.status == 0, "\(ok.stderr)")
         let typo = try issue("https://issuer.example.com", key.path, "typo", site: site)
         #expect(typo.status == 2)
-        #expect(typo.stderr.contains("--issuer https://issuer.example.com is not the issuer of site \(site), which is published at \(Self.issuer)"), "\(typo.stderr)")
+        #expect(
+            typo.stderr.contains(
+                "--issuer https://issuer.example.com is not the issuer of site \(site), which is published at \(Self.issuer)"
+            ), "\(typo.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("typo").path))
         let unpublished = try issue(Self.issuer, stranger.path, "unpublished", site: site)
         #expect(unpublished.status == 2)
-        #expect(unpublished.stderr.contains("the signing key (kid \(stranger.kid)) is not in \(site)/.well-known/jwks.json"), "\(unpublished.stderr)")
+        #expect(
+            unpublished.stderr.contains(
+                "the signing key (kid \(stranger.kid)) is not in \(site)/.well-known/jwks.json"),
+            "\(unpublished.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("unpublished").path))
         let bare = dir.appendingPathComponent("bare").path
         try SiteTestSupport.cli(["site", "--out", bare, key.path])
@@ -204,7 +244,9 @@ import Testing
         for (name, keys, crl, valid) in cases {
             let keySet = try forge.writeKeySet(keys, site: name)
             if let crl { _ = try forge.write(crl, "\(name)/.well-known/crl/\(forge.kid).json") }
-            let run = try TestSupport.cli(["verify", "--json", "--jwks", keySet, "--now", String(VerifyForge.now), card])
+            let run = try TestSupport.cli([
+                "verify", "--json", "--jwks", keySet, "--now", String(VerifyForge.now), card,
+            ])
             let credential = try credential(run)
             #expect(credential["valid"] == .bool(valid), "\(name): \(run.stdout)")
             #expect(credential["signature"]?.stringValue == "verified", "\(name)")

@@ -12,12 +12,15 @@ import Testing
         // Enough doses for a JWS well inside the two-chunk range (1,196 to 2,382 characters), or three.
         var doses = 10
         let length = chunks == 2 ? 1600 : 2800
-        while try forge.jws(claims: VerifyForge.claims(bundle: VerifyForge.bundle(doses: doses, distinctLots: true))).utf8.count < length {
+        while try forge.jws(claims: VerifyForge.claims(bundle: VerifyForge.bundle(doses: doses, distinctLots: true)))
+            .utf8.count < length
+        {
             doses += 2
         }
         var out: [(jws: String, chunks: [String])] = []
         for _ in 0..<count {
-            let jws = try forge.jws(claims: VerifyForge.claims(bundle: VerifyForge.bundle(doses: doses, distinctLots: true)))
+            let jws = try forge.jws(
+                claims: VerifyForge.claims(bundle: VerifyForge.bundle(doses: doses, distinctLots: true)))
             out.append((jws, QRNumeric.chunks(jws).map(String.init)))
         }
         try #require(Set(out.map(\.chunks.count)).count == 1, "cards of equal chunk counts: \(out.map(\.chunks.count))")
@@ -43,7 +46,9 @@ import Testing
                 _ = try forge.write(png, "images/\(name).png")
             }
         }
-        let reports = try forge.verify([forge.dir.appendingPathComponent("images").path]).filter { $0.source == .qrImage }
+        let reports = try forge.verify([forge.dir.appendingPathComponent("images").path]).filter {
+            $0.source == .qrImage
+        }
         #expect(reports.count == 2)
         #expect(Set(reports.compactMap(\.jws)) == Set(cards.map(\.jws)))
         for report in reports {
@@ -79,7 +84,9 @@ import Testing
         let forge = try VerifyForge()
         let cards = try Self.cards(forge, count: 2)
         var paths = try cards[0].chunks.indices.map { try forge.write(try Self.text(cards[0], $0), "m/a-\($0).txt") }
-        paths += try cards[1].chunks.indices.dropFirst().map { try forge.write(try Self.text(cards[1], $0), "m/b-\($0).txt") }
+        paths += try cards[1].chunks.indices.dropFirst().map {
+            try forge.write(try Self.text(cards[1], $0), "m/b-\($0).txt")
+        }
         paths.reverse()
         let reports = try forge.verify(paths).filter { $0.source == .qrText }
         #expect(reports.count == 2)
@@ -97,11 +104,15 @@ import Testing
         #expect(short.utf8.count <= QRNumeric.maxSingleJWSCharacters)
         let half = short.utf8.count / 2
         let parts = [String(short.prefix(half)), String(short.dropFirst(half))]
-        let paths = try parts.enumerated().map { try forge.write(try QRNumeric.text(jws: $1, chunk: $0 + 1, of: 2), "n/\($0).txt") }
+        let paths = try parts.enumerated().map {
+            try forge.write(try QRNumeric.text(jws: $1, chunk: $0 + 1, of: 2), "n/\($0).txt")
+        }
         let report = try #require(try forge.verify(paths).first { $0.source == .qrText })
         let needless = try #require(report.findings.first { $0.code == .qrChunkNeedless })
         #expect(needless.severity == .error)
-        #expect(needless.message.contains("the JWS is \(short.utf8.count) characters, so it needs no chunking"), "\(needless.message)")
+        #expect(
+            needless.message.contains("the JWS is \(short.utf8.count) characters, so it needs no chunking"),
+            "\(needless.message)")
         #expect(!report.findings.contains { $0.code == .qrChunkUnbalanced })
         #expect(report.signature == .verified && !report.isValid)
 
@@ -109,8 +120,11 @@ import Testing
         try #require(QRNumeric.chunkCount(forLength: long.utf8.count) == 2)
         let cut = 1100
         let uneven = [String(long.prefix(cut)), String(long.dropFirst(cut))]
-        try #require(uneven[1].utf8.count <= QRNumeric.maxChunkCharacters && uneven[1].utf8.count != uneven[0].utf8.count)
-        let unevenPaths = try uneven.enumerated().map { try forge.write(try QRNumeric.text(jws: $1, chunk: $0 + 1, of: 2), "u/\($0).txt") }
+        try #require(
+            uneven[1].utf8.count <= QRNumeric.maxChunkCharacters && uneven[1].utf8.count != uneven[0].utf8.count)
+        let unevenPaths = try uneven.enumerated().map {
+            try forge.write(try QRNumeric.text(jws: $1, chunk: $0 + 1, of: 2), "u/\($0).txt")
+        }
         let unbalanced = try #require(try forge.verify(unevenPaths).first { $0.source == .qrText })
         #expect(unbalanced.findings.map(\.code) == [.qrChunked, .qrChunkUnbalanced])
         #expect(unbalanced.isValid, "\(unbalanced.findings)")
@@ -125,7 +139,8 @@ import Testing
         let forge = try VerifyForge()
         for header in ["1/100/", "1/99999999999999999999999/", "1/+2/", "1/-2/", "0/2/", "1/0/", "1/ 2/", "1/2/3/"] {
             let piece = QRPiece(text: Array("shc:/\(header)5676".utf8), file: "x")
-            #expect(piece.chunk == nil && piece.findings.map(\.code) == [.qrChunkHeader], "\(header): \(piece.findings)")
+            #expect(
+                piece.chunk == nil && piece.findings.map(\.code) == [.qrChunkHeader], "\(header): \(piece.findings)")
         }
         // The largest count allowed is read, and a lone chunk of it is reported missing the others.
         let most = try forge.write("shc:/1/99/5676", "most.txt")
@@ -146,7 +161,9 @@ import Testing
             }
         }
         #expect(paths.count == 9)
-        let reports = try forge.verify([forge.dir.appendingPathComponent("three").path], keySets: []).filter { $0.source == .qrText }
+        let reports = try forge.verify([forge.dir.appendingPathComponent("three").path], keySets: []).filter {
+            $0.source == .qrText
+        }
         #expect(Set(reports.compactMap(\.jws)) == Set(cards.map(\.jws)))
         #expect(reports.count == 3)
         for card in cards {
@@ -168,7 +185,10 @@ import Testing
         #expect(!JWSShape.isComplete(cards[0].chunks.dropLast().joined() + cards[1].chunks.last!))
         #expect(JWSShape.isJSONPrefix(Array(#"{"iss":"https://exa"#.utf8)))
         #expect(!JWSShape.isJSONPrefix(Array(#"{"iss":"https://example.org"}}, "more": 1"#.utf8)))
-        #expect(QRAssembly.match(rows: 3, columns: 3) { r, c in (r == 0 && c < 2) || (r == 1 && c == 0) || (r == 2 && c == 2) } == [1, 0, 2])
+        #expect(
+            QRAssembly.match(rows: 3, columns: 3) { r, c in
+                (r == 0 && c < 2) || (r == 1 && c == 0) || (r == 2 && c == 2)
+            } == [1, 0, 2])
     }
 }
 

@@ -44,15 +44,21 @@ import Testing
                 // Fill about half the symbol so the data runs through many blocks.
                 let capacity = QRSymbolLayout.dataCodewords(version: version, level: level) * 8
                 let count = max(1, (capacity / 2 - 60) * 3 / 10)
-                let segments: [(QRCode.SegmentMode, [UInt8])] = [(.byte, Array("shc:/".utf8)), (.numeric, Self.digits(count))]
+                let segments: [(QRCode.SegmentMode, [UInt8])] = [
+                    (.byte, Array("shc:/".utf8)), (.numeric, Self.digits(count)),
+                ]
                 let code = try QRCode(segments: segments, level: level, minimumVersion: version)
                 try #require(code.version == version, "\(level) \(version)")
                 let grid = try #require(QRModuleGrid(size: code.size, modules: code.modules))
                 let format = try #require(grid.formatInfo)
                 #expect(format.errorCorrection == level)
                 let read = QRBitStream.segments(grid: grid, format: format)
-                #expect(read == [QRSegment(mode: .byte, data: Array("shc:/".utf8)), QRSegment(mode: .numeric, data: Self.digits(count))],
-                        "\(level) version \(version)")
+                #expect(
+                    read == [
+                        QRSegment(mode: .byte, data: Array("shc:/".utf8)),
+                        QRSegment(mode: .numeric, data: Self.digits(count)),
+                    ],
+                    "\(level) version \(version)")
             }
         }
     }
@@ -81,10 +87,35 @@ import Testing
             let start = bits.index(bits.startIndex, offsetBy: i)
             return UInt8(bits[start..<bits.index(start, offsetBy: 8)], radix: 2)!
         }
-        #expect(QRBitStream.parse(bytes, version: 1) == [QRSegment(mode: .eci, data: []), QRSegment(mode: .alphanumeric, data: Array("AC-42".utf8))])
+        #expect(
+            QRBitStream.parse(bytes, version: 1) == [
+                QRSegment(mode: .eci, data: []), QRSegment(mode: .alphanumeric, data: Array("AC-42".utf8)),
+            ])
         // A count running past the data, or an unknown mode, is no layout at all.
         #expect(QRBitStream.parse([0x40, 0xFF, 0x41], version: 1) == nil)
         #expect(QRBitStream.parse([0xF0], version: 1) == nil)
+    }
+
+    /// Hostile bits never trap the reader: random data codewords and random module grids of every version
+    /// parse to segments or to nil, and segments never hold more data than the bits carried.
+    @Test func randomBitsAndGridsNeverTrap() throws {
+        var generator = SeededGenerator(seed: 2024)
+        for round in 0..<3000 {
+            let version = 1 + round % 40
+            let count = Int.random(in: 0...200, using: &generator)
+            let bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            if let segments = QRBitStream.parse(bytes, version: version) {
+                #expect(segments.reduce(0) { $0 + $1.data.count } <= max(1, count * 8 / 4) * 3)
+            }
+        }
+        for version in 1...40 {
+            let size = 17 + 4 * version
+            let modules = (0..<(size * size)).map { _ in Bool.random(using: &generator) }
+            let grid = try #require(QRModuleGrid(size: size, modules: modules))
+            for mask in 0..<8 {
+                _ = QRBitStream.segments(grid: grid, format: QRFormatInfo(errorCorrection: .L, mask: mask))
+            }
+        }
     }
 
     /// The reported case: one byte segment holding the whole text at version 22 used to pass as merely
@@ -96,7 +127,8 @@ import Testing
         let symbol = try #require(symbols.first)
         let segments = try #require(symbol.segments)
         #expect(segments.map(\.mode) == [.byte])
-        #expect(segments[0].data == Array(try VerifyFixtures.text(Self.caseDir.appendingPathComponent("qr-text.txt")).utf8))
+        #expect(
+            segments[0].data == Array(try VerifyFixtures.text(Self.caseDir.appendingPathComponent("qr-text.txt")).utf8))
         let run = try TestSupport.cli(["verify", "--jwks", Self.specJWKS, "--now", "1700000100", "--json", png])
         #expect(run.status == 1, "\(run.stdout)")
         let report = try #require(try JSONParser.parse(run.stdout)["credentials"]?.arrayValue?.last)
@@ -123,15 +155,25 @@ import Testing
         let jws = try forge.jws(claims: VerifyForge.claims())
         let text = Array(try QRNumeric.text(jws: jws).utf8)
         let digits = Array(text.dropFirst(5))
-        func codes(_ name: String, _ segments: [(QRCode.SegmentMode, [UInt8])], version: Int = 0) throws -> Set<String> {
+        func codes(_ name: String, _ segments: [(QRCode.SegmentMode, [UInt8])], version: Int = 0) throws -> Set<String>
+        {
             let symbol = try #require(QRVersionProbe.encode(segments, level: .L, version: version))
             return try forge.codes([try forge.png(size: symbol.size, modules: symbol.modules, name: name)])
         }
         let cases: [(String, [(QRCode.SegmentMode, [UInt8])], Int, String)] = [
             ("single.png", [(.byte, text)], 0, "QR_SINGLE_SEGMENT"),
             ("single-v22.png", [(.byte, text)], 22, "QR_SINGLE_SEGMENT"),
-            ("three.png", [(.byte, Array("shc:/".utf8)), (.numeric, Array(digits.prefix(600))), (.numeric, Array(digits.dropFirst(600)))], 0, "QR_SEGMENTS"),
-            ("digits-in-byte.png", [(.byte, Array(text.prefix(9))), (.numeric, Array(text.dropFirst(9)))], 0, "QR_SEGMENTS"),
+            (
+                "three.png",
+                [
+                    (.byte, Array("shc:/".utf8)), (.numeric, Array(digits.prefix(600))),
+                    (.numeric, Array(digits.dropFirst(600))),
+                ], 0, "QR_SEGMENTS"
+            ),
+            (
+                "digits-in-byte.png", [(.byte, Array(text.prefix(9))), (.numeric, Array(text.dropFirst(9)))], 0,
+                "QR_SEGMENTS"
+            ),
             ("numeric-first.png", [(.numeric, digits), (.byte, Array("shc:/".utf8))], 0, "QR_PREFIX"),
         ]
         for (name, segments, version, code) in cases {

@@ -30,9 +30,13 @@ import Testing
         #expect(cards.allSatisfy { $0.signature == .verified && $0.isValid })
         // The same file given twice, or once directly and once inside a folder, is checked once.
         let one = root + "/one.smart-health-card"
-        #expect(try forge.verify([one, one, root + "/a/one.smart-health-card"]).filter { $0.source == .smartHealthCard }.count == 1)
+        #expect(
+            try forge.verify([one, one, root + "/a/one.smart-health-card"]).filter { $0.source == .smartHealthCard }
+                .count == 1)
         // Through the command line too (no hang, one credential each).
-        let run = try TestSupport.cli(["verify", "--jwks", try forge.writeKeySet(), "--now", String(VerifyForge.now), root])
+        let run = try TestSupport.cli([
+            "verify", "--jwks", try forge.writeKeySet(), "--now", String(VerifyForge.now), root,
+        ])
         #expect(run.status == 0, "\(run.stdout)")
         #expect(run.stdout.contains("2 credential(s) checked, 0 error(s)"), "\(run.stdout)")
     }
@@ -53,7 +57,8 @@ import Testing
                 #expect(codes.contains("FILE_TRAILING_CHARACTERS"), "\(i) \(Array(ending.utf8)): \(codes)")
             }
             let leading = try forge.verify([try forge.write("\n" + body, "lead\(i).txt")]).flatMap(\.findings)
-            #expect(leading.contains { $0.code == .fileTrailingCharacters && $0.message.contains("leading whitespace") })
+            #expect(
+                leading.contains { $0.code == .fileTrailingCharacters && $0.message.contains("leading whitespace") })
         }
     }
 
@@ -63,16 +68,20 @@ import Testing
         let payload = JSONWriter.minified(.object(VerifyForge.claims()))
         let withZip = try forge.card(try forge.jws(payload: payload, compress: { $0 }), "zip.smart-health-card")
         let withoutZip = try forge.card(
-            try forge.jws(header: Array(#"{"alg":"ES256","kid":"\#(forge.kid)"}"#.utf8), payload: payload, compress: { $0 }),
+            try forge.jws(
+                header: Array(#"{"alg":"ES256","kid":"\#(forge.kid)"}"#.utf8), payload: payload, compress: { $0 }),
             "nozip.smart-health-card")
         let a = try #require(try forge.verify([withZip]).flatMap(\.findings).first { $0.code == .deflateInvalid })
         #expect(a.message.contains("the header's zip \"DEF\" says it is"), "\(a.message)")
         let b = try forge.verify([withoutZip]).flatMap(\.findings)
         let deflate = try #require(b.first { $0.code == .deflateInvalid })
-        #expect(!deflate.message.contains("says it is") && deflate.message.contains("must say zip \"DEF\""), "\(deflate.message)")
+        #expect(
+            !deflate.message.contains("says it is") && deflate.message.contains("must say zip \"DEF\""),
+            "\(deflate.message)")
         #expect(b.contains { $0.code == .headerZip })
         // Not DEFLATE at all: the message quotes zlib's reason without calling it a zlib header problem.
-        let junk = try forge.card(try forge.jws(payload: payload, compress: { _ in [0xFF, 0xFF, 0xFF, 0xFF] }), "junk.smart-health-card")
+        let junk = try forge.card(
+            try forge.jws(payload: payload, compress: { _ in [0xFF, 0xFF, 0xFF, 0xFF] }), "junk.smart-health-card")
         let c = try #require(try forge.verify([junk]).flatMap(\.findings).first { $0.code == .deflateInvalid })
         #expect(c.message.hasPrefix("the payload is not raw DEFLATE (inflating it failed: "), "\(c.message)")
     }
@@ -80,7 +89,9 @@ import Testing
     /// `--jwks http(s)://…` alone: verify is offline and says so; `URL=PATH` needs a PATH.
     @Test func keySetURLsAreNotFetched() throws {
         let card = TestSupport.spec("example-00-e-file.smart-health-card").path
-        for url in ["https://spec.smarthealth.cards/examples/issuer", "http://issuer.example.org/.well-known/jwks.json"] {
+        for url in [
+            "https://spec.smarthealth.cards/examples/issuer", "http://issuer.example.org/.well-known/jwks.json",
+        ] {
             let run = try TestSupport.cli(["verify", "--jwks", url, card])
             #expect(run.status == 2)
             #expect(run.stderr.contains("verify is offline and does not fetch URLs"), "\(run.stderr)")
@@ -88,7 +99,9 @@ import Testing
         }
         let empty = try TestSupport.cli(["verify", "--jwks", "https://issuer.example.org=", card])
         #expect(empty.status == 2 && empty.stderr.contains("names no file after '='"), "\(empty.stderr)")
-        #expect(try KeySetArgument.parse("https://a.example/x=dir/jwks.json") == KeySetArgument(issuer: "https://a.example/x", path: "dir/jwks.json"))
+        #expect(
+            try KeySetArgument.parse("https://a.example/x=dir/jwks.json")
+                == KeySetArgument(issuer: "https://a.example/x", path: "dir/jwks.json"))
         #expect(try KeySetArgument.parse("site") == KeySetArgument(issuer: nil, path: "site"))
     }
 
@@ -99,7 +112,10 @@ import Testing
             TestSupport.spec("example-03-e-file.smart-health-card").path,
         ])
         #expect(run.status == 1)
-        let crl = try CRL(bytes: try VerifyFixtures.bytes(TestSupport.spec("issuer/.well-known/crl/3Kfdg-XwP-7gXyywtUfUADwBumDOPKMQx-iELL11W9s.json")), source: "crl")
+        let crl = try CRL(
+            bytes: try VerifyFixtures.bytes(
+                TestSupport.spec("issuer/.well-known/crl/3Kfdg-XwP-7gXyywtUfUADwBumDOPKMQx-iELL11W9s.json")),
+            source: "crl")
         let payload = try TestSupport.payload(of: try VerifyFixtures.text(TestSupport.spec("example-03-d-jws.txt")))
         let rid = try #require(payload["vc"]?["rid"]?.stringValue)
         let entry = try #require(crl.entries.first { $0.rid == rid })
@@ -112,10 +128,15 @@ import Testing
         var jwk = JWK(key: forge.key)
         jwk.crlVersion = 1
         let keySet = try forge.writeKeySet([jwk.json])
-        _ = try forge.write(CRL(kid: forge.kid, ctr: 1, entries: [.init(rid: "revokedRid1", before: 1_690_000_100)]).fileBytes,
-                            "site/.well-known/crl/\(forge.kid).json")
-        let revoked = try #require(try forge.verify([try forge.card(try forge.jws(claims: claims))], keySets: [keySet]).flatMap(\.findings)
-            .first { $0.code == .revoked })
-        #expect(revoked.message.contains("lists \"revokedRid1.1690000100\", which revokes cards with this rid issued before 2023-07-22 04:28:20 UTC"), "\(revoked.message)")
+        _ = try forge.write(
+            CRL(kid: forge.kid, ctr: 1, entries: [.init(rid: "revokedRid1", before: 1_690_000_100)]).fileBytes,
+            "site/.well-known/crl/\(forge.kid).json")
+        let revoked = try #require(
+            try forge.verify([try forge.card(try forge.jws(claims: claims))], keySets: [keySet]).flatMap(\.findings)
+                .first { $0.code == .revoked })
+        #expect(
+            revoked.message.contains(
+                "lists \"revokedRid1.1690000100\", which revokes cards with this rid issued before 2023-07-22 04:28:20 UTC"
+            ), "\(revoked.message)")
     }
 }

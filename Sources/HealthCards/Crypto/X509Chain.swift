@@ -141,7 +141,8 @@ public struct X509Chain: Sendable, Equatable {
             throw Failure(
                 kind: .order,
                 message: "\(source): certificate \(i + 2) (\(certs[i + 1].subject)) did not issue "
-                    + "certificate \(i + 1) (\(certs[i].subject)); the chain must list the leaf first, then each issuer")
+                    + "certificate \(i + 1) (\(certs[i].subject)); the chain must list the leaf first, then each issuer"
+            )
         }
         if let problem = X509Certificate.verifyChain(certs) {
             throw Failure(kind: .chain, message: "\(source): OpenSSL does not verify the chain: \(problem)")
@@ -160,7 +161,8 @@ public struct X509Chain: Sendable, Equatable {
         var ders: [[UInt8]] = []
         for cert in certs {
             guard let bytes = cert.der() else {
-                throw Failure(kind: .undecodable(index: ders.count), message: "\(source): a certificate cannot be written as DER")
+                throw Failure(
+                    kind: .undecodable(index: ders.count), message: "\(source): a certificate cannot be written as DER")
             }
             ders.append(bytes)
         }
@@ -270,7 +272,8 @@ final class X509Certificate {
         let verified: Bool = withExtendedLifetime(chain) {
             guard X509_STORE_CTX_init(context, store, chain[0].cert, untrusted) == 1,
                 let parameters = X509_STORE_CTX_get0_param(context),
-                X509_VERIFY_PARAM_set_flags(parameters, UInt(X509_V_FLAG_PARTIAL_CHAIN | X509_V_FLAG_NO_CHECK_TIME)) == 1
+                X509_VERIFY_PARAM_set_flags(parameters, UInt(X509_V_FLAG_PARTIAL_CHAIN | X509_V_FLAG_NO_CHECK_TIME))
+                    == 1
             else { return false }
             return X509_verify_cert(context) == 1
         }
@@ -288,7 +291,8 @@ final class X509Certificate {
         let error = X509_STORE_CTX_get_error(context)
         let depth = Int(X509_STORE_CTX_get_error_depth(context))
         let reason = X509_verify_cert_error_string(Int(error)).map { String(cString: $0) } ?? "error \(error)"
-        let which = depth >= 0 && depth < chain.count ? "certificate \(depth + 1) (\(chain[depth].subject))" : "the chain"
+        let which =
+            depth >= 0 && depth < chain.count ? "certificate \(depth + 1) (\(chain[depth].subject))" : "the chain"
         return "\(which): \(reason)"
     }
 

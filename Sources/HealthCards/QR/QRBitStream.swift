@@ -78,7 +78,9 @@ enum QRBitStream {
                 var left = count
                 while left > 0 {
                     let take = min(3, left)
-                    guard let value = reader.read([0, 4, 7, 10][take]), value < [1, 10, 100, 1000][take] else { return nil }
+                    guard let value = reader.read([0, 4, 7, 10][take]), value < [1, 10, 100, 1000][take] else {
+                        return nil
+                    }
                     var text = Array(String(value).utf8)
                     while text.count < take { text.insert(0x30, at: 0) }
                     digits += text

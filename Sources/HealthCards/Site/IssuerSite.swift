@@ -95,13 +95,16 @@ public struct IssuerSite: Sendable {
     ///   existing key set, `.usage` when `issuer` differs from the issuer already recorded (an issuer URL
     ///   never changes: its cards carry it), `.io` when a file cannot be written. Everything is checked
     ///   before anything is written; files are written atomically one by one.
-    public func publish(keys: [JWK], createCRLs: Bool, pathPrefix: String = "", issuer: String? = nil) throws -> PublishResult {
+    public func publish(keys: [JWK], createCRLs: Bool, pathPrefix: String = "", issuer: String? = nil) throws
+        -> PublishResult
+    {
         var result = PublishResult()
         if let issuer, let recorded = try readRecord(), recorded.issuer != issuer {
             throw HealthCardError(
                 .usage,
-                "\(root) is the site of \(recorded.issuer) (\(recordPath)), not of \(issuer); an issuer URL never changes, "
-                    + "since every card carries it (docs/operations.md). Lay out the new issuer's site in another folder")
+                "\(root) is the site of \(recorded.issuer) (\(recordPath)), not of \(issuer); an issuer URL never "
+                    + "changes, since every card carries it (docs/operations.md). Lay out the new issuer's site in "
+                    + "another folder")
         }
         let newKids = keys.map(\.kid)
         result.removedKids = try Self.publishedKids(keySetAt: keySetPath).filter { !newKids.contains($0) }

@@ -77,7 +77,9 @@ public struct KeySetArgument: Sendable, Equatable {
     ///   key set), or an issuer URL with no host or an empty PATH.
     public static func parse(_ argument: String) throws -> KeySetArgument {
         let lower = argument.lowercased()
-        guard lower.hasPrefix("https://") || lower.hasPrefix("http://") else { return KeySetArgument(issuer: nil, path: argument) }
+        guard lower.hasPrefix("https://") || lower.hasPrefix("http://") else {
+            return KeySetArgument(issuer: nil, path: argument)
+        }
         guard let equals = argument.firstIndex(of: "=") else {
             throw HealthCardError(
                 .usage,

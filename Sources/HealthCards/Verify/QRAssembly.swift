@@ -7,8 +7,8 @@
 /// then a raw DEFLATE stream that inflates to the start of a JSON payload), and the last chunk is the one
 /// that completes a JWS signed by a key given (or, without keys, a JWS whose payload inflates and parses).
 /// Each step is a bipartite matching (sets × chunks, augmenting paths in input order), so the grouping is
-/// deterministic and polynomial; beyond `maxJudgedPairs` candidate pairs per step it falls back to input
-/// order.
+/// deterministic and polynomial; beyond `maxJudgedPairs` candidate pairs or `maxJudgedCharacters` per step
+/// it falls back to input order.
 enum QRAssembly {
     /// A credential made of one or more pieces.
     struct Set {
@@ -19,6 +19,16 @@ enum QRAssembly {
 
     /// Most (set, chunk) pairs judged by content at one chunk number; more are paired in input order.
     static let maxJudgedPairs = 4096
+    /// Most JWS characters inflated and parsed to judge one chunk number (all pairs together); beyond it,
+    /// too, chunks are paired in input order, so hostile input cannot make grouping slow.
+    static let maxJudgedCharacters = 32 * 1024 * 1024
+
+    /// The characters judging every (set, chunk) pair would read.
+    static func judgedCharacters(_ sets: [[QRPiece]], _ candidates: [QRPiece]) -> Int {
+        let prefixes = sets.reduce(0) { total, set in total + set.reduce(0) { $0 + ($1.jws?.utf8.count ?? 0) } }
+        let chunks = candidates.reduce(0) { $0 + ($1.jws?.utf8.count ?? 0) }
+        return prefixes * candidates.count + chunks * sets.count
+    }
 
     static func assemble(_ pieces: [QRPiece], checker: JWSCheck = JWSCheck(keys: [], now: 0)) -> [Set] {
         var sets: [Set] = []
@@ -61,7 +71,9 @@ enum QRAssembly {
                 taken[0] = true
             } else if !intact.isEmpty && !candidates.isEmpty {
                 let assignment: [Int?]
-                if intact.count * candidates.count <= maxJudgedPairs {
+                if intact.count * candidates.count <= maxJudgedPairs
+                    && judgedCharacters(intact, candidates) <= maxJudgedCharacters
+                {
                     let fits = fitMatrix(intact, candidates, last: index == total, checker: checker)
                     assignment = match(rows: intact.count, columns: candidates.count) { fits[$0][$1] }
                 } else {
@@ -106,7 +118,9 @@ enum QRAssembly {
         guard last else {
             return sets.indices.map { row in candidates.indices.map { text(row, $0).map(JWSShape.isPrefix) ?? false } }
         }
-        let signed = sets.indices.map { row in candidates.indices.map { text(row, $0).flatMap(checker.signedByAnyKey) ?? false } }
+        let signed = sets.indices.map { row in
+            candidates.indices.map { text(row, $0).flatMap(checker.signedByAnyKey) ?? false }
+        }
         if signed.contains(where: { $0.contains(true) }) { return signed }
         return sets.indices.map { row in candidates.indices.map { text(row, $0).map(JWSShape.isComplete) ?? false } }
     }
@@ -142,22 +156,38 @@ enum QRAssembly {
         let have = Swift.Set(sorted.compactMap { $0.chunk?.index })
         let missing = (1...max(1, total)).filter { !have.contains($0) }
         if !missing.isEmpty {
-            findings.append(Finding(.qrChunkMissing, "chunk(s) \(missing.map(String.init).joined(separator: ", ")) of \(total) are missing; give all chunks of a set together (or in one folder)", at: .init(file: files.first)))
+            findings.append(
+                Finding(
+                    .qrChunkMissing,
+                    "chunk(s) \(missing.map(String.init).joined(separator: ", ")) of \(total) are missing; give all chunks of a set together (or in one folder)",
+                    at: .init(file: files.first)))
             return Set(pieces: sorted, jws: nil, findings: findings)
         }
         let parts = sorted.compactMap(\.jws)
         guard parts.count == total else { return Set(pieces: sorted, jws: nil, findings: findings) }
         let jws = parts.joined()
         let length = jws.utf8.count
-        findings.append(Finding(.qrChunked, "the card is split into \(total) chunked QRs; chunking is deprecated since SHC 1.3.0 and some verifiers refuse it", at: .init(file: files.first)))
+        findings.append(
+            Finding(
+                .qrChunked,
+                "the card is split into \(total) chunked QRs; chunking is deprecated since SHC 1.3.0 and some verifiers refuse it",
+                at: .init(file: files.first)))
         let needed = QRNumeric.chunkCount(forLength: length)
         if needed == 1 {
-            findings.append(Finding(.qrChunkNeedless, "the JWS is \(length) characters, so it needs no chunking: one QR holds up to \(QRNumeric.maxSingleJWSCharacters); put it in a single QR ('shc:/' and the digits) instead of \(total) chunks", at: .init(file: files.first)))
+            findings.append(
+                Finding(
+                    .qrChunkNeedless,
+                    "the JWS is \(length) characters, so it needs no chunking: one QR holds up to \(QRNumeric.maxSingleJWSCharacters); put it in a single QR ('shc:/' and the digits) instead of \(total) chunks",
+                    at: .init(file: files.first)))
             return Set(pieces: sorted, jws: jws, findings: findings)
         }
         let balanced = (length + total - 1) / total
         if total != needed || parts.contains(where: { $0.utf8.count > balanced }) {
-            findings.append(Finding(.qrChunkUnbalanced, "chunk sizes are \(parts.map { String($0.utf8.count) }.joined(separator: ", ")) characters; a \(length)-character JWS splits into \(needed) balanced chunks of at most \((length + needed - 1) / needed)", at: .init(file: files.first)))
+            findings.append(
+                Finding(
+                    .qrChunkUnbalanced,
+                    "chunk sizes are \(parts.map { String($0.utf8.count) }.joined(separator: ", ")) characters; a \(length)-character JWS splits into \(needed) balanced chunks of at most \((length + needed - 1) / needed)",
+                    at: .init(file: files.first)))
         }
         return Set(pieces: sorted, jws: jws, findings: findings)
     }
@@ -207,7 +237,8 @@ enum JWSShape {
     }
 
     private static func payloadParses(_ part: ArraySlice<UInt8>) -> Bool {
-        guard let compressed = Base64URL.decode(Array(part)), let (output, ended) = RawInflate.inflatePrefix(compressed), ended
+        guard let compressed = Base64URL.decode(Array(part)),
+            let (output, ended) = RawInflate.inflatePrefix(compressed), ended
         else { return false }
         return (try? JSONParser.parse(output)) != nil
     }
