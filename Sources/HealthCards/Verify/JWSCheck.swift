@@ -198,10 +198,14 @@ public struct JWSCheck {
                 add(.keyNotFromIssuer, "header.kid", Self.foreignKeyMessage(foreign, iss: iss), nil)
             } else {
                 let given = keyRing.sets.map(\.described).joined(separator: ", ")
-                let whose = iss.map { "of the card's issuer \($0)" } ?? "applies: the card has no readable iss, and"
-                let remedy = iss.map { " Give its key set bound to it: --jwks \($0)=PATH, or its site folder written by `healthcards site --issuer \($0)`" } ?? ""
-                add(.sigNotChecked, "signature", "no key set \(whose) was given (given: \(given)), so the signature was not checked; a key "
-                    + "verifies only cards of the issuer that publishes it.\(remedy)", nil)
+                if let iss {
+                    add(.sigNotChecked, "signature", "no key set of the card's issuer \(iss) was given (given: \(given)), so the "
+                        + "signature was not checked; a key verifies only cards of the issuer that publishes it. Give its key set "
+                        + "bound to it: --jwks \(iss)=PATH, or its site folder written by `healthcards site --issuer \(iss)`", nil)
+                } else {
+                    add(.sigNotChecked, "signature", "the card has no readable iss, so no key set given applies (given: \(given)); "
+                        + "the signature was not checked", nil)
+                }
             }
             return
         }
