@@ -99,10 +99,10 @@ public final class BatchIssuer {
         let workers = try (0..<jobs).map { _ in BatchWorker(issuer: try makeIssuer(), outDir: outDir, force: force, access: access, patientIDSystem: patientIDSystem) }
         try ReportWriter.checkTarget("\(outDir)/report.ndjson")
         try FileIO.checkWritableFolder(outDir, mode: access.folderMode)
-        let lock = try OutputLock(folder: outDir, mode: access.fileMode)
-        defer { withExtendedLifetime(lock) {} }
         try FileIO.checkWritableFolder("\(outDir)/cards", mode: access.folderMode)
         if workers[0].issuer.settings.makeQR { try FileIO.checkWritableFolder("\(outDir)/qr", mode: access.folderMode) }
+        let lock = try OutputLock(folder: outDir, mode: access.fileMode)
+        defer { withExtendedLifetime(lock) {} }
         for folder in [outDir, "\(outDir)/cards", "\(outDir)/qr"] {
             summary.leftoversRemoved += FileIO.removeStaleTemporaries(in: folder).count
         }
@@ -153,7 +153,7 @@ public final class BatchIssuer {
                 return
             }
             var line = outcome.line
-            if let owner = outcome.identity, let clash = rids.register(owner, reportLine: next) {
+            if let owner = outcome.identity, let clash = rids.register(owner, reportLine: next - 1) {
                 line.warnings.append(HealthCardError(.input, clash, at: line.source))
                 summary.ridCollisions += 1
             }

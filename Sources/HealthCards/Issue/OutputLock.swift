@@ -27,6 +27,7 @@ final class OutputLock {
         guard fd >= 0 else {
             throw HealthCardError(.io, "cannot open the lock file \(path): \(String(cString: strerror(errno)))")
         }
+        _ = fchmod(fd, mode)  // whatever the umask (fails harmlessly on another user's lock file)
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             if errno == EINTR { continue }
             let reason = errno

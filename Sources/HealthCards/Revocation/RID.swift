@@ -103,9 +103,6 @@ public enum RIDSecretFile {
     /// folder is created 0700). Refuses to overwrite anything: every rid depends on the secret.
     /// - Throws: `HealthCardError(.key)` when the path exists or is `-`, `.io`/`.crypto` on failure.
     public static func create(at path: String) throws {
-        if FileIO.exists(path) {
-            throw HealthCardError(.key, "\(path) already exists; a revocation secret is never overwritten (every rid depends on it)")
-        }
         let secret = Base64URL.encode(try Digest.randomBytes(32))
         try FileIO.writeNewPrivateFile(Array((secret + "\n").utf8), to: path, what: "revocation secret")
     }

@@ -44,17 +44,34 @@ extension IssuerSite {
         return path == "." ? cwd : (cwd == "/" ? "" : cwd) + "/" + path
     }
 
-    /// The deepest existing ancestor of `path`, links resolved, with the missing rest appended.
+    /// `path` made absolute with every symbolic link in it resolved, component by component, even when
+    /// the link points to a folder that does not exist yet (unlike `realpath`). At most 40 links are followed.
     private static func realLocation(_ path: String) -> String {
-        var existing = absolute(path)
-        var rest: [String] = []
-        while !FileIO.exists(existing) && existing != "/" && !existing.isEmpty {
-            rest.insert(FileIO.basename(existing), at: 0)
-            existing = FileIO.parent(of: existing)
+        var components = absolute(path).split(separator: "/").map(String.init)
+        var resolved: [String] = []
+        var hops = 0
+        while !components.isEmpty {
+            let component = components.removeFirst()
+            if component == "." || component.isEmpty { continue }
+            if component == ".." {
+                if !resolved.isEmpty { resolved.removeLast() }
+                continue
+            }
+            let next = "/" + (resolved + [component]).joined(separator: "/")
+            var st = stat()
+            if hops < 40, lstat(next, &st) == 0, st.st_mode & S_IFMT == S_IFLNK {
+                hops += 1
+                var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+                let n = readlink(next, &buffer, buffer.count - 1)
+                if n > 0 {
+                    let target = String(decoding: buffer.prefix(n).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                    if target.hasPrefix("/") { resolved = [] }
+                    components = target.split(separator: "/").map(String.init) + components
+                    continue
+                }
+            }
+            resolved.append(component)
         }
-        guard let resolved = realpath(existing, nil) else { return absolute(path) }
-        defer { free(resolved) }
-        let base = String(cString: resolved)
-        return rest.reduce(base) { ($0 == "/" ? "" : $0) + "/" + $1 }
+        return "/" + resolved.joined(separator: "/")
     }
 }

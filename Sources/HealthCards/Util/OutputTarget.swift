@@ -192,7 +192,8 @@ extension FileIO {
             }
             let hint = (st.st_mode & S_IFMT) == S_IFDIR
                 ? "give the path of the file to create inside it, e.g. \(path)/\(what == "key" ? "issuer.pem" : "rid.secret")"
-                : "a private \(what) is only ever written to a new file. Choose another path, or move the old one away first"
+                : "a private \(what) is never overwritten: it is only ever written to a new file. Choose another path, "
+                    + "or move the old one away first"
             throw HealthCardError(.key, "\(path) already exists and is \(kind); \(hint)")
         }
         let folder = parent(of: path)
