@@ -42,9 +42,11 @@ struct Arguments {
             } else if valued.contains(name) {
                 if value == nil {
                     guard i < args.count else { throw HealthCardError(.usage, "--\(name) needs a value; see `healthcards \(command) --help`") }
-                    // `--out --force`: the option after it is not its value (a value that starts with
-                    // `--` is given as `--out=--x`). Values such as `-5` are taken, and judged later.
-                    if args[i].hasPrefix("--") {
+                    // `--out --force`: an option of this command right after it is not its value (a value
+                    // spelled like one is given as `--out=--force`). Other values, even `-5` or a rid that
+                    // starts with `--`, are taken and judged later.
+                    let next = args[i].drop(while: { $0 == "-" }).prefix { $0 != "=" }
+                    if args[i].hasPrefix("--"), valued.contains(String(next)) || flagNames.contains(String(next)) || next == "help" {
                         throw HealthCardError(.usage, "--\(name) lacks a value: it is followed by the option '\(args[i])'. "
                             + "Give the value right after --\(name) (or --\(name)=VALUE); see `healthcards \(command) --help`")
                     }

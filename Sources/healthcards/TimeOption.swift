@@ -17,7 +17,8 @@ enum TimeOption {
             if value < 0 { throw HealthCardError(.usage, "--\(name) \(text) is negative, before 1970; \(how)") }
             if value > lastSecond {
                 let asMilliseconds = value / 1000
-                let hint = asMilliseconds <= lastSecond
+                let hint =
+                    asMilliseconds <= lastSecond
                     ? ": it looks like milliseconds (as seconds it is \(asMilliseconds), \(Clock.describe(asMilliseconds))), a classic bug"
                     : ""
                 throw HealthCardError(.usage, "--\(name) \(text) is after the year 9999\(hint); \(how)")
@@ -28,7 +29,8 @@ enum TimeOption {
             let whole = number.rounded()
             let suggestion = (0...Double(lastSecond)).contains(whole) ? " (\(Int64(whole)) without the fraction)" : ""
             throw HealthCardError(
-                .usage, "--\(name) \(text) is not a whole number: NumericDate values in SMART Health Cards are integer "
+                .usage,
+                "--\(name) \(text) is not a whole number: NumericDate values in SMART Health Cards are integer "
                     + "seconds\(suggestion); \(how)")
         }
         throw HealthCardError(.usage, "--\(name) '\(text)' is not a number; \(how)")

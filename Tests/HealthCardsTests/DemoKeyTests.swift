@@ -18,13 +18,15 @@ import Testing
             ["pkey", "-in", TestSupport.demoKeySource.path, "-pubout", "-outform", "DER", "-out", der], in: dir)
         let spki = try SiteTestSupport.bytes(der)
         let point = Array(spki.suffix(64))
-        let thumbprintInput = #"{"crv":"P-256","kty":"EC","x":"\#(Base64URL.encode(point.prefix(32)))","y":"\#(Base64URL.encode(point.suffix(32)))"}"#
+        let thumbprintInput =
+            #"{"crv":"P-256","kty":"EC","x":"\#(Base64URL.encode(point.prefix(32)))","y":"\#(Base64URL.encode(point.suffix(32)))"}"#
         #expect(Base64URL.encode(Digest.sha256(Array(thumbprintInput.utf8))) == DemoKey.kid)
     }
 
     @Test func exampleHosts() {
         for issuer in [
-            "https://issuer.example.org", "https://example.com", "https://a.b.example.net/shc", "https://localhost:8443",
+            "https://issuer.example.org", "https://example.com", "https://a.b.example.net/shc",
+            "https://localhost:8443",
             "https://issuer.example", "https://cards.test.localhost",
         ] {
             #expect(DemoKey.isExampleIssuer(issuer), "\(issuer)")
@@ -63,7 +65,9 @@ import Testing
             let run = try SiteTestSupport.cli(arguments, expect: 2)
             #expect(run.stderr.contains("key \(DemoKey.kid) is the public demo key"), "\(arguments): \(run.stderr)")
             #expect(run.stderr.contains("healthcards keygen --out"))
-            #expect(run.stderr.contains(arguments.contains("--issuer") ? "--issuer \(real) is not one" : "was given no --issuer"))
+            #expect(
+                run.stderr.contains(
+                    arguments.contains("--issuer") ? "--issuer \(real) is not one" : "was given no --issuer"))
         }
         #expect(!FileManager.default.fileExists(atPath: out.path))
         #expect(!FileManager.default.fileExists(atPath: site.path))

@@ -25,7 +25,8 @@ import Testing
 
     /// Runs `healthcards ARGS` through `/bin/sh` with `umask`.
     static func withUmask(_ umask: String, _ arguments: [String]) throws -> TestSupport.Run {
-        try TestSupport.run("/bin/sh", ["-c", "umask \(umask); exec \"$0\" \"$@\"", TestSupport.healthcards] + arguments)
+        try TestSupport.run(
+            "/bin/sh", ["-c", "umask \(umask); exec \"$0\" \"$@\"", TestSupport.healthcards] + arguments)
     }
 
     struct KeySet {
@@ -68,7 +69,8 @@ import Testing
         #expect(Self.kind(link) == S_IFLNK)
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == target)
         #expect(try SiteTestSupport.bytes(target) == expected)
-        #expect(try FileManager.default.subpathsOfDirectory(atPath: f.dir.path + "/elsewhere").sorted() == ["target.json"])
+        #expect(
+            try FileManager.default.subpathsOfDirectory(atPath: f.dir.path + "/elsewhere").sorted() == ["target.json"])
 
         // A dangling link (relative): its target is created, the link kept.
         let dangling = f.dir.appendingPathComponent("dangling.json").path
@@ -182,21 +184,26 @@ import Testing
     }
 
     /// Cards, images, the report: 0600 in folders 0700 whatever the umask; --share opens a hand-off folder.
-    @Test(arguments: [
-        ("000", nil, 0o600, 0o700), ("077", "group", 0o640, 0o750), ("000", "world", 0o644, 0o755),
-    ] as [(String, String?, Int, Int)])
+    @Test(
+        arguments: [
+            ("000", nil, 0o600, 0o700), ("077", "group", 0o640, 0o750), ("000", "world", 0o644, 0o755),
+        ] as [(String, String?, Int, Int)])
     func healthDataIsPrivateUnlessShared(umask: String, share: String?, file: Int, folder: Int) throws {
         let dir = try TestSupport.tempDir("modes")
         let key = try TestSupport.demoKey(in: dir)
         let out = dir.appendingPathComponent("out/batch")
-        let run = try Self.withUmask(umask, [
-            "issue", "--issuer", SiteTestSupport.issuer, "--key", key, "--template",
-            SiteTestSupport.templates.appendingPathComponent("covid19-vaccination.json").path, "--out", out.path,
-            "--quiet", SiteTestSupport.templates.appendingPathComponent("covid19-vaccination.sample.csv").path,
-        ] + (share.map { ["--share", $0] } ?? []))
+        let run = try Self.withUmask(
+            umask,
+            [
+                "issue", "--issuer", SiteTestSupport.issuer, "--key", key, "--template",
+                SiteTestSupport.templates.appendingPathComponent("covid19-vaccination.json").path, "--out", out.path,
+                "--quiet", SiteTestSupport.templates.appendingPathComponent("covid19-vaccination.sample.csv").path,
+            ] + (share.map { ["--share", $0] } ?? []))
         #expect(run.status == 0, "\(run.stderr)")
         let files = BatchTestSupport.tree(out) + [OutputLock.fileName]
-        #expect(files.contains("report.ndjson") && files.contains("cards/P-1001.smart-health-card") && files.contains("qr/P-1001.png"))
+        #expect(
+            files.contains("report.ndjson") && files.contains("cards/P-1001.smart-health-card")
+                && files.contains("qr/P-1001.png"))
         for name in files { #expect(FileIO.mode(out.path + "/" + name).map(Int.init) == file, "\(name)") }
         for name in ["", "/cards", "/qr", "/.."] {
             #expect(FileIO.mode(out.path + name).map(Int.init) == folder, "out\(name)")
@@ -232,7 +239,9 @@ import Testing
         for (out, root, marker) in cases {
             let before = BatchTestSupport.tree(dir)
             let run = try SiteTestSupport.issueSample(key: key, out: URL(fileURLWithPath: out), expect: 2)
-            #expect(run.stderr.contains("is inside the published site \(root) (it holds \(marker))"), "\(out): \(run.stderr)")
+            #expect(
+                run.stderr.contains("is inside the published site \(root) (it holds \(marker))"),
+                "\(out): \(run.stderr)")
             #expect(run.stderr.contains("health data"))
             #expect(BatchTestSupport.tree(dir) == before, "\(out)")
         }
@@ -247,13 +256,15 @@ import Testing
         let key = try TestSupport.demoKey(in: dir)
         let csv = try BatchTestSupport.synthetic(patients: 3000, in: dir)
         let out = dir.appendingPathComponent("out")
-        let arguments = BatchTestSupport.issueArguments(key: key, out: out, csv: csv, extra: ["--jobs", "1", "--quiet"])
+        let arguments = BatchTestSupport.issueArguments(
+            key: key, out: out, csv: csv, extra: ["--jobs", "1", "--quiet"])
         let first = try BatchTestSupport.start(arguments)
         let lockFile = out.appendingPathComponent(OutputLock.fileName).path
         let deadline = Date().addingTimeInterval(60)
         let pid = String(first.processIdentifier)
         while first.isRunning && Date() < deadline
-            && (try? String(contentsOfFile: lockFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) != pid
+            && (try? String(contentsOfFile: lockFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+                != pid
         {
             usleep(10_000)
         }
@@ -268,7 +279,8 @@ import Testing
             #expect(second.stderr.contains("is writing into \(out.path) right now"))
         }
         // The first run's end released the lock: a run now proceeds (and resumes what the first made).
-        let third = try TestSupport.cli(BatchTestSupport.issueArguments(key: key, out: out, csv: csv, extra: ["--no-qr", "--quiet"]))
+        let third = try TestSupport.cli(
+            BatchTestSupport.issueArguments(key: key, out: out, csv: csv, extra: ["--no-qr", "--quiet"]))
         #expect(third.status == 0, "\(third.stderr)")
     }
 }

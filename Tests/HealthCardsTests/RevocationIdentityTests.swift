@@ -13,7 +13,8 @@ import Testing
             "{" + (id.system.map { #""system":"\#($0)","# } ?? "") + #""value":"\#(id.value)"}"#
         }
         let identifier = ids.isEmpty ? "" : #""identifier":[\#(ids.joined(separator: ","))],"#
-        return #"{"resourceType":"Bundle","type":"collection","entry":[{"fullUrl":"resource:0","resource":{"resourceType":"Patient",\#(identifier)"name":[{"family":"\#(family)","given":["Test"]}],"birthDate":"\#(birthDate)"}},{"fullUrl":"resource:1","resource":{"resourceType":"Immunization","status":"completed","vaccineCode":{"coding":[{"system":"http://hl7.org/fhir/sid/cvx","code":"207"}]},"patient":{"reference":"resource:0"},"occurrenceDateTime":"2021-01-01","performer":[{"actor":{"display":"ABC General Hospital"}}],"lotNumber":"0000001"}}]}"#
+        return
+            #"{"resourceType":"Bundle","type":"collection","entry":[{"fullUrl":"resource:0","resource":{"resourceType":"Patient",\#(identifier)"name":[{"family":"\#(family)","given":["Test"]}],"birthDate":"\#(birthDate)"}},{"fullUrl":"resource:1","resource":{"resourceType":"Immunization","status":"completed","vaccineCode":{"coding":[{"system":"http://hl7.org/fhir/sid/cvx","code":"207"}]},"patient":{"reference":"resource:0"},"occurrenceDateTime":"2021-01-01","performer":[{"actor":{"display":"ABC General Hospital"}}],"lotNumber":"0000001"}}]}"#
     }
 
     struct Setup {
@@ -38,8 +39,11 @@ import Testing
         throws -> TestSupport.Run
     {
         try SiteTestSupport.cli(
-            ["issue", "--issuer", SiteTestSupport.issuer, "--key", s.key, "--out", out.path, "--rid-secret", s.secret,
-             "--nbf", "1700000000", "--no-qr"] + extra + inputs, expect: expect)
+            [
+                "issue", "--issuer", SiteTestSupport.issuer, "--key", s.key, "--out", out.path, "--rid-secret",
+                s.secret,
+                "--nbf", "1700000000", "--no-qr",
+            ] + extra + inputs, expect: expect)
     }
 
     /// The bug: `day1/export.ndjson` line 1 and `day2/export.ndjson` line 1 had the same rid (from
@@ -66,12 +70,18 @@ import Testing
         #expect(rid1 != rid2)
         #expect(line1["rid"]?.stringValue == rid1 && line1["ridFrom"]?.stringValue == "\(Self.system)|A-1")
         #expect(line2["rid"]?.stringValue == rid2 && line1["kid"]?.stringValue == DemoKey.kid)
-        #expect(try TestSupport.payload(of: try SiteTestSupport.jws(in: out1, id: "export-1"))["vc"]?["rid"]?.stringValue == rid1)
-        #expect(try TestSupport.payload(of: try SiteTestSupport.jws(in: out2, id: "export-1"))["vc"]?["rid"]?.stringValue == rid2)
+        #expect(
+            try TestSupport.payload(of: try SiteTestSupport.jws(in: out1, id: "export-1"))["vc"]?["rid"]?.stringValue
+                == rid1)
+        #expect(
+            try TestSupport.payload(of: try SiteTestSupport.jws(in: out2, id: "export-1"))["vc"]?["rid"]?.stringValue
+                == rid2)
 
         // Revoking Alpha revokes Alpha's card only. The record id is not the id; the message says which is.
-        let common = ["revoke", "--site", s.site.path, "--key", s.key, "--rid-secret", s.secret,
-                      "--report", out1.path + "/report.ndjson", "--report", out2.path + "/report.ndjson"]
+        let common = [
+            "revoke", "--site", s.site.path, "--key", s.key, "--rid-secret", s.secret,
+            "--report", out1.path + "/report.ndjson", "--report", out2.path + "/report.ndjson",
+        ]
         let byRecord = try SiteTestSupport.cli(common + ["--id", "export-1"], expect: 2)
         #expect(byRecord.stderr.contains("give --id '\(Self.system)|A-1'"), "\(byRecord.stderr)")
         let revoked = try SiteTestSupport.cli(common + ["--id", "\(Self.system)|A-1"])
@@ -93,7 +103,8 @@ import Testing
         let lines = [
             Self.bundle(family: "None", birthDate: "1970-01-01", identifiers: []),
             Self.bundle(family: "NoSystem", birthDate: "1970-01-02", identifiers: [(nil, "123")]),
-            Self.bundle(family: "Two", birthDate: "1970-01-03", identifiers: [(Self.system, "T-3"), ("urn:other", "9")]),
+            Self.bundle(
+                family: "Two", birthDate: "1970-01-03", identifiers: [(Self.system, "T-3"), ("urn:other", "9")]),
         ]
         let input = try TestSupport.write(lines.joined(separator: "\n") + "\n", to: "in.ndjson", in: s.dir)
         let out = s.dir.appendingPathComponent("out")
@@ -101,7 +112,9 @@ import Testing
         let report = try TestSupport.report(out)
         #expect(report.allSatisfy { $0["status"] == "issued" && $0["rid"] == nil })
         func warning(_ line: JSONValue) -> String {
-            (line["warnings"]?.arrayValue ?? []).compactMap { $0["message"]?.stringValue }.first { $0.hasPrefix("no vc.rid") } ?? ""
+            (line["warnings"]?.arrayValue ?? []).compactMap { $0["message"]?.stringValue }.first {
+                $0.hasPrefix("no vc.rid")
+            } ?? ""
         }
         #expect(warning(report[0]).contains("the Patient has no identifier"))
         #expect(warning(report[1]).contains("identifier has no system"))
@@ -135,7 +148,10 @@ import Testing
             (line["warnings"]?.arrayValue ?? []).compactMap { $0["message"]?.stringValue }
         }
         #expect(!messages(report[1]).contains { $0.contains("Two people share one identifier") })
-        #expect(messages(report[2]).contains { $0.contains("differs from the one at report line 1") && $0.contains("Two people share one identifier") })
+        #expect(
+            messages(report[2]).contains {
+                $0.contains("differs from the one at report line 1") && $0.contains("Two people share one identifier")
+            })
         #expect(run.stderr.contains("1 record shares its vc.rid with another person's"), "\(run.stderr)")
     }
 
@@ -146,6 +162,9 @@ import Testing
         let run = try SiteTestSupport.issueSample(key: key, out: dir.appendingPathComponent("out"))
         let warning = "no --rid-secret: the cards get no vc.rid, so none can be revoked by itself"
         #expect(run.stderr.components(separatedBy: warning).count == 2, "\(run.stderr)")
-        #expect(try TestSupport.report(dir.appendingPathComponent("out")).allSatisfy { $0["rid"] == nil && $0["kid"] == .string(DemoKey.kid) })
+        #expect(
+            try TestSupport.report(dir.appendingPathComponent("out")).allSatisfy {
+                $0["rid"] == nil && $0["kid"] == .string(DemoKey.kid)
+            })
     }
 }

@@ -19,14 +19,16 @@ extension P256Key {
         guard let pkey else {
             ERR_clear_error()
             throw HealthCardError(
-                .key, "\(source) is binary (DER) but not a SubjectPublicKeyInfo public key; a DER private key is not "
+                .key,
+                "\(source) is binary (DER) but not a SubjectPublicKeyInfo public key; a DER private key is not "
                     + "read (convert it: `openssl pkey -inform DER -in \(source) -out key.pem`, then chmod 600)")
         }
         if let other = notP256(pkey) {
             EVP_PKEY_free(pkey)
             ERR_clear_error()
             throw HealthCardError(
-                .key, "\(source) holds \(other.isEC ? "an EC key on \(other.found)" : other.found); "
+                .key,
+                "\(source) holds \(other.isEC ? "an EC key on \(other.found)" : other.found); "
                     + "SMART Health Cards are signed ES256 with a P-256 key")
         }
         return try P256Key(taking: pkey)

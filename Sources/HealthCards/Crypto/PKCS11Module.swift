@@ -10,23 +10,28 @@ enum PKCS11Module {
     /// - Throws: `HealthCardError(.key)` naming the module, where it came from and the cause.
     static func check(_ path: String, origin: String) throws {
         if FileIO.isDirectory(path) {
-            throw HealthCardError(.key, "PKCS#11 module \(path) (from \(origin)) is a folder; give the module's .so file")
+            throw HealthCardError(
+                .key, "PKCS#11 module \(path) (from \(origin)) is a folder; give the module's .so file")
         }
         guard let handle = dlopen(path, RTLD_LAZY | RTLD_LOCAL) else {
             let reason = dlerror().map { String(cString: $0) } ?? "unknown reason"
             throw HealthCardError(
-                .key, "cannot load PKCS#11 module \(path) (from \(origin)): \(reason). Give the module's shared "
-                    + "library (SoftHSM2: /usr/lib/softhsm/libsofthsm2.so; OpenSC: /usr/lib/x86_64-linux-gnu/opensc-pkcs11.so)")
+                .key,
+                "cannot load PKCS#11 module \(path) (from \(origin)): \(reason). Give the module's shared "
+                    + "library (SoftHSM2: /usr/lib/softhsm/libsofthsm2.so; OpenSC: /usr/lib/x86_64-linux-gnu/opensc-pkcs11.so)"
+            )
         }
         defer { dlclose(handle) }
         guard dlsym(handle, "C_GetFunctionList") != nil else {
             throw HealthCardError(
-                .key, "\(path) (from \(origin)) is a shared library but not a PKCS#11 module: it has no "
+                .key,
+                "\(path) (from \(origin)) is a shared library but not a PKCS#11 module: it has no "
                     + "C_GetFunctionList. Give the token's PKCS#11 module (SoftHSM2: /usr/lib/softhsm/libsofthsm2.so)")
         }
         if isSoftHSM(path), let conf = getenv("SOFTHSM2_CONF").map({ String(cString: $0) }), !FileIO.exists(conf) {
             throw HealthCardError(
-                .key, "SOFTHSM2_CONF is \(conf), which does not exist, so SoftHSM2 cannot find its tokens. Set "
+                .key,
+                "SOFTHSM2_CONF is \(conf), which does not exist, so SoftHSM2 cannot find its tokens. Set "
                     + "SOFTHSM2_CONF to the softhsm2.conf of the token store (scripts/softhsm-setup.sh prints it)")
         }
     }

@@ -63,15 +63,18 @@ enum PKCS11PIN {
             path = path.dropFirst(5)
             if path.hasPrefix("//") {  // file:///path or file://localhost/path
                 path = path.dropFirst(2)
-                guard let slash = path.firstIndex(of: "/"), path[..<slash].isEmpty || path[..<slash] == "localhost" else {
-                    throw HealthCardError(.key, "pin-source \(source) names a remote host; only local files are supported")
+                guard let slash = path.firstIndex(of: "/"), path[..<slash].isEmpty || path[..<slash] == "localhost"
+                else {
+                    throw HealthCardError(
+                        .key, "pin-source \(source) names a remote host; only local files are supported")
                 }
                 path = path[slash...]
             }
         } else if source.hasPrefix("|") || (source.contains(":") && !source.hasPrefix("/")) {
             throw HealthCardError(
                 .key,
-                "pin-source \(source) is not supported; use pin-source=file:/path/to/pin-file or set \(environmentVariable)")
+                "pin-source \(source) is not supported; use pin-source=file:/path/to/pin-file or set \(environmentVariable)"
+            )
         }
         return String(path)
     }
@@ -91,9 +94,12 @@ enum PKCS11PIN {
     /// to the engine and end as a confusing "not found".
     /// - Throws: `HealthCardError(.key)`; the message never quotes a PIN.
     static func checkNames(path: [PKCS11URI.Attribute], query: [PKCS11URI.Attribute]) throws {
-        let known = "path attributes: \(pathNames.joined(separator: ", ")); query attributes (after '?'): "
+        let known =
+            "path attributes: \(pathNames.joined(separator: ", ")); query attributes (after '?'): "
             + queryNames.joined(separator: ", ")
-        for (attributes, own, other, part) in [(path, pathNames, queryNames, "path"), (query, queryNames, pathNames, "query")] {
+        for (attributes, own, other, part) in [
+            (path, pathNames, queryNames, "path"), (query, queryNames, pathNames, "query"),
+        ] {
             for attribute in attributes where !attribute.name.hasPrefix("x-") && !own.contains(attribute.name) {
                 // pin-source and pin-value were path attributes in early drafts; accepted there.
                 if part == "path" && ["pin-source", "pin-value"].contains(attribute.name) { continue }
@@ -106,7 +112,8 @@ enum PKCS11PIN {
                 let guess = (pathNames + queryNames).min { distance($0, attribute.name) < distance($1, attribute.name) }
                 let hint = guess.flatMap { distance($0, attribute.name) <= 3 ? "did you mean '\($0)'? " : nil } ?? ""
                 throw HealthCardError(
-                    .key, "PKCS#11 URI \(part) attribute '\(attribute.name)' is not an RFC 7512 attribute; \(hint)(\(known))")
+                    .key,
+                    "PKCS#11 URI \(part) attribute '\(attribute.name)' is not an RFC 7512 attribute; \(hint)(\(known))")
             }
         }
         if let type = path.first(where: { $0.name == "type" }), !typeValues.contains(type.value) {

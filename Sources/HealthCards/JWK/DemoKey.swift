@@ -30,10 +30,12 @@ public enum DemoKey {
     public static func check(kids: [String], issuer: String?, command: String) throws {
         guard kids.contains(kid) else { return }
         if let issuer, isExampleIssuer(issuer) { return }
-        let why = "key \(kid) is the public demo key (keys/demo-issuer.DO-NOT-USE-IN-PRODUCTION.pkcs8.pem): anyone can "
+        let why =
+            "key \(kid) is the public demo key (keys/demo-issuer.DO-NOT-USE-IN-PRODUCTION.pkcs8.pem): anyone can "
             + "read it and sign with it, so cards it signs prove nothing. It is accepted only for an example issuer "
             + "(example.org, example.com, example.net, localhost, *.example)"
-        let found = issuer.map { "; --issuer \($0) is not one" }
+        let found =
+            issuer.map { "; --issuer \($0) is not one" }
             ?? "; `healthcards \(command)` was given no --issuer (give --issuer https://issuer.example.org for a demo)"
         throw HealthCardError(
             .key,

@@ -38,13 +38,15 @@ public struct IssuedCards: Sendable {
                     json["source"]?.stringValue != nil
                 else {
                     throw HealthCardError(
-                        .usage, "--report \(path) line \(number) is not a line of an issue report (report.ndjson); "
+                        .usage,
+                        "--report \(path) line \(number) is not a line of an issue report (report.ndjson); "
                             + "give the report.ndjson that `healthcards issue` wrote")
                 }
                 guard status == "issued" else { continue }
-                cards.append(Card(
-                    place: "\(path):\(number)", id: json["id"]?.stringValue, kid: json["kid"]?.stringValue,
-                    rid: json["rid"]?.stringValue, ridFrom: json["ridFrom"]?.stringValue))
+                cards.append(
+                    Card(
+                        place: "\(path):\(number)", id: json["id"]?.stringValue, kid: json["kid"]?.stringValue,
+                        rid: json["rid"]?.stringValue, ridFrom: json["ridFrom"]?.stringValue))
             }
         }
     }

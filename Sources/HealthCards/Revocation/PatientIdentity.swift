@@ -40,9 +40,10 @@ public enum PatientIdentity {
         let patients = (bundle["entry"]?.arrayValue ?? []).compactMap { $0["resource"] }
             .filter { $0["resourceType"]?.stringValue == "Patient" }
         guard patients.count == 1 else {
-            return .none(reason: patients.isEmpty
-                ? "the Bundle has no Patient resource"
-                : "the Bundle has \(patients.count) Patient resources, so whose card it is is not clear")
+            return .none(
+                reason: patients.isEmpty
+                    ? "the Bundle has no Patient resource"
+                    : "the Bundle has \(patients.count) Patient resources, so whose card it is is not clear")
         }
         // Identifiers marked `use: old` no longer identify the person.
         let identifiers = (patients[0]["identifier"]?.arrayValue ?? []).filter { $0["use"]?.stringValue != "old" }
@@ -52,7 +53,8 @@ public enum PatientIdentity {
             else { return nil }
             return (s, v)
         }
-        let advice = "Add Patient.identifier (system and value) to the export, or name the identifier system that "
+        let advice =
+            "Add Patient.identifier (system and value) to the export, or name the identifier system that "
             + "holds the issuer's patient id with --patient-id-system"
         if let wanted = system.map(normalize) {
             let values = pairs.filter { $0.system == wanted }.map(\.value).reduce(into: [String]()) {
@@ -61,22 +63,26 @@ public enum PatientIdentity {
             if values.count == 1 { return .id(wanted + "|" + values[0]) }
             if values.isEmpty {
                 let found = pairs.map(\.system)
-                return .none(reason: "the Patient has no identifier with system \(wanted)"
-                    + (found.isEmpty ? "" : " (found: \(found.joined(separator: ", ")))"))
+                return .none(
+                    reason: "the Patient has no identifier with system \(wanted)"
+                        + (found.isEmpty ? "" : " (found: \(found.joined(separator: ", ")))"))
             }
-            return .none(reason: "the Patient has \(values.count) different identifiers with system \(wanted), "
-                + "so which one identifies the person is not clear")
+            return .none(
+                reason: "the Patient has \(values.count) different identifiers with system \(wanted), "
+                    + "so which one identifies the person is not clear")
         }
         switch pairs.count {
         case 1: return .id(pairs[0].system + "|" + pairs[0].value)
         case 0:
             if identifiers.isEmpty { return .none(reason: "the Patient has no identifier. \(advice)") }
-            return .none(reason: "the Patient's identifier has no system (a value alone is not unique: another "
-                + "department or issuer may use the same number). \(advice)")
+            return .none(
+                reason: "the Patient's identifier has no system (a value alone is not unique: another "
+                    + "department or issuer may use the same number). \(advice)")
         default:
             let systems = pairs.map(\.system).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
-            return .none(reason: "the Patient has \(pairs.count) identifiers (\(systems.joined(separator: ", "))), so "
-                + "which one identifies the person is not clear; name it with --patient-id-system SYSTEM")
+            return .none(
+                reason: "the Patient has \(pairs.count) identifiers (\(systems.joined(separator: ", "))), so "
+                    + "which one identifies the person is not clear; name it with --patient-id-system SYSTEM")
         }
     }
 

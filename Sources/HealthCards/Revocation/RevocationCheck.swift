@@ -28,21 +28,26 @@ public enum RevocationCheck {
         guard !cards.isEmpty else {
             let records = issued.cards(id: id)
             if let card = records.first(where: { $0.ridFrom != nil }), let from = card.ridFrom {
-                return .unknown(reason: "'\(id)' is the record id of a card (\(card.place)) whose rid comes from the "
-                    + "Patient identifier '\(from)'; give --id '\(from)'")
+                return .unknown(
+                    reason: "'\(id)' is the record id of a card (\(card.place)) whose rid comes from the "
+                        + "Patient identifier '\(from)'; give --id '\(from)'")
             }
             if let card = records.first {
-                return .unknown(reason: "the card of '\(id)' (\(card.place)) has no vc.rid (issued without "
-                    + "--rid-secret), so no list entry can revoke it; only dropping its key does (then reissue the others)")
+                return .unknown(
+                    reason: "the card of '\(id)' (\(card.place)) has no vc.rid (issued without "
+                        + "--rid-secret), so no list entry can revoke it; only dropping its key does (then reissue the others)"
+                )
             }
-            return .unknown(reason: "no card for id '\(id)' in \(issued.reports.joined(separator: ", ")); check the id "
-                + "(the report's \"ridFrom\" is the id to give)")
+            return .unknown(
+                reason: "no card for id '\(id)' in \(issued.reports.joined(separator: ", ")); check the id "
+                    + "(the report's \"ridFrom\" is the id to give)")
         }
         let signed = cards.filter { $0.kid == kid }
         guard !signed.isEmpty else {
             let others = cards.compactMap(\.kid).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
-            return .unknown(reason: "the cards of '\(id)' were signed by key \(others.joined(separator: ", ")), not by "
-                + "--key (\(kid)); give --key for the key that signed them (one revoke per key)")
+            return .unknown(
+                reason: "the cards of '\(id)' were signed by key \(others.joined(separator: ", ")), not by "
+                    + "--key (\(kid)); give --key for the key that signed them (one revoke per key)")
         }
         let matching = signed.filter { $0.rid == rid }
         guard !matching.isEmpty else {

@@ -13,17 +13,21 @@ public enum KeyRetirement {
     /// - Returns: warnings (a `--drop-kid` that names no published key).
     /// - Throws: `HealthCardError(.usage)` when a published kid is left out without `--drop-kid`, or a kid
     ///   is both given and dropped. Nothing has been written then.
-    public static func check(previous: [String], next: [String], dropping: [String], keySetPath: String,
-                             issued: IssuedCards?) throws -> [String] {
+    public static func check(
+        previous: [String], next: [String], dropping: [String], keySetPath: String,
+        issued: IssuedCards?
+    ) throws -> [String] {
         for kid in dropping where next.contains(kid) {
-            throw HealthCardError(.usage, "--drop-kid \(kid) names a key that is also given; give it or drop it, not both")
+            throw HealthCardError(
+                .usage, "--drop-kid \(kid) names a key that is also given; give it or drop it, not both")
         }
         let missing = previous.reduce(into: [String]()) { if !next.contains($1) && !$0.contains($1) { $0.append($1) } }
         for kid in missing where !dropping.contains(kid) {
             let cards: String
             if let issued {
                 let n = issued.count(kid: kid)
-                cards = "the reports (\(issued.reports.joined(separator: ", "))) say it signed \(n) card\(n == 1 ? "" : "s")"
+                cards =
+                    "the reports (\(issued.reports.joined(separator: ", "))) say it signed \(n) card\(n == 1 ? "" : "s")"
             } else {
                 cards = "give --report OUT/report.ndjson to count the cards it signed"
             }

@@ -82,7 +82,8 @@ enum OutputTarget: Equatable {
         guard stat(path, &target) == 0 else {
             guard errno == ENOENT else {
                 throw HealthCardError(
-                    .io, "cannot write \(path): it is a symbolic link that cannot be followed "
+                    .io,
+                    "cannot write \(path): it is a symbolic link that cannot be followed "
                         + "(\(String(cString: strerror(errno)))); give the path of a file")
             }
             return .file(try danglingTarget(path))
@@ -98,7 +99,8 @@ enum OutputTarget: Equatable {
         case S_IFREG:
             guard let resolved = realpath(path, nil) else {
                 throw HealthCardError(
-                    .io, "cannot write \(path): the file its link points to cannot be named "
+                    .io,
+                    "cannot write \(path): the file its link points to cannot be named "
                         + "(\(String(cString: strerror(errno))))")
             }
             defer { free(resolved) }
@@ -136,7 +138,8 @@ enum OutputTarget: Equatable {
         default: what = "not a regular file"
         }
         return HealthCardError(
-            .io, "cannot write \(path): it is \(link ? "a symbolic link to " : "")\(what); give the path of a file "
+            .io,
+            "cannot write \(path): it is \(link ? "a symbolic link to " : "")\(what); give the path of a file "
                 + "(or - for standard output where the command allows it)")
     }
 }
@@ -160,7 +163,9 @@ extension FileIO {
     /// - Throws: `HealthCardError(.io)` naming the path and the reason.
     public static func writePublic(_ bytes: [UInt8], to path: String) throws {
         if path == "-" {
-            if let reason = writeAll(bytes, to: 1) { throw HealthCardError(.io, "cannot write to standard output: \(reason)") }
+            if let reason = writeAll(bytes, to: 1) {
+                throw HealthCardError(.io, "cannot write to standard output: \(reason)")
+            }
             return
         }
         try writeAtomically(bytes, to: path, access: .published)
@@ -176,7 +181,8 @@ extension FileIO {
     public static func writeNewPrivateFile(_ bytes: [UInt8], to path: String, what: String) throws {
         if path == "-" {
             throw HealthCardError(
-                .key, "a private \(what) is never written to standard output, where it could end up in a log "
+                .key,
+                "a private \(what) is never written to standard output, where it could end up in a log "
                     + "or a pipe; give the path of a new file")
         }
         var st = stat()
@@ -190,7 +196,8 @@ extension FileIO {
             case S_IFCHR, S_IFBLK: kind = "a device"
             default: kind = "not a regular file"
             }
-            let hint = (st.st_mode & S_IFMT) == S_IFDIR
+            let hint =
+                (st.st_mode & S_IFMT) == S_IFDIR
                 ? "give the path of the file to create inside it, e.g. \(path)/\(what == "key" ? "issuer.pem" : "rid.secret")"
                 : "a private \(what) is never overwritten: it is only ever written to a new file. Choose another path, "
                     + "or move the old one away first"
@@ -208,16 +215,21 @@ extension FileIO {
         if let failure { throw HealthCardError(.io, "cannot write \(path): \(failure)") }
         if link(temp, path) == 0 { return }
         if errno == EEXIST {
-            throw HealthCardError(.key, "\(path) appeared while it was being written; a private \(what) is never overwritten")
+            throw HealthCardError(
+                .key, "\(path) appeared while it was being written; a private \(what) is never overwritten")
         }
         guard errno == EPERM || errno == EOPNOTSUPP else {
             throw HealthCardError(.io, "cannot write \(path): \(String(cString: strerror(errno)))")
         }
         // A file system without hard links (FAT, some network shares): create the file itself, exclusively.
         let direct = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard direct >= 0 else { throw HealthCardError(.io, "cannot write \(path): \(String(cString: strerror(errno)))") }
+        guard direct >= 0 else {
+            throw HealthCardError(.io, "cannot write \(path): \(String(cString: strerror(errno)))")
+        }
         failure = writeAll(bytes, to: direct)
-        if failure == nil, fchmod(direct, 0o600) != 0 || fsync(direct) != 0 { failure = String(cString: strerror(errno)) }
+        if failure == nil, fchmod(direct, 0o600) != 0 || fsync(direct) != 0 {
+            failure = String(cString: strerror(errno))
+        }
         close(direct)
         if let failure {
             unlink(path)
