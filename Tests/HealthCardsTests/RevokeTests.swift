@@ -255,6 +255,21 @@ import Testing
             ["revoke", "--site", f.site.path, "--key", f.key, "--rid-secret", f.secret, "--report", notReport,
              "--id", "P-1001"], expect: 2)
         #expect(wrongFile.stderr.contains("line 1 is not a line of an issue report"))
+
+        // Cards issued without a rid secret, and a report from before kids and rids were recorded: named.
+        let plain = f.dir.appendingPathComponent("plain")
+        try SiteTestSupport.issueSample(key: f.key, out: plain)
+        let noRid = try SiteTestSupport.cli(
+            ["revoke", "--site", f.site.path, "--key", f.key, "--rid-secret", f.secret,
+             "--report", plain.path + "/report.ndjson", "--id", "P-1002"], expect: 2)
+        #expect(noRid.stderr.contains("has no vc.rid (issued without --rid-secret)"), "\(noRid.stderr)")
+        let old = try TestSupport.write(
+            #"{"source":"in.csv:2","id":"P-1002","status":"issued","alreadyIssued":false,"errors":[],"warnings":[],"files":[]}"#
+                + "\n", to: "old-report.ndjson", in: f.dir)
+        let oldReport = try SiteTestSupport.cli(
+            ["revoke", "--site", f.site.path, "--key", f.key, "--rid-secret", f.secret, "--report", old,
+             "--id", "P-1002"], expect: 2)
+        #expect(oldReport.stderr.contains("was written before healthcards recorded them"), "\(oldReport.stderr)")
     }
 
     /// `--before` in the far future would revoke the corrected cards too.

@@ -32,6 +32,12 @@ public enum RevocationCheck {
                     reason: "'\(id)' is the record id of a card (\(card.place)) whose rid comes from the "
                         + "Patient identifier '\(from)'; give --id '\(from)'")
             }
+            if let card = records.first, card.kid == nil {
+                return .unknown(
+                    reason: "the report line of '\(id)' (\(card.place)) has no kid or rid: it was written before "
+                        + "healthcards recorded them, so the id cannot be checked; pass --force if you are sure of the id, "
+                        + "the secret and the key")
+            }
             if let card = records.first {
                 return .unknown(
                     reason: "the card of '\(id)' (\(card.place)) has no vc.rid (issued without "
