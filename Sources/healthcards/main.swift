@@ -22,6 +22,7 @@ let commands: [(name: String, summary: String, run: ([String]) throws -> ExitSta
     ("verify", "check cards, JWS, QR texts and images, and key sets; report every problem with its code", VerifyCommand.run),
     ("site", "lay out the static-host folder: jwks.json, CRLs, header rules for nginx/Apache/_headers", SiteCommand.run),
     ("revoke", "revoke a patient's cards: add the rid to the key's CRL, bump ctr and crlVersion", RevokeCommand.run),
+    ("fixtures", "write a reproducible catalogue of valid and deliberately broken test cards for verifier developers", FixturesCommand.run),
 ]
 
 func printError(_ message: String) {
