@@ -36,14 +36,17 @@ enum FixturesCommand {
         """
 
     static func run(_ args: [String]) throws -> ExitStatus {
-        let parsed = try Arguments(args, valued: ["issuer", "key", "out", "now", "seed"], flagNames: [], command: "fixtures")
+        let parsed = try Arguments(
+            args, valued: ["issuer", "key", "out", "now", "seed"], flagNames: [], command: "fixtures")
         if parsed.has("help") {
             print(help)
             return .ok
         }
         guard parsed.positionals.isEmpty else {
-            throw HealthCardError(.usage, "`healthcards fixtures` takes no arguments besides its options, found '\(parsed.positionals[0])'; "
-                + "see `healthcards fixtures --help`")
+            throw HealthCardError(
+                .usage,
+                "`healthcards fixtures` takes no arguments besides its options, found '\(parsed.positionals[0])'; "
+                    + "see `healthcards fixtures --help`")
         }
         let issuer = try parsed.required("issuer", command: "fixtures")
         try Payload.validateIssuer(issuer)
@@ -62,21 +65,25 @@ enum FixturesCommand {
             seed = value
         }
         if keyPath.count >= 7, keyPath.prefix(7).lowercased() == "pkcs11:" {
-            throw HealthCardError(.key, "--key \(keyPath.prefix(7))… is a key in a PKCS#11 token, which never hands out its private "
-                + "scalar; a reproducible catalogue needs deterministic RFC 6979 signatures, which derive each nonce from it. "
-                + "Make the catalogue with a PEM key file (a test key: `healthcards keygen --out test-issuer.pem`)")
+            throw HealthCardError(
+                .key,
+                "--key \(keyPath.prefix(7))… is a key in a PKCS#11 token, which never hands out its private "
+                    + "scalar; a reproducible catalogue needs deterministic RFC 6979 signatures, which derive each nonce from it. "
+                    + "Make the catalogue with a PEM key file (a test key: `healthcards keygen --out test-issuer.pem`)")
         }
         let key = try KeySource.load(keyPath, requirePrivate: true)
         try DemoKey.check(kids: [JWK(key: key).kid], issuer: issuer, command: "fixtures")
         let started = Clock.monotonicSeconds()
-        let manifest = try FixtureFolder.write(FixtureCatalogue.Options(issuer: issuer, key: key, now: now, seed: seed), to: out)
+        let manifest = try FixtureFolder.write(
+            FixtureCatalogue.Options(issuer: issuer, key: key, now: now, seed: seed), to: out)
         let elapsed = Clock.monotonicSeconds() - started
         let milliseconds = elapsed.isFinite ? Int(min(max(elapsed * 1000, 0), 1e9)) : 0
         let valid = manifest.entries.filter { !$0.invalid }.count
         let files = manifest.entries.reduce(0) { $0 + $1.files.count }
-        printError("wrote \(files) files to \(out) in \(milliseconds) ms: \(valid) valid and "
-            + "\(manifest.entries.count - valid) invalid entries; manifest \(out)/\(FixtureManifest.fileName), "
-            + "verdicts at --now \(now) (\(Clock.describe(now))), seed \(seed)")
+        printError(
+            "wrote \(files) files to \(out) in \(milliseconds) ms: \(valid) valid and "
+                + "\(manifest.entries.count - valid) invalid entries; manifest \(out)/\(FixtureManifest.fileName), "
+                + "verdicts at --now \(now) (\(Clock.describe(now))), seed \(seed)")
         return .ok
     }
 }

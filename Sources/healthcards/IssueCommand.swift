@@ -64,6 +64,10 @@ enum IssueCommand {
           --jobs N              worker threads (default: the processors online, here \(BatchIssuer.activeCores()));
                                 the report stays in input order; a PKCS#11 key always uses 1
           --force               reissue records whose card is already in DIR (new signature and nbf)
+          --deterministic       sign with deterministic ECDSA nonces (RFC 6979) instead of random ones, so the
+                                same key, input and --nbf give byte-identical cards (fixture-style batches;
+                                see docs/fixtures.md). Not for a PKCS#11 key, which never hands out the
+                                private scalar the nonces are derived from
           --quiet               no progress line and no summary on stderr (the progress line is shown
                                 only when stderr is a terminal)
           -h, --help            show this help
@@ -78,7 +82,7 @@ enum IssueCommand {
         let parsed = try Arguments(
             args, valued: ["issuer", "key", "template", "out", "nbf", "exp", "vc-types", "qr-scale", "rid-secret", "jobs",
                            "share", "patient-id-system", "site"],
-            flagNames: ["chunk", "no-qr", "quiet", "force"], command: "issue")
+            flagNames: ["chunk", "no-qr", "quiet", "force", "deterministic"], command: "issue")
         if parsed.has("help") {
             print(help)
             return .ok
@@ -161,6 +165,12 @@ enum IssueCommand {
             jobs = value
         }
         if keyPath.lowercased().hasPrefix("pkcs11:") { jobs = 1 }
+        let deterministic = parsed.has("deterministic")
+        if deterministic && keyPath.lowercased().hasPrefix("pkcs11:") {
+            throw HealthCardError(.usage, "--deterministic cannot sign with a PKCS#11 key: RFC 6979 derives each nonce from the "
+                + "private scalar, which a token never hands out. Leave out --deterministic (random nonces, the default), "
+                + "or sign fixture batches with a PEM test key")
+        }
         let access = try parsed.value("share").map { try OutputAccess(share: $0) } ?? .ownerOnly
         let patientIDSystem = parsed.value("patient-id-system")
         if let system = patientIDSystem, PatientIdentity.normalize(system).isEmpty {
@@ -176,7 +186,8 @@ enum IssueCommand {
         if let path = parsed.value("rid-secret") { settings.ridSecret = try RIDSecretFile.read(path) }
         let frozen = settings
         let batch = BatchIssuer(outDir: outDir, jobs: jobs) {
-            try CardIssuer(signer: try ES256Signer(key: key), settings: frozen)
+            let signer: any JWSSigner = deterministic ? try DeterministicES256Signer(key: key) : try ES256Signer(key: key)
+            return try CardIssuer(signer: signer, settings: frozen)
         }
         batch.force = parsed.has("force")
         batch.access = access

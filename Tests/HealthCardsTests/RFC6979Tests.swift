@@ -20,12 +20,16 @@ import Testing
     static let privateKey = hex("C9AFA9D845BA75166B5C215767B1D6934E50C3DB36E89B127B8A622B120F6721")
 
     @Test(arguments: [
-        ("sample", "A6E3C57DD01ABE90086538398355DD4C3B17AA873382B0F24D6129493D8AAD60",
-         "EFD48B2AACB6A8FD1140DD9CD45E81D69D2C877B56AAF991C34D0EA84EAF3716",
-         "F7CB1C942D657C41D436C7A1B6E29F65F3E900DBB9AFF4064DC4AB2F843ACDA8"),
-        ("test", "D16B6AE827F17175E040871A1C7EC3500192C4C92677336EC2537ACAEE0008E0",
-         "F1ABB023518351CD71D881567B1EA663ED3EFCF6C5132B354F28D3B0B7D38367",
-         "019F4113742A2B14BD25926B49C649155F267E60D3814B4C0CC84250E46F0083"),
+        (
+            "sample", "A6E3C57DD01ABE90086538398355DD4C3B17AA873382B0F24D6129493D8AAD60",
+            "EFD48B2AACB6A8FD1140DD9CD45E81D69D2C877B56AAF991C34D0EA84EAF3716",
+            "F7CB1C942D657C41D436C7A1B6E29F65F3E900DBB9AFF4064DC4AB2F843ACDA8"
+        ),
+        (
+            "test", "D16B6AE827F17175E040871A1C7EC3500192C4C92677336EC2537ACAEE0008E0",
+            "F1ABB023518351CD71D881567B1EA663ED3EFCF6C5132B354F28D3B0B7D38367",
+            "019F4113742A2B14BD25926B49C649155F267E60D3814B4C0CC84250E46F0083"
+        ),
     ])
     func rfcVectors(message: String, k: String, r: String, s: String) throws {
         let signature = try RFC6979.sign(Array(message.utf8), privateKey: Self.privateKey)
@@ -41,8 +45,9 @@ import Testing
         var signer = try DeterministicES256Signer(key: key)
         let message = Array("sample".utf8)
         let raw = try signer.sign(message)
-        #expect(raw == Self.hex("EFD48B2AACB6A8FD1140DD9CD45E81D69D2C877B56AAF991C34D0EA84EAF3716")
-            + Self.hex("F7CB1C942D657C41D436C7A1B6E29F65F3E900DBB9AFF4064DC4AB2F843ACDA8"))
+        #expect(
+            raw == Self.hex("EFD48B2AACB6A8FD1140DD9CD45E81D69D2C877B56AAF991C34D0EA84EAF3716")
+                + Self.hex("F7CB1C942D657C41D436C7A1B6E29F65F3E900DBB9AFF4064DC4AB2F843ACDA8"))
         #expect(try signer.sign(message) == raw)
         #expect(ES256.verify(signature: raw, message: message, key: key))
         #expect(!ES256.verify(signature: raw, message: Array("Sample".utf8), key: key))
@@ -51,7 +56,8 @@ import Testing
     /// The vector key as PKCS#8 PEM, made by OpenSSL's command line from the SEC 1 DER of the scalar.
     static func vectorKey() throws -> P256Key {
         // SEC 1 ECPrivateKey: version 1, the scalar, the P-256 OID; OpenSSL derives the public point.
-        let der: [UInt8] = [0x30, 0x31, 0x02, 0x01, 0x01, 0x04, 0x20] + privateKey
+        let der: [UInt8] =
+            [0x30, 0x31, 0x02, 0x01, 0x01, 0x04, 0x20] + privateKey
             + [0xA0, 0x0A, 0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07]
         let base64 = Data(der).base64EncodedString()
         let pem = "-----BEGIN EC PRIVATE KEY-----\n\(base64)\n-----END EC PRIVATE KEY-----\n"

@@ -27,7 +27,9 @@ public enum CertificateBuilder {
     /// the spec's example chain has) signed by the CA.
     /// - Throws: `HealthCardError(.key)` when `caKey` cannot sign deterministically; `.crypto` when
     ///   OpenSSL refuses a step or the result does not verify.
-    public static func chain(caKey: P256Key, ca: Subject, leafKey: P256Key, leaf: Subject, issuerURL: String) throws -> [[UInt8]] {
+    public static func chain(caKey: P256Key, ca: Subject, leafKey: P256Key, leaf: Subject, issuerURL: String) throws
+        -> [[UInt8]]
+    {
         let caCertificate = try Certificate(subject: ca, issuer: ca.commonName, key: caKey)
         try caCertificate.add(NID_basic_constraints, "critical,CA:TRUE", issuer: nil)
         try caCertificate.add(NID_key_usage, "critical,keyCertSign,cRLSign", issuer: nil)

@@ -167,7 +167,9 @@ final class P256Curve {
 
     /// The ECDSA signature (r, s) with nonce `k`, or nil when r or s is zero (then the next nonce is used).
     /// k⁻¹ is computed as k^(n−2) mod n with OpenSSL's constant-time modular exponentiation.
-    private func signature(nonce k: OpaquePointer, e: OpaquePointer, scalar d: OpaquePointer) throws -> (r: [UInt8], s: [UInt8])? {
+    private func signature(nonce k: OpaquePointer, e: OpaquePointer, scalar d: OpaquePointer) throws -> (
+        r: [UInt8], s: [UInt8]
+    )? {
         guard let point = EC_POINT_new(group) else { throw cryptoError("EC point") }
         defer { EC_POINT_free(point) }
         let r = try bignum()
@@ -176,7 +178,7 @@ final class P256Curve {
         let exponent = try bignum()
         let product = try bignum()
         defer {
-            [r, s, inverse, exponent, product].forEach { BN_clear_free($0) }
+            for value in [r, s, inverse, exponent, product] { BN_clear_free(value) }
         }
         guard EC_POINT_mul(group, point, k, nil, nil, ctx) == 1,
             EC_POINT_get_affine_coordinates(group, point, r, nil, ctx) == 1,

@@ -68,7 +68,8 @@ public struct FixtureCatalogue {
         x5cKey = try DerivedKey.p256(from: derived("x5c"))
         caKey = try DerivedKey.p256(from: derived("ca"))
         otherIssuerKey = try DerivedKey.p256(from: derived("other-issuer"))
-        otherIssuer = options.issuer == "https://other-issuer.example.org"
+        otherIssuer =
+            options.issuer == "https://other-issuer.example.org"
             ? "https://another-issuer.example.org" : "https://other-issuer.example.org"
         ridSecret = Base64URL.encode(Digest.sha256(Array("healthcards-fixtures/\(options.seed)/rid-secret".utf8)))
     }
@@ -88,8 +89,9 @@ public struct FixtureCatalogue {
         for file in catalogue.files {
             try FileIO.writeAtomically(file.bytes, to: folder + "/" + file.path, sync: false)
         }
-        let manifest = FixtureManifest(issuer: options.issuer, kid: catalogue.kid, now: options.now, seed: options.seed,
-                                       entries: catalogue.entries)
+        let manifest = FixtureManifest(
+            issuer: options.issuer, kid: catalogue.kid, now: options.now, seed: options.seed,
+            entries: catalogue.entries)
         try FileIO.writeAtomically(manifest.fileBytes, to: folder + "/" + FixtureManifest.fileName, sync: false)
         try FileIO.syncFileSystem(folder)
         return manifest
@@ -103,9 +105,12 @@ public struct FixtureCatalogue {
     }
 
     /// Runs the pipeline for a record.
-    func card(_ record: FixtureRecord, _ pipeline: FixturePipeline = FixturePipeline(), claims: FixturePipeline.Claims? = nil,
-              signer: DeterministicES256Signer? = nil) throws -> FixturePipeline.Output {
-        try pipeline.run(record.sourceBundle, claims: claims ?? self.claims(), signer: signer ?? self.signer, now: options.now)
+    func card(
+        _ record: FixtureRecord, _ pipeline: FixturePipeline = FixturePipeline(), claims: FixturePipeline.Claims? = nil,
+        signer: DeterministicES256Signer? = nil
+    ) throws -> FixturePipeline.Output {
+        try pipeline.run(
+            record.sourceBundle, claims: claims ?? self.claims(), signer: signer ?? self.signer, now: options.now)
     }
 
     /// A person with `count` COVID-19 doses.
@@ -120,22 +125,29 @@ public struct FixtureCatalogue {
     mutating func add(_ entry: FixtureEntry) { entries.append(entry) }
 
     /// An entry with the defaults of this catalogue: verified with the issuer's site, judged by the checker.
-    func entry(_ name: String, _ files: [String], form: String, _ description: String, stage: String? = nil,
-               errors: [RuleCode] = [], warnings: [RuleCode] = [], reference: [String] = [],
-               keySets: [String] = [FixtureCatalogue.site], checker: FixtureEntry.Checker = .judges) -> FixtureEntry {
-        FixtureEntry(name: name, files: files, form: form, description: description, stage: stage, errors: errors,
-                     warnings: warnings, referenceValidator: reference, keySets: keySets, checker: checker)
+    func entry(
+        _ name: String, _ files: [String], form: String, _ description: String, stage: String? = nil,
+        errors: [RuleCode] = [], warnings: [RuleCode] = [], reference: [String] = [],
+        keySets: [String] = [FixtureCatalogue.site], checker: FixtureEntry.Checker = .judges
+    ) -> FixtureEntry {
+        FixtureEntry(
+            name: name, files: files, form: form, description: description, stage: stage, errors: errors,
+            warnings: warnings, referenceValidator: reference, keySets: keySets, checker: checker)
     }
 
     /// Writes a JWS as a `.smart-health-card` under `folder/name` and adds its entry.
-    mutating func addCardFile(_ folder: String, _ name: String, _ jws: [JWS], _ description: String, stage: String? = nil,
-                              errors: [RuleCode] = [], warnings: [RuleCode] = [], reference: [String] = [],
-                              keySets: [String] = [FixtureCatalogue.site], checker: FixtureEntry.Checker = .judges,
-                              file: String? = nil) {
+    mutating func addCardFile(
+        _ folder: String, _ name: String, _ jws: [JWS], _ description: String, stage: String? = nil,
+        errors: [RuleCode] = [], warnings: [RuleCode] = [], reference: [String] = [],
+        keySets: [String] = [FixtureCatalogue.site], checker: FixtureEntry.Checker = .judges,
+        file: String? = nil
+    ) {
         let path = "\(folder)/\(file ?? name).smart-health-card"
         add(path, FixtureOutput.file(jws))
-        add(entry(name, [path], form: "smart-health-card", description, stage: stage, errors: errors,
-                  warnings: Self.sizeWarnings(jws, warnings), reference: reference, keySets: keySets, checker: checker))
+        add(
+            entry(
+                name, [path], form: "smart-health-card", description, stage: stage, errors: errors,
+                warnings: Self.sizeWarnings(jws, warnings), reference: reference, keySets: keySets, checker: checker))
     }
 
     /// `warnings` with `JWS_TOO_LONG` when a JWS is over 1195 characters: the one expectation read from the
@@ -151,8 +163,11 @@ public struct FixtureCatalogue {
     /// Each valid card as `.smart-health-card`, `.jws`, `.qr.txt` and `.png` (chunked: a folder of QR texts
     /// and one of images), plus a file with two JWS.
     mutating func addValidCards() throws {
-        try addValid("covid19-1-dose", covidRecord("covid19-1-dose"), "A COVID-19 vaccination card with one dose (CVX 207).")
-        try addValid("covid19-3-doses", covidRecord("covid19-3-doses", doses: 3), "A COVID-19 vaccination card with three doses.")
+        try addValid(
+            "covid19-1-dose", covidRecord("covid19-1-dose"), "A COVID-19 vaccination card with one dose (CVX 207).")
+        try addValid(
+            "covid19-3-doses", covidRecord("covid19-3-doses", doses: 3), "A COVID-19 vaccination card with three doses."
+        )
 
         var mmr = people.person("immunization-mmr")
         mmr.doses = people.doses("immunization-mmr", count: 2, vaccine: FixturePeople.mmr)
@@ -160,41 +175,54 @@ public struct FixtureCatalogue {
 
         var lab = people.person("lab-qualitative")
         lab.labs = [people.lab("lab-qualitative")]
-        try addValid("lab-qualitative", lab, "A lab result card: a qualitative SARS-CoV-2 antigen test (LOINC 94558-4), "
-            + "not detected (SNOMED CT 260415000).")
+        try addValid(
+            "lab-qualitative", lab,
+            "A lab result card: a qualitative SARS-CoV-2 antigen test (LOINC 94558-4), "
+                + "not detected (SNOMED CT 260415000).")
 
         var both = covidRecord("two-jws")
         let vaccination = try card(both)
         both.doses = []
         both.labs = [people.lab("two-jws")]
         let test = try card(both)
-        addCardFile("valid", "two-jws", [vaccination.jws, test.jws],
-                    "A .smart-health-card file holding two JWS: a vaccination card and a lab result card of one person.")
+        addCardFile(
+            "valid", "two-jws", [vaccination.jws, test.jws],
+            "A .smart-health-card file holding two JWS: a vaccination card and a lab result card of one person.")
 
         let ridPerson = covidRecord("rid")
-        try addValid("rid-not-revoked", ridPerson, "A card with vc.rid. The issuer's CRL lists that rid as "
-            + "\"<rid>.\(ridCutoff)\" (cards issued before \(Clock.describe(ridCutoff))); this card was issued after, "
-            + "so it is not revoked (invalid/revoked-before shows an earlier card of the same person).",
+        try addValid(
+            "rid-not-revoked", ridPerson,
+            "A card with vc.rid. The issuer's CRL lists that rid as "
+                + "\"<rid>.\(ridCutoff)\" (cards issued before \(Clock.describe(ridCutoff))); this card was issued after, "
+                + "so it is not revoked (invalid/revoked-before shows an earlier card of the same person).",
             claims: claims(rid: rid(ridPerson)))
 
-        try addValid("exp-future", covidRecord("exp-future"), "A card with exp ten years after nbf (cards rarely expire; "
-            + "when they do, exp is in seconds).", claims: claims(expires: notBefore + 3_650 * 86_400))
+        try addValid(
+            "exp-future", covidRecord("exp-future"),
+            "A card with exp ten years after nbf (cards rarely expire; "
+                + "when they do, exp is in seconds).", claims: claims(expires: notBefore + 3_650 * 86_400))
 
         let (largest, length) = try largestSingleQRRecord()
-        try addValid("max-single-qr", largest, "The largest card one QR holds: a \(length)-character JWS, the most a "
-            + "JWS with the standard 79-byte header can have within the 1195-character limit (1195 itself cannot "
-            + "occur: base64url never gives a 1001-character payload part). Its QR is version 22.")
+        try addValid(
+            "max-single-qr", largest,
+            "The largest card one QR holds: a \(length)-character JWS, the most a "
+                + "JWS with the standard 79-byte header can have within the 1195-character limit (1195 itself cannot "
+                + "occur: base64url never gives a 1001-character payload part). Its QR is version 22.")
 
         try addChunked()
 
-        try addValid("x5c", covidRecord("x5c"), "A card signed by the issuer's second key, whose key set entry "
-            + "carries an x5c chain (a leaf with subjectAltName URI \(options.issuer), and the test CA).",
+        try addValid(
+            "x5c", covidRecord("x5c"),
+            "A card signed by the issuer's second key, whose key set entry "
+                + "carries an x5c chain (a leaf with subjectAltName URI \(options.issuer), and the test CA).",
             signer: try DeterministicES256Signer(key: x5cKey))
     }
 
     /// The four forms of one valid card.
-    mutating func addValid(_ name: String, _ record: FixtureRecord, _ description: String,
-                           claims: FixturePipeline.Claims? = nil, signer: DeterministicES256Signer? = nil) throws {
+    mutating func addValid(
+        _ name: String, _ record: FixtureRecord, _ description: String,
+        claims: FixturePipeline.Claims? = nil, signer: DeterministicES256Signer? = nil
+    ) throws {
         let output = try card(record, claims: claims, signer: signer)
         let jws = output.jws
         addCardFile("valid", name, [jws], description)
@@ -206,8 +234,10 @@ public struct FixtureCatalogue {
         add("valid/\(name).qr.txt", text)
         add(entry(name, ["valid/\(name).qr.txt"], form: "qr-text", description + " As shc:/ QR text."))
         add("valid/\(name).png", try QRImage().png(symbol))
-        add(entry(name, ["valid/\(name).png"], form: "qr-image",
-                  description + " As a QR image (version \(symbol.version), error correction L)."))
+        add(
+            entry(
+                name, ["valid/\(name).png"], form: "qr-image",
+                description + " As a QR image (version \(symbol.version), error correction L)."))
     }
 
     /// The rid `issue --rid-secret` would give `record`'s person with the catalogue's secret.
@@ -226,9 +256,10 @@ public struct FixtureCatalogue {
                     record.doses[i].lot += random.string(more, from: "ABCDEFGHJKLMNPRSTUVWXYZ0123456789")
                 }
                 let minimized = try BundleMinimizer.minimize(record.sourceBundle)
-                let payload = Payload(issuer: options.issuer, notBefore: String(notBefore),
-                                      types: Payload.types(for: minimized, policy: .legacy, isCOVID19: Terminology.isCOVID19Code),
-                                      fhirBundle: minimized)
+                let payload = Payload(
+                    issuer: options.issuer, notBefore: String(notBefore),
+                    types: Payload.types(for: minimized, policy: .legacy, isCOVID19: Terminology.isCOVID19Code),
+                    fhirBundle: minimized)
                 let deflated = try RawDeflater().deflate(payload.minifiedBytes).count
                 if deflated > 750 { break }
                 if deflated == 750 {
@@ -237,7 +268,8 @@ public struct FixtureCatalogue {
                 }
             }
         }
-        throw HealthCardError(.validation, "no fixture card of exactly 750 deflated bytes was found; try another --seed")
+        throw HealthCardError(
+            .validation, "no fixture card of exactly 750 deflated bytes was found; try another --seed")
     }
 
     /// The record of the chunked card: enough doses for a JWS over 1195 characters (two chunks).
@@ -255,11 +287,15 @@ public struct FixtureCatalogue {
         let name = "covid19-chunked"
         let jws = try card(try chunkedRecord()).jws
         let length = jws.compact.utf8.count
-        let description = "A card too long for one QR (a \(length)-character JWS), split into balanced chunked QR codes "
+        let description =
+            "A card too long for one QR (a \(length)-character JWS), split into balanced chunked QR codes "
             + "as issue --chunk does (deprecated since SHC 1.3.0, still accepted)."
         addCardFile("valid", name, [jws], description)
         add("valid/\(name).jws", Array(jws.compact.utf8))
-        add(entry(name, ["valid/\(name).jws"], form: "jws", description + " As compact JWS text.", warnings: [.jwsTooLong]))
+        add(
+            entry(
+                name, ["valid/\(name).jws"], form: "jws", description + " As compact JWS text.", warnings: [.jwsTooLong]
+            ))
         let texts = try FixtureOutput.qrTexts(jws)
         let symbols = try FixtureOutput.symbols(jws)
         var textFiles: [String] = []
@@ -270,10 +306,15 @@ public struct FixtureCatalogue {
             imageFiles.append("valid/\(name)/qr-image/chunk-\(i + 1).png")
             add(imageFiles[i], try QRImage().png(symbols[i]))
         }
-        add(entry(name, textFiles, form: "qr-text", description + " As \(texts.count) shc:/C/N/ QR texts (give them together).",
-                  warnings: [.qrChunked]))
-        add(entry(name, imageFiles, form: "qr-image", description + " As \(texts.count) QR images (give them together).",
-                  warnings: [.qrChunked]))
+        add(
+            entry(
+                name, textFiles, form: "qr-text",
+                description + " As \(texts.count) shc:/C/N/ QR texts (give them together).",
+                warnings: [.qrChunked]))
+        add(
+            entry(
+                name, imageFiles, form: "qr-image", description + " As \(texts.count) QR images (give them together).",
+                warnings: [.qrChunked]))
     }
 
     // MARK: - The issuer's site
@@ -284,22 +325,27 @@ public struct FixtureCatalogue {
     func writeSites(in folder: String) throws {
         let chain = try CertificateBuilder.chain(
             caKey: caKey,
-            ca: .init(commonName: "healthcards fixtures test CA (seed \(options.seed))", serial: 1,
-                      notBefore: options.now - 400 * 86_400, notAfter: options.now + 3_650 * 86_400),
+            ca: .init(
+                commonName: "healthcards fixtures test CA (seed \(options.seed))", serial: 1,
+                notBefore: options.now - 400 * 86_400, notAfter: options.now + 3_650 * 86_400),
             leafKey: x5cKey,
-            leaf: .init(commonName: "healthcards fixtures issuer key", serial: 2,
-                        notBefore: options.now - 400 * 86_400, notAfter: options.now + 3_650 * 86_400),
+            leaf: .init(
+                commonName: "healthcards fixtures issuer key", serial: 2,
+                notBefore: options.now - 400 * 86_400, notAfter: options.now + 3_650 * 86_400),
             issuerURL: options.issuer)
         var certified = JWK(key: x5cKey)
         certified.x5c = chain.map { Base64URL.encodeStandard($0) }
         let site = IssuerSite(root: folder + "/" + Self.site)
-        _ = try site.publish(keys: [JWK(key: options.key), certified], createCRLs: true,
-                             pathPrefix: Self.pathPrefix(options.issuer), issuer: options.issuer)
-        _ = try site.revoke([CRL.Entry(rid: rid(covidRecord("revoked"))), CRL.Entry(rid: rid(covidRecord("rid")), before: ridCutoff)],
-                            kid: kid)
+        _ = try site.publish(
+            keys: [JWK(key: options.key), certified], createCRLs: true,
+            pathPrefix: Self.pathPrefix(options.issuer), issuer: options.issuer)
+        _ = try site.revoke(
+            [CRL.Entry(rid: rid(covidRecord("revoked"))), CRL.Entry(rid: rid(covidRecord("rid")), before: ridCutoff)],
+            kid: kid)
         let other = IssuerSite(root: folder + "/" + Self.otherSite)
-        _ = try other.publish(keys: [JWK(key: otherIssuerKey)], createCRLs: true, pathPrefix: Self.pathPrefix(otherIssuer),
-                              issuer: otherIssuer)
+        _ = try other.publish(
+            keys: [JWK(key: otherIssuerKey)], createCRLs: true, pathPrefix: Self.pathPrefix(otherIssuer),
+            issuer: otherIssuer)
     }
 
     /// The path part of an issuer URL (`/shc` of `https://host/shc`), for the `_headers` file.

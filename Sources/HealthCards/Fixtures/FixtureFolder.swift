@@ -39,7 +39,8 @@ public enum FixtureFolder {
                 try rename(out, to: old)
             } else {
                 guard rmdir(out) == 0 else {
-                    throw HealthCardError(.io, "cannot replace the empty folder \(out): \(String(cString: strerror(errno)))")
+                    throw HealthCardError(
+                        .io, "cannot replace the empty folder \(out): \(String(cString: strerror(errno)))")
                 }
             }
         }
@@ -53,18 +54,24 @@ public enum FixtureFolder {
     static func check(_ out: String) throws -> Bool {
         guard FileIO.exists(out) else { return false }
         guard FileIO.isDirectory(out) else {
-            throw HealthCardError(.usage, "--out \(out) is a file; give a new or empty folder, or the folder of an earlier catalogue")
+            throw HealthCardError(
+                .usage, "--out \(out) is a file; give a new or empty folder, or the folder of an earlier catalogue")
         }
         let names = FileIO.list(out)
         if names.isEmpty { return false }
         let manifestPath = out + "/" + FixtureManifest.fileName
-        let isCatalogue = FileIO.exists(manifestPath) && (try? FixtureManifest(bytes: try FileIO.read(manifestPath))) != nil
+        let isCatalogue =
+            FileIO.exists(manifestPath) && (try? FixtureManifest(bytes: try FileIO.read(manifestPath))) != nil
         let others = names.filter { !catalogueNames.contains($0) }
         guard isCatalogue, others.isEmpty else {
-            let found = isCatalogue ? "files that are not part of a catalogue: \(others.prefix(5).joined(separator: ", "))"
+            let found =
+                isCatalogue
+                ? "files that are not part of a catalogue: \(others.prefix(5).joined(separator: ", "))"
                 : "no catalogue (no \(FixtureManifest.fileName) written by `healthcards fixtures`)"
-            throw HealthCardError(.usage, "--out \(out) is not empty and holds \(found); it is replaced only when it holds an "
-                + "earlier catalogue and nothing else. Give a new or empty folder")
+            throw HealthCardError(
+                .usage,
+                "--out \(out) is not empty and holds \(found); it is replaced only when it holds an "
+                    + "earlier catalogue and nothing else. Give a new or empty folder")
         }
         return true
     }
@@ -81,9 +88,13 @@ public enum FixtureFolder {
         guard lstat(path, &st) == 0 else { return }
         if (st.st_mode & S_IFMT) == S_IFDIR {
             for name in FileIO.list(path) { try removeTree(path + "/" + name) }
-            guard rmdir(path) == 0 else { throw HealthCardError(.io, "cannot remove \(path): \(String(cString: strerror(errno)))") }
+            guard rmdir(path) == 0 else {
+                throw HealthCardError(.io, "cannot remove \(path): \(String(cString: strerror(errno)))")
+            }
         } else {
-            guard unlink(path) == 0 else { throw HealthCardError(.io, "cannot remove \(path): \(String(cString: strerror(errno)))") }
+            guard unlink(path) == 0 else {
+                throw HealthCardError(.io, "cannot remove \(path): \(String(cString: strerror(errno)))")
+            }
         }
     }
 }

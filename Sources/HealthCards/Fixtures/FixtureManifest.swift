@@ -39,7 +39,8 @@ public struct FixtureEntry: Sendable {
             "name": .string(name), "files": .array(files.map { .string($0) }), "form": .string(form),
             "verdict": invalid ? "invalid" : "valid", "description": .string(description),
             "stage": stage.map { .string($0) } ?? .null,
-            "errors": .array(errors.map { .string($0.rawValue) }), "warnings": .array(warnings.map { .string($0.rawValue) }),
+            "errors": .array(errors.map { .string($0.rawValue) }),
+            "warnings": .array(warnings.map { .string($0.rawValue) }),
             "referenceValidator": referenceValidator.isEmpty ? .null : .array(referenceValidator.map { .string($0) }),
             "keySets": .array(keySets.map { .string($0) }),
         ]
@@ -47,7 +48,9 @@ public struct FixtureEntry: Sendable {
         case .judges: o["independentChecker"] = .object(["judges": true])
         case .cannotJudge(let why): o["independentChecker"] = .object(["judges": false, "why": .string(why)])
         case .differs(let invalid, let why):
-            o["independentChecker"] = .object(["judges": true, "verdict": invalid ? "invalid" : "valid", "differs": .string(why)])
+            o["independentChecker"] = .object([
+                "judges": true, "verdict": invalid ? "invalid" : "valid", "differs": .string(why),
+            ])
         }
         return .object(o)
     }
@@ -69,10 +72,11 @@ public struct FixtureManifest: Sendable {
     public var json: JSONValue {
         .object([
             "generator": .string(Self.generator),
-            "about": .string("Synthetic SMART Health Cards for verifier developers: valid/ holds cards a verifier must accept, "
-                + "invalid/ cards and key sets each broken in one way, site/ the issuer's key set and revocation lists. "
-                + "Every verdict holds at `now`: check each file with `healthcards verify --now <now> --jwks <keySets>... <files>` "
-                + "run in this folder. See docs/fixtures.md."),
+            "about": .string(
+                "Synthetic SMART Health Cards for verifier developers: valid/ holds cards a verifier must accept, "
+                    + "invalid/ cards and key sets each broken in one way, site/ the issuer's key set and revocation lists. "
+                    + "Every verdict holds at `now`: check each file with `healthcards verify --now <now> --jwks <keySets>... <files>` "
+                    + "run in this folder. See docs/fixtures.md."),
             "issuer": .string(issuer), "kid": .string(kid), "now": .integer(now), "seed": .number(String(seed)),
             "files": .array(entries.map(\.json)),
         ])
@@ -86,9 +90,13 @@ public struct FixtureManifest: Sendable {
     public init(bytes: [UInt8]) throws {
         guard let json = try? JSONParser.parse(bytes), json["generator"]?.stringValue == Self.generator,
             let issuer = json["issuer"]?.stringValue, let kid = json["kid"]?.stringValue,
-            let now = json["now"]?.numberLexeme.flatMap({ Int64($0) }), let seed = json["seed"]?.numberLexeme.flatMap({ UInt64($0) }),
+            let now = json["now"]?.numberLexeme.flatMap({ Int64($0) }),
+            let seed = json["seed"]?.numberLexeme.flatMap({ UInt64($0) }),
             let files = json["files"]?.arrayValue
-        else { throw HealthCardError(.validation, "not a fixture catalogue manifest (no \"generator\": \"\(Self.generator)\")") }
+        else {
+            throw HealthCardError(
+                .validation, "not a fixture catalogue manifest (no \"generator\": \"\(Self.generator)\")")
+        }
         var entries: [FixtureEntry] = []
         for item in files {
             func codes(_ key: String) throws -> [RuleCode] {
@@ -108,12 +116,14 @@ public struct FixtureManifest: Sendable {
             } else {
                 checker = .judges
             }
-            entries.append(FixtureEntry(
-                name: item["name"]?.stringValue ?? "", files: (item["files"]?.arrayValue ?? []).compactMap(\.stringValue),
-                form: item["form"]?.stringValue ?? "", description: item["description"]?.stringValue ?? "",
-                stage: item["stage"]?.stringValue, errors: try codes("errors"), warnings: try codes("warnings"),
-                referenceValidator: (item["referenceValidator"]?.arrayValue ?? []).compactMap(\.stringValue),
-                keySets: (item["keySets"]?.arrayValue ?? []).compactMap(\.stringValue), checker: checker))
+            entries.append(
+                FixtureEntry(
+                    name: item["name"]?.stringValue ?? "",
+                    files: (item["files"]?.arrayValue ?? []).compactMap(\.stringValue),
+                    form: item["form"]?.stringValue ?? "", description: item["description"]?.stringValue ?? "",
+                    stage: item["stage"]?.stringValue, errors: try codes("errors"), warnings: try codes("warnings"),
+                    referenceValidator: (item["referenceValidator"]?.arrayValue ?? []).compactMap(\.stringValue),
+                    keySets: (item["keySets"]?.arrayValue ?? []).compactMap(\.stringValue), checker: checker))
         }
         self.init(issuer: issuer, kid: kid, now: now, seed: seed, entries: entries)
     }

@@ -73,20 +73,25 @@ struct FixturePipeline {
     ///   (a fixture that should be valid is not: a bug in the catalogue); minimization and crypto errors.
     func run(_ bundle: JSONValue, claims: Claims, signer: DeterministicES256Signer, now: Int64) throws -> Output {
         let minimized: JSONValue
-        do { minimized = try BundleMinimizer.minimize(bundle, steps: minimization) } catch { throw HealthCardError(.bundle, "\(error)") }
+        do { minimized = try BundleMinimizer.minimize(bundle, steps: minimization) } catch {
+            throw HealthCardError(.bundle, "\(error)")
+        }
         if validate {
             var findings = BundleValidator.validate(minimized, now: now).all
             if let nbf = Double(claims.notBefore) {
                 findings += DateRules.eventsAfterNotBefore(minimized, nbf: nbf, severity: .error)
             }
             if !findings.isEmpty {
-                throw HealthCardError(.validation, "fixture Bundle does not pass the issue gate: "
-                    + findings.map { "\($0.code.rawValue) at \($0.location.path ?? "?")" }.joined(separator: ", "))
+                throw HealthCardError(
+                    .validation,
+                    "fixture Bundle does not pass the issue gate: "
+                        + findings.map { "\($0.code.rawValue) at \($0.location.path ?? "?")" }.joined(separator: ", "))
             }
         }
         let types = Payload.types(for: minimized, policy: .legacy, isCOVID19: Terminology.isCOVID19Code)
-        let payload = Payload(issuer: claims.issuer, notBefore: claims.notBefore, expires: claims.expires, types: types,
-                              rid: claims.rid, fhirBundle: minimized)
+        let payload = Payload(
+            issuer: claims.issuer, notBefore: claims.notBefore, expires: claims.expires, types: types,
+            rid: claims.rid, fhirBundle: minimized)
         var json = payload.json
         if let editClaims, var object = json.objectValue {
             editClaims(&object)

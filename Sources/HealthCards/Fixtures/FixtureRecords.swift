@@ -40,11 +40,15 @@ struct FixtureRecord: Sendable {
         let base = "https://ehr.example.org/fhir/"
         let meta: JSONValue = .object(["versionId": "1", "lastUpdated": .string(exported)])
         func narrative(_ text: String) -> JSONValue {
-            .object(["status": "generated", "div": .string("<div xmlns=\"http://www.w3.org/1999/xhtml\">\(text)</div>")])
+            .object([
+                "status": "generated", "div": .string("<div xmlns=\"http://www.w3.org/1999/xhtml\">\(text)</div>"),
+            ])
         }
         func coding(_ system: String, _ code: String, _ display: String) -> JSONValue {
-            .object(["coding": [.object(["system": .string(system), "code": .string(code), "display": .string(display)])],
-                     "text": .string(display)])
+            .object([
+                "coding": [.object(["system": .string(system), "code": .string(code), "display": .string(display)])],
+                "text": .string(display),
+            ])
         }
         var entries: [JSONValue] = []
         var patient: JSONObject = ["resourceType": "Patient", "id": .string(patientID), "meta": meta]
@@ -63,7 +67,8 @@ struct FixtureRecord: Sendable {
             if let date = dose.date { immunization["occurrenceDateTime"] = .string(date) }
             immunization["performer"] = [.object(["actor": .object(["display": .string(dose.performer)])])]
             immunization["lotNumber"] = .string(dose.lot)
-            entries.append(.object(["fullUrl": .string(base + "Immunization/" + id), "resource": .object(immunization)]))
+            entries.append(
+                .object(["fullUrl": .string(base + "Immunization/" + id), "resource": .object(immunization)]))
         }
         for (i, lab) in labs.enumerated() {
             let id = "\(patientID)-lab-\(i + 1)"
@@ -78,7 +83,8 @@ struct FixtureRecord: Sendable {
             entries.append(.object(["fullUrl": .string(base + "Observation/" + id), "resource": .object(observation)]))
         }
         return .object([
-            "resourceType": "Bundle", "id": .string("\(patientID)-export"), "meta": .object(["lastUpdated": .string(exported)]),
+            "resourceType": "Bundle", "id": .string("\(patientID)-export"),
+            "meta": .object(["lastUpdated": .string(exported)]),
             "type": "collection", "entry": .array(entries),
         ])
     }
@@ -89,10 +95,14 @@ struct FixturePeople {
     let seed: UInt64
     let now: Int64
 
-    static let givenNames = ["Ada", "Bram", "Cleo", "Dev", "Edda", "Finn", "Gala", "Hugo", "Ines", "Jory", "Kaia", "Levi",
-                             "Mina", "Nils", "Oona", "Pere"]
-    static let familyNames = ["Testperson", "Samplewood", "Fixturon", "Mockridge", "Dummett", "Placeholt", "Examplar",
-                              "Specimenson"]
+    static let givenNames = [
+        "Ada", "Bram", "Cleo", "Dev", "Edda", "Finn", "Gala", "Hugo", "Ines", "Jory", "Kaia", "Levi",
+        "Mina", "Nils", "Oona", "Pere",
+    ]
+    static let familyNames = [
+        "Testperson", "Samplewood", "Fixturon", "Mockridge", "Dummett", "Placeholt", "Examplar",
+        "Specimenson",
+    ]
     static let places = ["ABC General Hospital", "Northside Clinic", "City Pharmacy 12", "Harbor Health Center"]
 
     /// COVID-19 mRNA vaccine, the code the spec examples use.
@@ -123,14 +133,19 @@ struct FixturePeople {
 
     /// `count` doses of `vaccine` for person `name`, 28 days apart, the last at least 60 days before
     /// `now`; lots of `lotLength` characters (letters and digits).
-    func doses(_ name: String, count: Int, vaccine: (cvx: String, display: String), lotLength: Int = 6) -> [FixtureRecord.Dose] {
+    func doses(_ name: String, count: Int, vaccine: (cvx: String, display: String), lotLength: Int = 6)
+        -> [FixtureRecord.Dose]
+    {
         var random = SeededRandom(seed: seed, label: "doses/\(name)")
         let last = 60 + random.below(30)
         let place = random.pick(Self.places)
         return (0..<count).map { i in
-            let lot = random.string(2, from: "ABCDEFGHJKLMNPRSTUVWXYZ") + random.string(max(0, lotLength - 2), from: "0123456789")
-            return FixtureRecord.Dose(cvx: vaccine.cvx, display: vaccine.display, date: date(daysAgo: last + 28 * (count - 1 - i)),
-                                      lot: lot, performer: place)
+            let lot =
+                random.string(2, from: "ABCDEFGHJKLMNPRSTUVWXYZ")
+                + random.string(max(0, lotLength - 2), from: "0123456789")
+            return FixtureRecord.Dose(
+                cvx: vaccine.cvx, display: vaccine.display, date: date(daysAgo: last + 28 * (count - 1 - i)),
+                lot: lot, performer: place)
         }
     }
 
@@ -142,7 +157,9 @@ struct FixturePeople {
         let minute = random.below(60)
         let time = "\(hour < 10 ? "0" : "")\(hour):\(minute < 10 ? "0" : "")\(minute):00+00:00"
         return FixtureRecord.LabResult(
-            loinc: "94558-4", loincDisplay: "SARS-CoV-2 (COVID-19) Ag [Presence] in Respiratory specimen by Rapid immunoassay",
-            snomed: "260415000", snomedDisplay: "Not detected", effective: day + "T" + time, performer: random.pick(Self.places))
+            loinc: "94558-4",
+            loincDisplay: "SARS-CoV-2 (COVID-19) Ag [Presence] in Respiratory specimen by Rapid immunoassay",
+            snomed: "260415000", snomedDisplay: "Not detected", effective: day + "T" + time,
+            performer: random.pick(Self.places))
     }
 }
