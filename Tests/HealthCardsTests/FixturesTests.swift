@@ -175,6 +175,9 @@ import Testing
         }
         let dir = try Self.catalogue.get()
         #expect(try VerifyFixtures.bytes(dir.appendingPathComponent("valid/max-single-qr.jws")).count == 1194)
+        // docs/fixtures.md describes every entry.
+        let docs = try VerifyFixtures.text(VerifyFixtures.repoRoot.appendingPathComponent("docs/fixtures.md"))
+        for name in names { #expect(docs.contains("| `\(name)` |"), "docs/fixtures.md does not list \(name)") }
         // Every broken entry names the stage that was replaced; every valid one names none.
         for entry in manifest.entries {
             #expect(entry.files[0].hasPrefix("invalid/") == (entry.stage != nil), "\(entry.name)")
