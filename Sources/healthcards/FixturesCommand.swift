@@ -85,9 +85,10 @@ enum FixturesCommand {
         let valid = manifest.entries.filter { !$0.invalid }.count
         let files = manifest.entries.reduce(0) { $0 + $1.files.count }
         printError(
-            "wrote \(files) files to \(out) in \(milliseconds) ms: \(valid) valid and "
-                + "\(manifest.entries.count - valid) invalid entries; manifest \(out)/\(FixtureManifest.fileName), "
-                + "verdicts at --now \(now) (\(Clock.describe(now))), seed \(seed)")
+            "wrote the catalogue to \(out) in \(milliseconds) ms: \(files) card, QR and key set files in "
+                + "\(manifest.entries.count) manifest entries (\(valid) valid, \(manifest.entries.count - valid) invalid), "
+                + "the issuer's site and \(FixtureManifest.fileName); verdicts hold at --now \(now) "
+                + "(\(Clock.describe(now))), seed \(seed)")
         return .ok
     }
 }
