@@ -28,7 +28,8 @@ struct VerifyForge {
         bundle["entry"] = .array(entries)
     }
 
-    /// A good minimized vaccination Bundle (Patient + `doses` Immunizations with CVX 207).
+    /// A good minimized vaccination Bundle (Patient + `doses` Immunizations with CVX 207, one a month from
+    /// 2021-01-15, so none repeats another and they are in date order).
     static func bundle(doses: Int = 2, distinctLots: Bool = false) -> JSONValue {
         var entries: [JSONValue] = [
             .object(["fullUrl": "resource:0", "resource": .object([
@@ -39,7 +40,7 @@ struct VerifyForge {
             entries.append(.object(["fullUrl": .string("resource:\(i + 1)"), "resource": .object([
                 "resourceType": "Immunization", "status": "completed",
                 "vaccineCode": .object(["coding": [.object(["system": .string(Terminology.cvx), "code": "207"])]]),
-                "patient": .object(["reference": "resource:0"]), "occurrenceDateTime": .string("2021-0\(1 + i % 9)-15"),
+                "patient": .object(["reference": "resource:0"]), "occurrenceDateTime": .string(String(format: "%04d-%02d-15", 2021 + i / 12, 1 + i % 12)),
                 "performer": [.object(["actor": .object(["display": "ABC General Hospital"])])], "lotNumber": .string(distinctLots ? String(UUID().uuidString.prefix(18)) : "0000001"),
             ])]))
         }

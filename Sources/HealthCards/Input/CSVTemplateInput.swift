@@ -199,12 +199,12 @@ public final class CSVTemplateInput {
         public var rows: [TemplateRow]
         public var errors: [HealthCardError]
 
-        /// Renders the rows into the record's Bundle (or its errors) with `template`.
-        public func render(_ template: Template) -> InputRecord {
-            guard errors.isEmpty, let id else { return InputRecord(source: source, id: id, bundle: nil, errors: errors) }
-            let rendered = template.render(rows: rows)
-            return InputRecord(source: source, id: id, bundle: rendered.bundle, errors: rendered.errors, warnings: rendered.warnings,
-                               validation: rendered.validation)
+        /// Renders the rows with `template` into the record's checked Bundle (or its errors).
+        /// - Parameter now: seconds since 1970 to judge future dates against.
+        public func render(_ template: Template, now: Int64 = Clock.nowSeconds()) -> CheckedRecord {
+            guard errors.isEmpty, let id else { return CheckedRecord(source: source, id: id, checked: nil, errors: errors, warnings: []) }
+            let rendered = template.render(rows: rows, now: now)
+            return CheckedRecord(source: source, id: id, checked: rendered.checked, errors: rendered.errors, warnings: rendered.warnings)
         }
     }
 
@@ -337,9 +337,9 @@ public final class CSVTemplateInput {
     public func cursor() -> Cursor { Cursor(self) }
 
     /// Every record, rendered, in order of first appearance (holds them all: for small inputs and tests).
-    public func records() throws -> [InputRecord] {
+    public func records() throws -> [CheckedRecord] {
         let cursor = self.cursor()
-        var out: [InputRecord] = []
+        var out: [CheckedRecord] = []
         while let patient = try cursor.next() { out.append(patient.render(template)) }
         return out
     }

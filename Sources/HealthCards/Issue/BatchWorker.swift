@@ -43,32 +43,29 @@ final class BatchWorker {
     }
 
     private func process(_ job: BatchJob) -> BatchOutcome {
-        let record: InputRecord
+        // Every input reaches the issuer the same way: as a record with a checked Bundle.
+        let record: CheckedRecord
         switch job {
         case .decided(let line): return BatchOutcome(line: line)
-        case .record(let r): record = r
+        case .record(let read): record = read.checked()
         case .rows(let rows, let template): record = rows.render(template)
         }
         var line = ReportLine(source: record.source, id: record.id, status: .rejected, errors: record.errors,
                               warnings: record.warnings, files: [])
-        guard record.errors.isEmpty, let bundle = record.bundle, let id = record.id else { return BatchOutcome(line: line) }
+        line.profile = record.checked?.profile
+        guard record.errors.isEmpty, let checked = record.checked, let id = record.id else { return BatchOutcome(line: line) }
         let name = OutputNames.safe(id)
-        let payload: Payload
-        do { payload = try issuer.payload(for: bundle, patientID: id, minimized: record.validation != nil) } catch {
-            line.errors = error.errors
-            return BatchOutcome(line: line)
-        }
-        let payloadBytes = payload.minifiedBytes
+        let payload = issuer.payload(for: checked, patientID: id)
         let cardFile = "cards/\(name).smart-health-card"
         do {
-            if !force, let files = try alreadyIssued(payload, payloadBytes, validation: record.validation, name: name, cardFile: cardFile, line: &line) {
+            if !force, let files = try alreadyIssued(payload, name: name, cardFile: cardFile, line: &line) {
                 line.status = .issued
                 line.alreadyIssued = true
                 line.files = files
                 return BatchOutcome(line: line)
             }
             let card: IssuedCard
-            do { card = try issuer.issue(payload: payload, bytes: payloadBytes, validation: record.validation) } catch {
+            do { card = try issuer.issue(payload) } catch {
                 line.errors = error.errors
                 return BatchOutcome(line: line)
             }
@@ -100,20 +97,18 @@ final class BatchWorker {
     /// `CardIssuer.existingCard`), makes sure its images are there and whole (they are
     /// deterministic: rewritten when missing or different) and returns the record's files.
     /// Returns nil when the record must be issued.
-    private func alreadyIssued(_ payload: Payload, _ payloadBytes: [UInt8], validation: BundleValidator.Findings?, name: String,
-                               cardFile: String, line: inout ReportLine) throws -> [String]? {
+    private func alreadyIssued(_ payload: CardPayload, name: String, cardFile: String, line: inout ReportLine) throws -> [String]? {
         let path = "\(outDir)/\(cardFile)"
-        guard FileIO.exists(path), let bytes = try? FileIO.read(path),
-            let jws = issuer.existingCard(bytes, matches: payloadBytes)
+        guard payload.errors.isEmpty, FileIO.exists(path), let bytes = try? FileIO.read(path),
+            let jws = issuer.existingCard(bytes, matches: payload)
         else { return nil }
-        let findings = validation ?? BundleValidator.validate(payload.fhirBundle)
-        guard findings.errors.isEmpty, let images = try? issuer.images(for: jws) else { return nil }
+        guard let images = try? issuer.images(for: jws) else { return nil }
         let files = Self.imageFiles(name: name, count: images.pngs.count)
         for (file, png) in zip(files, images.pngs) {
             let imagePath = "\(outDir)/\(file)"
             if (try? FileIO.read(imagePath)) != png { try FileIO.writeAtomically(png, to: imagePath, sync: false) }
         }
-        line.warnings += findings.warnings + images.warnings
+        line.warnings += payload.warnings + images.warnings
         return [cardFile] + files
     }
 }

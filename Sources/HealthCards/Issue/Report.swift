@@ -14,6 +14,8 @@ public struct ReportLine: Sendable {
     public var warnings: [HealthCardError]
     /// Files written for the record, relative to the output folder.
     public var files: [String]
+    /// The profile that judged the record's Bundle; nil when no Bundle was made.
+    public var profile: BundleProfile?
 
     public init(source: String, id: String?, status: Status, errors: [HealthCardError], warnings: [HealthCardError], files: [String]) {
         self.source = source
@@ -24,8 +26,8 @@ public struct ReportLine: Sendable {
         self.files = files
     }
 
-    /// `{"source":…,"id":…,"status":…,"alreadyIssued":…,"errors":[…],"warnings":[…],"files":[…]}`
-    /// with a final newline.
+    /// `{"source":…,"id":…,"status":…,"alreadyIssued":…,"profile":…,"errors":[…],"warnings":[…],"files":[…]}`
+    /// with a final newline; `profile` is `vaccination`, `lab`, `generic` or null.
     public var ndjson: [UInt8] {
         func issues(_ list: [HealthCardError]) -> JSONValue {
             .array(list.map { error in
@@ -36,7 +38,8 @@ public struct ReportLine: Sendable {
         }
         let object: JSONObject = [
             "source": .string(source), "id": id.map { .string($0) } ?? .null, "status": .string(status.rawValue),
-            "alreadyIssued": .bool(alreadyIssued), "errors": issues(errors), "warnings": issues(warnings),
+            "alreadyIssued": .bool(alreadyIssued), "profile": profile.map { .string($0.rawValue) } ?? .null,
+            "errors": issues(errors), "warnings": issues(warnings),
             "files": .array(files.map { .string($0) }),
         ]
         return JSONWriter.minified(.object(object)) + [0x0A]

@@ -13,15 +13,14 @@ public struct TemplateRow: Sendable {
     public subscript(column: String) -> String { values[column] ?? "" }
 }
 
-/// What rendering one patient's rows produced: a Bundle, or every reason it could not be made.
+/// What rendering one patient's rows produced: the checked Bundle, and every reason it cannot be issued.
 public struct RenderedBundle: Sendable {
-    /// The Bundle, already minimized when `validation` is set.
-    public var bundle: JSONValue?
+    /// The rendered Bundle, minimized and checked; nil when rendering or minimizing failed.
+    public var checked: CheckedBundle?
+    /// Rendering errors and the checked Bundle's errors, each at the CSV row and column that caused it.
     public var errors: [HealthCardError]
+    /// Rendering warnings (repeated rows); the Bundle's own warnings are in `checked`.
     public var warnings: [HealthCardError]
-    /// The validator's findings on the minimized `bundle` (no errors), so the issuer need not minimize
-    /// and validate it a second time.
-    public var validation: BundleValidator.Findings?
 }
 
 extension Template {
@@ -30,11 +29,12 @@ extension Template {
     /// Every `fullUrl` becomes `resource:N` and references to template fullUrls are rewritten.
     ///
     /// Any bad row rejects the whole patient: a card with a missing dose is worse than no card.
-    public func render(rows: [TemplateRow]) -> RenderedBundle {
+    /// - Parameter now: seconds since 1970 to judge future dates against.
+    public func render(rows: [TemplateRow], now: Int64 = Clock.nowSeconds()) -> RenderedBundle {
         var errors: [HealthCardError] = []
         var warnings: [HealthCardError] = []
         guard let first = rows.first else {
-            return RenderedBundle(bundle: nil, errors: [HealthCardError(.template, "no rows")], warnings: [])
+            return RenderedBundle(checked: nil, errors: [HealthCardError(.template, "no rows")], warnings: [])
         }
         for row in rows {
             for column in columns where column.required && row[column.name].isEmpty {
@@ -83,15 +83,11 @@ extension Template {
                 produced.append(.object(newEntry))
             }
         }
-        guard errors.isEmpty else { return RenderedBundle(bundle: nil, errors: errors, warnings: warnings) }
+        guard errors.isEmpty else { return RenderedBundle(checked: nil, errors: errors, warnings: warnings) }
         var bundle = self.bundle
         bundle["entry"] = .array(produced)
-        let checked = provenance.check(.object(bundle))
-        if !checked.errors.isEmpty { return RenderedBundle(bundle: nil, errors: checked.errors, warnings: warnings) }
-        guard let minimized = checked.minimized, let findings = checked.findings else {
-            return RenderedBundle(bundle: .object(bundle), errors: [], warnings: warnings)
-        }
-        return RenderedBundle(bundle: minimized, errors: [], warnings: warnings, validation: findings)
+        let (checked, checkErrors) = provenance.check(.object(bundle), now: now)
+        return RenderedBundle(checked: checked, errors: checkErrors, warnings: warnings)
     }
 
     static func rewriteReferences(_ node: inout JSONValue, urlIndex: [String: Int]) {

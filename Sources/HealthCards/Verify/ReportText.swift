@@ -24,6 +24,7 @@ extension CredentialReport {
                 return Clock.describe(Int64(seconds))
             }
             lines.append("  nbf      \(date(payload["nbf"]))" + (payload["exp"] != nil ? "; exp \(date(payload["exp"]))" : ""))
+            if let profile { lines.append("  profile  \(profile.title)") }
             for entry in payload["vc"]?["credentialSubject"]?["fhirBundle"]?["entry"]?.arrayValue ?? [] {
                 if let line = Self.describe(entry["resource"]) { lines.append("  " + line) }
             }
