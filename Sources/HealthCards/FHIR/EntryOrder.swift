@@ -18,7 +18,7 @@ enum EntryOrder {
             let keys = places.map { sortKey(entries[$0]["resource"] ?? .null) }
             let byDate = places.indices.sorted { a, b in
                 switch (keys[a], keys[b]) {
-                case let (x?, y?): return x != y ? x < y : a < b
+                case (let x?, let y?): return x != y ? x < y : a < b
                 case (.some, nil): return true
                 case (nil, .some): return false
                 case (nil, nil): return a < b
@@ -42,7 +42,8 @@ enum EntryOrder {
                 f.warn(
                     .bundleEntryOrder, "Bundle.entry[\(i)].resource.\(member)",
                     "this \(what) ('\(ControlCharacters.escaped(text))') is listed after a later one (Bundle.entry[\(before.index)], "
-                        + "'\(ControlCharacters.escaped(before.text))'); verifier apps show entries in the order stored. List them by date")
+                        + "'\(ControlCharacters.escaped(before.text))'); verifier apps show entries in the order stored. List them by date"
+                )
             }
             if latest[type].map({ $0.key <= key }) ?? true { latest[type] = (key, i, text) }
         }

@@ -148,6 +148,15 @@ public struct FHIRDateTime: Sendable, Equatable {
     /// the birth date allows.
     public func isBefore(_ other: FHIRDateTime) -> Bool { latest < other.earliest }
 
+    /// True when `self` ends before `other` begins, both read in one time zone (the two ends of a
+    /// Period): calendar days for two values without a time, instants when both have one, and the widest
+    /// reading (`isBefore`) when only one has a time.
+    public func isBefore(sameZoneAs other: FHIRDateTime) -> Bool {
+        guard precision != .instant, other.precision != .instant else { return isBefore(other) }
+        // The last day's end and the first day's start, both at UTC: the same zone on both sides.
+        return latest - Self.furthestBehindSeconds < other.earliest + Self.furthestAheadSeconds
+    }
+
     /// Orders values for a card: by earliest instant. Callers keep input order for values that compare
     /// equal (a sort that is stable).
     public func sortsBefore(_ other: FHIRDateTime) -> Bool { earliest < other.earliest }

@@ -67,9 +67,12 @@ public enum BundleInput {
     /// The records of a `.json` or `.ndjson` file, in file order. A line or file that is not JSON,
     /// or not a Bundle, becomes a rejected record naming the line; the others are still read.
     /// - Throws: `HealthCardError(.io)` when the file cannot be read at all, `.input` for an
-    ///   `.ndjson` file without a single non-blank line.
+    ///   `.ndjson` file without a single non-blank line, or a file in UTF-16 or UTF-32.
     public static func records(path: String) throws -> [InputRecord] {
         let bytes = try FileIO.read(path)
+        if let encoding = TextEncoding.nonUTF8Unicode(bytes[...]) {
+            throw HealthCardError(.input, TextEncoding.message(path: path, encoding: encoding))
+        }
         let stem = FileIO.stem(path)
         if path.hasSuffix(".ndjson") {
             var records: [InputRecord] = []

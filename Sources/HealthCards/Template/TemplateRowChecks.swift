@@ -9,9 +9,12 @@ extension Template {
     }
 
     /// The rows with each `eventKey` value kept once (first occurrence), and one finding per repeated
-    /// event id naming every row that repeats it.
+    /// event id naming every row that repeats it. Without an `eventKey`, rows identical in every column
+    /// the template reads are kept once, with a warning: a repeated export row must not silently become
+    /// a second dose (rows that differ and still make the same dose are refused by
+    /// `IMMUNIZATION_DUPLICATE`).
     func deduplicatedEvents(_ rows: [TemplateRow]) -> ([TemplateRow], [DuplicateFinding]) {
-        guard let eventKey else { return (rows, []) }
+        guard let eventKey else { return deduplicatedRows(rows) }
         var kept: [TemplateRow] = []
         var firstRow: [String: TemplateRow] = [:]
         var repeats: [String: [TemplateRow]] = [:]
@@ -30,8 +33,7 @@ extension Template {
         }
         var findings: [DuplicateFinding] = []
         for event in order {
-            let original = firstRow[event]!
-            let others = repeats[event]!
+            guard let original = firstRow[event], let others = repeats[event] else { continue }
             let differing = columns.map(\.name).filter { name in others.contains { $0[name] != original[name] } }
             let lines = others.map(\.source).joined(separator: ", ")
             if differing.isEmpty {
@@ -50,6 +52,32 @@ extension Template {
                                 + "which row is right cannot be known, so no card is issued. Give each event its own id or remove the wrong row",
                             at: "\(original.source) column \(eventKey)"), isConflict: true))
             }
+        }
+        return (kept, findings)
+    }
+
+    /// Rows identical in every declared column kept once, with one warning per repeated row content.
+    func deduplicatedRows(_ rows: [TemplateRow]) -> ([TemplateRow], [DuplicateFinding]) {
+        var kept: [TemplateRow] = []
+        var firstRow: [[String]: Int] = [:]  // values → index in `kept`
+        var repeats: [Int: [TemplateRow]] = [:]
+        for row in rows {
+            let values = columns.map { row[$0.name] }
+            if let first = firstRow[values] {
+                repeats[first, default: []].append(row)
+            } else {
+                firstRow[values] = kept.count
+                kept.append(row)
+            }
+        }
+        let findings = repeats.keys.sorted().map { index in
+            let lines = (repeats[index] ?? []).map(\.source).joined(separator: ", ")
+            return DuplicateFinding(
+                error: HealthCardError(
+                    .template,
+                    "the same row is repeated at \(lines); counted once. The template has no \"eventKey\" to tell events apart, "
+                        + "so identical rows are taken for one event: check the export, or add an event id column as \"eventKey\"",
+                    at: kept[index].source), isConflict: false)
         }
         return (kept, findings)
     }

@@ -52,7 +52,9 @@ public enum BundleValidator {
         let (profile, others) = BundleProfile.classify(bundle)
         f.profile = profile
         if bundle["resourceType"]?.stringValue != "Bundle" {
-            f.error(.bundleResourceType, "Bundle.resourceType", "must be \"Bundle\", found \(quoted(bundle["resourceType"]))")
+            f.error(
+                .bundleResourceType, "Bundle.resourceType",
+                "must be \"Bundle\", found \(quoted(bundle["resourceType"]))")
         }
         checkType(bundle["type"], profile: profile, findings: &f)
         if let meta = bundle["meta"] { MinimizationRules.checkMeta(meta, path: "Bundle.meta", findings: &f) }
@@ -68,7 +70,9 @@ public enum BundleValidator {
                 MinimizationRules.checkCharacters(member: k, value: v, path: path, findings: &f)
             }
             if entry["fullUrl"]?.stringValue != "resource:\(i)" {
-                f.error(.bundleFullURL, path + ".fullUrl", "must be 'resource:\(i)' (entry index), found \(quoted(entry["fullUrl"]))")
+                f.error(
+                    .bundleFullURL, path + ".fullUrl",
+                    "must be 'resource:\(i)' (entry index), found \(quoted(entry["fullUrl"]))")
             }
             guard let resource = entry["resource"], resource.objectValue != nil else {
                 f.error(.bundleEntryNoResource, path + ".resource", "entry has no resource object")
@@ -89,7 +93,8 @@ public enum BundleValidator {
             return f
         }
         if patientIndices.count != 1 {
-            f.error(.bundlePatientCount, "Bundle.entry", "a card holds exactly one Patient, found \(patientIndices.count)")
+            f.error(
+                .bundlePatientCount, "Bundle.entry", "a card holds exactly one Patient, found \(patientIndices.count)")
         }
         let patientRef = patientIndices.count == 1 ? "resource:\(patientIndices[0])" : nil
         var birthDate: (value: String, path: String)?
@@ -122,12 +127,17 @@ public enum BundleValidator {
         switch profile {
         case .vaccination, .lab:
             if type?.stringValue != "collection" {
-                f.error(.bundleType, "Bundle.type", "must be \"collection\" for a \(profile.rawValue) card (the SHC IG's \(profile.rawValue) Bundle profiles fix it), found \(quoted(type))")
+                f.error(
+                    .bundleType, "Bundle.type",
+                    "must be \"collection\" for a \(profile.rawValue) card (the SHC IG's \(profile.rawValue) Bundle profiles fix it), found \(quoted(type))"
+                )
             }
         case .generic:
             if !(type?.stringValue.map(BundleProfile.bundleTypes.contains) ?? false) {
-                f.error(.bundleType, "Bundle.type", "must be a FHIR Bundle type (\(BundleProfile.bundleTypes.sorted().joined(separator: ", "))); "
-                    + "\"collection\" unless something more specific applies, found \(quoted(type))")
+                f.error(
+                    .bundleType, "Bundle.type",
+                    "must be a FHIR Bundle type (\(BundleProfile.bundleTypes.sorted().joined(separator: ", "))); "
+                        + "\"collection\" unless something more specific applies, found \(quoted(type))")
             }
         }
     }
@@ -137,14 +147,18 @@ public enum BundleValidator {
     /// holding nothing but Patients shows an empty card.
     static func checkGenericContent(_ entries: [JSONValue], others: [String], findings f: inout Findings) {
         if !others.isEmpty {
-            f.warn(.bundleMixedContent, "Bundle.entry", "the Bundle holds Immunization or Observation entries with \(others.joined(separator: ", ")), "
-                + "so neither the IG's vaccination Bundle (a Patient and Immunizations) nor its lab Bundle (a Patient and lab Observations) "
-                + "applies: it was judged by the generic SMART Health Card rules only, and verifier apps that show vaccination or lab cards may not show it. "
-                + "Make one card per kind of content")
+            f.warn(
+                .bundleMixedContent, "Bundle.entry",
+                "the Bundle holds Immunization or Observation entries with \(others.joined(separator: ", ")), "
+                    + "so neither the IG's vaccination Bundle (a Patient and Immunizations) nor its lab Bundle (a Patient and lab Observations) "
+                    + "applies: it was judged by the generic SMART Health Card rules only, and verifier apps that show vaccination or lab cards may not show it. "
+                    + "Make one card per kind of content")
         }
         let types = entries.compactMap { $0["resource"]?["resourceType"]?.stringValue }
         if types.allSatisfy({ $0 == "Patient" }) {
-            f.warn(.bundleNoClinicalEntry, "Bundle.entry", "the Bundle has no entry besides a Patient; verifier apps will show an empty card")
+            f.warn(
+                .bundleNoClinicalEntry, "Bundle.entry",
+                "the Bundle has no entry besides a Patient; verifier apps will show an empty card")
         }
     }
 

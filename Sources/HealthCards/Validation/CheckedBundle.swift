@@ -40,7 +40,8 @@ public struct CheckedBundle: Sendable {
     {
         let (minimized, origins) = try BundleMinimizer.minimizeKeepingOrigins(bundle)
         return CheckedBundle(
-            bundle: minimized, findings: BundleValidator.validate(minimized, now: now, purpose: .issuing), origins: origins)
+            bundle: minimized, findings: BundleValidator.validate(minimized, now: now, purpose: .issuing),
+            origins: origins)
     }
 
     /// Checks a Bundle as found in a card, changing nothing (`verify`).

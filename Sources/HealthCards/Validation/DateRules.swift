@@ -23,7 +23,9 @@ enum DateRules {
         case "Observation":
             if let value = resource["effectiveDateTime"]?.stringValue { dates.append(("effectiveDateTime", value)) }
             for end in ["start", "end"] {
-                if let value = resource["effectivePeriod"]?[end]?.stringValue { dates.append(("effectivePeriod.\(end)", value)) }
+                if let value = resource["effectivePeriod"]?[end]?.stringValue {
+                    dates.append(("effectivePeriod.\(end)", value))
+                }
             }
         default: break
         }

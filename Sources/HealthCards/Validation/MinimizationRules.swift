@@ -10,7 +10,9 @@ enum MinimizationRules {
     static func checkMinimal(
         _ resource: JSONValue, path: String, count: Int, findings f: inout BundleValidator.Findings
     ) {
-        if resource["id"] != nil { f.error(.minResourceID, "\(path).id", "Resource.id must be removed when minimizing") }
+        if resource["id"] != nil {
+            f.error(.minResourceID, "\(path).id", "Resource.id must be removed when minimizing")
+        }
         if resource["text"] != nil {
             f.error(.minText, "\(path).text", "the narrative (DomainResource.text) must be removed when minimizing")
         }
@@ -23,34 +25,52 @@ enum MinimizationRules {
     /// except meta.security"; Vaccination IG: `meta.security` from the IAL value set).
     static func checkMeta(_ meta: JSONValue, path: String, findings f: inout BundleValidator.Findings) {
         guard let object = meta.objectValue else {
-            f.error(.minMeta, path, "Resource.meta must be an object holding only 'security' (the identity-assurance label), found \(quoted(meta)); remove it or write {\"security\":[…]}")
+            f.error(
+                .minMeta, path,
+                "Resource.meta must be an object holding only 'security' (the identity-assurance label), found \(quoted(meta)); remove it or write {\"security\":[…]}"
+            )
             return
         }
         if object.keys != ["security"] {
             let others = object.keys.filter { $0 != "security" }.map(ControlCharacters.escaped)
-            f.error(.minMeta, path, "Resource.meta may hold only 'security' (the identity-assurance label), found \(others.isEmpty ? "no member" : others.joined(separator: ", ")); remove the rest")
+            f.error(
+                .minMeta, path,
+                "Resource.meta may hold only 'security' (the identity-assurance label), found \(others.isEmpty ? "no member" : others.joined(separator: ", ")); remove the rest"
+            )
         }
         guard let security = object["security"] else { return }
         guard let codings = security.arrayValue, !codings.isEmpty else {
-            f.error(.metaSecurity, path + ".security", "meta.security must be a non-empty list of identity-assurance Codings, found \(quoted(security))")
+            f.error(
+                .metaSecurity, path + ".security",
+                "meta.security must be a non-empty list of identity-assurance Codings, found \(quoted(security))")
             return
         }
-        let expected = "each is exactly {\"system\":\"\(ialSystem)\",\"code\":…} with code \(ialCodes.joined(separator: ", "))"
+        let expected =
+            "each is exactly {\"system\":\"\(ialSystem)\",\"code\":…} with code \(ialCodes.joined(separator: ", "))"
         for (i, coding) in codings.enumerated() {
             let at = "\(path).security[\(i)]"
             guard let c = coding.objectValue else {
-                f.error(.metaSecurity, at, "an identity-assurance label is a Coding object, found \(quoted(coding)); \(expected)")
+                f.error(
+                    .metaSecurity, at,
+                    "an identity-assurance label is a Coding object, found \(quoted(coding)); \(expected)")
                 continue
             }
             let extra = c.keys.filter { $0 != "system" && $0 != "code" }.map(ControlCharacters.escaped)
             if !extra.isEmpty {
-                f.error(.metaSecurity, at, "the identity-assurance Coding holds \(extra.joined(separator: ", ")); \(expected)")
+                f.error(
+                    .metaSecurity, at,
+                    "the identity-assurance Coding holds \(extra.joined(separator: ", ")); \(expected)")
             }
             if c["system"]?.stringValue != ialSystem {
-                f.error(.metaSecurity, at + ".system", "the identity-assurance system must be '\(ialSystem)', found \(quoted(c["system"]))")
+                f.error(
+                    .metaSecurity, at + ".system",
+                    "the identity-assurance system must be '\(ialSystem)', found \(quoted(c["system"]))")
             }
             if !(c["code"]?.stringValue.map(ialCodes.contains) ?? false) {
-                f.error(.metaSecurity, at + ".code", "the identity-assurance level must be one of \(ialCodes.joined(separator: ", ")), found \(quoted(c["code"]))")
+                f.error(
+                    .metaSecurity, at + ".code",
+                    "the identity-assurance level must be one of \(ialCodes.joined(separator: ", ")), found \(quoted(c["code"]))"
+                )
             }
         }
     }
@@ -66,8 +86,10 @@ enum MinimizationRules {
                 f.error(.minCodingDisplay, path + ".display", "Coding.display must be removed when minimizing")
             }
             if let reference = o["reference"]?.stringValue, !BundleValidator.resolves(reference, count: count) {
-                f.error(.referenceUnresolved, path + ".reference",
-                        "reference \(quoted(.string(reference))) does not resolve to an entry of this Bundle as resource:N (N from 0 to \(count - 1))")
+                f.error(
+                    .referenceUnresolved, path + ".reference",
+                    "reference \(quoted(.string(reference))) does not resolve to an entry of this Bundle as resource:N (N from 0 to \(count - 1))"
+                )
             }
             for (k, v) in o {
                 checkMemberName(k, path: path, findings: &f)
@@ -86,7 +108,9 @@ enum MinimizationRules {
     }
 
     /// Control characters only, for the parts of the Bundle outside the entry resources.
-    static func checkCharacters(member: String, value: JSONValue, path: String, findings f: inout BundleValidator.Findings) {
+    static func checkCharacters(
+        member: String, value: JSONValue, path: String, findings f: inout BundleValidator.Findings
+    ) {
         checkMemberName(member, path: path, findings: &f)
         checkCharacters(value, path: "\(path).\(ControlCharacters.escaped(member))", findings: &f)
     }
@@ -105,14 +129,20 @@ enum MinimizationRules {
     /// FHIR `string`: no character below U+0020 except tab, CR and LF (FHIR R4 datatypes, `[ \r\n\t\S]+`).
     private static func checkString(_ s: String, path: String, findings f: inout BundleValidator.Findings) {
         guard let (scalar, offset) = ControlCharacters.firstForbidden(in: s) else { return }
-        f.error(.stringControlCharacter, path, "the string holds the control character \(ControlCharacters.codePoint(scalar)) at character \(offset + 1) "
-            + "(\(quoted(.string(s)))); FHIR strings may not hold characters below U+0020 other than tab, CR and LF. Remove it from the source data")
+        f.error(
+            .stringControlCharacter, path,
+            "the string holds the control character \(ControlCharacters.codePoint(scalar)) at character \(offset + 1) "
+                + "(\(quoted(.string(s)))); FHIR strings may not hold characters below U+0020 other than tab, CR and LF. Remove it from the source data"
+        )
     }
 
     private static func checkMemberName(_ name: String, path: String, findings f: inout BundleValidator.Findings) {
         guard let (scalar, offset) = ControlCharacters.firstForbidden(in: name) else { return }
-        f.error(.stringControlCharacter, "\(path).\(ControlCharacters.escaped(name))", "the JSON member name holds the control character "
-            + "\(ControlCharacters.codePoint(scalar)) at character \(offset + 1); FHIR element names never do. Remove it")
+        f.error(
+            .stringControlCharacter, "\(path).\(ControlCharacters.escaped(name))",
+            "the JSON member name holds the control character "
+                + "\(ControlCharacters.codePoint(scalar)) at character \(offset + 1); FHIR element names never do. Remove it"
+        )
     }
 }
 
@@ -130,17 +160,35 @@ enum NameRules {
                 switch name[part] {
                 case .string(let s)?: values = [(s, "\(path).name[\(i)].\(part)")]
                 case .array(let list)?:
-                    values = list.enumerated().compactMap { j, v in v.stringValue.map { ($0, "\(path).name[\(i)].\(part)[\(j)]") } }
+                    values = list.enumerated().compactMap { j, v in
+                        v.stringValue.map { ($0, "\(path).name[\(i)].\(part)[\(j)]") }
+                    }
                 default: values = []
                 }
                 // Characters no FHIR string may hold are already STRING_CONTROL_CHARACTER.
                 for (value, at) in values where ControlCharacters.firstForbidden(in: value) == nil {
                     guard let (scalar, offset) = firstControl(in: value) else { continue }
-                    f.error(.patientNameCharacter, at, "the name part \(quoted(.string(value))) holds \(ControlCharacters.codePoint(scalar)) "
-                        + "(a line break, tab or other control character) at character \(offset + 1); a name is shown on one line. Remove it from the source data")
+                    f.error(
+                        .patientNameCharacter, at,
+                        "the name part '\(escaped(value))' holds \(ControlCharacters.codePoint(scalar)) "
+                            + "(a line break, tab or other control character) at character \(offset + 1); a name is shown on one line. Remove it from the source data"
+                    )
                 }
             }
         }
+    }
+
+    /// `text` with the characters `firstControl` finds written as `\u{…}`.
+    static func escaped(_ text: String) -> String {
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            if firstControl(in: String(scalar)) != nil {
+                out.append(contentsOf: "\\u{\(String(scalar.value, radix: 16, uppercase: true))}".unicodeScalars)
+            } else {
+                out.append(scalar)
+            }
+        }
+        return String(out)
     }
 
     /// The first C0 control (tab, CR and LF included), DEL, C1 control, or line or paragraph separator

@@ -173,7 +173,7 @@ enum ObservationRules {
         }
         if period.objectValue == nil || (period["start"] == nil && period["end"] == nil) {
             f.error(.observationEffective, path + ".effectivePeriod", "effectivePeriod needs a start or an end, found \(quoted(period))")
-        } else if ends.count == 2, ends[1].isBefore(ends[0]) {
+        } else if ends.count == 2, ends[1].isBefore(sameZoneAs: ends[0]) {
             f.error(.observationEffective, path + ".effectivePeriod.end", "the period ends (\(quoted(period["end"]))) before it starts (\(quoted(period["start"])))")
         }
     }
