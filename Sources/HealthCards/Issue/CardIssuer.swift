@@ -175,10 +175,18 @@ public final class CardIssuer {
 
     /// The QR symbols and PNG images of a signed JWS (none when QR output is off). Deterministic: the
     /// same JWS and settings give the same bytes, which lets a resumed run check images it finds.
+    /// Without QR output (`makeQR` false) there is no QR to reject: a JWS over the single-QR limit
+    /// gives a warning instead (the card cannot be shown as one QR code; a SMART Health Link can carry it).
     /// - Throws: `HealthCardError(.qr)` when the JWS is over 1195 characters without `chunk` (the
     ///   message gives the size, the limit and the options), `.png` from libpng.
     public func images(for jws: JWS) throws -> (codes: [QRCode], pngs: [[UInt8]], warnings: [HealthCardError]) {
         let length = jws.compact.utf8.count
+        if !settings.makeQR {
+            guard length > QRNumeric.maxSingleJWSCharacters else { return ([], [], []) }
+            return ([], [], [HealthCardError(.qr, "the JWS is \(length) characters; one QR holds at most "
+                + "\(QRNumeric.maxSingleJWSCharacters), so this card cannot be shown as one QR code (only as the file). "
+                + "Hand it out as the .smart-health-card file or through a SMART Health Link, or put fewer entries in the card")])
+        }
         if length > QRNumeric.maxSingleJWSCharacters && !settings.chunk {
             throw HealthCardError(.qr, "the JWS is \(length) characters; one QR holds at most \(QRNumeric.maxSingleJWSCharacters). "
                 + "Put fewer entries in the card (e.g. one card per dose series), or pass --chunk for chunked QRs (deprecated since SHC 1.3.0)")
