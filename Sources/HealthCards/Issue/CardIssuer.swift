@@ -106,9 +106,11 @@ public struct IssuedCard: Sendable {
     }
 }
 
-/// The issuing pipeline for one worker: minimize → validate → payload → raw DEFLATE → ES256 JWS →
-/// verify again → QR → PNG. It owns one zlib stream and one signing context, reused for every card;
-/// make one per thread.
+/// The issuing pipeline for one worker: checked Bundle (`CheckedBundle`: minimized, validated) → payload
+/// and its bytes (`CardPayload`) → raw DEFLATE → ES256 JWS → verify again → QR → PNG. It signs only a
+/// `CardPayload` it made itself from a `CheckedBundle` with no error, with settings checked when it was
+/// made (`IssueSettings.validate`), so it cannot be made to sign a card `verify` rejects. It owns one zlib
+/// stream and one signing context, reused for every card; make one per thread.
 public final class CardIssuer {
     public let settings: IssueSettings
     private var signer: any JWSSigner
