@@ -73,20 +73,25 @@ struct FixturePipeline {
     ///   (a fixture that should be valid is not: a bug in the catalogue); minimization and crypto errors.
     func run(_ bundle: JSONValue, claims: Claims, signer: DeterministicES256Signer, now: Int64) throws -> Output {
         let minimized: JSONValue
-        do { minimized = try BundleMinimizer.minimize(bundle, steps: minimization) } catch {
-            throw HealthCardError(.bundle, "\(error)")
-        }
-        if validate {
-            var findings = BundleValidator.validate(minimized, now: now).all
-            if let nbf = Double(claims.notBefore) {
-                findings += DateRules.eventsAfterNotBefore(minimized, nbf: nbf, severity: .error)
-            }
-            if !findings.isEmpty {
-                throw HealthCardError(
-                    .validation,
-                    "fixture Bundle does not pass the issue gate: "
+        do {
+            if validate {
+                // The gate `issue` runs: the checked Bundle (minimized with every step), refused on any finding.
+                guard minimization == .all else {
+                    throw HealthCardError(.validation, "a fixture that leaves out a minimization step cannot pass the issue gate")
+                }
+                let checked = try CheckedBundle.minimizing(bundle, now: now)
+                var findings = checked.findings
+                if let nbf = Int64(claims.notBefore) { findings += checked.eventsAfter(notBefore: nbf, severity: .error) }
+                if !findings.isEmpty {
+                    throw HealthCardError(.validation, "fixture Bundle does not pass the issue gate: "
                         + findings.map { "\($0.code.rawValue) at \($0.location.path ?? "?")" }.joined(separator: ", "))
+                }
+                minimized = checked.bundle
+            } else {
+                minimized = try BundleMinimizer.minimize(bundle, steps: minimization)
             }
+        } catch let errors as HealthCardErrors {
+            throw HealthCardError(.bundle, "\(errors)")
         }
         let types = Payload.types(for: minimized, policy: .legacy, isCOVID19: Terminology.isCOVID19Code)
         let payload = Payload(
