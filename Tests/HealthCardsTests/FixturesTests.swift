@@ -58,9 +58,9 @@ import Testing
             let findings = reports.flatMap(\.findings)
             let errors = Set(findings.filter(\.isError).map(\.code))
             let warnings = Set(findings.filter { !$0.isError }.map(\.code))
-            #expect(errors == Set(entry.errors), "\(entry.name) (\(entry.form)): \(findings)")
-            #expect(warnings == Set(entry.warnings), "\(entry.name) (\(entry.form)): \(findings)")
-            if entry.form == "key-set" {
+            #expect(errors == Set(entry.errors), "\(entry.name) (\(entry.kind)): \(findings)")
+            #expect(warnings == Set(entry.warnings), "\(entry.name) (\(entry.kind)): \(findings)")
+            if entry.kind == "key-set" {
                 #expect(reports.count == 1 && reports[0].source == .keySet)
             } else {
                 // One credential per file, or one per JWS of the two-JWS file, or one per chunk set.
@@ -97,11 +97,11 @@ import Testing
         }
         // Cards and QR codes in one run (chunk sets each sit in a folder of their own); each key set alone,
         // since the checker adds every key set it reads to the keys it verifies with.
-        let cards = manifest.entries.filter { $0.form != "key-set" }
+        let cards = manifest.entries.filter { $0.kind != "key-set" }
         let shared = try findings(cards.flatMap(\.files))
         var judged = 0
         for entry in manifest.entries {
-            let all = entry.form == "key-set" ? try findings(entry.files) : shared
+            let all = entry.kind == "key-set" ? try findings(entry.files) : shared
             var prefixes = entry.files.map { dir.appendingPathComponent($0).path }
             if entry.files.count > 1 { prefixes.append(FileIO.parent(of: prefixes[0])) }
             let mine = all.filter { finding in
@@ -112,7 +112,7 @@ import Testing
             switch entry.checker {
             case .judges:
                 judged += 1
-                #expect(rejects == entry.invalid, "\(entry.name) (\(entry.form)): checker says \(mine)")
+                #expect(rejects == entry.invalid, "\(entry.name) (\(entry.kind)): checker says \(mine)")
             case .differs(let invalid, let why):
                 judged += 1
                 #expect(
@@ -170,7 +170,7 @@ import Testing
             "covid19-1-dose", "covid19-3-doses", "immunization-mmr", "lab-qualitative", "rid-not-revoked",
             "exp-future", "max-single-qr", "x5c",
         ] {
-            let forms = Set(manifest.entries.filter { $0.name == name }.map(\.form))
+            let forms = Set(manifest.entries.filter { $0.name == name }.map(\.kind))
             #expect(forms == ["smart-health-card", "jws", "qr-text", "qr-image"], "\(name): \(forms)")
         }
         let dir = try Self.catalogue.get()

@@ -126,12 +126,12 @@ public struct FixtureCatalogue {
 
     /// An entry with the defaults of this catalogue: verified with the issuer's site, judged by the checker.
     func entry(
-        _ name: String, _ files: [String], form: String, _ description: String, stage: String? = nil,
+        _ name: String, _ files: [String], kind: String, _ description: String, stage: String? = nil,
         errors: [RuleCode] = [], warnings: [RuleCode] = [], reference: [String] = [],
         keySets: [String] = [FixtureCatalogue.site], checker: FixtureEntry.Checker = .judges
     ) -> FixtureEntry {
         FixtureEntry(
-            name: name, files: files, form: form, description: description, stage: stage, errors: errors,
+            name: name, files: files, kind: kind, description: description, stage: stage, errors: errors,
             warnings: warnings, referenceValidator: reference, keySets: keySets, checker: checker)
     }
 
@@ -146,7 +146,7 @@ public struct FixtureCatalogue {
         add(path, FixtureOutput.file(jws))
         add(
             entry(
-                name, [path], form: "smart-health-card", description, stage: stage, errors: errors,
+                name, [path], kind: "smart-health-card", description, stage: stage, errors: errors,
                 warnings: Self.sizeWarnings(jws, warnings), reference: reference, keySets: keySets, checker: checker))
     }
 
@@ -227,16 +227,16 @@ public struct FixtureCatalogue {
         let jws = output.jws
         addCardFile("valid", name, [jws], description)
         add("valid/\(name).jws", Array(jws.compact.utf8))
-        add(entry(name, ["valid/\(name).jws"], form: "jws", description + " As compact JWS text."))
+        add(entry(name, ["valid/\(name).jws"], kind: "jws", description + " As compact JWS text."))
         guard let text = try FixtureOutput.qrTexts(jws).first, let symbol = try FixtureOutput.symbols(jws).first else {
             throw HealthCardError(.qr, "fixture \(name): no QR text")
         }
         add("valid/\(name).qr.txt", text)
-        add(entry(name, ["valid/\(name).qr.txt"], form: "qr-text", description + " As shc:/ QR text."))
+        add(entry(name, ["valid/\(name).qr.txt"], kind: "qr-text", description + " As shc:/ QR text."))
         add("valid/\(name).png", try QRImage().png(symbol))
         add(
             entry(
-                name, ["valid/\(name).png"], form: "qr-image",
+                name, ["valid/\(name).png"], kind: "qr-image",
                 description + " As a QR image (version \(symbol.version), error correction L)."))
     }
 
@@ -294,7 +294,7 @@ public struct FixtureCatalogue {
         add("valid/\(name).jws", Array(jws.compact.utf8))
         add(
             entry(
-                name, ["valid/\(name).jws"], form: "jws", description + " As compact JWS text.", warnings: [.jwsTooLong]
+                name, ["valid/\(name).jws"], kind: "jws", description + " As compact JWS text.", warnings: [.jwsTooLong]
             ))
         let texts = try FixtureOutput.qrTexts(jws)
         let symbols = try FixtureOutput.symbols(jws)
@@ -308,12 +308,12 @@ public struct FixtureCatalogue {
         }
         add(
             entry(
-                name, textFiles, form: "qr-text",
+                name, textFiles, kind: "qr-text",
                 description + " As \(texts.count) shc:/C/N/ QR texts (give them together).",
                 warnings: [.qrChunked]))
         add(
             entry(
-                name, imageFiles, form: "qr-image", description + " As \(texts.count) QR images (give them together).",
+                name, imageFiles, kind: "qr-image", description + " As \(texts.count) QR images (give them together).",
                 warnings: [.qrChunked]))
     }
 

@@ -16,9 +16,9 @@ public struct FixtureEntry: Sendable {
     public var name: String
     /// The files, relative to the catalogue folder: one, or the chunks of one QR set.
     public var files: [String]
-    /// `smart-health-card`, `jws`, `qr-text`, `qr-image` or `key-set`.
-    public var form: String
-    /// What the card is (valid) or what was broken, in a sentence.
+    /// What kind of file it is: `smart-health-card`, `jws`, `qr-text`, `qr-image` or `key-set`.
+    public var kind: String
+    /// What the card is, and for a broken one what was broken, in a sentence.
     public var description: String
     /// The pipeline stage that was replaced (nil for a valid card).
     public var stage: String?
@@ -36,7 +36,7 @@ public struct FixtureEntry: Sendable {
 
     public var json: JSONValue {
         var o: JSONObject = [
-            "name": .string(name), "files": .array(files.map { .string($0) }), "form": .string(form),
+            "name": .string(name), "files": .array(files.map { .string($0) }), "kind": .string(kind),
             "verdict": invalid ? "invalid" : "valid", "description": .string(description),
             "stage": stage.map { .string($0) } ?? .null,
             "errors": .array(errors.map { .string($0.rawValue) }),
@@ -120,7 +120,7 @@ public struct FixtureManifest: Sendable {
                 FixtureEntry(
                     name: item["name"]?.stringValue ?? "",
                     files: (item["files"]?.arrayValue ?? []).compactMap(\.stringValue),
-                    form: item["form"]?.stringValue ?? "", description: item["description"]?.stringValue ?? "",
+                    kind: item["kind"]?.stringValue ?? "", description: item["description"]?.stringValue ?? "",
                     stage: item["stage"]?.stringValue, errors: try codes("errors"), warnings: try codes("warnings"),
                     referenceValidator: (item["referenceValidator"]?.arrayValue ?? []).compactMap(\.stringValue),
                     keySets: (item["keySets"]?.arrayValue ?? []).compactMap(\.stringValue), checker: checker))

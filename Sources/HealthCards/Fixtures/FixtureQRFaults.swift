@@ -9,7 +9,7 @@ extension FixtureCatalogue {
         add(path, text)
         add(
             entry(
-                name, [path], form: "qr-text", description, stage: stage, errors: errors, warnings: warnings,
+                name, [path], kind: "qr-text", description, stage: stage, errors: errors, warnings: warnings,
                 reference: reference, checker: checker))
     }
 
@@ -22,7 +22,7 @@ extension FixtureCatalogue {
         add(path, try QRImage().png(symbol))
         add(
             entry(
-                name, [path], form: "qr-image", description + " (version \(symbol.version))", stage: stage,
+                name, [path], kind: "qr-image", description + " (version \(symbol.version))", stage: stage,
                 errors: errors,
                 warnings: warnings, reference: reference, checker: checker))
     }
@@ -39,7 +39,7 @@ extension FixtureCatalogue {
         }
         add(
             entry(
-                name, paths, form: "qr-text", description, stage: stage, errors: errors, warnings: warnings,
+                name, paths, kind: "qr-text", description, stage: stage, errors: errors, warnings: warnings,
                 reference: reference, checker: checker))
     }
 
@@ -144,7 +144,7 @@ extension FixtureCatalogue {
         add("invalid/file-not-json.smart-health-card", Array(jws.compact.utf8))
         add(
             entry(
-                "file-not-json", ["invalid/file-not-json.smart-health-card"], form: "smart-health-card",
+                "file-not-json", ["invalid/file-not-json.smart-health-card"], kind: "smart-health-card",
                 "The .smart-health-card file holds the bare JWS, not {\"verifiableCredential\":[…]} JSON.",
                 stage: "file",
                 errors: [.fileNotJSON], reference: ["JSON_PARSE_ERROR"]))
@@ -156,7 +156,7 @@ extension FixtureCatalogue {
         add(
             entry(
                 "file-no-verifiable-credential", ["invalid/file-no-verifiable-credential.smart-health-card"],
-                form: "smart-health-card",
+                kind: "smart-health-card",
                 "The JWS is under \"verifiableCredentials\" (plural): the file has no "
                     + "verifiableCredential.", stage: "file", errors: [.fileNoCredentials], reference: ["SCHEMA_ERROR"])
         )
@@ -167,7 +167,7 @@ extension FixtureCatalogue {
             FixtureOutput.file([jws]) + Array("\n-- end of card --\n".utf8))
         add(
             entry(
-                "file-trailing-garbage", ["invalid/file-trailing-garbage.smart-health-card"], form: "smart-health-card",
+                "file-trailing-garbage", ["invalid/file-trailing-garbage.smart-health-card"], kind: "smart-health-card",
                 "Text follows the JSON object of the file.", stage: "file", errors: [.fileTrailingCharacters],
                 reference: ["TRAILING_CHARACTERS"]))
     }
@@ -237,7 +237,7 @@ extension FixtureCatalogue {
             add(path, KeySetFile.bytes(keySet))
             add(
                 self.entry(
-                    name, [path], form: "key-set", description, stage: "key-set", errors: errors, warnings: warnings,
+                    name, [path], kind: "key-set", description, stage: "key-set", errors: errors, warnings: warnings,
                     reference: reference, keySets: [], checker: checker))
         }
     }
