@@ -58,8 +58,10 @@ enum FixturesCommand {
             throw HealthCardError(.usage, "--now \(now) is too early: the catalogue's dates reach 800 days before it")
         }
         guard now <= TimeOption.lastSecond - 4_000 * 86_400 else {
-            throw HealthCardError(.usage, "--now \(now) is too late: the catalogue's times reach ten years after it (exp-future, "
-                + "the x5c certificates), past the year 9999")
+            throw HealthCardError(
+                .usage,
+                "--now \(now) is too late: the catalogue's times reach ten years after it (exp-future, "
+                    + "the x5c certificates), past the year 9999")
         }
         var seed: UInt64 = 1
         if let text = parsed.value("seed") {

@@ -77,14 +77,20 @@ struct FixturePipeline {
             if validate {
                 // The gate `issue` runs: the checked Bundle (minimized with every step), refused on any finding.
                 guard minimization == .all else {
-                    throw HealthCardError(.validation, "a fixture that leaves out a minimization step cannot pass the issue gate")
+                    throw HealthCardError(
+                        .validation, "a fixture that leaves out a minimization step cannot pass the issue gate")
                 }
                 let checked = try CheckedBundle.minimizing(bundle, now: now)
                 var findings = checked.findings
-                if let nbf = Int64(claims.notBefore) { findings += checked.eventsAfter(notBefore: nbf, severity: .error) }
+                if let nbf = Int64(claims.notBefore) {
+                    findings += checked.eventsAfter(notBefore: nbf, severity: .error)
+                }
                 if !findings.isEmpty {
-                    throw HealthCardError(.validation, "fixture Bundle does not pass the issue gate: "
-                        + findings.map { "\($0.code.rawValue) at \($0.location.path ?? "?")" }.joined(separator: ", "))
+                    throw HealthCardError(
+                        .validation,
+                        "fixture Bundle does not pass the issue gate: "
+                            + findings.map { "\($0.code.rawValue) at \($0.location.path ?? "?")" }.joined(
+                                separator: ", "))
                 }
                 minimized = checked.bundle
             } else {
