@@ -39,6 +39,10 @@ public final class BatchIssuer {
     public let jobs: Int
     /// Reissue records whose card is already in `outDir`.
     public var force = false
+    /// Printed cards: `pdf/<id>.pdf` and/or one combined PDF (nil: none).
+    public var pdf: PDFOptions?
+    /// Pages written to the combined PDF by the last run (`pdf.combinedPath`).
+    public private(set) var combinedPages = 0
     /// Called on the calling thread after each record with (records done, records in the input).
     public var progress: ((Int, Int) -> Void)?
     /// Called once for each input file that cannot be used at all (not UTF-8, broken quoting, a missing
@@ -88,6 +92,7 @@ public final class BatchIssuer {
         var summary = BatchSummary()
         Self.stopRequest.store(0, ordering: .relaxed)
         let workers = try (0..<jobs).map { _ in BatchWorker(issuer: try makeIssuer(), outDir: outDir, force: force) }
+        let combined = try preparePDF(workers)
         try ReportWriter.checkTarget("\(outDir)/report.ndjson")
         try FileIO.checkWritableFolder(outDir)
         try FileIO.checkWritableFolder("\(outDir)/cards")
@@ -141,6 +146,11 @@ public final class BatchIssuer {
                 return
             }
             let line = outcome.line
+            if let printed = outcome.printed, let combined {
+                do { try combined.append(printed) } catch let error as HealthCardError {
+                    if failure == nil { failure = error }
+                } catch {}
+            }
             if line.status == .issued { summary.issued += 1 } else { summary.rejected += 1 }
             if line.alreadyIssued { summary.alreadyIssued += 1 }
             summary.warnings += line.warnings.count
@@ -210,9 +220,27 @@ public final class BatchIssuer {
             throw HealthCardError(.io, "\(failure.message). The run stopped after \(summary.issued + summary.rejected) of \(summary.total) records; the files written so far are whole, and running the same command again skips the cards already made")
         }
         if let reportFailure { throw reportFailure }
+        if let combined, combined.cards > 0, summary.interruptedBy == 0 {
+            try combined.finish()
+            combinedPages = combined.pages
+        }
         try report.commit()
         try FileIO.syncFileSystem(outDir)
         return summary
+    }
+}
+
+extension BatchIssuer {
+    /// Gives each worker its PDF stage, checks the `pdf/` folder, and opens the combined PDF.
+    func preparePDF(_ workers: [BatchWorker]) throws -> CombinedPDF? {
+        combinedPages = 0
+        guard let pdf else { return nil }
+        for worker in workers { worker.pdf = try PDFStage(options: pdf, outDir: outDir) }
+        if pdf.perCard {
+            try FileIO.checkWritableFolder("\(outDir)/pdf")
+            FileIO.removeStaleTemporaries(in: "\(outDir)/pdf")
+        }
+        return try pdf.combinedPath.map { try CombinedPDF(path: $0) }
     }
 }
 

@@ -13,6 +13,8 @@ struct BatchOutcome {
     var line: ReportLine
     /// An output file could not be written (disk full, folder not writable): the run stops.
     var failure: HealthCardError?
+    /// The card's printed pages, for the run's combined PDF (`--pdf-combined`).
+    var printed: PrintedCard?
 }
 
 /// The per-thread part of a batch: its own `CardIssuer` (zlib stream, signing context), turning a
@@ -21,6 +23,8 @@ final class BatchWorker {
     let issuer: CardIssuer
     let outDir: String
     let force: Bool
+    /// The PDF stage (`--pdf`, `--pdf-combined`); nil when nothing is printed.
+    var pdf: PDFStage?
 
     init(issuer: CardIssuer, outDir: String, force: Bool) {
         self.issuer = issuer
@@ -61,11 +65,11 @@ final class BatchWorker {
         let payloadBytes = payload.minifiedBytes
         let cardFile = "cards/\(name).smart-health-card"
         do {
-            if !force, let files = try alreadyIssued(payload, payloadBytes, validation: record.validation, name: name, cardFile: cardFile, line: &line) {
+            if !force, let (files, printed) = try alreadyIssued(payload, payloadBytes, validation: record.validation, name: name, cardFile: cardFile, line: &line) {
                 line.status = .issued
                 line.alreadyIssued = true
                 line.files = files
-                return BatchOutcome(line: line)
+                return BatchOutcome(line: line, printed: printed)
             }
             let card: IssuedCard
             do { card = try issuer.issue(payload: payload, bytes: payloadBytes, validation: record.validation) } catch {
@@ -78,10 +82,11 @@ final class BatchWorker {
             for (file, png) in zip(images, card.pngs) {
                 try FileIO.writeAtomically(png, to: "\(outDir)/\(file)", sync: false)
             }
+            let printed = try pdf?.run(jws: card.jws, codes: card.qrCodes, name: name)
             try FileIO.writeAtomically(card.fileBytes, to: "\(outDir)/\(cardFile)", sync: false)
             line.status = .issued
-            line.files = [cardFile] + images
-            return BatchOutcome(line: line)
+            line.files = [cardFile] + images + (printed?.files ?? [])
+            return BatchOutcome(line: line, printed: printed?.card)
         } catch let error as HealthCardError {
             line.errors = [error]
             return BatchOutcome(line: line, failure: error)
@@ -99,9 +104,9 @@ final class BatchWorker {
     /// When `cards/<name>.smart-health-card` is already the card for this payload (see
     /// `CardIssuer.existingCard`), makes sure its images are there and whole (they are
     /// deterministic: rewritten when missing or different) and returns the record's files.
-    /// Returns nil when the record must be issued.
+    /// Returns nil when the record must be issued. A missing PDF is printed (an existing one is kept).
     private func alreadyIssued(_ payload: Payload, _ payloadBytes: [UInt8], validation: BundleValidator.Findings?, name: String,
-                               cardFile: String, line: inout ReportLine) throws -> [String]? {
+                               cardFile: String, line: inout ReportLine) throws -> ([String], PrintedCard?)? {
         let path = "\(outDir)/\(cardFile)"
         guard FileIO.exists(path), let bytes = try? FileIO.read(path),
             let jws = issuer.existingCard(bytes, matches: payloadBytes)
@@ -114,6 +119,7 @@ final class BatchWorker {
             if (try? FileIO.read(imagePath)) != png { try FileIO.writeAtomically(png, to: imagePath, sync: false) }
         }
         line.warnings += findings.warnings + images.warnings
-        return [cardFile] + files
+        let printed = try pdf?.run(jws: jws, codes: images.codes, name: name, keepExisting: true)
+        return ([cardFile] + files + (printed?.files ?? []), printed?.card)
     }
 }

@@ -35,7 +35,7 @@ public final class CardPrinter {
         let paper = settings.paper.millimetres
         pageWidth = Points.mm(paper.width)
         pageHeight = Points.mm(paper.height)
-        text = TextContext(canvas: try Canvas(width: 10, height: 10))
+        text = try TextContext(canvas: try Canvas(width: 10, height: 10))
         logo = try settings.logo?.decoded()
     }
 

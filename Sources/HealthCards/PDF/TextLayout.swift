@@ -108,20 +108,30 @@ final class TextLayout {
     }
 }
 
-/// A Pango context for one canvas: font map, resolution (72 points per inch, so Pango sizes are
-/// points) and unhinted metrics, as print needs. One per canvas; made and used on one thread.
+/// A Pango font map and context: resolution 72 (so Pango sizes are points) and unhinted metrics, as
+/// print needs. Each `CardPrinter` has its own, so worker threads never share Pango objects (a
+/// Pango font map is not thread-safe; Pango's default map is per thread, and a printer may be made on
+/// one thread and used on another).
 final class TextContext {
+    private let fontMap: UnsafeMutablePointer<PangoFontMap>
     fileprivate let context: OpaquePointer
 
-    init(canvas: Canvas) {
-        context = canvas.withContext { cr in
-            let context = pango_cairo_create_context(cr)!
-            canvas.withPrintFontOptions { pango_cairo_context_set_font_options(context, $0) }
-            pango_cairo_context_set_resolution(context, 72)
-            pango_context_set_round_glyph_positions(context, 0)
-            return context
+    /// - Throws: `HealthCardError(.pdf)` when Pango cannot make a font map or context.
+    init(canvas: Canvas) throws {
+        guard let fontMap = pango_cairo_font_map_new() else { throw HealthCardError(.pdf, "Pango could not make a font map") }
+        guard let context = pango_font_map_create_context(fontMap) else {
+            g_object_unref(UnsafeMutableRawPointer(fontMap))
+            throw HealthCardError(.pdf, "Pango could not make a context")
         }
+        self.fontMap = fontMap
+        self.context = context
+        pango_cairo_context_set_resolution(context, 72)
+        canvas.withPrintFontOptions { pango_cairo_context_set_font_options(context, $0) }
+        pango_context_set_round_glyph_positions(context, 0)
     }
 
-    deinit { g_object_unref(UnsafeMutableRawPointer(context)) }
+    deinit {
+        g_object_unref(UnsafeMutableRawPointer(context))
+        g_object_unref(UnsafeMutableRawPointer(fontMap))
+    }
 }
