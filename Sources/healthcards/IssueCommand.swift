@@ -83,6 +83,7 @@ enum IssueCommand {
             print(help)
             return .ok
         }
+        let pdf = try pdfOptions(parsed)
         let issuerURL = try parsed.required("issuer", command: "issue")
         try Payload.validateIssuer(issuerURL)
         let keyPath = try parsed.required("key", command: "issue")
@@ -172,7 +173,7 @@ enum IssueCommand {
             try CardIssuer(signer: try ES256Signer(key: key), settings: frozen)
         }
         batch.force = parsed.has("force")
-        batch.pdf = try pdfOptions(parsed)
+        batch.pdf = pdf
         let quiet = parsed.has("quiet")
         let progress = ProgressLine(enabled: !quiet && isatty(2) == 1)
         batch.progress = { done, total in progress.update(done: done, total: total) }
