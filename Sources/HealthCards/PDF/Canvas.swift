@@ -146,36 +146,21 @@ final class Canvas {
         cairo_close_path(cr)
     }
 
-    /// Draws a QR symbol as vector modules: a white square for the symbol and its quiet zone, then every
-    /// run of dark modules in a row as one rectangle, all in one path filled once (no seams between
-    /// modules when a viewer anti-aliases).
+    /// Draws a QR symbol as vector modules: a white square for the symbol and its quiet zone, then the
+    /// symbol's modules (`QRSymbol`) scaled to `module` points each.
     /// - Parameters:
     ///   - x, y: top-left corner of the quiet zone.
     ///   - module: the side of one module in points.
     ///   - quietZone: light modules on each side (4, the QR standard's minimum).
-    func drawQR(_ code: QRCode, x: Double, y: Double, module: Double, quietZone: Int) {
-        let side = Double(code.size + 2 * quietZone) * module
+    func drawQR(_ symbol: QRSymbol, x: Double, y: Double, module: Double, quietZone: Int) {
+        let side = Double(symbol.size + 2 * quietZone) * module
         fill(x: x, y: y, width: side, height: side, color: .white)
-        let x0 = x + Double(quietZone) * module, y0 = y + Double(quietZone) * module
-        cairo_new_path(cr)
-        for row in 0..<code.size {
-            var column = 0
-            while column < code.size {
-                guard code[column, row] else {
-                    column += 1
-                    continue
-                }
-                let start = column
-                while column < code.size && code[column, row] { column += 1 }
-                cairo_rectangle(cr, x0 + Double(start) * module, y0 + Double(row) * module,
-                                Double(column - start) * module, module)
-            }
-        }
-        cairo_set_fill_rule(cr, CAIRO_FILL_RULE_WINDING)
-        cairo_set_antialias(cr, CAIRO_ANTIALIAS_NONE)
-        setColor(.black)
-        cairo_fill(cr)
-        cairo_set_antialias(cr, CAIRO_ANTIALIAS_DEFAULT)
+        cairo_save(cr)
+        cairo_translate(cr, x + Double(quietZone) * module, y + Double(quietZone) * module)
+        cairo_scale(cr, module, module)
+        cairo_set_source_surface(cr, symbol.surface, 0, 0)
+        cairo_paint(cr)
+        cairo_restore(cr)
     }
 
     /// Draws an image scaled to fit `width` × `height` points (aspect kept, top-left aligned).
@@ -201,6 +186,68 @@ final class Canvas {
         cairo_scale(cr, scale, scale)
         try body(cr)
         cairo_restore(cr)
+    }
+}
+
+/// A QR symbol's dark modules as vector rectangles in a Cairo recording surface of its own, one unit
+/// per module: each run of dark modules in a row, merged with the same run in the rows below, all in one
+/// path filled once, so a viewer that anti-aliases shows no seams between modules. Drawn scaled
+/// (`Canvas.drawQR`), it becomes one PDF form with small whole-number coordinates, written once however
+/// often the page shows it (the main code and the wallet card's).
+final class QRSymbol {
+    let size: Int
+    fileprivate let surface: OpaquePointer
+
+    /// - Throws: `HealthCardError(.pdf)` when Cairo cannot draw it (out of memory).
+    init(_ code: QRCode) throws {
+        size = code.size
+        var extents = cairo_rectangle_t(x: 0, y: 0, width: Double(code.size), height: Double(code.size))
+        guard let surface = cairo_recording_surface_create(CAIRO_CONTENT_COLOR_ALPHA, &extents) else {
+            throw HealthCardError(.pdf, "Cairo could not make a QR symbol")
+        }
+        self.surface = surface
+        guard let cr = cairo_create(surface) else { throw HealthCardError(.pdf, "Cairo could not draw a QR symbol") }
+        defer { cairo_destroy(cr) }
+        cairo_new_path(cr)
+        for rect in Self.rectangles(code) {
+            cairo_rectangle(cr, Double(rect.x), Double(rect.y), Double(rect.width), Double(rect.height))
+        }
+        cairo_set_fill_rule(cr, CAIRO_FILL_RULE_WINDING)
+        cairo_set_antialias(cr, CAIRO_ANTIALIAS_NONE)
+        cairo_set_source_rgb(cr, 0, 0, 0)
+        cairo_fill(cr)
+        guard cairo_status(cr) == CAIRO_STATUS_SUCCESS else { throw HealthCardError(.pdf, "Cairo could not draw a QR symbol") }
+    }
+
+    deinit { cairo_surface_destroy(surface) }
+
+    /// The dark modules as rectangles in module units: each run of dark modules in a row, extended down
+    /// while the rows below have the same run. Together they cover exactly the dark modules, once.
+    static func rectangles(_ code: QRCode) -> [(x: Int, y: Int, width: Int, height: Int)] {
+        var rects: [(x: Int, y: Int, width: Int, height: Int)] = []
+        var open: [Int: Int] = [:]  // run key (start × size + end) → index in rects, for the previous row
+        for row in 0..<code.size {
+            var next: [Int: Int] = [:]
+            var column = 0
+            while column < code.size {
+                guard code[column, row] else {
+                    column += 1
+                    continue
+                }
+                let start = column
+                while column < code.size && code[column, row] { column += 1 }
+                let key = start * code.size + column
+                if let index = open[key] {
+                    rects[index].height += 1
+                    next[key] = index
+                } else {
+                    next[key] = rects.count
+                    rects.append((start, row, column - start, 1))
+                }
+            }
+            open = next
+        }
+        return rects
     }
 }
 

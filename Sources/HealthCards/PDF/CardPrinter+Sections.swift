@@ -49,7 +49,7 @@ extension CardPrinter {
 
     /// The person (name, birth date), who issued the card, the note; the QR code on the right for a
     /// single-QR card.
-    func drawIdentity(_ sheet: CardSheet, issuerName: String, codes: [QRCode], on page: PageFlow) throws {
+    func drawIdentity(_ sheet: CardSheet, issuerName: String, codes: [QRSymbol], on page: PageFlow) throws {
         let canvas = page.canvas
         let top = page.y
         var qrBottom = top
@@ -106,7 +106,7 @@ extension CardPrinter {
     }
 
     /// The codes of a chunked card, two per row, each labelled "Code C of N".
-    func drawChunkGrid(_ codes: [QRCode], on page: PageFlow) throws {
+    func drawChunkGrid(_ codes: [QRSymbol], on page: PageFlow) throws {
         let heading = layout("Scan all \(codes.count) codes: this card is split over \(codes.count) QR codes, in any order",
                              TextStyle(size: 11, bold: true, color: Palette.ink), width: page.width)
         let side = codes.map { qrGeometry($0, millimetres: Self.qrMillimetres).side }.max() ?? 0

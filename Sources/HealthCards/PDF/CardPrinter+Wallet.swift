@@ -2,10 +2,10 @@
 extension CardPrinter {
     /// Draws one cut-out per QR code (labelled "Code C of N" when chunked), at the foot of the current
     /// page when they fit there, else on a new page.
-    func drawWalletCards(_ sheet: CardSheet, issuerName: String, codes: [QRCode], on page: PageFlow) throws {
+    func drawWalletCards(_ sheet: CardSheet, issuerName: String, codes: [QRSymbol], on page: PageFlow) throws {
         let cardW = mm(Self.walletCard.width), cardH = mm(Self.walletCard.height)
         let gap = mm(8)
-        let caption = layout("✂  Wallet card: cut along the dashed line", TextStyle(size: 8, color: Palette.muted), width: page.width)
+        let caption = layout("Wallet card: cut along the dashed line", TextStyle(size: 8, color: Palette.muted), width: page.width)
         let perRow = codes.count == 1 ? 1 : max(1, Int((page.width + gap) / (cardW + gap)))
         let rowCount = (codes.count + perRow - 1) / perRow
         let rowHeight = cardH + mm(5)
@@ -38,7 +38,7 @@ extension CardPrinter {
     }
 
     /// One ID-1 card: text on the left, the QR code (42 mm symbol and its quiet zone) on the right.
-    func drawWalletCard(_ sheet: CardSheet, issuerName: String, code: QRCode, chunk: (Int, Int)?, x: Double, y: Double, on canvas: Canvas) {
+    func drawWalletCard(_ sheet: CardSheet, issuerName: String, code: QRSymbol, chunk: (Int, Int)?, x: Double, y: Double, on canvas: Canvas) {
         let cardW = mm(Self.walletCard.width), cardH = mm(Self.walletCard.height)
         canvas.strokeRounded(x: x, y: y, width: cardW, height: cardH, radius: mm(3.18), color: Palette.muted, lineWidth: 0.7, dash: [4, 2.5])
         let (side, module) = qrGeometry(code, millimetres: Self.walletQRMillimetres)

@@ -44,14 +44,15 @@ public final class CardPrinter {
     /// - Throws: `HealthCardError(.pdf)` when there is no QR code or drawing fails.
     public func print(_ sheet: CardSheet, codes: [QRCode]) throws -> PrintedCard {
         guard !codes.isEmpty else { throw HealthCardError(.pdf, "a printed card needs its QR code; none was made") }
+        let symbols = try codes.map(QRSymbol.init)
         let page = PageFlow(printer: self)
         try page.start()
         let issuerName = settings.issuerDisplayName(sheet.issuer)
         try drawHeader(sheet, issuerName: issuerName, on: page)
-        try drawIdentity(sheet, issuerName: issuerName, codes: codes, on: page)
-        if codes.count > 1 { try drawChunkGrid(codes, on: page) }
+        try drawIdentity(sheet, issuerName: issuerName, codes: symbols, on: page)
+        if symbols.count > 1 { try drawChunkGrid(symbols, on: page) }
         try drawRecords(sheet, on: page)
-        try drawWalletCards(sheet, issuerName: issuerName, codes: codes, on: page)
+        try drawWalletCards(sheet, issuerName: issuerName, codes: symbols, on: page)
         let pages = try page.finish(footer: "Printed \(settings.today) · \(issuerName) · \(sheet.issuer)")
         return PrintedCard(pages: pages, title: "SMART Health Card: \(sheet.title)", author: issuerName)
     }
@@ -83,7 +84,7 @@ public final class CardPrinter {
     func mm(_ mm: Double) -> Double { Points.mm(mm) }
 
     /// Size of a QR symbol with quiet zone, and of one module, for a symbol `millimetres` wide.
-    func qrGeometry(_ code: QRCode, millimetres: Double) -> (side: Double, module: Double) {
+    func qrGeometry(_ code: QRSymbol, millimetres: Double) -> (side: Double, module: Double) {
         let module = mm(millimetres) / Double(code.size)
         return (module * Double(code.size + 2 * Self.quietZone), module)
     }
