@@ -85,11 +85,12 @@ enum Bench {
                 let pages = try PDFPages.count(in: "\(out)/pdf")
                 let rate = Double(pdfPatients) / run.seconds
                 let pageRate = Double(pages) / run.seconds
+                let cpu = run.cpuSeconds / Double(pdfPatients) * 1e6
                 log("  with PDF   jobs \(jobs): \(fmt(rate, 0)) cards/s, \(fmt(pageRate, 0)) PDF pages/s (\(fmt(pageRate / Double(jobs), 0)) per core), "
-                    + "\(fmt(run.seconds, 2)) s, peak RSS \(fmt(Double(run.peakRSS) / 1048576, 1)) MB")
+                    + "\(fmt(run.seconds, 2)) s, CPU \(fmt(cpu, 0)) µs/card, peak RSS \(fmt(Double(run.peakRSS) / 1048576, 1)) MB")
                 pdfEndToEnd.append(.object(["jobs": .integer(Int64(jobs)), "cards": .integer(Int64(pdfPatients)), "pages": .integer(Int64(pages)),
                                             "seconds": num(run.seconds, 3), "cardsPerSecond": num(rate, 1), "pagesPerSecond": num(pageRate, 1),
-                                            "pagesPerSecondPerCore": num(pageRate / Double(jobs), 1),
+                                            "pagesPerSecondPerCore": num(pageRate / Double(jobs), 1), "cpuMicrosPerCard": num(cpu, 1),
                                             "peakRSSMB": num(Double(run.peakRSS) / 1048576, 1)]))
                 _ = try ChildRun.run("/bin/rm", ["-rf", out])
             }
