@@ -28,7 +28,8 @@ enum PrintCommand {
         """
 
     static func run(_ args: [String]) throws -> ExitStatus {
-        let parsed = try Arguments(args, valued: PrintOptions.valued.union(["out", "jwks"]), flagNames: PrintOptions.flags, command: "print")
+        let parsed = try Arguments(
+            args, valued: PrintOptions.valued.union(["out", "jwks"]), flagNames: PrintOptions.flags, command: "print")
         if parsed.has("help") {
             print(help)
             return .ok
@@ -36,7 +37,9 @@ enum PrintCommand {
         let outDir = parsed.value("out")
         let combinedPath = parsed.value("pdf-combined")
         guard outDir != nil || combinedPath != nil else {
-            throw HealthCardError(.usage, "`healthcards print` needs --out DIR or --pdf-combined FILE.pdf; see `healthcards print --help`")
+            throw HealthCardError(
+                .usage, "`healthcards print` needs --out DIR or --pdf-combined FILE.pdf; see `healthcards print --help`"
+            )
         }
         if let outDir, outDir.isEmpty { throw HealthCardError(.usage, "--out is empty; give the folder for the PDFs") }
         let cards = try cardFiles(parsed.positionals)
@@ -49,7 +52,8 @@ enum PrintCommand {
         let printer = try CardPrinter(settings: settings)
         let combined = try combinedPath.map { try CombinedPDF(path: $0) }
         if let outDir { try FileIO.checkWritableFolder(outDir) }
-        var printed = 0, refused = 0
+        var printed = 0
+        var refused = 0
         for path in cards {
             let reports = try verifier.verify([path])
             if reports.isEmpty || reports.contains(where: { $0.errorCount > 0 }) {
@@ -60,7 +64,8 @@ enum PrintCommand {
             }
             let credentials = try credentials(in: path)
             for (index, jws) in credentials.enumerated() {
-                let card = try printer.print(try PDFStage.sheet(jws, today: settings.today), codes: try PDFStage.codes(jws))
+                let card = try printer.print(
+                    try PDFStage.sheet(jws, today: settings.today), codes: try PDFStage.codes(jws))
                 if let outDir {
                     let name = OutputNames.safe(FileIO.stem(path)) + (credentials.count > 1 ? "-\(index + 1)" : "")
                     try FileIO.writeAtomically(try card.pdf(), to: "\(outDir)/\(name).pdf", mode: 0o600)
@@ -81,7 +86,10 @@ enum PrintCommand {
     /// The card files named: files as given, folders expanded to their `.smart-health-card` files.
     static func cardFiles(_ paths: [String]) throws -> [String] {
         guard !paths.isEmpty else {
-            throw HealthCardError(.usage, "`healthcards print` needs at least one CARD (.smart-health-card file or folder); see `healthcards print --help`")
+            throw HealthCardError(
+                .usage,
+                "`healthcards print` needs at least one CARD (.smart-health-card file or folder); see `healthcards print --help`"
+            )
         }
         var files: [String] = []
         for path in paths {

@@ -35,12 +35,15 @@ enum PrintOptions {
         }
         if let name = parsed.value("issuer-name") {
             guard !name.isEmpty, !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
-                throw HealthCardError(.usage, "--issuer-name must be a non-empty name on one line (no control characters)")
+                throw HealthCardError(
+                    .usage, "--issuer-name must be a non-empty name on one line (no control characters)")
             }
             settings.issuerName = name
         }
         if let path = parsed.value("logo") {
-            do { settings.logo = try Logo(bytes: try FileIO.read(path), source: path) } catch let error as HealthCardError {
+            do { settings.logo = try Logo(bytes: try FileIO.read(path), source: path) } catch let error
+                as HealthCardError
+            {
                 throw HealthCardError(.usage, "--logo: \(error.message)")
             }
         }

@@ -12,12 +12,22 @@ struct HumanNameTests {
     }
 
     @Test func officialAndUsualComeBeforeOldAndMaiden() throws {
-        #expect(try name(#"[{"use":"maiden","family":"Smith","given":["Jane"]},{"use":"official","family":"Jones","given":["Jane"]}]"#) == "Jane Jones")
-        #expect(try name(#"[{"use":"old","family":"Smith","given":["Jane"]},{"family":"Jones","given":["Jane"]}]"#) == "Jane Jones")
+        #expect(
+            try name(
+                #"[{"use":"maiden","family":"Smith","given":["Jane"]},{"use":"official","family":"Jones","given":["Jane"]}]"#
+            ) == "Jane Jones")
+        #expect(
+            try name(#"[{"use":"old","family":"Smith","given":["Jane"]},{"family":"Jones","given":["Jane"]}]"#)
+                == "Jane Jones")
         // usual (what the person goes by) before official.
-        #expect(try name(#"[{"use":"official","family":"Doe","given":["Robert"]},{"use":"usual","family":"Doe","given":["Bob"]}]"#) == "Bob Doe")
+        #expect(
+            try name(
+                #"[{"use":"official","family":"Doe","given":["Robert"]},{"use":"usual","family":"Doe","given":["Bob"]}]"#
+            ) == "Bob Doe")
         // A nickname does not replace the official name.
-        #expect(try name(#"[{"use":"nickname","given":["Bobby"]},{"use":"official","family":"Doe","given":["Robert"]}]"#) == "Robert Doe")
+        #expect(
+            try name(#"[{"use":"nickname","given":["Bobby"]},{"use":"official","family":"Doe","given":["Robert"]}]"#)
+                == "Robert Doe")
         // Only an old name: it is still the name on the card.
         #expect(try name(#"[{"use":"old","family":"Smith","given":["Jane"]}]"#) == "Jane Smith")
         // Equal ranks: the first in the list.
@@ -26,20 +36,40 @@ struct HumanNameTests {
 
     @Test func periodIsRespected() throws {
         // The official name ended in 2020; the newer one started then.
-        #expect(try name(#"[{"use":"official","family":"Smith","given":["Jane"],"period":{"end":"2020-03-01"}},{"use":"official","family":"Jones","given":["Jane"],"period":{"start":"2020-03-02"}}]"#) == "Jane Jones")
+        #expect(
+            try name(
+                #"[{"use":"official","family":"Smith","given":["Jane"],"period":{"end":"2020-03-01"}},{"use":"official","family":"Jones","given":["Jane"],"period":{"start":"2020-03-02"}}]"#
+            ) == "Jane Jones")
         // A name that starts after today is not current yet.
-        #expect(try name(#"[{"use":"usual","family":"Future","given":["Jane"],"period":{"start":"2030"}},{"use":"official","family":"Now","given":["Jane"]}]"#) == "Jane Now")
+        #expect(
+            try name(
+                #"[{"use":"usual","family":"Future","given":["Jane"],"period":{"start":"2030"}},{"use":"official","family":"Now","given":["Jane"]}]"#
+            ) == "Jane Now")
         // Partial precision: ending 2024 includes 2024-06-15; ending 2024-05 does not.
-        #expect(try name(#"[{"use":"usual","family":"Year","given":["J"],"period":{"end":"2024"}},{"family":"Other","given":["J"]}]"#) == "J Year")
-        #expect(try name(#"[{"use":"usual","family":"Month","given":["J"],"period":{"end":"2024-05"}},{"family":"Other","given":["J"]}]"#) == "J Other")
+        #expect(
+            try name(
+                #"[{"use":"usual","family":"Year","given":["J"],"period":{"end":"2024"}},{"family":"Other","given":["J"]}]"#
+            ) == "J Year")
+        #expect(
+            try name(
+                #"[{"use":"usual","family":"Month","given":["J"],"period":{"end":"2024-05"}},{"family":"Other","given":["J"]}]"#
+            ) == "J Other")
         // dateTime bounds are judged by their day.
-        #expect(try name(#"[{"use":"usual","family":"Today","given":["J"],"period":{"start":"2024-06-15T23:00:00+02:00"}},{"family":"Other","given":["J"]}]"#) == "J Today")
+        #expect(
+            try name(
+                #"[{"use":"usual","family":"Today","given":["J"],"period":{"start":"2024-06-15T23:00:00+02:00"}},{"family":"Other","given":["J"]}]"#
+            ) == "J Today")
         // When no name is current, every name is considered.
-        #expect(try name(#"[{"use":"old","family":"Smith","given":["Jane"],"period":{"end":"2001"}},{"use":"official","family":"Jones","given":["Jane"],"period":{"end":"2010"}}]"#) == "Jane Jones")
+        #expect(
+            try name(
+                #"[{"use":"old","family":"Smith","given":["Jane"],"period":{"end":"2001"}},{"use":"official","family":"Jones","given":["Jane"],"period":{"end":"2010"}}]"#
+            ) == "Jane Jones")
     }
 
     @Test func prefixSuffixAndText() throws {
-        #expect(try name(#"[{"prefix":["Dr."],"given":["Maria","José"],"family":"García López","suffix":["PhD"]}]"#) == "Dr. Maria José García López PhD")
+        #expect(
+            try name(#"[{"prefix":["Dr."],"given":["Maria","José"],"family":"García López","suffix":["PhD"]}]"#)
+                == "Dr. Maria José García López PhD")
         #expect(try name(#"[{"text":"Prof. Ana Lima"}]"#) == "Prof. Ana Lima")
         // text, when given, is the name as it is written.
         #expect(try name(#"[{"text":"Jean-Luc Picard","family":"Picard","given":["Jean-Luc"]}]"#) == "Jean-Luc Picard")
@@ -50,7 +80,8 @@ struct HumanNameTests {
     }
 
     @Test func namesWithoutTextAreSkipped() throws {
-        #expect(try name(#"[{"use":"usual","given":[" "]},{"use":"old","family":"Kept","given":["Name"]}]"#) == "Name Kept")
+        #expect(
+            try name(#"[{"use":"usual","given":[" "]},{"use":"old","family":"Kept","given":["Name"]}]"#) == "Name Kept")
         #expect(try name(#"[]"#) == nil)
         #expect(try name(#"[{"use":"official"}]"#) == nil)
         #expect(HumanName.display(nil, today: Self.today) == nil)
@@ -70,7 +101,10 @@ struct HumanNameTests {
     }
 
     @Test func verifySummaryUsesTheRule() throws {
-        let patient = try JSONParser.parse(Array(#"{"resourceType":"Patient","name":[{"use":"maiden","family":"Smith","given":["Jane"]},{"use":"official","prefix":["Dr."],"family":"Jones","given":["Jane"]}],"birthDate":"1970-01-01"}"#.utf8))
+        let patient = try JSONParser.parse(
+            Array(
+                #"{"resourceType":"Patient","name":[{"use":"maiden","family":"Smith","given":["Jane"]},{"use":"official","prefix":["Dr."],"family":"Jones","given":["Jane"]}],"birthDate":"1970-01-01"}"#
+                    .utf8))
         #expect(CredentialReport.describe(patient) == "patient  Dr. Jane Jones, born 1970-01-01")
     }
 }

@@ -13,10 +13,13 @@ import Testing
         let dir = try TestSupport.tempDir("print")
         let key = try TestSupport.demoKey(in: dir)
         let site = dir.appendingPathComponent("site")
-        #expect(try TestSupport.cli(["jwks", key, "--out", site.appendingPathComponent(".well-known/jwks.json").path]).status == 0)
+        #expect(
+            try TestSupport.cli(["jwks", key, "--out", site.appendingPathComponent(".well-known/jwks.json").path])
+                .status == 0)
         let out = dir.appendingPathComponent("out")
         let run = try TestSupport.cli([
-            "issue", "--issuer", "https://issuer.example.org", "--key", key, "--template", templates.appendingPathComponent("\(template).json").path,
+            "issue", "--issuer", "https://issuer.example.org", "--key", key, "--template",
+            templates.appendingPathComponent("\(template).json").path,
             "--out", out.path, "--nbf", "1700000000", templates.appendingPathComponent("\(template).sample.csv").path,
         ])
         #expect(run.status == 0, "\(run.stderr)")
@@ -32,8 +35,11 @@ import Testing
         let jws = try #require(try JSONParser.parse(Array(good.utf8))["verifiableCredential"]?[0]?.stringValue)
         let parts = jws.split(separator: ".")
         let tampered = "\(parts[0]).\(parts[1]).\(parts[2].reversed().map(String.init).joined())"
-        let broken = try TestSupport.write(#"{"verifiableCredential":["\#(tampered)"]}"#, to: "broken.smart-health-card", in: dir)
-        let run = try TestSupport.cli(["print", "--jwks", site.path, "--out", pdfs.path, "--paper", "letter", out.path, broken])
+        let broken = try TestSupport.write(
+            #"{"verifiableCredential":["\#(tampered)"]}"#, to: "broken.smart-health-card", in: dir)
+        let run = try TestSupport.cli([
+            "print", "--jwks", site.path, "--out", pdfs.path, "--paper", "letter", out.path, broken,
+        ])
         #expect(run.status == 1, "\(run.stderr)")
         #expect(run.stderr.contains("not printed: \(broken)"))
         #expect(FileManager.default.fileExists(atPath: pdfs.appendingPathComponent("broken.pdf").path) == false)
@@ -45,19 +51,29 @@ import Testing
         }
         // The lab card: test name from the IG's LOINC list, the result in words, date and time, in date order.
         let text = try PDFTools.text(pdfs.appendingPathComponent("L-2001.pdf"))
-        for expected in ["Erin Labperson", "1990-05-17", "Laboratory test results", "2021-02-17 09:30", "2021-08-02 14:05", "Not detected",
-                         "LOINC 94558-4", "SARS-CoV-2 Ag Resp Ql IA.rapid", "City Lab"] {
+        for expected in [
+            "Erin Labperson", "1990-05-17", "Laboratory test results", "2021-02-17 09:30", "2021-08-02 14:05",
+            "Not detected",
+            "LOINC 94558-4", "SARS-CoV-2 Ag Resp Ql IA.rapid", "City Lab",
+        ] {
             #expect(text.contains(expected), "\(expected) not in:\n\(text)")
         }
         let symbols = try QRDecoder().decode(try PDFTools.render(pdfs.appendingPathComponent("L-2001.pdf"), dpi: 150))
         #expect(symbols.count == 2)
-        #expect(symbols.allSatisfy { $0.text == (try? PDFTools.qrTexts(card: out.appendingPathComponent("cards/L-2001.smart-health-card")))?.first })
+        #expect(
+            symbols.allSatisfy {
+                $0.text
+                    == (try? PDFTools.qrTexts(card: out.appendingPathComponent("cards/L-2001.smart-health-card")))?
+                    .first
+            })
 
         let usage = try TestSupport.cli(["print", out.path])
         #expect(usage.status == 2 && usage.stderr.contains("needs --out DIR or --pdf-combined"))
         let paper = try TestSupport.cli(["print", "--out", pdfs.path, "--paper", "a3", out.path])
         #expect(paper.status == 2 && paper.stderr.contains("--paper 'a3' is not known; expected a4 or letter"))
-        let needsPDF = try TestSupport.cli(["issue", "--issuer", "https://issuer.example.org", "--key", "k", "--out", "o", "--no-lot", "x.json"])
+        let needsPDF = try TestSupport.cli([
+            "issue", "--issuer", "https://issuer.example.org", "--key", "k", "--out", "o", "--no-lot", "x.json",
+        ])
         #expect(needsPDF.status == 2 && needsPDF.stderr.contains("need --pdf or --pdf-combined"))
     }
 
@@ -66,7 +82,8 @@ import Testing
     @Test(.enabled(if: PDFTools.available, PDFTools.missing))
     func logos() throws {
         let (out, _, dir) = try Self.issued("covid19-vaccination")
-        let svg = try TestSupport.write("""
+        let svg = try TestSupport.write(
+            """
             <svg xmlns="http://www.w3.org/2000/svg" width="200" height="60" viewBox="0 0 200 60">
             <rect width="200" height="60" rx="8" fill="#0b5d6b"/><text x="12" y="40" font-family="Noto Sans" font-size="26" fill="white">Acme Clinic</text></svg>
             """, to: "logo.svg", in: dir)
@@ -74,7 +91,9 @@ import Testing
         // A QR image is a PNG.
         let png = out.appendingPathComponent("qr/P-1001.png").path
         for (name, logo) in [("none", nil), ("svg", svg), ("png", png)] {
-            let run = try TestSupport.cli(["print", "--out", dir.appendingPathComponent(name).path] + (logo.map { ["--logo", $0] } ?? []) + [card])
+            let run = try TestSupport.cli(
+                ["print", "--out", dir.appendingPathComponent(name).path] + (logo.map { ["--logo", $0] } ?? []) + [card]
+            )
             #expect(run.status == 0, "\(run.stderr)")
             let pdf = dir.appendingPathComponent("\(name)/P-1002.pdf")
             // The issuer's name starts at the left margin (15 mm = 42.5 pt), or right of the logo.
@@ -90,7 +109,9 @@ import Testing
             }
         }
         let bad = try TestSupport.write("not an image", to: "logo.txt", in: dir)
-        let refused = try TestSupport.cli(["print", "--out", dir.appendingPathComponent("bad").path, "--logo", bad, card])
+        let refused = try TestSupport.cli([
+            "print", "--out", dir.appendingPathComponent("bad").path, "--logo", bad, card,
+        ])
         #expect(refused.status == 2)
         #expect(refused.stderr.contains("--logo: \(bad) is not an SVG image librsvg can read"), "\(refused.stderr)")
     }
@@ -110,7 +131,8 @@ import Testing
         }
         let data = try #require(phys)
         #expect(data.count == 9 && data[8] == 1, "unit: metre")
-        let x = data[0..<4].reduce(0) { $0 << 8 | Int($1) }, y = data[4..<8].reduce(0) { $0 << 8 | Int($1) }
+        let x = data[0..<4].reduce(0) { $0 << 8 | Int($1) }
+        let y = data[4..<8].reduce(0) { $0 << 8 | Int($1) }
         #expect(x == y)
         let symbolMillimetres = Double(code.size * QRImage.defaultScale) / Double(x) * 1000
         #expect(abs(symbolMillimetres - 40) < 0.01)
@@ -135,14 +157,16 @@ import Testing
     /// What a sheet says: the person by the HumanName rule, doses in date order with CVX names, codes
     /// of other systems shown as codes, lab values in words.
     @Test func sheetReadsThePayload() throws {
-        let payload = try JSONParser.parse(Array(#"""
-            {"iss":"https://issuer.example.org","nbf":1700000000,"vc":{"credentialSubject":{"fhirBundle":{"entry":[
-            {"resource":{"resourceType":"Patient","name":[{"use":"old","family":"Old","given":["A"]},{"family":"New","given":["A"]}],"birthDate":"1990"}},
-            {"resource":{"resourceType":"Immunization","vaccineCode":{"coding":[{"system":"http://hl7.org/fhir/sid/cvx","code":"208"}]},"occurrenceDateTime":"2021-05-01","lotNumber":"L2"}},
-            {"resource":{"resourceType":"Immunization","vaccineCode":{"coding":[{"system":"http://snomed.info/sct","code":"28571000087109"}]},"occurrenceDateTime":"2021-02","performer":[{"actor":{"display":"Clinic"}}]}},
-            {"resource":{"resourceType":"Immunization","vaccineCode":{"coding":[{"system":"http://hl7.org/fhir/sid/cvx","code":"03"}]},"occurrenceDateTime":"2021-02-01"}}
-            ]}}}}
-            """#.utf8))
+        let payload = try JSONParser.parse(
+            Array(
+                #"""
+                {"iss":"https://issuer.example.org","nbf":1700000000,"vc":{"credentialSubject":{"fhirBundle":{"entry":[
+                {"resource":{"resourceType":"Patient","name":[{"use":"old","family":"Old","given":["A"]},{"family":"New","given":["A"]}],"birthDate":"1990"}},
+                {"resource":{"resourceType":"Immunization","vaccineCode":{"coding":[{"system":"http://hl7.org/fhir/sid/cvx","code":"208"}]},"occurrenceDateTime":"2021-05-01","lotNumber":"L2"}},
+                {"resource":{"resourceType":"Immunization","vaccineCode":{"coding":[{"system":"http://snomed.info/sct","code":"28571000087109"}]},"occurrenceDateTime":"2021-02","performer":[{"actor":{"display":"Clinic"}}]}},
+                {"resource":{"resourceType":"Immunization","vaccineCode":{"coding":[{"system":"http://hl7.org/fhir/sid/cvx","code":"03"}]},"occurrenceDateTime":"2021-02-01"}}
+                ]}}}}
+                """#.utf8))
         let sheet = CardSheet(payload: payload, today: "2024-01-01")
         #expect(sheet.name == "A New" && sheet.birthDate == "1990" && sheet.issuedAt == 1_700_000_000)
         #expect(sheet.doses.map(\.date) == ["2021-02", "2021-02-01", "2021-05-01"])

@@ -13,11 +13,13 @@ import Testing
         let dir = try TestSupport.tempDir("pdf")
         let key = try TestSupport.demoKey(in: dir)
         let out = dir.appendingPathComponent("out")
-        let run = try TestSupport.cli([
-            "issue", "--issuer", "https://issuer.example.org", "--key", key, "--template",
-            templates.appendingPathComponent("covid19-vaccination.json").path, "--out", out.path, "--nbf", "1700000000", "--pdf",
-            "--paper", "a4", "--issuer-name", "Springfield Clinic",
-        ] + extra + [templates.appendingPathComponent("covid19-vaccination.sample.csv").path])
+        let run = try TestSupport.cli(
+            [
+                "issue", "--issuer", "https://issuer.example.org", "--key", key, "--template",
+                templates.appendingPathComponent("covid19-vaccination.json").path, "--out", out.path, "--nbf",
+                "1700000000", "--pdf",
+                "--paper", "a4", "--issuer-name", "Springfield Clinic",
+            ] + extra + [templates.appendingPathComponent("covid19-vaccination.sample.csv").path])
         #expect(run.status == 0, "\(run.stderr)")
         return out
     }
@@ -48,8 +50,10 @@ import Testing
     @Test func textHasThePersonAndEveryDose() throws {
         let out = try Self.issueSample()
         let text = try PDFTools.text(out.appendingPathComponent("pdf/P-1001.pdf"))
-        for expected in ["Ada M. Testperson", "1960-04-12", "2021-01-15", "2021-02-12", "2022-09-05", "CVX 207", "CVX 229",
-                         "011J20A", "ABC General Hospital", "Springfield Clinic", "https://issuer.example.org", "Page 1 of 1"] {
+        for expected in [
+            "Ada M. Testperson", "1960-04-12", "2021-01-15", "2021-02-12", "2022-09-05", "CVX 207", "CVX 229",
+            "011J20A", "ABC General Hospital", "Springfield Clinic", "https://issuer.example.org", "Page 1 of 1",
+        ] {
             #expect(text.contains(expected), "\(expected) not in:\n\(text)")
         }
         // The vaccine's name comes from the CVX table; the note says where the code works (wrapping may
@@ -64,8 +68,8 @@ import Testing
         let chloe = try PDFTools.text(out.appendingPathComponent("pdf/P-1003.pdf"))
         #expect(chloe.contains("Chloé Exampledóttir"))
 
-        let private_ = try Self.issueSample(["--no-lot", "--no-performer"])
-        let redacted = try PDFTools.text(private_.appendingPathComponent("pdf/P-1001.pdf"))
+        let redactedOut = try Self.issueSample(["--no-lot", "--no-performer"])
+        let redacted = try PDFTools.text(redactedOut.appendingPathComponent("pdf/P-1001.pdf"))
         #expect(redacted.contains("2021-01-15") && redacted.contains("Ada M. Testperson"))
         #expect(!redacted.contains("011J20A") && !redacted.contains("ABC General Hospital"))
     }
@@ -93,7 +97,9 @@ import Testing
         }
         // The combined file's QR codes are the cards' own.
         let symbols = try QRDecoder().decode(try PDFTools.render(combined, page: 2, dpi: 150))
-        #expect(Set(symbols.map(\.text)) == Set(try PDFTools.qrTexts(card: out.appendingPathComponent("cards/P-1002.smart-health-card"))))
+        #expect(
+            Set(symbols.map(\.text))
+                == Set(try PDFTools.qrTexts(card: out.appendingPathComponent("cards/P-1002.smart-health-card"))))
     }
 
     /// Names in every script: the text layer holds the name as written, and right-to-left names run right
@@ -110,7 +116,10 @@ import Testing
             (#"{"family":"Núñez-Żółć","given":["Zoë","Øyvind"]}"#, "Zoë Øyvind Núñez-Żółć"),
         ]
         let doses = [("2021-05-01", "208", "EW0182", "Clinic"), ("2021-05-22", "208", "EW0199", "Clinic")]
-        let (out, run) = try PDFTools.issue(names.map { PDFTools.bundle(name: $0.json, birthDate: "1980-02-29", doses: doses.map { ($0.0, $0.1, $0.2, $0.3) }) })
+        let (out, run) = try PDFTools.issue(
+            names.map {
+                PDFTools.bundle(name: $0.json, birthDate: "1980-02-29", doses: doses.map { ($0.0, $0.1, $0.2, $0.3) })
+            })
         #expect(run.status == 0, "\(run.stderr)")
         for (i, name) in names.enumerated() {
             let pdf = out.appendingPathComponent("pdf/people-\(i + 1).pdf")
@@ -124,7 +133,8 @@ import Testing
             let words = try PDFTools.words(out.appendingPathComponent("pdf/people-\(index + 1).pdf"))[0]
             let label = try #require(words.first { $0.text == "NAME" })
             let line = words.filter { $0.yMin > label.yMax && $0.yMin < label.yMax + 20 }
-            let a = try #require(line.first { $0.text == first }), b = try #require(line.first { $0.text == last })
+            let a = try #require(line.first { $0.text == first })
+            let b = try #require(line.first { $0.text == last })
             #expect(a.xMin > b.xMax, "\(first) at \(a.xMin), \(last) at \(b.xMin)")
             #expect(b.xMin < label.xMin + 5, "the name starts at the left margin like the rest of the page")
         }
@@ -133,21 +143,32 @@ import Testing
     /// A name far too long for its line is set smaller and wrapped, and nothing leaves the page; a card
     /// with 10 doses fits on two pages at most, every dose listed in date order, and still scans.
     @Test func longNameAndTenDosesStayOnThePage() throws {
-        let long = String(repeating: "Wolfeschlegelsteinhausenbergerdorff ", count: 6) + String(repeating: "X", count: 150)
+        let long =
+            String(repeating: "Wolfeschlegelsteinhausenbergerdorff ", count: 6) + String(repeating: "X", count: 150)
         // All before the run's nbf (2023-11-14).
-        let dates = ["2021-01-04", "2021-01-25", "2021-09-30", "2022-01-10", "2022-05-15", "2022-09-15", "2023-02-01", "2023-05-20",
-                     "2023-08-01", "2023-10-05"]
+        let dates = [
+            "2021-01-04", "2021-01-25", "2021-09-30", "2022-01-10", "2022-05-15", "2022-09-15", "2023-02-01",
+            "2023-05-20",
+            "2023-08-01", "2023-10-05",
+        ]
         // Given out of order: the page lists them by date.
-        let shuffled = [dates[4], dates[0], dates[9], dates[2], dates[7], dates[1], dates[8], dates[3], dates[6], dates[5]]
+        let shuffled = [
+            dates[4], dates[0], dates[9], dates[2], dates[7], dates[1], dates[8], dates[3], dates[6], dates[5],
+        ]
         let doses = shuffled.map { ($0, "208", "LOT-\($0.suffix(5))", "Springfield Community Vaccination Centre") }
-        let (out, run) = try PDFTools.issue([PDFTools.bundle(name: #"{"family":"\#(long)","given":["Hubert","Blaine"]}"#, birthDate: "1950-07-01", doses: doses)])
+        let (out, run) = try PDFTools.issue([
+            PDFTools.bundle(
+                name: #"{"family":"\#(long)","given":["Hubert","Blaine"]}"#, birthDate: "1950-07-01", doses: doses)
+        ])
         #expect(run.status == 0, "\(run.stderr)")
         let pdf = out.appendingPathComponent("pdf/people-1.pdf")
         let info = try PDFTools.info(pdf)
         #expect((1...2).contains(info.pages))
         for page in try PDFTools.words(pdf) {
             for word in page {
-                #expect(word.xMin >= 0 && word.xMax <= info.width && word.yMin >= 0 && word.yMax <= info.height, "\(word.text) leaves the page")
+                #expect(
+                    word.xMin >= 0 && word.xMax <= info.width && word.yMin >= 0 && word.yMax <= info.height,
+                    "\(word.text) leaves the page")
                 // Inside the margins (15 mm = 42.5 pt), with a point to spare for glyph overhang.
                 #expect(word.xMin >= 41 && word.xMax <= info.width - 41, "\(word.text) at \(word.xMin)...\(word.xMax)")
             }
@@ -158,7 +179,9 @@ import Testing
         #expect(text.contains("Wolfeschlegelsteinhausenbergerdorff"))
         let expected = try PDFTools.qrTexts(card: out.appendingPathComponent("cards/people-1.smart-health-card"))
         var found: [String] = []
-        for page in 1...info.pages { found += try QRDecoder().decode(try PDFTools.render(pdf, page: page, dpi: 150)).map(\.text) }
+        for page in 1...info.pages {
+            found += try QRDecoder().decode(try PDFTools.render(pdf, page: page, dpi: 150)).map(\.text)
+        }
         #expect(!found.isEmpty && found.allSatisfy { expected.contains($0) })
     }
 
@@ -168,14 +191,18 @@ import Testing
         // Lot numbers that do not compress push the JWS past 1195 characters.
         var seed: UInt64 = 42
         func lot() -> String {
-            String((0..<18).map { _ in
-                seed = seed &* 6364136223846793005 &+ 1442695040888963407
-                return Array("ABCDEFGHJKLMNPQRSTUVWXYZ23456789")[Int(seed >> 59)]
-            })
+            String(
+                (0..<18).map { _ in
+                    seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                    return Array("ABCDEFGHJKLMNPQRSTUVWXYZ23456789")[Int(seed >> 59)]
+                })
         }
-        let doses = (0..<30).map { ("20\(21 + $0 / 12)-\(String(format: "%02d", $0 % 12 + 1))-01", "208", lot(), "Site \($0)") }
-        let (out, run) = try PDFTools.issue([PDFTools.bundle(name: #"{"family":"Chunk","given":["Charlie"]}"#, birthDate: "1970-01-01", doses: doses)],
-                                           extra: ["--chunk"])
+        let doses = (0..<30).map {
+            ("20\(21 + $0 / 12)-\(String(format: "%02d", $0 % 12 + 1))-01", "208", lot(), "Site \($0)")
+        }
+        let (out, run) = try PDFTools.issue(
+            [PDFTools.bundle(name: #"{"family":"Chunk","given":["Charlie"]}"#, birthDate: "1970-01-01", doses: doses)],
+            extra: ["--chunk"])
         #expect(run.status == 0, "\(run.stderr)")
         let expected = try PDFTools.qrTexts(card: out.appendingPathComponent("cards/people-1.smart-health-card"))
         #expect(expected.count > 1)

@@ -75,10 +75,14 @@ public enum HumanName {
     public static func format(_ name: JSONValue) -> String? {
         if let text = name["text"]?.stringValue.map(clean), !text.isEmpty { return text }
         func parts(_ key: String) -> [String] {
-            if let list = name[key]?.arrayValue { return list.compactMap { $0.stringValue.map(clean) }.filter { !$0.isEmpty } }
+            if let list = name[key]?.arrayValue {
+                return list.compactMap { $0.stringValue.map(clean) }.filter { !$0.isEmpty }
+            }
             return name[key]?.stringValue.map { [clean($0)] }?.filter { !$0.isEmpty } ?? []
         }
-        let prefix = parts("prefix"), given = parts("given"), suffix = parts("suffix")
+        let prefix = parts("prefix")
+        let given = parts("given")
+        let suffix = parts("suffix")
         let family = name["family"]?.stringValue.map(clean).map { $0.isEmpty ? [] : [$0] } ?? []
         if prefix.isEmpty && suffix.isEmpty && !family.isEmpty && !given.isEmpty
             && (family + given).allSatisfy(isEastAsian)
@@ -96,14 +100,15 @@ public enum HumanName {
 
     /// Every letter is Han, Hiragana, Katakana or Hangul.
     static func isEastAsian(_ s: String) -> Bool {
-        !s.isEmpty && s.unicodeScalars.allSatisfy { scalar in
-            switch scalar.value {
-            case 0x1100...0x11FF, 0x3130...0x318F, 0xAC00...0xD7AF: return true  // Hangul
-            case 0x3040...0x30FF, 0x31F0...0x31FF, 0xFF66...0xFF9F: return true  // Kana
-            case 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xF900...0xFAFF, 0x20000...0x3134F: return true  // Han
-            case 0x3005, 0x30FC: return true  // 々, ー
-            default: return false
+        !s.isEmpty
+            && s.unicodeScalars.allSatisfy { scalar in
+                switch scalar.value {
+                case 0x1100...0x11FF, 0x3130...0x318F, 0xAC00...0xD7AF: return true  // Hangul
+                case 0x3040...0x30FF, 0x31F0...0x31FF, 0xFF66...0xFF9F: return true  // Kana
+                case 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xF900...0xFAFF, 0x20000...0x3134F: return true  // Han
+                case 0x3005, 0x30FC: return true  // 々, ー
+                default: return false
+                }
             }
-        }
     }
 }

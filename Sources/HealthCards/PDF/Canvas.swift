@@ -117,8 +117,10 @@ final class Canvas {
     }
 
     /// Strokes a rectangle with rounded corners; `dash` (points on, off) makes a cut line.
-    func strokeRounded(x: Double, y: Double, width: Double, height: Double, radius r: Double, color: RGB,
-                       lineWidth: Double, dash: [Double] = []) {
+    func strokeRounded(
+        x: Double, y: Double, width: Double, height: Double, radius r: Double, color: RGB,
+        lineWidth: Double, dash: [Double] = []
+    ) {
         roundedPath(x: x, y: y, width: width, height: height, radius: r)
         setColor(color)
         cairo_set_line_width(cr, lineWidth)
@@ -166,7 +168,9 @@ final class Canvas {
     /// Draws an image scaled to fit `width` × `height` points (aspect kept, top-left aligned).
     /// - Returns: the size drawn, in points.
     @discardableResult
-    func drawImage(_ image: RasterImage, x: Double, y: Double, width: Double, height: Double) -> (width: Double, height: Double) {
+    func drawImage(_ image: RasterImage, x: Double, y: Double, width: Double, height: Double) -> (
+        width: Double, height: Double
+    ) {
         let scale = min(width / Double(image.width), height / Double(image.height))
         cairo_save(cr)
         cairo_translate(cr, x, y)
@@ -216,7 +220,9 @@ final class QRSymbol {
         cairo_set_antialias(cr, CAIRO_ANTIALIAS_NONE)
         cairo_set_source_rgb(cr, 0, 0, 0)
         cairo_fill(cr)
-        guard cairo_status(cr) == CAIRO_STATUS_SUCCESS else { throw HealthCardError(.pdf, "Cairo could not draw a QR symbol") }
+        guard cairo_status(cr) == CAIRO_STATUS_SUCCESS else {
+            throw HealthCardError(.pdf, "Cairo could not draw a QR symbol")
+        }
     }
 
     deinit { cairo_surface_destroy(surface) }
@@ -273,21 +279,24 @@ final class RasterImage: @unchecked Sendable {
         func be32(_ at: Int) -> Int { bytes[at..<at + 4].reduce(0) { $0 << 8 | Int($1) } }
         let (w, h) = (be32(16), be32(20))
         guard (1...Self.maxSide).contains(w), (1...Self.maxSide).contains(h) else {
-            throw HealthCardError(.pdf, "\(source) is \(w)×\(h) pixels; a logo may be at most \(Self.maxSide) pixels on a side")
+            throw HealthCardError(
+                .pdf, "\(source) is \(w)×\(h) pixels; a logo may be at most \(Self.maxSide) pixels on a side")
         }
         let reader = PNGByteReader(bytes)
         let surface = withExtendedLifetime(reader) {
-            cairo_image_surface_create_from_png_stream({ closure, data, length in
-                guard let closure, let data else { return CAIRO_STATUS_READ_ERROR }
-                let reader = Unmanaged<PNGByteReader>.fromOpaque(closure).takeUnretainedValue()
-                return reader.read(into: data, count: Int(length)) ? CAIRO_STATUS_SUCCESS : CAIRO_STATUS_READ_ERROR
-            }, Unmanaged.passUnretained(reader).toOpaque())
+            cairo_image_surface_create_from_png_stream(
+                { closure, data, length in
+                    guard let closure, let data else { return CAIRO_STATUS_READ_ERROR }
+                    let reader = Unmanaged<PNGByteReader>.fromOpaque(closure).takeUnretainedValue()
+                    return reader.read(into: data, count: Int(length)) ? CAIRO_STATUS_SUCCESS : CAIRO_STATUS_READ_ERROR
+                }, Unmanaged.passUnretained(reader).toOpaque())
         }
         guard let surface else { throw HealthCardError(.pdf, "Cairo could not read \(source)") }
         let status = cairo_surface_status(surface)
         guard status == CAIRO_STATUS_SUCCESS else {
             cairo_surface_destroy(surface)
-            throw HealthCardError(.pdf, "\(source) is not a PNG image Cairo can read: \(String(cString: cairo_status_to_string(status)))")
+            throw HealthCardError(
+                .pdf, "\(source) is not a PNG image Cairo can read: \(String(cString: cairo_status_to_string(status)))")
         }
         self.surface = surface
         self.width = Int(cairo_image_surface_get_width(surface))
@@ -337,20 +346,22 @@ final class PDFFile {
     init(sink: Sink = Sink(), title: String, author: String) throws {
         self.sink = sink
         let closure = Unmanaged.passUnretained(sink).toOpaque()
-        guard let surface = cairo_pdf_surface_create_for_stream({ closure, data, length in
-            guard let closure, let data else { return CAIRO_STATUS_WRITE_ERROR }
-            let sink = Unmanaged<Sink>.fromOpaque(closure).takeUnretainedValue()
-            let piece = UnsafeBufferPointer(start: data, count: Int(length))
-            if let write = sink.write {
-                guard write(piece) else {
-                    sink.failed = true
-                    return CAIRO_STATUS_WRITE_ERROR
-                }
-            } else {
-                sink.bytes.append(contentsOf: piece)
-            }
-            return CAIRO_STATUS_SUCCESS
-        }, closure, 595, 842), cairo_surface_status(surface) == CAIRO_STATUS_SUCCESS
+        guard
+            let surface = cairo_pdf_surface_create_for_stream(
+                { closure, data, length in
+                    guard let closure, let data else { return CAIRO_STATUS_WRITE_ERROR }
+                    let sink = Unmanaged<Sink>.fromOpaque(closure).takeUnretainedValue()
+                    let piece = UnsafeBufferPointer(start: data, count: Int(length))
+                    if let write = sink.write {
+                        guard write(piece) else {
+                            sink.failed = true
+                            return CAIRO_STATUS_WRITE_ERROR
+                        }
+                    } else {
+                        sink.bytes.append(contentsOf: piece)
+                    }
+                    return CAIRO_STATUS_SUCCESS
+                }, closure, 595, 842), cairo_surface_status(surface) == CAIRO_STATUS_SUCCESS
         else { throw HealthCardError(.pdf, "Cairo could not start a PDF") }
         self.surface = surface
         guard let cr = cairo_create(surface) else {
@@ -388,7 +399,8 @@ final class PDFFile {
         let status = drawing != CAIRO_STATUS_SUCCESS ? drawing : cairo_surface_status(surface)
         if sink.failed { throw HealthCardError(.io, "writing the PDF failed") }
         guard status == CAIRO_STATUS_SUCCESS else {
-            throw HealthCardError(.pdf, "Cairo could not write the PDF: \(String(cString: cairo_status_to_string(status)))")
+            throw HealthCardError(
+                .pdf, "Cairo could not write the PDF: \(String(cString: cairo_status_to_string(status)))")
         }
         return sink.bytes
     }

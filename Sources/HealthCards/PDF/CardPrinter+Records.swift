@@ -18,22 +18,33 @@ extension CardPrinter {
                 Column(heading: "Vaccine", millimetres: nil, cells: sheet.doses.map { $0.vaccine ?? "Vaccine" }),
                 Column(heading: "Code", millimetres: 21, cells: sheet.doses.map(\.code)),
             ]
-            if settings.showLot { columns.append(Column(heading: "Lot", millimetres: 24, cells: sheet.doses.map { $0.lot ?? "" })) }
+            if settings.showLot {
+                columns.append(Column(heading: "Lot", millimetres: 24, cells: sheet.doses.map { $0.lot ?? "" }))
+            }
             if settings.showPerformer {
-                columns.append(Column(heading: "Given by", millimetres: 38, cells: sheet.doses.map { $0.performer ?? "" }))
+                columns.append(
+                    Column(heading: "Given by", millimetres: 38, cells: sheet.doses.map { $0.performer ?? "" }))
             }
         } else if !sheet.labResults.isEmpty {
             title = sheet.labResults.count == 1 ? "Test result" : "Test results (\(sheet.labResults.count))"
             columns = [
-                Column(heading: "Date", millimetres: 30, cells: sheet.labResults.map { CardSheet.printable(date: $0.date) }),
-                Column(heading: "Test", millimetres: nil, cells: sheet.labResults.map { [$0.test, $0.code].compactMap { $0 }.joined(separator: "\n") }),
+                Column(
+                    heading: "Date", millimetres: 30, cells: sheet.labResults.map { CardSheet.printable(date: $0.date) }
+                ),
+                Column(
+                    heading: "Test", millimetres: nil,
+                    cells: sheet.labResults.map { [$0.test, $0.code].compactMap { $0 }.joined(separator: "\n") }),
                 Column(heading: "Result", millimetres: 34, cells: sheet.labResults.map(\.value)),
             ]
             if settings.showPerformer {
-                columns.append(Column(heading: "Performed by", millimetres: 40, cells: sheet.labResults.map { $0.performer ?? "" }))
+                columns.append(
+                    Column(heading: "Performed by", millimetres: 40, cells: sheet.labResults.map { $0.performer ?? "" })
+                )
             }
         } else {
-            let none = layout("This card holds no vaccination or lab result that can be listed here.", TextStyle(size: 9.5, color: Palette.muted), width: page.width)
+            let none = layout(
+                "This card holds no vaccination or lab result that can be listed here.",
+                TextStyle(size: 9.5, color: Palette.muted), width: page.width)
             try page.reserve(none.height)
             none.draw(on: page.canvas, x: page.margin, y: page.y)
             page.y += none.height + mm(6)
@@ -57,10 +68,14 @@ extension CardPrinter {
             }
         }
         func drawTitle(continued: Bool) {
-            let heading = layout(continued ? "\(title), continued" : title, TextStyle(size: 12, bold: true, color: Palette.ink), width: page.width)
+            let heading = layout(
+                continued ? "\(title), continued" : title, TextStyle(size: 12, bold: true, color: Palette.ink),
+                width: page.width)
             heading.draw(on: page.canvas, x: page.margin, y: page.y)
             page.y += heading.height + mm(2)
-            let heads = columns.enumerated().map { c, column in layout(column.heading.uppercased(), headingStyle, width: columnWidths[c] - 2 * pad) }
+            let heads = columns.enumerated().map { c, column in
+                layout(column.heading.uppercased(), headingStyle, width: columnWidths[c] - 2 * pad)
+            }
             let height = (heads.map(\.height).max() ?? 0) + 2 * pad
             page.canvas.fill(x: page.margin, y: page.y, width: page.width, height: height, color: Palette.tint)
             var x = page.margin
@@ -82,14 +97,17 @@ extension CardPrinter {
                 try page.newPage()
                 drawTitle(continued: true)
             }
-            if row % 2 == 1 { page.canvas.fill(x: page.margin, y: page.y, width: page.width, height: height, color: Palette.zebra) }
+            if row % 2 == 1 {
+                page.canvas.fill(x: page.margin, y: page.y, width: page.width, height: height, color: Palette.zebra)
+            }
             var x = page.margin
             for (c, cell) in cells.enumerated() {
                 cell.draw(on: page.canvas, x: x + pad, y: page.y + pad)
                 x += columnWidths[c]
             }
             page.y += height
-            page.canvas.line(from: page.margin, page.y, to: page.margin + page.width, page.y, color: Palette.rule, width: 0.5)
+            page.canvas.line(
+                from: page.margin, page.y, to: page.margin + page.width, page.y, color: Palette.rule, width: 0.5)
             page.placed()
         }
         page.y += mm(6)

@@ -70,7 +70,9 @@ public final class CardPrinter {
 
     /// `string` at the largest size from `style.size` down to `minSize` that fits `width` in at most
     /// `lines` lines; at `minSize`, wrapped to at most `maxLines` lines ("…" beyond).
-    func fitted(_ string: String, _ style: TextStyle, width: Double, lines: Int, minSize: Double, maxLines: Int) -> TextLayout {
+    func fitted(_ string: String, _ style: TextStyle, width: Double, lines: Int, minSize: Double, maxLines: Int)
+        -> TextLayout
+    {
         var style = style
         while style.size > minSize {
             let candidate = layout(string, style, width: width, maxLines: lines)
@@ -175,7 +177,9 @@ final class PageFlow {
         let count = canvases.count
         for (index, canvas) in canvases.enumerated() {
             let y = printer.pageHeight - Points.mm(11)
-            canvas.line(from: margin, y - Points.mm(2), to: printer.pageWidth - margin, y - Points.mm(2), color: Palette.rule, width: 0.5)
+            canvas.line(
+                from: margin, y - Points.mm(2), to: printer.pageWidth - margin, y - Points.mm(2), color: Palette.rule,
+                width: 0.5)
             let style = TextStyle(size: 7, color: Palette.muted)
             let pageText = printer.layout("Page \(index + 1) of \(count)", style, width: nil)
             let left = printer.layout(footer, style, width: width - pageText.size.width - Points.mm(6), maxLines: 1)

@@ -50,8 +50,9 @@ public struct CardSheet: Sendable, Equatable {
     /// missing is left empty rather than refused: `CardPrinter` prints what is there.
     /// - Parameter today: `YYYY-MM-DD`, for the `period` of names.
     public init(payload: JSONValue, today: String) {
-        self.init(issuer: payload["iss"]?.stringValue ?? "", notBefore: payload["nbf"],
-                  fhirBundle: payload["vc"]?["credentialSubject"]?["fhirBundle"], today: today)
+        self.init(
+            issuer: payload["iss"]?.stringValue ?? "", notBefore: payload["nbf"],
+            fhirBundle: payload["vc"]?["credentialSubject"]?["fhirBundle"], today: today)
     }
 
     /// Reads the parts of a payload: `iss`, `nbf` (a JSON number) and `fhirBundle`.
@@ -70,14 +71,26 @@ public struct CardSheet: Sendable, Equatable {
             case "Immunization":
                 let (vaccine, code, isCOVID) = Self.vaccine(resource["vaccineCode"])
                 covid = covid && isCOVID
-                doses.append((index, Dose(date: resource["occurrenceDateTime"]?.stringValue ?? resource["occurrenceString"]?.stringValue ?? "",
-                                          vaccine: vaccine, code: code, lot: resource["lotNumber"]?.stringValue,
-                                          performer: resource["performer"]?[0]?["actor"]?["display"]?.stringValue)))
+                doses.append(
+                    (
+                        index,
+                        Dose(
+                            date: resource["occurrenceDateTime"]?.stringValue ?? resource["occurrenceString"]?
+                                .stringValue ?? "",
+                            vaccine: vaccine, code: code, lot: resource["lotNumber"]?.stringValue,
+                            performer: resource["performer"]?[0]?["actor"]?["display"]?.stringValue)
+                    ))
             case "Observation":
                 let (test, code) = Self.test(resource["code"])
-                labs.append((index, LabResult(date: resource["effectiveDateTime"]?.stringValue ?? resource["effectivePeriod"]?["start"]?.stringValue ?? "",
-                                              test: test, code: code, value: Self.value(of: resource),
-                                              performer: resource["performer"]?[0]?["display"]?.stringValue)))
+                labs.append(
+                    (
+                        index,
+                        LabResult(
+                            date: resource["effectiveDateTime"]?.stringValue ?? resource["effectivePeriod"]?["start"]?
+                                .stringValue ?? "",
+                            test: test, code: code, value: Self.value(of: resource),
+                            performer: resource["performer"]?[0]?["display"]?.stringValue)
+                    ))
             default: break
             }
         }
@@ -94,7 +107,9 @@ public struct CardSheet: Sendable, Equatable {
     /// of a known system (CVX first).
     static func vaccine(_ concept: JSONValue?) -> (String?, String, Bool) {
         let codings = concept?["coding"]?.arrayValue ?? []
-        let ordered = codings.filter { $0["system"]?.stringValue == Terminology.cvx } + codings.filter { $0["system"]?.stringValue != Terminology.cvx }
+        let ordered =
+            codings.filter { $0["system"]?.stringValue == Terminology.cvx }
+            + codings.filter { $0["system"]?.stringValue != Terminology.cvx }
         guard let coding = ordered.first, let code = coding["code"]?.stringValue else { return (nil, "", false) }
         switch coding["system"]?.stringValue {
         case Terminology.cvx: return (CVX.lookup(code)?.shortDescription, "CVX \(code)", CVX.isCOVID19Vaccine(code))
@@ -106,7 +121,9 @@ public struct CardSheet: Sendable, Equatable {
 
     static func test(_ concept: JSONValue?) -> (String?, String) {
         guard let coding = concept?["coding"]?[0], let code = coding["code"]?.stringValue else { return (nil, "") }
-        if coding["system"]?.stringValue == Terminology.loinc { return (COVID19LabTestLOINC.lookup(code)?.display, "LOINC \(code)") }
+        if coding["system"]?.stringValue == Terminology.loinc {
+            return (COVID19LabTestLOINC.lookup(code)?.display, "LOINC \(code)")
+        }
         return (nil, code)
     }
 

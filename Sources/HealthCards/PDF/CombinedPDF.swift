@@ -20,7 +20,8 @@ public final class CombinedPDF {
     public init(path: String) throws {
         self.path = path
         if FileIO.isDirectory(path) {
-            throw HealthCardError(.io, "cannot write \(path): it is a folder; give the path of a .pdf file (--pdf-combined)")
+            throw HealthCardError(
+                .io, "cannot write \(path): it is a folder; give the path of a .pdf file (--pdf-combined)")
         }
         let folder = FileIO.parent(of: path)
         if !FileIO.isDirectory(folder) { try FileIO.createDirectories(folder) }
@@ -67,7 +68,9 @@ public final class CombinedPDF {
         do { _ = try file.finish() } catch let error as HealthCardError where error.kind == .io {
             throw HealthCardError(.io, "cannot write \(path): \(writeError ?? error.message)")
         }
-        guard fsync(fd) == 0 else { throw HealthCardError(.io, "cannot write \(path): \(String(cString: strerror(errno)))") }
+        guard fsync(fd) == 0 else {
+            throw HealthCardError(.io, "cannot write \(path): \(String(cString: strerror(errno)))")
+        }
         guard rename(temp, path) == 0 else {
             throw HealthCardError(.io, "cannot move the new \(path) into place: \(String(cString: strerror(errno)))")
         }

@@ -39,12 +39,15 @@ public final class PDFStage {
     ///   combined PDF, nil when there is none).
     /// - Throws: `HealthCardError(.io)` when the PDF cannot be written, `.pdf` when it cannot be drawn,
     ///   `.qr`/`.compression`/`.input` when the JWS cannot be read back.
-    public func run(jws: JWS, codes: [QRCode], name: String, keepExisting: Bool = false) throws -> (files: [String], card: PrintedCard?) {
+    public func run(jws: JWS, codes: [QRCode], name: String, keepExisting: Bool = false) throws -> (
+        files: [String], card: PrintedCard?
+    ) {
         let file = Self.file(name: name)
         let path = "\(outDir)/\(file)"
         let needFile = options.perCard && !(keepExisting && FileIO.exists(path))
         guard needFile || options.combinedPath != nil else { return (options.perCard ? [file] : [], nil) }
-        let card = try printer.print(try Self.sheet(jws, today: options.settings.today), codes: codes.isEmpty ? try Self.codes(jws) : codes)
+        let card = try printer.print(
+            try Self.sheet(jws, today: options.settings.today), codes: codes.isEmpty ? try Self.codes(jws) : codes)
         if needFile { try FileIO.writeAtomically(try card.pdf(), to: path, mode: 0o600, sync: false) }
         return (options.perCard ? [file] : [], options.combinedPath != nil ? card : nil)
     }

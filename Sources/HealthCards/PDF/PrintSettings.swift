@@ -16,14 +16,20 @@ public enum Paper: String, Sendable, CaseIterable {
     /// The countries whose glibc locales print on US Letter (`LC_PAPER` height 279 mm): the United
     /// States, Canada, Mexico, the Philippines, Chile, Colombia, Venezuela, Costa Rica, Guatemala,
     /// Nicaragua, Panama, El Salvador, the Dominican Republic and Puerto Rico.
-    static let letterTerritories: Set<String> = ["US", "CA", "MX", "PH", "CL", "CO", "VE", "CR", "GT", "NI", "PA", "SV", "DO", "PR"]
+    static let letterTerritories: Set<String> = [
+        "US", "CA", "MX", "PH", "CL", "CO", "VE", "CR", "GT", "NI", "PA", "SV", "DO", "PR",
+    ]
 
     /// The paper of the locale: the territory of the first of `LC_ALL`, `LC_PAPER`, `LANG` that is set
     /// (`en_US.UTF-8` → US → Letter); A4 for any other territory, and when none is set or it names no
     /// territory (`C`, `POSIX`, `C.UTF-8`).
     /// - Parameter environment: the variables to read (the process's environment by default).
     public static func fromLocale(_ environment: [String: String]) -> Paper {
-        guard let locale = ["LC_ALL", "LC_PAPER", "LANG"].lazy.compactMap({ environment[$0] }).first(where: { !$0.isEmpty }) else {
+        guard
+            let locale = ["LC_ALL", "LC_PAPER", "LANG"].lazy.compactMap({ environment[$0] }).first(where: {
+                !$0.isEmpty
+            })
+        else {
             return .a4
         }
         // language[_TERRITORY][.codeset][@modifier]
@@ -53,7 +59,8 @@ public struct Logo: Sendable {
     ///   decoded (with the decoder's message).
     public init(bytes: [UInt8], source: String) throws {
         guard bytes.count <= Self.maxBytes else {
-            throw HealthCardError(.pdf, "\(source) is \(bytes.count) bytes; a logo may be at most \(Self.maxBytes) bytes")
+            throw HealthCardError(
+                .pdf, "\(source) is \(bytes.count) bytes; a logo may be at most \(Self.maxBytes) bytes")
         }
         self.bytes = bytes
         self.source = source
@@ -96,8 +103,10 @@ public struct PrintSettings: Sendable {
     /// The date printed on the page and used for `HumanName.period`, `YYYY-MM-DD`.
     public var today: String
 
-    public init(paper: Paper = .a4, issuerName: String? = nil, showLot: Bool = true, showPerformer: Bool = true,
-                logo: Logo? = nil, today: String = Clock.todayUTC()) {
+    public init(
+        paper: Paper = .a4, issuerName: String? = nil, showLot: Bool = true, showPerformer: Bool = true,
+        logo: Logo? = nil, today: String = Clock.todayUTC()
+    ) {
         self.paper = paper
         self.issuerName = issuerName
         self.showLot = showLot

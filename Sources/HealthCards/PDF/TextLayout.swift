@@ -56,10 +56,12 @@ final class TextLayout {
         case .end: pango_layout_set_alignment(layout, PANGO_ALIGN_RIGHT)
         }
         let attributes = pango_attr_list_new()
-        let color = pango_attr_foreground_new(UInt16(style.color.r * 65535), UInt16(style.color.g * 65535), UInt16(style.color.b * 65535))
+        let color = pango_attr_foreground_new(
+            UInt16(style.color.r * 65535), UInt16(style.color.g * 65535), UInt16(style.color.b * 65535))
         pango_attr_list_insert(attributes, color)
         if style.tracking != 0 {
-            pango_attr_list_insert(attributes, pango_attr_letter_spacing_new(Int32(style.tracking * Double(PANGO_SCALE))))
+            pango_attr_list_insert(
+                attributes, pango_attr_letter_spacing_new(Int32(style.tracking * Double(PANGO_SCALE))))
         }
         pango_layout_set_attributes(layout, attributes)
         pango_attr_list_unref(attributes)
@@ -71,7 +73,8 @@ final class TextLayout {
 
     /// Logical size of the laid-out text in points.
     var size: (width: Double, height: Double) {
-        var ink = PangoRectangle(), logical = PangoRectangle()
+        var ink = PangoRectangle()
+        var logical = PangoRectangle()
         pango_layout_get_extents(layout, &ink, &logical)
         return (Double(logical.width) / Double(PANGO_SCALE), Double(logical.height) / Double(PANGO_SCALE))
     }
@@ -101,10 +104,14 @@ final class TextLayout {
     /// The text with C0, DEL and C1 control characters (a line break inside a name, an escape
     /// sequence) shown as spaces: a printed card shows a person's data, never a control effect.
     static func printable(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) else { return text }
-        return String(String.UnicodeScalarView(text.unicodeScalars.map {
-            $0.value < 0x20 || (0x7F...0x9F).contains($0.value) ? " " : $0
-        }))
+        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) else {
+            return text
+        }
+        return String(
+            String.UnicodeScalarView(
+                text.unicodeScalars.map {
+                    $0.value < 0x20 || (0x7F...0x9F).contains($0.value) ? " " : $0
+                }))
     }
 }
 
@@ -118,7 +125,9 @@ final class TextContext {
 
     /// - Throws: `HealthCardError(.pdf)` when Pango cannot make a font map or context.
     init(canvas: Canvas) throws {
-        guard let fontMap = pango_cairo_font_map_new() else { throw HealthCardError(.pdf, "Pango could not make a font map") }
+        guard let fontMap = pango_cairo_font_map_new() else {
+            throw HealthCardError(.pdf, "Pango could not make a font map")
+        }
         guard let context = pango_font_map_create_context(fontMap) else {
             g_object_unref(UnsafeMutableRawPointer(fontMap))
             throw HealthCardError(.pdf, "Pango could not make a context")
