@@ -6,7 +6,7 @@ import HealthCards
 
 enum IssueCommand {
     static let help = """
-        Usage: healthcards issue --issuer URL --key KEYFILE [--template FILE] --out DIR INPUT...
+        Usage: healthcards issue --issuer URL --key KEYFILE [--site SITE] [--template FILE] --out DIR INPUT...
 
         Issues one SMART Health Card per patient (CSV with --template) or per Bundle (.json, .ndjson), and
         writes under DIR:
@@ -32,6 +32,9 @@ enum IssueCommand {
                                 at URL/.well-known/jwks.json
           --key KEY             the signing key: a PKCS#8 or SEC 1 PEM file (mode 0600), or a PKCS#11 URI
                                 (pkcs11:token=...;object=...?module-path=...&pin-source=file:...)
+          --site SITE           the issuer's site folder (written by `healthcards site --issuer URL`): before
+                                anything is issued, refuse unless --issuer is the issuer it records and the
+                                key's kid is in its .well-known/jwks.json (cards that no verifier accepts)
           --template FILE       template for CSV input (see templates/ and docs/templates.md)
           --out DIR             output folder (created if missing)
           --nbf SECONDS         nbf, integer seconds since 1970 (default: now), for reproducible fixtures;
@@ -77,7 +80,7 @@ enum IssueCommand {
 
     static func run(_ args: [String]) throws -> ExitStatus {
         let parsed = try Arguments(
-            args, valued: PrintOptions.valued.union(["issuer", "key", "template", "out", "nbf", "exp", "vc-types", "qr-scale", "rid-secret", "jobs"]),
+            args, valued: PrintOptions.valued.union(["issuer", "key", "template", "out", "nbf", "exp", "vc-types", "qr-scale", "rid-secret", "jobs", "site"]),
             flagNames: PrintOptions.flags.union(["chunk", "no-qr", "quiet", "force", "pdf"]), command: "issue")
         if parsed.has("help") {
             print(help)
@@ -165,6 +168,9 @@ enum IssueCommand {
         }
         if keyPath.lowercased().hasPrefix("pkcs11:") { jobs = 1 }
         let key = try KeySource.load(keyPath, requirePrivate: true)
+        if let site = parsed.value("site") {
+            try PublishedSite(root: site).checkSigner(issuer: issuerURL, kid: JWK(key: key).kid)
+        }
         var settings = IssueSettings(issuer: issuerURL, notBefore: nbf, expires: exp, typePolicy: policy,
                                      chunk: parsed.has("chunk"), makeQR: !parsed.has("no-qr"), qrImage: image)
         if let path = parsed.value("rid-secret") { settings.ridSecret = try RIDSecretFile.read(path) }

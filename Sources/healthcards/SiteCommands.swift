@@ -12,6 +12,8 @@ enum SiteCommand {
           SITE/healthcards-nginx.conf         nginx rules (include it in the server block)
           SITE/.htaccess                      Apache httpd rules
           SITE/_headers                       Netlify / Cloudflare Pages rules
+          SITE/healthcards-site.json          with --issuer: the issuer URL, for `verify --jwks SITE` and
+                                              `issue --site SITE` (the rules keep it from being served)
         The rules serve jwks.json and the CRLs as application/json with Access-Control-Allow-Origin: *,
         and *.smart-health-card files as application/smart-health-card. Each key's crlVersion is its
         CRL's ctr. Run it again whenever the keys change (yearly rotation); it is safe to repeat.
@@ -23,8 +25,10 @@ enum SiteCommand {
           --out SITE       the site folder (created if missing)
           --x5c CHAIN.pem  an X.509 chain (PEM, leaf first) certifying one of the keys; refused when its
                            leaf holds another key. May be repeated.
-          --issuer URL     the iss: checks that x5c leaf certificates name it (subjectAltName URI) and puts
-                           its path into _headers (needed when iss has a path, e.g. https://host/shc)
+          --issuer URL     the iss: recorded in SITE/healthcards-site.json (so `verify --jwks SITE` binds the
+                           keys to it and `issue --site SITE` refuses another issuer; it never changes once
+                           recorded), checked against x5c leaf certificates (subjectAltName URI), and its path
+                           put into _headers (needed when iss has a path, e.g. https://host/shc)
           --no-crl         create no new CRLs (keys without one then do not support revocation)
           -h, --help       show this help
 
@@ -45,8 +49,11 @@ enum SiteCommand {
                     + "see `healthcards site --help`")
         }
         var pathPrefix = ""
+        let site = IssuerSite(root: out)
+        // Without --issuer, a site laid out before with one keeps it (and its _headers path).
+        let issuer = try parsed.value("issuer") ?? site.readRecord()?.issuer
         let loaded = try KeyArguments.entries(keys: parsed.positionals, chains: parsed.values("x5c"))
-        if let issuer = parsed.value("issuer") {
+        if let issuer {
             try Payload.validateIssuer(issuer)
             let afterScheme = issuer.dropFirst("https://".count)
             if let slash = afterScheme.firstIndex(of: "/") { pathPrefix = String(afterScheme[slash...]) }
@@ -54,8 +61,8 @@ enum SiteCommand {
                 printError("warning: " + problem)
             }
         }
-        let site = IssuerSite(root: out)
-        let result = try site.publish(keys: loaded.entries, createCRLs: !parsed.has("no-crl"), pathPrefix: pathPrefix)
+        let result = try site.publish(
+            keys: loaded.entries, createCRLs: !parsed.has("no-crl"), pathPrefix: pathPrefix, issuer: issuer)
         for kid in result.removedKids {
             printError(
                 "warning: key \(kid) was published in \(site.keySetPath) and is not any more; cards it signed "

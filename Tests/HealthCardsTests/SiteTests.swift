@@ -20,7 +20,7 @@ import Testing
         #expect(
             files == [
                 ".htaccess", ".well-known/crl/\(key.kid).json", ".well-known/jwks.json", "_headers",
-                "healthcards-nginx.conf",
+                "healthcards-nginx.conf", "healthcards-site.json",
             ])
         let headers = try String(contentsOf: site.appendingPathComponent("_headers"), encoding: .utf8)
         #expect(

@@ -56,6 +56,11 @@ public enum HostRules {
             default_type application/smart-health-card;
         }
 
+        # The toolkit's record of the issuer (\(SiteRecord.fileName)): bookkeeping, not for verifiers.
+        location ~ /healthcards-site\\.json$ {
+            return 404;
+        }
+
         """
 
     /// Apache httpd 2.4 `.htaccess` (needs mod_headers, and `AllowOverride FileInfo` for the folder).
@@ -77,6 +82,11 @@ public enum HostRules {
             Header always set Access-Control-Allow-Origin "*"
         </FilesMatch>
 
+        # The toolkit's record of the issuer: bookkeeping, not for verifiers.
+        <Files "\(SiteRecord.fileName)">
+            Require all denied
+        </Files>
+
         """
 
     /// Netlify / Cloudflare Pages `_headers` (put it in the published folder's root).
@@ -93,6 +103,9 @@ public enum HostRules {
             \(p)/.well-known/crl/*
               Access-Control-Allow-Origin: *
               Content-Type: application/json
+
+            # healthcards-site.json (the toolkit's record of the issuer) is public information but not for
+            # verifiers; these hosts cannot refuse a file by header rules, so leave it out of what you deploy.
 
             # Card files, where the host's splat matches inside a name; otherwise keep cards in one folder
             # and use e.g. \(p)/cards/*

@@ -28,6 +28,14 @@ extension CredentialReport {
                 if let line = Self.describe(entry["resource"]) { lines.append("  " + line) }
             }
         }
+        if let (issuer, binding) = keySetBinding {
+            switch binding {
+            case .unbound: lines.append("  issuer   not bound to an issuer")
+            case .argument: lines.append("  issuer   \(issuer ?? "?") (bound by --jwks URL=PATH)")
+            case .siteRecord(let record): lines.append("  issuer   \(issuer ?? "?") (recorded in \(record))")
+            }
+        }
+        for note in notes { lines.append("  note     \(note)") }
         for (version, level) in qrSymbols.map({ ($0.version, $0.errorCorrection) }) {
             lines.append("  QR       version \(version.map(String.init) ?? "?"), ECC \(level?.rawValue ?? "?")")
         }
