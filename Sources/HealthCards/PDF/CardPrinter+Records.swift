@@ -33,7 +33,7 @@ extension CardPrinter {
                 ),
                 Column(
                     heading: "Test", millimetres: nil,
-                    cells: sheet.labResults.map { [$0.test, $0.code].compactMap { $0 }.joined(separator: "\n") }),
+                    cells: sheet.labResults.map { [$0.test, $0.code].compactMap { $0 }.joined(separator: "\u{2028}") }),
                 Column(heading: "Result", millimetres: 34, cells: sheet.labResults.map(\.value)),
             ]
             if settings.showPerformer {
