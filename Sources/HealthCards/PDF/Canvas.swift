@@ -181,16 +181,6 @@ final class Canvas {
         cairo_restore(cr)
         return (Double(image.width) * scale, Double(image.height) * scale)
     }
-
-    /// Draws what `body` draws on the context, scaled by `scale` with the origin moved to (`x`, `y`):
-    /// how an SVG logo is placed.
-    func withTransform(x: Double, y: Double, scale: Double, _ body: (OpaquePointer) throws -> Void) rethrows {
-        cairo_save(cr)
-        cairo_translate(cr, x, y)
-        cairo_scale(cr, scale, scale)
-        try body(cr)
-        cairo_restore(cr)
-    }
 }
 
 /// A QR symbol's dark modules as vector rectangles in a Cairo recording surface of its own, one unit

@@ -87,14 +87,6 @@ final class TextLayout {
     /// Whether Pango shortened the text with "…" to keep within `maxLines`.
     var isEllipsized: Bool { pango_layout_is_ellipsized(layout) != 0 }
 
-    /// The x position (points, from the box's left edge) where the character at UTF-8 offset `index`
-    /// starts its visual box: for a right-to-left run, a later character lies further left.
-    func xPosition(ofByte index: Int) -> Double {
-        var rect = PangoRectangle()
-        pango_layout_index_to_pos(layout, Int32(clamping: index), &rect)
-        return Double(min(rect.x, rect.x + rect.width)) / Double(PANGO_SCALE)
-    }
-
     /// Draws the text with its top-left corner at (`x`, `y`).
     func draw(on canvas: Canvas, x: Double, y: Double) {
         canvas.move(to: x, y)
