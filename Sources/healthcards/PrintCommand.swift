@@ -68,7 +68,7 @@ enum PrintCommand {
                     try PDFStage.sheet(jws, today: settings.today), codes: try PDFStage.codes(jws))
                 if let outDir {
                     let name = OutputNames.safe(FileIO.stem(path)) + (credentials.count > 1 ? "-\(index + 1)" : "")
-                    try FileIO.writeAtomically(try card.pdf(), to: "\(outDir)/\(name).pdf", mode: 0o600)
+                    try FileIO.writeAtomically(try card.pdf(), to: "\(outDir)/\(name).pdf")
                 }
                 try combined?.append(card)
                 printed += 1

@@ -16,18 +16,20 @@ public final class CombinedPDF {
     public private(set) var cards = 0
     public private(set) var pages = 0
 
+    /// - Parameter access: the file's mode (0600 unless the run opted into sharing) and of a folder made for it.
     /// - Throws: `HealthCardError(.io)` when the file cannot be created (the folder is made if missing).
-    public init(path: String) throws {
+    public init(path: String, access: OutputAccess = .ownerOnly) throws {
         self.path = path
         if FileIO.isDirectory(path) {
             throw HealthCardError(
                 .io, "cannot write \(path): it is a folder; give the path of a .pdf file (--pdf-combined)")
         }
         let folder = FileIO.parent(of: path)
-        if !FileIO.isDirectory(folder) { try FileIO.createDirectories(folder) }
+        if !FileIO.isDirectory(folder) { try FileIO.createDirectories(folder, mode: access.folderMode) }
         temp = FileIO.temporaryName(for: path)
-        fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, access.fileMode)
         guard fd >= 0 else { throw HealthCardError(.io, "cannot write \(path): \(String(cString: strerror(errno)))") }
+        fchmod(fd, access.fileMode)
     }
 
     deinit {

@@ -16,16 +16,20 @@ public struct PDFOptions: Sendable {
 }
 
 /// The PDF stage of one batch worker: it prints a signed card (what the JWS says, not what the input
-/// said) and writes `pdf/<name>.pdf` atomically with mode 0600 (health data, like the cards).
+/// said) and writes `pdf/<name>.pdf` atomically with the run's file mode (0600 unless shared: health
+/// data, like the cards).
 public final class PDFStage {
     public let options: PDFOptions
     let printer: CardPrinter
     let outDir: String
+    /// Permission bits of the PDFs (0600 unless the run opted into sharing, `issue --share`).
+    let access: OutputAccess
 
     /// - Throws: `HealthCardError(.pdf)` when the printer cannot start (Cairo, the logo).
-    public init(options: PDFOptions, outDir: String) throws {
+    public init(options: PDFOptions, outDir: String, access: OutputAccess = .ownerOnly) throws {
         self.options = options
         self.outDir = outDir
+        self.access = access
         printer = try CardPrinter(settings: options.settings)
     }
 
@@ -48,7 +52,7 @@ public final class PDFStage {
         guard needFile || options.combinedPath != nil else { return (options.perCard ? [file] : [], nil) }
         let card = try printer.print(
             try Self.sheet(jws, today: options.settings.today), codes: codes.isEmpty ? try Self.codes(jws) : codes)
-        if needFile { try FileIO.writeAtomically(try card.pdf(), to: path, mode: 0o600, sync: false) }
+        if needFile { try FileIO.writeAtomically(try card.pdf(), to: path, access: access, sync: false) }
         return (options.perCard ? [file] : [], options.combinedPath != nil ? card : nil)
     }
 

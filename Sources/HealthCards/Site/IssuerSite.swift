@@ -114,17 +114,17 @@ public struct IssuerSite: Sendable {
         if createCRLs {
             for key in existing where key.crlVersion == nil && !result.createdCRLs.contains(key.kid) {
                 let kid = key.kid
-                try FileIO.writeAtomically(CRL(kid: kid, ctr: 1).fileBytes, to: crlPath(kid: kid))
+                try FileIO.writeAtomically(CRL(kid: kid, ctr: 1).fileBytes, to: crlPath(kid: kid), access: .published)
                 result.createdCRLs.append(kid)
                 result.written.append(crlPath(kid: kid))
             }
         }
         let published = try Self.applyingCRLVersions(to: keys, crlDirectory: crlDirectory)
-        try FileIO.writeAtomically(JWKS(keys: published).fileBytes, to: keySetPath)
+        try FileIO.writeAtomically(JWKS(keys: published).fileBytes, to: keySetPath, access: .published)
         result.written.append(keySetPath)
         for file in HostRules.files(pathPrefix: pathPrefix) {
             let path = root + "/" + file.name
-            try FileIO.writeAtomically(Array(file.text.utf8), to: path)
+            try FileIO.writeAtomically(Array(file.text.utf8), to: path, access: .published)
             result.written.append(path)
         }
         if let issuer {

@@ -32,6 +32,8 @@ public struct CredentialReport: Sendable {
     /// The decoded payload (JWT claims), when it inflated and parsed.
     public var payload: JSONValue?
     public var signature: Signature = .notChecked
+    /// The profile whose rules judged the card's FHIR Bundle (`BundleProfile`); nil when there was none.
+    public var profile: BundleProfile?
     /// QR version and error correction level of each image symbol, in chunk order.
     public var qrSymbols: [(version: Int?, errorCorrection: QRErrorCorrection?)] = []
     public var findings: [Finding] = []
@@ -54,15 +56,17 @@ public struct CredentialReport: Sendable {
     /// The `kid` from the JWS header.
     public var kid: String? { header?["kid"]?.stringValue }
 
-    /// `{"source","file","index","kid","signature","valid","errors","warnings","findings":[…],"payload":{…}}`;
-    /// a key set has `"issuer"` (null when not bound) and `"boundBy"` (`"site-record"`, `"argument"` or
-    /// null) instead of kid, signature and payload, and `"notes"` when there are any.
+    /// `{"source","file","index","kid","signature","profile","valid","errors","warnings","findings":[…],"payload":{…}}`
+    /// (`profile`: `vaccination`, `lab`, `generic` or null); a key set has `"issuer"` (null when not bound)
+    /// and `"boundBy"` (`"site-record"`, `"argument"` or null) instead of kid, signature, profile and
+    /// payload, and `"notes"` when there are any.
     public var json: JSONValue {
         var o: JSONObject = ["source": .string(source.rawValue), "file": .string(file)]
         if let index { o["index"] = .integer(Int64(index)) }
         if source != .keySet {
             o["kid"] = kid.map { .string($0) } ?? .null
             o["signature"] = .string(signature.rawValue)
+            o["profile"] = profile.map { .string($0.rawValue) } ?? .null
         } else if let (issuer, binding) = keySetBinding {
             o["issuer"] = issuer.map { .string($0) } ?? .null
             switch binding {
