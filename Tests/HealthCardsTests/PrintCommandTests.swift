@@ -14,8 +14,11 @@ import Testing
         let key = try TestSupport.demoKey(in: dir)
         let site = dir.appendingPathComponent("site")
         #expect(
-            try TestSupport.cli(["jwks", key, "--out", site.appendingPathComponent(".well-known/jwks.json").path])
-                .status == 0)
+            try TestSupport.cli([
+                "jwks", key, "--issuer", "https://issuer.example.org", "--out",
+                site.appendingPathComponent(".well-known/jwks.json").path,
+            ])
+            .status == 0)
         let out = dir.appendingPathComponent("out")
         let run = try TestSupport.cli([
             "issue", "--issuer", "https://issuer.example.org", "--key", key, "--template",
