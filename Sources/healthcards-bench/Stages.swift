@@ -1,7 +1,7 @@
 import HealthCards
 
 /// The pipeline's stages timed one by one in this process, one thread, over the same calls the
-/// `issue` command makes (CSVTemplateInput, Template.render, CardIssuer.payload, Payload.minifiedBytes,
+/// `issue` command makes (CSVTemplateInput, Template.render with its CheckedBundle, CardIssuer.payload,
 /// BundleValidator, RawDeflater, JWS.sign, the read-back check, QRCode, QRImage.png, FileIO).
 struct StageTimes {
     static let names = ["csvRead", "templateMinimize", "validate", "payloadJSON", "deflate", "sign", "selfCheck", "qr", "png", "fileWrite"]
@@ -10,6 +10,8 @@ struct StageTimes {
     var pngBytes = 0
     var cardBytes = 0
     var codes: [QRCode] = []
+    /// The first cards' JWS, for the PDF figures.
+    var cardsJWS: [JWS] = []
 
     /// Microseconds per card for a stage.
     func micros(_ name: String) -> Double { cards > 0 ? (seconds[name] ?? 0) / Double(cards) * 1e6 : 0 }
@@ -26,7 +28,7 @@ struct StageTimes {
             }
             return try body()
         }
-        let settings = IssueSettings(issuer: iss, notBefore: String(Clock.nowSeconds()))
+        let settings = IssueSettings(issuer: iss, notBefore: Clock.nowSeconds())
         let issuer = try CardIssuer(signer: try ES256Signer(key: key), settings: settings)
         var signer = try ES256Signer(key: key)
         let deflater = try RawDeflater(level: settings.deflateLevel)
@@ -34,21 +36,21 @@ struct StageTimes {
         let input = try time("csvRead") { try CSVTemplateInput(path: csv, template: template) }
         let cursor = input.cursor()
         while t.cards < limit, let rows = try time("csvRead", { try cursor.next() }) {
-            // Template input is minimized and validated at render time (so row errors name the CSV
-            // row and column); the issuer then reuses those findings. `validate` times the same
-            // validation on its own, and is subtracted from templateMinimize to avoid counting it twice.
-            var validation: BundleValidator.Findings?
-            let payload = try time("templateMinimize") { () -> Payload? in
+            // Template input is minimized and checked at render time (so row errors name the CSV row and
+            // column), and the issuer signs from that CheckedBundle. `validate` times the same validation
+            // on its own, and is subtracted from templateMinimize to avoid counting it twice;
+            // `payloadJSON` is the issuer's payload (claims and their bytes).
+            let checked = time("templateMinimize") { () -> CheckedBundle? in
                 let record = rows.render(template)
-                guard let bundle = record.bundle, record.errors.isEmpty else { return nil }
-                validation = record.validation
-                return try issuer.payload(for: bundle, patientID: record.id, minimized: record.validation != nil)
+                return record.errors.isEmpty ? record.checked : nil
             }
-            guard let payload else { continue }
-            let findings = time("validate") { BundleValidator.validate(payload.fhirBundle) }
+            guard let checked else { continue }
+            let findings = time("validate") { BundleValidator.validate(checked.bundle) }
             t.seconds["templateMinimize", default: 0] -= last
-            guard findings.errors.isEmpty, validation?.errors.isEmpty ?? true else { continue }
-            let bytes = time("payloadJSON") { payload.minifiedBytes }
+            guard findings.errors.isEmpty, checked.isAcceptable else { continue }
+            let card = time("payloadJSON") { issuer.payload(for: checked, patientID: rows.id) }
+            guard card.errors.isEmpty else { continue }
+            let bytes = card.bytes
             let deflated = try time("deflate") { try deflater.deflate(bytes) }
             let jws = try time("sign") { try JWS.sign(deflatedPayload: deflated, kid: issuer.kid, signer: &signer) }
             let ok = try time("selfCheck") { () -> Bool in
@@ -68,6 +70,7 @@ struct StageTimes {
             }
             t.pngBytes += png.count
             if t.codes.count < 300 { t.codes.append(code) }
+            if t.cardsJWS.count < 300 { t.cardsJWS.append(jws) }
             t.cards += 1
         }
         return t
@@ -98,5 +101,46 @@ struct PNGSetting {
             out.append(setting)
         }
         return out
+    }
+}
+
+/// Printed cards timed in this process, one thread: reading the card back (`PDFStage.sheet`, QR
+/// symbols), laying out its pages (`CardPrinter.print`: Pango, Cairo recording) and writing its PDF
+/// (`PrintedCard.pdf`: Cairo's PDF surface, font subsets).
+struct PDFTimes {
+    var cards = 0
+    var pages = 0
+    var readSeconds = 0.0
+    var layoutSeconds = 0.0
+    var writeSeconds = 0.0
+    var bytes = 0
+
+    var microsPerCard: (read: Double, layout: Double, write: Double) {
+        let n = Double(max(cards, 1))
+        return (readSeconds / n * 1e6, layoutSeconds / n * 1e6, writeSeconds / n * 1e6)
+    }
+    /// Pages per second on one core, everything counted.
+    var pagesPerSecond: Double { Double(pages) / max(readSeconds + layoutSeconds + writeSeconds, 1e-9) }
+
+    static func measure(_ cards: [JWS]) throws -> PDFTimes {
+        var t = PDFTimes()
+        let printer = try CardPrinter(settings: PrintSettings(paper: .a4, issuerName: "Bench Issuer"))
+        // The first card loads fonts; it is not timed.
+        if let first = cards.first { _ = try printer.print(try PDFStage.sheet(first, today: "2024-01-01"), codes: try PDFStage.codes(first)).pdf() }
+        for jws in cards {
+            var start = monotonic()
+            let sheet = try PDFStage.sheet(jws, today: "2024-01-01")
+            let codes = try PDFStage.codes(jws)
+            t.readSeconds += monotonic() - start
+            start = monotonic()
+            let printed = try printer.print(sheet, codes: codes)
+            t.layoutSeconds += monotonic() - start
+            start = monotonic()
+            t.bytes += try printed.pdf().count
+            t.writeSeconds += monotonic() - start
+            t.pages += printed.pageCount
+            t.cards += 1
+        }
+        return t
     }
 }

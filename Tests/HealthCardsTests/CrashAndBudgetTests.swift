@@ -55,13 +55,30 @@ import Testing
         let run = try TestSupport.cli(["verify", "--jwks", Self.specKeySet, "--json", Self.cases.appendingPathComponent("png-20000x20000.png").path])
         #expect(run.status == 1)
         let report = try JSONParser.parse(run.stdout)
-        let findings = (report["credentials"]?.arrayValue ?? []).flatMap { $0["findings"]?.arrayValue ?? [] }
+        let image = (report["credentials"]?.arrayValue ?? []).filter { $0["source"]?.stringValue == "qr-image" }
+        let findings = image.flatMap { $0["findings"]?.arrayValue ?? [] }
         #expect(findings.compactMap { $0["code"]?.stringValue } == ["FILE_TOO_LARGE"])
         #expect(findings.first?["message"]?.stringValue?.contains("20000 × 20000") == true)
         // The library refuses it the same way, with any budget below its size.
         let png = try VerifyFixtures.bytes(Self.cases.appendingPathComponent("png-20000x20000.png"))
         #expect(throws: HealthCardError.self) { try GrayImage(png: png) }
         #expect(throws: HealthCardError.self) { try GrayImage(png: png, maxPixels: 400_000_000 - 1) }
+    }
+
+    /// Every reported input, through the CLI: a finding (exit 1), never a trap or a signal. (The chunk
+    /// count's allocation is tested in `QRGroupingTests`.)
+    @Test(arguments: [
+        ("nbf-minus-1e300.smart-health-card", "NBF_OUT_OF_RANGE"), ("chunk-count-huge.txt", "QR_CHUNK_HEADER"),
+        ("png-20000x20000.png", "FILE_TOO_LARGE"),
+    ])
+    func everyReportedVerifyInputIsAFinding(name: String, code: String) throws {
+        let run = try TestSupport.cli(["verify", "--jwks", Self.specKeySet, "--now", "1700000100", "--json",
+                                       Self.cases.appendingPathComponent(name).path])
+        #expect(run.status == 1, "\(run.stderr)")
+        let report = try JSONParser.parse(run.stdout)
+        let cards = (report["credentials"]?.arrayValue ?? []).filter { $0["source"]?.stringValue != "key-set" }
+        let codes: [String] = cards.flatMap { $0["findings"]?.arrayValue ?? [] }.compactMap { $0["code"]?.stringValue }
+        #expect(codes.contains(code), "\(codes)")
     }
 
     // MARK: conversions that trapped
@@ -232,7 +249,7 @@ import Testing
         let key = try P256Key.generate()
         let line = JSONWriter.minifiedString(VerifyForge.bundle(doses: 1))
         let input = try TestSupport.write(Array(repeating: line, count: 5).joined(separator: "\n"), to: "in.ndjson", in: dir)
-        let settings = IssueSettings(issuer: "https://a.example", notBefore: "1690000000", makeQR: false)
+        let settings = IssueSettings(issuer: "https://a.example", notBefore: 1_690_000_000, makeQR: false)
         func batch(_ name: String) -> BatchIssuer {
             BatchIssuer(outDir: dir.appendingPathComponent(name).path, jobs: 2) {
                 try CardIssuer(signer: try ES256Signer(key: key), settings: settings)

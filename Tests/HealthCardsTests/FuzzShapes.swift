@@ -344,7 +344,7 @@ enum FuzzShapes {
 
     /// Settings for the issuing targets, bent by the bytes (QR images only now and then: they are slow).
     static func settings(_ f: inout FuzzBytes) -> IssueSettings {
-        var settings = IssueSettings(issuer: issuer, notBefore: String(nbf), makeQR: f.chance(2))
+        var settings = IssueSettings(issuer: issuer, notBefore: nbf, makeQR: f.chance(2))
         if f.chance(2) { settings.expires = f.pick([now + 1_000_000, nbf - 1, nbf, 100_000_000_000]) }
         if f.chance(2) { settings.chunk = true }
         return settings
@@ -423,10 +423,10 @@ enum FuzzShapes {
         var f = FuzzBytes(bytes)
         let rows = rows(&f).enumerated().map { TemplateRow(values: $1, source: "fuzz:\($0 + 2)") }
         let rendered = template.render(rows: rows)
-        guard rendered.errors.isEmpty, let bundle = rendered.bundle else { return [] }
+        guard rendered.errors.isEmpty, let checked = rendered.checked else { return [] }
         let settings = settings(&f)
-        guard let key, let issuer = try? CardIssuer(signer: try ES256Signer(key: key), settings: settings) else { return ["could not set up"] }
-        guard let card = try? issuer.issue(bundle: bundle, patientID: rows.first?["recip_id"]) else { return [] }
+        guard let key, let issuer = try? CardIssuer(signer: try ES256Signer(key: key), settings: settings) else { return [] }
+        guard let card = try? issuer.issue(issuer.payload(for: checked, patientID: rows.first?["recip_id"])) else { return [] }
         return checkIssued(card, name: "row")
     }
 

@@ -14,7 +14,7 @@ import Testing
         let key = try TestSupport.demoKey(in: dir)
         let site = dir.appendingPathComponent("site")
         let out = dir.appendingPathComponent("out")
-        let jwks = try TestSupport.cli(["jwks", key, "--out", site.appendingPathComponent(".well-known/jwks.json").path])
+        let jwks = try TestSupport.cli(["jwks", key, "--out", site.appendingPathComponent(".well-known/jwks.json").path, "--issuer", Self.issuer])
         #expect(jwks.status == 0, "\(jwks.stderr)")
         let root = VerifyFixtures.repoRoot.appendingPathComponent("templates")
         let run = try TestSupport.cli([
@@ -128,11 +128,27 @@ import Testing
         #expect(files.count >= 3)
         #expect(files.dropFirst().allSatisfy { $0.hasPrefix("qr/X-1-") })
         let site = dir.appendingPathComponent("site")
-        _ = try TestSupport.cli(["jwks", key, "--out", site.appendingPathComponent(".well-known/jwks.json").path])
+        _ = try TestSupport.cli(["jwks", key, "--out", site.appendingPathComponent(".well-known/jwks.json").path, "--issuer", Self.issuer])
         let check = try TestSupport.check(["--json", "--jwks", site.path, chunkedOut.appendingPathComponent("qr").path])
         let findings = try JSONParser.parse(check.stdout)
         #expect(findings["errors"] == .number("0"), "\(check.stdout)")
         #expect(findings["credentials"] == .number("1"))
+
+        // --no-qr: there is no QR to be too big for. The card is issued, with a warning that it cannot be
+        // shown as one QR code and a pointer to SMART Health Links.
+        let fileOnly = dir.appendingPathComponent("file-only")
+        let noQR = try TestSupport.cli(["issue", "--issuer", Self.issuer, "--key", key, "--template", template, "--no-qr", "--out", fileOnly.path, input])
+        #expect(noQR.status == 0, "\(noQR.stderr)")
+        let line = try TestSupport.report(fileOnly)[0]
+        #expect(line["status"] == "issued" && line["files"] == .array([.string("cards/X-1.smart-health-card")]))
+        let warning = try #require(line["warnings"]?.arrayValue?.compactMap { $0["message"]?.stringValue }.first { $0.contains("one QR holds") })
+        #expect(warning.contains("cannot be shown as one QR code") && warning.contains("SMART Health Link"))
+        #expect(!FileManager.default.fileExists(atPath: fileOnly.appendingPathComponent("qr").path))
+        let fileCheck = try TestSupport.check(["--json", "--jwks", site.path, fileOnly.appendingPathComponent("cards").path])
+        #expect(try JSONParser.parse(fileCheck.stdout)["errors"] == .number("0"), "\(fileCheck.stdout)")
+        // Running it again finds the card already issued (and still no QR).
+        let again = try TestSupport.cli(["issue", "--issuer", Self.issuer, "--key", key, "--template", template, "--no-qr", "--out", fileOnly.path, input])
+        #expect(again.status == 0 && again.stderr.contains("1 already issued"), "\(again.stderr)")
     }
 
     @Test func usageErrorsExitWithStatus2() throws {
@@ -144,6 +160,7 @@ import Testing
         try FileManager.default.copyItem(atPath: input, toPath: copy)
         let link = dir.appendingPathComponent("hard-link.json").path
         try FileManager.default.linkItem(atPath: copy, toPath: link)
+        let csvTemplate = try TestSupport.write("recip_id,recip_first_name\nP-1,Ann\n", to: "export.csv", in: dir)
         let cases: [([String], String)] = [
             (["issue", "--issuer", "https://issuer.example.org/", "--key", key, "--out", out, input], "ends with '/'"),
             (["issue", "--issuer", "http://issuer.example.org", "--key", key, "--out", out, input], "is not https"),
@@ -172,6 +189,21 @@ import Testing
             (["issue", "--issuer", "https://a.example/a/../b", "--key", key, "--out", out, input], "'..' segment"),
             (["issue", "--issuer", "https://-bad-.org", "--key", key, "--out", out, input], "cannot start or end with '-'"),
             (["jwks", key, "--out", dir.path], "it is a folder"),
+            (["issue", "--issuer", "https://10.0.0.5", "--key", key, "--out", out, input], "IP address"),
+            (["issue", "--issuer", "https://999.999.999.999", "--key", key, "--out", out, input], "IP address"),
+            (["issue", "--issuer", Self.issuer, "--key", key, "--out", out, "--nbf", "-5", input], "--nbf -5 is negative, before 1970"),
+            (["issue", "--issuer", Self.issuer, "--key", key, "--out", out, "--nbf", "1.5e9", input],
+             "--nbf 1.5e9 is not a whole number: NumericDate values in SMART Health Cards are integer seconds (1500000000 without the fraction)"),
+            (["issue", "--issuer", Self.issuer, "--key", key, "--out", out, "--exp", "4e9", input], "--exp 4e9 is not a whole number"),
+            (["issue", "--issuer", Self.issuer, "--key", key, "--nbf", "soon", "--out", out, input], "--nbf 'soon' is not a number"),
+            (["issue", "--issuer", Self.issuer, "--key", key, input, "--out", "--force"],
+             "--out lacks a value: it is followed by the option '--force'"),
+            (["keygen", "--out", dir.path], "--out \(dir.path) is a folder; keygen writes one key file"),
+            (["site", "--out", input, key, "--issuer", Self.issuer], "--out \(input) is a file; site lays out a folder"),
+            (["issue", "--issuer", Self.issuer, "--key", key, "--template", csvTemplate, "--out", out, csvTemplate],
+             "--template \(csvTemplate) is not a template: a template is a JSON object"),
+            (["issue", "--issuer", Self.issuer, "--key", key, "--template", csvTemplate, "--out", out, csvTemplate],
+             "It looks like the CSV export, which is an INPUT"),
             (["issue", "--issuer", Self.issuer, "--key", key, "--out", out, "--nbf", "4102444800", input], "is in the future"),
             (["issue", "--issuer", Self.issuer, "--key", key, "--out", out, "--nbf", "1600000000", "--exp", "1650000000", input], "has passed"),
         ]
@@ -221,19 +253,23 @@ import Testing
         #expect(errors.compactMap { $0["at"]?.stringValue } == ["Bundle.entry[3].resource.occurrenceDateTime"])
         #expect(errors[0]["message"]?.stringValue?.hasPrefix("NBF_BEFORE_EVENT: nbf 2021-01-28 12:00:00 UTC is before this event (2022-09-05)") == true)
         // verify reports the same rule, as a warning: verifiers do not reject such cards.
-        let card = JSONWriter.minifiedString(.object(["verifiableCredential": .array([.string(try Self.signedCard(nbf: "1611835200", key: key))])]))
+        let card = JSONWriter.minifiedString(.object(["verifiableCredential": .array([.string(try Self.signedCard(nbf: 1_611_835_200, key: key))])]))
         let file = try TestSupport.write(card, to: "early.smart-health-card", in: dir)
         let verify = try TestSupport.cli(["verify", "--json", file])
         #expect(verify.stdout.contains("\"NBF_BEFORE_EVENT\""))
         #expect(verify.status == 0)
     }
 
-    /// A card signed by the library without the issue-time checks (a fixture only a verifier developer wants).
-    static func signedCard(nbf: String, key: String) throws -> String {
+    /// A card signed without the issue-time nbf check, through the library's internal `sign` (a fixture only
+    /// a verifier developer wants; the public API refuses it).
+    static func signedCard(nbf: Int64, key: String) throws -> String {
         let bundle = try JSONParser.parse(try VerifyFixtures.bytes(TestSupport.spec("example-00-a-fhirBundle.json")))
         let signingKey = try KeyFile.load(path: key, requirePrivate: true)
         let issuer = try CardIssuer(signer: try ES256Signer(key: signingKey), settings: IssueSettings(issuer: Self.issuer, notBefore: nbf))
-        return try issuer.sign(try issuer.payload(for: bundle).minifiedBytes).compact
+        let card = issuer.payload(for: try CheckedBundle.minimizing(bundle))
+        #expect(card.errors.map { String($0.message.prefix(17)) } == ["NBF_BEFORE_EVENT:"])
+        #expect(throws: HealthCardErrors.self) { try issuer.issue(card) }
+        return try issuer.sign(card.bytes).compact
     }
 
     @Test func everyCommandHasHelp() throws {
@@ -259,7 +295,7 @@ import Testing
         #expect(run.stdout == JWK(key: key).kid + "\n")
         let again = try TestSupport.cli(["keygen", "--out", path])
         #expect(again.status == 2)
-        #expect(again.stderr.contains("never overwrites"))
+        #expect(again.stderr.contains("is only ever written to a new file"))
         #expect(try VerifyFixtures.bytes(URL(fileURLWithPath: path)) == pem)
     }
 
@@ -269,7 +305,7 @@ import Testing
         let second = dir.appendingPathComponent("second.pem").path
         _ = try TestSupport.cli(["keygen", "--out", second])
         let out = dir.appendingPathComponent("jwks.json")
-        let run = try TestSupport.cli(["jwks", key, second, key, "--out", out.path])
+        let run = try TestSupport.cli(["jwks", key, second, key, "--out", out.path, "--issuer", Self.issuer])
         #expect(run.status == 0)
         let json = try JSONParser.parse(try VerifyFixtures.bytes(out))
         let keys = try #require(json["keys"]?.arrayValue)

@@ -13,12 +13,23 @@ public final class RawDeflater {
     /// The zlib level, 0 to 9.
     public let level: Int32
 
+    /// The stream format written.
+    public enum Wrapping: Sendable {
+        /// Raw DEFLATE (RFC 1951), what SMART Health Cards require: `windowBits = -15`.
+        case raw
+        /// A zlib (RFC 1950) stream: `78 9C` header and Adler-32 trailer around the DEFLATE data
+        /// (`windowBits = 15`). The classic issuer bug; only the fixture catalogue makes it on purpose.
+        case zlib
+    }
+
+    /// - Parameter wrapping: `.raw` (the default, and the only one a card may use) or `.zlib`.
     /// - Throws: `HealthCardError(.compression)` when zlib cannot initialise.
-    public init(level: Int32 = 6) throws {
+    public init(level: Int32 = 6, wrapping: Wrapping = .raw) throws {
         self.level = level
+        let windowBits: Int32 = wrapping == .raw ? -15 : 15
         let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
         stream.initialize(to: z_stream())
-        let status = CZlib_deflateInit2(stream, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY)
+        let status = CZlib_deflateInit2(stream, level, Z_DEFLATED, windowBits, 8, Z_DEFAULT_STRATEGY)
         guard status == Z_OK else {
             stream.deinitialize(count: 1)
             stream.deallocate()
@@ -33,8 +44,8 @@ public final class RawDeflater {
         stream.deallocate()
     }
 
-    /// Compresses `input` as one raw DEFLATE stream.
-    /// - Returns: the compressed bytes (never starting with a zlib header).
+    /// Compresses `input` as one raw DEFLATE stream (or zlib stream, for `.zlib`).
+    /// - Returns: the compressed bytes (for `.raw`, never starting with a zlib header).
     /// - Throws: `HealthCardError(.compression)`, also for an input over 4 GiB (zlib counts in 32 bits).
     public func deflate(_ input: [UInt8]) throws -> [UInt8] {
         guard input.count <= Int(UInt32.max) else {
@@ -141,5 +152,48 @@ public enum RawInflate {
         }
         if leftover > 0 { throw .trailingData(leftover) }
         return output
+    }
+}
+
+extension RawInflate {
+    /// Inflates as much of a raw DEFLATE stream as `input` holds, for judging whether bytes can be the
+    /// start of a payload (`verify` telling apart the QR chunks of several cards).
+    /// - Returns: the bytes inflated so far and whether the stream ended within `input`; nil when the data
+    ///   is not DEFLATE (a zlib data error), or inflates to more than `maxOutput` bytes.
+    public static func inflatePrefix(_ input: [UInt8]) -> (output: [UInt8], ended: Bool)? {
+        // The stream lives on the heap: zlib keeps a pointer to it between calls.
+        let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+        stream.initialize(to: z_stream())
+        defer {
+            stream.deinitialize(count: 1)
+            stream.deallocate()
+        }
+        guard CZlib_inflateInit2(stream, -15) == Z_OK else { return nil }
+        defer { inflateEnd(stream) }
+        var output: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16384)
+        var status: Int32 = Z_OK
+        var leftover = 0
+        input.withUnsafeBufferPointer { inBuffer in
+            stream.pointee.next_in = UnsafeMutablePointer(mutating: inBuffer.baseAddress)
+            stream.pointee.avail_in = uInt(inBuffer.count)
+            repeat {
+                chunk.withUnsafeMutableBufferPointer { outBuffer in
+                    stream.pointee.next_out = outBuffer.baseAddress
+                    stream.pointee.avail_out = uInt(outBuffer.count)
+                    status = CZlib.inflate(stream, Z_NO_FLUSH)
+                }
+                output.append(contentsOf: chunk.prefix(chunk.count - Int(stream.pointee.avail_out)))
+                if output.count > maxOutput { status = Z_DATA_ERROR }
+            } while status == Z_OK && (stream.pointee.avail_in > 0 || stream.pointee.avail_out == 0)
+            leftover = Int(stream.pointee.avail_in)
+            stream.pointee.next_in = nil
+            stream.pointee.next_out = nil
+        }
+        switch status {
+        case Z_STREAM_END: return leftover == 0 ? (output, true) : nil
+        case Z_OK, Z_BUF_ERROR: return (output, false)
+        default: return nil
+        }
     }
 }

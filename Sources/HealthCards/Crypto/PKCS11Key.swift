@@ -53,6 +53,7 @@ public struct PKCS11URI: Sendable, CustomStringConvertible {
         for attribute in pathAttributes where !seen.insert(attribute.name).inserted {
             throw HealthCardError(.key, "PKCS#11 URI path attribute '\(attribute.name)' appears twice (RFC 7512 forbids it)")
         }
+        try PKCS11PIN.checkNames(path: pathAttributes, query: queryAttributes)
     }
 
     private static func attributes(_ part: Substring, separator: Character, part kind: String) throws -> [Attribute] {
@@ -157,18 +158,22 @@ extension P256Key {
     /// - Parameter uri: an RFC 7512 URI such as
     ///   `pkcs11:token=issuer;object=shc-2026?module-path=/usr/lib/softhsm/libsofthsm2.so&pin-source=file:/run/pin`.
     ///   The module is `module-path`, else the `PKCS11_MODULE_PATH` environment variable. The PIN is
-    ///   `pin-value=…`, or `pin-source=file:/path` (or a plain path) whose file is read and loses
-    ///   one final newline. Other path attributes (`token`, `object`, `id`, `serial`, …) select the
+    ///   read from `pin-source=file:/path` (or a plain path; mode 0600 or stricter; one final newline
+    ///   is dropped) or the `HEALTHCARDS_PKCS11_PIN` environment variable, never from `pin-value`
+    ///   (`PKCS11PIN`). Other path attributes (`token`, `object`, `id`, `serial`, …) select the
     ///   key and are interpreted by the engine.
-    /// - Throws: `HealthCardError(.key)` for a malformed URI, a missing or unloadable module, a
-    ///   missing or unreadable PIN, a wrong or locked PIN, a token or object that is not found, or
-    ///   a key that is not EC P-256. Messages name the module, token and object, never the PIN.
+    ///   - allowPublic: accept `type=public`, the public half of a key (for publishing a retired
+    ///     key whose private half was destroyed); no PIN is needed for it. The key cannot sign.
+    /// - Throws: `HealthCardError(.key)` for a malformed URI (an unknown attribute names the closest
+    ///   known one), a missing or unloadable module, a missing, exposed or unreadable PIN, a wrong or
+    ///   locked PIN, a token or object that is not found, or a key that is not EC P-256. Messages name
+    ///   the module, token and object, never the PIN.
     ///
     /// One process uses one PKCS#11 module (the engine binds to the first module it loads). Once a
     /// token is logged in, PKCS#11 keeps the login for the whole process, so later loads from the
     /// same token are not re-checked against their PIN.
-    public static func load(pkcs11URI uri: String) throws -> P256Key {
-        try PKCS11Engine.loadPrivateKey(try PKCS11URI(uri))
+    public static func load(pkcs11URI uri: String, allowPublic: Bool = false) throws -> P256Key {
+        try PKCS11Engine.loadKey(try PKCS11URI(uri), allowPublic: allowPublic)
     }
 }
 
@@ -180,12 +185,11 @@ public enum KeySource {
     ///   - argument: a PKCS#11 URI (starts with `pkcs11:`, see `P256Key.load(pkcs11URI:)`) or the
     ///     path of a PEM key file (see `KeyFile.load(path:requirePrivate:)`, which refuses private key
     ///     files that group or others can read).
-    ///   - requirePrivate: for a PEM file, refuse a public key. A PKCS#11 URI always names a
-    ///     private key.
+    ///   - requirePrivate: refuse a public key (a public PEM or DER file, a `type=public` URI).
     /// - Throws: `HealthCardError(.key)` for unusable key material, URI or key file.
     public static func load(_ argument: String, requirePrivate: Bool) throws -> P256Key {
         if argument.count >= 7, argument.prefix(7).lowercased() == "pkcs11:" {
-            return try P256Key.load(pkcs11URI: argument)
+            return try P256Key.load(pkcs11URI: argument, allowPublic: !requirePrivate)
         }
         return try KeyFile.load(path: argument, requirePrivate: requirePrivate)
     }
@@ -218,48 +222,10 @@ enum PKCS11Engine {
             + "(SoftHSM2: /usr/lib/softhsm/libsofthsm2.so) or set PKCS11_MODULE_PATH")
     }
 
-    /// The PIN, in a secret buffer (never a `String`), and a phrase saying where it came from (never the
-    /// PIN itself).
-    private static func resolvePIN(_ uri: PKCS11URI) throws -> (pin: SecretBytes, origin: String) {
-        let all = uri.queryAttributes + uri.pathAttributes
-        let value = all.first { $0.name == "pin-value" }?.value
-        let source = all.first { $0.name == "pin-source" }?.value
-        if value != nil && source != nil {
-            throw HealthCardError(.key, "PKCS#11 URI \(uri) gives both pin-value and pin-source; give one")
-        }
-        if let value {
-            guard !value.isEmpty else { throw HealthCardError(.key, "PKCS#11 URI \(uri) has an empty pin-value") }
-            var bytes = Array(value.utf8)
-            defer { bytes.wipe() }
-            return (bytes.withUnsafeBytes { SecretBytes(copying: $0) }, "pin-value")
-        }
-        guard let source else {
-            throw HealthCardError(.key, "PKCS#11 URI \(uri) gives no PIN for \(uri.tokenDescription): add "
-                + "pin-source=file:/path/to/pin-file (or pin-value=…) to the query")
-        }
-        var path = Substring(source)
-        if path.hasPrefix("file:") {
-            path = path.dropFirst(5)
-            if path.hasPrefix("//") {  // file:///path or file://localhost/path
-                path = path.dropFirst(2)
-                guard let slash = path.firstIndex(of: "/"), path[..<slash].isEmpty || path[..<slash] == "localhost" else {
-                    throw HealthCardError(.key, "pin-source \(source) names a remote host; only local files are supported")
-                }
-                path = path[slash...]
-            }
-        } else if source.hasPrefix("|") || (source.contains(":") && !source.hasPrefix("/")) {
-            throw HealthCardError(.key, "pin-source \(source) is not supported; use pin-source=file:/path/to/pin-file")
-        }
-        let file = String(path)
-        let pin: SecretBytes
-        do {
-            pin = try SecretBytes.read(path: file).trimmingFinalNewline()
-        } catch let error as HealthCardError {
-            throw HealthCardError(.key, error.message.replacingFirst("cannot read ", with: "cannot read PIN file "))
-        }
-        guard pin.count > 0 else { throw HealthCardError(.key, "PIN file \(file) is empty") }
-        guard !pin.withUnsafeBytes({ $0.contains(0) }) else { throw HealthCardError(.key, "PIN file \(file) contains a NUL byte") }
-        return (pin, "the PIN from \(file)")
+    /// The PIN and a phrase saying where it came from (never the PIN itself): a `pin-source` file or
+    /// the environment (`PKCS11PIN.resolve`); nil when neither gives one. The PIN is a secret buffer.
+    private static func resolvePIN(_ uri: PKCS11URI) throws -> (pin: SecretBytes, origin: String)? {
+        try PKCS11PIN.resolve(uri)
     }
 
     /// `text` with every occurrence of the PIN replaced by `REDACTED`, compared as bytes so the PIN never
@@ -299,17 +265,25 @@ enum PKCS11Engine {
         return errors
     }
 
-    static func loadPrivateKey(_ uri: PKCS11URI) throws -> P256Key {
+    static func loadKey(_ uri: PKCS11URI, allowPublic: Bool) throws -> P256Key {
         let module = try resolveModule(uri)
-        if let type = uri.path("type"), type != "private" {
-            throw HealthCardError(.key, "PKCS#11 URI \(uri) names type=\(type); signing needs the private key (type=private)")
+        let isPublic = uri.path("type") == "public"
+        if let type = uri.path("type"), type != "private" && !(isPublic && allowPublic) {
+            throw HealthCardError(.key, "PKCS#11 URI \(uri) names type=\(type); "
+                + (isPublic ? "signing needs the private key (type=private)" : "expected type=private (or type=public to publish a key)"))
         }
         guard access(module.path, F_OK) == 0 else {
             throw HealthCardError(.key, "PKCS#11 module not found: \(module.path) (from \(module.origin)); "
                 + "for SoftHSM2 install the Debian package softhsm2 (module /usr/lib/softhsm/libsofthsm2.so)")
         }
+        try PKCS11Module.check(module.path, origin: module.origin)
         SecureHeap.start()
-        let pin = try resolvePIN(uri)
+        let found = try resolvePIN(uri)
+        guard isPublic || found != nil else {
+            throw HealthCardError(.key, "PKCS#11 URI \(uri) gives no PIN for \(uri.tokenDescription): add "
+                + "pin-source=file:/path/to/pin-file (mode 0600) to the query, or set \(PKCS11PIN.environmentVariable)")
+        }
+        let pin = found ?? (pin: SecretBytes(copying: UnsafeRawBufferPointer(start: nil, count: 0)), origin: "no PIN")
         // OpenSSL or libp11 text must never carry the PIN, even by accident.
         func scrub(_ text: String) -> String { Self.scrub(text, pin: pin.pin) }
 
@@ -344,12 +318,14 @@ enum PKCS11Engine {
                 state.initialized = true
             }
             // libp11 keeps its own copy of the PIN (and wipes it when it is replaced or the engine ends).
-            guard pin.pin.withCString({ COpenSSL_ENGINE_ctrl_cmd_string(engine, "PIN", $0, 0) }) == 1 else {
+            guard pin.pin.count == 0 || pin.pin.withCString({ COpenSSL_ENGINE_ctrl_cmd_string(engine, "PIN", $0, 0) }) == 1 else {
                 ERR_clear_error()
                 throw HealthCardError(.key, "OpenSSL's pkcs11 engine did not accept \(pin.origin)")
             }
             ERR_clear_error()
-            guard let pkey = COpenSSL_ENGINE_load_private_key(engine, uri.engineURI) else {
+            let loaded = isPublic
+                ? COpenSSL_ENGINE_load_public_key(engine, uri.engineURI) : COpenSSL_ENGINE_load_private_key(engine, uri.engineURI)
+            guard let pkey = loaded else {
                 let errors = drainErrors()
                 let reasons = errors.map(\.reason)
                 if reasons.contains("Unable to load PKCS#11 module") {
@@ -374,7 +350,7 @@ enum PKCS11Engine {
                     + "PKCS#11 \(uri.tokenDescription) (URI \(uri)): \(detail)")
             }
             state.boundModule = module.path
-            return try p256Key(pkey, uri: uri)
+            return try p256Key(pkey, uri: uri, canSign: !isPublic)
         }
     }
 
@@ -390,12 +366,15 @@ enum PKCS11Engine {
                 + "list its keys with `pkcs11-tool --module \(module) --token-label LABEL --login --list-objects`")
         }
         ERR_clear_error()
+        if let hint = PKCS11Module.tokenStoreHint(module) {
+            return HealthCardError(.key, "PKCS#11 \(uri.tokenDescription) not found in module \(module): \(hint)")
+        }
         return HealthCardError(.key, "PKCS#11 \(uri.tokenDescription) not found in module \(module) (or it holds no "
             + "private key, so \(uri.objectDescription) is not there either); \(listHint)")
     }
 
     /// Wraps an engine key as a `P256Key` after checking it is EC P-256.
-    private static func p256Key(_ pkey: OpaquePointer, uri: PKCS11URI) throws -> P256Key {
+    private static func p256Key(_ pkey: OpaquePointer, uri: PKCS11URI, canSign: Bool) throws -> P256Key {
         if let other = P256Key.notP256(pkey) {
             EVP_PKEY_free(pkey)
             ERR_clear_error()
@@ -406,7 +385,7 @@ enum PKCS11Engine {
             throw HealthCardError(.key, "PKCS#11 \(uri.objectDescription) on \(uri.tokenDescription) is \(other.found); "
                 + "SMART Health Cards are signed ES256 with an EC P-256 key (pkcs11-tool --keypairgen --key-type EC:prime256v1)")
         }
-        return try P256Key(taking: pkey, canSign: true)
+        return try P256Key(taking: pkey, canSign: canSign)
     }
 
     /// True when both paths name the same file (same device and inode), or are equal strings.

@@ -169,6 +169,9 @@ public struct JSONNumber: Hashable, Sendable, CustomStringConvertible, Expressib
     /// An integer, written in decimal without sign for 0 and above.
     public init(_ value: Int64) { lexeme = String(value) }
 
+    /// An unsigned integer, written in decimal.
+    public init(_ value: UInt64) { lexeme = String(value) }
+
     /// A lexeme the parser has already checked.
     init(checked lexeme: String) { self.lexeme = lexeme }
 
