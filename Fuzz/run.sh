@@ -23,8 +23,11 @@ if [ ${#targets[@]} -eq 0 ]; then
     targets=($(ls Fuzz/targets/*.swift | xargs -n1 basename | sed 's/\.swift$//'))
 fi
 mkdir -p "$FUZZ_DIR/CPNG" "$FUZZ_DIR/crashes"
+# The C modules' include paths; the PDF ones (Cairo, Pango, librsvg) also need their libraries' headers.
+pdf_cflags=()
+for flag in $(pkg-config --cflags-only-I cairo pangocairo librsvg-2.0); do pdf_cflags+=(-Xcc "$flag"); done
 flags=(-parse-as-library -sanitize=fuzzer,address -g -I Sources/COpenSSL -I Sources/CZlib -I Sources/CQRencode -I Sources/CZbar
-       -I Sources/CProcess -I "$FUZZ_DIR/CPNG")
+       -I Sources/CProcess -I Sources/CCairo -I Sources/CPango -I Sources/CRsvg "${pdf_cflags[@]}" -I "$FUZZ_DIR/CPNG")
 # The library: every HealthCards source, instrumented, as one static library (rebuilt when a source changes).
 sources=($(find Sources/HealthCards -name '*.swift' | sort))
 if [ ! -f "$FUZZ_DIR/libHealthCards.a" ] || [ ! -f "$FUZZ_DIR/CPNG.o" ] || [ -n "$(find Sources/HealthCards Sources/CPNG -newer "$FUZZ_DIR/libHealthCards.a" -print -quit)" ]; then
@@ -52,7 +55,7 @@ for target in "${targets[@]}"; do
     if [ ! -x "$binary" ] || [ -n "$(find "${files[@]}" -newer "$binary" -print -quit)" ] || [ "$FUZZ_DIR/libHealthCards.a" -nt "$binary" ]; then
         echo "fuzz: building $target"
         "${NICE[@]}" "$SWIFTC" "${flags[@]}" -I "$FUZZ_DIR" "${files[@]}" "$FUZZ_DIR/CPNG.o" -L "$FUZZ_DIR" -lHealthCards \
-            -lcrypto -lz -lqrencode -lpng16 -lzbar -o "$binary" 2>&1 | grep -v "^/usr/bin/ld.gold: warning" || true
+            -lcrypto -lz -lqrencode -lpng16 -lzbar $(pkg-config --libs cairo pangocairo librsvg-2.0) -o "$binary" 2>&1 | grep -v "^/usr/bin/ld.gold: warning" || true
         test -x "$binary"
     fi
     corpus="$FUZZ_DIR/corpus/$target"

@@ -7,8 +7,9 @@
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzBatch(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-    let problems = FuzzShapes.checkBatch(Array(UnsafeBufferPointer(start: data, count: size)),
-                                         templatePath: "templates/covid19-vaccination.json")
+    let problems = FuzzShapes.checkBatch(
+        Array(UnsafeBufferPointer(start: data, count: size)),
+        templatePath: "templates/covid19-vaccination.json")
     precondition(problems.isEmpty, problems.joined(separator: "; "))
     return 0
 }

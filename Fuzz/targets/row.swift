@@ -4,7 +4,8 @@
 // Properties: never traps; a card issue signs is one verify accepts.
 @testable import HealthCards
 
-let template = try? Template(bytes: FileIO.read("templates/covid19-vaccination.json"), source: "covid19-vaccination.json")
+let template = try? Template(
+    bytes: FileIO.read("templates/covid19-vaccination.json"), source: "covid19-vaccination.json")
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzRow(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

@@ -17,7 +17,8 @@ enum WorstCases {
     }
 
     static func run(_ options: Options) throws {
-        let work = options["work"] ?? ((getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp") + "/healthcards-bench-worst")
+        let work =
+            options["work"] ?? ((getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp") + "/healthcards-bench-worst")
         let jsonPath = options["json"] ?? "bench-worst.json"
         let selfDir = FileIO.parent(of: (try? Bench.readLink("/proc/self/exe")) ?? CommandLine.arguments[0])
         let healthcards = options["healthcards"] ?? "\(selfDir)/healthcards"
@@ -38,8 +39,10 @@ enum WorstCases {
             return path
         }
         func verify(_ name: String, _ what: String, _ path: String) {
-            cases.append(Case(name: name, what: what, arguments: ["verify", "--jwks", site, "--now", "1700000000", path],
-                              inputBytes: FileIO.size(path) ?? 0))
+            cases.append(
+                Case(
+                    name: name, what: what, arguments: ["verify", "--jwks", site, "--now", "1700000000", path],
+                    inputBytes: FileIO.size(path) ?? 0))
         }
 
         // The largest payload a card may carry (RawInflate.maxOutput), as many Immunizations as fit.
@@ -48,9 +51,12 @@ enum WorstCases {
         // A .smart-health-card file of that card repeated while the file stays within its budget and the
         // credential budget: the most JSON one card file can make verify read.
         let count = max(1, min(InputBudget.credentialsPerFile, (InputBudget.cardFileBytes - 64) / (jws.utf8.count + 3)))
-        let cardFile = JSONWriter.minified(.object(["verifiableCredential": .array(Array(repeating: .string(jws), count: count))]))
-        verify("card file", "\(count) credentials, each inflating to \(payload.count) bytes (\(cardFile.count) bytes of file)",
-               try file("largest.smart-health-card", cardFile))
+        let cardFile = JSONWriter.minified(
+            .object(["verifiableCredential": .array(Array(repeating: .string(jws), count: count))]))
+        verify(
+            "card file",
+            "\(count) credentials, each inflating to \(payload.count) bytes (\(cardFile.count) bytes of file)",
+            try file("largest.smart-health-card", cardFile))
         verify("JWS file", "one JWS inflating to \(payload.count) bytes", try file("largest.jws", Array(jws.utf8)))
         // A QR text file at the file budget: shc:/ and the digits (two a character) of a JWS whose payload
         // hardly compresses (random text), so the JWS is as long as the file allows.
@@ -58,7 +64,8 @@ enum WorstCases {
         var qrText: [UInt8] = []
         repeat {
             randomLength -= 4096
-            qrText = Array("shc:/".utf8) + (try QRNumeric.digits(try sign(randomPayload(length: randomLength), key: key)))
+            qrText =
+                Array("shc:/".utf8) + (try QRNumeric.digits(try sign(randomPayload(length: randomLength), key: key)))
         } while qrText.count > InputBudget.cardFileBytes
         verify("QR text file", "shc:/ and \(qrText.count - 5) digits", try file("largest-qr.txt", qrText))
         // A card file of the budget whose object has as many members as fit (100,000 took 8.7 s before
@@ -69,7 +76,9 @@ enum WorstCases {
             members += ",\"m\(n)\":\(n)"
             n += 1
         }
-        verify("object members", "a card file whose object has \(n + 1) members", try file("members.smart-health-card", Array((members + "}").utf8)))
+        verify(
+            "object members", "a card file whose object has \(n + 1) members",
+            try file("members.smart-health-card", Array((members + "}").utf8)))
         // The largest QR image: version 22, 64 px a module (the most `issue --qr-scale` writes), a quiet zone
         // of 11 modules: 8128 × 8128 pixels, under the 8192 × 8192 budget.
         let chunk = String(repeating: "A", count: QRNumeric.maxSingleJWSCharacters)
@@ -78,7 +87,9 @@ enum WorstCases {
         let side = (code.size + 22) * 64
         verify("PNG", "version \(code.version) QR, \(side) × \(side) pixels", try file("largest.png", png))
         // The reported PNG that claims 20000 × 20000 pixels: refused from its header.
-        verify("PNG over budget", "a small PNG that claims 20000 × 20000 pixels", try file("huge.png", tinyPNG(width: 20000, height: 20000)))
+        verify(
+            "PNG over budget", "a small PNG that claims 20000 × 20000 pixels",
+            try file("huge.png", tinyPNG(width: 20000, height: 20000)))
         // A key set at the file budget: as many keys as fit.
         var keys = [JWK(key: try P256Key.generate()), JWK(key: try P256Key.generate())]
         let perKey = JWKS(keys: keys).fileBytes.count - JWKS(keys: [keys[0]]).fileBytes.count
@@ -95,11 +106,14 @@ enum WorstCases {
         let crlSite = "\(work)/crl-site"
         var crlVersionSet = JWK(key: key)
         crlVersionSet.crlVersion = 1
-        try FileIO.writeAtomically(JWKS(keys: [crlVersionSet]).fileBytes, to: "\(crlSite)/.well-known/jwks.json", sync: false)
+        try FileIO.writeAtomically(
+            JWKS(keys: [crlVersionSet]).fileBytes, to: "\(crlSite)/.well-known/jwks.json", sync: false)
         var rids: [String] = []
         var size = 128
         while size < (quick ? 100_000 : InputBudget.crlFileBytes - 64) {
-            let rid = Base64URL.encode([UInt8(truncatingIfNeeded: rids.count)] + withUnsafeBytes(of: UInt64(rids.count).bigEndian) { Array($0) })
+            let rid = Base64URL.encode(
+                [UInt8(truncatingIfNeeded: rids.count)]
+                    + withUnsafeBytes(of: UInt64(rids.count).bigEndian) { Array($0) })
             rids.append(rid)
             size += rid.utf8.count + 8  // four spaces, two quotes, a comma, a newline
         }
@@ -107,60 +121,85 @@ enum WorstCases {
         while crl.fileBytes.count > InputBudget.crlFileBytes { crl.entries.removeLast(1000) }
         try FileIO.writeAtomically(crl.fileBytes, to: "\(crlSite)/.well-known/crl/\(kid).json", sync: false)
         let smallCard = try sign(smallPayload(), key: key)
-        let smallPath = try file("small.smart-health-card", JSONWriter.minified(.object(["verifiableCredential": [.string(smallCard)]])))
-        cases.append(Case(name: "CRL", what: "\(crl.entries.count) rids (\(crl.fileBytes.count) bytes), applied to one card",
-                          arguments: ["verify", "--jwks", crlSite, "--now", "1700000000", smallPath], inputBytes: crl.fileBytes.count))
+        let smallPath = try file(
+            "small.smart-health-card", JSONWriter.minified(.object(["verifiableCredential": [.string(smallCard)]])))
+        cases.append(
+            Case(
+                name: "CRL", what: "\(crl.entries.count) rids (\(crl.fileBytes.count) bytes), applied to one card",
+                arguments: ["verify", "--jwks", crlSite, "--now", "1700000000", smallPath],
+                inputBytes: crl.fileBytes.count))
 
         // issue: a .json Bundle at its budget, an .ndjson line at its budget, a CSV record at its budget.
         let bigBundle = largestBundle(limit: InputBudget.bundleBytes - 1, quick: quick)
         let bundlePath = try file("largest.json", bigBundle)
-        cases.append(Case(name: "issue .json", what: "one Bundle of \(bigBundle.count) bytes",
-                          arguments: issueArguments(key: keyPath, out: "\(work)/out-json", input: bundlePath), inputBytes: bigBundle.count))
+        cases.append(
+            Case(
+                name: "issue .json", what: "one Bundle of \(bigBundle.count) bytes",
+                arguments: issueArguments(key: keyPath, out: "\(work)/out-json", input: bundlePath),
+                inputBytes: bigBundle.count))
         let ndjsonPath = try file("largest.ndjson", bigBundle + [0x0A] + bigBundle + [0x0A])
-        cases.append(Case(name: "issue .ndjson", what: "two lines of \(bigBundle.count) bytes", arguments:
-                          issueArguments(key: keyPath, out: "\(work)/out-ndjson", input: ndjsonPath), inputBytes: bigBundle.count * 2 + 2))
+        cases.append(
+            Case(
+                name: "issue .ndjson", what: "two lines of \(bigBundle.count) bytes",
+                arguments:
+                    issueArguments(key: keyPath, out: "\(work)/out-ndjson", input: ndjsonPath),
+                inputBytes: bigBundle.count * 2 + 2))
         let template = try Template(bytes: try FileIO.read(templatePath), source: templatePath)
         let columns = template.columns.map(\.name)
         var csv = columns.joined(separator: ",") + "\n"
         let filler = String(repeating: "x", count: InputBudget.csvRecordBytes - 400)
-        csv += columns.map { name -> String in
-            switch name {
-            case "recip_id": return "P-1"
-            case "recip_first_name": return "Ada"
-            case "recip_last_name": return "Testperson"
-            case "recip_dob": return "1960-01-01"
-            case "admin_date": return "2021-01-15"
-            case "cvx": return "207"
-            case "admin_name": return filler
-            default: return ""
-            }
-        }.joined(separator: ",") + "\n"
+        csv +=
+            columns.map { name -> String in
+                switch name {
+                case "recip_id": return "P-1"
+                case "recip_first_name": return "Ada"
+                case "recip_last_name": return "Testperson"
+                case "recip_dob": return "1960-01-01"
+                case "admin_date": return "2021-01-15"
+                case "cvx": return "207"
+                case "admin_name": return filler
+                default: return ""
+                }
+            }.joined(separator: ",") + "\n"
         let csvPath = try file("largest-record.csv", Array(csv.utf8))
-        cases.append(Case(name: "issue CSV record", what: "one record of \(csv.utf8.count) bytes",
-                          arguments: issueArguments(key: keyPath, out: "\(work)/out-csv", input: csvPath) + ["--template", templatePath],
-                          inputBytes: csv.utf8.count))
+        cases.append(
+            Case(
+                name: "issue CSV record", what: "one record of \(csv.utf8.count) bytes",
+                arguments: issueArguments(key: keyPath, out: "\(work)/out-csv", input: csvPath) + [
+                    "--template", templatePath,
+                ],
+                inputBytes: csv.utf8.count))
 
         log("worst cases: the largest input of each kind, each a `healthcards` child process")
         var results: [JSONValue] = []
         for c in cases {
             let run = try ChildRun.run(healthcards, c.arguments)
-            log("  \(c.name.padding(18)) \(fmt(run.seconds, 2).padding(7)) s  peak RSS \(fmt(Double(run.peakRSS) / 1048576, 1).padding(7)) MB  exit \(run.status)  \(c.what)")
-            results.append(.object([
-                "name": .string(c.name), "what": .string(c.what), "inputBytes": .integer(Int64(c.inputBytes)),
-                "seconds": Bench.num(run.seconds, 3), "peakRSSMB": Bench.num(Double(run.peakRSS) / 1048576, 1),
-                "exitStatus": .integer(Int64(run.status)),
-            ]))
+            log(
+                "  \(c.name.padding(18)) \(fmt(run.seconds, 2).padding(7)) s  peak RSS \(fmt(Double(run.peakRSS) / 1_048_576, 1).padding(7)) MB  exit \(run.status)  \(c.what)"
+            )
+            results.append(
+                .object([
+                    "name": .string(c.name), "what": .string(c.what), "inputBytes": .integer(Int64(c.inputBytes)),
+                    "seconds": Bench.num(run.seconds, 3), "peakRSSMB": Bench.num(Double(run.peakRSS) / 1_048_576, 1),
+                    "exitStatus": .integer(Int64(run.status)),
+                ]))
         }
-        try FileIO.writeAtomically(JSONWriter.pretty(.object(["date": .string(Clock.describe(Clock.nowSeconds())), "cases": .array(results)])) + [0x0A],
-                                   to: jsonPath)
+        try FileIO.writeAtomically(
+            JSONWriter.pretty(.object(["date": .string(Clock.describe(Clock.nowSeconds())), "cases": .array(results)]))
+                + [0x0A],
+            to: jsonPath)
         log("figures written to \(jsonPath)")
     }
 
     static func issueArguments(key: String, out: String, input: String) -> [String] {
-        ["issue", "--issuer", Bench.issuer, "--key", key, "--out", out, "--nbf", "1690000000", "--no-qr", "--quiet", "--jobs", "1", input]
+        [
+            "issue", "--issuer", Bench.issuer, "--key", key, "--out", out, "--nbf", "1690000000", "--no-qr", "--quiet",
+            "--jobs", "1", input,
+        ]
     }
 
-    static let patient = #"{"fullUrl":"resource:0","resource":{"resourceType":"Patient","name":[{"family":"Testperson","given":["Ada"]}],"birthDate":"1960-01-01"}}"#
+    static let patient =
+        #"{"fullUrl":"resource:0","resource":{"resourceType":"Patient","name":[{"family":"Testperson","given":["Ada"]}],"birthDate":"1960-01-01"}}"#
 
     static func immunization(_ i: Int) -> String {
         #"{"fullUrl":"resource:\#(i)","resource":{"resourceType":"Immunization","status":"completed","vaccineCode":{"coding":[{"system":"http://hl7.org/fhir/sid/cvx","code":"207"}]},"patient":{"reference":"resource:0"},"occurrenceDateTime":"2021-01-15","performer":[{"actor":{"display":"ABC General Hospital"}}],"lotNumber":"0000001"}}"#
@@ -181,7 +220,8 @@ enum WorstCases {
 
     /// A payload whose minified JSON is at most `limit` bytes: claims around the largest Bundle that fits.
     static func largestPayload(limit: Int, quick: Bool) -> [UInt8] {
-        let head = #"{"iss":"https://issuer.example.org","nbf":1690000000,"vc":{"type":["https://smarthealth.cards#health-card"],"credentialSubject":{"fhirVersion":"4.0.1","fhirBundle":"#
+        let head =
+            #"{"iss":"https://issuer.example.org","nbf":1690000000,"vc":{"type":["https://smarthealth.cards#health-card"],"credentialSubject":{"fhirVersion":"4.0.1","fhirBundle":"#
         let tail = "}}}"
         let bundle = largestBundle(limit: limit - head.utf8.count - tail.utf8.count, quick: quick)
         return Array(head.utf8) + bundle + Array(tail.utf8)
@@ -199,18 +239,24 @@ enum WorstCases {
             state ^= state << 17
             text.append(alphabet[Int(state & 63)])
         }
-        let head = #"{"iss":"https://issuer.example.org","nbf":1690000000,"vc":{"type":["https://smarthealth.cards#health-card"],"rid":""#
+        let head =
+            #"{"iss":"https://issuer.example.org","nbf":1690000000,"vc":{"type":["https://smarthealth.cards#health-card"],"rid":""#
         return Array(head.utf8) + text + Array(#""}}"#.utf8)
     }
 
     static func smallPayload() -> [UInt8] {
-        let head = #"{"iss":"https://issuer.example.org","nbf":1690000000,"vc":{"type":["https://smarthealth.cards#health-card"],"credentialSubject":{"fhirVersion":"4.0.1","fhirBundle":"#
-        return Array((head + #"{"resourceType":"Bundle","type":"collection","entry":["# + patient + "," + immunization(1) + "]}}}}").utf8)
+        let head =
+            #"{"iss":"https://issuer.example.org","nbf":1690000000,"vc":{"type":["https://smarthealth.cards#health-card"],"credentialSubject":{"fhirVersion":"4.0.1","fhirBundle":"#
+        return Array(
+            (head + #"{"resourceType":"Bundle","type":"collection","entry":["# + patient + "," + immunization(1)
+                + "]}}}}").utf8)
     }
 
     static func sign(_ payload: [UInt8], key: P256Key) throws -> String {
         var signer = try ES256Signer(key: key)
-        return try JWS.sign(deflatedPayload: try RawDeflater().deflate(payload), kid: JWK(key: key).kid, signer: &signer).compact
+        return try JWS.sign(
+            deflatedPayload: try RawDeflater().deflate(payload), kid: JWK(key: key).kid, signer: &signer
+        ).compact
     }
 
     /// A minimal PNG whose header claims `width` × `height` 8-bit gray pixels and whose data is one empty

@@ -21,11 +21,15 @@ import Testing
 
     /// `nbf` -1e300 was an `Int64(Double)` trap (exit 132); it is NBF_OUT_OF_RANGE.
     @Test func nbfMinus1e300IsAFinding() throws {
-        let run = try TestSupport.cli(["verify", "--jwks", Self.specKeySet, "--json",
-                                       Self.cases.appendingPathComponent("nbf-minus-1e300.smart-health-card").path])
+        let run = try TestSupport.cli([
+            "verify", "--jwks", Self.specKeySet, "--json",
+            Self.cases.appendingPathComponent("nbf-minus-1e300.smart-health-card").path,
+        ])
         #expect(run.status == 1, "\(run.stderr)")
         let report = try JSONParser.parse(run.stdout)
-        let codes = (report["credentials"]?.arrayValue ?? []).flatMap { $0["findings"]?.arrayValue ?? [] }.compactMap { $0["code"]?.stringValue }
+        let codes = (report["credentials"]?.arrayValue ?? []).flatMap { $0["findings"]?.arrayValue ?? [] }.compactMap {
+            $0["code"]?.stringValue
+        }
         #expect(codes.contains("NBF_OUT_OF_RANGE"))
         #expect(!codes.contains("NBF_MILLISECONDS"))
     }
@@ -36,10 +40,13 @@ import Testing
     @Test func badTimeZoneRecordIsRejectedAndTheBatchFinishes() throws {
         let dir = try TestSupport.tempDir("bad-zone")
         let key = try Self.freshKey(in: dir)
-        let good = try TestSupport.write(JSONWriter.minifiedString(VerifyForge.bundle(doses: 1)) + "\n", to: "good.ndjson", in: dir)
+        let good = try TestSupport.write(
+            JSONWriter.minifiedString(VerifyForge.bundle(doses: 1)) + "\n", to: "good.ndjson", in: dir)
         let out = dir.appendingPathComponent("out")
-        let arguments = ["issue", "--issuer", "https://a.example", "--key", key, "--out", out.path, "--nbf", "1690000000",
-                         Self.cases.appendingPathComponent("bad-time-zone.ndjson").path, good]
+        let arguments = [
+            "issue", "--issuer", "https://a.example", "--key", key, "--out", out.path, "--nbf", "1690000000",
+            Self.cases.appendingPathComponent("bad-time-zone.ndjson").path, good,
+        ]
         for _ in 0..<2 {
             let run = try TestSupport.cli(arguments)
             #expect(run.status == 1, "\(run.stderr)")
@@ -52,7 +59,10 @@ import Testing
 
     /// A 76 KB PNG that says 20000 × 20000 pixels cost 795 MB; its size is refused from its header.
     @Test func hugePNGIsRefusedBeforeDecoding() throws {
-        let run = try TestSupport.cli(["verify", "--jwks", Self.specKeySet, "--json", Self.cases.appendingPathComponent("png-20000x20000.png").path])
+        let run = try TestSupport.cli([
+            "verify", "--jwks", Self.specKeySet, "--json",
+            Self.cases.appendingPathComponent("png-20000x20000.png").path,
+        ])
         #expect(run.status == 1)
         let report = try JSONParser.parse(run.stdout)
         let image = (report["credentials"]?.arrayValue ?? []).filter { $0["source"]?.stringValue == "qr-image" }
@@ -72,8 +82,10 @@ import Testing
         ("png-20000x20000.png", "FILE_TOO_LARGE"),
     ])
     func everyReportedVerifyInputIsAFinding(name: String, code: String) throws {
-        let run = try TestSupport.cli(["verify", "--jwks", Self.specKeySet, "--now", "1700000100", "--json",
-                                       Self.cases.appendingPathComponent(name).path])
+        let run = try TestSupport.cli([
+            "verify", "--jwks", Self.specKeySet, "--now", "1700000100", "--json",
+            Self.cases.appendingPathComponent(name).path,
+        ])
         #expect(run.status == 1, "\(run.stderr)")
         let report = try JSONParser.parse(run.stdout)
         let cards = (report["credentials"]?.arrayValue ?? []).filter { $0["source"]?.stringValue != "key-set" }
@@ -84,7 +96,10 @@ import Testing
     // MARK: conversions that trapped
 
     @Test func timeZonesAreTwoDigitsEachWithinFourteenHours() {
-        for zone in ["+-1:00", "-+1:00", "+1-:00", "+01:-1", "+01:+1", "+ 1:00", "+1:000", "+٠١:٠٠", "+14:01", "-15:00", "+99:00", "+01:60"] {
+        for zone in [
+            "+-1:00", "-+1:00", "+1-:00", "+01:-1", "+01:+1", "+ 1:00", "+1:000", "+٠١:٠٠", "+14:01", "-15:00",
+            "+99:00", "+01:60",
+        ] {
             #expect(!FHIRDate.isValidDateTime("2021-01-01T10:00:00" + zone), "\(zone)")
             #expect(FHIRDate.epochSeconds("2021-01-01T10:00:00" + zone) == nil, "\(zone)")
         }
@@ -98,14 +113,18 @@ import Testing
     @Test func numericDatesOutsideTheirRangeAreFindings() throws {
         let forge = try VerifyForge()
         let cases: [(String, String, String)] = [
-            ("nbf", "-1e300", "NBF_OUT_OF_RANGE"), ("nbf", "1e400", "NBF_OUT_OF_RANGE"), ("nbf", "-1", "NBF_OUT_OF_RANGE"),
+            ("nbf", "-1e300", "NBF_OUT_OF_RANGE"), ("nbf", "1e400", "NBF_OUT_OF_RANGE"),
+            ("nbf", "-1", "NBF_OUT_OF_RANGE"),
             ("nbf", "9223372036854775808", "NBF_OUT_OF_RANGE"), ("nbf", "1690000000000", "NBF_MILLISECONDS"),
-            ("exp", "-1e300", "EXP_OUT_OF_RANGE"), ("exp", "1e20", "EXP_OUT_OF_RANGE"), ("exp", "1900000000000", "EXP_MILLISECONDS"),
+            ("exp", "-1e300", "EXP_OUT_OF_RANGE"), ("exp", "1e20", "EXP_OUT_OF_RANGE"),
+            ("exp", "1900000000000", "EXP_MILLISECONDS"),
         ]
         for (member, lexeme, code) in cases {
             var claims = VerifyForge.claims()
             claims[member] = .number(try #require(JSONNumber(lexeme)))
-            let codes = try forge.codes([try forge.card(try forge.jws(claims: claims), "\(member)\(code).smart-health-card")])
+            let codes = try forge.codes([
+                try forge.card(try forge.jws(claims: claims), "\(member)\(code).smart-health-card")
+            ])
             #expect(codes.contains(code), "\(member) \(lexeme): \(codes.sorted())")
         }
         #expect(NumericDate(-1e300) == nil && NumericDate(.infinity) == nil && NumericDate(100_000_000_000) == nil)
@@ -118,7 +137,8 @@ import Testing
             #expect(!Clock.describe(seconds).isEmpty)
             #expect(!Clock.todayUTC(seconds).isEmpty)
             let findings = BundleValidator.validate(VerifyForge.bundle(), now: seconds)
-            #expect(findings.all.allSatisfy { [.dateInFuture, .dateBeforeBirth].contains($0.code) } || findings.all.isEmpty)
+            #expect(
+                findings.all.allSatisfy { [.dateInFuture, .dateBeforeBirth].contains($0.code) } || findings.all.isEmpty)
         }
         #expect(Clock.describe(0) == "1970-01-01 00:00:00 UTC")
         #expect(Clock.describe(-1) == "1969-12-31 23:59:59 UTC")
@@ -131,7 +151,10 @@ import Testing
         for good in ["0", "-0", "1", "-1.5", "1e5", "1E+5", "1.0e-5", "1687450764.656", "4.50"] {
             #expect(JSONNumber(good)?.lexeme == good)
         }
-        for bad in ["", "-", "+1", "01", "1.", ".5", "1e", "1e+", "NaN", "Infinity", "0x10", "1,000", " 1", "1 ", "1,\"x\":2", "٣"] {
+        for bad in [
+            "", "-", "+1", "01", "1.", ".5", "1e", "1e+", "NaN", "Infinity", "0x10", "1,000", " 1", "1 ", "1,\"x\":2",
+            "٣",
+        ] {
             #expect(JSONNumber(bad) == nil, "\(bad)")
         }
         #expect(JSONValue.integer(Int64.min).numberLexeme == "-9223372036854775808")
@@ -158,7 +181,8 @@ import Testing
         #expect(copy.removeValue(forKey: "k10") == .number("10"))
         copy["k11"] = "eleven"
         copy["new"] = .bool(true)
-        #expect(copy["k10"] == nil && copy["k11"] == "eleven" && copy["new"] == .bool(true) && copy["k12"] == .number("12"))
+        #expect(
+            copy["k10"] == nil && copy["k11"] == "eleven" && copy["new"] == .bool(true) && copy["k12"] == .number("12"))
         #expect(copy.count == count && copy.keys.last == "new")
         var small: JSONObject = ["a": .number("1")]
         for i in 0..<20 { small["m\(i)"] = .integer(Int64(i)) }
@@ -177,16 +201,21 @@ import Testing
         do {
             _ = try FileIO.read(big.path, maxBytes: 1000)
         } catch let error as HealthCardError {
-            #expect(error.kind == .input && error.message.contains("1000 bytes") && error.message.contains("\(InputBudget.cardFileBytes + 1) bytes"))
+            #expect(
+                error.kind == .input && error.message.contains("1000 bytes")
+                    && error.message.contains("\(InputBudget.cardFileBytes + 1) bytes"))
         }
-        #expect(try FileIO.read(big.path, maxBytes: InputBudget.cardFileBytes + 1).count == InputBudget.cardFileBytes + 1)
+        #expect(
+            try FileIO.read(big.path, maxBytes: InputBudget.cardFileBytes + 1).count == InputBudget.cardFileBytes + 1)
         let forge = try VerifyForge()
         #expect(try forge.codes([big.path]) == ["FILE_TOO_LARGE"])
         // A file over budget met while walking a folder is reported when it is of a kind verify reads.
         let folder = dir.appendingPathComponent("walk")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        try Data(("shc:/" + String(repeating: "5", count: InputBudget.cardFileBytes)).utf8).write(to: folder.appendingPathComponent("qr.txt"))
-        try Data(repeating: 0x41, count: InputBudget.cardFileBytes + 1).write(to: folder.appendingPathComponent("notes.bin"))
+        try Data(("shc:/" + String(repeating: "5", count: InputBudget.cardFileBytes)).utf8).write(
+            to: folder.appendingPathComponent("qr.txt"))
+        try Data(repeating: 0x41, count: InputBudget.cardFileBytes + 1).write(
+            to: folder.appendingPathComponent("notes.bin"))
         let reports = try forge.verify([folder.path])
         #expect(reports.flatMap(\.findings).map(\.code).filter { $0 != .jwksNoKeys } == [.fileTooLarge])
     }
@@ -194,17 +223,42 @@ import Testing
     @Test func cardFilesCheckAtMostTheirBudgetOfCredentials() throws {
         let forge = try VerifyForge()
         let jws = try forge.jws(claims: VerifyForge.claims())
-        let many = JSONWriter.minified(.object(["verifiableCredential": .array(Array(repeating: .string(jws), count: InputBudget.credentialsPerFile + 3))]))
+        let many = JSONWriter.minified(
+            .object([
+                "verifiableCredential": .array(
+                    Array(repeating: .string(jws), count: InputBudget.credentialsPerFile + 3))
+            ]))
         let reports = try forge.verify([try forge.write(many, "many.smart-health-card")])
         let cards = reports.filter { $0.source == .smartHealthCard }
         #expect(cards.count == InputBudget.credentialsPerFile)
         #expect(cards.flatMap(\.findings).filter(\.isError).map(\.code) == [.fileTooLarge])
     }
 
+    /// A file of payloads that each inflate to about 4 MiB is checked until its payloads reach 16 MiB.
+    @Test func cardFilesCheckAtMostTheirBudgetOfPayloadBytes() throws {
+        let forge = try VerifyForge()
+        var bundle = VerifyForge.bundle(doses: 1).objectValue ?? [:]
+        VerifyForge.changing(&bundle, "Immunization") {
+            $0["lotNumber"] = .string(String(repeating: "a", count: 4_100_000))
+        }
+        let jws = try forge.jws(claims: VerifyForge.claims(bundle: .object(bundle)))
+        let file = JSONWriter.minified(
+            .object(["verifiableCredential": .array(Array(repeating: .string(jws), count: 6))]))
+        #expect(file.count < InputBudget.cardFileBytes)
+        let cards = try forge.verify([try forge.write(file, "big-payloads.smart-health-card")]).filter {
+            $0.source == .smartHealthCard
+        }
+        #expect(cards.count == 5)
+        #expect(cards.allSatisfy { $0.payloadBytes > 4_000_000 })
+        let budget = try #require(cards.last?.findings.first { $0.code == .fileTooLarge })
+        #expect(budget.message.contains("16 MiB after 5"), "\(budget.message)")
+    }
+
     @Test func csvRecordsAndNDJSONLinesHaveABudget() throws {
         let dir = try TestSupport.tempDir("csv-budget")
         // A quote that never closes in a large file is refused after one record's budget.
-        let path = try TestSupport.write("a,b\n1,\"" + String(repeating: "x", count: InputBudget.csvRecordBytes + 10), to: "open.csv", in: dir)
+        let path = try TestSupport.write(
+            "a,b\n1,\"" + String(repeating: "x", count: InputBudget.csvRecordBytes + 10), to: "open.csv", in: dir)
         let reader = try CSVReader(path: path)
         _ = try reader.next()
         do {
@@ -214,17 +268,40 @@ import Testing
             #expect(error.message.contains("longer than 1 MiB"), "\(error.message)")
         }
         // As many empty fields (commas) as the budget allows, and no more.
-        let commas = try TestSupport.write(String(repeating: ",", count: InputBudget.csvRecordBytes + 1), to: "commas.csv", in: dir)
+        let commas = try TestSupport.write(
+            String(repeating: ",", count: InputBudget.csvRecordBytes + 1), to: "commas.csv", in: dir)
         #expect(throws: HealthCardError.self) { _ = try CSVReader(path: commas).next() }
         // An NDJSON line over its budget is one rejected record; the lines around it are read.
         let bundle = JSONWriter.minifiedString(VerifyForge.bundle(doses: 1))
-        let ndjson = try TestSupport.write(bundle + "\n" + String(repeating: " ", count: InputBudget.bundleBytes + 1) + "x\n\r\n" + bundle,
-                                           to: "lines.NDJSON", in: dir)
+        let ndjson = try TestSupport.write(
+            bundle + "\n" + String(repeating: " ", count: InputBudget.bundleBytes + 1) + "x\n\r\n" + bundle,
+            to: "lines.NDJSON", in: dir)
         let records = try BundleInput.records(path: ndjson)
         #expect(records.map(\.source) == ["\(ndjson):1", "\(ndjson):2", "\(ndjson):4"])
         #expect(records.map { $0.errors.isEmpty } == [true, false, true])
         #expect(records.map(\.id) == ["lines-1", "lines-2", "lines-3"])
         #expect(records[1].errors.first?.message.contains("longer than 16 MiB") == true)
+    }
+
+    /// A patient with more rows than the budget is one rejected record, and its rows are not read; the
+    /// patients around it are issued as usual.
+    @Test func aPatientWithMoreRowsThanTheBudgetIsRejected() throws {
+        let dir = try TestSupport.tempDir("rows-budget")
+        let template = try Template(
+            bytes: try FileIO.read(BatchTestSupport.template), source: BatchTestSupport.template)
+        var csv = "recip_id,recip_first_name,recip_last_name,recip_dob,admin_date,cvx,vax_event_id\n"
+        csv += "A,Ada,Testperson,1960-01-01,2021-01-15,207,E-A\n"
+        for n in 0...InputBudget.csvRowsPerPatient { csv += "B,Bob,Testperson,1960-01-01,2021-01-15,207,E-\(n)\n" }
+        csv += "C,Cy,Testperson,1960-01-01,2021-01-15,207,E-C\n"
+        let path = try TestSupport.write(csv, to: "many.csv", in: dir)
+        let input = try CSVTemplateInput(path: path, template: template)
+        let cursor = input.cursor()
+        var patients: [CSVTemplateInput.PatientRows] = []
+        while let patient = try cursor.next() { patients.append(patient) }
+        #expect(patients.map(\.id) == ["A", "B", "C"])
+        #expect(patients.map(\.rows.count) == [1, 0, 1])
+        #expect(patients[1].errors.first?.message.contains("more than \(InputBudget.csvRowsPerPatient) rows") == true)
+        #expect(patients[0].inputBytes == "A,Ada,Testperson,1960-01-01,2021-01-15,207,E-A\n".utf8.count)
     }
 
     /// `.NDJSON` (any case) is NDJSON: each line is a record, in the library and through the CLI.
@@ -235,7 +312,9 @@ import Testing
         let input = try TestSupport.write(line + "\n" + line + "\n", to: "TWO.NDJSON", in: dir)
         #expect(try BundleInput.records(path: input).count == 2)
         let out = dir.appendingPathComponent("out")
-        let run = try TestSupport.cli(["issue", "--issuer", "https://a.example", "--key", key, "--out", out.path, "--nbf", "1690000000", input])
+        let run = try TestSupport.cli([
+            "issue", "--issuer", "https://a.example", "--key", key, "--out", out.path, "--nbf", "1690000000", input,
+        ])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(try TestSupport.report(out).map { $0["id"]?.stringValue } == ["TWO-1", "TWO-2"])
     }
@@ -248,7 +327,8 @@ import Testing
         let dir = try TestSupport.tempDir("stop")
         let key = try P256Key.generate()
         let line = JSONWriter.minifiedString(VerifyForge.bundle(doses: 1))
-        let input = try TestSupport.write(Array(repeating: line, count: 5).joined(separator: "\n"), to: "in.ndjson", in: dir)
+        let input = try TestSupport.write(
+            Array(repeating: line, count: 5).joined(separator: "\n"), to: "in.ndjson", in: dir)
         let settings = IssueSettings(issuer: "https://a.example", notBefore: 1_690_000_000, makeQR: false)
         func batch(_ name: String) -> BatchIssuer {
             BatchIssuer(outDir: dir.appendingPathComponent(name).path, jobs: 2) {
@@ -268,12 +348,15 @@ import Testing
         let path = try TestSupport.write("  GWdbF5850vxNt3HhHFl0dRvvN--C6rD77obJgGjK_Zg\n", to: "rid.secret", in: dir)
         chmod(path, 0o600)
         let secret = try RIDSecretFile.read(path)
-        #expect(secret.text.withUnsafeBytes { String(decoding: $0, as: UTF8.self) } == "GWdbF5850vxNt3HhHFl0dRvvN--C6rD77obJgGjK_Zg")
+        #expect(
+            secret.text.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+                == "GWdbF5850vxNt3HhHFl0dRvvN--C6rD77obJgGjK_Zg")
         #expect(try RID.derive(secret: secret, kid: RevocationTests.kid, patientID: "userid-00") == "MKyCxh7p6uQ")
         for bad in ["", "short", "not base64url at all!!!!!!", "GWdbF5850vxNt3HhHFl0dRvvN--C6rD77obJgGjK_Zg="] {
             #expect(throws: HealthCardError.self) { try RIDSecret(text: bad) }
         }
-        let big = try TestSupport.write(String(repeating: "A", count: InputBudget.secretFileBytes + 1), to: "big.secret", in: dir)
+        let big = try TestSupport.write(
+            String(repeating: "A", count: InputBudget.secretFileBytes + 1), to: "big.secret", in: dir)
         chmod(big, 0o600)
         #expect(throws: HealthCardError.self) { try RIDSecretFile.read(big) }
         // SecretBytes: exact contents, trimming in new buffers.

@@ -1,8 +1,8 @@
+@testable import HealthCards
+
 #if canImport(Glibc)
     import Glibc
 #endif
-
-@testable import HealthCards
 
 // Structure-aware fuzzing: the fuzzer's bytes are read as choices that build a well-formed, signed card
 // (or a Bundle for `issue`, or a template's CSV rows, or one batch record) and then bend it: claims,
@@ -68,8 +68,13 @@ enum FuzzShapes {
     ]
 
     /// Pieces of FHIR dates and times, right and wrong.
-    static let years = ["2021", "1960", "0000", "0001", "9999", "2100", "1969", "2023", "-202", "+202", "20a1", "٢٠٢١", "202"]
-    static let twoDigits = ["01", "12", "13", "00", "02", "29", "30", "31", "32", "-1", "+1", "1", "999", "0a", "٣٣", " 1", "60", "59", "23", "24"]
+    static let years = [
+        "2021", "1960", "0000", "0001", "9999", "2100", "1969", "2023", "-202", "+202", "20a1", "٢٠٢١", "202",
+    ]
+    static let twoDigits = [
+        "01", "12", "13", "00", "02", "29", "30", "31", "32", "-1", "+1", "1", "999", "0a", "٣٣", " 1", "60", "59",
+        "23", "24",
+    ]
     static let zones = [
         "Z", "+00:00", "-05:00", "+14:00", "-14:00", "+14:01", "-14:59", "+13:59", "+-1:00", "-+1:00", "+1:00", "+01:0",
         "+01:-1", "+99:99", "+ 1:00", "+٠١:٠٠", "+01:00Z", "z", "", "+0100", "-00:00", "+24:00", "+01:60",
@@ -85,7 +90,8 @@ enum FuzzShapes {
             if f.chance(14) { text += "-" + f.pick(twoDigits) }
             if f.chance(13) { text += "-" + f.pick(twoDigits) }
             if f.chance(8) {
-                text += f.pick(["T", "T", "t", " "]) + f.pick(twoDigits) + ":" + f.pick(twoDigits) + ":" + f.pick(twoDigits)
+                text +=
+                    f.pick(["T", "T", "t", " "]) + f.pick(twoDigits) + ":" + f.pick(twoDigits) + ":" + f.pick(twoDigits)
                 if f.chance(4) { text += "." + f.text(max: 12, from: "0123456789") }
                 text += f.pick(zones)
             }
@@ -151,13 +157,16 @@ enum FuzzShapes {
         if f.chance(2) { r["status"] = .string(f.pick(["not-done", "entered-in-error", "", "Completed"])) }
         if f.chance(2) { r["patient"] = .object(["reference": .string(f.pick(references))]) }
         if f.chance(1) { r["isSubpotent"] = f.chance(8) ? .bool(false) : .bool(true) }
-        if f.chance(1) { r["doseQuantity"] = .object(["value": .number(JSONNumber(f.pick(numbers)) ?? "0"), "unit": "mL"]) }
+        if f.chance(1) {
+            r["doseQuantity"] = .object(["value": .number(JSONNumber(f.pick(numbers)) ?? "0"), "unit": "mL"])
+        }
         return r
     }
 
     static func observation(_ f: inout FuzzBytes) -> JSONObject {
         var r: JSONObject = [
-            "resourceType": "Observation", "status": "final", "code": coding(&f, system: Terminology.loinc, code: "94558-4"),
+            "resourceType": "Observation", "status": "final",
+            "code": coding(&f, system: Terminology.loinc, code: "94558-4"),
             "subject": .object(["reference": "resource:0"]), "effectiveDateTime": "2021-02-17T09:30:00-05:00",
             "valueCodeableConcept": coding(&f, system: Terminology.snomedCT, code: "260415000"),
         ]
@@ -176,7 +185,9 @@ enum FuzzShapes {
         var resources: [JSONObject] = [patient(&f)]
         for _ in 0...f.int(4) { resources.append(f.chance(4) ? observation(&f) : immunization(&f)) }
         if f.chance(1) { resources.swapAt(0, resources.count - 1) }
-        var entries: [JSONValue] = resources.enumerated().map { i, r in .object(["fullUrl": .string("resource:\(i)"), "resource": .object(r)]) }
+        var entries: [JSONValue] = resources.enumerated().map { i, r in
+            .object(["fullUrl": .string("resource:\(i)"), "resource": .object(r)])
+        }
         if f.chance(1) { entries[f.int(entries.count)] = .object(["fullUrl": .string(f.pick(references))]) }
         var bundle: JSONValue = .object(["resourceType": "Bundle", "type": "collection", "entry": .array(entries)])
         for _ in 0..<f.int(4) { mutate(&bundle, &f, depth: 0) }
@@ -191,7 +202,9 @@ enum FuzzShapes {
             switch f.int(6) {
             case 0: object[key] = nil
             case 1: object[key] = anyValue(&f)
-            case 2: object[f.pick(["id", "meta", "text", "display", "extension", "photo", "contact", "resourceType"])] = anyValue(&f)
+            case 2:
+                object[f.pick(["id", "meta", "text", "display", "extension", "photo", "contact", "resourceType"])] =
+                    anyValue(&f)
             default:
                 if var child = object[key] {
                     mutate(&child, &f, depth: depth + 1)
@@ -220,12 +233,17 @@ enum FuzzShapes {
         ]
         if f.chance(2) { vc["rid"] = .string(f.text(max: 30, from: "abcXYZ019-_+/=.")) }
         if f.chance(1) { vc["type"] = .array([.string(f.text(max: 40))]) }
-        if f.chance(1) { vc["credentialSubject"] = .object(["fhirVersion": .string(f.text(max: 8)), "fhirBundle": bundle]) }
+        if f.chance(1) {
+            vc["credentialSubject"] = .object(["fhirVersion": .string(f.text(max: 8)), "fhirBundle": bundle])
+        }
         var claims: JSONObject = ["iss": .string(issuer), "nbf": .integer(nbf), "vc": .object(vc)]
         if f.chance(5) { claims["nbf"] = .number(JSONNumber(f.pick(numbers)) ?? "0") }
         if f.chance(3) { claims["exp"] = .number(JSONNumber(f.pick(numbers)) ?? "0") }
         if f.chance(1) { claims["nbf"] = anyValue(&f) }
-        if f.chance(2) { claims["iss"] = .string(f.pick([issuer + "/", "http://issuer.example.org", "https://", "https://a b", "https://x?y"])) }
+        if f.chance(2) {
+            claims["iss"] = .string(
+                f.pick([issuer + "/", "http://issuer.example.org", "https://", "https://a b", "https://x?y"]))
+        }
         var value = JSONValue.object(claims)
         if f.chance(1) { mutate(&value, &f, depth: 0) }
         return value.objectValue ?? claims
@@ -241,7 +259,9 @@ enum FuzzShapes {
     static let scratch: String? = {
         guard let key else { return nil }
         let dir = "\(FileIO.isDirectory("/dev/shm") ? "/dev/shm" : "/tmp")/healthcards-fuzz-\(getpid())"
-        guard (try? FileIO.writeAtomically(JWKS(keys: [JWK(key: key)]).fileBytes, to: "\(dir)/site/.well-known/jwks.json")) != nil
+        guard
+            (try? FileIO.writeAtomically(JWKS(keys: [JWK(key: key)]).fileBytes, to: "\(dir)/site/.well-known/jwks.json"))
+                != nil
         else { return nil }
         atexit { FuzzShapes.removeScratch() }
         return dir
@@ -277,7 +297,8 @@ enum FuzzShapes {
 
     /// A compact JWS of `payload` signed with `key`.
     static func sign(_ payload: [UInt8]) -> String? {
-        guard let key, var signer = try? ES256Signer(key: key), let deflated = try? RawDeflater().deflate(payload) else { return nil }
+        guard let key, var signer = try? ES256Signer(key: key), let deflated = try? RawDeflater().deflate(payload)
+        else { return nil }
         return try? JWS.sign(deflatedPayload: deflated, kid: JWK(key: key).kid, signer: &signer).compact
     }
 
@@ -292,7 +313,11 @@ enum FuzzShapes {
         for i in 0..<pieces {
             let part = Array(digits.dropFirst(i * size).prefix(size))
             var header = total == 1 ? "shc:/" : "shc:/\(i + 1)/\(total)/"
-            if f.chance(2) { header = "shc:/" + f.pick(["0/2/", "3/2/", "-1/2/", "+1/2/", "1//", "/1/2/", "1/2", "01/02/", "1/2/3/", "a/b/"]) }
+            if f.chance(2) {
+                header =
+                    "shc:/"
+                    + f.pick(["0/2/", "3/2/", "-1/2/", "+1/2/", "1//", "/1/2/", "1/2", "01/02/", "1/2/3/", "a/b/"])
+            }
             var body = part
             if f.chance(1), !body.isEmpty { body[f.int(body.count)] = f.pick(Array("0123456789x".utf8)) }
             if f.chance(1) { body.removeLast(min(body.count, 1)) }
@@ -312,16 +337,22 @@ enum FuzzShapes {
         let claims = claims(&f, bundle: bundle)
         var payload = JSONWriter.minified(.object(claims))
         if f.chance(1) { payload = JSONWriter.pretty(.object(claims)) }
-        guard let jws = sign(payload), let dir = freshFolder("card"), let verifier = verifier() else { return ["could not set up"] }
+        guard let jws = sign(payload), let dir = freshFolder("card"), let verifier = verifier() else {
+            return ["could not set up"]
+        }
         var problems: [String] = []
         let qr = qrTexts(jws, &f)
         do {
-            try FileIO.writeAtomically(JSONWriter.minified(.object(["verifiableCredential": [.string(jws)]])), to: "\(dir)/c.smart-health-card", sync: false)
+            try FileIO.writeAtomically(
+                JSONWriter.minified(.object(["verifiableCredential": [.string(jws)]])),
+                to: "\(dir)/c.smart-health-card", sync: false)
             try FileIO.writeAtomically(Array(jws.utf8), to: "\(dir)/c.jws", sync: false)
             for (i, text) in qr.enumerated() { try FileIO.writeAtomically(text, to: "\(dir)/q\(i).txt", sync: false) }
             let reports = try verifier.verify([dir])
             problems += checkReports(reports)
-            if bytes.isEmpty, let error = reports.flatMap(\.findings).first(where: { $0.isError && $0.code != .qrChunked }) {
+            if bytes.isEmpty,
+                let error = reports.flatMap(\.findings).first(where: { $0.isError && $0.code != .qrChunked })
+            {
                 problems.append("the unbent card has an error: \(error)")
             }
         } catch {
@@ -377,10 +408,13 @@ enum FuzzShapes {
             object["id"] = "b1"
             if var entries = object["entry"]?.arrayValue {
                 for i in entries.indices {
-                    guard var entry = entries[i].objectValue, var resource = entry["resource"]?.objectValue else { continue }
+                    guard var entry = entries[i].objectValue, var resource = entry["resource"]?.objectValue else {
+                        continue
+                    }
                     resource["id"] = .string("r\(i)")
                     resource["text"] = .object(["status": "generated", "div": "<div/>"])
-                    entry["fullUrl"] = .string("https://ehr.example.org/fhir/\(resource["resourceType"]?.stringValue ?? "X")/r\(i)")
+                    entry["fullUrl"] = .string(
+                        "https://ehr.example.org/fhir/\(resource["resourceType"]?.stringValue ?? "X")/r\(i)")
                     entry["resource"] = .object(resource)
                     entries[i] = .object(entry)
                 }
@@ -389,7 +423,9 @@ enum FuzzShapes {
             bundle = .object(object)
         }
         let settings = settings(&f)
-        guard let key, let issuer = try? CardIssuer(signer: try ES256Signer(key: key), settings: settings) else { return ["could not set up"] }
+        guard let key, let issuer = try? CardIssuer(signer: try ES256Signer(key: key), settings: settings) else {
+            return ["could not set up"]
+        }
         guard let card = try? issuer.issue(bundle: bundle, patientID: "fuzz") else { return [] }
         return checkIssued(card, name: "issue")
     }
@@ -425,8 +461,12 @@ enum FuzzShapes {
         let rendered = template.render(rows: rows)
         guard rendered.errors.isEmpty, let checked = rendered.checked else { return [] }
         let settings = settings(&f)
-        guard let key, let issuer = try? CardIssuer(signer: try ES256Signer(key: key), settings: settings) else { return [] }
-        guard let card = try? issuer.issue(issuer.payload(for: checked, patientID: rows.first?["recip_id"])) else { return [] }
+        guard let key, let issuer = try? CardIssuer(signer: try ES256Signer(key: key), settings: settings) else {
+            return []
+        }
+        guard let card = try? issuer.issue(issuer.payload(for: checked, patientID: rows.first?["recip_id"])) else {
+            return []
+        }
         return checkIssued(card, name: "row")
     }
 
@@ -441,7 +481,8 @@ enum FuzzShapes {
     /// without throwing, reports exactly the one record as issued or rejected, and an issued card verifies.
     static func checkBatch(_ bytes: [UInt8], templatePath: String) -> [String] {
         var f = FuzzBytes(bytes)
-        guard let key, let dir = freshFolder("batch"), let out = freshFolder("batch/out"), let cards = freshFolder("batch/out/cards"),
+        guard let key, let dir = freshFolder("batch"), let out = freshFolder("batch/out"),
+            let cards = freshFolder("batch/out/cards"),
             freshFolder("batch/out/qr") != nil, let verifier = verifier(),
             let template = try? Template(bytes: FileIO.read(templatePath), source: templatePath)
         else { return ["could not set up"] }
@@ -467,14 +508,20 @@ enum FuzzShapes {
         let settings = settings(&f)
         var problems: [String] = []
         for run in 0..<(f.chance(4) ? 2 : 1) {
-            let batch = BatchIssuer(outDir: out, jobs: 1) { try CardIssuer(signer: try ES256Signer(key: key), settings: settings) }
+            let batch = BatchIssuer(outDir: out, jobs: 1) {
+                try CardIssuer(signer: try ES256Signer(key: key), settings: settings)
+            }
             do {
                 let summary = try batch.run([input])
                 if summary.total != 1 || summary.issued + summary.rejected != 1 {
-                    problems.append("run \(run + 1): one record gave issued \(summary.issued), rejected \(summary.rejected) of \(summary.total)")
+                    problems.append(
+                        "run \(run + 1): one record gave issued \(summary.issued), rejected \(summary.rejected) of \(summary.total)"
+                    )
                 }
                 let report = try FileIO.read("\(out)/report.ndjson")
-                if report.split(separator: 0x0A).count != 1 { problems.append("run \(run + 1): the report does not have one line") }
+                if report.split(separator: 0x0A).count != 1 {
+                    problems.append("run \(run + 1): the report does not have one line")
+                }
                 if summary.issued == 1 {
                     let reports = try verifier.verify(["\(out)/cards"])
                     for finding in reports.flatMap(\.findings) where finding.isError {

@@ -118,7 +118,9 @@ public final class SecretBytes: @unchecked Sendable {
             if n == 0 { break }
             filled += n
         }
-        guard filled <= maxBytes, filled <= room else { throw FileIO.tooLarge(path, size: nil, maxBytes: min(room, maxBytes)) }
+        guard filled <= maxBytes, filled <= room else {
+            throw FileIO.tooLarge(path, size: nil, maxBytes: min(room, maxBytes))
+        }
         return buffer.slice(0, filled)
     }
 }

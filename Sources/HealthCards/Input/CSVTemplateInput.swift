@@ -39,6 +39,8 @@ public final class CSVTemplateInput {
     /// Per patient, in order of first appearance in the file: the 64-bit hash of its key (8 bytes a
     /// patient), to find patients that appear in several files.
     private(set) var patientHashes: [UInt64] = []
+    /// The file's size when it was indexed.
+    private var fileSize = 0
 
     /// Reads the header and indexes the rows.
     /// - Throws: `HealthCardError(.input)` for a file that cannot be used at all: unreadable, not
@@ -77,6 +79,7 @@ public final class CSVTemplateInput {
         }
         self.keyIndex = keyIndex
         try index(reader)
+        fileSize = FileIO.size(path) ?? 0
         if rowOffsetLow.isEmpty {
             throw HealthCardError(.input, "\(path) has a header but no data rows; expected one row per event (a dose, a test) below the header. Check that the export finished and that this is the right file")
         }
@@ -175,6 +178,13 @@ public final class CSVTemplateInput {
         nextRow.reserveCapacity(rows)
     }
 
+    /// Bytes data row `row` takes in the file, up to the next row (blank lines included), from the index.
+    func rowBytes(_ row: Int) -> Int {
+        let start = offset(ofRow: row)
+        let next = row + 1 < rowOffsetLow.count ? offset(ofRow: row + 1) : max(start, fileSize)
+        return max(0, next - start)
+    }
+
     /// The byte offset of data row `row`.
     func offset(ofRow row: Int) -> Int { Self.offset(low: rowOffsetLow[row], wraps: offsetWraps, row: row) }
 
@@ -238,6 +248,8 @@ public final class CSVTemplateInput {
         public var id: String?
         public var rows: [TemplateRow]
         public var errors: [HealthCardError]
+        /// Bytes of the file the rows take (from the index), for the batch's in-flight budget.
+        public var inputBytes = 0
 
         /// Renders the rows with `template` into the record's checked Bundle (or its errors).
         /// - Parameter now: seconds since 1970 to judge future dates against.
@@ -283,16 +295,21 @@ public final class CSVTemplateInput {
             return ready[readyIndex - 1]
         }
 
-        /// Reads the next window of records into `ready`.
+        /// Reads the next window of records into `ready`: at most `window` records, and no more rows
+        /// than `InputBudget.inFlightBytes` of the file (at least one record), sizes known from the index.
         private func fill() throws {
-            let end = min(input.entries.count, entry + window)
-            guard entry < end else { return }
+            guard entry < input.entries.count else { return }
             // (row, slot) for every row of the window's patients, read in file order.
             var wanted: [(row: Int32, slot: Int32)] = []
             var fields: [[[String]]] = []  // per slot, per row (file order)
             var slots: [Int32] = []  // per entry: its slot, or -1 for a row that matched no patient
-            for e in entry..<end {
-                let first = input.entries[e]
+            var sizes: [Int] = []  // per slot: bytes of its rows in the file
+            var overfull: Set<Int32> = []  // slots of patients with more rows than the budget (first row read only)
+            var end = entry
+            var bytes = 0
+            while end < input.entries.count && end - entry < window && (end == entry || bytes < InputBudget.inFlightBytes) {
+                let first = input.entries[end]
+                end += 1
                 guard first >= 0 else {
                     slots.append(-1)
                     continue
@@ -300,11 +317,22 @@ public final class CSVTemplateInput {
                 let slot = Int32(fields.count)
                 slots.append(slot)
                 fields.append([])
+                var chain: [Int32] = []
+                var size = 0
                 var row = first
-                while row >= 0 {
-                    wanted.append((row, slot))
+                while row >= 0 && chain.count <= InputBudget.csvRowsPerPatient {
+                    chain.append(row)
+                    size += input.rowBytes(Int(row))
                     row = input.nextRow[Int(row)]
                 }
+                if chain.count > InputBudget.csvRowsPerPatient {
+                    overfull.insert(slot)
+                    chain = [first]
+                    size = input.rowBytes(Int(first))
+                }
+                sizes.append(size)
+                bytes += size
+                for row in chain { wanted.append((row, slot)) }
             }
             wanted.sort { $0.row < $1.row }
             for (row, slot) in wanted { fields[Int(slot)].append(try read(Int(row))) }
@@ -318,13 +346,26 @@ public final class CSVTemplateInput {
                                              errors: [error]))
                     continue
                 }
+                let slot = slots[i]
+                if overfull.contains(slot) {
+                    let source = "\(input.path):\(input.rowLines[Int(first)])"
+                    let key = fields[Int(slot)].first.flatMap { $0.count > input.keyIndex ? $0[input.keyIndex] : nil }?
+                        .trimmingCharacters(in: " \t")
+                    ready.append(PatientRows(source: source, id: key, rows: [], errors: [HealthCardError(
+                        .input, "the patient has more than \(InputBudget.csvRowsPerPatient) rows (one row per dose or test is "
+                            + "expected; docs/verify.md, \"Budgets\"), so no card is issued for it; check the patient id column",
+                        at: source)]))
+                    continue
+                }
                 var rows: [Int] = []
                 var row = Int(first)
                 while row >= 0 {
                     rows.append(row)
                     row = Int(input.nextRow[row])
                 }
-                ready.append(contentsOf: patient(rows: rows, fields: fields[Int(slots[i])]))
+                var patients = patient(rows: rows, fields: fields[Int(slot)])
+                for p in patients.indices { patients[p].inputBytes = sizes[Int(slot)] }
+                ready.append(contentsOf: patients)
             }
             entry = end
         }

@@ -89,6 +89,8 @@ public enum BundleInput {
         private var lines: LineReader?
         private var single: [UInt8]?
         private var index = 0
+        /// Bytes of the file the last record returned took (its line, or the whole `.json`).
+        public private(set) var lastRecordBytes = 0
 
         /// Opens `path` and counts its records.
         /// - Throws: `HealthCardError(.io)` when the file cannot be read at all; `.input` for a file in
@@ -135,11 +137,13 @@ public enum BundleInput {
             if let text = single {
                 single = nil
                 index = 1
+                lastRecordBytes = text.count
                 return BundleInput.record(text, source: "\(path):1", id: "\(stem)-1")
             }
             guard let lines else { return nil }
             while let line = try lines.next() {
                 let source = "\(path):\(line.number)"
+                lastRecordBytes = line.bytes?.count ?? 0
                 guard var text = line.bytes else {
                     index += 1
                     return InputRecord(source: source, id: "\(stem)-\(index)", bundle: nil, errors: [HealthCardError(

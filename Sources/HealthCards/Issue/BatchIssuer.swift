@@ -167,10 +167,14 @@ public final class BatchIssuer {
         var failure: HealthCardError?
         var reportFailure: HealthCardError?
         let window = jobs * 16
+        // Bytes of input submitted and not yet reported, by job number (`InputBudget.inFlightBytes`).
+        var inFlight: [Int: Int] = [:]
+        var inFlightBytes = 0
 
         /// Takes the next result in order (waiting at most `wait` seconds) and reports it.
         func collect(wait: Double) {
             guard next < pipe.submitted, let outcome = pipe.result(next, wait: wait) else { return }
+            inFlightBytes -= inFlight.removeValue(forKey: next) ?? 0
             next += 1
             if let error = outcome.failure {
                 if failure == nil { failure = error }
@@ -213,12 +217,13 @@ public final class BatchIssuer {
                     let job: BatchJob
                     let id: String?
                     let source: String
+                    var bytes = 0  // of the input file, held until the record is reported
                     var splitPatient: [HealthCardError]?  // a patient with rows in several files, and its row errors
                     if let cursor, let template {
                         do {
                             guard let rows = try cursor.next() else { break }
                             job = .rows(rows, template)
-                            (id, source) = (rows.id, rows.source)
+                            (id, source, bytes) = (rows.id, rows.source, rows.inputBytes)
                             if let id, !rows.rows.isEmpty, let error = shared.error(for: id, at: source) { splitPatient = [error] + rows.errors }
                         } catch let error as HealthCardError {
                             pipe.submit(.record(InputRecord(source: cursor.path, id: nil, bundle: nil, errors: [error])))
@@ -234,7 +239,7 @@ public final class BatchIssuer {
                             break
                         }
                         job = .record(record)
-                        (id, source) = (record.id, record.source)
+                        (id, source, bytes) = (record.id, record.source, bundles.lastRecordBytes)
                     } else {
                         guard let record = rejected else { break }
                         rejected = nil
@@ -248,10 +253,14 @@ public final class BatchIssuer {
                             HealthCardError(.input, "patient id '\(id)' was already issued in this run (from \(earlier)); each patient must appear under one id in one input", at: source)
                         ], warnings: [], files: [])))
                     } else {
-                        pipe.submit(job)
+                        inFlight[pipe.submit(job)] = bytes
+                        inFlightBytes += bytes
                     }
                     collect(wait: 0)
-                    while pipe.submitted - next >= window && !stopping() { collect(wait: 0.1) }
+                    // At most `window` records, and at most `InputBudget.inFlightBytes` of input, wait or are worked on.
+                    while (pipe.submitted - next >= window || inFlightBytes > InputBudget.inFlightBytes) && !stopping() {
+                        collect(wait: 0.1)
+                    }
                 }
             }
         }

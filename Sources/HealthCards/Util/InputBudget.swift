@@ -9,9 +9,12 @@ public enum InputBudget {
     /// A `.smart-health-card` file, a file of one compact JWS or of `shc:/` QR text, a `jwks.json`: 1 MiB.
     /// A card meant for a QR code is under 2 KB; a file-only card with a long history is a few hundred KB.
     public static let cardFileBytes = 1 << 20
-    /// Credentials (JWS) in one `.smart-health-card` file: 64. Each may inflate to
-    /// `RawInflate.maxOutput` (4 MiB), so one file costs at most 256 MiB of JSON to check.
+    /// Credentials (JWS) in one `.smart-health-card` file: 64.
     public static let credentialsPerFile = 64
+    /// Payload bytes (once inflated) checked in one `.smart-health-card` file: 16 MiB. Each payload may
+    /// inflate to `RawInflate.maxOutput` (4 MiB); once a file's payloads reach this, its other credentials
+    /// are not checked, so one file costs at most 20 MiB of JSON to parse and validate.
+    public static let payloadBytesPerFile = 16 << 20
     /// A PNG file: 32 MiB (a 24-bit photo of a printed QR code is a few MB).
     public static let imageFileBytes = 32 << 20
     /// A PNG's width × height: 67,108,864 pixels (8192 × 8192), checked from its header before any pixel
@@ -35,6 +38,12 @@ public enum InputBudget {
     public static let csvRecordBytes = 1 << 20
     /// Data rows in one CSV input: 100 million (indexed at about 12 bytes a row: 1.2 GB).
     public static let csvRows = 100_000_000
+    /// Rows of one patient in a CSV input: 10,000 (a row is a dose or a test); a patient with more is
+    /// rejected without its rows being read.
+    public static let csvRowsPerPatient = 10_000
+    /// Input a batch holds read but not yet reported, in bytes of the input files: 32 MiB (and at least
+    /// one record, whatever its size). Parsed, that is a few hundred MB at most.
+    public static let inFlightBytes = 32 << 20
 
     /// `1 MiB`, `64 KiB`, `512 bytes`.
     public static func describe(bytes: Int) -> String {

@@ -31,6 +31,9 @@ public struct CredentialReport: Sendable {
     public var header: JSONValue?
     /// The decoded payload (JWT claims), when it inflated and parsed.
     public var payload: JSONValue?
+    /// The payload's size once inflated, in bytes (0 when it could not be inflated): what a
+    /// `.smart-health-card` file's payload budget counts (`InputBudget.payloadBytesPerFile`).
+    public var payloadBytes = 0
     public var signature: Signature = .notChecked
     /// The profile whose rules judged the card's FHIR Bundle (`BundleProfile`); nil when there was none.
     public var profile: BundleProfile?

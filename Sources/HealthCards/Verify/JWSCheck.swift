@@ -57,7 +57,9 @@ public struct JWSCheck {
         }
         if let header = decoded[0] { checkHeader(header, report: &report, add: add) }
         let saysDEF = report.header?["zip"]?.stringValue == "DEF"
-        if let payload = decoded[1], let json = inflatePayload(payload, headerSaysDEF: saysDEF, add: add) {
+        var inflated = 0
+        defer { report.payloadBytes = inflated }
+        if let payload = decoded[1], let json = inflatePayload(payload, headerSaysDEF: saysDEF, inflatedBytes: &inflated, add: add) {
             report.payload = json
             ClaimsCheck(now: now).check(json, add: add)
             if let bundle = json["vc"]?["credentialSubject"]?["fhirBundle"], bundle.objectValue != nil {
@@ -101,7 +103,9 @@ public struct JWSCheck {
     }
 
     /// Raw-inflates and parses the payload; nil when it cannot be read.
-    private func inflatePayload(_ compressed: [UInt8], headerSaysDEF: Bool, add: (RuleCode, String?, String, Finding.Severity?) -> Void) -> JSONValue? {
+    /// - Parameter inflatedBytes: set to the payload's size once inflated (for the per-file budget).
+    private func inflatePayload(_ compressed: [UInt8], headerSaysDEF: Bool, inflatedBytes: inout Int,
+                                add: (RuleCode, String?, String, Finding.Severity?) -> Void) -> JSONValue? {
         var bytes: [UInt8]
         do {
             bytes = try RawInflate.inflate(compressed)
@@ -131,6 +135,7 @@ public struct JWSCheck {
                 bytes = compressed
             }
         }
+        inflatedBytes = bytes.count
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
             add(.payloadBOM, "payload", "the payload JSON starts with a UTF-8 byte order mark; remove it (some mobile JSON parsers fail on it)", nil)
             bytes.removeFirst(3)

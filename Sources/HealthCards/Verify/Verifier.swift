@@ -158,7 +158,8 @@ public final class Verifier {
             bytes = try FileIO.read(path, maxBytes: image ? InputBudget.imageFileBytes : InputBudget.cardFileBytes)
         } catch let error as HealthCardError where error.kind == .input {
             // Over its budget: reported when it was asked for, or when its first bytes show a kind verify reads.
-            guard explicit || Self.classify(path, (try? FileIO.readPrefix(path, count: 4096)) ?? []) != nil else { return [] }
+            guard explicit || Self.classify(path, (try? FileIO.readPrefix(path, count: 4096)) ?? [], prefixOnly: true) != nil
+            else { return [] }
             var report = CredentialReport(source: .unknown, file: path)
             report.findings.append(Finding(.fileTooLarge, error.message, at: .init(file: path)))
             return [report]
@@ -228,7 +229,8 @@ public final class Verifier {
         }
     }
 
-    static func classify(_ path: String, _ bytes: [UInt8]) -> Kind? {
+    /// - Parameter prefixOnly: `bytes` are the file's first bytes only (a file over its budget).
+    static func classify(_ path: String, _ bytes: [UInt8], prefixOnly: Bool = false) -> Kind? {
         let lower = path.lowercased()
         if lower.hasSuffix(".png") { return .qrImage }
         if lower.hasSuffix(".smart-health-card") { return .card }
@@ -248,8 +250,13 @@ public final class Verifier {
             return json["keys"] != nil ? .keySet : nil
         }
         if body.starts(with: Array("shc:".utf8)) || body.starts(with: Array("SHC:".utf8)) { return .qrText }
-        let text = body.prefix(4096)
-        if text.count > 20, text.filter({ $0 == 0x2E }).count == 2, text.starts(with: Array("ey".utf8)) { return .jws }
+        // A JWS: its two dots may be far apart (a large payload), so count them in the whole file (at most
+        // `InputBudget.cardFileBytes`). A file cut to its first bytes for classifying still starts like one.
+        if body.count > 20, body.starts(with: Array("ey".utf8)),
+            prefixOnly || body.lazy.filter({ $0 == 0x2E }).count == 2
+        {
+            return .jws
+        }
         return nil
     }
 }
@@ -280,18 +287,23 @@ enum CardFile {
             return [report]
         }
         var reports: [CredentialReport] = []
+        var payloadBytes = 0
         for (i, item) in list.prefix(InputBudget.credentialsPerFile).enumerated() {
+            guard payloadBytes < InputBudget.payloadBytesPerFile else { break }
             guard let jws = item.stringValue else { continue }
             var one = CredentialReport(source: .smartHealthCard, file: file, index: i)
             if i == 0 { one.findings = report.findings }
             checker.check(jws, into: &one)
+            payloadBytes += one.payloadBytes
             reports.append(one)
         }
-        if list.count > InputBudget.credentialsPerFile, !reports.isEmpty {
+        if reports.count < list.count, !reports.isEmpty {
+            let why = reports.count < InputBudget.credentialsPerFile
+                ? "its payloads reached \(InputBudget.describe(bytes: InputBudget.payloadBytesPerFile)) after \(reports.count) of them"
+                : "verify checks the first \(InputBudget.credentialsPerFile) of a file"
             reports[reports.count - 1].findings.append(Finding(
-                .fileTooLarge, "the file holds \(list.count) credentials; verify checks the first \(InputBudget.credentialsPerFile) of a file "
-                    + "(docs/verify.md, \"Budgets\"), so the other \(list.count - InputBudget.credentialsPerFile) were not checked. "
-                    + "Split the file", at: .init(file: file, path: "verifiableCredential")))
+                .fileTooLarge, "the file holds \(list.count) credentials and \(why) (docs/verify.md, \"Budgets\"), so the other "
+                    + "\(list.count - reports.count) were not checked. Split the file", at: .init(file: file, path: "verifiableCredential")))
         }
         return reports
     }
