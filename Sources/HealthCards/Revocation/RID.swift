@@ -110,8 +110,13 @@ public enum RIDSecretFile {
     /// folder is created 0700). Refuses to overwrite anything: every rid depends on the secret.
     /// - Throws: `HealthCardError(.key)` when the path exists or is `-`, `.io`/`.crypto` on failure.
     public static func create(at path: String) throws {
-        let secret = Base64URL.encode(try Digest.randomBytes(32))
-        try FileIO.writeNewPrivateFile(Array((secret + "\n").utf8), to: path, what: "revocation secret")
+        // The random bytes and their text stay in byte arrays (never a String), wiped once written.
+        var random = try Digest.randomBytes(32)
+        defer { random.wipe() }
+        var text = Base64URL.encodeBytes(random)
+        text.append(0x0A)
+        defer { text.wipe() }
+        try FileIO.writeNewPrivateFile(text, to: path, what: "revocation secret")
     }
 
     /// Reads a secret file: base64url text, surrounding whitespace ignored, into a `RIDSecret` (never a
