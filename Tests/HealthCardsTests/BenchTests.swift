@@ -46,4 +46,26 @@ import Testing
             #expect((figure["pagesPerSecondPerCore"]?.doubleValue ?? 0) > 0)
         }
     }
+
+    /// `healthcards-bench worst --quick`: every worst case runs to an exit status of 0 or 1 (a finding or a
+    /// rejected record, never a trap or a signal), and every figure is written.
+    @Test func worstCasesEndWithAFindingOrSuccess() throws {
+        let dir = try TestSupport.tempDir()
+        let json = dir.appendingPathComponent("bench-worst.json")
+        let run = try TestSupport.run(BatchTestSupport.bench, [
+            "worst", "--quick", "--work", dir.appendingPathComponent("work").path, "--json", json.path,
+            "--template", BatchTestSupport.template, "--healthcards", TestSupport.healthcards,
+        ])
+        #expect(run.status == 0, "\(run.stderr)")
+        let cases = try #require(try JSONParser.parse(try VerifyFixtures.bytes(json))["cases"]?.arrayValue)
+        #expect(cases.compactMap { $0["name"]?.stringValue } == [
+            "card file", "JWS file", "QR text file", "object members", "PNG", "PNG over budget", "key set", "CRL",
+            "issue .json", "issue .ndjson", "issue CSV record",
+        ])
+        for item in cases {
+            let status = item["exitStatus"]?.numberLexeme
+            #expect(status == "0" || status == "1", "\(item)")
+            #expect((item["peakRSSMB"]?.doubleValue ?? 0) > 1)
+        }
+    }
 }

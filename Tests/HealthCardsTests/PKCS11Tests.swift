@@ -160,6 +160,31 @@ struct PKCS11Tests {
         #expect(try key.publicPEM() == (try tokenKey.publicPEM()))
     }
 
+    /// A key in a token is used by one thread at a time in the library itself (`P256Key.withPKey`), not only
+    /// because the CLI runs one job: a batch of three workers sharing the token key signs every card, and
+    /// every card verifies.
+    @Test func aTokenKeySignsForSeveralWorkers() throws {
+        let fixture = try SoftHSMFixture.require()
+        let key = try P256Key.load(pkcs11URI: fixture.uri)
+        #expect(key.isTokenKey)
+        let dir = try TestSupport.tempDir("token-jobs")
+        let line = JSONWriter.minifiedString(VerifyForge.bundle(doses: 1))
+        let input = try TestSupport.write(Array(repeating: line, count: 24).joined(separator: "\n"), to: "in.ndjson", in: dir)
+        let settings = IssueSettings(issuer: "https://issuer.example.org", notBefore: 1_690_000_000, makeQR: false)
+        let out = dir.appendingPathComponent("out").path
+        let batch = BatchIssuer(outDir: out, jobs: 3) { try CardIssuer(signer: try ES256Signer(key: key), settings: settings) }
+        let summary = try batch.run([.bundles(path: input)])
+        #expect(summary.issued == 24 && summary.rejected == 0)
+        let keySet = try TestSupport.write(JWKSFileText(key), to: "jwks.json", in: dir)
+        let reports = try Verifier(keySets: [keySet], now: 1_700_000_000).verify([out + "/cards"])
+        #expect(reports.filter { $0.source == .smartHealthCard }.count == 24)
+        #expect(reports.allSatisfy { $0.signature == .verified || $0.source == .keySet })
+    }
+
+    private func JWKSFileText(_ key: P256Key) -> String {
+        String(decoding: JWKS(keys: [JWK(key: key)]).fileBytes, as: UTF8.self)
+    }
+
     /// A PIN is never taken from the URI (pin-value): a URI given on the command line shows in `ps`.
     @Test func pinValueIsRefusedWithoutShowingIt() throws {
         _ = try SoftHSMFixture.require()
