@@ -26,15 +26,16 @@ public struct IssuedCards: Sendable {
     public init(reports: [String]) throws {
         self.reports = reports
         for path in reports {
-            let bytes: [UInt8]
-            do { bytes = try FileIO.read(path) } catch let error as HealthCardError {
+            // Read a line at a time: the report of a large run is larger than any file read whole.
+            let lines: LineReader
+            do { lines = try LineReader(path: path, maxLineBytes: InputBudget.reportLineBytes) } catch let error as HealthCardError {
                 throw HealthCardError(.usage, "--report: \(error.message)")
             }
-            var number = 0
-            for line in bytes.split(separator: 0x0A, omittingEmptySubsequences: false) {
-                number += 1
+            while let next = try lines.next() {
+                let number = next.number
+                let line = next.bytes ?? Array("not a report line".utf8)
                 if line.allSatisfy({ $0 == 0x20 || $0 == 0x0D }) { continue }
-                guard let json = try? JSONParser.parse(Array(line)), let status = json["status"]?.stringValue,
+                guard let json = try? JSONParser.parse(line), let status = json["status"]?.stringValue,
                     json["source"]?.stringValue != nil
                 else {
                     throw HealthCardError(

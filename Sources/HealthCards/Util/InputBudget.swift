@@ -29,6 +29,8 @@ public enum InputBudget {
     public static let certificateChainBytes = 1 << 20
     /// A template (`--template`): 1 MiB.
     public static let templateBytes = 1 << 20
+    /// One line of an `issue` report read back (`revoke --report`): 1 MiB (a line is a few hundred bytes).
+    public static let reportLineBytes = 1 << 20
     /// A `.json` input (one FHIR Bundle), or one line of an `.ndjson` input: 16 MiB, four times the
     /// largest payload a card can carry, for Bundles that still hold narratives and ids.
     public static let bundleBytes = 16 << 20
