@@ -3,7 +3,7 @@ import HealthCards
 enum KeygenCommand {
     static let help = """
         Usage: healthcards keygen --out FILE
-               healthcards keygen --rid-secret FILE
+           or: healthcards keygen --rid-secret FILE
 
         Makes a new ECDSA P-256 signing key and writes it as PKCS#8 PEM (-----BEGIN PRIVATE KEY-----) with
         mode 0600. Prints the key's kid (RFC 7638 thumbprint) on stdout. Never overwrites an existing file.

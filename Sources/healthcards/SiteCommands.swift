@@ -74,7 +74,7 @@ enum SiteCommand {
 enum RevokeCommand {
     static let help = """
         Usage: healthcards revoke --site SITE --key KEY --rid-secret FILE --id PATIENT_ID... [--before SECONDS]
-               healthcards revoke --site SITE --key KEY --rid RID... [--before SECONDS]
+           or: healthcards revoke --site SITE --key KEY --rid RID... [--before SECONDS]
 
         Revokes the cards of a patient signed by KEY: adds their rid (the one `issue --rid-secret` put in
         vc.rid) to SITE/.well-known/crl/<kid>.json, increments its ctr, and sets the same crlVersion on

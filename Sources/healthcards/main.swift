@@ -37,7 +37,8 @@ let usage = """
     Commands:
     \(commands.map { "  " + $0.name.padding(8) + $0.summary }.joined(separator: "\n"))
 
-    Run `healthcards COMMAND --help` for a command's options.
+    Run `healthcards COMMAND --help` for a command's options, `healthcards --version` (-V) for the versions
+    of this program, the SMART Health Cards framework it implements and the libraries it runs with.
     Exit status: 0 success; 1 some records rejected (issue) or problems found (verify); 2 the command
     stopped: a usage or configuration error, or an output that could not be written.
     """
@@ -46,6 +47,14 @@ extension String {
     func padding(_ width: Int) -> String { count >= width ? self + " " : self + String(repeating: " ", count: width - count) }
 }
 
+/// `healthcards --version`: the program's version on the first line (as help2man and packagers read it), then
+/// the SMART Health Cards framework version it implements and each C library's version, asked from the
+/// library at run time.
+let versionText = (
+    ["healthcards \(Versions.toolkit)", "SMART Health Cards framework \(Versions.shcFramework)"]
+        + Versions.runtimeLibraries.map { "\($0.library) \($0.version)" }
+).joined(separator: "\n")
+
 var arguments = Array(CommandLine.arguments.dropFirst())
 guard let name = arguments.first else {
     print(usage)
@@ -53,6 +62,10 @@ guard let name = arguments.first else {
 }
 if name == "--help" || name == "-h" || name == "help" {
     print(usage)
+    exit(0)
+}
+if name == "--version" || name == "-V" {
+    print(versionText)
     exit(0)
 }
 guard let command = commands.first(where: { $0.name == name }) else {

@@ -22,6 +22,9 @@ int CPNG_encode_gray1(const uint8_t *packed_rows, uint32_t width, uint32_t heigh
 int CPNG_decode_gray8(const uint8_t *data, size_t size, uint8_t **gray, uint32_t *width, uint32_t *height,
                       char *err, size_t err_len);
 
+/* The version of the libpng this process runs with (png_get_libpng_ver), e.g. "1.6.39". */
+const char *CPNG_libpng_version(void);
+
 void CPNG_buffer_free(CPNG_buffer *buffer);
 void CPNG_free(void *pointer);
 #endif

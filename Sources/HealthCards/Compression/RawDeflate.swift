@@ -19,6 +19,9 @@ public final class RawDeflater {
 
     deinit { deflateEnd(&stream) }
 
+    /// The version of the zlib this process runs with, as zlib reports it (`zlibVersion()`, e.g. "1.2.13").
+    public static var zlibRuntimeVersion: String { String(cString: zlibVersion()) }
+
     /// Compresses `input` as one raw DEFLATE stream.
     /// - Returns: the compressed bytes (never starting with a zlib header).
     /// - Throws: `HealthCardError(.compression)`.

@@ -1,0 +1,89 @@
+# bash completion for healthcards(1): the commands, each command's options, and for an option's value the
+# files, folders or words it takes. `make install` puts it in $(PREFIX)/share/bash-completion/completions/
+# as `healthcards`, where bash-completion finds it; without bash-completion, `source` this file.
+# Tests/HealthCardsTests/CompletionTests.swift checks that it offers every option each `--help` lists.
+
+_healthcards_options() {
+    case $1 in
+        keygen) echo "--out --rid-secret --help" ;;
+        jwks) echo "--out --x5c --help" ;;
+        issue)
+            echo "--issuer --key --template --out --nbf --exp --vc-types --rid-secret --chunk --no-qr" \
+                "--qr-scale --jobs --force --quiet --help"
+            ;;
+        verify) echo "--jwks --now --json --help" ;;
+        site) echo "--out --x5c --issuer --no-crl --help" ;;
+        revoke) echo "--site --key --rid-secret --id --rid --before --help" ;;
+    esac
+}
+
+# Completes files (all, or those ending in one of the given suffixes, plus folders to descend into).
+_healthcards_files() {
+    local IFS=$'\n' suffix
+    if [ $# -eq 0 ]; then
+        COMPREPLY=($(compgen -f -- "$cur"))
+    else
+        COMPREPLY=($(compgen -d -- "$cur"))
+        for suffix in "$@"; do
+            COMPREPLY+=($(compgen -f -X "!*$suffix" -- "$cur"))
+        done
+    fi
+    compopt -o filenames 2>/dev/null
+}
+
+_healthcards_folders() {
+    local IFS=$'\n'
+    COMPREPLY=($(compgen -d -- "$cur"))
+    compopt -o filenames 2>/dev/null
+}
+
+_healthcards() {
+    local cur prev words cword split=false
+    if declare -F _init_completion >/dev/null; then
+        _init_completion -s || return
+    else
+        cur=${COMP_WORDS[COMP_CWORD]}
+        prev=${COMP_WORDS[COMP_CWORD - 1]}
+        words=("${COMP_WORDS[@]}")
+        cword=$COMP_CWORD
+    fi
+    COMPREPLY=()
+
+    if [ "$cword" -eq 1 ]; then
+        COMPREPLY=($(compgen -W "keygen jwks issue verify site revoke --help --version" -- "$cur"))
+        return
+    fi
+    local command=${words[1]}
+
+    # The value of the option before the cursor.
+    case $command:$prev in
+        *:--help | *:--version) return ;;
+        keygen:--out | keygen:--rid-secret | jwks:--out) _healthcards_files; return ;;
+        issue:--out | site:--out | revoke:--site) _healthcards_folders; return ;;
+        *:--key) _healthcards_files .pem; return ;;
+        *:--template) _healthcards_files .json; return ;;
+        *:--rid-secret) _healthcards_files; return ;;
+        *:--x5c) _healthcards_files .pem .crt; return ;;
+        verify:--jwks) _healthcards_files .json; return ;;
+        issue:--vc-types) COMPREPLY=($(compgen -W "legacy minimal" -- "$cur")); return ;;
+        # Values to type: a URL, seconds since 1970, a count, an id or a rid.
+        issue:--issuer | site:--issuer | *:--nbf | *:--exp | *:--now | *:--before | *:--qr-scale | *:--jobs | \
+            revoke:--id | revoke:--rid)
+            return
+            ;;
+    esac
+    "$split" && return
+
+    if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "$(_healthcards_options "$command")" -- "$cur"))
+        return
+    fi
+    # Positional arguments: keys for jwks and site; inputs for issue; anything for verify.
+    case $command in
+        jwks | site) _healthcards_files .pem .json ;;
+        issue) _healthcards_files .csv .json .ndjson ;;
+        verify) _healthcards_files ;;
+    esac
+}
+
+complete -F _healthcards healthcards
