@@ -50,10 +50,10 @@ extension String {
 /// `healthcards --version`: the program's version on the first line (as help2man and packagers read it), then
 /// the SMART Health Cards framework version it implements and each C library's version, asked from the
 /// library at run time.
-let versionText = (
+let versionLines =
     ["healthcards \(Versions.toolkit)", "SMART Health Cards framework \(Versions.shcFramework)"]
-        + Versions.runtimeLibraries.map { "\($0.library) \($0.version)" }
-).joined(separator: "\n")
+    + Versions.runtimeLibraries.map { "\($0.library) \($0.version)" }
+let versionText = versionLines.joined(separator: "\n")
 
 var arguments = Array(CommandLine.arguments.dropFirst())
 guard let name = arguments.first else {

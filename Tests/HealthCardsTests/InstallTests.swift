@@ -19,13 +19,17 @@ import Testing
         let lines = long.stdout.split(separator: "\n").map(String.init)
         #expect(lines.first == "healthcards \(Versions.toolkit)")
         #expect(lines.dropFirst().first == "SMART Health Cards framework 1.4.0")
-        let modules = [("OpenSSL", "libcrypto"), ("zlib", "zlib"), ("libqrencode", "libqrencode"), ("libpng", "libpng"), ("zbar", "zbar")]
+        let modules = [
+            ("OpenSSL", "libcrypto"), ("zlib", "zlib"), ("libqrencode", "libqrencode"), ("libpng", "libpng"),
+            ("zbar", "zbar"),
+        ]
         #expect(Array(lines.dropFirst(2)).map { String($0.prefix { $0 != " " }) } == modules.map(\.0))
         for ((library, module), line) in zip(modules, lines.dropFirst(2)) {
             let installed = try TestSupport.run("/usr/bin/pkg-config", ["--modversion", module])
             #expect(installed.status == 0, "\(installed.stderr)")
             let version = installed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-            #expect(!version.isEmpty && line == "\(library) \(version)", "\(line) against pkg-config \(module) \(version)")
+            #expect(
+                !version.isEmpty && line == "\(library) \(version)", "\(line) against pkg-config \(module) \(version)")
         }
     }
 
@@ -71,14 +75,19 @@ import Testing
     func completionOffersEveryOptionEachHelpLists(withBashCompletion: Bool) throws {
         let commands = try Self.commands()
         #expect(commands.count >= 6 && commands.contains("issue"), "\(commands)")
-        #expect(try Self.complete(["healthcards", ""], withBashCompletion: withBashCompletion)
-            == (commands + ["--help", "--version"]).sorted())
+        #expect(
+            try Self.complete(["healthcards", ""], withBashCompletion: withBashCompletion)
+                == (commands + ["--help", "--version"]).sorted())
         for command in commands {
             let listed = try Self.options(of: command)
             #expect(listed.contains("--help") && listed.count >= 2, "\(command): \(listed)")
             let offered = try Self.complete(["healthcards", command, "--"], withBashCompletion: withBashCompletion)
-            #expect(Set(listed).subtracting(offered).isEmpty, "\(command): --help lists \(listed), completion offers \(offered)")
-            #expect(Set(offered).subtracting(listed).isEmpty, "\(command): completion offers \(offered), --help lists \(listed)")
+            #expect(
+                Set(listed).subtracting(offered).isEmpty,
+                "\(command): --help lists \(listed), completion offers \(offered)")
+            #expect(
+                Set(offered).subtracting(listed).isEmpty,
+                "\(command): completion offers \(offered), --help lists \(listed)")
         }
     }
 
@@ -88,7 +97,8 @@ import Testing
         try TestSupport.write("", to: "issuer.pem", in: dir)
         try TestSupport.write("", to: "people.csv", in: dir)
         try TestSupport.write("", to: "notes.txt", in: dir)
-        try FileManager.default.createDirectory(at: dir.appendingPathComponent("out"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: dir.appendingPathComponent("out"), withIntermediateDirectories: true)
         func complete(_ words: [String]) throws -> [String] {
             try Self.complete(words, withBashCompletion: withBashCompletion, cwd: dir)
         }

@@ -47,7 +47,8 @@ public struct QRImage: Sendable {
             throw HealthCardError(.usage, "QR scale \(scale) px per module is outside 1...64")
         }
         guard (1...177).contains(size), modules.count == size * size else {
-            throw HealthCardError(.usage, "a module matrix of \(modules.count) modules is not \(size) × \(size) with 1...177 per side")
+            throw HealthCardError(
+                .usage, "a module matrix of \(modules.count) modules is not \(size) × \(size) with 1...177 per side")
         }
         guard (0...64).contains(quietZone) else {
             throw HealthCardError(.usage, "a quiet zone of \(quietZone) modules is outside 0...64")
