@@ -64,7 +64,8 @@ demo: release
 	@bin=$$(swift build -c release --show-bin-path); \
 	rm -rf demo-out; mkdir -p demo-out; \
 	install -m 600 keys/demo-issuer.DO-NOT-USE-IN-PRODUCTION.pkcs8.pem .build/demo-key.pem; \
-	$$bin/healthcards jwks .build/demo-key.pem --out demo-out/site/.well-known/jwks.json >/dev/null && \
+	$$bin/healthcards jwks .build/demo-key.pem --issuer https://issuer.example.org \
+	  --out demo-out/site/.well-known/jwks.json >/dev/null && \
 	$$bin/healthcards issue --issuer https://issuer.example.org --key .build/demo-key.pem \
 	  --template templates/covid19-vaccination.json --out demo-out/covid19-vaccination \
 	  templates/covid19-vaccination.sample.csv && \

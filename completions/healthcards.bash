@@ -6,14 +6,14 @@
 _healthcards_options() {
     case $1 in
         keygen) echo "--out --rid-secret --help" ;;
-        jwks) echo "--out --x5c --help" ;;
+        jwks) echo "--out --x5c --issuer --drop-kid --report --help" ;;
         issue)
-            echo "--issuer --key --template --out --nbf --exp --vc-types --rid-secret --chunk --no-qr" \
-                "--qr-scale --jobs --force --quiet --help"
+            echo "--issuer --key --site --template --out --nbf --exp --vc-types --rid-secret --patient-id-system" \
+                "--share --chunk --no-qr --qr-scale --jobs --force --quiet --help"
             ;;
         verify) echo "--jwks --now --json --help" ;;
-        site) echo "--out --x5c --issuer --no-crl --help" ;;
-        revoke) echo "--site --key --rid-secret --id --rid --before --help" ;;
+        site) echo "--out --x5c --issuer --crl --drop-kid --report --help" ;;
+        revoke) echo "--site --key --rid-secret --id --rid --report --force --before --help" ;;
     esac
 }
 
@@ -59,16 +59,18 @@ _healthcards() {
     case $command:$prev in
         *:--help | *:--version) return ;;
         keygen:--out | keygen:--rid-secret | jwks:--out) _healthcards_files; return ;;
-        issue:--out | site:--out | revoke:--site) _healthcards_folders; return ;;
-        *:--key) _healthcards_files .pem; return ;;
+        issue:--out | site:--out | issue:--site | revoke:--site) _healthcards_folders; return ;;
+        *:--key) _healthcards_files .pem .der; return ;;
+        *:--report) _healthcards_files .ndjson; return ;;
         *:--template) _healthcards_files .json; return ;;
         *:--rid-secret) _healthcards_files; return ;;
         *:--x5c) _healthcards_files .pem .crt; return ;;
         verify:--jwks) _healthcards_files .json; return ;;
         issue:--vc-types) COMPREPLY=($(compgen -W "legacy minimal" -- "$cur")); return ;;
-        # Values to type: a URL, seconds since 1970, a count, an id or a rid.
-        issue:--issuer | site:--issuer | *:--nbf | *:--exp | *:--now | *:--before | *:--qr-scale | *:--jobs | \
-            revoke:--id | revoke:--rid)
+        issue:--share) COMPREPLY=($(compgen -W "group world" -- "$cur")); return ;;
+        # Values to type: a URL or URI, seconds since 1970, a count, an id, a rid or a kid.
+        *:--issuer | *:--patient-id-system | *:--nbf | *:--exp | *:--now | *:--before | *:--qr-scale | *:--jobs | \
+            revoke:--id | revoke:--rid | *:--drop-kid)
             return
             ;;
     esac

@@ -7,10 +7,39 @@
 #
 # SOURCE_DATE_EPOCH (seconds), when set, fixes the date on the pages (help2man honours it), so a package
 # built twice from one commit holds the same pages.
+#
+# help2man puts only the first line of a usage block into SYNOPSIS unless each further form starts with
+# "or:"; our --help aligns further forms under the first and wraps long ones. So help2man runs a wrapper,
+# named healthcards, that rewrites the usage block of --help the GNU way: an indented line starting with
+# `healthcards` becomes "   or: healthcards ...", any other indented line joins the form above it.
 set -euo pipefail
-bin=$1
+bin=$(realpath "$1")
 out=$2
 mkdir -p "$out"
+wrapper=$(mktemp -d)
+include=$(mktemp)
+trap 'rm -rf "$wrapper" "$include"' EXIT
+
+cat >"$wrapper/healthcards" <<'WRAPPER'
+#!/bin/bash
+if [ "${*: -1}" != --help ]; then exec "$HEALTHCARDS_BIN" "$@"; fi
+"$HEALTHCARDS_BIN" "$@" | awk '
+    /^Usage: / { usage = 1; form = $0; next }
+    usage && /^[ \t]*$/ { print form; usage = 0 }
+    usage {
+        s = $0; sub(/^[ \t]+/, "", s)
+        if (s ~ /^healthcards /) { print form; form = "   or: " s }
+        else if (s ~ /^or: /) { print form; form = "   " s }
+        else form = form " " s
+        next
+    }
+    { print }
+    END { if (usage) print form }'
+WRAPPER
+chmod 755 "$wrapper/healthcards"
+export HEALTHCARDS_BIN=$bin
+program=$wrapper/healthcards
+
 version=$("$bin" --version | head -n 1)
 framework=$("$bin" --version | sed -n 2p)
 # "  keygen  make a new P-256 ..." lines between "Commands:" and the next empty line.
@@ -30,18 +59,15 @@ see_also() { # $1: the page to leave out
     printf '[STANDARDS]\nImplements the %s (https://spec.smarthealth.cards/).\n' "$framework"
 }
 
-include=$(mktemp)
-trap 'rm -f "$include"' EXIT
-
 see_also healthcards >"$include"
 help2man --no-info --section=1 --name="$summary" --version-string="$version" --include="$include" \
-    --output="$out/healthcards.1" "$bin"
+    --output="$out/healthcards.1" "$program"
 
 while IFS=$'\t' read -r command text; do
     page="healthcards-$command"
     see_also "$page" >"$include"
     help2man --no-info --section=1 --name="$text" --version-string="$version" --include="$include" \
-        --help-option="$command --help" --output="$out/$page.1" "$bin"
+        --help-option="$command --help" --output="$out/$page.1" "$program"
     # help2man names the page after the program; this page is the command's.
     upper=$(tr '[:lower:]' '[:upper:]' <<<"$page")
     sed -i -e "s/^\.TH HEALTHCARDS /.TH $upper /" -e "s/^healthcards \\\\- /$page \\\\- /" "$out/$page.1"

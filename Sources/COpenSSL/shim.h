@@ -36,5 +36,8 @@ static inline int COpenSSL_ENGINE_free(ENGINE *e) { return ENGINE_free(e); }
 static inline EVP_PKEY *COpenSSL_ENGINE_load_private_key(ENGINE *e, const char *key_id) {
     return ENGINE_load_private_key(e, key_id, NULL, NULL);
 }
+static inline EVP_PKEY *COpenSSL_ENGINE_load_public_key(ENGINE *e, const char *key_id) {
+    return ENGINE_load_public_key(e, key_id, NULL, NULL);
+}
 #pragma GCC diagnostic pop
 #endif

@@ -6,7 +6,7 @@ struct Arguments {
     private(set) var flags: Set<String> = []
     private(set) var positionals: [String] = []
     /// Options that may be given more than once; any other option given twice is a usage error.
-    static let repeatable: Set<String> = ["x5c", "id", "rid", "jwks"]
+    static let repeatable: Set<String> = ["x5c", "id", "rid", "jwks", "report", "drop-kid"]
 
     /// - Parameters:
     ///   - valued: options that take a value (without `--`).
@@ -42,6 +42,14 @@ struct Arguments {
             } else if valued.contains(name) {
                 if value == nil {
                     guard i < args.count else { throw HealthCardError(.usage, "--\(name) needs a value; see `healthcards \(command) --help`") }
+                    // `--out --force`: an option of this command right after it is not its value (a value
+                    // spelled like one is given as `--out=--force`). Other values, even `-5` or a rid that
+                    // starts with `--`, are taken and judged later.
+                    let next = args[i].drop(while: { $0 == "-" }).prefix { $0 != "=" }
+                    if args[i].hasPrefix("--"), valued.contains(String(next)) || flagNames.contains(String(next)) || next == "help" {
+                        throw HealthCardError(.usage, "--\(name) lacks a value: it is followed by the option '\(args[i])'. "
+                            + "Give the value right after --\(name) (or --\(name)=VALUE); see `healthcards \(command) --help`")
+                    }
                     value = args[i]
                     i += 1
                 }

@@ -6,13 +6,19 @@ import HealthCards
 
 enum IssueCommand {
     static let help = """
-        Usage: healthcards issue --issuer URL --key KEYFILE [--template FILE] --out DIR INPUT...
+        Usage: healthcards issue --issuer URL --key KEYFILE [--site SITE] [--template FILE] --out DIR INPUT...
 
         Issues one SMART Health Card per patient (CSV with --template) or per Bundle (.json, .ndjson), and
         writes under DIR:
           cards/<id>.smart-health-card   {"verifiableCredential":["<JWS>"]}
           qr/<id>.png                    the shc:/ QR (qr/<id>-<c>.png per chunk with --chunk)
-          report.ndjson                  one line per input record: source, id, status, errors, files
+          report.ndjson                  one line per input record: source, id, status, errors, files,
+                                         and for issued cards kid, rid and ridFrom (what `revoke` checks)
+        These are health data: files are written 0600 and folders 0700 whatever the umask (--share opts
+        into group or world access). DIR must not be inside a published site (a folder holding
+        .well-known/jwks.json or healthcards-nginx.conf). One run at a time writes into DIR (a second
+        one is refused, naming the first). The public demo key is refused unless the issuer is an
+        example host (example.org, example.com, example.net, localhost, *.example).
         Every card is read back (inflate, parse, signature) before it is written; every file is written
         to a temporary name and renamed into place (images first, the card last).
 
@@ -31,6 +37,9 @@ enum IssueCommand {
                                 at URL/.well-known/jwks.json
           --key KEY             the signing key: a PKCS#8 or SEC 1 PEM file (mode 0600), or a PKCS#11 URI
                                 (pkcs11:token=...;object=...?module-path=...&pin-source=file:...)
+          --site SITE           the issuer's site folder (written by `healthcards site --issuer URL`): before
+                                anything is issued, refuse unless --issuer is the issuer it records and the
+                                key's kid is in its .well-known/jwks.json (cards that no verifier accepts)
           --template FILE       template for CSV input (see templates/ and docs/templates.md)
           --out DIR             output folder (created if missing)
           --nbf SECONDS         nbf, integer seconds since 1970 (default: now), for reproducible fixtures;
@@ -40,10 +49,17 @@ enum IssueCommand {
                                 #laboratory derived from the content (Apple Health selects by them);
                                 minimal: #health-card only
           --rid-secret FILE     add vc.rid to each card: HMAC-SHA-256 of the patient id keyed by this secret
-                                and the kid (make one with `healthcards keygen --rid-secret FILE`)
+                                and the kid (make one with `healthcards keygen --rid-secret FILE`). Without
+                                it no card can be revoked by itself. For Bundle input the id is the Patient's
+                                identifier (system|value); a Bundle without one gets no rid (the report says why)
+          --patient-id-system URI
+                                for Bundle input: the Patient.identifier system that holds the issuer's
+                                patient id (default: the Patient's only identifier with a system and value)
+          --share group|world   let the file's group (0640/0750) or everyone (0644/0755) read what is written,
+                                for a hand-off folder; by default only the owner can (0600/0700)
           --chunk               split a JWS over 1195 characters into chunked QRs (deprecated since SHC 1.3.0)
                                 instead of rejecting the patient
-          --no-qr               write no QR images
+          --no-qr               write no QR images (a card too long for one QR is then issued, with a warning)
           --qr-scale PIXELS     pixels per QR module (default \(QRImage.defaultScale); 1 to 64)
           --jobs N              worker threads (default: the processors online, here \(BatchIssuer.activeCores()));
                                 the report stays in input order; a PKCS#11 key always uses 1
@@ -60,7 +76,8 @@ enum IssueCommand {
 
     static func run(_ args: [String]) throws -> ExitStatus {
         let parsed = try Arguments(
-            args, valued: ["issuer", "key", "template", "out", "nbf", "exp", "vc-types", "qr-scale", "rid-secret", "jobs"],
+            args, valued: ["issuer", "key", "template", "out", "nbf", "exp", "vc-types", "qr-scale", "rid-secret", "jobs",
+                           "share", "patient-id-system", "site"],
             flagNames: ["chunk", "no-qr", "quiet", "force"], command: "issue")
         if parsed.has("help") {
             print(help)
@@ -74,27 +91,23 @@ enum IssueCommand {
             throw HealthCardError(.usage, "`healthcards issue` needs at least one INPUT file (.csv, .json or .ndjson); see `healthcards issue --help`")
         }
         let now = Clock.nowSeconds()
-        var nbf = String(now)
+        var nbf = now
         if let text = parsed.value("nbf") {
-            guard let value = Int64(text), value >= 0, value < 100_000_000_000 else {
-                throw HealthCardError(.usage, "--nbf '\(text)' is not integer seconds since 1970 (e.g. \(now)); milliseconds are a classic bug")
-            }
+            let value = try TimeOption.parse("nbf", text, example: now)
             if value > now {
                 throw HealthCardError(.usage, "--nbf \(value) (\(Clock.describe(value))) is in the future; verifiers reject a card "
                     + "before its nbf. Leave --nbf out (it defaults to now) or give a time that has passed")
             }
-            nbf = String(value)
+            nbf = value
         }
         var exp: Int64?
         if let text = parsed.value("exp") {
-            guard let value = Int64(text), value >= 0, value < 100_000_000_000 else {
-                throw HealthCardError(.usage, "--exp '\(text)' is not integer seconds since 1970 (e.g. \(now + 31_536_000) for a year from now)")
-            }
+            let value = try TimeOption.parse("exp", text, example: now + 31_536_000)
             if value <= now {
                 throw HealthCardError(.usage, "--exp \(value) (\(Clock.describe(value))) has passed; verifiers reject an expired "
                     + "card. Give a time in the future, or leave --exp out (health cards normally do not expire)")
             }
-            guard value > Int64(nbf)! else {
+            guard value > nbf else {
                 throw HealthCardError(.usage, "--exp \(value) is not after nbf (\(nbf)); a card must be valid for some time")
             }
             exp = value
@@ -112,7 +125,9 @@ enum IssueCommand {
         }
         var template: Template?
         if let path = parsed.value("template") {
-            template = try Template(bytes: try FileIO.read(path), source: path)
+            let bytes = try FileIO.read(path)
+            try TemplateArgument.checkIsJSON(bytes, path: path)
+            template = try Template(bytes: bytes, source: path)
         }
         var inputs: [BatchInput] = []
         var seenInputs: [String: String] = [:]
@@ -146,7 +161,16 @@ enum IssueCommand {
             jobs = value
         }
         if keyPath.lowercased().hasPrefix("pkcs11:") { jobs = 1 }
+        let access = try parsed.value("share").map { try OutputAccess(share: $0) } ?? .ownerOnly
+        let patientIDSystem = parsed.value("patient-id-system")
+        if let system = patientIDSystem, PatientIdentity.normalize(system).isEmpty {
+            throw HealthCardError(.usage, "--patient-id-system is empty; give the identifier system URI (e.g. the MRN system)")
+        }
         let key = try KeySource.load(keyPath, requirePrivate: true)
+        if let site = parsed.value("site") {
+            try PublishedSite(root: site).checkSigner(issuer: issuerURL, kid: JWK(key: key).kid)
+        }
+        try DemoKey.check(kids: [JWK(key: key).kid], issuer: issuerURL, command: "issue")
         var settings = IssueSettings(issuer: issuerURL, notBefore: nbf, expires: exp, typePolicy: policy,
                                      chunk: parsed.has("chunk"), makeQR: !parsed.has("no-qr"), qrImage: image)
         if let path = parsed.value("rid-secret") { settings.ridSecret = try RIDSecretFile.read(path) }
@@ -155,6 +179,15 @@ enum IssueCommand {
             try CardIssuer(signer: try ES256Signer(key: key), settings: frozen)
         }
         batch.force = parsed.has("force")
+        batch.access = access
+        batch.patientIDSystem = patientIDSystem
+        if frozen.ridSecret == nil {
+            printError("warning: no --rid-secret: the cards get no vc.rid, so none can be revoked by itself (only by "
+                + "dropping the whole key, which revokes every card it signed). Make a secret once with "
+                + "`healthcards keygen --rid-secret FILE`, keep it like a key, and pass --rid-secret FILE")
+        } else if patientIDSystem != nil && !inputs.contains(where: { if case .bundles = $0 { true } else { false } }) {
+            printError("warning: --patient-id-system applies to Bundle input only; CSV rids come from the patient id column")
+        }
         let quiet = parsed.has("quiet")
         let progress = ProgressLine(enabled: !quiet && isatty(2) == 1)
         batch.progress = { done, total in progress.update(done: done, total: total) }
@@ -174,5 +207,29 @@ enum IssueCommand {
         case SIGTERM: return .terminated
         default: return .interrupted
         }
+    }
+}
+
+/// The `--template` argument.
+enum TemplateArgument {
+    /// Refuses a template file that is not JSON before the parser's message (about a byte offset) hides
+    /// the likely cause: the CSV export given as the template.
+    /// - Throws: `HealthCardError(.usage)` naming the file as the template and what it looks like.
+    static func checkIsJSON(_ bytes: [UInt8], path: String) throws {
+        var body = bytes[...]
+        if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
+        guard let first = body.first(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D && $0 != 0x0A }),
+            first != UInt8(ascii: "{")
+        else { return }
+        let line = String(decoding: body.prefix { $0 != 0x0A && $0 != 0x0D }.prefix(60), as: UTF8.self)
+        let looksCSV = path.lowercased().hasSuffix(".csv") || line.contains(",")
+        throw HealthCardError(
+            .usage,
+            "--template \(path) is not a template: a template is a JSON object (see templates/ and docs/templates.md), "
+                + "and this file starts with '\(line)'"
+                + (looksCSV
+                    ? ". It looks like the CSV export, which is an INPUT: give the template with --template and the CSV "
+                        + "after the options, e.g. --template templates/covid19-vaccination.json --out out \(path)"
+                    : ""))
     }
 }

@@ -3,14 +3,15 @@ import HealthCards
 enum KeygenCommand {
     static let help = """
         Usage: healthcards keygen --out FILE
-           or: healthcards keygen --rid-secret FILE
+               healthcards keygen --rid-secret FILE
 
         Makes a new ECDSA P-256 signing key and writes it as PKCS#8 PEM (-----BEGIN PRIVATE KEY-----) with
-        mode 0600. Prints the key's kid (RFC 7638 thumbprint) on stdout. Never overwrites an existing file.
+        mode 0600. Prints the key's kid (RFC 7638 thumbprint) on stdout. A private key is only ever written
+        to a new regular file: never over an existing file, link, FIFO or device, never to standard output.
         With --rid-secret, makes the issuer-wide 256-bit revocation secret instead (base64url, mode 0600).
 
         Options:
-          --out FILE          where to write the private key (missing folders are created)
+          --out FILE          where to write the private key (missing folders are created, mode 0700)
           --rid-secret FILE   where to write a new revocation secret (for `issue --rid-secret`)
           -h, --help          show this help
         """
@@ -32,6 +33,12 @@ enum KeygenCommand {
             throw HealthCardError(.usage, "keygen takes no positional arguments, found '\(parsed.positionals[0])'; use --out FILE")
         }
         let out = try parsed.required("out", command: "keygen")
+        if FileIO.isDirectory(out) {
+            throw HealthCardError(
+                .usage,
+                "--out \(out) is a folder; keygen writes one key file: give the path of the file to create, "
+                    + "e.g. \(out.hasSuffix("/") ? out : out + "/")issuer.pem")
+        }
         let key = try P256Key.generate()
         try KeyFile.writeNew(key, to: out)
         print(JWK(key: key).kid)
@@ -41,7 +48,8 @@ enum KeygenCommand {
 
 enum JWKSCommand {
     static let help = """
-        Usage: healthcards jwks KEY... --out FILE [--x5c CHAIN.pem]...
+        Usage: healthcards jwks KEY... --out FILE [--x5c CHAIN.pem]... [--issuer URL]
+                                [--drop-kid KID]... [--report REPORT]...
 
         Writes the JWK Set {"keys":[...]} of the given keys' public halves: kty, kid, use "sig", alg "ES256",
         crv, x, y (32 bytes each), and x5c for keys given a certificate chain. Private members are never
@@ -53,22 +61,35 @@ enum JWKSCommand {
         rewriting .well-known/jwks.json never loses or falsifies a crlVersion (`healthcards revoke` owns
         the CRLs and their ctr).
 
+        Replacing a key set: a key published in FILE and not given again is refused (its cards would stop
+        verifying) unless --drop-kid names it.
+
+        The public demo key (keys/demo-issuer.DO-NOT-USE-IN-PRODUCTION...) is refused unless --issuer is an
+        example host (example.org, example.com, example.net, localhost, *.example).
+
         Arguments:
-          KEY              PEM key file (PKCS#8 or SEC 1 private key, SPKI public key) or PKCS#11 URI
-                           (pkcs11:token=...;object=...?module-path=...&pin-source=file:...), or a .json
-                           file holding a public JWK or JWK Set (refused if any key in it has a private
-                           member such as d). Give all keys whose cards are still in use (the
+          KEY              PEM key file (PKCS#8 or SEC 1 private key, SPKI public key), DER SPKI public key
+                           (as pkcs11-tool --read-object --type pubkey writes it), PKCS#11 URI
+                           (pkcs11:token=...;object=...;type=private|public?module-path=...&pin-source=file:...),
+                           or a .json file holding a public JWK or JWK Set (refused if any key in it has a
+                           private member such as d). Give all keys whose cards are still in use (the
                            current one and retired ones); each appears once.
         Options:
-          --out FILE       where to write jwks.json (missing folders are created; written atomically)
+          --out FILE       where to write jwks.json (missing folders are created; a regular file is replaced
+                           atomically, a link's target is replaced and the link kept, a FIFO or device is
+                           written directly); - writes to standard output (the kids then go to stderr)
           --x5c CHAIN.pem  an X.509 chain (PEM, leaf first) whose leaf certifies one of the keys; written
                            as x5c (standard base64 DER). Refused when the leaf holds another key. May be
                            repeated; a key with two chains gets two entries, identical except x5c.
+          --issuer URL     the issuer the key set is published for (checked like `issue --issuer`)
+          --drop-kid KID   leave out a key that FILE publishes, on purpose (a compromised key). May be repeated
+          --report REPORT  an `issue` report.ndjson, to say how many cards a key left out signed. May be repeated
           -h, --help       show this help
         """
 
     static func run(_ args: [String]) throws -> ExitStatus {
-        let parsed = try Arguments(args, valued: ["out", "x5c"], flagNames: [], command: "jwks")
+        let parsed = try Arguments(
+            args, valued: ["out", "x5c", "issuer", "drop-kid", "report"], flagNames: [], command: "jwks")
         if parsed.has("help") {
             print(help)
             return .ok
@@ -77,21 +98,45 @@ enum JWKSCommand {
         guard !parsed.positionals.isEmpty else {
             throw HealthCardError(.usage, "`healthcards jwks` needs at least one KEY; see `healthcards jwks --help`")
         }
+        if out != "-" && FileIO.isDirectory(out) {
+            throw HealthCardError(.io, "cannot write \(out): it is a folder; give the path of the key set file, "
+                + "e.g. \(out.hasSuffix("/") ? out : out + "/").well-known/jwks.json")
+        }
+        let issuer = parsed.value("issuer")
+        if let issuer { try Payload.validateIssuer(issuer) }
         let entries = try KeyArguments.entries(keys: parsed.positionals, chains: parsed.values("x5c")).entries
-        let crlDirectory = IssuerSite.crlDirectory(besideKeySet: out)
-        let keys = try IssuerSite.applyingCRLVersions(to: entries, crlDirectory: crlDirectory)
-        if FileIO.exists(out), let old = try? KeySetFile.parse(try FileIO.read(out), source: out) {
-            for key in keys where key.crlVersion == nil
-                && KeySetFile.crlVersions(kid: key.kid, in: old).contains(where: { $0 != nil }) {
-                printError("warning: \(out) gave key \(key.kid) a crlVersion, but \(crlDirectory)/\(key.kid).json "
-                    + "does not exist; the new key set has no crlVersion for it")
+        try DemoKey.check(kids: entries.map(\.kid), issuer: issuer, command: "jwks")
+        let keys: [JWK]
+        var previous: JSONValue?
+        if out == "-" {
+            keys = entries
+        } else {
+            let crlDirectory = IssuerSite.crlDirectory(besideKeySet: out)
+            keys = try IssuerSite.applyingCRLVersions(to: entries, crlDirectory: crlDirectory)
+            // Only a regular file is read back: reading /dev/stdout or a FIFO would wait forever.
+            if FileIO.isRegularFile(out) { previous = try? KeySetFile.parse(try FileIO.read(out), source: out) }
+            if let previous {
+                for key in keys where key.crlVersion == nil
+                    && KeySetFile.crlVersions(kid: key.kid, in: previous).contains(where: { $0 != nil }) {
+                    printError("warning: \(out) gave key \(key.kid) a crlVersion, but \(crlDirectory)/\(key.kid).json "
+                        + "does not exist; the new key set has no crlVersion for it")
+                }
             }
         }
-        try FileIO.writeAtomically(JWKS(keys: keys).fileBytes, to: out)
+        let reports = parsed.values("report")
+        let issued = reports.isEmpty ? nil : try IssuedCards(reports: reports)
+        let previousKids = (previous?["keys"]?.arrayValue ?? []).compactMap { $0["kid"]?.stringValue }
+        for warning in try KeyRetirement.check(
+            previous: previousKids, next: keys.map(\.kid), dropping: parsed.values("drop-kid"), keySetPath: out,
+            issued: issued)
+        {
+            printError("warning: " + warning)
+        }
+        try FileIO.writePublic(JWKS(keys: keys).fileBytes, to: out)
         var printed: [String] = []
         for key in keys where !printed.contains(key.kid) {
             printed.append(key.kid)
-            print(key.kid)
+            if out == "-" { printError(key.kid) } else { print(key.kid) }
         }
         return .ok
     }

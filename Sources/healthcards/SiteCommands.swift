@@ -2,51 +2,79 @@ import HealthCards
 
 enum SiteCommand {
     static let help = """
-        Usage: healthcards site --out SITE KEY... [--x5c CHAIN.pem]... [--issuer URL] [--no-crl]
+        Usage: healthcards site --out SITE KEY... [--x5c CHAIN.pem]... [--issuer URL] [--crl]
+                                [--drop-kid KID]... [--report REPORT]...
 
         Lays out the folder to publish at the issuer URL (iss) on a static host:
           SITE/.well-known/jwks.json          the public keys: give the current key AND every retired key
                                               whose cards are still in use (a key left out stops verifying)
-          SITE/.well-known/crl/<kid>.json     a revocation list per key (an empty one, ctr 1, is created for
-                                              a key that has none; existing lists are kept as they are)
+          SITE/.well-known/crl/<kid>.json     a revocation list per key whose cards can be revoked (existing
+                                              lists are kept as they are; --crl creates empty ones)
           SITE/healthcards-nginx.conf         nginx rules (include it in the server block)
           SITE/.htaccess                      Apache httpd rules
           SITE/_headers                       Netlify / Cloudflare Pages rules
+          SITE/healthcards-site.json          with --issuer: the issuer URL, for `verify --jwks SITE` and
+                                              `issue --site SITE` (the rules keep it from being served)
         The rules serve jwks.json and the CRLs as application/json with Access-Control-Allow-Origin: *,
-        and *.smart-health-card files as application/smart-health-card. Each key's crlVersion is its
-        CRL's ctr. Run it again whenever the keys change (yearly rotation); it is safe to repeat.
+        *.smart-health-card files as application/smart-health-card, and answer 404 for the rule files
+        themselves. Each key's crlVersion is its CRL's ctr; a key without a CRL gets none (its cards
+        cannot be revoked one by one). Run it again whenever the keys change (yearly rotation); it is
+        safe to repeat. Files are world-readable (0644, folders 0755): they are public.
+
+        A key that SITE publishes and that is not given again is refused (every card it signed would stop
+        verifying) unless --drop-kid names it. The public demo key is refused unless --issuer is an example
+        host (example.org, example.com, example.net, localhost, *.example).
 
         Arguments:
-          KEY              PEM key file (private or public) or PKCS#11 URI
-                           (pkcs11:token=...;object=...?module-path=...&pin-source=file:...)
+          KEY              PEM key file (private or public), DER SPKI public key (pkcs11-tool's output),
+                           .json public JWK, or PKCS#11 URI
+                           (pkcs11:token=...;object=...;type=private|public?module-path=...&pin-source=file:...)
         Options:
           --out SITE       the site folder (created if missing)
           --x5c CHAIN.pem  an X.509 chain (PEM, leaf first) certifying one of the keys; refused when its
                            leaf holds another key. May be repeated.
-          --issuer URL     the iss: checks that x5c leaf certificates name it (subjectAltName URI) and puts
-                           its path into _headers (needed when iss has a path, e.g. https://host/shc)
-          --no-crl         create no new CRLs (keys without one then do not support revocation)
+          --issuer URL     the iss: recorded in SITE/healthcards-site.json (so `verify --jwks SITE` binds the
+                           keys to it and `issue --site SITE` refuses another issuer; it never changes once
+                           recorded), checked against x5c leaf certificates (subjectAltName URI), and its path
+                           put into _headers (needed when iss has a path, e.g. https://host/shc)
+          --crl            give each key without a CRL an empty one (ctr 1): for keys whose cards carry
+                           vc.rid (issue --rid-secret). Without it, `healthcards revoke` creates a key's CRL
+                           at its first revocation. (--no-crl, the default, is still accepted.)
+          --drop-kid KID   drop a published key on purpose (a compromised key); its cards stop verifying.
+                           May be repeated
+          --report REPORT  an `issue` report.ndjson, to say how many cards a key left out signed. May be repeated
           -h, --help       show this help
 
-        Exit status: 0 written; 2 usage or configuration error, or a file could not be written.
+        Exit status: 0 written; 2 usage or configuration error (nothing written), or a file could not be written.
         """
 
     static func run(_ args: [String]) throws -> ExitStatus {
-        let parsed = try Arguments(args, valued: ["out", "x5c", "issuer"], flagNames: ["no-crl"], command: "site")
+        let parsed = try Arguments(
+            args, valued: ["out", "x5c", "issuer", "drop-kid", "report"], flagNames: ["no-crl", "crl"], command: "site")
         if parsed.has("help") {
             print(help)
             return .ok
         }
         let out = try parsed.required("out", command: "site")
+        if FileIO.exists(out) && !FileIO.isDirectory(out) {
+            throw HealthCardError(
+                .usage,
+                "--out \(out) is a file; site lays out a folder (SITE/.well-known/jwks.json, CRLs, header rules). "
+                    + "Give the folder to publish at the issuer URL (created if missing)")
+        }
         guard !parsed.positionals.isEmpty else {
             throw HealthCardError(
                 .usage,
                 "`healthcards site` needs at least one KEY (current and retired keys); "
                     + "see `healthcards site --help`")
         }
+        if parsed.has("crl") && parsed.has("no-crl") { throw HealthCardError(.usage, "give --crl or --no-crl, not both") }
         var pathPrefix = ""
+        let site = IssuerSite(root: out)
+        // Without --issuer, a site laid out before with one keeps it (and its _headers path).
+        let issuer = try parsed.value("issuer") ?? site.readRecord()?.issuer
         let loaded = try KeyArguments.entries(keys: parsed.positionals, chains: parsed.values("x5c"))
-        if let issuer = parsed.value("issuer") {
+        if let issuer {
             try Payload.validateIssuer(issuer)
             let afterScheme = issuer.dropFirst("https://".count)
             if let slash = afterScheme.firstIndex(of: "/") { pathPrefix = String(afterScheme[slash...]) }
@@ -54,12 +82,21 @@ enum SiteCommand {
                 printError("warning: " + problem)
             }
         }
-        let site = IssuerSite(root: out)
-        let result = try site.publish(keys: loaded.entries, createCRLs: !parsed.has("no-crl"), pathPrefix: pathPrefix)
+        try DemoKey.check(kids: loaded.entries.map(\.kid), issuer: issuer, command: "site")
+        let reports = parsed.values("report")
+        for warning in try KeyRetirement.check(
+            previous: try IssuerSite.publishedKids(keySetAt: site.keySetPath), next: loaded.entries.map(\.kid),
+            dropping: parsed.values("drop-kid"), keySetPath: site.keySetPath,
+            issued: reports.isEmpty ? nil : try IssuedCards(reports: reports))
+        {
+            printError("warning: " + warning)
+        }
+        let result = try site.publish(
+            keys: loaded.entries, createCRLs: parsed.has("crl"), pathPrefix: pathPrefix, issuer: issuer)
         for kid in result.removedKids {
             printError(
-                "warning: key \(kid) was published in \(site.keySetPath) and is not any more; cards it signed "
-                    + "no longer verify (right for a compromised key; for a retired key, give it again)")
+                "key \(kid) was dropped from \(site.keySetPath) (--drop-kid): cards it signed no longer verify; "
+                    + "deploy the site now")
         }
         let published = try JWKS(bytes: try FileIO.read(site.keySetPath), source: site.keySetPath)
         var printed: [String] = []
@@ -73,31 +110,43 @@ enum SiteCommand {
 
 enum RevokeCommand {
     static let help = """
-        Usage: healthcards revoke --site SITE --key KEY --rid-secret FILE --id PATIENT_ID... [--before SECONDS]
-           or: healthcards revoke --site SITE --key KEY --rid RID... [--before SECONDS]
+        Usage: healthcards revoke --site SITE --key KEY --rid-secret FILE --id PATIENT_ID... --report REPORT...
+                                  [--before SECONDS] [--force]
+               healthcards revoke --site SITE --key KEY --rid RID... --report REPORT... [--before SECONDS] [--force]
 
         Revokes the cards of a patient signed by KEY: adds their rid (the one `issue --rid-secret` put in
         vc.rid) to SITE/.well-known/crl/<kid>.json, increments its ctr, and sets the same crlVersion on
         that key in SITE/.well-known/jwks.json. The CRL is written first, then the key set, each
         atomically. Revoking what is already revoked changes nothing. A list never shrinks.
 
+        Checked first, against the reports of the runs that issued the cards (--report): each id must
+        have a card signed by KEY, and the rid derived now must be the rid the report recorded (a wrong
+        --rid-secret or --key is refused). An id or rid the reports do not show is refused unless --force.
+        Ids are normalized as `issue` reads them (surrounding spaces dropped).
+
         Options:
           --site SITE         the site folder made by `healthcards site` (its jwks.json must list KEY)
-          --key KEY           the key that signed the cards: PEM file (a public key is enough) or PKCS#11 URI
+          --key KEY           the key that signed the cards: PEM or DER file (a public key is enough) or
+                              PKCS#11 URI
           --rid-secret FILE   the issuer's revocation secret, as given to `issue --rid-secret`
-          --id PATIENT_ID     the patient id the rid was derived from (may be repeated)
+          --id PATIENT_ID     the id the rid was derived from: the report's "ridFrom" (the CSV patient id,
+                              or system|value of the Patient identifier for Bundle input). May be repeated
           --rid RID           a rid to revoke as is (may be repeated)
+          --report REPORT     an `issue` report.ndjson listing the cards (may be repeated, one per run)
+          --force             revoke ids or rids the reports do not show (or without any --report)
           --before SECONDS    revoke only cards issued before this time (nbf < SECONDS, integer seconds since
-                              1970): the CRL entry becomes <rid>.<SECONDS>. Without it, every card with the rid.
+                              1970, at most a day from now): the CRL entry becomes <rid>.<SECONDS>. Without
+                              it, every card with the rid.
           -h, --help          show this help
 
-        Output: one line per rid (added, widened, already revoked), then the CRL's ctr.
-        Exit status: 0 done (or nothing to do); 2 usage or configuration error, or a file could not be written.
+        Output: one line per rid (revoked, widened, already revoked) with the patient id, then the CRL's ctr.
+        Exit status: 0 done (or nothing to do); 2 usage or configuration error, a check failed (nothing
+        written), or a file could not be written.
         """
 
     static func run(_ args: [String]) throws -> ExitStatus {
         let parsed = try Arguments(
-            args, valued: ["site", "key", "rid-secret", "id", "rid", "before"], flagNames: [],
+            args, valued: ["site", "key", "rid-secret", "id", "rid", "before", "report"], flagNames: ["force"],
             command: "revoke")
         if parsed.has("help") {
             print(help)
@@ -111,8 +160,8 @@ enum RevokeCommand {
         }
         let site = IssuerSite(root: try parsed.required("site", command: "revoke"))
         let keyArgument = try parsed.required("key", command: "revoke")
-        let ids = parsed.values("id")
-        if ids.contains(where: { $0.allSatisfy(\.isWhitespace) }) {
+        let ids = parsed.values("id").map(PatientIdentity.normalize)
+        if ids.contains(where: \.isEmpty) {
             throw HealthCardError(.usage, "--id is empty (an unset shell variable?); a revocation list never shrinks, so an "
                 + "empty id would stay in it for good. Give the patient id the cards were issued for")
         }
@@ -122,11 +171,15 @@ enum RevokeCommand {
         }
         var before: Int64?
         if let text = parsed.value("before") {
-            guard let value = Int64(text), value > 0, value < 100_000_000_000 else {
+            let now = Clock.nowSeconds()
+            let value = try TimeOption.parse("before", text, example: now)
+            guard value > 0 else { throw HealthCardError(.usage, "--before 0 revokes no card (no card has nbf < 0)") }
+            if value > now + 86_400 {
                 throw HealthCardError(
                     .usage,
-                    "--before '\(text)' is not integer seconds since 1970 (e.g. \(Clock.nowSeconds())); "
-                        + "milliseconds are a classic bug")
+                    "--before \(value) (\(Clock.describe(value))) is more than a day from now: the entry would also revoke "
+                        + "the patient's cards issued from now until then, including corrected ones. Give the time the "
+                        + "correction was issued (now is \(now)), or leave --before out to revoke all their cards")
             }
             before = value
         }
@@ -140,17 +193,47 @@ enum RevokeCommand {
             }
             secret = try RIDSecretFile.read(path)
         }
-        let kid = JWK(key: try KeySource.load(keyArgument, requirePrivate: false)).kid
-        var entries = rids.map { CRL.Entry(rid: $0, before: before) }
-        if let secret {
-            entries += ids.map { CRL.Entry(rid: RID.derive(secret: secret, kid: kid, patientID: $0), before: before) }
+        let reports = parsed.values("report")
+        let force = parsed.has("force")
+        if reports.isEmpty && !force {
+            throw HealthCardError(
+                .usage,
+                "revoke checks each id against the report of the run that issued its card, so that a mistyped id, a "
+                    + "wrong --rid-secret or --key cannot put a dead entry in the public list (which never shrinks). "
+                    + "Give --report OUT/report.ndjson (once per run), or --force to revoke without checking")
         }
-        let result = try site.revoke(entries, kid: kid)
-        for (entry, change) in result.changes {
+        let issued = reports.isEmpty ? nil : try IssuedCards(reports: reports)
+        let kid = JWK(key: try KeySource.load(keyArgument, requirePrivate: false)).kid
+        var requests: [(entry: CRL.Entry, patient: String, verdict: RevocationCheck.Verdict?)] = rids.map { rid in
+            let verdict = issued.map { RevocationCheck.check(rid: rid, kid: kid, in: $0) }
+            var patient = "unknown"
+            if case .confirmed(let from?, _)? = verdict { patient = from }
+            return (CRL.Entry(rid: rid, before: before), patient, verdict)
+        }
+        for id in ids {
+            let rid = RID.derive(secret: secret ?? "", kid: kid, patientID: id)
+            let verdict = try issued.map { try RevocationCheck.check(id: id, rid: rid, kid: kid, in: $0) }
+            requests.append((CRL.Entry(rid: rid, before: before), id, verdict))
+        }
+        let unknown = requests.compactMap { request -> String? in
+            if case .unknown(let reason)? = request.verdict { return reason }
+            return nil
+        }
+        if !unknown.isEmpty && !force {
+            throw HealthCardError(
+                .usage,
+                unknown.joined(separator: "; ") + ". Nothing was written; pass --force to revoke "
+                    + (unknown.count == 1 ? "it" : "them") + " anyway")
+        }
+        for reason in unknown { printError("warning: --force: " + reason) }
+        if issued == nil { printError("warning: --force without --report: nothing was checked against what was issued") }
+        let result = try site.revoke(requests.map(\.entry), kid: kid)
+        for ((entry, change), request) in zip(result.changes, requests) {
+            let who = "patient \(request.patient)"
             switch change {
-            case .added: print("revoked \(entry.text)")
-            case .widened(let old): print("revoked \(entry.text) (was \(old.text))")
-            case .alreadyRevoked(let by): print("already revoked \(entry.text) (by \(by.text))")
+            case .added: print("revoked \(entry.text) (\(who))")
+            case .widened(let old): print("revoked \(entry.text) (\(who); was \(old.text))")
+            case .alreadyRevoked(let by): print("already revoked \(entry.text) (\(who); by \(by.text))")
             }
         }
         let crlPath = site.crlPath(kid: kid)

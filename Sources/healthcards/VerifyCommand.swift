@@ -2,7 +2,7 @@ import HealthCards
 
 enum VerifyCommand {
     static let help = """
-        Usage: healthcards verify [--jwks FILE_OR_SITE_DIR]... [--now SECONDS] [--json] PATH...
+        Usage: healthcards verify [--jwks [ISSUER_URL=]FILE_OR_SITE_DIR]... [--now SECONDS] [--json] PATH...
 
         Checks SMART Health Cards from anyone, offline, and reports every problem with a stable code
         (see docs/error-codes.md), a severity, where it is (file, credential, chunk, FHIR path) and what to do.
@@ -12,9 +12,13 @@ enum VerifyCommand {
                                 one compact JWS, a file holding shc:/ QR text (give chunk sets together or in
                                 one folder), a QR image (PNG), or a folder (walked)
         Options:
-          --jwks FILE_OR_DIR    the issuer's key set: a jwks.json, or a site folder holding
-                                .well-known/jwks.json; repeatable. Revocation lists at .well-known/crl/<kid>.json
-                                beside it are applied. Without it the signature is not checked (a warning)
+          --jwks FILE_OR_DIR    an issuer's key set: a jwks.json, or a site folder holding .well-known/jwks.json;
+                                repeatable. A key verifies only cards of the issuer whose key set it is in: a
+                                site folder written by `healthcards site --issuer URL` says its issuer, and
+                                ISSUER_URL=FILE binds any key set to one. One unbound key set given alone stands
+                                for every card's issuer; with several, only bound ones verify. Revocation lists at
+                                crl/<kid>.json beside the key set are applied. Verify is offline: it never fetches
+                                a URL. Without --jwks the signature is not checked (a warning)
           --now SECONDS         judge nbf, exp and clinical dates at this time (seconds since 1970; default now)
           --json                print a JSON report: one object per credential with its findings and payload
           -h, --help            show this help
@@ -46,11 +50,19 @@ enum VerifyCommand {
         let errors = reports.reduce(0) { $0 + $1.errorCount }
         let warnings = reports.reduce(0) { $0 + $1.warningCount }
         let credentials = reports.filter { $0.source != .keySet && $0.source != .unknown }.count
+        let standIn = verifier.keyRing.standIn.map {
+            "key set \($0.file) is not bound to an issuer, so it was taken as the key set of every card's issuer; bind it with "
+                + "--jwks ISSUER_URL=\($0.file), or give the site folder written by `healthcards site --issuer ISSUER_URL`"
+        }
         if parsed.has("json") {
+            var summary: JSONObject = [
+                "credentials": .integer(Int64(credentials)), "errors": .integer(Int64(errors)), "warnings": .integer(Int64(warnings)),
+            ]
+            if let standIn { summary["keySetNotBound"] = .string(standIn) }
             let object: JSONObject = [
                 "now": .integer(now),
                 "credentials": .array(reports.map(\.json)),
-                "summary": .object(["credentials": .integer(Int64(credentials)), "errors": .integer(Int64(errors)), "warnings": .integer(Int64(warnings))]),
+                "summary": .object(summary),
             ]
             print(String(decoding: JSONWriter.pretty(.object(object)), as: UTF8.self))
         } else {
@@ -58,6 +70,7 @@ enum VerifyCommand {
                 print(report.summaryLines.joined(separator: "\n"))
                 print("")
             }
+            if let standIn { print("verify: " + ControlCharacters.escaped(standIn)) }
             print("verify: \(credentials) credential(s) checked, \(errors) error(s), \(warnings) warning(s)")
         }
         return errors > 0 ? .partial : .ok

@@ -32,12 +32,14 @@ enum BatchTestSupport {
         return process
     }
 
-    /// Files under `dir` (relative paths), hidden ones included, sorted.
+    /// Files under `dir` (relative paths), hidden ones included, sorted; the run's lock file
+    /// (`OutputLock`, bookkeeping that stays in the folder) is left out.
     static func tree(_ dir: URL) -> [String] {
         guard let e = FileManager.default.enumerator(atPath: dir.path) else { return [] }
         var out: [String] = []
         while let path = e.nextObject() as? String {
             var isDir: ObjCBool = false
+            if path == OutputLock.fileName { continue }
             if FileManager.default.fileExists(atPath: dir.appendingPathComponent(path).path, isDirectory: &isDir), !isDir.boolValue {
                 out.append(path)
             }

@@ -103,6 +103,7 @@ import Testing
             try Self.complete(words, withBashCompletion: withBashCompletion, cwd: dir)
         }
         #expect(try complete(["healthcards", "issue", "--vc-types", ""]) == ["legacy", "minimal"])
+        #expect(try complete(["healthcards", "issue", "--share", ""]) == ["group", "world"])
         #expect(try complete(["healthcards", "issue", "--key", ""]) == ["issuer.pem", "out"])
         #expect(try complete(["healthcards", "issue", "--out", ""]) == ["out"])
         #expect(try complete(["healthcards", "issue", "--issuer", ""]) == [])

@@ -21,7 +21,9 @@ import Testing
         let key = try TestSupport.demoKey(in: dir)
         let site = dir.appendingPathComponent("site")
         let out = dir.appendingPathComponent("out")
-        let jwks = try TestSupport.cli(["jwks", key, "--out", site.appendingPathComponent(".well-known/jwks.json").path])
+        let jwks = try TestSupport.cli([
+            "jwks", key, "--out", site.appendingPathComponent(".well-known/jwks.json").path, "--issuer", Self.issuer,
+        ])
         #expect(jwks.status == 0, "\(jwks.stderr)")
         let root = VerifyFixtures.repoRoot.appendingPathComponent("templates")
         let run = try TestSupport.cli([
@@ -47,7 +49,7 @@ import Testing
         let verify = try TestSupport.cli(["verify", "--jwks", sample.site.path, sample.out.path])
         #expect(verify.status == 0, "\(verify.stdout)")
         #expect(
-            verify.stdout.hasSuffix("verify: \(report.count * 2) credential(s) checked, 0 error(s), 0 warning(s)\n"),
+            verify.stdout.contains("\(report.count * 2) credential(s) checked, 0 error(s), 0 warning(s)"),
             "\(verify.stdout)")
     }
 
@@ -137,8 +139,19 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("cards/batch-3.smart-health-card").path))
     }
 
-    /// A patient with 30 doses with long, incompressible lot numbers: a JWS far over 1195 characters.
-    static func oversizedInput(in dir: URL) throws -> (input: String, template: String) {
+    /// One patient with 30 doses with long, incompressible lot numbers: a JWS far over 1195 characters; with
+    /// the demo key and its key set.
+    struct Oversized {
+        var dir: URL
+        var key: String
+        var input: String
+        var template: String
+        var site: URL
+    }
+
+    static func oversized() throws -> Oversized {
+        let dir = try TestSupport.tempDir()
+        let key = try TestSupport.demoKey(in: dir)
         var csv = "recip_id,recip_first_name,recip_last_name,recip_dob,admin_date,cvx,lot_number,vax_event_id\n"
         var generator = SystemRandomNumberGenerator()
         for i in 1...30 {
@@ -146,44 +159,73 @@ import Testing
             csv += "X-1,Zed,Manydoses,1970-01-01,2021-0\(1 + i % 9)-1\(i % 10),208,\(lot),E\(i)\n"
         }
         let input = try TestSupport.write(csv, to: "big.csv", in: dir)
-        return (input, VerifyFixtures.repoRoot.appendingPathComponent("templates/covid19-vaccination.json").path)
+        let template = VerifyFixtures.repoRoot.appendingPathComponent("templates/covid19-vaccination.json").path
+        let site = dir.appendingPathComponent("site")
+        let jwks = try TestSupport.cli([
+            "jwks", key, "--out", site.appendingPathComponent(".well-known/jwks.json").path, "--issuer", Self.issuer,
+        ])
+        #expect(jwks.status == 0, "\(jwks.stderr)")
+        return Oversized(dir: dir, key: key, input: input, template: template, site: site)
+    }
+
+    /// `issue ARGS --template … --out DIR INPUT` for the oversized patient.
+    static func issueOversized(_ f: Oversized, _ options: [String], out: String) throws -> TestSupport.Run {
+        try TestSupport.cli(
+            ["issue", "--issuer", Self.issuer, "--key", f.key, "--template", f.template] + options
+                + ["--out", f.dir.appendingPathComponent(out).path, f.input])
     }
 
     @Test func oversizedCardIsRejectedUnlessChunked() throws {
-        let dir = try TestSupport.tempDir()
-        let key = try TestSupport.demoKey(in: dir)
-        let (input, template) = try Self.oversizedInput(in: dir)
-        let out = dir.appendingPathComponent("out")
-        let run = try TestSupport.cli(["issue", "--issuer", Self.issuer, "--key", key, "--template", template, "--out", out.path, input])
+        let f = try Self.oversized()
+        let run = try Self.issueOversized(f, [], out: "out")
         #expect(run.status == 1)
-        let message = try #require(try TestSupport.report(out)[0]["errors"]?[0]?["message"]?.stringValue)
+        let message = try #require(
+            try TestSupport.report(f.dir.appendingPathComponent("out"))[0]["errors"]?[0]?["message"]?.stringValue)
         #expect(message.contains("one QR holds at most 1195"))
         #expect(message.contains("--chunk"))
-        let chunkedOut = dir.appendingPathComponent("chunked")
-        let chunked = try TestSupport.cli(["issue", "--issuer", Self.issuer, "--key", key, "--template", template, "--chunk", "--out", chunkedOut.path, input])
+        let chunkedOut = f.dir.appendingPathComponent("chunked")
+        let chunked = try Self.issueOversized(f, ["--chunk"], out: "chunked")
         #expect(chunked.status == 0, "\(chunked.stderr)")
         let files = try #require(try TestSupport.report(chunkedOut)[0]["files"]?.arrayValue?.compactMap(\.stringValue))
         #expect(files.count >= 3)
         #expect(files.dropFirst().allSatisfy { $0.hasPrefix("qr/X-1-") })
+        let chunkedVerify = try TestSupport.cli([
+            "verify", "--json", "--jwks", f.site.path, chunkedOut.appendingPathComponent("qr").path,
+        ])
+        #expect(chunkedVerify.status == 0, "\(chunkedVerify.stdout)")
+
+        // --no-qr: there is no QR to be too big for. The card is issued, with a warning that it cannot be
+        // shown as one QR code and a pointer to SMART Health Links.
+        let fileOnly = f.dir.appendingPathComponent("file-only")
+        let noQR = try Self.issueOversized(f, ["--no-qr"], out: "file-only")
+        #expect(noQR.status == 0, "\(noQR.stderr)")
+        let line = try TestSupport.report(fileOnly)[0]
+        #expect(line["status"] == "issued" && line["files"] == .array([.string("cards/X-1.smart-health-card")]))
+        let warning = try #require(line["warnings"]?.arrayValue?.compactMap { $0["message"]?.stringValue }.first { $0.contains("one QR holds") })
+        #expect(warning.contains("cannot be shown as one QR code") && warning.contains("SMART Health Link"))
+        #expect(!FileManager.default.fileExists(atPath: fileOnly.appendingPathComponent("qr").path))
+        // Running it again finds the card already issued (and still no QR).
+        let again = try Self.issueOversized(f, ["--no-qr"], out: "file-only")
+        #expect(again.status == 0 && again.stderr.contains("1 already issued"), "\(again.stderr)")
     }
 
-    /// The chunked QR images of an oversized card reassemble, in the independent checker, into one valid card.
+    /// The oversized card as chunked QR images (reassembled by the checker) and as a file only (--no-qr) passes
+    /// the independent checker.
     @Test(.enabled(if: TestSupport.checkerAvailable, TestSupport.checkerMissing))
-    func chunkedQRsPassIndependentChecker() throws {
-        let dir = try TestSupport.tempDir()
-        let key = try TestSupport.demoKey(in: dir)
-        let (input, template) = try Self.oversizedInput(in: dir)
-        let out = dir.appendingPathComponent("chunked")
-        let chunked = try TestSupport.cli([
-            "issue", "--issuer", Self.issuer, "--key", key, "--template", template, "--chunk", "--out", out.path, input,
+    func oversizedCardPassesIndependentChecker() throws {
+        let f = try Self.oversized()
+        #expect(try Self.issueOversized(f, ["--chunk"], out: "chunked").status == 0)
+        let check = try TestSupport.check([
+            "--json", "--jwks", f.site.path, f.dir.appendingPathComponent("chunked/qr").path,
         ])
-        #expect(chunked.status == 0, "\(chunked.stderr)")
-        let site = dir.appendingPathComponent("site")
-        _ = try TestSupport.cli(["jwks", key, "--out", site.appendingPathComponent(".well-known/jwks.json").path])
-        let check = try TestSupport.check(["--json", "--jwks", site.path, out.appendingPathComponent("qr").path])
         let findings = try JSONParser.parse(check.stdout)
         #expect(findings["errors"] == .number("0"), "\(check.stdout)")
         #expect(findings["credentials"] == .number("1"))
+        #expect(try Self.issueOversized(f, ["--no-qr"], out: "file-only").status == 0)
+        let fileCheck = try TestSupport.check([
+            "--json", "--jwks", f.site.path, f.dir.appendingPathComponent("file-only/cards").path,
+        ])
+        #expect(try JSONParser.parse(fileCheck.stdout)["errors"] == .number("0"), "\(fileCheck.stdout)")
     }
 
     @Test func usageErrorsExitWithStatus2() throws {
@@ -195,6 +237,7 @@ import Testing
         try FileManager.default.copyItem(atPath: input, toPath: copy)
         let link = dir.appendingPathComponent("hard-link.json").path
         try FileManager.default.linkItem(atPath: copy, toPath: link)
+        let csvTemplate = try TestSupport.write("recip_id,recip_first_name\nP-1,Ann\n", to: "export.csv", in: dir)
         let cases: [([String], String)] = [
             (["issue", "--issuer", "https://issuer.example.org/", "--key", key, "--out", out, input], "ends with '/'"),
             (["issue", "--issuer", "http://issuer.example.org", "--key", key, "--out", out, input], "is not https"),
@@ -223,6 +266,21 @@ import Testing
             (["issue", "--issuer", "https://a.example/a/../b", "--key", key, "--out", out, input], "'..' segment"),
             (["issue", "--issuer", "https://-bad-.org", "--key", key, "--out", out, input], "cannot start or end with '-'"),
             (["jwks", key, "--out", dir.path], "it is a folder"),
+            (["issue", "--issuer", "https://10.0.0.5", "--key", key, "--out", out, input], "IP address"),
+            (["issue", "--issuer", "https://999.999.999.999", "--key", key, "--out", out, input], "IP address"),
+            (["issue", "--issuer", Self.issuer, "--key", key, "--out", out, "--nbf", "-5", input], "--nbf -5 is negative, before 1970"),
+            (["issue", "--issuer", Self.issuer, "--key", key, "--out", out, "--nbf", "1.5e9", input],
+             "--nbf 1.5e9 is not a whole number: NumericDate values in SMART Health Cards are integer seconds (1500000000 without the fraction)"),
+            (["issue", "--issuer", Self.issuer, "--key", key, "--out", out, "--exp", "4e9", input], "--exp 4e9 is not a whole number"),
+            (["issue", "--issuer", Self.issuer, "--key", key, "--nbf", "soon", "--out", out, input], "--nbf 'soon' is not a number"),
+            (["issue", "--issuer", Self.issuer, "--key", key, input, "--out", "--force"],
+             "--out lacks a value: it is followed by the option '--force'"),
+            (["keygen", "--out", dir.path], "--out \(dir.path) is a folder; keygen writes one key file"),
+            (["site", "--out", input, key, "--issuer", Self.issuer], "--out \(input) is a file; site lays out a folder"),
+            (["issue", "--issuer", Self.issuer, "--key", key, "--template", csvTemplate, "--out", out, csvTemplate],
+             "--template \(csvTemplate) is not a template: a template is a JSON object"),
+            (["issue", "--issuer", Self.issuer, "--key", key, "--template", csvTemplate, "--out", out, csvTemplate],
+             "It looks like the CSV export, which is an INPUT"),
             (["issue", "--issuer", Self.issuer, "--key", key, "--out", out, "--nbf", "4102444800", input], "is in the future"),
             (["issue", "--issuer", Self.issuer, "--key", key, "--out", out, "--nbf", "1600000000", "--exp", "1650000000", input], "has passed"),
         ]
@@ -272,19 +330,23 @@ import Testing
         #expect(errors.compactMap { $0["at"]?.stringValue } == ["Bundle.entry[3].resource.occurrenceDateTime"])
         #expect(errors[0]["message"]?.stringValue?.hasPrefix("NBF_BEFORE_EVENT: nbf 2021-01-28 12:00:00 UTC is before this event (2022-09-05)") == true)
         // verify reports the same rule, as a warning: verifiers do not reject such cards.
-        let card = JSONWriter.minifiedString(.object(["verifiableCredential": .array([.string(try Self.signedCard(nbf: "1611835200", key: key))])]))
+        let card = JSONWriter.minifiedString(.object(["verifiableCredential": .array([.string(try Self.signedCard(nbf: 1_611_835_200, key: key))])]))
         let file = try TestSupport.write(card, to: "early.smart-health-card", in: dir)
         let verify = try TestSupport.cli(["verify", "--json", file])
         #expect(verify.stdout.contains("\"NBF_BEFORE_EVENT\""))
         #expect(verify.status == 0)
     }
 
-    /// A card signed by the library without the issue-time checks (a fixture only a verifier developer wants).
-    static func signedCard(nbf: String, key: String) throws -> String {
+    /// A card signed without the issue-time nbf check, through the library's internal `sign` (a fixture only
+    /// a verifier developer wants; the public API refuses it).
+    static func signedCard(nbf: Int64, key: String) throws -> String {
         let bundle = try JSONParser.parse(try VerifyFixtures.bytes(TestSupport.spec("example-00-a-fhirBundle.json")))
         let signingKey = try KeyFile.load(path: key, requirePrivate: true)
         let issuer = try CardIssuer(signer: try ES256Signer(key: signingKey), settings: IssueSettings(issuer: Self.issuer, notBefore: nbf))
-        return try issuer.sign(try issuer.payload(for: bundle).minifiedBytes).compact
+        let card = issuer.payload(for: try CheckedBundle.minimizing(bundle))
+        #expect(card.errors.map { String($0.message.prefix(17)) } == ["NBF_BEFORE_EVENT:"])
+        #expect(throws: HealthCardErrors.self) { try issuer.issue(card) }
+        return try issuer.sign(card.bytes).compact
     }
 
     @Test func everyCommandHasHelp() throws {
@@ -310,7 +372,7 @@ import Testing
         #expect(run.stdout == JWK(key: key).kid + "\n")
         let again = try TestSupport.cli(["keygen", "--out", path])
         #expect(again.status == 2)
-        #expect(again.stderr.contains("never overwrites"))
+        #expect(again.stderr.contains("is only ever written to a new file"))
         #expect(try VerifyFixtures.bytes(URL(fileURLWithPath: path)) == pem)
     }
 
@@ -321,7 +383,7 @@ import Testing
         let second = dir.appendingPathComponent("second.pem").path
         _ = try TestSupport.cli(["keygen", "--out", second])
         let out = dir.appendingPathComponent("jwks.json")
-        return (out, try TestSupport.cli(["jwks", key, second, key, "--out", out.path]))
+        return (out, try TestSupport.cli(["jwks", key, second, key, "--out", out.path, "--issuer", Self.issuer]))
     }
 
     @Test func jwksPublishesOnlyPublicMembers() throws {

@@ -99,7 +99,7 @@ import Testing
         let before = try VerifyFixtures.bytes(URL(fileURLWithPath: path))
         let again = try TestSupport.cli(["keygen", "--out", path])
         #expect(again.status == 2)
-        #expect(again.stderr.contains("\(path) already exists; keygen never overwrites a key"))
+        #expect(again.stderr.contains("\(path) already exists and is a file; a private key is never overwritten"))
         #expect(try VerifyFixtures.bytes(URL(fileURLWithPath: path)) == before)
         // Even a file that is not a key is not overwritten.
         let other = try TestSupport.write("notes", to: "notes.txt", in: dir)
@@ -240,7 +240,7 @@ import Testing
         let publicJWK = try TestSupport.write(
             JSONWriter.minifiedString(JWK(key: key).json), to: "public-jwk.json", in: dir)
         let demo = try TestSupport.demoKey(in: dir)
-        let run = try TestSupport.cli(["jwks", publicJWK, pem, demo, "--out", out.path])
+        let run = try TestSupport.cli(["jwks", publicJWK, pem, demo, "--out", out.path, "--issuer", Self.issuer])
         #expect(run.status == 0, "\(run.stderr)")
         let keys = try #require(try JSONParser.parse(try VerifyFixtures.bytes(out))["keys"]?.arrayValue)
         #expect(keys.count == 2)

@@ -72,6 +72,8 @@ struct SoftHSMFixture: Sendable {
             atexit { try? FileManager.default.removeItem(atPath: SoftHSMFixture.directoryForThisProcess) }
             let pinFile = directory + "/user.pin"
             try Data((pin + "\n").utf8).write(to: URL(fileURLWithPath: pinFile))
+            // A PIN file must be private to its owner, like a key file (PKCS11PIN).
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: pinFile)
             let script = repoRoot.appendingPathComponent("scripts/softhsm-setup.sh").path
             let store = directory + "/store"
             let first = try run("/bin/bash", [script, store, "issuer", pinFile, "shc-2026", "01"])
@@ -158,9 +160,21 @@ struct PKCS11Tests {
         #expect(try key.publicPEM() == (try tokenKey.publicPEM()))
     }
 
-    @Test func loadsByURIWithPinValue() throws {
-        let fixture = try SoftHSMFixture.require()
+    /// A PIN is never taken from the URI (pin-value): a URI given on the command line shows in `ps`.
+    @Test func pinValueIsRefusedWithoutShowingIt() throws {
+        _ = try SoftHSMFixture.require()
         let uri = "pkcs11:token=issuer;object=shc%2D2026?module-path=\(SoftHSMFixture.module)&pin-value=\(SoftHSMFixture.pin)"
+        let error = try #require(throws: HealthCardError.self) { try P256Key.load(pkcs11URI: uri) }
+        #expect(error.kind == .key)
+        #expect(error.message.contains("gives the PIN as pin-value: a PIN on the command line can be read by every user"))
+        #expect(error.message.contains("pin-source=file:/path/to/pin-file, or set HEALTHCARDS_PKCS11_PIN"))
+        #expect(!error.description.contains(SoftHSMFixture.pin))
+    }
+
+    /// A percent-encoded object name selects the key as the plain one does.
+    @Test func loadsByPercentEncodedURI() throws {
+        let fixture = try SoftHSMFixture.require()
+        let uri = "pkcs11:token=issuer;object=shc%2D2026?module-path=\(SoftHSMFixture.module)&pin-source=file:\(fixture.pinFile)"
         let key = try P256Key.load(pkcs11URI: uri)
         #expect(key.hasSamePublicKey(as: try fixture.tokenPublicKey()))
         try assertSignsAndVerifies(key)
@@ -203,14 +217,9 @@ struct PKCS11Tests {
     @Test func wrongPINIsRefusedWithoutShowingIt() throws {
         let fixture = try SoftHSMFixture.require()
         let wrong = "31415926"
-        let uri = "pkcs11:token=spare;object=spare-key?module-path=\(SoftHSMFixture.module)&pin-value=\(wrong)"
-        let error = try #require(throws: HealthCardError.self) { try P256Key.load(pkcs11URI: uri) }
-        #expect(error.kind == .key)
-        #expect(error.message == "wrong PIN for PKCS#11 token 'spare' (pin-value was refused)")
-        #expect(!error.description.contains(wrong))
-
         let wrongFile = fixture.directory + "/wrong.pin"
         try Data((wrong + "\n").utf8).write(to: URL(fileURLWithPath: wrongFile))
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: wrongFile)
         let fromFile = try #require(throws: HealthCardError.self) {
             try P256Key.load(pkcs11URI: "pkcs11:token=spare;object=spare-key?module-path=\(SoftHSMFixture.module)"
                 + "&pin-source=file:\(wrongFile)")
@@ -221,7 +230,7 @@ struct PKCS11Tests {
 
     @Test func missingObjectIsNamed() throws {
         _ = try SoftHSMFixture.require()
-        let uri = "pkcs11:token=issuer;object=no-such-key?module-path=\(SoftHSMFixture.module)&pin-value=\(SoftHSMFixture.pin)"
+        let uri = "pkcs11:token=issuer;object=no-such-key?module-path=\(SoftHSMFixture.module)&pin-source=file:\(try SoftHSMFixture.require().pinFile)"
         let error = try #require(throws: HealthCardError.self) { try P256Key.load(pkcs11URI: uri) }
         #expect(error.kind == .key)
         #expect(error.message.hasPrefix("PKCS#11 token 'issuer' has no private key with object 'no-such-key'"))
@@ -230,7 +239,7 @@ struct PKCS11Tests {
 
     @Test func missingTokenIsNamed() throws {
         _ = try SoftHSMFixture.require()
-        let uri = "pkcs11:token=no-such-token;object=shc-2026?module-path=\(SoftHSMFixture.module)&pin-value=\(SoftHSMFixture.pin)"
+        let uri = "pkcs11:token=no-such-token;object=shc-2026?module-path=\(SoftHSMFixture.module)&pin-source=file:\(try SoftHSMFixture.require().pinFile)"
         let error = try #require(throws: HealthCardError.self) { try P256Key.load(pkcs11URI: uri) }
         #expect(error.kind == .key)
         #expect(error.message.hasPrefix("PKCS#11 token 'no-such-token' not found in module \(SoftHSMFixture.module)"))
@@ -254,7 +263,7 @@ struct PKCS11Tests {
 
     @Test func nonP256KeyIsRefused() throws {
         _ = try SoftHSMFixture.require()
-        let uri = "pkcs11:token=issuer;object=p384?module-path=\(SoftHSMFixture.module)&pin-value=\(SoftHSMFixture.pin)"
+        let uri = "pkcs11:token=issuer;object=p384?module-path=\(SoftHSMFixture.module)&pin-source=file:\(try SoftHSMFixture.require().pinFile)"
         let error = try #require(throws: HealthCardError.self) { try P256Key.load(pkcs11URI: uri) }
         #expect(error.kind == .key)
         #expect(error.message == "PKCS#11 object 'p384' on token 'issuer' is an EC key on P-384; ES256 needs P-256 (prime256v1)")
@@ -266,6 +275,7 @@ struct PKCS11Tests {
         }
         #expect(error.message.hasPrefix("PKCS#11 URI pkcs11:token=issuer;object=shc-2026?module-path="
             + "\(SoftHSMFixture.module) gives no PIN for token 'issuer'"))
+        #expect(error.message.contains("or set HEALTHCARDS_PKCS11_PIN"))
         let noFile = try #require(throws: HealthCardError.self) {
             try P256Key.load(pkcs11URI: "pkcs11:token=issuer?module-path=\(SoftHSMFixture.module)&pin-source=file:/nonexistent/pin")
         }
@@ -297,5 +307,20 @@ struct PKCS11URITests {
         #expect(noEquals?.message == "PKCS#11 URI path attribute 'token' has no '=' (expected name=value)")
         let twice = #expect(throws: HealthCardError.self) { try PKCS11URI("pkcs11:object=a;object=b") }
         #expect(twice?.message == "PKCS#11 URI path attribute 'object' appears twice (RFC 7512 forbids it)")
+    }
+
+    /// A typo in an attribute name is named with the closest RFC 7512 name, not passed on to end as
+    /// "not found"; vendor attributes (x-…) pass.
+    @Test func attributeTyposAreNamed() throws {
+        let typo = #expect(throws: HealthCardError.self) { try PKCS11URI("pkcs11:token=t;objekt=k") }
+        #expect(typo?.message.hasPrefix("PKCS#11 URI path attribute 'objekt' is not an RFC 7512 attribute; did you mean 'object'?") == true)
+        let query = #expect(throws: HealthCardError.self) { try PKCS11URI("pkcs11:token=t?pin-sourse=file:/p") }
+        #expect(query?.message.contains("did you mean 'pin-source'?") == true)
+        let misplaced = #expect(throws: HealthCardError.self) { try PKCS11URI("pkcs11:token=t;module-path=/m.so") }
+        #expect(misplaced?.message.hasPrefix("PKCS#11 URI attribute 'module-path' belongs in the query (after '?')") == true)
+        let type = #expect(throws: HealthCardError.self) { try PKCS11URI("pkcs11:token=t;type=privat") }
+        #expect(type?.message.contains("did you mean type=private?") == true)
+        #expect(throws: Never.self) { try PKCS11URI("pkcs11:token=t;x-vendor=1;type=public?module-path=/m.so") }
+        #expect(PKCS11PIN.distance("objekt", "object") == 1 && PKCS11PIN.distance("", "abc") == 3)
     }
 }

@@ -11,7 +11,7 @@ import Testing
         let site = dir.appendingPathComponent("site").path
         let secret = dir.appendingPathComponent("rid.secret").path
         #expect(try TestSupport.cli(["keygen", "--rid-secret", secret]).status == 0)
-        #expect(try TestSupport.cli(["site", "--out", site, key]).status == 0)
+        #expect(try TestSupport.cli(["site", "--out", site, key, "--issuer", "https://issuer.example.org", "--crl"]).status == 0)
         let kid = JWK(key: try P256Key.load(pem: try VerifyFixtures.bytes(URL(fileURLWithPath: key)), source: key, requirePrivate: true)).kid
         let crl = URL(fileURLWithPath: "\(site)/.well-known/crl/\(kid).json")
         let before = try VerifyFixtures.bytes(crl)

@@ -22,7 +22,7 @@ enum SiteTestSupport {
     /// Issues the vaccination sample CSV (patients P-1001…) signed by `key`, without QR images.
     @discardableResult
     static func issueSample(
-        key: String, out: URL, nbf: String = "1700000000", extra: [String] = [],
+        key: String, out: URL, nbf: String = "1700000000", extra: [String] = [], expect status: Int32 = 0,
         sourceLocation: SourceLocation = #_sourceLocation
     ) throws -> TestSupport.Run {
         try cli(
@@ -32,7 +32,7 @@ enum SiteTestSupport {
                 "--out", out.path, "--nbf", nbf, "--no-qr", "--quiet",
             ] + extra
                 + [templates.appendingPathComponent("covid19-vaccination.sample.csv").path],
-            sourceLocation: sourceLocation)
+            expect: status, sourceLocation: sourceLocation)
     }
 
     /// The JWS of `out/cards/<id>.smart-health-card`.

@@ -13,14 +13,14 @@ import Testing
         let dir = try TestSupport.tempDir("site")
         let key = try SiteTestSupport.keygen("issuer.pem", in: dir)
         let site = dir.appendingPathComponent("site")
-        try SiteTestSupport.cli(["site", "--out", site.path, key.path, "--issuer", "https://issuer.example.org/shc"])
+        try SiteTestSupport.cli(["site", "--out", site.path, key.path, "--issuer", "https://issuer.example.org/shc", "--crl"])
         let files = try FileManager.default.subpathsOfDirectory(atPath: site.path).filter {
             !FileIO.isDirectory(site.path + "/" + $0)
         }.sorted()
         #expect(
             files == [
                 ".htaccess", ".well-known/crl/\(key.kid).json", ".well-known/jwks.json", "_headers",
-                "healthcards-nginx.conf",
+                "healthcards-nginx.conf", "healthcards-site.json",
             ])
         let headers = try String(contentsOf: site.appendingPathComponent("_headers"), encoding: .utf8)
         #expect(
@@ -41,7 +41,7 @@ import Testing
         #expect(try SiteTestSupport.json(site.path + "/.well-known/crl/\(key.kid).json")["rids"] == .array([]))
         // Our verify judges the key set clean, and nothing private is in the site.
         let verify = try SiteTestSupport.cli(["verify", site.path])
-        #expect(verify.stdout.hasSuffix(" 0 error(s), 0 warning(s)\n"), "\(verify.stdout)")
+        #expect(verify.stdout.contains(" 0 error(s), 0 warning(s)"), "\(verify.stdout)")
         for file in files {
             let text = String(decoding: try SiteTestSupport.bytes(site.path + "/" + file), as: UTF8.self)
             #expect(!text.contains("PRIVATE KEY") && !text.contains("\"d\""))
@@ -54,9 +54,43 @@ import Testing
         let dir = try TestSupport.tempDir("site")
         let key = try SiteTestSupport.keygen("issuer.pem", in: dir)
         let site = dir.appendingPathComponent("site")
-        try SiteTestSupport.cli(["site", "--out", site.path, key.path, "--issuer", "https://issuer.example.org/shc"])
+        try SiteTestSupport.cli([
+            "site", "--out", site.path, key.path, "--issuer", "https://issuer.example.org/shc", "--crl",
+        ])
         let check = try TestSupport.check([site.path])
         #expect(check.status == 0, "\(check.stdout)")
+    }
+
+    /// Without --crl, a key without a revocation list gets none and no crlVersion: advertising one would
+    /// promise revocation its cards (issued without vc.rid) cannot have. `revoke` creates it when needed.
+    @Test func noCRLVersionWithoutARevocationList() throws {
+        let dir = try TestSupport.tempDir("site")
+        let key = try SiteTestSupport.keygen("issuer.pem", in: dir)
+        let site = dir.appendingPathComponent("site")
+        let run = try SiteTestSupport.cli(["site", "--out", site.path, key.path])
+        #expect(run.stdout == "\(key.kid) (no CRL)\n")
+        #expect(try JWKS(bytes: try SiteTestSupport.bytes(site.path + "/.well-known/jwks.json"), source: "j").keys[0].crlVersion == nil)
+        #expect(!FileManager.default.fileExists(atPath: site.path + "/.well-known/crl"))
+        let raw = try SiteTestSupport.json(site.path + "/.well-known/jwks.json")
+        #expect(raw["keys"]?[0]?["crlVersion"] == nil)
+        // With --crl: an empty list and crlVersion 1.
+        let withCRL = try SiteTestSupport.cli(["site", "--out", site.path, key.path, "--crl"])
+        #expect(withCRL.stdout == "\(key.kid) crlVersion 1\n")
+        // --out naming a file says what it is.
+        let file = try TestSupport.write("x", to: "not-a-folder", in: dir)
+        let onFile = try SiteTestSupport.cli(["site", "--out", file, key.path], expect: 2)
+        #expect(onFile.stderr.contains("--out \(file) is a file; site lays out a folder"), "\(onFile.stderr)")
+    }
+
+    /// The deny rules come from one list (`HostRules.deniedFiles`), for nginx and Apache alike.
+    @Test func rulesDenyTheRuleFilesFromOneList() {
+        #expect(HostRules.deniedFiles == [HostRules.nginxFileName, ".htaccess", "_headers", SiteRecord.fileName])
+        #expect(
+            HostRules.nginx.contains(
+                #"location ~ (^|/)(healthcards-nginx\.conf|\.htaccess|_headers|healthcards-site\.json)$ {"#))
+        #expect(
+            HostRules.apache.contains(
+                #"RedirectMatch 404 (^|/)(healthcards-nginx\.conf|\.htaccess|_headers|healthcards-site\.json)$"#))
     }
 
     /// A malformed existing CRL stops `site` before it writes anything.
@@ -80,7 +114,7 @@ import Testing
         let dir = try TestSupport.tempDir("nginx")
         let key = try SiteTestSupport.keygen("issuer.pem", in: dir)
         let site = dir.appendingPathComponent("site")
-        try SiteTestSupport.cli(["site", "--out", site.path, key.path])
+        try SiteTestSupport.cli(["site", "--out", site.path, key.path, "--crl", "--issuer", SiteTestSupport.issuer])
         let out = dir.appendingPathComponent("out")
         try SiteTestSupport.issueSample(key: key.path, out: out)
         let card = out.appendingPathComponent("cards/P-1001.smart-health-card")
@@ -118,6 +152,18 @@ import Testing
         // Control: a file the rules do not name gets no CORS header, so the header above is the rules' work.
         let other = try HTTPGet.fetch(base + "/other.json")
         #expect(other.status == 200 && other.header("Access-Control-Allow-Origin") == nil)
+
+        // The rule files are there on disk but not served: 404, at the root and below it.
+        try TestSupport.write("# rules", to: "cards/_headers", in: site)
+        for name in HostRules.deniedFiles + ["cards/_headers"] {
+            #expect(FileManager.default.fileExists(atPath: site.path + "/" + name))
+            let denied = try HTTPGet.fetch(base + "/" + name)
+            #expect(denied.status == 404, "\(name)")
+            #expect(!String(decoding: denied.body, as: UTF8.self).contains("location"), "\(name)")
+        }
+        // Names that only contain a denied name are still served.
+        try TestSupport.write("{}", to: "my_headers.json", in: site)
+        #expect(try HTTPGet.fetch(base + "/my_headers.json").status == 200)
     }
 
     /// The independent checker fetches iss/.well-known/jwks.json (with an Origin header) from nginx.

@@ -62,7 +62,7 @@ import Testing
             bundle["entry"] = .array(entries)
             return ([try f.card(try f.jws(claims: VerifyForge.claims(bundle: .object(bundle))))], nil)
         }),
-        ("FILE_TRAILING_CHARACTERS", { f in ([try f.write(try f.jws(claims: VerifyForge.claims()) + "\n", "card.jws.txt")], nil) }),
+        ("FILE_TRAILING_CHARACTERS", { f in ([try f.write(try f.jws(claims: VerifyForge.claims()) + "\n\n", "card.jws.txt")], nil) }),
         ("FILE_BOM", { f in ([try f.write([0xEF, 0xBB, 0xBF] + Array(try f.jws(claims: VerifyForge.claims()).utf8), "bom.txt")], nil) }),
         ("FILE_NOT_JSON", { f in ([try f.write("verifiableCredential: nope", "bad.smart-health-card")], nil) }),
         ("FILE_NO_CREDENTIALS", { f in ([try f.write(#"{"verifiableCredential":[]}"#, "empty.smart-health-card")], nil) }),

@@ -147,9 +147,8 @@ import Testing
         var key = good
         key["crlVersion"] = .number("3")
         let path = try forge.writeKeySet([.object(key)], site: "ok")
-        let (keys, findings) = KeySetCheck.check(
-            bytes: try VerifyFixtures.bytes(URL(fileURLWithPath: path)), file: path)
-        #expect(findings.isEmpty && keys.first?.crlVersion == 3)
+        let result = KeySetCheck.check(bytes: try VerifyFixtures.bytes(URL(fileURLWithPath: path)), file: path)
+        #expect(result.findings.isEmpty && result.keys.first?.crlVersion == 3)
     }
 
     @Test func unreadableHeaderSaysTheKidIsUnknown() throws {

@@ -14,7 +14,7 @@ import Testing
         let key = try TestSupport.demoKey(in: dir)
         let site = dir.appendingPathComponent("site")
         let out = dir.appendingPathComponent("out")
-        #expect(try TestSupport.cli(["jwks", key, "--out", site.appendingPathComponent(".well-known/jwks.json").path]).status == 0)
+        #expect(try TestSupport.cli(["jwks", key, "--out", site.appendingPathComponent(".well-known/jwks.json").path, "--issuer", "https://issuer.example.org"]).status == 0)
         let root = VerifyFixtures.repoRoot.appendingPathComponent("templates")
         let issue = try TestSupport.cli([
             "issue", "--issuer", Self.issuer, "--key", key, "--template", root.appendingPathComponent("\(template).json").path,
@@ -80,7 +80,7 @@ import Testing
         }
         // The issued cards verify cleanly.
         let site = dir.appendingPathComponent("site/.well-known/jwks.json")
-        #expect(try TestSupport.cli(["jwks", key, "--out", site.path]).status == 0)
+        #expect(try TestSupport.cli(["jwks", key, "--out", site.path, "--issuer", "https://issuer.example.org"]).status == 0)
         let verify = try TestSupport.cli(["verify", "--jwks", site.path, out.appendingPathComponent("cards").path])
         #expect(verify.status == 0, "\(verify.stdout)")
         #expect(verify.stdout.hasSuffix("2 credential(s) checked, 0 error(s), 0 warning(s)\n"), "\(verify.stdout)")

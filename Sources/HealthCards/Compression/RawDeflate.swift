@@ -120,3 +120,46 @@ public enum RawInflate {
         return output
     }
 }
+
+extension RawInflate {
+    /// Inflates as much of a raw DEFLATE stream as `input` holds, for judging whether bytes can be the
+    /// start of a payload (`verify` telling apart the QR chunks of several cards).
+    /// - Returns: the bytes inflated so far and whether the stream ended within `input`; nil when the data
+    ///   is not DEFLATE (a zlib data error), or inflates to more than `maxOutput` bytes.
+    public static func inflatePrefix(_ input: [UInt8]) -> (output: [UInt8], ended: Bool)? {
+        // The stream lives on the heap: zlib keeps a pointer to it between calls.
+        let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+        stream.initialize(to: z_stream())
+        defer {
+            stream.deinitialize(count: 1)
+            stream.deallocate()
+        }
+        guard CZlib_inflateInit2(stream, -15) == Z_OK else { return nil }
+        defer { inflateEnd(stream) }
+        var output: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16384)
+        var status: Int32 = Z_OK
+        var leftover = 0
+        input.withUnsafeBufferPointer { inBuffer in
+            stream.pointee.next_in = UnsafeMutablePointer(mutating: inBuffer.baseAddress)
+            stream.pointee.avail_in = uInt(inBuffer.count)
+            repeat {
+                chunk.withUnsafeMutableBufferPointer { outBuffer in
+                    stream.pointee.next_out = outBuffer.baseAddress
+                    stream.pointee.avail_out = uInt(outBuffer.count)
+                    status = CZlib.inflate(stream, Z_NO_FLUSH)
+                }
+                output.append(contentsOf: chunk.prefix(chunk.count - Int(stream.pointee.avail_out)))
+                if output.count > maxOutput { status = Z_DATA_ERROR }
+            } while status == Z_OK && (stream.pointee.avail_in > 0 || stream.pointee.avail_out == 0)
+            leftover = Int(stream.pointee.avail_in)
+            stream.pointee.next_in = nil
+            stream.pointee.next_out = nil
+        }
+        switch status {
+        case Z_STREAM_END: return leftover == 0 ? (output, true) : nil
+        case Z_OK, Z_BUF_ERROR: return (output, false)
+        default: return nil
+        }
+    }
+}

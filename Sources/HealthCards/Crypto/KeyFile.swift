@@ -8,7 +8,8 @@ public enum KeyFile {
     ///
     /// A private key file that group or others can read is refused, as ssh does.
     /// - Parameters:
-    ///   - path: PKCS#8 (`BEGIN PRIVATE KEY`) or SEC 1 PEM; SPKI public PEM when `requirePrivate` is false.
+    ///   - path: PKCS#8 (`BEGIN PRIVATE KEY`) or SEC 1 PEM; SPKI public PEM, or SPKI DER (what
+    ///     `pkcs11-tool --read-object --type pubkey` writes), when `requirePrivate` is false.
     ///   - requirePrivate: the key must be able to sign.
     /// - Throws: `HealthCardError(.key)` for a missing, unreadable (or a folder), unsupported or over-exposed key file,
     ///   with the `chmod` to run in the last case. The message never contains key material.
@@ -22,6 +23,14 @@ public enum KeyFile {
         let bytes: [UInt8]
         do { bytes = try FileIO.read(path) } catch { throw HealthCardError(.key, "cannot read key file \(path): \(error)") }
         let text = String(decoding: bytes, as: UTF8.self)
+        if P256Key.looksLikeDER(bytes) && PEMLabel.all(in: text).isEmpty {
+            // A DER SubjectPublicKeyInfo, as pkcs11-tool writes a token's public key.
+            if requirePrivate {
+                throw HealthCardError(.key, "\(path) is a DER public key; signing needs the private key (a PKCS#8 PEM "
+                    + "file, mode 0600, or a pkcs11: URI)")
+            }
+            return try P256Key.load(der: bytes, source: path)
+        }
         let isPrivate = PEMLabel.all(in: text).contains { $0.hasSuffix("PRIVATE KEY") }
         if isPrivate, let mode = FileIO.mode(path), mode & 0o077 != 0 {
             throw HealthCardError(.key, "private key file \(path) can be read by group or others (mode \(String(mode, radix: 8))); "
@@ -30,12 +39,11 @@ public enum KeyFile {
         return try P256Key.load(pem: bytes, source: path, requirePrivate: requirePrivate)
     }
 
-    /// Writes a new key pair as PKCS#8 PEM with mode 0600. Refuses to overwrite an existing file.
-    /// - Throws: `HealthCardError(.key)` when `path` exists, `.io` when it cannot be written.
+    /// Writes a new key pair as PKCS#8 PEM with mode 0600, only ever to a new regular file (see
+    /// `FileIO.writeNewPrivateFile`: never over anything that exists, never through a link, never to
+    /// standard output); a missing folder is created with mode 0700.
+    /// - Throws: `HealthCardError(.key)` when `path` exists or is `-`, `.io` when it cannot be written.
     public static func writeNew(_ key: P256Key, to path: String) throws {
-        guard !FileIO.exists(path) else {
-            throw HealthCardError(.key, "\(path) already exists; keygen never overwrites a key. Choose another --out, or move the old key away first")
-        }
-        try FileIO.writeAtomically(try key.pkcs8PEM(), to: path, mode: 0o600)
+        try FileIO.writeNewPrivateFile(try key.pkcs8PEM(), to: path, what: "key")
     }
 }

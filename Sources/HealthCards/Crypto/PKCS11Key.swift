@@ -53,6 +53,7 @@ public struct PKCS11URI: Sendable, CustomStringConvertible {
         for attribute in pathAttributes where !seen.insert(attribute.name).inserted {
             throw HealthCardError(.key, "PKCS#11 URI path attribute '\(attribute.name)' appears twice (RFC 7512 forbids it)")
         }
+        try PKCS11PIN.checkNames(path: pathAttributes, query: queryAttributes)
     }
 
     private static func attributes(_ part: Substring, separator: Character, part kind: String) throws -> [Attribute] {
@@ -157,18 +158,22 @@ extension P256Key {
     /// - Parameter uri: an RFC 7512 URI such as
     ///   `pkcs11:token=issuer;object=shc-2026?module-path=/usr/lib/softhsm/libsofthsm2.so&pin-source=file:/run/pin`.
     ///   The module is `module-path`, else the `PKCS11_MODULE_PATH` environment variable. The PIN is
-    ///   `pin-value=…`, or `pin-source=file:/path` (or a plain path) whose file is read and loses
-    ///   one final newline. Other path attributes (`token`, `object`, `id`, `serial`, …) select the
+    ///   read from `pin-source=file:/path` (or a plain path; mode 0600 or stricter; one final newline
+    ///   is dropped) or the `HEALTHCARDS_PKCS11_PIN` environment variable, never from `pin-value`
+    ///   (`PKCS11PIN`). Other path attributes (`token`, `object`, `id`, `serial`, …) select the
     ///   key and are interpreted by the engine.
-    /// - Throws: `HealthCardError(.key)` for a malformed URI, a missing or unloadable module, a
-    ///   missing or unreadable PIN, a wrong or locked PIN, a token or object that is not found, or
-    ///   a key that is not EC P-256. Messages name the module, token and object, never the PIN.
+    ///   - allowPublic: accept `type=public`, the public half of a key (for publishing a retired
+    ///     key whose private half was destroyed); no PIN is needed for it. The key cannot sign.
+    /// - Throws: `HealthCardError(.key)` for a malformed URI (an unknown attribute names the closest
+    ///   known one), a missing or unloadable module, a missing, exposed or unreadable PIN, a wrong or
+    ///   locked PIN, a token or object that is not found, or a key that is not EC P-256. Messages name
+    ///   the module, token and object, never the PIN.
     ///
     /// One process uses one PKCS#11 module (the engine binds to the first module it loads). Once a
     /// token is logged in, PKCS#11 keeps the login for the whole process, so later loads from the
     /// same token are not re-checked against their PIN.
-    public static func load(pkcs11URI uri: String) throws -> P256Key {
-        try PKCS11Engine.loadPrivateKey(try PKCS11URI(uri))
+    public static func load(pkcs11URI uri: String, allowPublic: Bool = false) throws -> P256Key {
+        try PKCS11Engine.loadKey(try PKCS11URI(uri), allowPublic: allowPublic)
     }
 }
 
@@ -180,12 +185,11 @@ public enum KeySource {
     ///   - argument: a PKCS#11 URI (starts with `pkcs11:`, see `P256Key.load(pkcs11URI:)`) or the
     ///     path of a PEM key file (see `KeyFile.load(path:requirePrivate:)`, which refuses private key
     ///     files that group or others can read).
-    ///   - requirePrivate: for a PEM file, refuse a public key. A PKCS#11 URI always names a
-    ///     private key.
+    ///   - requirePrivate: refuse a public key (a public PEM or DER file, a `type=public` URI).
     /// - Throws: `HealthCardError(.key)` for unusable key material, URI or key file.
     public static func load(_ argument: String, requirePrivate: Bool) throws -> P256Key {
         if argument.count >= 7, argument.prefix(7).lowercased() == "pkcs11:" {
-            return try P256Key.load(pkcs11URI: argument)
+            return try P256Key.load(pkcs11URI: argument, allowPublic: !requirePrivate)
         }
         return try KeyFile.load(path: argument, requirePrivate: requirePrivate)
     }
@@ -218,49 +222,11 @@ enum PKCS11Engine {
             + "(SoftHSM2: /usr/lib/softhsm/libsofthsm2.so) or set PKCS11_MODULE_PATH")
     }
 
-    /// The PIN and a phrase saying where it came from (never the PIN itself).
-    private static func resolvePIN(_ uri: PKCS11URI) throws -> (pin: String, origin: String) {
-        let all = uri.queryAttributes + uri.pathAttributes
-        let value = all.first { $0.name == "pin-value" }?.value
-        let source = all.first { $0.name == "pin-source" }?.value
-        if value != nil && source != nil {
-            throw HealthCardError(.key, "PKCS#11 URI \(uri) gives both pin-value and pin-source; give one")
-        }
-        if let value {
-            guard !value.isEmpty else { throw HealthCardError(.key, "PKCS#11 URI \(uri) has an empty pin-value") }
-            return (value, "pin-value")
-        }
-        guard let source else {
-            throw HealthCardError(.key, "PKCS#11 URI \(uri) gives no PIN for \(uri.tokenDescription): add "
-                + "pin-source=file:/path/to/pin-file (or pin-value=…) to the query")
-        }
-        var path = Substring(source)
-        if path.hasPrefix("file:") {
-            path = path.dropFirst(5)
-            if path.hasPrefix("//") {  // file:///path or file://localhost/path
-                path = path.dropFirst(2)
-                guard let slash = path.firstIndex(of: "/"), path[..<slash].isEmpty || path[..<slash] == "localhost" else {
-                    throw HealthCardError(.key, "pin-source \(source) names a remote host; only local files are supported")
-                }
-                path = path[slash...]
-            }
-        } else if source.hasPrefix("|") || (source.contains(":") && !source.hasPrefix("/")) {
-            throw HealthCardError(.key, "pin-source \(source) is not supported; use pin-source=file:/path/to/pin-file")
-        }
-        let file = String(path)
-        var bytes: [UInt8]
-        do {
-            bytes = try FileIO.read(file)
-        } catch let error as HealthCardError {
-            throw HealthCardError(.key, error.message.replacingFirst("cannot read ", with: "cannot read PIN file "))
-        }
-        if bytes.last == UInt8(ascii: "\n") {
-            bytes.removeLast()
-            if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
-        }
-        guard !bytes.isEmpty else { throw HealthCardError(.key, "PIN file \(file) is empty") }
-        guard !bytes.contains(0) else { throw HealthCardError(.key, "PIN file \(file) contains a NUL byte") }
-        return (String(decoding: bytes, as: UTF8.self), "the PIN from \(file)")
+    /// The PIN and a phrase saying where it came from (never the PIN itself): a `pin-source` file or
+    /// the environment (`PKCS11PIN.resolve`); nil when neither gives one.
+    private static func resolvePIN(_ uri: PKCS11URI) throws -> (pin: String, origin: String)? {
+        guard let found = try PKCS11PIN.resolve(uri) else { return nil }
+        return (String(decoding: found.bytes, as: UTF8.self), found.origin)
     }
 
     /// One OpenSSL error: its library and reason strings.
@@ -279,18 +245,26 @@ enum PKCS11Engine {
         return errors
     }
 
-    static func loadPrivateKey(_ uri: PKCS11URI) throws -> P256Key {
+    static func loadKey(_ uri: PKCS11URI, allowPublic: Bool) throws -> P256Key {
         let module = try resolveModule(uri)
-        if let type = uri.path("type"), type != "private" {
-            throw HealthCardError(.key, "PKCS#11 URI \(uri) names type=\(type); signing needs the private key (type=private)")
+        let isPublic = uri.path("type") == "public"
+        if let type = uri.path("type"), type != "private" && !(isPublic && allowPublic) {
+            throw HealthCardError(.key, "PKCS#11 URI \(uri) names type=\(type); "
+                + (isPublic ? "signing needs the private key (type=private)" : "expected type=private (or type=public to publish a key)"))
         }
         guard access(module.path, F_OK) == 0 else {
             throw HealthCardError(.key, "PKCS#11 module not found: \(module.path) (from \(module.origin)); "
                 + "for SoftHSM2 install the Debian package softhsm2 (module /usr/lib/softhsm/libsofthsm2.so)")
         }
-        let pin = try resolvePIN(uri)
+        try PKCS11Module.check(module.path, origin: module.origin)
+        let found = try resolvePIN(uri)
+        guard isPublic || found != nil else {
+            throw HealthCardError(.key, "PKCS#11 URI \(uri) gives no PIN for \(uri.tokenDescription): add "
+                + "pin-source=file:/path/to/pin-file (mode 0600) to the query, or set \(PKCS11PIN.environmentVariable)")
+        }
+        let pin = found ?? (pin: "", origin: "no PIN")
         // OpenSSL or libp11 text must never carry the PIN, even by accident.
-        func scrub(_ text: String) -> String { text.replacing(pin.pin, with: "REDACTED") }
+        func scrub(_ text: String) -> String { pin.pin.isEmpty ? text : text.replacing(pin.pin, with: "REDACTED") }
 
         return try shared.withLock { state in
             if state.engine == nil {
@@ -320,12 +294,14 @@ enum PKCS11Engine {
                 }
                 state.initialized = true
             }
-            guard COpenSSL_ENGINE_ctrl_cmd_string(engine, "PIN", pin.pin, 0) == 1 else {
+            guard pin.pin.isEmpty || COpenSSL_ENGINE_ctrl_cmd_string(engine, "PIN", pin.pin, 0) == 1 else {
                 ERR_clear_error()
                 throw HealthCardError(.key, "OpenSSL's pkcs11 engine did not accept \(pin.origin)")
             }
             ERR_clear_error()
-            guard let pkey = COpenSSL_ENGINE_load_private_key(engine, uri.engineURI) else {
+            let loaded = isPublic
+                ? COpenSSL_ENGINE_load_public_key(engine, uri.engineURI) : COpenSSL_ENGINE_load_private_key(engine, uri.engineURI)
+            guard let pkey = loaded else {
                 let errors = drainErrors()
                 let reasons = errors.map(\.reason)
                 if reasons.contains("Unable to load PKCS#11 module") {
@@ -350,7 +326,7 @@ enum PKCS11Engine {
                     + "PKCS#11 \(uri.tokenDescription) (URI \(uri)): \(detail)")
             }
             state.boundModule = module.path
-            return try p256Key(pkey, uri: uri)
+            return try p256Key(pkey, uri: uri, canSign: !isPublic)
         }
     }
 
@@ -366,12 +342,15 @@ enum PKCS11Engine {
                 + "list its keys with `pkcs11-tool --module \(module) --token-label LABEL --login --list-objects`")
         }
         ERR_clear_error()
+        if let hint = PKCS11Module.tokenStoreHint(module) {
+            return HealthCardError(.key, "PKCS#11 \(uri.tokenDescription) not found in module \(module): \(hint)")
+        }
         return HealthCardError(.key, "PKCS#11 \(uri.tokenDescription) not found in module \(module) (or it holds no "
             + "private key, so \(uri.objectDescription) is not there either); \(listHint)")
     }
 
     /// Wraps an engine key as a `P256Key` after checking it is EC P-256.
-    private static func p256Key(_ pkey: OpaquePointer, uri: PKCS11URI) throws -> P256Key {
+    private static func p256Key(_ pkey: OpaquePointer, uri: PKCS11URI, canSign: Bool) throws -> P256Key {
         if let other = P256Key.notP256(pkey) {
             EVP_PKEY_free(pkey)
             ERR_clear_error()
@@ -382,7 +361,7 @@ enum PKCS11Engine {
             throw HealthCardError(.key, "PKCS#11 \(uri.objectDescription) on \(uri.tokenDescription) is \(other.found); "
                 + "SMART Health Cards are signed ES256 with an EC P-256 key (pkcs11-tool --keypairgen --key-type EC:prime256v1)")
         }
-        return try P256Key(taking: pkey, canSign: true)
+        return try P256Key(taking: pkey, canSign: canSign)
     }
 
     /// True when both paths name the same file (same device and inode), or are equal strings.

@@ -1,20 +1,75 @@
 import COpenSSL
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// An X.509 certificate chain for a JWK's `x5c` member (digest section 7): DER certificates, leaf
 /// first, each followed by its issuer. The leaf certifies the signing key.
 ///
-/// Certificates are parsed, ordered and checked by OpenSSL; this type only holds the DER bytes.
+/// Certificates are parsed and the chain is verified by OpenSSL (`X509_STORE`, `X509_verify_cert`):
+/// this type only holds the DER bytes and what OpenSSL read from them. There is no trust list offline,
+/// so the last certificate of the chain is taken as its anchor: what is checked is that the chain holds
+/// together (signatures, CA flags and key usages of the issuers, names), not who its root is. Validity
+/// dates are not part of that check; `validity` gives them so callers can judge a time.
 public struct X509Chain: Sendable, Equatable {
     /// The certificates as DER, leaf first.
     public let certificates: [[UInt8]]
+    /// Each certificate's subject in OpenSSL's one-line form (`/CN=…`), leaf first.
+    public let subjects: [String]
+    /// Each certificate's validity period, leaf first.
+    public let validity: [Validity]
+    /// The leaf's subjectAltName URIs; the spec expects one of them to equal `iss`.
+    public let leafSubjectAltNameURIs: [String]
+    /// The leaf's subjectAltName DNS names (which do not name an issuer: `iss` is a URL).
+    public let leafSubjectAltNameDNSNames: [String]
+    /// True when the leaf has a subjectAltName extension at all.
+    public let leafHasSubjectAltName: Bool
+    private let leafKeyX: [UInt8]
+    private let leafKeyY: [UInt8]
 
-    /// Reads a PEM chain (`-----BEGIN CERTIFICATE-----` blocks, leaf first), e.g. `cat leaf.pem ca.pem`.
-    ///
-    /// Checks that every certificate was issued by the next one (names and signature, OpenSSL
-    /// `X509_check_issued` and `X509_verify`), and that the leaf holds an EC P-256 key whose
-    /// keyUsage, when present, allows digitalSignature. Validity dates and trust are not checked.
+    /// A certificate's validity period, in seconds since 1970 (UTC).
+    public struct Validity: Sendable, Equatable {
+        public let notBefore: Int64
+        public let notAfter: Int64
+
+        /// True when `seconds` lies in `notBefore … notAfter` (both included, as RFC 5280 says).
+        public func contains(_ seconds: Int64) -> Bool { notBefore <= seconds && seconds <= notAfter }
+    }
+
+    /// Why a chain was refused, with a sentence for people.
+    public struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
+        public enum Kind: Sendable, Equatable {
+            /// Certificate `index` (0-based) is not DER OpenSSL can parse.
+            case undecodable(index: Int)
+            /// A certificate is not followed by its issuer.
+            case order
+            /// OpenSSL's chain verification failed (a signature, a CA flag, a key usage…).
+            case chain
+            /// The leaf cannot certify an ES256 key: not EC P-256, or keyUsage without digitalSignature.
+            case leaf
+        }
+        public let kind: Kind
+        public let message: String
+        public var description: String { message }
+    }
+
+    /// The leaf's subject in OpenSSL's one-line form (for messages).
+    public var leafSubject: String { subjects[0] }
+
+    /// The `x5c` strings: standard base64 DER (with `+`, `/` and `=` padding), leaf first.
+    public var x5c: [String] { certificates.map { Base64URL.encodeStandard($0) } }
+
+    /// The leaf certificate's public key as a JWK (the `x` and `y` it must share with the signing key).
+    public var leafJWK: JWK { JWK(x: leafKeyX, y: leafKeyY) }
+
+    /// True when the leaf certifies `key` (same public point).
+    public func certifies(_ key: JWK) -> Bool { key.x == leafKeyX && key.y == leafKeyY }
+
+    /// Reads a PEM chain (`-----BEGIN CERTIFICATE-----` blocks, leaf first), e.g. `cat leaf.pem ca.pem`,
+    /// and verifies it as `init(der:source:)` does.
     /// - Throws: `HealthCardError(.key)` for text with no certificate, a private key in the file, a
-    ///   certificate OpenSSL cannot parse, a chain out of order, or a leaf unfit for ES256.
+    ///   certificate OpenSSL cannot parse, or a chain `init(der:source:)` refuses.
     public init(pem: [UInt8], source: String) throws {
         let labels = PEMLabel.all(in: String(decoding: pem, as: UTF8.self))
         if labels.contains(where: { $0.hasSuffix("PRIVATE KEY") }) {
@@ -35,17 +90,17 @@ public struct X509Chain: Sendable, Equatable {
         guard certs.count == expected else {
             throw HealthCardError(.key, "\(source) has \(expected) certificate blocks but OpenSSL read \(certs.count)")
         }
-        try self.init(checking: certs, source: source)
+        self = try Self.asKeyError { try X509Chain(checking: certs, source: source) }
     }
 
     /// Reads a published `x5c` array: standard base64 (not base64url) DER certificates, leaf first.
     /// - Throws: `HealthCardError(.key)` for an empty array, text that is not standard base64 with
-    ///   padding, DER OpenSSL cannot parse, or a chain that fails the checks of `init(pem:source:)`.
+    ///   padding, or a chain `init(der:source:)` refuses.
     public init(x5c: [String], source: String) throws {
         guard !x5c.isEmpty else {
             throw HealthCardError(.key, "\(source): x5c is empty; it lists the leaf certificate first")
         }
-        var certs: [X509Certificate] = []
+        var ders: [[UInt8]] = []
         for (i, text) in x5c.enumerated() {
             guard let der = Base64URL.decodeStandard(text) else {
                 throw HealthCardError(
@@ -53,53 +108,74 @@ public struct X509Chain: Sendable, Equatable {
                     "\(source): x5c[\(i)] is not standard base64 (with + / and = padding); "
                         + "x5c is never base64url")
             }
-            certs.append(try X509Certificate(der: der, source: "\(source) x5c[\(i)]"))
+            ders.append(der)
+        }
+        self = try Self.asKeyError { try X509Chain(der: ders, source: source) }
+    }
+
+    /// Runs `make`, turning a `Failure` into `HealthCardError(.key)` for the commands that publish chains.
+    private static func asKeyError(_ make: () throws -> X509Chain) throws -> X509Chain {
+        do { return try make() } catch let failure as Failure { throw HealthCardError(.key, failure.message) }
+    }
+
+    /// Parses DER certificates (leaf first) and verifies the chain with OpenSSL:
+    /// - each certificate is followed by its issuer (`X509_check_issued`: names and key identifiers);
+    /// - `X509_verify_cert` accepts the chain with the last certificate as its anchor
+    ///   (`X509_V_FLAG_PARTIAL_CHAIN`), without judging dates (`X509_V_FLAG_NO_CHECK_TIME`): every
+    ///   signature, the issuers' CA flags and key usages;
+    /// - the leaf holds an EC P-256 key and its keyUsage, when present, allows digitalSignature.
+    /// - Throws: `X509Chain.Failure` saying which check failed and on which certificate.
+    public init(der: [[UInt8]], source: String) throws {
+        guard !der.isEmpty else { throw Failure(kind: .chain, message: "\(source): the chain holds no certificate") }
+        var certs: [X509Certificate] = []
+        for (i, bytes) in der.enumerated() {
+            do { certs.append(try X509Certificate(der: bytes, source: "\(source) certificate \(i + 1)")) } catch {
+                throw Failure(kind: .undecodable(index: i), message: "\(error)")
+            }
         }
         try self.init(checking: certs, source: source)
     }
 
     private init(checking certs: [X509Certificate], source: String) throws {
-        for i in 0..<(certs.count - 1) {
-            guard certs[i + 1].issued(certs[i]) else {
-                throw HealthCardError(
-                    .key,
-                    "\(source): certificate \(i + 2) (\(certs[i + 1].subject)) did not issue "
-                        + "certificate \(i + 1) (\(certs[i].subject)); the chain must list the leaf first, then each issuer"
-                )
-            }
+        for i in 0..<(certs.count - 1) where !certs[i + 1].issued(certs[i]) {
+            throw Failure(
+                kind: .order,
+                message: "\(source): certificate \(i + 2) (\(certs[i + 1].subject)) did not issue "
+                    + "certificate \(i + 1) (\(certs[i].subject)); the chain must list the leaf first, then each issuer"
+            )
+        }
+        if let problem = X509Certificate.verifyChain(certs) {
+            throw Failure(kind: .chain, message: "\(source): OpenSSL does not verify the chain: \(problem)")
         }
         let leaf = certs[0]
         guard leaf.allowsDigitalSignature else {
-            throw HealthCardError(
-                .key,
-                "\(source): the leaf certificate (\(leaf.subject)) has a keyUsage without "
+            throw Failure(
+                kind: .leaf,
+                message: "\(source): the leaf certificate (\(leaf.subject)) has a keyUsage without "
                     + "digitalSignature, so it cannot certify an ES256 signing key")
         }
-        let key = try leaf.publicKey(source: source)
-        certificates = try certs.map { try $0.der() }
-        leafSubjectAltNameURIs = leaf.subjectAltNameURIs
-        leafSubject = leaf.subject
+        let key: P256Key
+        do { key = try leaf.publicKey(source: source) } catch {
+            throw Failure(kind: .leaf, message: "\(error)")
+        }
+        var ders: [[UInt8]] = []
+        for cert in certs {
+            guard let bytes = cert.der() else {
+                throw Failure(
+                    kind: .undecodable(index: ders.count), message: "\(source): a certificate cannot be written as DER")
+            }
+            ders.append(bytes)
+        }
+        certificates = ders
+        subjects = certs.map(\.subject)
+        validity = certs.map(\.validity)
+        let names = leaf.subjectAltNames
+        leafHasSubjectAltName = names != nil
+        leafSubjectAltNameURIs = names?.uris ?? []
+        leafSubjectAltNameDNSNames = names?.dnsNames ?? []
         leafKeyX = key.x
         leafKeyY = key.y
     }
-
-    private let leafKeyX: [UInt8]
-    private let leafKeyY: [UInt8]
-
-    /// The leaf's subject name in OpenSSL's one-line form (for messages).
-    public let leafSubject: String
-
-    /// The leaf's subjectAltName URIs; the spec expects one of them to equal `iss`.
-    public let leafSubjectAltNameURIs: [String]
-
-    /// The `x5c` strings: standard base64 DER (with `+`, `/` and `=` padding), leaf first.
-    public var x5c: [String] { certificates.map { Base64URL.encodeStandard($0) } }
-
-    /// The leaf certificate's public key as a JWK (the `x` and `y` it must share with the signing key).
-    public var leafJWK: JWK { JWK(x: leafKeyX, y: leafKeyY) }
-
-    /// True when the leaf certifies `key` (same public point).
-    public func certifies(_ key: JWK) -> Bool { key.x == leafKeyX && key.y == leafKeyY }
 }
 
 /// The one Swift owner of an OpenSSL `X509` certificate.
@@ -111,6 +187,7 @@ final class X509Certificate {
 
     deinit { X509_free(cert) }
 
+    /// - Throws: `HealthCardError(.key)` when OpenSSL cannot parse `der` as one certificate.
     convenience init(der: [UInt8], source: String) throws {
         let parsed: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
             var pointer: UnsafePointer<UInt8>? = buffer.baseAddress
@@ -124,10 +201,11 @@ final class X509Certificate {
 
     /// Every certificate in PEM text, in order.
     static func readAll(pem: [UInt8], source: String) throws -> [X509Certificate] {
-        guard let bio = pem.withUnsafeBytes({ BIO_new_mem_buf($0.baseAddress, Int32($0.count)) }) else {
-            throw cryptoError("memory BIO")
-        }
+        guard pem.count < Int(Int32.max), let bio = BIO_new(BIO_s_mem()) else { throw cryptoError("memory BIO") }
         defer { BIO_free(bio) }
+        // BIO_write copies the text into the BIO, so no pointer to `pem` outlives the closure.
+        let written = pem.withUnsafeBytes { BIO_write(bio, $0.baseAddress, Int32($0.count)) }
+        guard pem.isEmpty || written == Int32(pem.count) else { throw cryptoError("memory BIO") }
         var certs: [X509Certificate] = []
         while let cert = PEM_read_bio_X509(bio, nil, nil, nil) {
             certs.append(X509Certificate(taking: cert))  // ownership moves to the Swift owner
@@ -142,17 +220,19 @@ final class X509Certificate {
         return certs
     }
 
-    /// DER encoding.
-    func der() throws -> [UInt8] {
+    /// DER encoding, or nil when OpenSSL cannot write it.
+    func der() -> [UInt8]? {
         let length = i2d_X509(cert, nil)
-        guard length > 0 else { throw cryptoError("DER encoding of a certificate") }
+        guard length > 0 else {
+            ERR_clear_error()
+            return nil
+        }
         var out = [UInt8](repeating: 0, count: Int(length))
         let written = out.withUnsafeMutableBufferPointer { buffer -> Int32 in
             var pointer: UnsafeMutablePointer<UInt8>? = buffer.baseAddress
             return i2d_X509(cert, &pointer)
         }
-        guard written == length else { throw cryptoError("DER encoding of a certificate") }
-        return out
+        return written == length ? out : nil
     }
 
     /// The subject in OpenSSL's one-line form, e.g. `/CN=SMART Health Card Example Issuer`.
@@ -163,17 +243,80 @@ final class X509Certificate {
         return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// True when `issuer` (self) issued `child`: names and key identifiers match, and the signature verifies.
+    /// True when `issuer` (self) issued `child` by names and key identifiers (`X509_check_issued`).
     func issued(_ child: X509Certificate) -> Bool {
         defer { ERR_clear_error() }
-        guard X509_check_issued(cert, child.cert) == X509_V_OK, let key = X509_get0_pubkey(cert) else { return false }
-        return X509_verify(child.cert, key) == 1
+        return X509_check_issued(cert, child.cert) == X509_V_OK
+    }
+
+    /// Verifies `chain` (leaf first) with `X509_verify_cert`, the last certificate as trust anchor and
+    /// dates not judged. Returns nil when it verifies, else OpenSSL's reason and the certificate it
+    /// concerns.
+    static func verifyChain(_ chain: [X509Certificate]) -> String? {
+        defer { ERR_clear_error() }
+        guard let store = X509_STORE_new() else { return "OpenSSL could not make a certificate store" }
+        defer { X509_STORE_free(store) }
+        guard let anchor = chain.last, X509_STORE_add_cert(store, anchor.cert) == 1 else {
+            return "OpenSSL could not add the last certificate to the store"
+        }
+        guard let untrusted = OPENSSL_sk_new_null() else { return "OpenSSL could not make a certificate stack" }
+        // The stack only lends the pointers: the X509Certificate owners keep them alive and free them.
+        defer { OPENSSL_sk_free(untrusted) }
+        for certificate in chain.dropFirst().dropLast() {
+            guard OPENSSL_sk_push(untrusted, UnsafeRawPointer(certificate.cert)) > 0 else {
+                return "OpenSSL could not make a certificate stack"
+            }
+        }
+        guard let context = X509_STORE_CTX_new() else { return "OpenSSL could not make a verification context" }
+        defer { X509_STORE_CTX_free(context) }
+        let verified: Bool = withExtendedLifetime(chain) {
+            guard X509_STORE_CTX_init(context, store, chain[0].cert, untrusted) == 1,
+                let parameters = X509_STORE_CTX_get0_param(context),
+                X509_VERIFY_PARAM_set_flags(parameters, UInt(X509_V_FLAG_PARTIAL_CHAIN | X509_V_FLAG_NO_CHECK_TIME))
+                    == 1
+            else { return false }
+            return X509_verify_cert(context) == 1
+        }
+        if verified {
+            // The chain OpenSSL built must be the one given, certificate for certificate.
+            guard let built = X509_STORE_CTX_get0_chain(context), Int(OPENSSL_sk_num(built)) == chain.count else {
+                return "the chain OpenSSL built from it does not use every certificate given, in order"
+            }
+            for (i, certificate) in chain.enumerated() {
+                guard let item = OPENSSL_sk_value(built, Int32(i)), X509_cmp(OpaquePointer(item), certificate.cert) == 0
+                else { return "the chain OpenSSL built from it does not use every certificate given, in order" }
+            }
+            return nil
+        }
+        let error = X509_STORE_CTX_get_error(context)
+        let depth = Int(X509_STORE_CTX_get_error_depth(context))
+        let reason = X509_verify_cert_error_string(Int(error)).map { String(cString: $0) } ?? "error \(error)"
+        let which =
+            depth >= 0 && depth < chain.count ? "certificate \(depth + 1) (\(chain[depth].subject))" : "the chain"
+        return "\(which): \(reason)"
     }
 
     /// False only when a keyUsage extension is present and lacks digitalSignature.
     var allowsDigitalSignature: Bool {
         let usage = X509_get_key_usage(cert)
         return usage == UInt32.max || usage & UInt32(KU_DIGITAL_SIGNATURE) != 0
+    }
+
+    /// notBefore and notAfter in seconds since 1970; a time OpenSSL cannot read counts as the epoch
+    /// (notBefore) or as already past (notAfter), so it never makes a certificate look valid.
+    var validity: X509Chain.Validity {
+        func seconds(_ time: UnsafePointer<ASN1_TIME>?, otherwise: Int64) -> Int64 {
+            guard let time else { return otherwise }
+            var parts = tm()
+            guard ASN1_TIME_to_tm(time, &parts) == 1 else {
+                ERR_clear_error()
+                return otherwise
+            }
+            return Int64(timegm(&parts))
+        }
+        return .init(
+            notBefore: seconds(X509_get0_notBefore(cert), otherwise: Int64.max),
+            notAfter: seconds(X509_get0_notAfter(cert), otherwise: Int64.min))
     }
 
     /// The certificate's public key, which must be EC P-256.
@@ -194,24 +337,31 @@ final class X509Certificate {
         return try P256Key(taking: pkey)
     }
 
-    /// The subjectAltName URIs.
-    var subjectAltNameURIs: [String] {
-        guard let raw = X509_get_ext_d2i(cert, NID_subject_alt_name, nil, nil) else {
+    /// The subjectAltName URIs and DNS names (OpenSSL's `GENERAL_NAME` API), or nil when the certificate
+    /// has no subjectAltName extension.
+    var subjectAltNames: (uris: [String], dnsNames: [String])? {
+        var critical: Int32 = 0
+        guard let raw = X509_get_ext_d2i(cert, NID_subject_alt_name, &critical, nil) else {
             ERR_clear_error()
-            return []
+            // -1: absent; -2: present more than once (malformed), reported as present with no names.
+            return critical == -2 ? ([], []) : nil
         }
         let names = OpaquePointer(raw)
         defer { GENERAL_NAMES_free(names) }
         var uris: [String] = []
+        var dnsNames: [String] = []
         for i in 0..<OPENSSL_sk_num(names) {
             guard let item = OPENSSL_sk_value(names, i) else { continue }
-            let name = item.assumingMemoryBound(to: GENERAL_NAME.self)
-            guard name.pointee.type == GEN_URI, let text = name.pointee.d.uniformResourceIdentifier,
-                let data = ASN1_STRING_get0_data(text)
+            var type: Int32 = 0
+            guard let value = GENERAL_NAME_get0_value(item.assumingMemoryBound(to: GENERAL_NAME.self), &type),
+                type == GEN_URI || type == GEN_DNS
             else { continue }
-            uris.append(
-                String(decoding: UnsafeBufferPointer(start: data, count: Int(ASN1_STRING_length(text))), as: UTF8.self))
+            let text = value.assumingMemoryBound(to: ASN1_STRING.self)
+            let length = Int(ASN1_STRING_length(text))
+            guard length >= 0, let data = ASN1_STRING_get0_data(text) else { continue }
+            let string = String(decoding: UnsafeBufferPointer(start: data, count: length), as: UTF8.self)
+            if type == GEN_URI { uris.append(string) } else { dnsNames.append(string) }
         }
-        return uris
+        return (uris, dnsNames)
     }
 }

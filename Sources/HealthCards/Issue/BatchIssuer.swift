@@ -39,6 +39,12 @@ public final class BatchIssuer {
     public let jobs: Int
     /// Reissue records whose card is already in `outDir`.
     public var force = false
+    /// Permission bits of what the run writes: owner only (0600 files, 0700 folders) unless the
+    /// operator opts into sharing a hand-off folder (`issue --share group|world`).
+    public var access: OutputAccess = .ownerOnly
+    /// For Bundle input: the `Patient.identifier` system whose value identifies the person, for
+    /// `vc.rid` (`PatientIdentity.ofBundle`); nil takes the Patient's only identifier.
+    public var patientIDSystem: String?
     /// Called on the calling thread after each record with (records done, records in the input).
     public var progress: ((Int, Int) -> Void)?
     /// Called once for each input file that cannot be used at all (not UTF-8, broken quoting, a missing
@@ -82,20 +88,25 @@ public final class BatchIssuer {
     ///   usually nothing is written; in the middle of the run, it stops, the report of the records
     ///   done so far is written if it can be, and files already written stay whole.
     ///   `HealthCardError(.input)` when a CSV file changes while the run reads it back to compare the
-    ///   patient ids found in several files (nothing is issued then).
+    ///   patient ids found in several files (nothing is issued then). `HealthCardError(.usage)`, with
+    ///   nothing written, when `outDir` is inside a published site (`IssuerSite.enclosingSite`) or
+    ///   another process is issuing into it (`OutputLock`).
     public func run(_ inputs: [BatchInput]) throws -> BatchSummary {
         let start = Clock.monotonicSeconds()
         var summary = BatchSummary()
         Self.stopRequest.store(0, ordering: .relaxed)
-        let workers = try (0..<jobs).map { _ in BatchWorker(issuer: try makeIssuer(), outDir: outDir, force: force) }
+        try IssuerSite.refuseHealthDataInside(outDir)
+        let workers = try (0..<jobs).map { _ in BatchWorker(issuer: try makeIssuer(), outDir: outDir, force: force, access: access, patientIDSystem: patientIDSystem) }
         try ReportWriter.checkTarget("\(outDir)/report.ndjson")
-        try FileIO.checkWritableFolder(outDir)
-        try FileIO.checkWritableFolder("\(outDir)/cards")
-        if workers[0].issuer.settings.makeQR { try FileIO.checkWritableFolder("\(outDir)/qr") }
+        try FileIO.checkWritableFolder(outDir, mode: access.folderMode)
+        try FileIO.checkWritableFolder("\(outDir)/cards", mode: access.folderMode)
+        if workers[0].issuer.settings.makeQR { try FileIO.checkWritableFolder("\(outDir)/qr", mode: access.folderMode) }
+        let lock = try OutputLock(folder: outDir, mode: access.fileMode)
+        defer { withExtendedLifetime(lock) {} }
         for folder in [outDir, "\(outDir)/cards", "\(outDir)/qr"] {
             summary.leftoversRemoved += FileIO.removeStaleTemporaries(in: folder).count
         }
-        let report = try ReportWriter(path: "\(outDir)/report.ndjson")
+        let report = try ReportWriter(path: "\(outDir)/report.ndjson", access: access)
 
         var opened: [Opened] = []
         for input in inputs {
@@ -127,6 +138,7 @@ public final class BatchIssuer {
             }
         }
         var names = NameRegister(all: inputs.contains { if case .bundles = $0 { true } else { false } })
+        var rids = RIDRegister()
         var next = 0
         var failure: HealthCardError?
         var reportFailure: HealthCardError?
@@ -140,7 +152,12 @@ public final class BatchIssuer {
                 if failure == nil { failure = error }
                 return
             }
-            let line = outcome.line
+            var line = outcome.line
+            if let owner = outcome.identity, let clash = rids.register(owner, reportLine: next - 1) {
+                line.warnings.append(HealthCardError(.input, clash, at: line.source))
+                summary.ridCollisions += 1
+            }
+            if let kid = outcome.replacedKid { summary.reissuedForKid[kid, default: 0] += 1 }
             if line.status == .issued { summary.issued += 1 } else { summary.rejected += 1 }
             if line.alreadyIssued { summary.alreadyIssued += 1 }
             summary.warnings += line.warnings.count
@@ -245,5 +262,47 @@ struct NameRegister {
         let bytes = Array(name.utf8.suffix(9))
         return bytes.count == 9 && bytes[0] == UInt8(ascii: "-")
             && bytes.dropFirst().allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
+    }
+}
+
+/// The rids of a run, to find two records that share one (digest section 8: one rid per person).
+///
+/// Two records with one rid are either the same person (same id and the same name and birth date: two
+/// cards of one person, which is right) or not: two people given one identifier in the export, or,
+/// about once in 2^64, two ids whose HMACs share their first 8 bytes. Revoking either would revoke
+/// both, so the later record gets a warning naming the earlier one's report line. Memory: 12 bytes a
+/// slot in a `HashIndex` plus 20 bytes a rid, only in runs with a rid secret.
+struct RIDRegister {
+    private var index = HashIndex()
+    private var ids: [UInt64] = []
+    private var people: [UInt64] = []
+    private var lines: [Int32] = []
+
+    /// Registers a card's rid; returns a warning when an earlier record of the run has the same rid
+    /// for another id or another person.
+    /// - Parameter reportLine: the 0-based position of the record in the report.
+    mutating func register(_ owner: RIDOwner, reportLine: Int) -> String? {
+        let key = Base64URL.decode(owner.rid).map { $0.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) } } ?? 0
+        var hasher = Hasher()
+        hasher.combine(owner.ridFrom)
+        let id = UInt64(bitPattern: Int64(hasher.finalize()))
+        if let slot = index.find(key).map(Int.init) {
+            let earlier = "report line \(lines[slot] + 1)"
+            if ids[slot] != id {
+                return "vc.rid \(owner.rid) of this card (from id '\(owner.ridFrom)') is also the rid of another id "
+                    + "(\(earlier)): revoking one would revoke the other. This is an HMAC collision; report it"
+            }
+            if people[slot] != owner.person {
+                return "this record's Patient (name, birth date) differs from the one at \(earlier), but both have the "
+                    + "id '\(owner.ridFrom)', so both cards got vc.rid \(owner.rid): revoking one would revoke the "
+                    + "other. Two people share one identifier in the export; correct it and issue again"
+            }
+            return nil
+        }
+        index.set(key, Int32(ids.count))
+        ids.append(id)
+        people.append(owner.person)
+        lines.append(Int32(truncatingIfNeeded: reportLine))
+        return nil
     }
 }

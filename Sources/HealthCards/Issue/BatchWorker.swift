@@ -13,6 +13,19 @@ struct BatchOutcome {
     var line: ReportLine
     /// An output file could not be written (disk full, folder not writable): the run stops.
     var failure: HealthCardError?
+    /// For a card with a `vc.rid`: the person it was derived from, to find two people with one rid in a run.
+    var identity: RIDOwner?
+    /// The kid of a card from an earlier run that this run replaced because another key signed it.
+    var replacedKid: String?
+}
+
+/// Who a rid in a run belongs to (see `RIDRegister`).
+struct RIDOwner {
+    var rid: String
+    /// The normalized id the rid was derived from (`PatientIdentity`).
+    var ridFrom: String
+    /// `PatientIdentity.fingerprint` of the card's Patient.
+    var person: UInt64
 }
 
 /// The per-thread part of a batch: its own `CardIssuer` (zlib stream, signing context), turning a
@@ -21,11 +34,17 @@ final class BatchWorker {
     let issuer: CardIssuer
     let outDir: String
     let force: Bool
+    /// Permission bits of the files written (health data: 0600 unless the run opted into sharing).
+    let access: OutputAccess
+    /// The identifier system naming the person in Bundle input (`PatientIdentity.ofBundle`), or nil.
+    let patientIDSystem: String?
 
-    init(issuer: CardIssuer, outDir: String, force: Bool) {
+    init(issuer: CardIssuer, outDir: String, force: Bool, access: OutputAccess = .ownerOnly, patientIDSystem: String? = nil) {
         self.issuer = issuer
         self.outDir = outDir
         self.force = force
+        self.access = access
+        self.patientIDSystem = patientIDSystem
     }
 
     /// Issues one job. A rejected record whose card from an earlier run is still in `cards/` gets a
@@ -43,32 +62,42 @@ final class BatchWorker {
     }
 
     private func process(_ job: BatchJob) -> BatchOutcome {
-        let record: InputRecord
+        // Every input reaches the issuer the same way: as a record with a checked Bundle.
+        let record: CheckedRecord
+        var fromBundle = false
         switch job {
         case .decided(let line): return BatchOutcome(line: line)
-        case .record(let r): record = r
+        case .record(let read): (record, fromBundle) = (read.checked(), true)
         case .rows(let rows, let template): record = rows.render(template)
         }
         var line = ReportLine(source: record.source, id: record.id, status: .rejected, errors: record.errors,
                               warnings: record.warnings, files: [])
-        guard record.errors.isEmpty, let bundle = record.bundle, let id = record.id else { return BatchOutcome(line: line) }
+        line.profile = record.checked?.profile
+        guard record.errors.isEmpty, let checked = record.checked, let id = record.id else { return BatchOutcome(line: line) }
         let name = OutputNames.safe(id)
-        let payload: Payload
-        do { payload = try issuer.payload(for: bundle, patientID: id, minimized: record.validation != nil) } catch {
-            line.errors = error.errors
-            return BatchOutcome(line: line)
+        let identity = ridIdentity(bundle: checked.bundle, id: id, fromBundle: fromBundle)
+        let payload = issuer.payload(for: checked, patientID: identity?.id)
+        if case .none(let reason)? = identity {
+            line.warnings.append(HealthCardError(.input, "no vc.rid: \(reason). This card cannot be revoked by itself (only by dropping the whole key)", at: record.source))
         }
-        let payloadBytes = payload.minifiedBytes
+        var owner: RIDOwner?
+        if let rid = payload.payload.rid, let from = identity?.id {
+            line.rid = rid
+            line.ridFrom = from
+            owner = RIDOwner(rid: rid, ridFrom: from, person: PatientIdentity.fingerprint(ofMinimized: checked.bundle))
+        }
         let cardFile = "cards/\(name).smart-health-card"
         do {
-            if !force, let files = try alreadyIssued(payload, payloadBytes, validation: record.validation, name: name, cardFile: cardFile, line: &line) {
+            if !force, let files = try alreadyIssued(payload, name: name, cardFile: cardFile, line: &line) {
                 line.status = .issued
                 line.alreadyIssued = true
                 line.files = files
-                return BatchOutcome(line: line)
+                line.kid = issuer.kid
+                return BatchOutcome(line: line, identity: owner)
             }
+            let replacedKid = force ? nil : signedByAnotherKey(cardFile)
             let card: IssuedCard
-            do { card = try issuer.issue(payload: payload, bytes: payloadBytes, validation: record.validation) } catch {
+            do { card = try issuer.issue(payload) } catch {
                 line.errors = error.errors
                 return BatchOutcome(line: line)
             }
@@ -76,12 +105,13 @@ final class BatchWorker {
             // Images first, the card last: a card file on disk means its images are there too.
             let images = Self.imageFiles(name: name, count: card.pngs.count)
             for (file, png) in zip(images, card.pngs) {
-                try FileIO.writeAtomically(png, to: "\(outDir)/\(file)", sync: false)
+                try FileIO.writeAtomically(png, to: "\(outDir)/\(file)", access: access, sync: false)
             }
-            try FileIO.writeAtomically(card.fileBytes, to: "\(outDir)/\(cardFile)", sync: false)
+            try FileIO.writeAtomically(card.fileBytes, to: "\(outDir)/\(cardFile)", access: access, sync: false)
             line.status = .issued
             line.files = [cardFile] + images
-            return BatchOutcome(line: line)
+            line.kid = issuer.kid
+            return BatchOutcome(line: line, identity: owner, replacedKid: replacedKid)
         } catch let error as HealthCardError {
             line.errors = [error]
             return BatchOutcome(line: line, failure: error)
@@ -89,6 +119,25 @@ final class BatchWorker {
             let failure = HealthCardError(.io, "\(error)")
             return BatchOutcome(line: line, failure: failure)
         }
+    }
+
+    /// The id `vc.rid` is derived from, or why there is none; nil when the run has no rid secret.
+    /// CSV records: the patient id (already normalized by the reader). Bundle records: the Patient's
+    /// identifier (`PatientIdentity.ofBundle`), never the record's `<file stem>-<n>`.
+    private func ridIdentity(bundle: JSONValue, id: String, fromBundle: Bool) -> PatientIdentity.Outcome? {
+        guard issuer.settings.ridSecret != nil else { return nil }
+        return fromBundle ? PatientIdentity.ofBundle(bundle, system: patientIDSystem) : .id(PatientIdentity.normalize(id))
+    }
+
+    /// The kid of the card at `cardFile` when it is a card signed by another key than this run's (a
+    /// key rotation since it was issued), else nil.
+    private func signedByAnotherKey(_ cardFile: String) -> String? {
+        guard let bytes = try? FileIO.read("\(outDir)/\(cardFile)"), let file = try? JSONParser.parse(bytes),
+            let compact = file["verifiableCredential"]?[0]?.stringValue,
+            let header = try? JSONParser.parse(try JWS(compact: compact).parts().header),
+            let kid = header["kid"]?.stringValue, kid != issuer.kid
+        else { return nil }
+        return kid
     }
 
     /// `qr/<name>.png`, or `qr/<name>-<c>.png` per chunk.
@@ -100,20 +149,18 @@ final class BatchWorker {
     /// `CardIssuer.existingCard`), makes sure its images are there and whole (they are
     /// deterministic: rewritten when missing or different) and returns the record's files.
     /// Returns nil when the record must be issued.
-    private func alreadyIssued(_ payload: Payload, _ payloadBytes: [UInt8], validation: BundleValidator.Findings?, name: String,
-                               cardFile: String, line: inout ReportLine) throws -> [String]? {
+    private func alreadyIssued(_ payload: CardPayload, name: String, cardFile: String, line: inout ReportLine) throws -> [String]? {
         let path = "\(outDir)/\(cardFile)"
-        guard FileIO.exists(path), let bytes = try? FileIO.read(path),
-            let jws = issuer.existingCard(bytes, matches: payloadBytes)
+        guard payload.errors.isEmpty, FileIO.exists(path), let bytes = try? FileIO.read(path),
+            let jws = issuer.existingCard(bytes, matches: payload)
         else { return nil }
-        let findings = validation ?? BundleValidator.validate(payload.fhirBundle)
-        guard findings.errors.isEmpty, let images = try? issuer.images(for: jws) else { return nil }
+        guard let images = try? issuer.images(for: jws) else { return nil }
         let files = Self.imageFiles(name: name, count: images.pngs.count)
         for (file, png) in zip(files, images.pngs) {
             let imagePath = "\(outDir)/\(file)"
-            if (try? FileIO.read(imagePath)) != png { try FileIO.writeAtomically(png, to: imagePath, sync: false) }
+            if (try? FileIO.read(imagePath)) != png { try FileIO.writeAtomically(png, to: imagePath, access: access, sync: false) }
         }
-        line.warnings += findings.warnings + images.warnings
+        line.warnings += payload.warnings + images.warnings
         return [cardFile] + files
     }
 }

@@ -14,6 +14,15 @@ public struct ReportLine: Sendable {
     public var warnings: [HealthCardError]
     /// Files written for the record, relative to the output folder.
     public var files: [String]
+    /// The kid of the key that signed the record's card (issued records only).
+    public var kid: String?
+    /// The card's `vc.rid`, when the run had a rid secret and the record a stable id (never the secret).
+    public var rid: String?
+    /// The normalized id `rid` was derived from (`PatientIdentity`): the CSV patient id, or the
+    /// Patient's `system|value` identifier for Bundle input. What `revoke --id` takes.
+    public var ridFrom: String?
+    /// The profile that judged the record's Bundle; nil when no Bundle was made.
+    public var profile: BundleProfile?
 
     public init(source: String, id: String?, status: Status, errors: [HealthCardError], warnings: [HealthCardError], files: [String]) {
         self.source = source
@@ -24,8 +33,9 @@ public struct ReportLine: Sendable {
         self.files = files
     }
 
-    /// `{"source":…,"id":…,"status":…,"alreadyIssued":…,"errors":[…],"warnings":[…],"files":[…]}`
-    /// with a final newline.
+    /// `{"source":…,"id":…,"status":…,"alreadyIssued":…,"profile":…,"errors":[…],"warnings":[…],"files":[…]}`
+    /// with a final newline; `profile` is `vaccination`, `lab`, `generic` or null; an issued record adds
+    /// `"kid"`, and `"rid"` and `"ridFrom"` when its card has a rid.
     public var ndjson: [UInt8] {
         func issues(_ list: [HealthCardError]) -> JSONValue {
             .array(list.map { error in
@@ -34,11 +44,19 @@ public struct ReportLine: Sendable {
                 return .object(o)
             })
         }
-        let object: JSONObject = [
+        var object: JSONObject = [
             "source": .string(source), "id": id.map { .string($0) } ?? .null, "status": .string(status.rawValue),
-            "alreadyIssued": .bool(alreadyIssued), "errors": issues(errors), "warnings": issues(warnings),
+            "alreadyIssued": .bool(alreadyIssued), "profile": profile.map { .string($0.rawValue) } ?? .null,
+            "errors": issues(errors), "warnings": issues(warnings),
             "files": .array(files.map { .string($0) }),
         ]
+        if status == .issued {
+            if let kid { object["kid"] = .string(kid) }
+            if let rid, let ridFrom {
+                object["rid"] = .string(rid)
+                object["ridFrom"] = .string(ridFrom)
+            }
+        }
         return JSONWriter.minified(.object(object)) + [0x0A]
     }
 }
@@ -59,6 +77,11 @@ public struct BatchSummary: Sendable, Equatable {
     public var interruptedBy: Int32 = 0
     /// Wall time of the run, in seconds.
     public var seconds = 0.0
+    /// Cards from an earlier run replaced because another key signed them (a key rotation since), by
+    /// that key's kid.
+    public var reissuedForKid: [String: Int] = [:]
+    /// Records whose rid was already another id's or another person's in this run (`RIDRegister`).
+    public var ridCollisions = 0
 
     public init() {}
 
@@ -82,6 +105,14 @@ extension BatchSummary {
             let done = issued + rejected
             line += "; stopped by signal \(interruptedBy) after \(done) of \(total) records. The \(total - done) not done yet"
                 + " are issued by running the same command again (cards already made are kept and skipped)"
+        }
+        for (old, count) in reissuedForKid.sorted(by: { $0.key < $1.key }) {
+            line += "; \(count) card\(count == 1 ? " was" : "s were") reissued because key \(old) had signed "
+                + "\(count == 1 ? "it" : "them") and this run signs with key \(kid) (a new key)"
+        }
+        if ridCollisions > 0 {
+            line += "; \(ridCollisions) record\(ridCollisions == 1 ? " shares its" : "s share their") vc.rid with "
+                + "another person's (see the warnings in the report)"
         }
         return line + "; kid \(kid); report: \(report)"
     }

@@ -12,17 +12,18 @@ final class ReportWriter {
     private var fd: Int32
     private var buffer: [UInt8] = []
 
-    /// Creates the temporary file (and the output folder).
+    /// Creates the temporary file (and the output folder), with `access`'s modes whatever the umask.
     /// - Throws: `HealthCardError(.io)` when the folder cannot be written: the run stops before any card.
-    init(path: String) throws {
+    init(path: String, access: OutputAccess = .ownerOnly) throws {
         self.path = path
         let folder = FileIO.parent(of: path)
-        try FileIO.createDirectories(folder)
+        try FileIO.createDirectories(folder, mode: access.folderMode)
         temp = FileIO.temporaryName(for: path)
-        fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, access.fileMode)
         guard fd >= 0 else {
             throw HealthCardError(.io, "cannot write in the output folder \(folder): \(String(cString: strerror(errno))); choose a folder you can write to (--out)")
         }
+        fchmod(fd, access.fileMode)
         buffer.reserveCapacity(65536)
     }
 

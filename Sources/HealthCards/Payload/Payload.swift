@@ -141,6 +141,10 @@ public struct Payload: Sendable {
         guard hostOK, !host.hasPrefix("."), !host.hasSuffix("."), !host.contains("..") else {
             throw fail("has host '\(host)', which is not a DNS name (letters, digits, '-' and '.')")
         }
+        // An IPv4 literal (10.0.0.5, or a malformed one like 999.999.999.999): no top-level domain is all digits.
+        if let last = host.split(separator: ".").last, last.allSatisfy({ $0.isASCII && $0.isNumber }) {
+            throw fail("has an IP address as host; verifiers and the VCI directory expect a DNS name")
+        }
         if host.split(separator: ".").contains(where: { $0.hasPrefix("-") || $0.hasSuffix("-") }) {
             throw fail("has host '\(host)': a DNS label cannot start or end with '-'")
         }

@@ -13,6 +13,10 @@ public struct DecodedQR: Sendable, Equatable {
     public let errorCorrection: QRErrorCorrection?
     /// Data mask 0…7 from the format information; nil when it could not be read.
     public let mask: Int?
+    /// The segments read from the symbol's own bit stream (`QRBitStream`): mode indicators and character
+    /// counts, which zbar does not report. Nil when the grid could not be read cleanly: the segments' data
+    /// must concatenate to exactly `bytes`, or they are not trusted (no error correction is attempted).
+    public let segments: [QRSegment]?
 
     /// A pixel position: `x` to the right, `y` down, from the top-left corner of the image.
     public struct Point: Sendable, Equatable {
@@ -60,7 +64,8 @@ public final class QRDecoder {
 
     /// Every QR symbol zbar finds in `image`, ordered top to bottom, then left to right.
     ///
-    /// Version, ECC level and mask come from `QRModuleGrid` / `QRFormatInfo`, since zbar does not report them.
+    /// Version, ECC level, mask and segments come from `QRModuleGrid`, `QRFormatInfo` and `QRBitStream`, since
+    /// zbar does not report them.
     /// - Returns: an empty array when the image holds no readable QR symbol.
     /// - Throws: `HealthCardError(.qr)` when zbar fails (not when it merely finds nothing).
     public func decode(_ image: GrayImage) throws -> [DecodedQR] {
@@ -117,6 +122,9 @@ extension DecodedQR {
         version = grid?.version
         errorCorrection = format?.errorCorrection
         mask = format?.mask
+        let read = grid.flatMap { grid in format.flatMap { QRBitStream.segments(grid: grid, format: $0) } }
+        let data = bytes
+        segments = read.flatMap { $0.flatMap(\.data) == data ? $0 : nil }
     }
 }
 

@@ -87,12 +87,12 @@ extension IssuerSite {
         let changed = changes.contains { if case .alreadyRevoked = $0.change { return false } else { return true } }
         if changed {
             crl.ctr += 1
-            try FileIO.writeAtomically(crl.fileBytes, to: crlPath(kid: kid))
+            try FileIO.writeAtomically(crl.fileBytes, to: crlPath(kid: kid), access: .published)
         }
         var wroteKeySet = false
         if crl.ctr >= 1, KeySetFile.crlVersions(kid: kid, in: keySet).contains(where: { $0 != crl.ctr }) {
             let updated = try KeySetFile.settingCRLVersion(crl.ctr, kid: kid, in: keySet, source: keySetPath)
-            try FileIO.writeAtomically(KeySetFile.bytes(updated), to: keySetPath)
+            try FileIO.writeAtomically(KeySetFile.bytes(updated), to: keySetPath, access: .published)
             wroteKeySet = true
         }
         return RevocationResult(kid: kid, changes: changes, ctr: crl.ctr, wroteCRL: changed, wroteKeySet: wroteKeySet)

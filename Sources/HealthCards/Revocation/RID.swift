@@ -99,14 +99,12 @@ public struct CRL: Sendable, Equatable {
 /// The issuer-wide revocation secret file: 32 random bytes as base64url text (43 characters) and a
 /// final newline, mode 0600.
 public enum RIDSecretFile {
-    /// Makes a new 256-bit secret and writes it. Refuses to overwrite an existing file.
-    /// - Throws: `HealthCardError(.key)` when the file exists, `.io`/`.crypto` on failure.
+    /// Makes a new 256-bit secret and writes it, only ever to a new regular file (mode 0600; a missing
+    /// folder is created 0700). Refuses to overwrite anything: every rid depends on the secret.
+    /// - Throws: `HealthCardError(.key)` when the path exists or is `-`, `.io`/`.crypto` on failure.
     public static func create(at path: String) throws {
-        guard !FileIO.exists(path) else {
-            throw HealthCardError(.key, "\(path) already exists; a revocation secret is never overwritten (every rid depends on it)")
-        }
         let secret = Base64URL.encode(try Digest.randomBytes(32))
-        try FileIO.writeAtomically(Array((secret + "\n").utf8), to: path, mode: 0o600)
+        try FileIO.writeNewPrivateFile(Array((secret + "\n").utf8), to: path, what: "revocation secret")
     }
 
     /// Reads a secret file: base64url text, surrounding whitespace ignored.

@@ -3,7 +3,8 @@
 /// What they make the host send (digest sections 5, 7 and 8):
 /// - `.well-known/jwks.json` and `.well-known/crl/<kid>.json`: `Content-Type: application/json` and
 ///   `Access-Control-Allow-Origin: *` (verifier web apps fetch them cross-origin);
-/// - `*.smart-health-card`: `Content-Type: application/smart-health-card`.
+/// - `*.smart-health-card`: `Content-Type: application/smart-health-card`;
+/// - the files in `deniedFiles` (the rule files themselves, the issuer record): 404 Not Found.
 public enum HostRules {
     /// One rules file: its name relative to the site root and its text.
     public struct File: Sendable, Equatable {
@@ -13,6 +14,18 @@ public enum HostRules {
 
     /// File name of the nginx snippet.
     public static let nginxFileName = "healthcards-nginx.conf"
+
+    /// Files `site` writes into the site folder that are not for visitors: the rule files themselves
+    /// (they show how the host is set up) and the toolkit's record of the issuer (`SiteRecord`,
+    /// bookkeeping). nginx and Apache answer 404 for any of these names, at any path. The one list: add a
+    /// file here and every host's rules deny it.
+    public static let deniedFiles = [nginxFileName, ".htaccess", "_headers", SiteRecord.fileName]
+
+    /// `deniedFiles` as a regular expression alternation, dots escaped: `healthcards-nginx\.conf|…`.
+    static var deniedPattern: String {
+        deniedFiles.map { $0.split(separator: ".", omittingEmptySubsequences: false).joined(separator: "\\.") }
+            .joined(separator: "|")
+    }
 
     /// The three rules files: the nginx snippet, Apache `.htaccess`, and a Netlify / Cloudflare Pages
     /// `_headers` file.
@@ -26,7 +39,21 @@ public enum HostRules {
     }
 
     /// nginx: `include` this inside the `server` block whose `root` is the site folder.
-    public static let nginx = """
+    public static var nginx: String { nginxRules + nginxDenied }
+
+    /// The nginx deny rule: regex locations are tried in order and this one names only the rule files.
+    static var nginxDenied: String {
+        """
+
+        # The rule files and the toolkit's record of the issuer are not for visitors: 404 for them, at any path.
+        location ~ (^|/)(\(deniedPattern))$ {
+            return 404;
+        }
+
+        """
+    }
+
+    static let nginxRules = """
         # healthcards: HTTP header rules for a SMART Health Cards issuer site (nginx).
         # Include this inside the server block that serves the site folder at the issuer URL (iss):
         #     server {
@@ -59,7 +86,19 @@ public enum HostRules {
         """
 
     /// Apache httpd 2.4 `.htaccess` (needs mod_headers, and `AllowOverride FileInfo` for the folder).
-    public static let apache = """
+    public static var apache: String { apacheRules + apacheDenied }
+
+    /// The Apache deny rule (mod_alias, allowed by `AllowOverride FileInfo`): 404 for the rule files.
+    static var apacheDenied: String {
+        """
+
+        # The rule files and the toolkit's record of the issuer are not for visitors: 404 for them, at any path.
+        RedirectMatch 404 (^|/)(\(deniedPattern))$
+
+        """
+    }
+
+    static let apacheRules = """
         # healthcards: HTTP header rules for a SMART Health Cards issuer site (Apache httpd 2.4).
         # Needs mod_headers (a2enmod headers) and "AllowOverride FileInfo" for this folder.
 
@@ -93,6 +132,9 @@ public enum HostRules {
             \(p)/.well-known/crl/*
               Access-Control-Allow-Origin: *
               Content-Type: application/json
+
+            # These hosts cannot refuse a file by header rules: leave \(deniedFiles.filter { $0 != "_headers" }.joined(separator: ", "))
+            # (the other hosts' rules and the toolkit's record of the issuer) out of what you deploy.
 
             # Card files, where the host's splat matches inside a name; otherwise keep cards in one folder
             # and use e.g. \(p)/cards/*

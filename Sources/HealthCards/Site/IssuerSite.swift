@@ -4,6 +4,7 @@
 ///     SITE/.well-known/crl/<kid>.json     one revocation list per key that supports revocation
 ///     SITE/_headers, SITE/.htaccess,      header rules for common static hosts (see `HostRules`)
 ///     SITE/healthcards-nginx.conf
+///     SITE/healthcards-site.json          the issuer the site is published at (`SiteRecord`; not served)
 ///
 /// The CRL files own the revocation counters: every key set written here (and by `healthcards jwks`
 /// into a `.well-known` folder) takes each key's `crlVersion` from the `ctr` of the CRL beside it,
@@ -88,10 +89,23 @@ public struct IssuerSite: Sendable {
     ///   - createCRLs: give every key without a CRL an empty one (`ctr` 1, no rids), so it supports
     ///     revocation from now on. Existing CRLs are never reset or removed.
     ///   - pathPrefix: the path part of `iss` (e.g. `/examples/issuer`, or empty), for the `_headers` file.
+    ///   - issuer: the issuer URL to record in `healthcards-site.json` (`SiteRecord`), written last; nil
+    ///     keeps the record as it is.
     /// - Throws: `HealthCardError(.validation)` for a malformed existing CRL, `.key` for a malformed
-    ///   existing key set, `.io` when a file cannot be written. Files are written atomically one by one.
-    public func publish(keys: [JWK], createCRLs: Bool, pathPrefix: String = "") throws -> PublishResult {
+    ///   existing key set, `.usage` when `issuer` differs from the issuer already recorded (an issuer URL
+    ///   never changes: its cards carry it), `.io` when a file cannot be written. Everything is checked
+    ///   before anything is written; files are written atomically one by one.
+    public func publish(keys: [JWK], createCRLs: Bool, pathPrefix: String = "", issuer: String? = nil) throws
+        -> PublishResult
+    {
         var result = PublishResult()
+        if let issuer, let recorded = try readRecord(), recorded.issuer != issuer {
+            throw HealthCardError(
+                .usage,
+                "\(root) is the site of \(recorded.issuer) (\(recordPath)), not of \(issuer); an issuer URL never "
+                    + "changes, since every card carries it (docs/operations.md). Lay out the new issuer's site in "
+                    + "another folder")
+        }
         let newKids = keys.map(\.kid)
         result.removedKids = try Self.publishedKids(keySetAt: keySetPath).filter { !newKids.contains($0) }
             .reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
@@ -100,18 +114,22 @@ public struct IssuerSite: Sendable {
         if createCRLs {
             for key in existing where key.crlVersion == nil && !result.createdCRLs.contains(key.kid) {
                 let kid = key.kid
-                try FileIO.writeAtomically(CRL(kid: kid, ctr: 1).fileBytes, to: crlPath(kid: kid))
+                try FileIO.writeAtomically(CRL(kid: kid, ctr: 1).fileBytes, to: crlPath(kid: kid), access: .published)
                 result.createdCRLs.append(kid)
                 result.written.append(crlPath(kid: kid))
             }
         }
         let published = try Self.applyingCRLVersions(to: keys, crlDirectory: crlDirectory)
-        try FileIO.writeAtomically(JWKS(keys: published).fileBytes, to: keySetPath)
+        try FileIO.writeAtomically(JWKS(keys: published).fileBytes, to: keySetPath, access: .published)
         result.written.append(keySetPath)
         for file in HostRules.files(pathPrefix: pathPrefix) {
             let path = root + "/" + file.name
-            try FileIO.writeAtomically(Array(file.text.utf8), to: path)
+            try FileIO.writeAtomically(Array(file.text.utf8), to: path, access: .published)
             result.written.append(path)
+        }
+        if let issuer {
+            try FileIO.writeAtomically(SiteRecord(issuer: issuer).fileBytes, to: recordPath)
+            result.written.append(recordPath)
         }
         return result
     }

@@ -24,44 +24,49 @@ public enum FileIO {
 
     /// Writes `bytes` to `path` atomically: to a temporary file in the same folder, flushed to disk,
     /// then renamed into place, so a reader sees the old file or the new one, never a part.
-    /// Missing parent folders are created (mode 0755).
+    /// Atomic replacement is for regular files only (`OutputTarget`): a FIFO or character device is
+    /// written directly, a symbolic link is followed (its target replaced, the link kept; to this
+    /// process's standard output, written there), a folder, socket or block device is refused.
+    /// Missing parent folders are created with `access.folderMode`.
     /// The temporary file is named `.<name>.tmp-<pid>-<random>`; `removeStaleTemporaries` clears
     /// those a killed process left behind.
     /// - Parameters:
-    ///   - mode: permission bits of the new file (0644, or 0600 for private keys).
+    ///   - access: permission bits of the new file and of folders created, set whatever the umask.
+    ///     The default is `.ownerOnly` (0600, 0700): health data and secrets; published web content
+    ///     passes `.published`.
     ///   - sync: flush the file to disk before the rename (`fsync`). A batch passes false and calls
     ///     `syncFileSystem` once at the end: after a power loss such a file may be empty, never a
     ///     mix of old and new, and a resumed batch checks every card it finds.
     /// - Throws: `HealthCardError(.io)` naming the file and the system's reason (e.g. no space left).
-    public static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644, sync: Bool = true) throws {
-        if isDirectory(path) {
-            throw HealthCardError(.io, "cannot write \(path): it is a folder; give the path of a file to write")
+    public static func writeAtomically(_ bytes: [UInt8], to path: String, access: OutputAccess = .ownerOnly, sync: Bool = true) throws {
+        let target: String
+        switch try OutputTarget.resolve(path) {
+        case .file(let file): target = file
+        case .descriptor(let fd):
+            if let reason = writeAll(bytes, to: fd) { throw HealthCardError(.io, "cannot write \(path): \(reason)") }
+            return
+        case .stream(let stream):
+            let fd = open(stream, O_WRONLY | O_NOCTTY | O_CLOEXEC)
+            guard fd >= 0 else { throw HealthCardError(.io, "cannot write \(path): \(String(cString: strerror(errno)))") }
+            defer { close(fd) }
+            if let reason = writeAll(bytes, to: fd) { throw HealthCardError(.io, "cannot write \(path): \(reason)") }
+            return
         }
-        let folder = parent(of: path)
-        if !isDirectory(folder) { try createDirectories(folder) }
-        let temp = temporaryName(for: path)
-        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        let folder = parent(of: target)
+        if !isDirectory(folder) { try createDirectories(folder, mode: access.folderMode) }
+        let temp = temporaryName(for: target)
+        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, access.fileMode)
         guard fd >= 0 else { throw HealthCardError(.io, "cannot write \(path): \(String(cString: strerror(errno)))") }
-        var written = 0
-        while written < bytes.count {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 {
-                let reason = String(cString: strerror(errno))
-                close(fd)
-                unlink(temp)
-                throw HealthCardError(.io, "cannot write \(path): \(reason)")
-            }
-            written += n
-        }
-        if fchmod(fd, mode) != 0 || (sync && fsync(fd) != 0) {
-            let reason = String(cString: strerror(errno))
-            close(fd)
-            unlink(temp)
-            throw HealthCardError(.io, "cannot write \(path): \(reason)")
+        var failure = writeAll(bytes, to: fd)
+        if failure == nil, fchmod(fd, access.fileMode) != 0 || (sync && fsync(fd) != 0) {
+            failure = String(cString: strerror(errno))
         }
         close(fd)
-        guard rename(temp, path) == 0 else {
+        if let failure {
+            unlink(temp)
+            throw HealthCardError(.io, "cannot write \(path): \(failure)")
+        }
+        guard rename(temp, target) == 0 else {
             let reason = String(cString: strerror(errno))
             unlink(temp)
             throw HealthCardError(.io, "cannot move the new \(path) into place: \(reason)")
@@ -105,13 +110,13 @@ public enum FileIO {
     /// Makes sure files can be created in `folder` (creating it if missing): it is a folder, and a
     /// probe file can be created and removed in it.
     /// - Throws: `HealthCardError(.io)` naming the folder and the reason.
-    public static func checkWritableFolder(_ folder: String) throws {
-        try createDirectories(folder)
+    public static func checkWritableFolder(_ folder: String, mode: mode_t = OutputAccess.ownerOnly.folderMode) throws {
+        try createDirectories(folder, mode: mode)
         guard isDirectory(folder) else {
             throw HealthCardError(.io, "cannot write in \(folder): it exists and is not a folder; remove it or choose another --out")
         }
         let probe = temporaryName(for: "\(folder)/.probe")
-        let fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        let fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             throw HealthCardError(.io, "cannot write in \(folder): \(String(cString: strerror(errno))); choose a folder you can write to (--out)")
         }
@@ -119,18 +124,30 @@ public enum FileIO {
         unlink(probe)
     }
 
-    /// Creates `path` and its missing parents (like `mkdir -p`).
-    public static func createDirectories(_ path: String) throws {
+    /// Creates `path` and its missing parents (like `mkdir -p`). Each folder created gets `mode`
+    /// (set with `chmod`, so the umask does not widen or narrow it); existing folders are left as they are.
+    /// - Parameter mode: 0700 by default: folders of health data are private to their owner.
+    public static func createDirectories(_ path: String, mode: mode_t = OutputAccess.ownerOnly.folderMode) throws {
         if path.isEmpty || isDirectory(path) { return }
-        try createDirectories(parent(of: path))
-        if mkdir(path, 0o755) != 0 && errno != EEXIST {
-            throw HealthCardError(.io, "cannot create folder \(path): \(String(cString: strerror(errno)))")
+        try createDirectories(parent(of: path), mode: mode)
+        if mkdir(path, mode) != 0 {
+            guard errno == EEXIST else {
+                throw HealthCardError(.io, "cannot create folder \(path): \(String(cString: strerror(errno)))")
+            }
+            return
         }
+        chmod(path, mode)
     }
 
     public static func isDirectory(_ path: String) -> Bool {
         var st = stat()
         return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    /// True when `path` is (or links to) a regular file.
+    public static func isRegularFile(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
     }
 
     public static func exists(_ path: String) -> Bool {

@@ -32,9 +32,15 @@ public struct CredentialReport: Sendable {
     /// The decoded payload (JWT claims), when it inflated and parsed.
     public var payload: JSONValue?
     public var signature: Signature = .notChecked
+    /// The profile whose rules judged the card's FHIR Bundle (`BundleProfile`); nil when there was none.
+    public var profile: BundleProfile?
     /// QR version and error correction level of each image symbol, in chunk order.
     public var qrSymbols: [(version: Int?, errorCorrection: QRErrorCorrection?)] = []
     public var findings: [Finding] = []
+    /// Sentences about what was checked that are not findings (for a key set: its x5c chains).
+    public var notes: [String] = []
+    /// For a key set: the issuer it is bound to (nil: not bound) and how that is known.
+    public var keySetBinding: (issuer: String?, binding: KeyRing.KeySet.Binding)?
 
     public init(source: Source, file: String, index: Int? = nil) {
         self.source = source
@@ -50,13 +56,24 @@ public struct CredentialReport: Sendable {
     /// The `kid` from the JWS header.
     public var kid: String? { header?["kid"]?.stringValue }
 
-    /// `{"source","file","index","kid","signature","valid","errors","warnings","findings":[…],"payload":{…}}`.
+    /// `{"source","file","index","kid","signature","profile","valid","errors","warnings","findings":[…],"payload":{…}}`
+    /// (`profile`: `vaccination`, `lab`, `generic` or null); a key set has `"issuer"` (null when not bound)
+    /// and `"boundBy"` (`"site-record"`, `"argument"` or null) instead of kid, signature, profile and
+    /// payload, and `"notes"` when there are any.
     public var json: JSONValue {
         var o: JSONObject = ["source": .string(source.rawValue), "file": .string(file)]
         if let index { o["index"] = .integer(Int64(index)) }
         if source != .keySet {
             o["kid"] = kid.map { .string($0) } ?? .null
             o["signature"] = .string(signature.rawValue)
+            o["profile"] = profile.map { .string($0.rawValue) } ?? .null
+        } else if let (issuer, binding) = keySetBinding {
+            o["issuer"] = issuer.map { .string($0) } ?? .null
+            switch binding {
+            case .unbound: o["boundBy"] = .null
+            case .argument: o["boundBy"] = "argument"
+            case .siteRecord: o["boundBy"] = "site-record"
+            }
         }
         if !qrSymbols.isEmpty {
             o["qr"] = .array(qrSymbols.map { symbol in
@@ -70,6 +87,7 @@ public struct CredentialReport: Sendable {
         o["errors"] = .integer(Int64(errorCount))
         o["warnings"] = .integer(Int64(warningCount))
         o["findings"] = .array(findings.map(\.json))
+        if !notes.isEmpty { o["notes"] = .array(notes.map { .string($0) }) }
         if source != .keySet { o["payload"] = payload ?? .null }
         return .object(o)
     }

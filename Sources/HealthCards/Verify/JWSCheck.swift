@@ -2,18 +2,23 @@
 /// DEFLATE, payload JSON, claims, the FHIR Bundle (with `BundleValidator`, the same rules `issue`
 /// applies), signature and revocation (digest sections 1 to 4, 7 to 9).
 public struct JWSCheck {
-    /// Keys to check signatures with; empty means the signature is not checked (a warning says so).
-    public var keys: [TrustedKey]
+    /// The key sets to check signatures with, each bound to its issuer (or one unbound set standing for
+    /// every issuer); none means the signature is not checked (a warning says so).
+    public var keyRing: KeyRing
     /// The time to judge `nbf`, `exp` and clinical dates against, in seconds since the epoch.
     public var now: Int64
-    /// The key set files given (`--jwks`), so that an empty `keys` can say whether none was given or
-    /// the ones given held no usable key.
-    public var keySetFiles: [String]
 
-    public init(keys: [TrustedKey], now: Int64, keySetFiles: [String] = []) {
-        self.keys = keys
+    public init(keyRing: KeyRing, now: Int64) {
+        self.keyRing = keyRing
         self.now = now
-        self.keySetFiles = keySetFiles
+    }
+
+    /// A checker whose keys form one unbound key set (the keys of `keySetFiles`, or none), which stands
+    /// for the issuer of every card.
+    public init(keys: [TrustedKey], now: Int64, keySetFiles: [String] = []) {
+        let sets = keys.isEmpty && keySetFiles.isEmpty
+            ? [] : [KeyRing.KeySet(file: keySetFiles.joined(separator: ", "), issuer: nil, binding: .unbound, keys: keys)]
+        self.init(keyRing: KeyRing(sets: sets), now: now)
     }
 
     /// Checks `jws` and adds what it finds to `report` (which names the file and credential index).
@@ -51,13 +56,18 @@ public struct JWSCheck {
             add(.jwsTooLong, nil, "the JWS is \(bytes.count) characters; one QR holds at most \(QRNumeric.maxSingleJWSCharacters), so its QR form needs chunking (deprecated)")
         }
         if let header = decoded[0] { checkHeader(header, report: &report, add: add) }
-        if let payload = decoded[1], let json = inflatePayload(payload, add: add) {
+        let saysDEF = report.header?["zip"]?.stringValue == "DEF"
+        if let payload = decoded[1], let json = inflatePayload(payload, headerSaysDEF: saysDEF, add: add) {
             report.payload = json
             ClaimsCheck(now: now).check(json, add: add)
             if let bundle = json["vc"]?["credentialSubject"]?["fhirBundle"], bundle.objectValue != nil {
-                var findings = BundleValidator.validate(bundle, now: now).all
-                if let nbf = json["nbf"]?.doubleValue, nbf < ClaimsCheck.millisecondsThreshold {
-                    findings += DateRules.eventsAfterNotBefore(bundle, nbf: nbf, severity: .warning)
+                let checked = CheckedBundle(asFound: bundle, now: now)
+                report.profile = checked.profile
+                var findings = checked.findings
+                if let nbf = json["nbf"]?.doubleValue, nbf < ClaimsCheck.millisecondsThreshold,
+                    let seconds = DateRules.wholeSeconds(nbf)
+                {
+                    findings += checked.eventsAfter(notBefore: seconds, severity: .warning)
                 }
                 for finding in findings {
                     add(finding.code, finding.location.path, finding.message, finding.severity)
@@ -93,7 +103,7 @@ public struct JWSCheck {
     }
 
     /// Raw-inflates and parses the payload; nil when it cannot be read.
-    private func inflatePayload(_ compressed: [UInt8], add: (RuleCode, String?, String, Finding.Severity?) -> Void) -> JSONValue? {
+    private func inflatePayload(_ compressed: [UInt8], headerSaysDEF: Bool, add: (RuleCode, String?, String, Finding.Severity?) -> Void) -> JSONValue? {
         var bytes: [UInt8]
         do {
             bytes = try RawInflate.inflate(compressed)
@@ -115,10 +125,11 @@ public struct JWSCheck {
                 return nil
             case .invalid(let message):
                 guard (try? JSONParser.parse(compressed)) != nil else {
-                    add(.deflateInvalid, "payload", "the payload is not raw DEFLATE (zlib: \(message)); compress the minified payload JSON with raw DEFLATE (RFC 1951)", nil)
+                    add(.deflateInvalid, "payload", "the payload is not raw DEFLATE (inflating it failed: \(message)); compress the minified payload JSON with raw DEFLATE (RFC 1951)", nil)
                     return nil
                 }
-                add(.deflateInvalid, "payload", "the payload is plain JSON, not compressed; raw-DEFLATE it (the header's zip \"DEF\" says it is)", nil)
+                let header = headerSaysDEF ? "the header's zip \"DEF\" says it is" : "the header must say zip \"DEF\" and the payload be compressed"
+                add(.deflateInvalid, "payload", "the payload is plain JSON, not compressed; raw-DEFLATE it (\(header))", nil)
                 bytes = compressed
             }
         }
@@ -166,20 +177,52 @@ public struct JWSCheck {
                 return
             }
         }
-        guard !keys.isEmpty else {
-            if keySetFiles.isEmpty {
-                add(.sigNotChecked, "signature", "no key set was given (--jwks), so the signature was not checked; everything else was", nil)
+        guard !keyRing.sets.isEmpty else {
+            add(.sigNotChecked, "signature", "no key set was given (--jwks), so the signature was not checked; everything else was", nil)
+            return
+        }
+        let iss = report.payload?["iss"]?.stringValue
+        let kid = report.header?["kid"]?.stringValue
+        let mine = keyRing.sets(for: iss)
+        let keys = mine.flatMap(\.keys)
+        func verifies(_ key: TrustedKey) -> Bool { ES256.verify(signature: raw, message: signingInput, key: key.key) }
+        // A key of another issuer's key set (or of an unbound set among several) that the card names or is signed by.
+        func foreignKey() -> (set: KeyRing.KeySet, key: TrustedKey, signed: Bool)? {
+            let others = keyRing.otherSets(for: iss)
+            for set in others {
+                for key in set.keys where key.kid == kid || key.thumbprint == kid { return (set, key, verifies(key)) }
+            }
+            for set in others {
+                for key in set.keys where verifies(key) { return (set, key, true) }
+            }
+            return nil
+        }
+        guard !mine.isEmpty else {
+            if let foreign = foreignKey() {
+                add(.keyNotFromIssuer, "header.kid", Self.foreignKeyMessage(foreign, iss: iss), nil)
             } else {
-                add(.sigNotChecked, "signature", "the key set given with --jwks (\(keySetFiles.joined(separator: ", "))) holds no usable key "
-                    + "(see its findings), so the signature was not checked; everything else was", nil)
+                let given = keyRing.sets.map(\.described).joined(separator: ", ")
+                if let iss {
+                    add(.sigNotChecked, "signature", "no key set of the card's issuer \(iss) was given (given: \(given)), so the "
+                        + "signature was not checked; a key verifies only cards of the issuer that publishes it. Give its key set "
+                        + "bound to it: --jwks \(iss)=PATH, or its site folder written by `healthcards site --issuer \(iss)`", nil)
+                } else {
+                    add(.sigNotChecked, "signature", "the card has no readable iss, so no key set given applies (given: \(given)); "
+                        + "the signature was not checked", nil)
+                }
             }
             return
         }
-        let kid = report.header?["kid"]?.stringValue
+        guard !keys.isEmpty else {
+            add(.sigNotChecked, "signature", "the key set given with --jwks (\(mine.map(\.file).joined(separator: ", "))) holds no usable key "
+                + "(see its findings), so the signature was not checked; everything else was", nil)
+            return
+        }
         let candidates = keys.filter { $0.kid == kid || $0.thumbprint == kid }
-        if let key = candidates.first(where: { ES256.verify(signature: raw, message: signingInput, key: $0.key) }) {
+        if let key = candidates.first(where: verifies) {
             report.signature = raw == signature ? .verified : .failed
             checkRevocation(key, report: report, add: add)
+            checkKeyDependencies(key, report: report, add: add)
             return
         }
         report.signature = .failed
@@ -187,8 +230,12 @@ public struct JWSCheck {
             add(.sigInvalid, "signature", "the signature does not verify with key \(kid ?? "?"); the card was altered or signed with another key", nil)
             return
         }
-        if let other = keys.first(where: { ES256.verify(signature: raw, message: signingInput, key: $0.key) }) {
+        if let other = keys.first(where: verifies) {
             add(.kidWrong, "header.kid", "the header says kid \(quoted(report.header?["kid"])) but the card was signed by key \(other.thumbprint); the kid must be the signing key's RFC 7638 thumbprint", nil)
+            return
+        }
+        if let foreign = foreignKey() {
+            add(.keyNotFromIssuer, "header.kid", Self.foreignKeyMessage(foreign, iss: iss), nil)
             return
         }
         let known = keys.map(\.kid).joined(separator: ", ")
@@ -201,15 +248,68 @@ public struct JWSCheck {
         }
     }
 
+    /// KEY_NOT_FROM_ISSUER: what was found about a key of a key set that is not the card's issuer's.
+    static func foreignKeyMessage(_ foreign: (set: KeyRing.KeySet, key: TrustedKey, signed: Bool), iss: String?) -> String {
+        let card = iss.map { "the card's iss is \($0)" } ?? "the card names no issuer (iss)"
+        let key = "key \(foreign.key.kid) of \(foreign.set.file)"
+        let found = foreign.signed ? "it is signed by \(key)" : "its kid names \(key), and the signature does not verify with that key either"
+        if let owner = foreign.set.issuer {
+            return "\(card), but \(found), the key set of \(owner); a key verifies only cards of the issuer that publishes it "
+                + "(<iss>/.well-known/jwks.json), so this card is not verified as \(iss ?? "any issuer")'s"
+        }
+        let bind = iss.map { " If \(foreign.set.file) is the key set of \($0), bind it: --jwks \($0)=\(foreign.set.file), or give the site folder written by `healthcards site --issuer \($0)`" } ?? ""
+        return "\(card), but \(found), which is not bound to an issuer; with several key sets, a key verifies only cards "
+            + "of the issuer its key set is bound to.\(bind)"
+    }
+
+    /// A card is only as sound as the key set and revocation list it depends on: their errors make it
+    /// invalid (KEY_SET_INVALID), and the key's `x5c` must name the card's issuer (`X5CCheck`).
+    private func checkKeyDependencies(_ key: TrustedKey, report: CredentialReport, add: (RuleCode, String?, String, Finding.Severity?) -> Void) {
+        if !key.problems.isEmpty {
+            let listed = key.problems.prefix(5).map { problem -> String in
+                let at = [problem.location.file == key.source ? nil : problem.location.file, problem.location.path].compactMap { $0 }
+                return problem.code.rawValue + (at.isEmpty ? "" : " at " + at.joined(separator: " "))
+            }
+            let more = key.problems.count > 5 ? " and \(key.problems.count - 5) more" : ""
+            add(.keySetInvalid, "header.kid", "the card is verified by key \(key.kid) of \(key.source), but that key set or the key's revocation "
+                + "list has error(s): \(listed.joined(separator: ", "))\(more); a card is only as good as the key and list that vouch "
+                + "for it (see the key set's findings)", nil)
+        }
+        let nbf = report.payload?["nbf"]?.doubleValue
+        for (code, message, severity) in X5CCheck.cardFindings(key: key, iss: report.payload?["iss"]?.stringValue, nbf: nbf, now: now) {
+            add(code, "header.kid", message, severity)
+        }
+    }
+
+    /// Whether `jws` is signed by any key of any key set given, judged from its bytes alone (header kid
+    /// first, then every key); nil when no key was given. Used to tell apart QR chunk sets.
+    func signedByAnyKey(_ jws: String) -> Bool? {
+        let keys = keyRing.sets.flatMap(\.keys)
+        guard !keys.isEmpty else { return nil }
+        let bytes = Array(jws.utf8)
+        let pieces = bytes.split(separator: 0x2E, omittingEmptySubsequences: false)
+        guard pieces.count == 3, let signature = Base64URL.decode(Array(pieces[2])) else { return false }
+        var raw = signature
+        if raw.count != 64 {
+            guard let converted = try? ES256.rawSignature(fromDER: signature) else { return false }
+            raw = converted
+        }
+        let input = Array(bytes.prefix(pieces[0].count + 1 + pieces[1].count))
+        let kid = Base64URL.decode(Array(pieces[0])).flatMap { try? JSONParser.parse($0) }?["kid"]?.stringValue
+        let ordered = keys.filter { $0.kid == kid } + keys.filter { $0.kid != kid }
+        return ordered.contains { ES256.verify(signature: raw, message: input, key: $0.key) }
+    }
+
     private func checkRevocation(_ key: TrustedKey, report: CredentialReport, add: (RuleCode, String?, String, Finding.Severity?) -> Void) {
         guard let (crl, file) = key.crl, let rid = report.payload?["vc"]?["rid"]?.stringValue,
             let nbf = report.payload?["nbf"]?.doubleValue
         else { return }
-        if crl.revokes(rid: rid, nbf: nbf) {
-            let entry = crl.entries.first { $0.rid == rid }
-            let when = entry?.before.map { " for cards issued before \(Clock.describe($0))" } ?? ""
-            add(.revoked, "vc.rid", "the card is revoked: rid '\(rid)' is listed\(when) in \(file) (ctr \(crl.ctr))", nil)
-        }
+        guard crl.revokes(rid: rid, nbf: nbf),
+            let entry = crl.entries.first(where: { $0.rid == rid && ($0.before.map { nbf < Double($0) } ?? true) })
+        else { return }
+        let scope = entry.before.map { ", which revokes cards with this rid issued before \(Clock.describe($0)) (nbf \(report.payload?["nbf"]?.numberLexeme ?? "?") is before it)" }
+            ?? ", which revokes every card with this rid"
+        add(.revoked, "vc.rid", "the card is revoked: \(file) (ctr \(crl.ctr)) lists \"\(entry.text)\"\(scope)", nil)
     }
 
     private func isCompactCharacter(_ c: UInt8) -> Bool { RID.isBase64URLCharacter(c) || c == 0x2E }

@@ -11,36 +11,64 @@ public struct TrustedKey: Sendable {
     public var crl: (list: CRL, file: String)?
     /// The key set file.
     public var source: String
+    /// The key's `x5c` chain, when it has one that OpenSSL verified.
+    public var x5c: X509Chain?
+    /// The errors of the key set and revocation list that a card verified by this key depends on: the
+    /// key set as a whole, this key's entry, and this key's CRL. Empty when they are sound.
+    public var problems: [Finding] = []
+
+    public init(kid: String, thumbprint: String, key: P256Key, crlVersion: Int? = nil, crl: (list: CRL, file: String)? = nil,
+                source: String, x5c: X509Chain? = nil) {
+        self.kid = kid
+        self.thumbprint = thumbprint
+        self.key = key
+        self.crlVersion = crlVersion
+        self.crl = crl
+        self.source = source
+        self.x5c = x5c
+    }
 }
 
 /// Checks a JWK Set as published at `<iss>/.well-known/jwks.json` (digest section 7) and the revocation
 /// lists beside it at `.well-known/crl/<kid>.json` (digest section 8).
 public enum KeySetCheck {
+    /// What a key set check found.
+    public struct Result: Sendable {
+        /// The usable keys, each with the errors it depends on (`TrustedKey.problems`).
+        public var keys: [TrustedKey] = []
+        public var findings: [Finding] = []
+        /// Sentences about what was checked that are not findings (x5c chains verified, and what could
+        /// not be checked without a card).
+        public var notes: [String] = []
+    }
+
     /// Checks key set bytes and returns the usable keys with every finding.
     /// - Parameters:
     ///   - file: the key set's path, for locations and for finding `crl/<kid>.json` beside it.
-    public static func check(bytes: [UInt8], file: String) -> (keys: [TrustedKey], findings: [Finding]) {
-        var findings: [Finding] = []
+    ///   - issuer: the issuer the key set is bound to (its `iss`), when known: an `x5c` leaf must name it.
+    ///   - now: the time an `x5c` leaf's validity is judged at, in seconds since 1970.
+    public static func check(bytes: [UInt8], file: String, issuer: String? = nil, now: Int64 = Clock.nowSeconds()) -> Result {
+        var result = Result()
         func add(_ code: RuleCode, _ path: String?, _ message: String, _ severity: Finding.Severity? = nil) {
-            findings.append(Finding(code, message, at: .init(file: file, path: path), severity: severity))
+            result.findings.append(Finding(code, message, at: .init(file: file, path: path), severity: severity))
         }
         if let pem = pemLabel(bytes) {
             let privateNote = pem.contains("PRIVATE") ? " It holds a private key: never publish it or pass it around" : ""
             add(.jwksNotJSON, nil, "the key set is a PEM file (\(pem)), not a JWK Set {\"keys\":[...]}. "
                 + "Make the key set from the key with `healthcards jwks KEY --out jwks.json` and give that to --jwks.\(privateNote)")
-            return ([], findings)
+            return result
         }
         let json: JSONValue
         do { json = try JSONParser.parse(bytes) } catch {
             add(.jwksNotJSON, nil, #"the key set is not JSON (a JWK Set is {"keys":[...]}): \#(error)"#)
-            return ([], findings)
+            return result
         }
         guard let list = json["keys"]?.arrayValue else {
             let found = json["keys"].map { "\"keys\" is \(quoted($0)), not an array" } ?? "there is no \"keys\" member"
             add(.jwksNotJSON, "keys", #"a JWK Set is {"keys":[...]} with "keys" an array of JWKs; "# + found)
-            return ([], findings)
+            return result
         }
-        var keys: [TrustedKey] = []
+        var keys: [(index: Int, key: TrustedKey)] = []
         for (i, item) in list.enumerated() {
             let path = "keys[\(i)]"
             guard let object = item.objectValue else {
@@ -83,9 +111,15 @@ public enum KeySetCheck {
             if kid == nil {
                 add(.jwkKidMissing, path + ".kid", "the key has no kid; it must be the RFC 7638 thumbprint \(thumbprint)")
             } else if kid != thumbprint {
-                add(.jwkKidMismatch, path + ".kid", "kid '\(kid!)' is not the key's RFC 7638 SHA-256 thumbprint; expected \(thumbprint)")
+                add(.jwkKidMismatch, path + ".kid", "kid '\(kid ?? "")' is not the key's RFC 7638 SHA-256 thumbprint; expected \(thumbprint)")
             }
-            if let chain = object["x5c"] { checkX5C(chain, key: key, path: path + ".x5c", add: add) }
+            var chain: X509Chain?
+            if let x5c = object["x5c"] {
+                var found: [Finding] = []
+                chain = X5CCheck(path: path + ".x5c", issuer: issuer, now: now)
+                    .check(x5c, key: JWK(x: x, y: y), findings: &found, notes: &result.notes, file: file)
+                result.findings += found
+            }
             var crlVersion: Int?
             if let value = object["crlVersion"] {
                 crlVersion = positiveInteger(value)
@@ -94,14 +128,26 @@ public enum KeySetCheck {
                 }
             }
             var trusted = TrustedKey(kid: kid ?? thumbprint, thumbprint: thumbprint, key: key,
-                                     crlVersion: crlVersion, crl: nil, source: file)
-            trusted.crl = loadCRL(for: trusted, keySetFile: file, keyPath: path, findings: &findings)
-            keys.append(trusted)
+                                     crlVersion: crlVersion, crl: nil, source: file, x5c: chain)
+            trusted.crl = loadCRL(for: trusted, keySetFile: file, keyPath: path, findings: &result.findings)
+            keys.append((i, trusted))
         }
         if keys.isEmpty {
             add(.jwksNoKeys, "keys", "the key set has no usable EC P-256 signing key (kty EC, crv P-256, use sig, alg ES256)")
         }
-        return (keys, findings)
+        result.keys = keys.map { index, key in
+            var key = key
+            let crlFile = "\(FileIO.parent(of: file))/crl/\(key.kid).json"
+            key.problems = result.findings.filter { finding in
+                guard finding.isError else { return false }
+                if finding.location.file == crlFile { return true }
+                guard finding.location.file == file else { return false }
+                guard let path = finding.location.path, path.hasPrefix("keys[") else { return true }
+                return path.hasPrefix("keys[\(index)]")
+            }
+            return key
+        }
+        return result
     }
 
     /// A JSON number written as a whole decimal number from 1 (no sign, fraction or exponent), or nil.
@@ -123,39 +169,10 @@ public enum KeySetCheck {
         return String(decoding: label, as: UTF8.self)
     }
 
-    /// x5c: standard base64 DER certificates, leaf first; the leaf's key must be the JWK's key.
-    static func checkX5C(_ chain: JSONValue, key: P256Key, path: String, add: (RuleCode, String?, String, Finding.Severity?) -> Void) {
-        guard let items = chain.arrayValue, !items.isEmpty else {
-            add(.jwkX5CUndecodable, path, "x5c must be a non-empty array of base64 DER certificates", nil)
-            return
-        }
-        for (i, item) in items.enumerated() {
-            guard let text = item.stringValue else {
-                add(.jwkX5CUndecodable, "\(path)[\(i)]", "x5c entries are strings", nil)
-                continue
-            }
-            guard let der = Base64URL.decodeStandard(text) else {
-                if Base64URL.decode(text) != nil {
-                    add(.jwkX5CEncoding, "\(path)[\(i)]", "the certificate is base64url; x5c uses standard base64 with '+', '/' and '=' padding (RFC 7517 section 4.7)", nil)
-                } else {
-                    add(.jwkX5CUndecodable, "\(path)[\(i)]", "the certificate is not standard base64", nil)
-                }
-                continue
-            }
-            guard i == 0 else { continue }
-            do {
-                let leaf = try X509Certificate(der: der, source: "x5c[0]").publicKey(source: "x5c[0]")
-                if !leaf.hasSamePublicKey(as: key) {
-                    add(.jwkX5CKeyMismatch, "\(path)[0]", "the leaf certificate's public key is not the key's x/y; the first x5c certificate must certify this key", nil)
-                }
-            } catch {
-                add(.jwkX5CUndecodable, "\(path)[0]", "the leaf certificate: \(error)", nil)
-            }
-        }
-    }
-
     /// Reads `crl/<kid>.json` beside the key set, if there is one.
     static func loadCRL(for key: TrustedKey, keySetFile: String, keyPath: String, findings: inout [Finding]) -> (CRL, String)? {
+        // A kid names a file here: only base64url kids do, so a hostile kid cannot point elsewhere.
+        guard !key.kid.isEmpty, key.kid.utf8.allSatisfy(RID.isBase64URLCharacter) else { return nil }
         let file = "\(FileIO.parent(of: keySetFile))/crl/\(key.kid).json"
         guard FileIO.exists(file), let bytes = try? FileIO.read(file) else { return nil }
         func add(_ code: RuleCode, _ path: String?, _ message: String) {

@@ -9,6 +9,10 @@ struct QRPiece {
     var symbol: (version: Int?, errorCorrection: QRErrorCorrection?)?
     var findings: [Finding] = []
 
+    /// Most chunks a `shc:/C/N/` header may announce: a two-digit N. A larger N is a finding, read without
+    /// allocating anything in proportion to it.
+    static let maxChunkCount = 99
+
     /// Parses a QR text. Findings are located at `file` (and at the chunk, once known).
     init(text: [UInt8], file: String, symbol: (version: Int?, errorCorrection: QRErrorCorrection?)? = nil) {
         self.file = file
@@ -29,9 +33,19 @@ struct QRPiece {
         if !slashes.isEmpty {
             let headerEnd = slashes.count >= 2 ? slashes[1] : slashes[0]
             let header = String(decoding: rest[..<headerEnd], as: UTF8.self)
-            let numbers = header.split(separator: "/", omittingEmptySubsequences: false).map { Int($0) }
+            // Only short runs of ASCII digits are read as numbers, so no header can make a huge count (and
+            // nothing is allocated in proportion to it).
+            let numbers = rest[..<headerEnd].split(separator: 0x2F, omittingEmptySubsequences: false).map { part -> Int? in
+                guard !part.isEmpty, part.count <= 9, part.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+                return part.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+            }
             guard slashes.count == 2, numbers.count == 2, let c = numbers[0], let n = numbers[1], c >= 1, n >= 1 else {
-                add(.qrChunkHeader, "the chunk header '\(header)/' is not 'C/N/' with 1-based chunk C of N")
+                add(.qrChunkHeader, "the chunk header '\(header.prefix(40))/' is not 'C/N/' with 1-based chunk C of N")
+                return
+            }
+            guard n <= Self.maxChunkCount else {
+                add(.qrChunkHeader, "the chunk header says \(n) chunks; no card has more than \(Self.maxChunkCount) "
+                    + "(\(Self.maxChunkCount) chunks hold over \(Self.maxChunkCount * 1188) JWS characters)")
                 return
             }
             if n == 1 {
@@ -75,8 +89,9 @@ struct QRPiece {
     }
 }
 
-/// Reads QR images and checks the symbols themselves: version at most 22, the smallest that fits, two
-/// segments, error correction level (digest section 6).
+/// Reads QR images and checks the symbols themselves (digest section 6): version at most 22, error
+/// correction level, exactly two segments as read from the symbol's bit stream (byte `shc:/`[`C/N/`], then
+/// numeric), and the smallest version that fits them.
 enum QRImageCheck {
     /// The pieces of every symbol in a PNG, or a finding when none can be read.
     static func read(png: [UInt8], file: String) -> (pieces: [QRPiece], findings: [Finding]) {
@@ -109,72 +124,29 @@ enum QRImageCheck {
         if level != .L {
             found.append(Finding(.qrECCLevel, "the symbol uses error correction \(level.rawValue); the spec's sizes (1195 characters per QR) assume L, and higher levels make a denser symbol", at: at))
         }
-        let segments = QRVersionProbe.shcSegments(symbol.bytes)
-        guard let smallest = QRVersionProbe.smallestVersion(segments, level: level), version > smallest else { return found }
-        let oneSegment = QRVersionProbe.smallestVersion([(.byte, symbol.bytes)], level: level)
-        if oneSegment == version {
-            found.append(Finding(.qrSingleSegment, "the symbol is version \(version), the size of the whole text in one byte segment; a SMART Health Card QR has two segments (byte 'shc:/', then numeric digits), which fit version \(smallest)", at: at))
-        } else {
-            found.append(Finding(.qrVersionNotMinimal, "the symbol is version \(version) but its text fits version \(smallest) at ECC \(level.rawValue); let the encoder pick the smallest version", at: at))
+        guard symbol.bytes.starts(with: Array("shc:/".utf8)) else { return found }  // QR_PREFIX says it
+        guard let segments = symbol.segments else {
+            found.append(Finding(.qrSegmentsUnreadable, "the segment headers could not be read from the symbol's modules (the grid sampled "
+                + "from the image does not give back the data zbar decoded: a blurred, skewed or damaged image?); the two-segment layout "
+                + "and the smallest version were not checked", at: at))
+            return found
         }
+        let expected = QRVersionProbe.shcSegments(symbol.bytes)
+        let layout = segments.map(\.description).joined(separator: ", ")
+        let rule = "a SMART Health Card QR has exactly two segments: byte 'shc:/' (with 'C/N/' when chunked), then numeric with all the digits"
+        if segments.count == 1 && segments[0].mode == .byte {
+            found.append(Finding(.qrSingleSegment, "the symbol holds one byte segment with the whole text (\(layout)); \(rule). "
+                + "Encode it with explicit segments", at: at))
+            return found
+        }
+        guard segments.count == 2, segments[0].mode == .byte, segments[1].mode == .numeric,
+            segments[0].data == expected[0].1, segments[1].data == expected[1].1, !expected[1].1.isEmpty
+        else {
+            found.append(Finding(.qrSegments, "the symbol's segments are \(layout); \(rule)", at: at))
+            return found
+        }
+        guard let smallest = QRVersionProbe.smallestVersion(expected, level: level), version > smallest else { return found }
+        found.append(Finding(.qrVersionNotMinimal, "the symbol is version \(version) but its two segments fit version \(smallest) at ECC \(level.rawValue); let the encoder pick the smallest version", at: at))
         return found
-    }
-}
-
-/// Puts QR pieces together: single QRs stand alone, chunks are grouped by their count and assembled.
-enum QRAssembly {
-    /// A credential made of one or more pieces.
-    struct Set {
-        var pieces: [QRPiece]
-        var jws: String?
-        var findings: [Finding]
-    }
-
-    static func assemble(_ pieces: [QRPiece]) -> [Set] {
-        var sets: [Set] = []
-        var chunked: [Int: [[QRPiece]]] = [:]
-        var order: [Int] = []
-        for piece in pieces {
-            guard let chunk = piece.chunk else {
-                sets.append(Set(pieces: [piece], jws: piece.jws, findings: piece.findings))
-                continue
-            }
-            if chunked[chunk.total] == nil { order.append(chunk.total) }
-            var groups = chunked[chunk.total] ?? []
-            // A new set starts when this chunk number is already taken in the current one.
-            if let last = groups.last, !last.contains(where: { $0.chunk?.index == chunk.index }) {
-                groups[groups.count - 1].append(piece)
-            } else {
-                groups.append([piece])
-            }
-            chunked[chunk.total] = groups
-        }
-        for total in order {
-            for group in chunked[total] ?? [] { sets.append(assembleChunks(group, total: total)) }
-        }
-        return sets
-    }
-
-    private static func assembleChunks(_ group: [QRPiece], total: Int) -> Set {
-        let sorted = group.sorted { ($0.chunk?.index ?? 0) < ($1.chunk?.index ?? 0) }
-        var findings = sorted.flatMap(\.findings)
-        let files = sorted.map(\.file)
-        let have = Swift.Set(sorted.compactMap { $0.chunk?.index })
-        let missing = (1...total).filter { !have.contains($0) }
-        if !missing.isEmpty {
-            findings.append(Finding(.qrChunkMissing, "chunk(s) \(missing.map(String.init).joined(separator: ", ")) of \(total) are missing; give all chunks of a set together (or in one folder)", at: .init(file: files.first)))
-            return Set(pieces: sorted, jws: nil, findings: findings)
-        }
-        let parts = sorted.compactMap(\.jws)
-        guard parts.count == total else { return Set(pieces: sorted, jws: nil, findings: findings) }
-        let jws = parts.joined()
-        let length = jws.utf8.count
-        findings.append(Finding(.qrChunked, "the card is split into \(total) chunked QRs; chunking is deprecated since SHC 1.3.0 and some verifiers refuse it", at: .init(file: files.first)))
-        let needed = QRNumeric.chunkCount(forLength: length)
-        let balanced = (length + total - 1) / total
-        if total != needed || parts.contains(where: { $0.utf8.count > balanced }) {
-            findings.append(Finding(.qrChunkUnbalanced, "chunk sizes are \(parts.map { String($0.utf8.count) }.joined(separator: ", ")) characters; a \(length)-character JWS splits into \(needed) balanced chunks of at most \((length + needed - 1) / needed)", at: .init(file: files.first)))
-        }
-        return Set(pieces: sorted, jws: jws, findings: findings)
     }
 }

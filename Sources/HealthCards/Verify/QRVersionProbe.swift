@@ -1,8 +1,8 @@
 /// Asks the QR encoder (`QRCode`, over libqrencode) which QR version a given list of segments needs at a given error correction level.
 ///
 /// `QRCode` (the encoder) always writes the two SHC segments at level L; `verify` also needs the answer
-/// for other levels and for a single byte segment, to tell a symbol that is larger than it needs to be
-/// from one whose text was put in one byte segment (digest section 6). Nothing is drawn from this.
+/// at the level a symbol uses, to tell whether it is larger than its segments need (digest section 6),
+/// and the tests use it to make symbols of other layouts. Nothing is drawn from this.
 enum QRVersionProbe {
     typealias Mode = QRCode.SegmentMode
 

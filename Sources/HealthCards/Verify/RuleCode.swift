@@ -61,6 +61,8 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case kidUnknown = "KID_UNKNOWN"
     case kidWrong = "KID_WRONG"
     case revoked = "REVOKED"
+    case keyNotFromIssuer = "KEY_NOT_FROM_ISSUER"
+    case keySetInvalid = "KEY_SET_INVALID"
 
     // Minimization (digest section 3)
     case minResourceID = "MIN_RESOURCE_ID"
@@ -115,6 +117,11 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case codeCVXUnspecified = "CODE_CVX_UNSPECIFIED"
     case codeLOINCInvalid = "CODE_LOINC_INVALID"
     case codeSNOMEDInvalid = "CODE_SNOMED_INVALID"
+    case metaSecurity = "META_SECURITY"
+    case patientNameCharacter = "PATIENT_NAME_CHARACTER"
+    case immunizationDuplicate = "IMMUNIZATION_DUPLICATE"
+    case bundleEntryOrder = "BUNDLE_ENTRY_ORDER"
+    case bundleMixedContent = "BUNDLE_MIXED_CONTENT"
 
     // QR text and images (digest section 6)
     case qrPrefix = "QR_PREFIX"
@@ -134,6 +141,9 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case qrVersionNotMinimal = "QR_VERSION_NOT_MINIMAL"
     case qrSingleSegment = "QR_SINGLE_SEGMENT"
     case qrECCLevel = "QR_ECC_LEVEL"
+    case qrSegments = "QR_SEGMENTS"
+    case qrSegmentsUnreadable = "QR_SEGMENTS_UNREADABLE"
+    case qrChunkNeedless = "QR_CHUNK_NEEDLESS"
 
     // Key sets (digest section 7)
     case jwksNotJSON = "JWKS_NOT_JSON"
@@ -149,6 +159,9 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case jwkX5CEncoding = "JWK_X5C_ENCODING"
     case jwkX5CUndecodable = "JWK_X5C_UNDECODABLE"
     case jwkX5CKeyMismatch = "JWK_X5C_KEY_MISMATCH"
+    case jwkX5CChain = "JWK_X5C_CHAIN"
+    case jwkX5CSAN = "JWK_X5C_SAN"
+    case jwkX5CValidity = "JWK_X5C_VALIDITY"
     case jwkCRLVersion = "JWK_CRL_VERSION"
 
     // Revocation lists (digest section 8)
@@ -164,7 +177,8 @@ public enum RuleCode: String, Sendable, CaseIterable {
             .bundleNoClinicalEntry, .patientBirthDateMissing, .immunizationLotNumber, .immunizationPerformer,
             .immunizationProtocolApplied, .observationValueString, .qrChunkUnbalanced, .qrChunked, .qrGridUnreadable,
             .qrVersionNotMinimal, .qrECCLevel, .jwkNotSHCKey, .crlDuplicateRID, .codeCVXUnspecified, .patientIdentifier,
-            .patientGender, .patientDataMinimization, .immunizationDataMinimization, .observationDataMinimization:
+            .patientGender, .patientDataMinimization, .immunizationDataMinimization, .observationDataMinimization,
+            .bundleEntryOrder, .bundleMixedContent, .jwkX5CValidity, .qrSegmentsUnreadable:
             return .warning
         default:
             return .error

@@ -1,46 +1,60 @@
 /// `healthcards verify`: reads cards, JWS texts, QR texts and images, key sets and folders of them, and
 /// reports every problem with a stable code (`RuleCode`).
 public final class Verifier {
-    /// Keys from the `--jwks` key sets, used for signatures and revocation.
-    public let keys: [TrustedKey]
+    /// The `--jwks` key sets, each bound to its issuer or not (`KeyRing`).
+    public let keyRing: KeyRing
     /// Reports of the `--jwks` key sets themselves.
     public let keySetReports: [CredentialReport]
     /// The time `nbf`, `exp` and clinical dates are judged against, in seconds since the epoch.
     public let now: Int64
     /// The `--jwks` key set files, in the order given.
-    public let keySetFiles: [String]
-    private var checkedKeySets: Set<String> = []
+    public var keySetFiles: [String] { keyRing.sets.map(\.file) }
+    /// Identities (`FileIO.identity`) of the `--jwks` key set files.
+    private let givenKeySets: Set<String>
+    /// Identities of the files and folders already visited in this `verify` call.
+    private var visited: Set<String> = []
     /// Key set files met among the PATHs that were already checked as `--jwks` (so not reported again).
     private var skippedKeySets = 0
 
     /// Loads key sets.
-    /// - Parameter keySets: each a `jwks.json` file, or a folder holding `.well-known/jwks.json` (or `jwks.json`).
-    /// - Throws: `HealthCardError(.usage)` for a key set path that does not exist.
+    /// - Parameter keySets: `--jwks` arguments (`KeySetArgument`): a `jwks.json` file, a folder holding
+    ///   `.well-known/jwks.json` (or `jwks.json`), or either as `ISSUER_URL=PATH`. A site folder (or its
+    ///   `.well-known/jwks.json`) with a `healthcards-site.json` record is bound to the recorded issuer.
+    /// - Throws: `HealthCardError(.usage)` for a path that does not exist, a URL without `=PATH`, a key set
+    ///   given twice, a malformed site record, or `URL=SITE` whose site records another issuer.
     public init(keySets: [String], now: Int64) throws {
         self.now = now
-        var keys: [TrustedKey] = []
+        var sets: [KeyRing.KeySet] = []
         var reports: [CredentialReport] = []
-        var files: [String] = []
-        for path in keySets {
-            let file = try Self.keySetFile(path)
-            files.append(file)
-            checkedKeySets.insert(file)
-            var report = CredentialReport(source: .keySet, file: file)
+        var given: [String: String] = [:]
+        for argument in keySets {
+            let parsed = try KeySetArgument.parse(argument)
+            let file = try Self.keySetFile(parsed.path)
+            let identity = FileIO.identity(file) ?? file
+            if let earlier = given[identity] {
+                throw HealthCardError(.usage, "--jwks \(argument) is the key set \(earlier) given again; give each key set once")
+            }
+            given[identity] = argument
+            let (issuer, binding) = try Self.binding(of: file, folder: FileIO.isDirectory(parsed.path) ? parsed.path : nil,
+                                                     argument: parsed)
             guard let bytes = try? FileIO.read(file) else {
                 throw HealthCardError(.usage, "--jwks \(file) cannot be read")
             }
-            let (found, findings) = KeySetCheck.check(bytes: bytes, file: file)
-            keys += found
-            report.findings = findings
+            let result = KeySetCheck.check(bytes: bytes, file: file, issuer: issuer, now: now)
+            var report = CredentialReport(source: .keySet, file: file)
+            report.findings = result.findings
+            report.notes = result.notes
+            report.keySetBinding = (issuer, binding)
             reports.append(report)
+            sets.append(KeyRing.KeySet(file: file, issuer: issuer, binding: binding, keys: result.keys))
         }
-        self.keys = keys
+        self.keyRing = KeyRing(sets: sets)
         self.keySetReports = reports
-        self.keySetFiles = files
+        self.givenKeySets = Set(given.keys)
     }
 
     /// The JWS checker with this verifier's keys and time.
-    var checker: JWSCheck { JWSCheck(keys: keys, now: now, keySetFiles: keySetFiles) }
+    var checker: JWSCheck { JWSCheck(keyRing: keyRing, now: now) }
 
     static func keySetFile(_ path: String) throws -> String {
         guard FileIO.exists(path) else {
@@ -51,25 +65,45 @@ public final class Verifier {
         throw HealthCardError(.usage, "--jwks \(path) is a folder without .well-known/jwks.json or jwks.json")
     }
 
+    /// The issuer a key set file belongs to: the argument's `URL=`, else the record of the site folder given
+    /// (or of the site whose `.well-known/jwks.json` it is).
+    /// - Throws: `HealthCardError(.usage)` for a malformed record, or one that names another issuer than `URL=`.
+    static func binding(of file: String, folder: String?, argument: KeySetArgument?) throws -> (String?, KeyRing.KeySet.Binding) {
+        let site = folder.map { IssuerSite(root: $0) } ?? IssuerSite.containing(keySet: file)
+        let record = try site?.readRecord()
+        if let issuer = argument?.issuer {
+            if let record, record.issuer != issuer, let site {
+                throw HealthCardError(
+                    .usage,
+                    "--jwks \(issuer)=\(argument?.path ?? file): that site records the issuer \(record.issuer) (\(site.recordPath)); "
+                        + "a key set belongs to one issuer. Give --jwks \(argument?.path ?? file) alone, or the key set of \(issuer)")
+            }
+            return (issuer, .argument)
+        }
+        if let record, let site { return (record.issuer, .siteRecord(site.recordPath)) }
+        return (nil, .unbound)
+    }
+
     /// What a file holds, judged by its name and first bytes.
     enum Kind { case card, keySet, jws, qrText, qrImage }
 
-    /// Checks every path (folders are walked) and returns one report per credential and key set found.
-    /// When the paths hold nothing to check (e.g. an empty folder), the one report is a `NOTHING_TO_CHECK`
-    /// error naming them.
+    /// Checks every path (folders are walked, each file and folder visited once however many names lead to
+    /// it: symbolic-link loops end) and returns one report per credential and key set found. When the paths
+    /// hold nothing to check (e.g. an empty folder), the one report is a `NOTHING_TO_CHECK` error naming them.
     /// - Throws: `HealthCardError(.usage)` for a path that does not exist.
     public func verify(_ paths: [String]) throws -> [CredentialReport] {
         for path in paths where !FileIO.exists(path) {
             throw HealthCardError(.usage, "\(path) does not exist")
         }
         skippedKeySets = 0
+        visited = []
         var reports: [CredentialReport] = []
         var texts: [QRPiece] = []
         var images: [QRPiece] = []
         for path in paths {
             if FileIO.isDirectory(path) {
                 reports += walk(path)
-            } else {
+            } else if firstVisit(path) {
                 reports += file(path, explicit: true, texts: &texts, images: &images)
             }
         }
@@ -85,19 +119,34 @@ public final class Verifier {
         return reports
     }
 
-    private func walk(_ dir: String) -> [CredentialReport] {
+    /// True the first time a file or folder (by device and inode, so through any link) is met.
+    private func firstVisit(_ path: String) -> Bool {
+        guard let identity = FileIO.identity(path) else { return true }  // unreadable: reported once, by its path
+        return visited.insert(identity).inserted
+    }
+
+    /// Walks a folder depth first without recursion: each folder's files (QR chunks grouped within the
+    /// folder), then its subfolders in name order. A folder already visited (a link to `.`, to a parent, or
+    /// any other cycle) is skipped, so the walk always ends.
+    private func walk(_ root: String) -> [CredentialReport] {
         var reports: [CredentialReport] = []
-        var texts: [QRPiece] = []
-        var images: [QRPiece] = []
-        var subdirs: [String] = []
-        for name in FileIO.list(dir) {
-            let path = dir == "/" ? "/\(name)" : "\(dir)/\(name)"
-            if FileIO.isDirectory(path) { subdirs.append(path) } else {
-                reports += file(path, explicit: false, texts: &texts, images: &images)
+        var pending = [root]
+        while let dir = pending.popLast() {
+            guard firstVisit(dir) else { continue }
+            var texts: [QRPiece] = []
+            var images: [QRPiece] = []
+            var subdirs: [String] = []
+            for name in FileIO.list(dir) {
+                let path = dir == "/" ? "/\(name)" : "\(dir)/\(name)"
+                if FileIO.isDirectory(path) {
+                    subdirs.append(path)
+                } else if firstVisit(path) {
+                    reports += file(path, explicit: false, texts: &texts, images: &images)
+                }
             }
+            reports += qrReports(texts, source: .qrText) + qrReports(images, source: .qrImage)
+            pending += subdirs.reversed()
         }
-        reports += qrReports(texts, source: .qrText) + qrReports(images, source: .qrImage)
-        for sub in subdirs { reports += walk(sub) }
         return reports
     }
 
@@ -115,12 +164,21 @@ public final class Verifier {
         }
         switch kind {
         case .keySet:
-            guard !checkedKeySets.contains(path) else {
+            guard !givenKeySets.contains(FileIO.identity(path) ?? path) else {
                 skippedKeySets += 1
                 return []
             }
             var report = CredentialReport(source: .keySet, file: path)
-            report.findings = KeySetCheck.check(bytes: bytes, file: path).findings
+            do {
+                let (issuer, binding) = try Self.binding(of: path, folder: nil, argument: nil)
+                let result = KeySetCheck.check(bytes: bytes, file: path, issuer: issuer, now: now)
+                report.findings = result.findings
+                report.notes = result.notes
+                report.keySetBinding = (issuer, binding)
+            } catch {
+                report.findings = KeySetCheck.check(bytes: bytes, file: path, now: now).findings
+                report.notes = ["the site record beside it cannot be used: \(error)"]
+            }
             return [report]
         case .card:
             return CardFile.check(bytes, file: path, checker: checker)
@@ -149,7 +207,8 @@ public final class Verifier {
     }
 
     private func qrReports(_ pieces: [QRPiece], source: CredentialReport.Source) -> [CredentialReport] {
-        QRAssembly.assemble(pieces).map { set in
+        let checker = self.checker
+        return QRAssembly.assemble(pieces, checker: checker).map { set in
             var report = CredentialReport(source: source, file: set.pieces.map(\.file).joined(separator: ", "))
             report.findings = set.findings
             report.qrSymbols = set.pieces.compactMap(\.symbol)
@@ -219,7 +278,8 @@ enum CardFile {
         return reports
     }
 
-    /// The text of a JWS or QR text file: a BOM and surrounding whitespace are reported and removed.
+    /// The text of a JWS or QR text file: a BOM and surrounding whitespace are reported and removed; one
+    /// final newline (`\n` or `\r\n`) is allowed.
     static func cleanText(_ bytes: [UInt8], file: String, findings: inout [Finding]) -> String {
         var body = bytes[...]
         if body.starts(with: [0xEF, 0xBB, 0xBF]) {
@@ -227,10 +287,16 @@ enum CardFile {
             body = body.dropFirst(3)
         }
         func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09 }
+        // One final newline (LF or CRLF) is what every editor writes: not a finding, and not part of the text.
+        if body.last == 0x0A {
+            body = body.dropLast()
+            if body.last == 0x0D { body = body.dropLast() }
+        }
         let trimmed = body.drop(while: isSpace).reversed().drop(while: isSpace).reversed()
         if trimmed.count != body.count {
-            let what = body.last.map(isSpace) == true ? "trailing whitespace or a final newline" : "leading whitespace"
-            findings.append(Finding(.fileTrailingCharacters, "the file has \(what) around its text; the text must stand alone (the spec's files have no final newline)", at: .init(file: file)))
+            let leading = body.first.map(isSpace) == true
+            let what = leading ? "leading whitespace" : "whitespace after its text (beyond one final newline)"
+            findings.append(Finding(.fileTrailingCharacters, "the file has \(what); the text must stand alone, followed by at most one newline", at: .init(file: file)))
         }
         return String(decoding: Array(trimmed), as: UTF8.self)
     }
