@@ -122,7 +122,7 @@ deb: release
 	@scripts/make-deb.sh .build/deb/stage .build/deb "$(DEB_MAINTAINER)"
 
 # Installs the .deb into a fresh minimal Debian 12 root (debootstrap, chroot; cached in .build/deb-test) and
-# runs keygen, jwks, issue and verify there (scripts/deb-test.sh).
+# runs keygen, site, issue, verify and jwks there (scripts/deb-test.sh).
 DEB_TEST_FLAGS ?=
 deb-test: deb
 	$(call apt,$(DEB_TEST_APT_PACKAGES))

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Installs the healthcards .deb into a fresh minimal Debian 12 (bookworm) root, with apt so that its
 # Depends are resolved and without its Recommends, with no Swift toolchain, and runs there, as an
-# ordinary user: keygen, jwks, issue on each shipped sample CSV, and verify; then checks the results.
+# ordinary user: keygen, site, issue on each shipped sample CSV, verify, and jwks; then checks the results.
 #
 #   scripts/deb-test.sh [--if-possible] DEB
 #
@@ -133,16 +133,21 @@ done
 kid=$(healthcards keygen --out keys/issuer.pem)
 [ ${#kid} -eq 43 ] || fail "keygen printed '$kid', not a 43-character kid"
 [ "$(stat -c %a keys/issuer.pem)" = 600 ] || fail "keygen wrote the key with mode $(stat -c %a keys/issuer.pem)"
-[ "$(healthcards jwks keys/issuer.pem --out site/.well-known/jwks.json)" = "$kid" ] || fail "jwks printed another kid"
+healthcards keygen --rid-secret keys/rid.secret
+[ "$(stat -c %a keys/rid.secret)" = 600 ] || fail "keygen wrote the rid secret with mode $(stat -c %a keys/rid.secret)"
+site=$(healthcards site --out site --issuer https://issuer.example.org keys/issuer.pem)
+[ "$site" = "$kid (no CRL)" ] || fail "site printed '$site'"
+[ -f site/.well-known/jwks.json ] || fail "site wrote no .well-known/jwks.json"
 
 for template in covid19-vaccination:$2 lab-result:$3; do
     name=${template%%:*}
     expected=${template#*:}
-    healthcards issue --quiet --issuer https://issuer.example.org --key keys/issuer.pem \
+    healthcards issue --quiet --issuer https://issuer.example.org --key keys/issuer.pem --rid-secret keys/rid.secret \
         --template $templates/$name.json --out out/$name $templates/$name.sample.csv \
         || fail "issue $name.sample.csv exited with $?"
     [ "$(wc -l <out/$name/report.ndjson)" -eq "$expected" ] || fail "$name: the report has not $expected lines"
     [ "$(grep -c '"status":"issued"' out/$name/report.ndjson)" -eq "$expected" ] || fail "$name: not every record issued"
+    [ "$(grep -c '"rid":"' out/$name/report.ndjson)" -eq "$expected" ] || fail "$name: not every card has a rid"
     [ "$(ls out/$name/cards | wc -l)" -eq "$expected" ] || fail "$name: not $expected cards"
     [ "$(ls out/$name/qr/*.png | wc -l)" -eq "$expected" ] || fail "$name: not $expected QR images"
 done
@@ -158,7 +163,7 @@ healthcards jwks keys/other.pem --out other/.well-known/jwks.json >/dev/null
 if healthcards verify --jwks other out/covid19-vaccination/cards >/dev/null; then
     fail "verify accepted cards against a key set without their key"
 fi
-echo "deb-test (in Debian 12): keygen, jwks, issue ($2 + $3 cards) and verify ($credentials credentials) as expected"
+echo "deb-test (in Debian 12): keygen, site, issue ($2 + $3 cards), verify ($credentials credentials) and jwks as expected"
 EOF
 chmod 755 "$root/home/clinic/run.sh"
 in_root chown -R clinic:clinic /home/clinic
