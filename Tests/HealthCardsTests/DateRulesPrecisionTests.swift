@@ -133,26 +133,26 @@ import Testing
         #expect(!later.contains { $0.code == .dateInFuture }, "\(birth)")
     }
 
-    /// Before birth: the latest instant the dose can name is before the earliest instant the birth date
-    /// allows. For each birth precision, the latest dose of each precision that is before birth and the
-    /// first one that no longer is.
+    /// Before birth: birth dates and the dates clinics write are local calendar dates, so the last day the
+    /// event can name is compared with the first day the birth date allows, in one calendar (a dateTime's
+    /// date is its date part, in its own offset). For each birth precision, the latest event of each
+    /// precision that is before birth and the first one that no longer is.
     @Test(arguments: [
-        // birth "1960": earliest 1959-12-31T10:00:00Z
-        ("1960", "1958", "1959"),
-        ("1960", "1959-11", "1959-12"),
-        ("1960", "1959-12-29", "1959-12-30"),
-        ("1960", "1959-12-31T09:59:59Z", "1959-12-31T10:00:00Z"),
-        // birth "1960-05": earliest 1960-04-30T10:00:00Z
+        // birth "1960": first day 1960-01-01
+        ("1960", "1959", "1960"),
+        ("1960", "1959-12", "1960-01"),
+        ("1960", "1959-12-31", "1960-01-01"),
+        ("1960", "1959-12-31T23:59:59+14:00", "1960-01-01T00:00:00-12:00"),
+        // birth "1960-05": first day 1960-05-01
         ("1960-05", "1959", "1960"),
-        ("1960-05", "1960-03", "1960-04"),
-        ("1960-05", "1960-04-28", "1960-04-29"),
-        ("1960-05", "1960-04-30T09:59:59Z", "1960-04-30T10:00:00Z"),
-        // birth "1960-05-17": earliest 1960-05-16T10:00:00Z
+        ("1960-05", "1960-04", "1960-05"),
+        ("1960-05", "1960-04-30", "1960-05-01"),
+        ("1960-05", "1960-04-30T23:59:59Z", "1960-05-01T00:00:00+14:00"),
+        // birth "1960-05-17": that day
         ("1960-05-17", "1959", "1960"),
         ("1960-05-17", "1960-04", "1960-05"),
-        ("1960-05-17", "1960-05-14", "1960-05-15"),
-        ("1960-05-17", "1960-05-16T09:59:59Z", "1960-05-16T10:00:00Z"),
-        ("1960-05-17", "1960-05-16T23:59:59+14:00", "1960-05-17T00:00:00+14:00"),
+        ("1960-05-17", "1960-05-16", "1960-05-17"),
+        ("1960-05-17", "1960-05-16T23:59:59-12:00", "1960-05-17T00:00:00+14:00"),
     ])
     func beforeBirthForEachPrecision(birth: String, before: String, notBefore: String) {
         let now = Self.seconds("2026-11-30T12:00:00Z")

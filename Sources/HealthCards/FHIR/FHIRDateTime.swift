@@ -157,6 +157,13 @@ public struct FHIRDateTime: Sendable, Equatable {
         return latest - Self.furthestBehindSeconds < other.earliest + Self.furthestAheadSeconds
     }
 
+    /// The local calendar date(s) the value names, without a time: the value itself when it has no time,
+    /// else its date part as written (a dateTime's `YYYY-MM-DD` is the date in its own offset).
+    public var calendarDate: FHIRDateTime {
+        guard precision == .instant else { return self }
+        return FHIRDateTime(String(decoding: Array(text.utf8.prefix(10)), as: UTF8.self), allowTime: false) ?? self
+    }
+
     /// Orders values for a card: by earliest instant. Callers keep input order for values that compare
     /// equal (a sort that is stable).
     public func sortsBefore(_ other: FHIRDateTime) -> Bool { earliest < other.earliest }

@@ -7,8 +7,11 @@
 ///   somewhere, so `2026-12-01` is not in the future once it is 2026-12-01 in UTC+14 (a clinic in Kiribati
 ///   issuing on its local date is not refused); a dateTime with a time is an instant, allowed
 ///   `clockSkewSeconds` for clocks that run a little apart.
-/// - **before birth**: the latest instant the date can name is before the earliest instant the birth
-///   date allows (`1960-03` is not before a birth on `1960`; `1959-12` is).
+/// - **before birth**: a birth date is a local calendar date, and so is the date of a dose or test as the
+///   clinic wrote it (a dateTime's date part is its date in its own offset). The event is before birth when
+///   the last day it can name is before the first day the birth date allows, in one calendar:
+///   `1960-03` is not before a birth in `1960`, `1959-12` is; `2020-01-09` is before a birth on
+///   `2020-01-10`, `2020-01-10T01:00:00+14:00` is not.
 /// - **after `nbf`**: as "in the future", with `nbf` for now.
 enum DateRules {
     /// Clock skew allowed for dateTimes with a time, in seconds (5 minutes).
@@ -52,11 +55,11 @@ enum DateRules {
                 if let now, let problem = future(value, now: now) {
                     f.error(.dateInFuture, path, problem)
                 }
-                if let birth, value.isBefore(birth) {
+                if let birth, value.calendarDate.isBefore(sameZoneAs: birth) {
                     f.error(
                         .dateBeforeBirth, path,
-                        "'\(ControlCharacters.escaped(text))' is before the patient's birth date \(birth.text): even read in the "
-                            + "time zones furthest apart, it ends before the birth date begins. Check both dates")
+                        "'\(ControlCharacters.escaped(text))' is before the patient's birth date \(birth.text): its last day is "
+                            + "before the first day the birth date allows. Check both dates")
                 }
             }
         }
