@@ -9,11 +9,14 @@ _healthcards_options() {
         jwks) echo "--out --x5c --issuer --drop-kid --report --help" ;;
         issue)
             echo "--issuer --key --site --template --out --nbf --exp --vc-types --rid-secret --patient-id-system" \
-                "--share --chunk --no-qr --qr-scale --jobs --force --quiet --help"
+                "--share --chunk --no-qr --qr-scale --jobs --pdf --paper --issuer-name --logo --no-lot" \
+                "--no-performer --pdf-combined --force --deterministic --quiet --help"
             ;;
+        print) echo "--out --jwks --paper --issuer-name --logo --no-lot --no-performer --pdf-combined --help" ;;
         verify) echo "--jwks --now --json --help" ;;
         site) echo "--out --x5c --issuer --crl --drop-kid --report --help" ;;
         revoke) echo "--site --key --rid-secret --id --rid --report --force --before --help" ;;
+        fixtures) echo "--issuer --key --out --now --seed --help" ;;
     esac
 }
 
@@ -50,7 +53,7 @@ _healthcards() {
     COMPREPLY=()
 
     if [ "$cword" -eq 1 ]; then
-        COMPREPLY=($(compgen -W "keygen jwks issue verify site revoke --help --version" -- "$cur"))
+        COMPREPLY=($(compgen -W "keygen jwks issue print verify site revoke fixtures --help --version" -- "$cur"))
         return
     fi
     local command=${words[1]}
@@ -59,18 +62,24 @@ _healthcards() {
     case $command:$prev in
         *:--help | *:--version) return ;;
         keygen:--out | keygen:--rid-secret | jwks:--out) _healthcards_files; return ;;
-        issue:--out | site:--out | issue:--site | revoke:--site) _healthcards_folders; return ;;
+        *:--pdf-combined) _healthcards_files .pdf; return ;;
+        *:--logo) _healthcards_files .png .svg; return ;;
+        issue:--out | site:--out | print:--out | fixtures:--out | issue:--site | revoke:--site)
+            _healthcards_folders
+            return
+            ;;
         *:--key) _healthcards_files .pem .der; return ;;
         *:--report) _healthcards_files .ndjson; return ;;
         *:--template) _healthcards_files .json; return ;;
         *:--rid-secret) _healthcards_files; return ;;
         *:--x5c) _healthcards_files .pem .crt; return ;;
-        verify:--jwks) _healthcards_files .json; return ;;
+        verify:--jwks | print:--jwks) _healthcards_files .json; return ;;
         issue:--vc-types) COMPREPLY=($(compgen -W "legacy minimal" -- "$cur")); return ;;
         issue:--share) COMPREPLY=($(compgen -W "group world" -- "$cur")); return ;;
+        *:--paper) COMPREPLY=($(compgen -W "a4 letter" -- "$cur")); return ;;
         # Values to type: a URL or URI, seconds since 1970, a count, an id, a rid or a kid.
         *:--issuer | *:--patient-id-system | *:--nbf | *:--exp | *:--now | *:--before | *:--qr-scale | *:--jobs | \
-            revoke:--id | revoke:--rid | *:--drop-kid)
+            revoke:--id | revoke:--rid | *:--drop-kid | *:--issuer-name | *:--seed)
             return
             ;;
     esac
@@ -80,10 +89,11 @@ _healthcards() {
         COMPREPLY=($(compgen -W "$(_healthcards_options "$command")" -- "$cur"))
         return
     fi
-    # Positional arguments: keys for jwks and site; inputs for issue; anything for verify.
+    # Positional arguments: keys for jwks and site; inputs for issue; cards for print; anything for verify.
     case $command in
-        jwks | site) _healthcards_files .pem .json ;;
+        jwks | site) _healthcards_files .pem .der .json ;;
         issue) _healthcards_files .csv .json .ndjson ;;
+        print) _healthcards_files .smart-health-card ;;
         verify) _healthcards_files ;;
     esac
 }

@@ -103,10 +103,12 @@ for f in /usr/bin/healthcards /usr/share/man/man1/healthcards.1.gz /usr/share/ma
     /usr/share/doc/healthcards/copyright; do
     grep -qx "$f" <<<"$files" || { echo "deb-test: the package has no $f" >&2; exit 1; }
 done
-if in_root dpkg-query -W -f '${Status}' libengine-pkcs11-openssl 2>/dev/null | grep -q 'ok installed'; then
-    echo "deb-test: libengine-pkcs11-openssl got installed although Recommends were left out" >&2
-    exit 1
-fi
+for recommended in libengine-pkcs11-openssl fonts-noto-core; do
+    if in_root dpkg-query -W -f '${Status}' $recommended 2>/dev/null | grep -q 'ok installed'; then
+        echo "deb-test: $recommended got installed although Recommends were left out" >&2
+        exit 1
+    fi
+done
 
 # Expected records per sample: the distinct ids of each CSV's id column (computed here, outside the root).
 count_ids() { awk -F, -v col="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == col) c = i; next } { print $c }' \

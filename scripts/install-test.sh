@@ -18,7 +18,8 @@ grep -qx 'SMART Health Cards framework 1.4.0' <<<"$version" || fail "--version n
 [ "$("$bin" -V)" = "$version" ] || fail "-V differs from --version"
 if ldd "$bin" | grep -q libswift; then fail "$bin needs the Swift runtime from a toolchain: $(ldd "$bin" | grep libswift)"; fi
 
-commands=$("$bin" --help | sed -n '/^Commands:/,/^$/p' | sed -n 's/^  \([a-z][a-z0-9-]*\)  .*/\1/p')
+# "  keygen  make a new ..." lines between "Commands:" and the next empty line.
+commands=$("$bin" --help | sed -n '/^Commands:/,/^$/p' | sed -n 's/^  \([a-z][a-z0-9-]*\) .*/\1/p')
 [ -n "$commands" ] || fail "found no commands in --help"
 man=$root/share/man/man1
 [ -f "$man/healthcards.1" ] || fail "no man page $man/healthcards.1"

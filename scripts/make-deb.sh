@@ -60,14 +60,15 @@ Architecture: $arch
 Maintainer: $maintainer
 Installed-Size: $(du -sk --exclude=DEBIAN "$stage" | cut -f 1)
 Depends: $depends
-Recommends: libengine-pkcs11-openssl
+Recommends: libengine-pkcs11-openssl, fonts-noto-core, fonts-noto-cjk
 Section: utils
 Priority: optional
 Description: SMART Health Cards issuer toolkit
  healthcards issues SMART Health Cards: it builds FHIR R4 Bundles from CSV exports (with a template) or
  FHIR Bundle files, signs them ES256 with the issuer's key, and writes .smart-health-card files, shc:/ QR
  images and the issuer's .well-known/jwks.json and revocation lists. healthcards verify checks anyone's
- cards offline. Keys can live in an HSM through PKCS#11 (libengine-pkcs11-openssl).
+ cards offline, and healthcards print (or issue --pdf) makes printable PDF cards. Keys can live in an HSM
+ through PKCS#11 (libengine-pkcs11-openssl); the Noto fonts print names in every script.
 EOF
 (cd "$stage" && find usr -type f -print0 | sort -z | xargs -0 md5sum) >"$stage/DEBIAN/md5sums"
 mkdir -p "$outdir"

@@ -12,6 +12,7 @@ enum IssueCommand {
         writes under DIR:
           cards/<id>.smart-health-card   {"verifiableCredential":["<JWS>"]}
           qr/<id>.png                    the shc:/ QR (qr/<id>-<c>.png per chunk with --chunk)
+          pdf/<id>.pdf                   with --pdf: the card printed for the person (docs/printing.md)
           report.ndjson                  one line per input record: source, id, status, errors, files,
                                          and for issued cards kid, rid and ridFrom (what `revoke` checks)
         These are health data: files are written 0600 and folders 0700 whatever the umask (--share opts
@@ -63,7 +64,14 @@ enum IssueCommand {
           --qr-scale PIXELS     pixels per QR module (default \(QRImage.defaultScale); 1 to 64)
           --jobs N              worker threads (default: the processors online, here \(BatchIssuer.activeCores()));
                                 the report stays in input order; a PKCS#11 key always uses 1
+          --pdf                 also write pdf/<id>.pdf per card: name, birth date, doses or results, the
+                                issuer, the QR code (vector, 60 mm) and a wallet-size cut-out
+        \(PrintOptions.help)
           --force               reissue records whose card is already in DIR (new signature and nbf)
+          --deterministic       sign with deterministic ECDSA nonces (RFC 6979) instead of random ones, so the
+                                same key, input and --nbf give byte-identical cards (fixture-style batches;
+                                see docs/fixtures.md). Not for a PKCS#11 key, which never hands out the
+                                private scalar the nonces are derived from
           --quiet               no progress line and no summary on stderr (the progress line is shown
                                 only when stderr is a terminal)
           -h, --help            show this help
@@ -74,15 +82,29 @@ enum IssueCommand {
         130/143 stopped by SIGINT/SIGTERM (run again to finish).
         """
 
+    /// `--pdf`, `--pdf-combined` and the print options; nil when nothing is printed.
+    static func pdfOptions(_ parsed: Arguments) throws -> PDFOptions? {
+        let printOptionGiven = PrintOptions.valued.contains { parsed.value($0) != nil } || PrintOptions.flags.contains { parsed.has($0) }
+        guard parsed.has("pdf") || parsed.value("pdf-combined") != nil else {
+            if printOptionGiven {
+                throw HealthCardError(.usage, "print options (--paper, --issuer-name, --logo, --no-lot, --no-performer) need --pdf or --pdf-combined FILE.pdf")
+            }
+            return nil
+        }
+        return PDFOptions(settings: try PrintOptions.settings(parsed, environment: PrintOptions.environment()),
+                          perCard: parsed.has("pdf"), combinedPath: parsed.value("pdf-combined"))
+    }
+
     static func run(_ args: [String]) throws -> ExitStatus {
         let parsed = try Arguments(
-            args, valued: ["issuer", "key", "template", "out", "nbf", "exp", "vc-types", "qr-scale", "rid-secret", "jobs",
-                           "share", "patient-id-system", "site"],
-            flagNames: ["chunk", "no-qr", "quiet", "force"], command: "issue")
+            args, valued: PrintOptions.valued.union(["issuer", "key", "template", "out", "nbf", "exp", "vc-types", "qr-scale", "rid-secret", "jobs",
+                           "share", "patient-id-system", "site"]),
+            flagNames: PrintOptions.flags.union(["chunk", "no-qr", "quiet", "force", "pdf", "deterministic"]), command: "issue")
         if parsed.has("help") {
             print(help)
             return .ok
         }
+        let pdf = try pdfOptions(parsed)
         let issuerURL = try parsed.required("issuer", command: "issue")
         try Payload.validateIssuer(issuerURL)
         let keyPath = try parsed.required("key", command: "issue")
@@ -161,6 +183,12 @@ enum IssueCommand {
             jobs = value
         }
         if keyPath.lowercased().hasPrefix("pkcs11:") { jobs = 1 }
+        let deterministic = parsed.has("deterministic")
+        if deterministic && keyPath.lowercased().hasPrefix("pkcs11:") {
+            throw HealthCardError(.usage, "--deterministic cannot sign with a PKCS#11 key: RFC 6979 derives each nonce from the "
+                + "private scalar, which a token never hands out. Leave out --deterministic (random nonces, the default), "
+                + "or sign fixture batches with a PEM test key")
+        }
         let access = try parsed.value("share").map { try OutputAccess(share: $0) } ?? .ownerOnly
         let patientIDSystem = parsed.value("patient-id-system")
         if let system = patientIDSystem, PatientIdentity.normalize(system).isEmpty {
@@ -176,9 +204,11 @@ enum IssueCommand {
         if let path = parsed.value("rid-secret") { settings.ridSecret = try RIDSecretFile.read(path) }
         let frozen = settings
         let batch = BatchIssuer(outDir: outDir, jobs: jobs) {
-            try CardIssuer(signer: try ES256Signer(key: key), settings: frozen)
+            let signer: any JWSSigner = deterministic ? try DeterministicES256Signer(key: key) : try ES256Signer(key: key)
+            return try CardIssuer(signer: signer, settings: frozen)
         }
         batch.force = parsed.has("force")
+        batch.pdf = pdf
         batch.access = access
         batch.patientIDSystem = patientIDSystem
         if frozen.ridSecret == nil {
@@ -202,6 +232,9 @@ enum IssueCommand {
         }
         progress.clear()
         if !quiet { printError(summary.summaryLine(jobs: jobs, kid: JWK(key: key).kid, report: "\(outDir)/report.ndjson")) }
+        if !quiet, let path = batch.pdf?.combinedPath, batch.combinedPages > 0 {
+            printError("combined PDF: \(path) (\(batch.combinedPages) pages)")
+        }
         switch summary.interruptedBy {
         case 0: return summary.rejected > 0 ? .partial : .ok
         case SIGTERM: return .terminated
