@@ -38,6 +38,8 @@ final class BatchWorker {
     let access: OutputAccess
     /// The identifier system naming the person in Bundle input (`PatientIdentity.ofBundle`), or nil.
     let patientIDSystem: String?
+    /// The SMART Health Link stage (`issue --shl`), or nil (see `BatchWorker+SHL.swift`).
+    var links: SHLStage?
 
     init(issuer: CardIssuer, outDir: String, force: Bool, access: OutputAccess = .ownerOnly, patientIDSystem: String? = nil) {
         self.issuer = issuer
@@ -96,6 +98,7 @@ final class BatchWorker {
                 line.alreadyIssued = true
                 line.files = files
                 line.kid = issuer.kid
+                try addLink(cardFile: cardFile, name: name, bundle: payload.fhirBundle, line: &line)
                 return BatchOutcome(line: line, identity: owner)
             }
             let replacedKid = force ? nil : signedByAnotherKey(cardFile)
@@ -114,6 +117,7 @@ final class BatchWorker {
             line.status = .issued
             line.files = [cardFile] + images
             line.kid = issuer.kid
+            try addLink(card: card.fileBytes, name: name, bundle: payload.fhirBundle, line: &line)
             return BatchOutcome(line: line, identity: owner, replacedKid: replacedKid)
         } catch let error as HealthCardError {
             line.errors = [error]
