@@ -18,11 +18,14 @@ enum LinkOptions {
     /// The link stage the options ask for, or nil when the base URL option is absent.
     /// - Throws: `HealthCardError(.usage)`: link options without the base URL, a base URL without `--site`
     ///   or not under the site's issuer (`SHLDestination`), a bad label, viewer or exp.
-    static func stage(_ parsed: Arguments, names: Names, site: PublishedSite?, outDir: String, access: OutputAccess,
-                      makeQR: Bool, qrImage: QRImage, now: Int64) throws -> SHLStage? {
+    static func stage(
+        _ parsed: Arguments, names: Names, site: PublishedSite?, outDir: String, access: OutputAccess,
+        makeQR: Bool, qrImage: QRImage, now: Int64
+    ) throws -> SHLStage? {
         guard let base = parsed.value(names.base) else {
             for name in [names.label, names.exp, names.viewer] where parsed.value(name) != nil {
-                throw HealthCardError(.usage, "--\(name) is an option of the SMART Health Link; give --\(names.base) BASE_URL too")
+                throw HealthCardError(
+                    .usage, "--\(name) is an option of the SMART Health Link; give --\(names.base) BASE_URL too")
             }
             return nil
         }
@@ -37,8 +40,9 @@ enum LinkOptions {
         if let text = parsed.value(names.label) {
             options.label = try SHLLabel(template: text)
             if options.label.namesThePerson {
-                printError("warning: --\(names.label) puts the Patient's name in each link's label, which anyone who sees the "
-                    + "link or its QR code can read; use it only when the people asked for it")
+                printError(
+                    "warning: --\(names.label) puts the Patient's name in each link's label, which anyone who sees the "
+                        + "link or its QR code can read; use it only when the people asked for it")
             }
         }
         if let text = parsed.value(names.exp) {

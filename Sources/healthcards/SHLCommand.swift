@@ -43,7 +43,8 @@ enum SHLCommand {
 
     static func run(_ args: [String]) throws -> ExitStatus {
         let parsed = try Arguments(
-            args, valued: ["base-url", "site", "out", "label", "exp", "viewer", "qr-scale", "share"], flagNames: ["no-qr"],
+            args, valued: ["base-url", "site", "out", "label", "exp", "viewer", "qr-scale", "share"],
+            flagNames: ["no-qr"],
             command: "shl")
         if parsed.has("help") {
             print(help)
@@ -52,7 +53,9 @@ enum SHLCommand {
         _ = try parsed.required("base-url", command: "shl")
         let site = try PublishedSite(root: try parsed.required("site", command: "shl"))
         guard !parsed.positionals.isEmpty else {
-            throw HealthCardError(.usage, "`healthcards shl` needs at least one CARD (.smart-health-card file); see `healthcards shl --help`")
+            throw HealthCardError(
+                .usage,
+                "`healthcards shl` needs at least one CARD (.smart-health-card file); see `healthcards shl --help`")
         }
         var image = QRImage()
         if let text = parsed.value("qr-scale") {
@@ -79,14 +82,17 @@ enum SHLCommand {
             } else {
                 throw HealthCardError(
                     .usage,
-                    "CARD \(card) is not in a cards/ folder of an `issue` output; give --out DIR for its link (DIR/shl/)")
+                    "CARD \(card) is not in a cards/ folder of an `issue` output; give --out DIR for its link (DIR/shl/)"
+                )
             }
             try IssuerSite.refuseHealthDataInside(outDir, option: "--out")
             let name = OutputNames.safe(FileIO.stem(card))
             let slot = (FileIO.identity(outDir) ?? outDir) + "/" + name
             if let earlier = seen[slot] {
                 throw HealthCardError(
-                    .usage, "CARD \(card) and \(earlier) would share the link \(outDir)/shl/\(name).txt; give them in separate runs with different --out")
+                    .usage,
+                    "CARD \(card) and \(earlier) would share the link \(outDir)/shl/\(name).txt; give them in separate runs with different --out"
+                )
             }
             seen[slot] = card
             jobs.append((card, outDir, name))
@@ -95,19 +101,23 @@ enum SHLCommand {
         var refused = 0
         var prepared: Set<String> = []
         for job in jobs {
-            guard let stage = try LinkOptions.stage(
-                parsed, names: .shl, site: site, outDir: job.outDir, access: access, makeQR: !parsed.has("no-qr"),
-                qrImage: image, now: now)
+            guard
+                let stage = try LinkOptions.stage(
+                    parsed, names: .shl, site: site, outDir: job.outDir, access: access, makeQR: !parsed.has("no-qr"),
+                    qrImage: image, now: now)
             else { return .usage }
             let reports = try verifier.verify([job.card])
             let problems = reports.flatMap(\.findings).filter(\.isError)
             let issuers = Set(reports.compactMap { $0.payload?["iss"]?.stringValue })
             if !problems.isEmpty || issuers != [site.issuer] {
                 refused += 1
-                let why = problems.isEmpty
+                let why =
+                    problems.isEmpty
                     ? "it is a card of \(issuers.sorted().joined(separator: ", ")), not of \(site.issuer) whose site this is"
                     : problems.prefix(3).map { ControlCharacters.escaped($0.description) }.joined(separator: "; ")
-                printError("\(job.card): no link made: \(why). Check it with `healthcards verify --jwks \(site.site.root) \(job.card)`")
+                printError(
+                    "\(job.card): no link made: \(why). Check it with `healthcards verify --jwks \(site.site.root) \(job.card)`"
+                )
                 continue
             }
             if !prepared.contains(job.outDir) {
@@ -118,8 +128,9 @@ enum SHLCommand {
             let bundle = reports.first?.payload?["vc"]?["credentialSubject"]?["fhirBundle"]
             let outcome = try stage.link(card: bytes, name: job.name, bundle: bundle, sync: true)
             for warning in outcome.warnings { printError("warning: \(job.card): \(warning.message)") }
-            print("\(job.card): link \(outcome.files.map { "\(job.outDir)/\($0)" }.joined(separator: ", ")); file "
-                + "\(site.site.root)/\(outcome.siteFile)")
+            print(
+                "\(job.card): link \(outcome.files.map { "\(job.outDir)/\($0)" }.joined(separator: ", ")); file "
+                    + "\(site.site.root)/\(outcome.siteFile)")
         }
         return refused > 0 ? .partial : .ok
     }

@@ -80,7 +80,9 @@ public enum AESGCM {
     public static func seal(_ plaintext: [UInt8], key: AES256Key, iv: [UInt8], aad: [UInt8]) throws(HealthCardError)
         -> (ciphertext: [UInt8], tag: [UInt8])
     {
-        guard iv.count == ivByteCount else { throw HealthCardError(.crypto, "an A256GCM IV is 12 bytes, found \(iv.count)") }
+        guard iv.count == ivByteCount else {
+            throw HealthCardError(.crypto, "an A256GCM IV is 12 bytes, found \(iv.count)")
+        }
         guard plaintext.count <= maxByteCount, aad.count <= maxByteCount else {
             throw HealthCardError(.crypto, "AES-GCM input over \(maxByteCount) bytes")
         }
@@ -120,7 +122,9 @@ public enum AESGCM {
     public static func open(_ ciphertext: [UInt8], tag: [UInt8], key: AES256Key, iv: [UInt8], aad: [UInt8])
         throws(HealthCardError) -> [UInt8]?
     {
-        guard iv.count == ivByteCount else { throw HealthCardError(.crypto, "an A256GCM IV is 12 bytes, found \(iv.count)") }
+        guard iv.count == ivByteCount else {
+            throw HealthCardError(.crypto, "an A256GCM IV is 12 bytes, found \(iv.count)")
+        }
         guard tag.count == tagByteCount else {
             throw HealthCardError(.crypto, "an A256GCM tag is 16 bytes, found \(tag.count)")
         }

@@ -4,17 +4,23 @@ extension BatchWorker {
     /// Makes, keeps or updates the link of the card just issued (`SHLStage.link`), and lists its files
     /// (`shl/<name>.txt`, `shl/<name>.png`: by name only, never the link text) and warnings on the report line.
     /// Does nothing without `--shl`.
+    /// - Returns: the link and its QR image (for a later stage, e.g. a printed card showing both QR codes), or
+    ///   nil without `--shl`.
     /// - Throws: `HealthCardError(.io)` when a link file cannot be written (the run stops, as for a card file).
-    func addLink(card: [UInt8], name: String, bundle: JSONValue, line: inout ReportLine) throws {
-        guard let links else { return }
+    @discardableResult
+    func addLink(card: [UInt8], name: String, bundle: JSONValue, line: inout ReportLine) throws -> SHLStage.Outcome? {
+        guard let links else { return nil }
         let outcome = try links.link(card: card, name: name, bundle: bundle)
         line.files += outcome.files
         line.warnings += outcome.warnings
+        return outcome
     }
 
     /// As `addLink(card:…)` for a card found already issued in `cardFile` (relative to the output folder).
-    func addLink(cardFile: String, name: String, bundle: JSONValue, line: inout ReportLine) throws {
-        guard links != nil else { return }
-        try addLink(card: try FileIO.read("\(outDir)/\(cardFile)"), name: name, bundle: bundle, line: &line)
+    @discardableResult
+    func addLink(cardFile: String, name: String, bundle: JSONValue, line: inout ReportLine) throws -> SHLStage.Outcome?
+    {
+        guard links != nil else { return nil }
+        return try addLink(card: try FileIO.read("\(outDir)/\(cardFile)"), name: name, bundle: bundle, line: &line)
     }
 }

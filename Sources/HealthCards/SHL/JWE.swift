@@ -33,7 +33,8 @@ public struct JWE: Sendable, Equatable {
             switch self {
             case .form(let why), .header(let why), .inflate(let why): return why
             case .authentication:
-                return "the file does not decrypt with the link's key: the key is wrong, or the file (header, IV, ciphertext or tag) was altered"
+                return
+                    "the file does not decrypt with the link's key: the key is wrong, or the file (header, IV, ciphertext or tag) was altered"
             }
         }
     }
@@ -50,8 +51,10 @@ public struct JWE: Sendable, Equatable {
     ///   - contentType: the `cty` header, e.g. `application/smart-health-card`.
     ///   - deflate: raw-DEFLATE the plaintext first and say `"zip":"DEF"`.
     /// - Throws: `HealthCardError(.crypto)` from OpenSSL, `.compression` from zlib.
-    public static func encrypt(_ plaintext: [UInt8], key: AES256Key, contentType: String = smartHealthCard,
-                               deflate: Bool = false) throws -> JWE {
+    public static func encrypt(
+        _ plaintext: [UInt8], key: AES256Key, contentType: String = smartHealthCard,
+        deflate: Bool = false
+    ) throws -> JWE {
         let body = deflate ? try RawDeflater(level: 9).deflate(plaintext) : plaintext
         let protected = Base64URL.encodeBytes(headerBytes(contentType: contentType, deflated: deflate))
         let iv = try AESGCM.randomIV()
@@ -86,11 +89,15 @@ public struct JWE: Sendable, Equatable {
     public func parts() throws(Failure) -> Parts {
         let bytes = Array(compact.utf8)
         guard bytes.count <= Self.maxCompactBytes else {
-            throw .form("the file is \(bytes.count) bytes; a link file holding one card is a few kB (at most \(Self.maxCompactBytes) are read)")
+            throw .form(
+                "the file is \(bytes.count) bytes; a link file holding one card is a few kB (at most \(Self.maxCompactBytes) are read)"
+            )
         }
         let pieces = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard pieces.count == 5 else {
-            throw .form("a compact JWE has 5 parts separated by '.' (header..iv.ciphertext.tag with alg dir), found \(pieces.count)")
+            throw .form(
+                "a compact JWE has 5 parts separated by '.' (header..iv.ciphertext.tag with alg dir), found \(pieces.count)"
+            )
         }
         guard pieces[1].isEmpty else {
             throw .form("the JWE's second part (the encrypted key) is not empty; with alg dir it must be")
@@ -112,7 +119,8 @@ public struct JWE: Sendable, Equatable {
         guard let header = try? JSONParser.parse(decoded[0]), header.objectValue != nil else {
             throw .header("the JWE header does not decode to a JSON object")
         }
-        let expected = #"a SMART Health Link file's header is {"alg":"dir","enc":"A256GCM","cty":"…"} (and "zip":"DEF" when compressed)"#
+        let expected =
+            #"a SMART Health Link file's header is {"alg":"dir","enc":"A256GCM","cty":"…"} (and "zip":"DEF" when compressed)"#
         guard header["alg"]?.stringValue == "dir" else {
             throw .header("the JWE header's alg is \(Self.describe(header["alg"])), not \"dir\"; \(expected)")
         }
@@ -133,7 +141,8 @@ public struct JWE: Sendable, Equatable {
     /// - Throws: `JWE.Failure`; `HealthCardError(.crypto)` only when OpenSSL itself fails.
     public func decrypt(key: AES256Key) throws -> (parts: Parts, plaintext: [UInt8]) {
         let parts = try self.parts()
-        guard let body = try AESGCM.open(parts.ciphertext, tag: parts.tag, key: key, iv: parts.iv, aad: parts.aad) else {
+        guard let body = try AESGCM.open(parts.ciphertext, tag: parts.tag, key: key, iv: parts.iv, aad: parts.aad)
+        else {
             throw Failure.authentication
         }
         guard parts.deflated else { return (parts, body) }

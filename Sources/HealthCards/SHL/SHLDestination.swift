@@ -42,7 +42,8 @@ public struct SHLDestination: Sendable {
         guard base.hasPrefix(issuer + "/") else {
             throw refuse(
                 "is not under the issuer URL \(issuer) that site \(site.site.root) is published at: the link files are "
-                    + "written into that folder, which the host serves at \(issuer), so the link URL must start with \(issuer)/")
+                    + "written into that folder, which the host serves at \(issuer), so the link URL must start with \(issuer)/"
+            )
         }
         let path = base.dropFirst(issuer.count + 1)
         if path.contains("?") || path.contains("#") { throw refuse("has a query or fragment; give a plain folder URL") }
@@ -91,9 +92,11 @@ public struct SHLDestination: Sendable {
 
     /// True for a name `newFileName` can give: 43 base64url characters.
     public static func isFileName(_ name: some StringProtocol) -> Bool {
-        name.utf8.count == fileNameLength && name.utf8.allSatisfy {
-            ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D || $0 == 0x5F
-        }
+        name.utf8.count == fileNameLength
+            && name.utf8.allSatisfy {
+                ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D
+                    || $0 == 0x5F
+            }
     }
 }
 

@@ -12,8 +12,10 @@ public struct SHLOptions: Sendable {
     /// compressed, and every receiver can read an uncompressed file.
     public var deflate: Bool
 
-    public init(label: SHLLabel = SHLLabel(), exp: Int64? = nil, viewer: String? = nil, makeQR: Bool = true,
-                qrImage: QRImage = QRImage(), deflate: Bool = false) {
+    public init(
+        label: SHLLabel = SHLLabel(), exp: Int64? = nil, viewer: String? = nil, makeQR: Bool = true,
+        qrImage: QRImage = QRImage(), deflate: Bool = false
+    ) {
         self.label = label
         self.exp = exp
         self.viewer = viewer
@@ -41,7 +43,8 @@ public struct SHLOptions: Sendable {
             throw HealthCardError(.usage, "--viewer has spaces or control characters; \(example)")
         }
         guard viewer.count <= 200 else {
-            throw HealthCardError(.usage, "--viewer is \(viewer.count) characters; keep it under 200 so the link's QR stays small")
+            throw HealthCardError(
+                .usage, "--viewer is \(viewer.count) characters; keep it under 200 so the link's QR stays small")
         }
         return viewer
     }
@@ -76,7 +79,9 @@ public struct SHLLabel: Sendable, Equatable {
         let fixed = template.replacingAll(Self.namePlaceholder, with: "")
         if fixed.contains("{") || fixed.contains("}") {
             throw HealthCardError(
-                .usage, "--shl-label '\(template)' has a placeholder other than \(Self.namePlaceholder), the only one (the Patient's name)")
+                .usage,
+                "--shl-label '\(template)' has a placeholder other than \(Self.namePlaceholder), the only one (the Patient's name)"
+            )
         }
         guard SHLink.labelFits(fixed) else {
             throw HealthCardError(
@@ -109,10 +114,13 @@ public struct SHLLabel: Sendable, Equatable {
 
     /// The Patient's name in a card's Bundle: `name[0].text`, or `name[0].given` and `family` joined by spaces.
     static func patientName(in bundle: JSONValue?) -> String? {
-        for entry in bundle?["entry"]?.arrayValue ?? [] where entry["resource"]?["resourceType"]?.stringValue == "Patient" {
+        for entry in bundle?["entry"]?.arrayValue ?? []
+        where entry["resource"]?["resourceType"]?.stringValue == "Patient" {
             let name = entry["resource"]?["name"]?[0]
             if let text = name?["text"]?.stringValue { return text }
-            let parts = (name?["given"]?.arrayValue?.compactMap(\.stringValue) ?? []) + [name?["family"]?.stringValue].compactMap { $0 }
+            let parts =
+                (name?["given"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+                + [name?["family"]?.stringValue].compactMap { $0 }
             return parts.isEmpty ? nil : parts.joined(separator: " ")
         }
         return nil

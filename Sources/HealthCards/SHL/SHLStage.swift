@@ -82,10 +82,11 @@ public struct SHLStage: Sendable {
         if let (_, fileName, key) = current {
             let path = destination.path(ofFile: fileName)
             if !FileIO.exists(path) {
-                warnings.append(HealthCardError(
-                    .link,
-                    "the site has no file for the link in \(textFile) (withdrawn with `revoke --link`, or removed), so a new "
-                        + "link was made; the old one stays dead. Hand out the new \(textFile)"))
+                warnings.append(
+                    HealthCardError(
+                        .link,
+                        "the site has no file for the link in \(textFile) (withdrawn with `revoke --link`, or removed), so a new "
+                            + "link was made; the old one stays dead. Hand out the new \(textFile)"))
                 current = nil
             } else if let bytes = try? FileIO.read(path),
                 let opened = try? JWE(compact: String(decoding: bytes, as: UTF8.self)).decrypt(key: key),
@@ -93,27 +94,35 @@ public struct SHLStage: Sendable {
             {
                 rewrite = false
             } else {
-                warnings.append(HealthCardError(
-                    .link,
-                    "the link in \(textFile) now opens this run's card: its file was encrypted again with the same key and a "
-                        + "fresh IV, so the link already handed out keeps working"))
+                warnings.append(
+                    HealthCardError(
+                        .link,
+                        "the link in \(textFile) now opens this run's card: its file was encrypted again with the same key and a "
+                            + "fresh IV, so the link already handed out keeps working"))
             }
         }
         let key = try current?.key ?? AES256Key.random()
         let fileName = try current?.fileName ?? SHLDestination.newFileName()
         let label = options.label.render(bundle: bundle)
         if label.shortened {
-            warnings.append(HealthCardError(.link, "the link label was over \(SHLink.maxLabelCharacters) characters with the name; the name was shortened"))
+            warnings.append(
+                HealthCardError(
+                    .link,
+                    "the link label was over \(SHLink.maxLabelCharacters) characters with the name; the name was shortened"
+                ))
         }
-        let link = SHLink(url: destination.url(ofFile: fileName), key: key.base64url, exp: options.exp, flag: "U",
-                          label: label.label, viewer: options.viewer)
+        let link = SHLink(
+            url: destination.url(ofFile: fileName), key: key.base64url, exp: options.exp, flag: "U",
+            label: label.label, viewer: options.viewer)
         if rewrite {
             let jwe = try JWE.encrypt(card, key: key, deflate: options.deflate)
             // Read back as a receiver would before anything is written: a file that does not open is never published.
             guard let back = try? jwe.decrypt(key: key), back.plaintext == card else {
-                throw HealthCardError(.crypto, "self-check failed: the encrypted link file does not decrypt back to the card")
+                throw HealthCardError(
+                    .crypto, "self-check failed: the encrypted link file does not decrypt back to the card")
             }
-            try FileIO.writeAtomically(Array(jwe.compact.utf8), to: destination.path(ofFile: fileName), access: .published, sync: sync)
+            try FileIO.writeAtomically(
+                Array(jwe.compact.utf8), to: destination.path(ofFile: fileName), access: .published, sync: sync)
         }
         var png: [UInt8]?
         if options.makeQR {
@@ -122,8 +131,9 @@ public struct SHLStage: Sendable {
             png = image
         }
         try writeIfChanged(Array((link.text + "\n").utf8), to: textPath, sync: sync)
-        return Outcome(link: link, png: png, files: files(name: name), siteFile: destination.relativeFolder + "/" + fileName,
-                       warnings: warnings)
+        return Outcome(
+            link: link, png: png, files: files(name: name), siteFile: destination.relativeFolder + "/" + fileName,
+            warnings: warnings)
     }
 
     /// The link already in `path` when it is a `U` link into this stage's folder with a usable key.
@@ -136,10 +146,11 @@ public struct SHLStage: Sendable {
             let local = destination.site.localPath(forURL: link.url), FileIO.parent(of: local) == destination.folder,
             SHLDestination.isFileName(FileIO.basename(local)), let key = AES256Key.decode(base64url: link.key)
         else {
-            warnings.append(HealthCardError(
-                .link,
-                "\(file) did not hold a link into \(destination.baseURL) (unreadable, or made for another folder); it was "
-                    + "replaced by a new link"))
+            warnings.append(
+                HealthCardError(
+                    .link,
+                    "\(file) did not hold a link into \(destination.baseURL) (unreadable, or made for another folder); it was "
+                        + "replaced by a new link"))
             return nil
         }
         return (link, FileIO.basename(local), key)

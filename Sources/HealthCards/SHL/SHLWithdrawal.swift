@@ -24,7 +24,9 @@ public enum SHLWithdrawal {
     ///   - dryRun: check everything, delete nothing (the result says what would be done).
     /// - Throws: `HealthCardError(.usage)` saying which check failed and what to do; `.io` when the file
     ///   cannot be deleted.
-    public static func withdraw(linkText text: String, site: PublishedSite, force: Bool, what: String, dryRun: Bool = false)
+    public static func withdraw(
+        linkText text: String, site: PublishedSite, force: Bool, what: String, dryRun: Bool = false
+    )
         throws -> Result
     {
         let link: SHLink
@@ -37,7 +39,8 @@ public enum SHLWithdrawal {
                 "--link \(what) has no flag U: its URL is a manifest on a server, not a file in a static site; withdraw it "
                     + "with the server that made it")
         }
-        guard let path = site.localPath(forURL: link.url), FileIO.basename(FileIO.parent(of: path)) == SHLDestination.folderName,
+        guard let path = site.localPath(forURL: link.url),
+            FileIO.basename(FileIO.parent(of: path)) == SHLDestination.folderName,
             SHLDestination.isFileName(FileIO.basename(path))
         else {
             throw HealthCardError(

@@ -30,7 +30,9 @@ public struct SHLink: Sendable, Equatable {
     /// A viewer URL ending in `#` put in front of the link, or nil.
     public var viewer: String?
 
-    public init(url: String, key: String, exp: Int64? = nil, flag: String? = nil, label: String? = nil, viewer: String? = nil) {
+    public init(
+        url: String, key: String, exp: Int64? = nil, flag: String? = nil, label: String? = nil, viewer: String? = nil
+    ) {
         self.url = url
         self.key = key
         self.exp = exp
@@ -83,12 +85,18 @@ public enum SHLinkText {
     /// - Throws: `HealthCardError(.validation)` saying what is wrong.
     public static func parse(_ text: String) throws(HealthCardError) -> SHLink {
         guard text.utf8.count <= maxCharacters else {
-            throw HealthCardError(.validation, "the link text is \(text.utf8.count) characters; a SMART Health Link is a few hundred")
+            throw HealthCardError(
+                .validation, "the link text is \(text.utf8.count) characters; a SMART Health Link is a few hundred")
         }
         guard let (viewer, encoded) = split(text) else {
-            throw HealthCardError(.validation, "the text is not a SMART Health Link: it does not start with 'shlink:/' (or a viewer URL ending in '#' and then 'shlink:/')")
+            throw HealthCardError(
+                .validation,
+                "the text is not a SMART Health Link: it does not start with 'shlink:/' (or a viewer URL ending in '#' and then 'shlink:/')"
+            )
         }
-        guard let bytes = Base64URL.decode(String(encoded)), let payload = try? JSONParser.parse(bytes), payload.objectValue != nil else {
+        guard let bytes = Base64URL.decode(String(encoded)), let payload = try? JSONParser.parse(bytes),
+            payload.objectValue != nil
+        else {
             throw HealthCardError(.validation, "the link's payload after 'shlink:/' is not base64url of a JSON object")
         }
         guard let url = payload["url"]?.stringValue, let key = payload["key"]?.stringValue else {
@@ -107,13 +115,16 @@ public enum SHLinkText {
         if let value = payload["label"], value.stringValue == nil {
             throw HealthCardError(.validation, "the link's label is not a string")
         }
-        return SHLink(url: url, key: key, exp: exp, flag: payload["flag"]?.stringValue, label: payload["label"]?.stringValue,
-                      viewer: viewer.map(String.init))
+        return SHLink(
+            url: url, key: key, exp: exp, flag: payload["flag"]?.stringValue, label: payload["label"]?.stringValue,
+            viewer: viewer.map(String.init))
     }
 
     /// A JSON number lexeme with a fraction or exponent (`1.7e9`) as whole seconds, when it is one and in range.
     static func wholeSeconds(_ lexeme: String) -> Int64? {
-        guard let value = Double(lexeme), value.isFinite, value.rounded() == value, abs(value) < 1e15 else { return nil }
+        guard let value = Double(lexeme), value.isFinite, value.rounded() == value, abs(value) < 1e15 else {
+            return nil
+        }
         return Int64(value)
     }
 }

@@ -43,19 +43,25 @@ struct SHLCheck {
             add(.shlQRECC, "the link's QR uses error correction \(level.rawValue); the links specification asks for M")
         }
         guard text.utf8.count <= SHLinkText.maxCharacters else {
-            add(.shlPayloadEncoding, "the link text is \(text.utf8.count) characters; a SMART Health Link is a few hundred")
+            add(
+                .shlPayloadEncoding,
+                "the link text is \(text.utf8.count) characters; a SMART Health Link is a few hundred")
             return [report]
         }
         guard let (viewer, encoded) = SHLinkText.split(text) else {
-            add(.shlPrefix, "the text '\(text.prefix(20))…' is not a SMART Health Link: expected 'shlink:/' and the payload, "
-                + "optionally after a viewer URL ending in '#'")
+            add(
+                .shlPrefix,
+                "the text '\(text.prefix(20))…' is not a SMART Health Link: expected 'shlink:/' and the payload, "
+                    + "optionally after a viewer URL ending in '#'")
             return [report]
         }
         if let viewer, !viewer.hasPrefix("https://") {
             add(.shlViewerURL, "the viewer prefix '\(viewer.prefix(60))' is not an https URL ending in '#'")
         }
         guard let bytes = Base64URL.decode(String(encoded)) else {
-            add(.shlPayloadEncoding, "the payload after 'shlink:/' is not base64url without padding (RFC 4648 section 5)")
+            add(
+                .shlPayloadEncoding,
+                "the payload after 'shlink:/' is not base64url without padding (RFC 4648 section 5)")
             return [report]
         }
         guard let payload = try? JSONParser.parse(bytes), let object = payload.objectValue else {
@@ -68,22 +74,29 @@ struct SHLCheck {
 
         var usable = true
         if let v = payload["v"], v.numberLexeme != "1" {
-            add(.shlVersionUnknown, "the link says v \(JWE.describe(v)); this verifier knows version 1 only, and a receiver "
-                + "SHOULD NOT resolve a link of a newer version", path: "v")
+            add(
+                .shlVersionUnknown,
+                "the link says v \(JWE.describe(v)); this verifier knows version 1 only, and a receiver "
+                    + "SHOULD NOT resolve a link of a newer version", path: "v")
             usable = false
         }
         let url = payload["url"]?.stringValue
         if let url {
             let length = url.unicodeScalars.count
             if length > SHLink.maxURLCharacters {
-                add(.shlURLTooLong, "url is \(length) characters; at most \(SHLink.maxURLCharacters) are allowed", path: "url")
+                add(
+                    .shlURLTooLong, "url is \(length) characters; at most \(SHLink.maxURLCharacters) are allowed",
+                    path: "url")
             }
             if !url.hasPrefix("https://") {
                 add(.shlURLNotHTTPS, "url '\(url.prefix(60))' is not https", path: "url")
             }
             if !Self.carriesEntropy(url) {
-                add(.shlURLEntropy, "url has no path segment or query value of 43 or more base64url characters; it must carry "
-                    + "at least 256 bits of entropy (e.g. 32 random bytes, base64url, as a path segment)", path: "url")
+                add(
+                    .shlURLEntropy,
+                    "url has no path segment or query value of 43 or more base64url characters; it must carry "
+                        + "at least 256 bits of entropy (e.g. 32 random bytes, base64url, as a path segment)",
+                    path: "url")
             }
             report.notes.append("url \(url)")
         } else {
@@ -94,20 +107,27 @@ struct SHLCheck {
         if let text = payload["key"]?.stringValue, let decoded = AES256Key.decode(base64url: text) {
             key = decoded
         } else {
-            add(.shlKeyInvalid, payload["key"] == nil ? "the payload has no key" : "key is not 43 base64url characters (32 bytes)",
+            add(
+                .shlKeyInvalid,
+                payload["key"] == nil ? "the payload has no key" : "key is not 43 base64url characters (32 bytes)",
                 path: "key")
             usable = false
         }
         if let exp = payload["exp"] {
             if let seconds = exp.doubleValue, seconds.isFinite, seconds >= 0, seconds < 1e11 {
                 if seconds < Double(now) {
-                    add(.shlExpired, "exp \(exp.numberLexeme ?? "") (\(Clock.describe(Int64(seconds)))) is before now "
-                        + "(\(Clock.describe(now))): receivers take the link as stale (the host may still serve its file)", path: "exp")
+                    add(
+                        .shlExpired,
+                        "exp \(exp.numberLexeme ?? "") (\(Clock.describe(Int64(seconds)))) is before now "
+                            + "(\(Clock.describe(now))): receivers take the link as stale (the host may still serve its file)",
+                        path: "exp")
                 }
                 report.notes.append("exp \(Clock.describe(Int64(seconds)))")
             } else {
                 let hint = (exp.doubleValue ?? 0) >= 1e11 ? " (it looks like milliseconds)" : ""
-                add(.shlExpInvalid, "exp \(JWE.describe(exp)) is not a number of seconds since 1970\(hint)", path: "exp")
+                add(
+                    .shlExpInvalid, "exp \(JWE.describe(exp)) is not a number of seconds since 1970\(hint)", path: "exp"
+                )
             }
         }
         var flags = ""
@@ -117,11 +137,16 @@ struct SHLCheck {
                 let letters = Array(text.unicodeScalars)
                 let ordered = zip(letters, letters.dropFirst()).allSatisfy { $0.value < $1.value }
                 if !letters.allSatisfy({ ("A"..."Z").contains($0) }) || !ordered {
-                    add(.shlFlagInvalid, "flag '\(text.prefix(20))' is not single capital letters in alphabetical order, each once", path: "flag")
+                    add(
+                        .shlFlagInvalid,
+                        "flag '\(text.prefix(20))' is not single capital letters in alphabetical order, each once",
+                        path: "flag")
                 }
                 if text.contains("U") && text.contains("P") {
-                    add(.shlFlagUWithP, "flag has both U and P: a U link is one file fetched with GET, which cannot ask for "
-                        + "a passcode (links-specification: U SHALL NOT be used with P)", path: "flag")
+                    add(
+                        .shlFlagUWithP,
+                        "flag has both U and P: a U link is one file fetched with GET, which cannot ask for "
+                            + "a passcode (links-specification: U SHALL NOT be used with P)", path: "flag")
                     usable = false
                 }
             } else {
@@ -132,7 +157,10 @@ struct SHLCheck {
         if let label = payload["label"] {
             if let text = label.stringValue {
                 if !SHLink.labelFits(text) {
-                    add(.shlLabelInvalid, "label is \(text.utf16.count) characters; at most \(SHLink.maxLabelCharacters) are allowed", path: "label")
+                    add(
+                        .shlLabelInvalid,
+                        "label is \(text.utf16.count) characters; at most \(SHLink.maxLabelCharacters) are allowed",
+                        path: "label")
                 }
                 report.notes.append("label '\(text)'")
             } else {
@@ -141,12 +169,19 @@ struct SHLCheck {
         }
         guard usable, let url, let key else { return [report] }
         guard flags.contains("U") else {
-            add(.shlManifestNotChecked, "the link has no flag U, so its url is a manifest a receiver POSTs to; verify is offline and "
-                + "checked the payload only")
+            add(
+                .shlManifestNotChecked,
+                "the link has no flag U, so its url is a manifest a receiver POSTs to; verify is offline and "
+                    + "checked the payload only")
             return [report]
         }
-        guard let site = sites.first(where: { $0.localPath(forURL: url) != nil }), let path = site.localPath(forURL: url) else {
-            let hint = sites.isEmpty ? "give --shl-site SITE (the site folder of the host)" : "none of the --shl-site folders is published at its origin"
+        guard let site = sites.first(where: { $0.localPath(forURL: url) != nil }),
+            let path = site.localPath(forURL: url)
+        else {
+            let hint =
+                sites.isEmpty
+                ? "give --shl-site SITE (the site folder of the host)"
+                : "none of the --shl-site folders is published at its origin"
             add(.shlNotResolved, "the link's file was not checked: \(hint); verify never fetches a URL")
             return [report]
         }
@@ -156,7 +191,9 @@ struct SHLCheck {
     }
 
     /// Opens the link file at `path`: form, header, IV, tag, then the card inside.
-    private func open(path: String, key: AES256Key, report: inout CredentialReport, ivs: IVRegister) -> [CredentialReport] {
+    private func open(path: String, key: AES256Key, report: inout CredentialReport, ivs: IVRegister)
+        -> [CredentialReport]
+    {
         let file = report.file
         func add(_ code: RuleCode, _ message: String) {
             report.findings.append(Finding(code, message, at: .init(file: file)))
@@ -182,35 +219,47 @@ struct SHLCheck {
             }
             return []
         }
-        if let earlier = ivs.register(iv: parts.iv, file: path, identity: FileIO.identity(path) ?? path, key: key.fingerprint) {
-            add(.shlIVReused, "\(path) has the IV of \(earlier.file)"
-                + (earlier.sameKey
-                    ? " under the same key: AES-GCM with a repeated IV leaks the XOR of the two plaintexts and lets tags be "
-                        + "forged. Encrypt every file with a fresh random IV"
-                    : " (another key): the IVs are not random. Take every IV from a cryptographic random generator"))
+        if let earlier = ivs.register(
+            iv: parts.iv, file: path, identity: FileIO.identity(path) ?? path, key: key.fingerprint)
+        {
+            add(
+                .shlIVReused,
+                "\(path) has the IV of \(earlier.file)"
+                    + (earlier.sameKey
+                        ? " under the same key: AES-GCM with a repeated IV leaks the XOR of the two plaintexts and lets tags be "
+                            + "forged. Encrypt every file with a fresh random IV"
+                        : " (another key): the IVs are not random. Take every IV from a cryptographic random generator")
+            )
         }
         guard let contentType = parts.contentType else {
-            add(.shlJWEHeader, "\(path): the JWE header has no cty; a SMART Health Link file says its content type "
-                + "(application/smart-health-card)")
+            add(
+                .shlJWEHeader,
+                "\(path): the JWE header has no cty; a SMART Health Link file says its content type "
+                    + "(application/smart-health-card)")
             return []
         }
         let plaintext: [UInt8]
         do { plaintext = try jwe.decrypt(key: key).plaintext } catch JWE.Failure.authentication {
-            add(.shlDecryptFailed, "\(path) does not decrypt with the link's key: the key is wrong, or the file (its header, IV, "
-                + "ciphertext or tag) was altered; AES-GCM cannot tell which")
+            add(
+                .shlDecryptFailed,
+                "\(path) does not decrypt with the link's key: the key is wrong, or the file (its header, IV, "
+                    + "ciphertext or tag) was altered; AES-GCM cannot tell which")
             return []
         } catch {
             add(.shlContent, "\(path): \(error)")
             return []
         }
         guard contentType == JWE.smartHealthCard else {
-            report.notes.append("content \(contentType) (\(plaintext.count) bytes), not a SMART Health Card: not checked further")
+            report.notes.append(
+                "content \(contentType) (\(plaintext.count) bytes), not a SMART Health Card: not checked further")
             return []
         }
         let cards = CardFile.check(plaintext, file: "\(path) (from link \(file))", checker: checker)
         if cards.count == 1, cards[0].findings.contains(where: { $0.code == .fileNotJSON }) {
-            add(.shlContent, "\(path) decrypts, but not to a .smart-health-card file (JSON {\"verifiableCredential\":[…]}), "
-                + "which its cty says it is")
+            add(
+                .shlContent,
+                "\(path) decrypts, but not to a .smart-health-card file (JSON {\"verifiableCredential\":[…]}), "
+                    + "which its cty says it is")
         }
         return cards
     }
@@ -220,9 +269,11 @@ struct SHLCheck {
     static func carriesEntropy(_ url: String) -> Bool {
         let separators: Set<Character> = ["/", "?", "&", "=", "#", "."]
         return url.split(whereSeparator: { separators.contains($0) }).contains { part in
-            part.utf8.count >= 43 && part.utf8.allSatisfy {
-                ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D || $0 == 0x5F
-            }
+            part.utf8.count >= 43
+                && part.utf8.allSatisfy {
+                    ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D
+                        || $0 == 0x5F
+                }
         }
     }
 }
