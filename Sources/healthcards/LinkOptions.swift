@@ -16,12 +16,25 @@ enum LinkOptions {
     }
 
     /// The link stage the options ask for, or nil when the base URL option is absent.
-    /// - Throws: `HealthCardError(.usage)`: link options without the base URL, a base URL without `--site`
-    ///   or not under the site's issuer (`SHLDestination`), a bad label, viewer or exp.
+    /// - Throws: as `options`.
     static func stage(
         _ parsed: Arguments, names: Names, site: PublishedSite?, outDir: String, access: OutputAccess,
         makeQR: Bool, qrImage: QRImage, now: Int64
     ) throws -> SHLStage? {
+        guard
+            let (destination, options) = try options(
+                parsed, names: names, site: site, makeQR: makeQR, qrImage: qrImage, now: now)
+        else { return nil }
+        return SHLStage(destination: destination, options: options, outDir: outDir, access: access)
+    }
+
+    /// Where the link files go and what the links carry, or nil when the base URL option is absent. Prints
+    /// a warning when the label names the person.
+    /// - Throws: `HealthCardError(.usage)`: link options without the base URL, a base URL without `--site`
+    ///   or not under the site's issuer (`SHLDestination`), a bad label, viewer or exp.
+    static func options(
+        _ parsed: Arguments, names: Names, site: PublishedSite?, makeQR: Bool, qrImage: QRImage, now: Int64
+    ) throws -> (SHLDestination, SHLOptions)? {
         guard let base = parsed.value(names.base) else {
             for name in [names.label, names.exp, names.viewer] where parsed.value(name) != nil {
                 throw HealthCardError(
@@ -56,6 +69,6 @@ enum LinkOptions {
             options.exp = value
         }
         if let text = parsed.value(names.viewer) { options.viewer = try SHLOptions.checkViewer(text) }
-        return SHLStage(destination: destination, options: options, outDir: outDir, access: access)
+        return (destination, options)
     }
 }

@@ -97,15 +97,15 @@ enum SHLCommand {
             seen[slot] = card
             jobs.append((card, outDir, name))
         }
+        guard
+            let (destination, options) = try LinkOptions.options(
+                parsed, names: .shl, site: site, makeQR: !parsed.has("no-qr"), qrImage: image, now: now)
+        else { return .usage }
         let verifier = try Verifier(keySets: [site.site.root], now: now)
         var refused = 0
         var prepared: Set<String> = []
         for job in jobs {
-            guard
-                let stage = try LinkOptions.stage(
-                    parsed, names: .shl, site: site, outDir: job.outDir, access: access, makeQR: !parsed.has("no-qr"),
-                    qrImage: image, now: now)
-            else { return .usage }
+            let stage = SHLStage(destination: destination, options: options, outDir: job.outDir, access: access)
             let reports = try verifier.verify([job.card])
             let problems = reports.flatMap(\.findings).filter(\.isError)
             let issuers = Set(reports.compactMap { $0.payload?["iss"]?.stringValue })

@@ -191,6 +191,34 @@ import Testing
             } == true)
     }
 
+    /// A record rejected on a later run, whose earlier card has a link, is told that the link still opens it.
+    @Test func rejectedRecordNamesItsLiveLink() throws {
+        let dir = try TestSupport.tempDir("shl-rejected")
+        let (site, key, _) = try SHLTestSupport.site(in: dir)
+        let out = dir.appendingPathComponent("out")
+        let sample = try String(
+            contentsOf: SiteTestSupport.templates.appendingPathComponent("covid19-vaccination.sample.csv"),
+            encoding: .utf8)
+        let csv = try TestSupport.write(sample, to: "export.csv", in: dir)
+        try SHLTestSupport.issue(template: "covid19-vaccination", csv: csv, key: key, site: site, out: out)
+        // CVX 998 ("no vaccine administered") on P-1001's first row: the record is now rejected.
+        var lines = sample.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let row = try #require(lines.firstIndex { $0.contains(",P-1001,") })
+        var fields = lines[row].split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        fields[13] = "998"
+        lines[row] = fields.joined(separator: ",")
+        try TestSupport.write(lines.joined(separator: "\n"), to: "export.csv", in: dir)
+        try SHLTestSupport.issue(template: "covid19-vaccination", csv: csv, key: key, site: site, out: out, expect: 1)
+        let line = try #require(try TestSupport.report(out).first { $0["id"] == "P-1001" })
+        #expect(line["status"] == "rejected")
+        let warnings = line["warnings"]?.arrayValue?.compactMap { $0["message"]?.stringValue } ?? []
+        #expect(
+            warnings.contains {
+                $0.contains("shl/P-1001.txt is the SMART Health Link of that earlier card and still opens it")
+            },
+            "\(warnings)")
+    }
+
     /// `revoke --link` deletes only a file the link opens, in the site it was made for.
     @Test func withdrawRefusesAFileTheLinkDoesNotOpen() throws {
         let dir = try TestSupport.tempDir("shl-withdraw")

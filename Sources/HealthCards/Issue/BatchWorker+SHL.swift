@@ -23,4 +23,16 @@ extension BatchWorker {
         guard links != nil else { return nil }
         return try addLink(card: try FileIO.read("\(outDir)/\(cardFile)"), name: name, bundle: bundle, line: &line)
     }
+
+    /// For a record now rejected whose card from an earlier run has a SMART Health Link in `shl/`: the link
+    /// still opens that card, so say how to withdraw it. Nil when there is no such link.
+    func earlierLinkWarning(id: String, at source: String) -> HealthCardError? {
+        let linkFile = "shl/\(OutputNames.safe(id)).txt"
+        guard FileIO.exists("\(outDir)/\(linkFile)") else { return nil }
+        return HealthCardError(
+            .link,
+            "\(linkFile) is the SMART Health Link of that earlier card and still opens it; withdraw it with "
+                + "`healthcards revoke --site SITE --link \(outDir)/\(linkFile)` if the card must not be shared",
+            at: source)
+    }
 }

@@ -58,6 +58,7 @@ final class BatchWorker {
             let cardFile = "cards/\(OutputNames.safe(id)).smart-health-card"
             if FileIO.exists("\(outDir)/\(cardFile)") {
                 outcome.line.warnings.append(HealthCardError(.input, "\(cardFile) is a card from an earlier run, and this record is now rejected; it was left in place. Remove it (and its QR images) if it must not be handed out", at: outcome.line.source))
+                if let warning = earlierLinkWarning(id: id, at: outcome.line.source) { outcome.line.warnings.append(warning) }
             }
         }
         return outcome
