@@ -6,7 +6,7 @@
 @testable import HealthCards
 
 /// One key for every input: the IG example's, so the seed `ig-example-file.jwe` decrypts.
-nonisolated(unsafe) let fuzzKey = AES256Key.decode(base64url: "rxTgYlOaKJPFtcEd0qcceN8wEU4p94SqAwIWQe6uX7Q")!
+let fuzzKey = AES256Key.decode(base64url: "rxTgYlOaKJPFtcEd0qcceN8wEU4p94SqAwIWQe6uX7Q")!
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzSHL(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
