@@ -1,7 +1,7 @@
 import HealthCards
 
 /// The pipeline's stages timed one by one in this process, one thread, over the same calls the
-/// `issue` command makes (CSVTemplateInput, Template.render, CardIssuer.payload, Payload.minifiedBytes,
+/// `issue` command makes (CSVTemplateInput, Template.render with its CheckedBundle, CardIssuer.payload,
 /// BundleValidator, RawDeflater, JWS.sign, the read-back check, QRCode, QRImage.png, FileIO).
 struct StageTimes {
     static let names = ["csvRead", "templateMinimize", "validate", "payloadJSON", "deflate", "sign", "selfCheck", "qr", "png", "fileWrite"]
@@ -26,7 +26,7 @@ struct StageTimes {
             }
             return try body()
         }
-        let settings = IssueSettings(issuer: iss, notBefore: String(Clock.nowSeconds()))
+        let settings = IssueSettings(issuer: iss, notBefore: Clock.nowSeconds())
         let issuer = try CardIssuer(signer: try ES256Signer(key: key), settings: settings)
         var signer = try ES256Signer(key: key)
         let deflater = try RawDeflater(level: settings.deflateLevel)
@@ -34,21 +34,21 @@ struct StageTimes {
         let input = try time("csvRead") { try CSVTemplateInput(path: csv, template: template) }
         let cursor = input.cursor()
         while t.cards < limit, let rows = try time("csvRead", { try cursor.next() }) {
-            // Template input is minimized and validated at render time (so row errors name the CSV
-            // row and column); the issuer then reuses those findings. `validate` times the same
-            // validation on its own, and is subtracted from templateMinimize to avoid counting it twice.
-            var validation: BundleValidator.Findings?
-            let payload = try time("templateMinimize") { () -> Payload? in
+            // Template input is minimized and checked at render time (so row errors name the CSV row and
+            // column), and the issuer signs from that CheckedBundle. `validate` times the same validation
+            // on its own, and is subtracted from templateMinimize to avoid counting it twice;
+            // `payloadJSON` is the issuer's payload (claims and their bytes).
+            let checked = time("templateMinimize") { () -> CheckedBundle? in
                 let record = rows.render(template)
-                guard let bundle = record.bundle, record.errors.isEmpty else { return nil }
-                validation = record.validation
-                return try issuer.payload(for: bundle, patientID: record.id, minimized: record.validation != nil)
+                return record.errors.isEmpty ? record.checked : nil
             }
-            guard let payload else { continue }
-            let findings = time("validate") { BundleValidator.validate(payload.fhirBundle) }
+            guard let checked else { continue }
+            let findings = time("validate") { BundleValidator.validate(checked.bundle) }
             t.seconds["templateMinimize", default: 0] -= last
-            guard findings.errors.isEmpty, validation?.errors.isEmpty ?? true else { continue }
-            let bytes = time("payloadJSON") { payload.minifiedBytes }
+            guard findings.errors.isEmpty, checked.isAcceptable else { continue }
+            let card = time("payloadJSON") { issuer.payload(for: checked, patientID: rows.id) }
+            guard card.errors.isEmpty else { continue }
+            let bytes = card.bytes
             let deflated = try time("deflate") { try deflater.deflate(bytes) }
             let jws = try time("sign") { try JWS.sign(deflatedPayload: deflated, kid: issuer.kid, signer: &signer) }
             let ok = try time("selfCheck") { () -> Bool in

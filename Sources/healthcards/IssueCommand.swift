@@ -107,14 +107,14 @@ enum IssueCommand {
             throw HealthCardError(.usage, "`healthcards issue` needs at least one INPUT file (.csv, .json or .ndjson); see `healthcards issue --help`")
         }
         let now = Clock.nowSeconds()
-        var nbf = String(now)
+        var nbf = now
         if let text = parsed.value("nbf") {
             let value = try TimeOption.parse("nbf", text, example: now)
             if value > now {
                 throw HealthCardError(.usage, "--nbf \(value) (\(Clock.describe(value))) is in the future; verifiers reject a card "
                     + "before its nbf. Leave --nbf out (it defaults to now) or give a time that has passed")
             }
-            nbf = String(value)
+            nbf = value
         }
         var exp: Int64?
         if let text = parsed.value("exp") {
@@ -123,7 +123,7 @@ enum IssueCommand {
                 throw HealthCardError(.usage, "--exp \(value) (\(Clock.describe(value))) has passed; verifiers reject an expired "
                     + "card. Give a time in the future, or leave --exp out (health cards normally do not expire)")
             }
-            guard value > Int64(nbf)! else {
+            guard value > nbf else {
                 throw HealthCardError(.usage, "--exp \(value) is not after nbf (\(nbf)); a card must be valid for some time")
             }
             exp = value

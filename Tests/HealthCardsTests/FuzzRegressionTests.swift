@@ -154,7 +154,9 @@ import Testing
         #expect(try Self.csvRecords(Array("\r\r\n\n".utf8))?.isEmpty == true)
         #expect(try Self.csvRecords(Array("a\rb\r".utf8))?.map(\.fields) == [["a"], ["b"]])
         #expect(try Self.csvRecords(Array("a\rb\r".utf8))?.map(\.line) == [1, 2])
-        #expect(try Self.csvRecords(Array(",\n\"\"".utf8))?.map(\.fields) == [["", ""], [""]])
+        // Records whose fields are all empty (Excel's `,,,,` rows) are skipped like blank lines.
+        #expect(try Self.csvRecords(Array(",\n\"\"".utf8))?.isEmpty == true)
+        #expect(try Self.csvRecords(Array(",\n\"\",x\n , \n".utf8))?.map(\.fields) == [["", "x"]])
         #expect(try Self.csvRecords(Array("\"a\"\"".utf8)) == nil)  // a quote that never closes
         #expect(try Self.csvRecords(Array("\"a\"b".utf8)) == nil)  // text after a closing quote
         // A truncated UTF-8 sequence at the very end of the file.

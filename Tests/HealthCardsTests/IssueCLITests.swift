@@ -253,19 +253,23 @@ import Testing
         #expect(errors.compactMap { $0["at"]?.stringValue } == ["Bundle.entry[3].resource.occurrenceDateTime"])
         #expect(errors[0]["message"]?.stringValue?.hasPrefix("NBF_BEFORE_EVENT: nbf 2021-01-28 12:00:00 UTC is before this event (2022-09-05)") == true)
         // verify reports the same rule, as a warning: verifiers do not reject such cards.
-        let card = JSONWriter.minifiedString(.object(["verifiableCredential": .array([.string(try Self.signedCard(nbf: "1611835200", key: key))])]))
+        let card = JSONWriter.minifiedString(.object(["verifiableCredential": .array([.string(try Self.signedCard(nbf: 1_611_835_200, key: key))])]))
         let file = try TestSupport.write(card, to: "early.smart-health-card", in: dir)
         let verify = try TestSupport.cli(["verify", "--json", file])
         #expect(verify.stdout.contains("\"NBF_BEFORE_EVENT\""))
         #expect(verify.status == 0)
     }
 
-    /// A card signed by the library without the issue-time checks (a fixture only a verifier developer wants).
-    static func signedCard(nbf: String, key: String) throws -> String {
+    /// A card signed without the issue-time nbf check, through the library's internal `sign` (a fixture only
+    /// a verifier developer wants; the public API refuses it).
+    static func signedCard(nbf: Int64, key: String) throws -> String {
         let bundle = try JSONParser.parse(try VerifyFixtures.bytes(TestSupport.spec("example-00-a-fhirBundle.json")))
         let signingKey = try KeyFile.load(path: key, requirePrivate: true)
         let issuer = try CardIssuer(signer: try ES256Signer(key: signingKey), settings: IssueSettings(issuer: Self.issuer, notBefore: nbf))
-        return try issuer.sign(try issuer.payload(for: bundle).minifiedBytes).compact
+        let card = issuer.payload(for: try CheckedBundle.minimizing(bundle))
+        #expect(card.errors.map { String($0.message.prefix(17)) } == ["NBF_BEFORE_EVENT:"])
+        #expect(throws: HealthCardErrors.self) { try issuer.issue(card) }
+        return try issuer.sign(card.bytes).compact
     }
 
     @Test func everyCommandHasHelp() throws {

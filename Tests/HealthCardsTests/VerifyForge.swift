@@ -28,7 +28,9 @@ struct VerifyForge {
         bundle["entry"] = .array(entries)
     }
 
-    /// A good minimized vaccination Bundle (Patient + `doses` Immunizations with CVX 207).
+    /// A good minimized vaccination Bundle (Patient + `doses` Immunizations with CVX 207, three a month
+    /// from 2021-01-15 (the 15th, 20th and 25th), so none repeats another, they are in date order, and 40
+    /// of them end in 2022, before `now` and the claims' `nbf`).
     static func bundle(doses: Int = 2, distinctLots: Bool = false) -> JSONValue {
         var entries: [JSONValue] = [
             .object(["fullUrl": "resource:0", "resource": .object([
@@ -39,7 +41,7 @@ struct VerifyForge {
             entries.append(.object(["fullUrl": .string("resource:\(i + 1)"), "resource": .object([
                 "resourceType": "Immunization", "status": "completed",
                 "vaccineCode": .object(["coding": [.object(["system": .string(Terminology.cvx), "code": "207"])]]),
-                "patient": .object(["reference": "resource:0"]), "occurrenceDateTime": .string("2021-0\(1 + i % 9)-15"),
+                "patient": .object(["reference": "resource:0"]), "occurrenceDateTime": .string(String(format: "%04d-%02d-%02d", 2021 + i / 36, 1 + (i / 3) % 12, 15 + 5 * (i % 3))),
                 "performer": [.object(["actor": .object(["display": "ABC General Hospital"])])], "lotNumber": .string(distinctLots ? String(UUID().uuidString.prefix(18)) : "0000001"),
             ])]))
         }

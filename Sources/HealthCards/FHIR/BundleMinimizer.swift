@@ -3,22 +3,32 @@
 /// - `Bundle.id`, `Bundle.meta`, `Bundle.text` removed;
 /// - every `entry.fullUrl` becomes `resource:N` (N the 0-based entry index); other entry members
 ///   (`search`, `request`, `response`) are dropped, since a `collection` Bundle has no use for them;
-/// - in each resource: root `id` and `text` removed; `meta` removed unless it holds `security`, in
-///   which case only `meta.security` stays (the identity-assurance label);
+/// - in each resource: root `id` and `text` removed; a `meta` of FHIR Meta elements is removed unless
+///   it holds `security`, in which case only `meta.security` stays (the identity-assurance label). A
+///   `meta` that is not a FHIR Meta (a string, an unknown member) is left as it is, for the validator
+///   to refuse: it is not data to drop silently;
 /// - `CodeableConcept.text` (any object with `coding`) and `Coding.display` (any object with both
 ///   `system` and `code`) removed; `Reference.display` kept;
 /// - every `Reference.reference` rewritten to the `resource:N` it resolves to, matched by the
 ///   target entry's `fullUrl`, by `Type/id` of the target resource, or by the last two segments of an
 ///   absolute `fullUrl`; a reference that resolves to nothing is an error;
-/// - objects and arrays left empty are removed.
+/// - objects and arrays left empty are removed;
+/// - doses (Immunization) and lab results (Observation) are listed by date, the input's order kept
+///   for equal dates (`EntryOrder`), as verifier apps show entries in the order stored.
 ///
-/// Minimizing a Bundle that is already minimized changes nothing.
+/// Minimizing a Bundle that is already minimized (and in date order) changes nothing.
 public enum BundleMinimizer {
     /// Minimizes `bundle`.
     /// - Returns: the minimized Bundle, member order otherwise kept.
     /// - Throws: `HealthCardErrors` holding every problem found, each `HealthCardError(.bundle)` with the
     ///   FHIR path (`Bundle.entry[2].resource.patient.reference`).
     public static func minimize(_ bundle: JSONValue) throws(HealthCardErrors) -> JSONValue {
+        try minimizeKeepingOrigins(bundle).bundle
+    }
+
+    /// As `minimize`, with each output entry's index in the input Bundle (`origins[new] == old`), so a
+    /// problem found in the output can be traced to what produced it.
+    static func minimizeKeepingOrigins(_ bundle: JSONValue) throws(HealthCardErrors) -> (bundle: JSONValue, origins: [Int]) {
         guard var root = bundle.objectValue, root["resourceType"]?.stringValue == "Bundle" else {
             throw HealthCardErrors([HealthCardError(.bundle, "expected a FHIR Bundle (resourceType \"Bundle\"), found \(describe(bundle))", at: "Bundle")])
         }
@@ -26,10 +36,14 @@ public enum BundleMinimizer {
             throw HealthCardErrors([HealthCardError(.bundle, "the Bundle has no entries; expected a Patient and at least one Immunization or Observation", at: "Bundle.entry")])
         }
         var problems: [HealthCardError] = []
-        let targets = referenceTargets(entries)
+        let origins = EntryOrder.sorted(entries)
+        var newIndex = Array(entries.indices)
+        for (new, old) in origins.enumerated() { newIndex[old] = new }
+        let targets = referenceTargets(entries).mapValues { newIndex[$0] }
         var minimizedEntries: [JSONValue] = []
-        for (index, entry) in entries.enumerated() {
-            let path = "Bundle.entry[\(index)]"
+        for (index, old) in origins.enumerated() {
+            let entry = entries[old]
+            let path = "Bundle.entry[\(old)]"
             guard let resource = entry["resource"]?.objectValue else {
                 problems.append(HealthCardError(.bundle, "entry has no resource object", at: path + ".resource"))
                 continue
@@ -48,7 +62,7 @@ public enum BundleMinimizer {
         root.removeValue(forKey: "meta")
         root.removeValue(forKey: "text")
         root["entry"] = .array(minimizedEntries)
-        return .object(root)
+        return (.object(root), origins)
     }
 
     private static func describe(_ value: JSONValue) -> String {
@@ -84,7 +98,7 @@ public enum BundleMinimizer {
         var out = resource
         out.removeValue(forKey: "id")
         out.removeValue(forKey: "text")
-        if let meta = out["meta"] {
+        if let meta = out["meta"]?.objectValue, meta.keys.allSatisfy(metaElements.contains) {
             if let security = meta["security"], security.arrayValue?.isEmpty == false {
                 out["meta"] = .object(["security": security])
             } else {
@@ -93,6 +107,9 @@ public enum BundleMinimizer {
         }
         return out
     }
+
+    /// The elements of FHIR R4 `Meta` (with `id` and `extension` of `Element`).
+    static let metaElements: Set<String> = ["id", "extension", "versionId", "lastUpdated", "source", "profile", "security", "tag"]
 
     /// Walks a resource: drops CodeableConcept.text and Coding.display, rewrites references, prunes empties.
     private static func rewrite(_ node: inout JSONValue, path: String, targets: [String: Int], problems: inout [HealthCardError]) {

@@ -1,60 +1,19 @@
 /// FHIR R4 `date` and `dateTime` value checks (FHIR R4 datatypes section 2.24.0.1), with real
 /// calendar validation: 2021-02-30 is refused, and so is year 0000, which FHIR's year grammar
-/// `([0-9]([0-9]([0-9][1-9]|[1-9]0)|[1-9]00)|[1-9]000)` excludes.
+/// `([0-9]([0-9]([0-9][1-9]|[1-9]0)|[1-9]00)|[1-9]000)` excludes. The parsing itself is
+/// `FHIRDateTime`'s; these are the yes/no questions the rules ask.
 public enum FHIRDate {
     /// True for `YYYY`, `YYYY-MM` or `YYYY-MM-DD` naming a real (proleptic Gregorian) date in the years
     /// 0001 to 9999.
     /// - Parameter allowPartial: accept `YYYY` and `YYYY-MM` (FHIR allows them; template input does not).
     public static func isValidDate(_ text: String, allowPartial: Bool = true) -> Bool {
-        let b = Array(text.utf8)
-        func digits(_ r: Range<Int>) -> Int? {
-            var v = 0
-            for i in r {
-                guard b[i] >= 0x30 && b[i] <= 0x39 else { return nil }
-                v = v * 10 + Int(b[i] - 0x30)
-            }
-            return v
-        }
-        guard b.count >= 4, let year = digits(0..<4), year > 0 else { return false }
-        switch b.count {
-        case 4: return allowPartial
-        case 7:
-            guard allowPartial, b[4] == 0x2D, let m = digits(5..<7) else { return false }
-            return (1...12).contains(m)
-        case 10:
-            guard b[4] == 0x2D, b[7] == 0x2D, let m = digits(5..<7), let d = digits(8..<10), (1...12).contains(m)
-            else { return false }
-            return d >= 1 && d <= daysIn(month: m, year: year)
-        default: return false
-        }
+        FHIRDateTime(text, allowPartial: allowPartial, allowTime: false) != nil
     }
 
     /// True for a FHIR `dateTime`: a valid `date` (partial allowed), or `YYYY-MM-DDThh:mm:ss[.fff]` with
-    /// a time zone (`Z` or `±hh:mm`) and valid hours, minutes and seconds.
+    /// a time zone (`Z` or `±hh:mm`, at most ±14:00) and valid hours, minutes and seconds.
     public static func isValidDateTime(_ text: String, allowPartial: Bool = true) -> Bool {
-        guard let t = text.firstIndex(of: "T") else { return isValidDate(text, allowPartial: allowPartial) }
-        let date = String(text[..<t])
-        guard date.utf8.count == 10, isValidDate(date) else { return false }
-        var time = Substring(text[text.index(after: t)...])
-        if time.hasSuffix("Z") {
-            time = time.dropLast()
-        } else {
-            guard time.count > 6 else { return false }
-            let zone = time.suffix(6)
-            let z = Array(zone.utf8)
-            guard z[0] == 0x2B || z[0] == 0x2D, z[3] == 0x3A, let zh = Int(String(zone.dropFirst().prefix(2))),
-                let zm = Int(String(zone.suffix(2))), zh <= 14, zm < 60
-            else { return false }
-            time = time.dropLast(6)
-        }
-        let parts = time.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0].count == 2, parts[1].count == 2, let h = Int(parts[0]), let m = Int(parts[1]),
-            h < 24, m < 60
-        else { return false }
-        let sec = parts[2].split(separator: ".", omittingEmptySubsequences: false)
-        guard sec[0].count == 2, let s = Int(sec[0]), s < 60, sec.count <= 2 else { return false }
-        if sec.count == 2 { guard !sec[1].isEmpty, sec[1].utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return false } }
-        return [parts[0], parts[1], sec[0]].allSatisfy { $0.allSatisfy(\.isNumber) }
+        FHIRDateTime(text, allowPartial: allowPartial) != nil
     }
 
     /// The days in a month of the proleptic Gregorian calendar.
@@ -66,7 +25,7 @@ public enum FHIRDate {
         }
     }
 
-    /// The `YYYY-MM-DD` (or shorter) date part of a `date` or `dateTime`, for ordering comparisons.
+    /// The `YYYY-MM-DD` (or shorter) date part of a `date` or `dateTime`.
     public static func datePart(_ text: String) -> String {
         String(text.prefix(while: { $0 != "T" }))
     }
@@ -75,31 +34,20 @@ public enum FHIRDate {
     /// local date and time minus its offset (`Z` or `±hh:mm`). Fractions of a second are dropped.
     /// - Returns: nil for a date without a time (it names a whole day, not an instant) or an invalid value.
     public static func epochSeconds(_ text: String) -> Int64? {
-        // A valid dateTime with a time is ASCII: `YYYY-MM-DD` (10 bytes), `T`, then `hh:mm:ss`.
-        guard text.utf8.count > 10, isValidDateTime(text), text.contains("T") else { return nil }
-        let b = Array(text.utf8)
-        func number(_ from: Int, _ count: Int) -> Int64 {
-            b[from..<from + count].reduce(0) { $0 * 10 + Int64($1 - 0x30) }
-        }
-        let days = daysSinceEpoch(year: Int(number(0, 4)), month: Int(number(5, 2)), day: Int(number(8, 2)))
-        let time = 11
-        var seconds = days * 86_400 + number(time, 2) * 3_600 + number(time + 3, 2) * 60 + number(time + 6, 2)
-        if b.last != UInt8(ascii: "Z") {
-            let zone = b.count - 6
-            let offset = number(zone + 1, 2) * 3_600 + number(zone + 4, 2) * 60
-            seconds += b[zone] == UInt8(ascii: "+") ? -offset : offset
-        }
-        return seconds
+        guard let value = FHIRDateTime(text), value.precision == .instant else { return nil }
+        return value.earliest
     }
 
     /// Days from 1970-01-01 to a date of the proleptic Gregorian calendar (negative before 1970).
-    /// - Parameters: year 1 to 9999, month 1 to 12, day 1 to 31.
+    /// - Parameters: year 1 to 10000 (others are clamped to that range), month 1 to 12 (anything else
+    ///   counts as January), day 1 to 31 (others are clamped).
     public static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int64 {
-        let before = year - 1
+        let before = Int64(min(max(year, 1), 10_000)) - 1
         let daysBeforeYear = 365 * before + before / 4 - before / 100 + before / 400
-        let monthStarts = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334]
-        let leap = month > 2 && daysIn(month: 2, year: year) == 29 ? 1 : 0
+        let monthStarts: [Int64] = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334]
+        let index = (1...12).contains(month) ? month - 1 : 0
+        let leap: Int64 = month > 2 && daysIn(month: 2, year: year) == 29 ? 1 : 0
         // 719_162 days separate 0001-01-01 from 1970-01-01.
-        return Int64(daysBeforeYear + monthStarts[month - 1] + leap + day - 1 - 719_162)
+        return daysBeforeYear + monthStarts[index] + leap + Int64(min(max(day, 1), 31)) - 1 - 719_162
     }
 }

@@ -2,9 +2,11 @@
     import Glibc
 #endif
 
-/// A streaming RFC 4180 CSV reader over a file: quoted fields with commas, `""` quotes and line
+/// A streaming RFC 4180 CSV reader over a file: quoted fields with delimiters, `""` quotes and line
 /// breaks; CRLF, LF or CR line ends; a UTF-8 byte order mark at the start; a last line with or
-/// without a line break. Blank lines are skipped. Fields are returned as read (not trimmed).
+/// without a line break. The delimiter is `,` unless told (`;` and tab exports). Blank lines are
+/// skipped, and so are records whose fields are all empty (the `,,,,,,` rows Excel writes below the
+/// data). Fields are returned as read (not trimmed). A UTF-16 or UTF-32 file is refused as such.
 ///
 /// The file is read in 64 KiB blocks and never held whole; each record carries the byte offset where
 /// it starts, so a caller can come back to it later with `init(path:offset:line:)`.
@@ -20,6 +22,8 @@ public final class CSVReader {
 
     private let fd: Int32
     private let path: String
+    /// The byte between fields.
+    private let delimiter: UInt8
     private var buffer = [UInt8](repeating: 0, count: 65536)
     private var bufferCount = 0
     private var bufferIndex = 0
@@ -28,11 +32,14 @@ public final class CSVReader {
     private var atEOF = false
 
     /// Opens `path` for reading from `offset` (0: the start, where a BOM is skipped).
-    /// - Parameter line: the line number at `offset`, for messages.
-    /// - Throws: `HealthCardError(.input)` when the file cannot be opened.
-    public init(path: String, offset: Int = 0, line: Int = 1) throws {
+    /// - Parameters:
+    ///   - line: the line number at `offset`, for messages.
+    ///   - delimiter: the byte between fields (`,` `;` tab `|`; not a quote or line break).
+    /// - Throws: `HealthCardError(.input)` when the file cannot be opened, or is UTF-16 or UTF-32.
+    public init(path: String, offset: Int = 0, line: Int = 1, delimiter: UInt8 = 0x2C) throws {
         self.path = path
         self.line = line
+        self.delimiter = delimiter == 0x22 || delimiter == 0x0A || delimiter == 0x0D ? 0x2C : delimiter
         fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             throw HealthCardError(.input, "cannot open \(path): \(String(cString: strerror(errno)))")
@@ -45,7 +52,16 @@ public final class CSVReader {
             fileOffset = offset
         } else {
             try fill()
+            try refuseNonUTF8Unicode()
             if bufferCount >= 3 && buffer[0] == 0xEF && buffer[1] == 0xBB && buffer[2] == 0xBF { bufferIndex = 3 }
+        }
+    }
+
+    /// Refuses a UTF-16 or UTF-32 file by name (its first block is in `buffer`), before any of its
+    /// bytes could reach a message.
+    private func refuseNonUTF8Unicode() throws {
+        if let encoding = TextEncoding.nonUTF8Unicode(buffer[..<bufferCount]) {
+            throw HealthCardError(.input, TextEncoding.message(path: path, encoding: encoding))
         }
     }
 
@@ -80,10 +96,29 @@ public final class CSVReader {
 
     private var position: Int { fileOffset + bufferIndex }
 
-    /// Reads the next record, or nil at the end of the file.
+    /// Reads the next record that holds a value, or nil at the end of the file.
     /// - Throws: `HealthCardError(.input)` naming file, line and byte offset for bytes that are not
     ///   UTF-8, a quote inside an unquoted field, text after a closing quote, or an unterminated quote.
     public func next() throws -> Record? {
+        while let record = try nextRecord() {
+            if !Self.isEmpty(record) { return record }
+        }
+        return nil
+    }
+
+    /// When `found` is another delimiter a template can name: a hint that the file is separated by it.
+    static func delimiterHint(found: UInt8, expected: UInt8) -> String {
+        guard found != expected, Template.delimiters.contains(where: { $0.byte == found }) else { return "" }
+        return ". The file may be \(Template.delimiterName(found))-separated: if so, set \"delimiter\" in the template"
+    }
+
+    /// True for a record whose fields are all empty or spaces and tabs (`,,,,,,`, `"",""`).
+    static func isEmpty(_ record: Record) -> Bool {
+        record.fields.allSatisfy { $0.utf8.allSatisfy { $0 == 0x20 || $0 == 0x09 } }
+    }
+
+    /// Reads the next record, or nil at the end of the file.
+    private func nextRecord() throws -> Record? {
         // Skip blank lines.
         while let b = try peek(), b == 0x0A || b == 0x0D {
             advance()
@@ -141,17 +176,18 @@ public final class CSVReader {
                     field.append(c)
                 }
                 let after = try peek()
-                if let after, after != 0x2C && after != 0x0A && after != 0x0D {
+                if let after, after != delimiter && after != 0x0A && after != 0x0D {
                     throw HealthCardError(
                         .input,
                         "\(path):\(line): unexpected character after a closing quote at byte \(position); "
-                            + "a quoted field must end at a comma or the end of the line")
+                            + "a quoted field must end at a \(Template.delimiterName(delimiter)) or the end of the line"
+                            + Self.delimiterHint(found: after, expected: delimiter))
                 }
                 continue
             }
             advance()
             switch b {
-            case 0x2C:
+            case delimiter:
                 fields.append(try finishField())
                 fieldOffset = position
                 fieldLine = line

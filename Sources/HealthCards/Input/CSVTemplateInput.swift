@@ -48,7 +48,7 @@ public final class CSVTemplateInput {
     public init(path: String, template: Template) throws {
         self.path = path
         self.template = template
-        let reader = try CSVReader(path: path)
+        let reader = try CSVReader(path: path, delimiter: template.delimiter)
         guard let head = try reader.next() else {
             throw HealthCardError(.input, "\(path) is empty; expected a header line with the columns \(template.columns.filter(\.required).map(\.name).joined(separator: ", "))")
         }
@@ -62,18 +62,49 @@ public final class CSVTemplateInput {
             // A repeated column the template reads: which copy holds the right value cannot be known.
             // Repeats of columns it does not read (often several blank header cells) cannot change a card.
             if template.column(name) != nil {
-                throw HealthCardError(.input, "\(path): the header has column '\(name)' twice, at positions \(earlier + 1) and \(i + 1); template '\(template.name)' reads it, and which copy is right cannot be known. Remove or rename one of them and run again")
+                throw HealthCardError(.input, "\(path): the header has column '\(ControlCharacters.escaped(name))' twice, at positions \(earlier + 1) and \(i + 1); template '\(template.name)' reads it, and which copy is right cannot be known. Remove or rename one of them and run again")
             }
         }
         let missing = template.columns.filter { $0.required && columnIndex[$0.name] == nil }.map(\.name)
         if !missing.isEmpty {
-            throw HealthCardError(.input, "\(path): the header lacks required column(s) \(missing.joined(separator: ", ")) of template '\(template.name)'; found: \(header.joined(separator: ", "))")
+            let found = header.map(ControlCharacters.escaped).joined(separator: ", ")
+            throw HealthCardError(.input, "\(path): the header lacks required column(s) \(missing.joined(separator: ", ")) of template '\(template.name)'; found: \(found)"
+                + Self.headerHint(header: header, missing: missing, template: template))
         }
         keyIndex = columnIndex[template.patientKey]!
         try index(reader)
         if rowOffsetLow.isEmpty {
             throw HealthCardError(.input, "\(path) has a header but no data rows; expected one row per event (a dose, a test) below the header. Check that the export finished and that this is the right file")
         }
+    }
+
+    /// What a header that lacks required columns most likely means: a file separated by another delimiter
+    /// than the template's (one header field that splits into the missing names), or names that differ
+    /// only in case (names are matched exactly). Empty when neither.
+    static func headerHint(header: [String], missing: [String], template: Template) -> String {
+        var hints: [String] = []
+        let joined = header.joined(separator: String(decoding: [template.delimiter], as: UTF8.self))
+        for other in Template.delimiters.map(\.byte) where other != template.delimiter {
+            let split = joined.utf8.split(separator: other, omittingEmptySubsequences: false).map {
+                String(decoding: $0, as: UTF8.self).trimmingCharacters(in: " \t\"")
+            }
+            guard split.count > header.count else { continue }
+            let lowered = Set(split.map { $0.lowercased() })
+            if missing.contains(where: { lowered.contains($0.lowercased()) }) {
+                let setting = other == 0x09 ? "\"\\t\"" : "\"\(String(decoding: [other], as: UTF8.self))\""
+                hints.append("the header looks \(Template.delimiterName(other))-separated, and template '\(template.name)' reads "
+                    + "\(Template.delimiterName(template.delimiter))-separated files: set \"delimiter\": \(setting) in the template (or export with \(Template.delimiterName(template.delimiter)))")
+                break
+            }
+        }
+        if hints.isEmpty {
+            for name in missing {
+                guard let near = header.first(where: { $0 != name && $0.lowercased() == name.lowercased() }) else { continue }
+                hints.append("the header has '\(ControlCharacters.escaped(near))', which differs from '\(name)' only in case; column names are matched exactly: "
+                    + "rename the column in the export (or in the template)")
+            }
+        }
+        return hints.isEmpty ? "" : ". Hint: " + hints.joined(separator: "; ")
     }
 
     /// The first pass: positions and patient chains.
@@ -199,12 +230,12 @@ public final class CSVTemplateInput {
         public var rows: [TemplateRow]
         public var errors: [HealthCardError]
 
-        /// Renders the rows into the record's Bundle (or its errors) with `template`.
-        public func render(_ template: Template) -> InputRecord {
-            guard errors.isEmpty, let id else { return InputRecord(source: source, id: id, bundle: nil, errors: errors) }
-            let rendered = template.render(rows: rows)
-            return InputRecord(source: source, id: id, bundle: rendered.bundle, errors: rendered.errors, warnings: rendered.warnings,
-                               validation: rendered.validation)
+        /// Renders the rows with `template` into the record's checked Bundle (or its errors).
+        /// - Parameter now: seconds since 1970 to judge future dates against.
+        public func render(_ template: Template, now: Int64 = Clock.nowSeconds()) -> CheckedRecord {
+            guard errors.isEmpty, let id else { return CheckedRecord(source: source, id: id, checked: nil, errors: errors, warnings: []) }
+            let rendered = template.render(rows: rows, now: now)
+            return CheckedRecord(source: source, id: id, checked: rendered.checked, errors: rendered.errors, warnings: rendered.warnings)
         }
     }
 
@@ -318,7 +349,8 @@ public final class CSVTemplateInput {
         /// ahead (the rows between are read and dropped); otherwise it reopens at the row's offset.
         func read(_ row: Int) throws -> [String] {
             if reader == nil || row < readerRow || row - readerRow > 32 {
-                reader = try CSVReader(path: input.path, offset: input.offset(ofRow: row), line: Int(input.rowLines[row]))
+                reader = try CSVReader(path: input.path, offset: input.offset(ofRow: row), line: Int(input.rowLines[row]),
+                                       delimiter: input.template.delimiter)
                 readerRow = row
             }
             while true {
@@ -337,9 +369,9 @@ public final class CSVTemplateInput {
     public func cursor() -> Cursor { Cursor(self) }
 
     /// Every record, rendered, in order of first appearance (holds them all: for small inputs and tests).
-    public func records() throws -> [InputRecord] {
+    public func records() throws -> [CheckedRecord] {
         let cursor = self.cursor()
-        var out: [InputRecord] = []
+        var out: [CheckedRecord] = []
         while let patient = try cursor.next() { out.append(patient.render(template)) }
         return out
     }

@@ -1,27 +1,64 @@
-/// One record of a batch: a Bundle for one patient (or every reason there is none), and where it
-/// came from.
+/// One record of a batch as read: a Bundle for one patient (or every reason there is none), and where
+/// it came from. Nothing is minimized or checked yet: `checked()` does that, as template rendering does
+/// for CSV rows, and both give the issuer the same `CheckedRecord`.
 public struct InputRecord: Sendable {
     /// `file:line` for CSV (the patient's first row), `file:index` (1-based) for JSON and NDJSON.
     public var source: String
     /// The patient id (CSV) or `<file stem>-<index>` (Bundle input); nil when it could not be read.
     public var id: String?
-    /// The Bundle (before minimization, unless `validation` is set); nil when the record was rejected
-    /// while reading.
+    /// The Bundle as read; nil when the record was rejected while reading.
     public var bundle: JSONValue?
     public var errors: [HealthCardError]
     public var warnings: [HealthCardError]
-    /// Set when `bundle` is already minimized and these are its validation findings (template input
-    /// checks rows at render time): the issuer then skips minimizing and validating it again.
-    public var validation: BundleValidator.Findings?
 
-    public init(source: String, id: String?, bundle: JSONValue?, errors: [HealthCardError] = [], warnings: [HealthCardError] = [],
-                validation: BundleValidator.Findings? = nil) {
+    public init(source: String, id: String?, bundle: JSONValue?, errors: [HealthCardError] = [], warnings: [HealthCardError] = []) {
         self.source = source
         self.id = id
         self.bundle = bundle
         self.errors = errors
         self.warnings = warnings
-        self.validation = validation
+    }
+
+    /// The record made ready for the issuer: its Bundle minimized and checked (`CheckedBundle.minimizing`),
+    /// the Bundle's errors (`RULE_CODE: sentence` at the FHIR path) added to the record's.
+    /// - Parameter now: seconds since 1970 to judge future dates against.
+    public func checked(now: Int64 = Clock.nowSeconds()) -> CheckedRecord {
+        var record = CheckedRecord(source: source, id: id, checked: nil, errors: errors, warnings: warnings)
+        guard errors.isEmpty, let bundle else { return record }
+        do {
+            let checked = try CheckedBundle.minimizing(bundle, now: now)
+            record.checked = checked
+            record.errors = checked.errors.map(BundleValidator.Findings.asError)
+        } catch {
+            record.errors = error.errors
+        }
+        return record
+    }
+}
+
+/// One record made ready for the issuer, whatever the input (a template's CSV rows, a `.json` or
+/// `.ndjson` Bundle): where it came from, the patient id, the checked Bundle, and every reason it cannot
+/// be issued. The issuer signs from `checked` only (`CardIssuer.payload(for:patientID:)`), which carries
+/// the profile and findings that the report shows.
+public struct CheckedRecord: Sendable {
+    /// `file:line` (CSV) or `file:index` (JSON, NDJSON).
+    public var source: String
+    /// The patient id; nil when it could not be read.
+    public var id: String?
+    /// The minimized, checked Bundle; nil when the record was rejected before one could be made.
+    public var checked: CheckedBundle?
+    /// Why the record cannot be issued: reading and rendering errors, and the Bundle's errors (for CSV
+    /// rows located at the row and column that caused them).
+    public var errors: [HealthCardError]
+    /// Reading and rendering warnings (the Bundle's own warnings come with the issued card).
+    public var warnings: [HealthCardError]
+
+    public init(source: String, id: String?, checked: CheckedBundle?, errors: [HealthCardError], warnings: [HealthCardError]) {
+        self.source = source
+        self.id = id
+        self.checked = checked
+        self.errors = errors
+        self.warnings = warnings
     }
 }
 
@@ -30,9 +67,12 @@ public enum BundleInput {
     /// The records of a `.json` or `.ndjson` file, in file order. A line or file that is not JSON,
     /// or not a Bundle, becomes a rejected record naming the line; the others are still read.
     /// - Throws: `HealthCardError(.io)` when the file cannot be read at all, `.input` for an
-    ///   `.ndjson` file without a single non-blank line.
+    ///   `.ndjson` file without a single non-blank line, or a file in UTF-16 or UTF-32.
     public static func records(path: String) throws -> [InputRecord] {
         let bytes = try FileIO.read(path)
+        if let encoding = TextEncoding.nonUTF8Unicode(bytes[...]) {
+            throw HealthCardError(.input, TextEncoding.message(path: path, encoding: encoding))
+        }
         let stem = FileIO.stem(path)
         if path.hasSuffix(".ndjson") {
             var records: [InputRecord] = []

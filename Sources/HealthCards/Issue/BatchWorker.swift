@@ -65,46 +65,43 @@ final class BatchWorker {
     }
 
     private func process(_ job: BatchJob) -> BatchOutcome {
-        let record: InputRecord
+        // Every input reaches the issuer the same way: as a record with a checked Bundle.
+        let record: CheckedRecord
         var fromBundle = false
         switch job {
         case .decided(let line): return BatchOutcome(line: line)
-        case .record(let r): (record, fromBundle) = (r, true)
+        case .record(let read): (record, fromBundle) = (read.checked(), true)
         case .rows(let rows, let template): record = rows.render(template)
         }
         var line = ReportLine(source: record.source, id: record.id, status: .rejected, errors: record.errors,
                               warnings: record.warnings, files: [])
-        guard record.errors.isEmpty, let bundle = record.bundle, let id = record.id else { return BatchOutcome(line: line) }
+        line.profile = record.checked?.profile
+        guard record.errors.isEmpty, let checked = record.checked, let id = record.id else { return BatchOutcome(line: line) }
         let name = OutputNames.safe(id)
-        let identity = ridIdentity(bundle: bundle, id: id, fromBundle: fromBundle)
-        let payload: Payload
-        do { payload = try issuer.payload(for: bundle, patientID: identity?.id, minimized: record.validation != nil) } catch {
-            line.errors = error.errors
-            return BatchOutcome(line: line)
-        }
+        let identity = ridIdentity(bundle: checked.bundle, id: id, fromBundle: fromBundle)
+        let payload = issuer.payload(for: checked, patientID: identity?.id)
         if case .none(let reason)? = identity {
             line.warnings.append(HealthCardError(.input, "no vc.rid: \(reason). This card cannot be revoked by itself (only by dropping the whole key)", at: record.source))
         }
         var owner: RIDOwner?
-        if let rid = payload.rid, let from = identity?.id {
+        if let rid = payload.payload.rid, let from = identity?.id {
             line.rid = rid
             line.ridFrom = from
-            owner = RIDOwner(rid: rid, ridFrom: from, person: PatientIdentity.fingerprint(ofMinimized: payload.fhirBundle))
+            owner = RIDOwner(rid: rid, ridFrom: from, person: PatientIdentity.fingerprint(ofMinimized: checked.bundle))
         }
-        let payloadBytes = payload.minifiedBytes
         let cardFile = "cards/\(name).smart-health-card"
         do {
-            if !force, let files = try alreadyIssued(payload, payloadBytes, validation: record.validation, name: name, cardFile: cardFile, line: &line) {
+            if !force, let files = try alreadyIssued(payload, name: name, cardFile: cardFile, line: &line) {
                 line.status = .issued
                 line.alreadyIssued = true
                 line.files = files
                 line.kid = issuer.kid
-                try addLink(cardFile: cardFile, name: name, bundle: payload.fhirBundle, line: &line)
+                try addLink(cardFile: cardFile, name: name, bundle: checked.bundle, line: &line)
                 return BatchOutcome(line: line, identity: owner)
             }
             let replacedKid = force ? nil : signedByAnotherKey(cardFile)
             let card: IssuedCard
-            do { card = try issuer.issue(payload: payload, bytes: payloadBytes, validation: record.validation) } catch {
+            do { card = try issuer.issue(payload) } catch {
                 line.errors = error.errors
                 return BatchOutcome(line: line)
             }
@@ -118,7 +115,7 @@ final class BatchWorker {
             line.status = .issued
             line.files = [cardFile] + images
             line.kid = issuer.kid
-            try addLink(card: card.fileBytes, name: name, bundle: payload.fhirBundle, line: &line)
+            try addLink(card: card.fileBytes, name: name, bundle: checked.bundle, line: &line)
             return BatchOutcome(line: line, identity: owner, replacedKid: replacedKid)
         } catch let error as HealthCardError {
             line.errors = [error]
@@ -157,20 +154,18 @@ final class BatchWorker {
     /// `CardIssuer.existingCard`), makes sure its images are there and whole (they are
     /// deterministic: rewritten when missing or different) and returns the record's files.
     /// Returns nil when the record must be issued.
-    private func alreadyIssued(_ payload: Payload, _ payloadBytes: [UInt8], validation: BundleValidator.Findings?, name: String,
-                               cardFile: String, line: inout ReportLine) throws -> [String]? {
+    private func alreadyIssued(_ payload: CardPayload, name: String, cardFile: String, line: inout ReportLine) throws -> [String]? {
         let path = "\(outDir)/\(cardFile)"
-        guard FileIO.exists(path), let bytes = try? FileIO.read(path),
-            let jws = issuer.existingCard(bytes, matches: payloadBytes)
+        guard payload.errors.isEmpty, FileIO.exists(path), let bytes = try? FileIO.read(path),
+            let jws = issuer.existingCard(bytes, matches: payload)
         else { return nil }
-        let findings = validation ?? BundleValidator.validate(payload.fhirBundle)
-        guard findings.errors.isEmpty, let images = try? issuer.images(for: jws) else { return nil }
+        guard let images = try? issuer.images(for: jws) else { return nil }
         let files = Self.imageFiles(name: name, count: images.pngs.count)
         for (file, png) in zip(files, images.pngs) {
             let imagePath = "\(outDir)/\(file)"
             if (try? FileIO.read(imagePath)) != png { try FileIO.writeAtomically(png, to: imagePath, access: access, sync: false) }
         }
-        line.warnings += findings.warnings + images.warnings
+        line.warnings += payload.warnings + images.warnings
         return [cardFile] + files
     }
 }

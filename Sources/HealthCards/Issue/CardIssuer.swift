@@ -2,9 +2,9 @@
 public struct IssueSettings: Sendable {
     /// `iss`: https, no trailing slash (checked by `Payload.validateIssuer`).
     public var issuer: String
-    /// `nbf` as a JSON number lexeme: integer seconds since the epoch.
-    public var notBefore: String
-    /// `exp` in seconds since the epoch, or nil (cards normally do not expire).
+    /// `nbf`: whole seconds since 1970 (digest section 2; never milliseconds), not in the future.
+    public var notBefore: Int64
+    /// `exp` in whole seconds since 1970, after `nbf` and now, or nil (cards normally do not expire).
     public var expires: Int64?
     public var typePolicy: Payload.TypePolicy
     /// Split JWS longer than 1195 characters into chunked QRs instead of rejecting the QR.
@@ -21,7 +21,10 @@ public struct IssueSettings: Sendable {
     /// issued without a QR of its own, with a warning, instead of being rejected (the link carries it).
     public var linksOversized = false
 
-    public init(issuer: String, notBefore: String, expires: Int64? = nil, typePolicy: Payload.TypePolicy = .legacy,
+    /// Any `nbf` or `exp` at or above this many seconds is milliseconds (it is after the year 5000).
+    public static let maxSeconds: Int64 = 100_000_000_000
+
+    public init(issuer: String, notBefore: Int64, expires: Int64? = nil, typePolicy: Payload.TypePolicy = .legacy,
                 chunk: Bool = false, makeQR: Bool = true, qrImage: QRImage = QRImage(), deflateLevel: Int32 = 6) {
         self.issuer = issuer
         self.notBefore = notBefore
@@ -33,6 +36,60 @@ public struct IssueSettings: Sendable {
         self.deflateLevel = deflateLevel
         self.ridSecret = nil
     }
+
+    /// Refuses settings whose cards `verify` would reject at `now`: `iss` not a canonical https URL
+    /// (`Payload.validateIssuer`), `nbf` negative, in milliseconds or after `now` (`NBF_NOT_YET_VALID`),
+    /// `exp` in milliseconds, not after `nbf` (`EXP_BEFORE_NBF`) or not after `now` (`EXP_EXPIRED`).
+    /// - Parameter now: seconds since 1970.
+    /// - Throws: `HealthCardError(.usage)` saying what is wrong.
+    public func validate(now: Int64 = Clock.nowSeconds()) throws {
+        try Payload.validateIssuer(issuer)
+        guard notBefore >= 0, notBefore < Self.maxSeconds else {
+            throw HealthCardError(.usage, "nbf \(notBefore) is not whole seconds since 1970 (e.g. \(now)); milliseconds are a classic bug")
+        }
+        guard notBefore <= now else {
+            throw HealthCardError(.usage, "nbf \(notBefore) (\(Clock.describe(notBefore))) is in the future; verifiers reject a card before its nbf")
+        }
+        guard let expires else { return }
+        guard expires >= 0, expires < Self.maxSeconds else {
+            throw HealthCardError(.usage, "exp \(expires) is not whole seconds since 1970")
+        }
+        guard expires > now else {
+            throw HealthCardError(.usage, "exp \(expires) (\(Clock.describe(expires))) has passed; verifiers reject an expired card")
+        }
+        guard expires > notBefore else {
+            throw HealthCardError(.usage, "exp \(expires) is not after nbf (\(notBefore)); a card must be valid for some time")
+        }
+    }
+}
+
+/// The payload a `CardIssuer` signs, made by the issuer itself from a `CheckedBundle`: the claims, the
+/// exact bytes that are compressed and signed (serialized once, from those claims), and every finding
+/// on them. It cannot be made any other way, so what is signed is always what was checked.
+public struct CardPayload: Sendable {
+    /// The checked Bundle the claims carry.
+    public let checked: CheckedBundle
+    /// The JWT claims.
+    public let payload: Payload
+    /// `payload.minifiedBytes`: the minified UTF-8 JSON that is raw-DEFLATEd and signed.
+    public let bytes: [UInt8]
+    /// The Bundle's findings, and `NBF_BEFORE_EVENT` (an error) for each event dated after `nbf`.
+    public let findings: [Finding]
+    /// The kid of the issuer that made it (`vc.rid` is derived with it).
+    let kid: String
+
+    fileprivate init(checked: CheckedBundle, payload: Payload, notBefore: Int64, kid: String) {
+        self.checked = checked
+        self.payload = payload
+        self.bytes = payload.minifiedBytes
+        self.kid = kid
+        self.findings = checked.findings + checked.eventsAfter(notBefore: notBefore, severity: .error)
+    }
+
+    /// The errors, in the issuing pipeline's form (`RULE_CODE: sentence`, at the FHIR path).
+    public var errors: [HealthCardError] { findings.filter(\.isError).map(BundleValidator.Findings.asError) }
+    /// The warnings, in the same form.
+    public var warnings: [HealthCardError] { findings.filter { !$0.isError }.map(BundleValidator.Findings.asError) }
 }
 
 /// A card made from one Bundle.
@@ -52,9 +109,11 @@ public struct IssuedCard: Sendable {
     }
 }
 
-/// The issuing pipeline for one worker: minimize → validate → payload → raw DEFLATE → ES256 JWS →
-/// verify again → QR → PNG. It owns one zlib stream and one signing context, reused for every card;
-/// make one per thread.
+/// The issuing pipeline for one worker: checked Bundle (`CheckedBundle`: minimized, validated) → payload
+/// and its bytes (`CardPayload`) → raw DEFLATE → ES256 JWS → verify again → QR → PNG. It signs only a
+/// `CardPayload` it made itself from a `CheckedBundle` with no error, with settings checked when it was
+/// made (`IssueSettings.validate`), so it cannot be made to sign a card `verify` rejects. It owns one zlib
+/// stream and one signing context, reused for every card; make one per thread.
 public final class CardIssuer {
     public let settings: IssueSettings
     private var signer: any JWSSigner
@@ -63,8 +122,10 @@ public final class CardIssuer {
     public let kid: String
     private let publicKey: P256Key
 
-    /// - Throws: `HealthCardError(.key)` when the key cannot sign.
+    /// - Throws: `HealthCardError(.usage)` for settings whose cards verifiers would reject
+    ///   (`IssueSettings.validate`), `HealthCardError(.key)` when the key cannot sign.
     public init(signer: any JWSSigner, settings: IssueSettings) throws {
+        try settings.validate()
         self.signer = signer
         self.settings = settings
         self.publicKey = signer.publicKey
@@ -72,49 +133,44 @@ public final class CardIssuer {
         self.deflater = try RawDeflater(level: settings.deflateLevel)
     }
 
-    /// Builds the payload for a Bundle: minimized, with `vc.type` by the type policy, and `vc.rid` when
-    /// a revocation secret is set and `patientID` is given.
-    /// - Throws: `HealthCardErrors` from minimization.
-    /// - Parameter minimized: `bundle` is already minimized (template input does it at render time).
-    public func payload(for bundle: JSONValue, patientID: String? = nil, minimized isMinimized: Bool = false) throws(HealthCardErrors) -> Payload {
-        let minimized = isMinimized ? bundle : try BundleMinimizer.minimize(bundle)
-        let types = Payload.types(for: minimized, policy: settings.typePolicy, isCOVID19: Terminology.isCOVID19Code)
+    /// The payload for a checked Bundle: `iss`, `nbf` and `exp` from the settings, `vc.type` by the type
+    /// policy, `vc.rid` when a revocation secret is set and `patientID` is given, and its bytes.
+    /// - Parameter patientID: the issuer's id of the person, for `vc.rid` (ignored without a rid secret).
+    public func payload(for checked: CheckedBundle, patientID: String? = nil) -> CardPayload {
+        let types = Payload.types(for: checked.bundle, policy: settings.typePolicy, isCOVID19: Terminology.isCOVID19Code)
         var rid: String?
         if let secret = settings.ridSecret, let patientID { rid = RID.derive(secret: secret, kid: kid, patientID: patientID) }
-        return Payload(issuer: settings.issuer, notBefore: settings.notBefore, expires: settings.expires,
-                       types: types, rid: rid, fhirBundle: minimized)
+        let payload = Payload(issuer: settings.issuer, notBefore: String(settings.notBefore), expires: settings.expires,
+                              types: types, rid: rid, fhirBundle: checked.bundle)
+        return CardPayload(checked: checked, payload: payload, notBefore: settings.notBefore, kid: kid)
     }
 
-    /// Issues one card.
+    /// Issues one card from an input Bundle: minimized and checked (`CheckedBundle.minimizing`), then
+    /// as `issue(_:)`.
     /// - Throws: `HealthCardErrors` with every reason the Bundle cannot become a card (minimization,
     ///   validation, size) or a `.crypto`/`.compression`/`.qr`/`.png` failure.
     /// - Parameter patientID: the issuer's id of the person, for `vc.rid` (ignored without a rid secret).
     public func issue(bundle: JSONValue, patientID: String? = nil) throws(HealthCardErrors) -> IssuedCard {
-        try issue(payload: try self.payload(for: bundle, patientID: patientID))
+        try issue(payload(for: try CheckedBundle.minimizing(bundle), patientID: patientID))
     }
 
-    /// Issues one card from a payload made by `payload(for:patientID:)`: validate, serialize once,
-    /// raw DEFLATE, sign, read back, QR and PNG.
-    /// - Throws: as `issue(bundle:patientID:)`.
-    public func issue(payload: Payload) throws(HealthCardErrors) -> IssuedCard {
-        try issue(payload: payload, bytes: payload.minifiedBytes)
-    }
-
-    /// As `issue(payload:)`, with the payload's minified bytes already made (`payload.minifiedBytes`).
-    /// - Parameter validation: the validator's findings on `payload.fhirBundle` when they are already
-    ///   known (template input validates at render time); nil validates here.
-    public func issue(payload: Payload, bytes payloadBytes: [UInt8], validation: BundleValidator.Findings? = nil) throws(HealthCardErrors) -> IssuedCard {
-        let findings = validation ?? BundleValidator.validate(payload.fhirBundle)
-        let nbfFindings = Double(payload.notBefore).map { DateRules.eventsAfterNotBefore(payload.fhirBundle, nbf: $0, severity: .error) } ?? []
-        let errors = findings.errors + nbfFindings.map(BundleValidator.Findings.asError)
+    /// Issues one card from a payload this issuer made (`payload(for:patientID:)`): refused when any of
+    /// its findings is an error; else its bytes are raw-DEFLATEd, signed, read back as a verifier reads
+    /// them, and made into QR symbols and PNG images.
+    /// - Throws: `HealthCardErrors` with every error finding (`RULE_CODE: sentence` at the FHIR path),
+    ///   `.usage` for a payload another issuer made, or a `.crypto`/`.compression`/`.qr`/`.png` failure.
+    public func issue(_ card: CardPayload) throws(HealthCardErrors) -> IssuedCard {
+        guard card.kid == kid else {
+            throw HealthCardErrors([HealthCardError(.usage, "the payload was made by the issuer of kid \(card.kid), not this one (\(kid)); make it with this issuer's payload(for:)")])
+        }
+        let errors = card.errors
         if !errors.isEmpty { throw HealthCardErrors(errors) }
-        var warnings = findings.warnings
         do {
-            let jws = try sign(payloadBytes)
-            try checkRoundTrip(jws, payload: payloadBytes)
+            let jws = try sign(card.bytes)
+            try checkRoundTrip(jws, payload: card.bytes)
             let images = try self.images(for: jws)
-            warnings += images.warnings
-            return IssuedCard(payload: payloadBytes, jws: jws, qrCodes: images.codes, pngs: images.pngs, warnings: warnings)
+            return IssuedCard(payload: card.bytes, jws: jws, qrCodes: images.codes, pngs: images.pngs,
+                              warnings: card.warnings + images.warnings)
         } catch let error as HealthCardError {
             throw HealthCardErrors([error])
         } catch {
@@ -162,8 +218,8 @@ public final class CardIssuer {
         return (codes, pngs, warnings)
     }
 
-    /// Compresses and signs payload bytes.
-    public func sign(_ payloadBytes: [UInt8]) throws -> JWS {
+    /// Compresses and signs payload bytes. Internal: the library signs only a `CardPayload` it checked.
+    func sign(_ payloadBytes: [UInt8]) throws -> JWS {
         let deflated = try deflater.deflate(payloadBytes)
         return try JWS.sign(deflatedPayload: deflated, kid: kid, signer: &signer)
     }
@@ -186,12 +242,13 @@ public final class CardIssuer {
 
 extension CardIssuer {
     /// Reads an existing `.smart-health-card` and tells whether it is the card this issuer makes from
-    /// `payloadBytes`: one JWS, signed with this issuer's key (same kid, signature verifies), whose
-    /// inflated payload equals `payloadBytes` except for the `nbf` number (the issuance time, which
-    /// differs between runs). This is how a resumed or repeated run knows a record is already issued.
+    /// `card`: one JWS, signed with this issuer's key (same kid, signature verifies), whose inflated
+    /// payload equals `card.bytes` except for the `nbf` number (the issuance time, which differs between
+    /// runs). This is how a resumed or repeated run knows a record is already issued.
     /// - Returns: the card's JWS when it matches; nil when the file is not such a card (unreadable,
     ///   torn by a crash, another key, another record, other options).
-    public func existingCard(_ fileBytes: [UInt8], matches payloadBytes: [UInt8]) -> JWS? {
+    public func existingCard(_ fileBytes: [UInt8], matches card: CardPayload) -> JWS? {
+        let payloadBytes = card.bytes
         guard let file = try? JSONParser.parse(fileBytes), let list = file["verifiableCredential"]?.arrayValue,
             list.count == 1, let compact = list[0].stringValue
         else { return nil }

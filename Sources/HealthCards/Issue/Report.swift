@@ -21,6 +21,8 @@ public struct ReportLine: Sendable {
     /// The normalized id `rid` was derived from (`PatientIdentity`): the CSV patient id, or the
     /// Patient's `system|value` identifier for Bundle input. What `revoke --id` takes.
     public var ridFrom: String?
+    /// The profile that judged the record's Bundle; nil when no Bundle was made.
+    public var profile: BundleProfile?
 
     public init(source: String, id: String?, status: Status, errors: [HealthCardError], warnings: [HealthCardError], files: [String]) {
         self.source = source
@@ -31,9 +33,9 @@ public struct ReportLine: Sendable {
         self.files = files
     }
 
-    /// `{"source":…,"id":…,"status":…,"alreadyIssued":…,"errors":[…],"warnings":[…],"files":[…]}`
-    /// with a final newline; an issued record adds `"kid"`, and `"rid"` and `"ridFrom"` when its card
-    /// has a rid.
+    /// `{"source":…,"id":…,"status":…,"alreadyIssued":…,"profile":…,"errors":[…],"warnings":[…],"files":[…]}`
+    /// with a final newline; `profile` is `vaccination`, `lab`, `generic` or null; an issued record adds
+    /// `"kid"`, and `"rid"` and `"ridFrom"` when its card has a rid.
     public var ndjson: [UInt8] {
         func issues(_ list: [HealthCardError]) -> JSONValue {
             .array(list.map { error in
@@ -44,7 +46,8 @@ public struct ReportLine: Sendable {
         }
         var object: JSONObject = [
             "source": .string(source), "id": id.map { .string($0) } ?? .null, "status": .string(status.rawValue),
-            "alreadyIssued": .bool(alreadyIssued), "errors": issues(errors), "warnings": issues(warnings),
+            "alreadyIssued": .bool(alreadyIssued), "profile": profile.map { .string($0.rawValue) } ?? .null,
+            "errors": issues(errors), "warnings": issues(warnings),
             "files": .array(files.map { .string($0) }),
         ]
         if status == .issued {

@@ -4,10 +4,13 @@
 /// File shape (JSON):
 /// ```
 /// {"name": "...", "description": "...", "patientKey": "recip_id", "eventKey": "vax_event_id",
+///  "dateFormat": "MM/DD/YYYY", "delimiter": ";",
 ///  "columns": {"recip_id": {"required": true, "description": "..."}, ...},
 ///  "repeat": ["urn:template:immunization"],
 ///  "bundle": {"resourceType": "Bundle", "type": "collection", "entry": [...]}}
 /// ```
+/// `Template.members` lists every member; any other is refused (a misspelled `dateFormat` must not be
+/// ignored).
 /// Entries whose `fullUrl` is listed in `repeat` are written once per input row of the patient; the
 /// others once per patient. Placeholders: a JSON string that is exactly `{{column}}` or
 /// `{{column|type}}` becomes a typed value; `{{column}}` inside longer text is interpolated.
@@ -28,6 +31,10 @@ public struct Template: Sendable {
     public var eventKey: String?
     /// Columns by name, in file order.
     public var columns: [Column]
+    /// The export's date format (`dateFormat`); nil reads `YYYY-MM-DD` only.
+    public var dateFormat: DateFormat?
+    /// The byte between fields of the CSV export (`delimiter`): `,` (the default), `;`, tab or `|`.
+    public var delimiter: UInt8
     /// The Bundle with placeholders; entry order is output order.
     var bundle: JSONObject
     /// Template entries: the entry, and whether it repeats per row.
@@ -36,6 +43,17 @@ public struct Template: Sendable {
     public var patientColumns: Set<String>
 
     public func column(_ name: String) -> Column? { columns.first { $0.name == name } }
+
+    /// Every member a template may have, in the order `docs/templates.md` describes them.
+    public static let members = [
+        "name", "description", "patientKey", "eventKey", "dateFormat", "delimiter", "columns", "repeat", "bundle",
+    ]
+    /// Every member a column may have.
+    public static let columnMembers = ["required", "description"]
+    /// The delimiters a template may name, and how messages call them.
+    static let delimiters: [(byte: UInt8, text: String, name: String)] = [
+        (0x2C, ",", "','"), (0x3B, ";", "';'"), (0x09, "\t", "tab"), (0x7C, "|", "'|'"),
+    ]
 
     /// Loads and checks a template file.
     /// - Throws: `HealthCardError(.template)` naming the problem: not JSON, a missing member, a
@@ -48,6 +66,7 @@ public struct Template: Sendable {
         }
         func fail(_ message: String) -> HealthCardError { HealthCardError(.template, "\(source): \(message)") }
         guard let root = json.objectValue else { throw fail("a template is a JSON object") }
+        if let problem = Self.unknownMember(in: root, known: Self.members, what: "a template") { throw fail(problem) }
         guard let name = root["name"]?.stringValue, !name.isEmpty else { throw fail("\"name\" (a string) is missing") }
         guard let patientKey = root["patientKey"]?.stringValue else {
             throw fail("\"patientKey\" (a column name) is missing")
@@ -63,8 +82,21 @@ public struct Template: Sendable {
         self.patientKey = patientKey
         self.eventKey = root["eventKey"]?.stringValue
         self.bundle = bundle
+        do {
+            self.dateFormat = try root["dateFormat"].map { value throws(HealthCardError) in
+                guard let text = value.stringValue else { throw HealthCardError(.template, "\"dateFormat\" must be a string such as \"MM/DD/YYYY\"") }
+                return try DateFormat(text)
+            }
+            self.delimiter = try Self.delimiter(root["delimiter"])
+        } catch { throw fail(error.message) }
         var columns: [Column] = []
         for (columnName, spec) in columnsObject {
+            guard let specObject = spec.objectValue else {
+                throw fail("column '\(ControlCharacters.escaped(columnName))' must be an object such as {\"required\": true, \"description\": \"...\"}")
+            }
+            if let problem = Self.unknownMember(in: specObject, known: Self.columnMembers, what: "column '\(ControlCharacters.escaped(columnName))'") {
+                throw fail(problem)
+            }
             columns.append(
                 Column(
                     name: columnName, required: spec["required"] == .bool(true),
@@ -77,7 +109,15 @@ public struct Template: Sendable {
         if let eventKey, !columns.contains(where: { $0.name == eventKey }) {
             throw fail("eventKey '\(eventKey)' is not a declared column")
         }
-        let repeatURLs = Set((root["repeat"]?.arrayValue ?? []).compactMap(\.stringValue))
+        guard let repeatList = root["repeat"] else {
+            throw fail("\"repeat\" is missing: list the fullUrls of the entries written once per input row (one Immunization per dose, "
+                + "e.g. \"repeat\": [\"urn:template:immunization\"]), or give [] when every patient has exactly one row. Without it, "
+                + "a patient's second row could only disagree with the first")
+        }
+        guard let repeatItems = repeatList.arrayValue, repeatItems.allSatisfy({ $0.stringValue != nil }) else {
+            throw fail("\"repeat\" must be a list of entry fullUrls (strings), e.g. [\"urn:template:immunization\"]")
+        }
+        let repeatURLs = Set(repeatItems.compactMap(\.stringValue))
         var entries: [(JSONObject, Bool)] = []
         var fullUrls = Set<String>()
         for (i, item) in entryList.enumerated() {
@@ -118,6 +158,49 @@ public struct Template: Sendable {
         }
         patientColumns.insert(patientKey)
         self.patientColumns = patientColumns
+    }
+
+    /// Why `object` has a member outside `known` (its name, the known ones, and the closest known name
+    /// when one is near), or nil.
+    static func unknownMember(in object: JSONObject, known: [String], what: String) -> String? {
+        guard let unknown = object.keys.first(where: { !known.contains($0) }) else { return nil }
+        let close = known.min { editDistance($0.lowercased(), unknown.lowercased()) < editDistance($1.lowercased(), unknown.lowercased()) }
+        let suggestion = close.flatMap { editDistance($0.lowercased(), unknown.lowercased()) <= 2 ? " (did you mean \"\($0)\"?)" : nil } ?? ""
+        return "\(what) has the member \"\(ControlCharacters.escaped(unknown))\", which templates do not have\(suggestion); "
+            + "the members are \(known.map { "\"\($0)\"" }.joined(separator: ", ")). Correct or remove it"
+    }
+
+    /// Levenshtein distance, for member names (short; capped at 64 characters each).
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let x = Array(a.unicodeScalars.prefix(64)), y = Array(b.unicodeScalars.prefix(64))
+        guard !x.isEmpty, !y.isEmpty else { return max(x.count, y.count) }
+        var row = Array(0...y.count)
+        for i in 1...x.count {
+            var diagonal = row[0]
+            row[0] = i
+            for j in 1...y.count {
+                let above = row[j]
+                row[j] = min(above + 1, row[j - 1] + 1, diagonal + (x[i - 1] == y[j - 1] ? 0 : 1))
+                diagonal = above
+            }
+        }
+        return row[y.count]
+    }
+
+    /// The delimiter byte a template names (default `,`).
+    static func delimiter(_ value: JSONValue?) throws(HealthCardError) -> UInt8 {
+        guard let value else { return 0x2C }
+        let expected = "expected one of \",\" (the default), \";\", \"\\t\" (tab) or \"|\""
+        guard let text = value.stringValue else { throw HealthCardError(.template, "\"delimiter\" must be a string; \(expected)") }
+        guard text.utf8.count == 1, let byte = text.utf8.first, let known = delimiters.first(where: { $0.byte == byte }) else {
+            throw HealthCardError(.template, "\"delimiter\" '\(ControlCharacters.escaped(text))' is not a delimiter templates know; \(expected)")
+        }
+        return known.byte
+    }
+
+    /// How messages call a delimiter byte: `','`, `';'`, `tab`, `'|'`.
+    static func delimiterName(_ byte: UInt8) -> String {
+        delimiters.first { $0.byte == byte }?.name ?? "'\(String(decoding: [byte], as: UTF8.self))'"
     }
 
     static func collectReferences(_ node: JSONValue, into out: inout [String]) {

@@ -13,15 +13,14 @@ public struct TemplateRow: Sendable {
     public subscript(column: String) -> String { values[column] ?? "" }
 }
 
-/// What rendering one patient's rows produced: a Bundle, or every reason it could not be made.
+/// What rendering one patient's rows produced: the checked Bundle, and every reason it cannot be issued.
 public struct RenderedBundle: Sendable {
-    /// The Bundle, already minimized when `validation` is set.
-    public var bundle: JSONValue?
+    /// The rendered Bundle, minimized and checked; nil when rendering or minimizing failed.
+    public var checked: CheckedBundle?
+    /// Rendering errors and the checked Bundle's errors, each at the CSV row and column that caused it.
     public var errors: [HealthCardError]
+    /// Rendering warnings (repeated rows); the Bundle's own warnings are in `checked`.
     public var warnings: [HealthCardError]
-    /// The validator's findings on the minimized `bundle` (no errors), so the issuer need not minimize
-    /// and validate it a second time.
-    public var validation: BundleValidator.Findings?
 }
 
 extension Template {
@@ -30,11 +29,12 @@ extension Template {
     /// Every `fullUrl` becomes `resource:N` and references to template fullUrls are rewritten.
     ///
     /// Any bad row rejects the whole patient: a card with a missing dose is worse than no card.
-    public func render(rows: [TemplateRow]) -> RenderedBundle {
+    /// - Parameter now: seconds since 1970 to judge future dates against.
+    public func render(rows: [TemplateRow], now: Int64 = Clock.nowSeconds()) -> RenderedBundle {
         var errors: [HealthCardError] = []
         var warnings: [HealthCardError] = []
         guard let first = rows.first else {
-            return RenderedBundle(bundle: nil, errors: [HealthCardError(.template, "no rows")], warnings: [])
+            return RenderedBundle(checked: nil, errors: [HealthCardError(.template, "no rows")], warnings: [])
         }
         for row in rows {
             for column in columns where column.required && row[column.name].isEmpty {
@@ -83,15 +83,11 @@ extension Template {
                 produced.append(.object(newEntry))
             }
         }
-        guard errors.isEmpty else { return RenderedBundle(bundle: nil, errors: errors, warnings: warnings) }
+        guard errors.isEmpty else { return RenderedBundle(checked: nil, errors: errors, warnings: warnings) }
         var bundle = self.bundle
         bundle["entry"] = .array(produced)
-        let checked = provenance.check(.object(bundle))
-        if !checked.errors.isEmpty { return RenderedBundle(bundle: nil, errors: checked.errors, warnings: warnings) }
-        guard let minimized = checked.minimized, let findings = checked.findings else {
-            return RenderedBundle(bundle: .object(bundle), errors: [], warnings: warnings)
-        }
-        return RenderedBundle(bundle: minimized, errors: [], warnings: warnings, validation: findings)
+        let (checked, checkErrors) = provenance.check(.object(bundle), now: now)
+        return RenderedBundle(checked: checked, errors: checkErrors, warnings: warnings)
     }
 
     static func rewriteReferences(_ node: inout JSONValue, urlIndex: [String: Int]) {
@@ -124,7 +120,7 @@ extension Template {
                 let value = row[p.column]
                 if value.isEmpty { return nil }
                 do {
-                    let typed = try Template.typedValue(value, as: p.type)
+                    let typed = try Template.typedValue(value, as: p.type, dateFormat: dateFormat)
                     columns[path] = p.column
                     return typed
                 } catch {
@@ -170,8 +166,12 @@ extension Template {
     }
 
     /// Converts trimmed, non-empty text to the JSON value of a placeholder type.
+    /// - Parameter dateFormat: the export's date format (the template's `dateFormat`); nil reads
+    ///   `YYYY-MM-DD` only. Dates in it are written as `YYYY-MM-DD`.
     /// - Throws: `HealthCardError(.template)` saying what was found and which format is expected.
-    static func typedValue(_ value: String, as type: Placeholder.ValueType) throws(HealthCardError) -> JSONValue {
+    static func typedValue(_ value: String, as type: Placeholder.ValueType, dateFormat: DateFormat? = nil) throws(HealthCardError)
+        -> JSONValue
+    {
         switch type {
         case .string:
             return .string(value)
@@ -182,18 +182,16 @@ extension Template {
             }
             return .string(value)
         case .date:
-            guard FHIRDate.isValidDate(value, allowPartial: false) else {
-                throw HealthCardError(.template, "'\(value)' is not a date in the form YYYY-MM-DD\(dateHint(value))")
-            }
-            return .string(value)
+            if FHIRDate.isValidDate(value, allowPartial: false) { return .string(value) }
+            if let iso = dateFormat?.fhirDate(value) { return .string(iso) }
+            throw HealthCardError(.template, "'\(ControlCharacters.escaped(value))' is not a date in the form \(expectedDate(dateFormat))\(DateFormat.hint(for: value, format: dateFormat))")
         case .dateTime:
-            guard FHIRDate.isValidDateTime(value, allowPartial: false) else {
-                throw HealthCardError(
-                    .template,
-                    "'\(value)' is not a FHIR dateTime; expected YYYY-MM-DD or YYYY-MM-DDThh:mm:ss with a time zone (Z or +hh:mm)\(dateHint(value))"
-                )
-            }
-            return .string(value)
+            if FHIRDate.isValidDateTime(value, allowPartial: false) { return .string(value) }
+            if let iso = dateFormat?.fhirDate(value) { return .string(iso) }
+            throw HealthCardError(
+                .template,
+                "'\(ControlCharacters.escaped(value))' is not a FHIR dateTime; expected \(expectedDate(dateFormat)), or YYYY-MM-DDThh:mm:ss with a time zone (Z or +hh:mm)"
+                    + DateFormat.hint(for: value, format: dateFormat))
         case .decimal:
             guard isJSONNumber(value) else {
                 throw HealthCardError(
@@ -216,17 +214,9 @@ extension Template {
         }
     }
 
-    private static func dateHint(_ value: String) -> String {
-        let parts = value.split(separator: "/")
-        if parts.count == 3, parts.allSatisfy({ $0.allSatisfy(\.isNumber) }), parts[2].count == 4 {
-            let month = parts[0].count == 1 ? "0" + parts[0] : String(parts[0])
-            let day = parts[1].count == 1 ? "0" + parts[1] : String(parts[1])
-            return " (this looks like MM/DD/YYYY; write it as \(parts[2])-\(month)-\(day))"
-        }
-        if value.count == 10, FHIRDate.isValidDate(String(value.prefix(7))) {
-            return " (the day does not exist in that month)"
-        }
-        return " (e.g. 2021-06-15)"
+    /// `YYYY-MM-DD`, or the template's format and `YYYY-MM-DD`.
+    private static func expectedDate(_ format: DateFormat?) -> String {
+        format.map { "\($0) (the template's dateFormat) or YYYY-MM-DD" } ?? "YYYY-MM-DD"
     }
 
     static func isJSONNumber(_ text: String) -> Bool {

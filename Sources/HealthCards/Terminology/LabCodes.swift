@@ -36,3 +36,25 @@ public enum LabResultSNOMED {
     /// Whether the value set contains `code`.
     public static func contains(_ code: String) -> Bool { byCode[code] != nil }
 }
+
+/// LOINC answer codes (`LA…-n`) allowed as qualitative lab results in `Observation.valueCodeableConcept`:
+/// value set `qualitative-lab-results-loinc` of the SHC Vaccination & Testing IG, which its lab result
+/// value set (`qualitative-lab-result-findings`) includes beside the SNOMED CT codes. Answer codes do not
+/// follow the LOINC term check-digit rule, so they are checked against this list only.
+/// `entries` is generated into `LabResultLOINCAnswerCodes.swift` by `scripts/gen-lab-codes.py`.
+public enum LabResultLOINCAnswer {
+    /// FHIR system URI of the codes.
+    public static let system = "http://loinc.org"
+    private static let byCode: [String: LabCode] = Dictionary(uniqueKeysWithValues: entries.map { ($0.code, $0) })
+
+    /// The entry for an answer code (`"LA11883-8"`), or nil when the value set does not contain it.
+    public static func lookup(_ code: String) -> LabCode? { byCode[code] }
+    /// Whether the value set contains `code`.
+    public static func contains(_ code: String) -> Bool { byCode[code] != nil }
+    /// True for text shaped like a LOINC answer code: `LA`, digits, `-`, one digit.
+    public static func looksLikeAnswerCode(_ code: String) -> Bool {
+        let parts = code.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 2, parts[0].hasPrefix("LA"), parts[0].utf8.count > 2, parts[1].utf8.count == 1 else { return false }
+        return parts[0].utf8.dropFirst(2).allSatisfy { (0x30...0x39).contains($0) } && parts[1].utf8.allSatisfy { (0x30...0x39).contains($0) }
+    }
+}

@@ -1,10 +1,22 @@
-/// Checks a minimized Bundle against the SMART Health Cards rules a verifier applies (digest
-/// sections 3 and 9; SHC Vaccination & Testing IG 1.0.0). `healthcards issue` runs it before signing
-/// and `healthcards verify` runs the very same rules on every card it reads, so the issuer never signs
-/// what the verifier rejects. Each problem carries a stable `RuleCode` and a FHIR path.
+/// The one rule set for a card's FHIR Bundle (digest sections 3 and 9; SHC Vaccination & Testing IG
+/// 1.0.0). `healthcards issue` runs it before signing and `healthcards verify` on every card it reads,
+/// both through `CheckedBundle`, so the issuer never signs what the verifier rejects. Each problem
+/// carries a stable `RuleCode` and a FHIR path.
+///
+/// Every Bundle gets the generic SHC rules (minimization, `resource:N`, FHIR string characters, `meta`
+/// holding only the identity-assurance label, characters a name may hold); vaccination and lab Bundles
+/// (`BundleProfile`) also get their IG profile's rules and the date rules.
 public enum BundleValidator {
+    /// Why the rules run: a few findings are errors when issuing (the data is wrong and can be fixed
+    /// before signing) and warnings when verifying someone else's card (verifiers do not reject it).
+    public enum Purpose: Sendable {
+        case issuing, verifying
+    }
+
     /// What the rules found. Errors reject the record; warnings are reported and the card is still issued.
     public struct Findings: Sendable {
+        /// The profile that judged the Bundle.
+        public var profile: BundleProfile = .generic
         /// Every finding, in the order found, with its code, severity and FHIR path (`location.path`).
         public var all: [Finding] = []
 
@@ -13,6 +25,9 @@ public enum BundleValidator {
         }
         mutating func warn(_ code: RuleCode, _ path: String, _ message: String) {
             all.append(Finding(code, message, at: .init(path: path), severity: .warning))
+        }
+        mutating func add(_ code: RuleCode, _ path: String, _ message: String, _ severity: Finding.Severity) {
+            all.append(Finding(code, message, at: .init(path: path), severity: severity))
         }
 
         /// Errors as the issuing pipeline reports them: message `RULE_CODE: sentence`, location the FHIR path.
@@ -25,46 +40,64 @@ public enum BundleValidator {
         }
     }
 
-    /// Validates a minimized Bundle.
-    /// - Parameter now: the time to judge dates in the future against, in seconds since 1970 (the
-    ///   issuing or verifying time; `verify --now`); nil skips that check. A dateTime with a time is in the
-    ///   future when it is more than `DateRules.clockSkewSeconds` after `now`; a date without a time when
-    ///   it is after today's date in the furthest time zone (UTC+14).
-    public static func validate(_ bundle: JSONValue, now: Int64? = Clock.nowSeconds()) -> Findings {
+    /// Validates a Bundle as it stands (the issuer gives it minimized; a verifier as found in a card).
+    /// - Parameters:
+    ///   - now: the time to judge dates in the future against, in seconds since 1970 (the issuing or
+    ///     verifying time; `verify --now`); nil skips that check. See `DateRules`.
+    ///   - purpose: issuing (the default) or verifying; decides the severity of `IMMUNIZATION_DUPLICATE`.
+    public static func validate(_ bundle: JSONValue, now: Int64? = Clock.nowSeconds(), purpose: Purpose = .issuing)
+        -> Findings
+    {
         var f = Findings()
+        let (profile, others) = BundleProfile.classify(bundle)
+        f.profile = profile
         if bundle["resourceType"]?.stringValue != "Bundle" {
-            f.error(.bundleResourceType, "Bundle.resourceType", "must be \"Bundle\", found \(quoted(bundle["resourceType"]))")
+            f.error(
+                .bundleResourceType, "Bundle.resourceType",
+                "must be \"Bundle\", found \(quoted(bundle["resourceType"]))")
         }
-        if bundle["type"]?.stringValue != "collection" {
-            f.error(.bundleType, "Bundle.type", "must be \"collection\" (the SHC IG profiles fix it), found \(quoted(bundle["type"]))")
-        }
+        checkType(bundle["type"], profile: profile, findings: &f)
+        if let meta = bundle["meta"] { MinimizationRules.checkMeta(meta, path: "Bundle.meta", findings: &f) }
         // Control characters outside the entry resources (those are checked by the resource walk).
         for (k, v) in bundle.objectValue ?? [:] where k != "entry" {
-            checkCharacters(member: k, value: v, path: "Bundle", findings: &f)
+            MinimizationRules.checkCharacters(member: k, value: v, path: "Bundle", findings: &f)
         }
         let entries = bundle["entry"]?.arrayValue ?? []
         var patientIndices: [Int] = []
         for (i, entry) in entries.enumerated() {
             let path = "Bundle.entry[\(i)]"
             for (k, v) in entry.objectValue ?? [:] where k != "resource" {
-                checkCharacters(member: k, value: v, path: path, findings: &f)
+                MinimizationRules.checkCharacters(member: k, value: v, path: path, findings: &f)
             }
             if entry["fullUrl"]?.stringValue != "resource:\(i)" {
-                f.error(.bundleFullURL, path + ".fullUrl", "must be 'resource:\(i)' (entry index), found \(quoted(entry["fullUrl"]))")
+                f.error(
+                    .bundleFullURL, path + ".fullUrl",
+                    "must be 'resource:\(i)' (entry index), found \(quoted(entry["fullUrl"]))")
             }
             guard let resource = entry["resource"], resource.objectValue != nil else {
                 f.error(.bundleEntryNoResource, path + ".resource", "entry has no resource object")
                 continue
             }
-            if resource["resourceType"]?.stringValue == "Patient" { patientIndices.append(i) }
-            checkMinimal(resource, path: path + ".resource", count: entries.count, findings: &f)
+            switch resource["resourceType"]?.stringValue {
+            case "Patient":
+                patientIndices.append(i)
+                NameRules.check(resource, path: path + ".resource", findings: &f)
+            case nil:
+                f.error(.resourceTypeMissing, path + ".resource.resourceType", "resource has no resourceType")
+            default: break
+            }
+            MinimizationRules.checkMinimal(resource, path: path + ".resource", count: entries.count, findings: &f)
+        }
+        guard profile != .generic else {
+            checkGenericContent(entries, others: others, findings: &f)
+            return f
         }
         if patientIndices.count != 1 {
-            f.error(.bundlePatientCount, "Bundle.entry", "a card holds exactly one Patient, found \(patientIndices.count)")
+            f.error(
+                .bundlePatientCount, "Bundle.entry", "a card holds exactly one Patient, found \(patientIndices.count)")
         }
         let patientRef = patientIndices.count == 1 ? "resource:\(patientIndices[0])" : nil
         var birthDate: (value: String, path: String)?
-        var hasClinical = false
         for (i, entry) in entries.enumerated() {
             guard let resource = entry["resource"], resource.objectValue != nil else { continue }
             let path = "Bundle.entry[\(i)].resource"
@@ -75,100 +108,73 @@ public enum BundleValidator {
                 }
                 DataMinimizationRules.checkPatient(resource, path: path, findings: &f)
             case "Immunization":
-                hasClinical = true
                 ImmunizationRules.check(resource, path: path, patientRef: patientRef, findings: &f)
                 DataMinimizationRules.checkImmunization(resource, path: path, findings: &f)
             case "Observation":
-                hasClinical = true
                 ObservationRules.check(resource, path: path, patientRef: patientRef, findings: &f)
                 DataMinimizationRules.checkObservation(resource, path: path, findings: &f)
-            case nil:
-                f.error(.resourceTypeMissing, path + ".resourceType", "resource has no resourceType")
             default: break
             }
         }
-        if !hasClinical {
-            f.warn(.bundleNoClinicalEntry, "Bundle.entry", "the Bundle has no Immunization or Observation; verifier apps may show an empty card")
-        }
         DateRules.check(entries, birthDate: birthDate, now: now, findings: &f)
+        ImmunizationRules.checkDuplicates(entries, severity: purpose == .issuing ? .error : .warning, findings: &f)
+        EntryOrder.checkOrder(entries, findings: &f)
         return f
     }
 
-    /// Minimization rules and references (digest section 3).
-    static func checkMinimal(_ resource: JSONValue, path: String, count: Int, findings f: inout Findings) {
-        if resource["id"] != nil { f.error(.minResourceID, "\(path).id", "Resource.id must be removed when minimizing") }
-        if resource["text"] != nil { f.error(.minText, "\(path).text", "the narrative (DomainResource.text) must be removed when minimizing") }
-        if let meta = resource["meta"]?.objectValue, meta.keys != ["security"] {
-            f.error(.minMeta, "\(path).meta", "Resource.meta may hold only 'security' (the IAL label), found \(meta.keys.joined(separator: ", "))")
-        }
-        walk(resource, path: path, count: count, findings: &f)
-    }
-
-    private static func walk(_ node: JSONValue, path: String, count: Int, findings f: inout Findings) {
-        switch node {
-        case .object(let o):
-            if o.isEmpty { f.error(.minEmptyElement, path, "empty object; remove it") }
-            if o["coding"] != nil && o["text"] != nil {
-                f.error(.minCodeableConceptText, path + ".text", "CodeableConcept.text must be removed when minimizing")
+    /// `Bundle.type`: `collection` for the IG profiles (they fix it); any FHIR Bundle type otherwise.
+    static func checkType(_ type: JSONValue?, profile: BundleProfile, findings f: inout Findings) {
+        switch profile {
+        case .vaccination, .lab:
+            if type?.stringValue != "collection" {
+                f.error(
+                    .bundleType, "Bundle.type",
+                    "must be \"collection\" for a \(profile.rawValue) card (the SHC IG's \(profile.rawValue) Bundle profiles fix it), found \(quoted(type))"
+                )
             }
-            if o["system"] != nil && o["code"] != nil && o["display"] != nil {
-                f.error(.minCodingDisplay, path + ".display", "Coding.display must be removed when minimizing")
+        case .generic:
+            if !(type?.stringValue.map(BundleProfile.bundleTypes.contains) ?? false) {
+                f.error(
+                    .bundleType, "Bundle.type",
+                    "must be a FHIR Bundle type (\(BundleProfile.bundleTypes.sorted().joined(separator: ", "))); "
+                        + "\"collection\" unless something more specific applies, found \(quoted(type))")
             }
-            if let reference = o["reference"]?.stringValue, !resolves(reference, count: count) {
-                f.error(.referenceUnresolved, path + ".reference",
-                        "reference \(quoted(.string(reference))) does not resolve to an entry of this Bundle as resource:N (N from 0 to \(count - 1))")
-            }
-            for (k, v) in o {
-                checkMemberName(k, path: path, findings: &f)
-                walk(v, path: "\(path).\(ControlCharacters.escaped(k))", count: count, findings: &f)
-            }
-        case .array(let a):
-            if a.isEmpty { f.error(.minEmptyElement, path, "empty array; remove it") }
-            for (i, v) in a.enumerated() { walk(v, path: "\(path)[\(i)]", count: count, findings: &f) }
-        case .string(let s):
-            if s.isEmpty || s != s.trimmingCharacters(in: " \t\r\n") {
-                f.error(.minStringWhitespace, path, "empty string or leading/trailing whitespace: \(quoted(node))")
-            }
-            checkString(s, path: path, findings: &f)
-        default: break
         }
     }
 
-    /// Control characters only, for the parts of the Bundle outside the entry resources.
-    private static func checkCharacters(member: String, value: JSONValue, path: String, findings f: inout Findings) {
-        checkMemberName(member, path: path, findings: &f)
-        checkCharacters(value, path: "\(path).\(ControlCharacters.escaped(member))", findings: &f)
-    }
-
-    private static func checkCharacters(_ value: JSONValue, path: String, findings f: inout Findings) {
-        switch value {
-        case .object(let o):
-            for (k, v) in o { checkCharacters(member: k, value: v, path: path, findings: &f) }
-        case .array(let a):
-            for (i, v) in a.enumerated() { checkCharacters(v, path: "\(path)[\(i)]", findings: &f) }
-        case .string(let s): checkString(s, path: path, findings: &f)
-        default: break
+    /// What the generic profile says about the content: a Bundle holding Immunizations or Observations
+    /// that neither IG profile takes is judged by the generic rules alone (a warning says why); a Bundle
+    /// holding nothing but Patients shows an empty card.
+    static func checkGenericContent(_ entries: [JSONValue], others: [String], findings f: inout Findings) {
+        if !others.isEmpty {
+            f.warn(
+                .bundleMixedContent, "Bundle.entry",
+                "the Bundle holds Immunization or Observation entries with \(others.joined(separator: ", ")), "
+                    + "so neither the IG's vaccination Bundle (a Patient and Immunizations) nor its lab Bundle (a Patient and lab Observations) "
+                    + "applies: it was judged by the generic SMART Health Card rules only, and verifier apps that show vaccination or lab cards may not show it. "
+                    + "Make one card per kind of content")
         }
-    }
-
-    /// FHIR `string`: no character below U+0020 except tab, CR and LF (FHIR R4 datatypes, `[ \r\n\t\S]+`).
-    private static func checkString(_ s: String, path: String, findings f: inout Findings) {
-        guard let (scalar, offset) = ControlCharacters.firstForbidden(in: s) else { return }
-        f.error(.stringControlCharacter, path, "the string holds the control character \(ControlCharacters.codePoint(scalar)) at character \(offset + 1) "
-            + "(\(quoted(.string(s)))); FHIR strings may not hold characters below U+0020 other than tab, CR and LF. Remove it from the source data")
-    }
-
-    private static func checkMemberName(_ name: String, path: String, findings f: inout Findings) {
-        guard let (scalar, offset) = ControlCharacters.firstForbidden(in: name) else { return }
-        f.error(.stringControlCharacter, "\(path).\(ControlCharacters.escaped(name))", "the JSON member name holds the control character "
-            + "\(ControlCharacters.codePoint(scalar)) at character \(offset + 1); FHIR element names never do. Remove it")
+        let types = entries.compactMap { $0["resource"]?["resourceType"]?.stringValue }
+        if types.allSatisfy({ $0 == "Patient" }) {
+            f.warn(
+                .bundleNoClinicalEntry, "Bundle.entry",
+                "the Bundle has no entry besides a Patient; verifier apps will show an empty card")
+        }
     }
 
     /// True for `resource:N` with N a canonical decimal index below `count`.
     static func resolves(_ reference: String, count: Int) -> Bool {
         guard reference.hasPrefix("resource:") else { return false }
         let digits = reference.dropFirst("resource:".count)
-        guard let n = Int(digits), String(n) == digits else { return false }
+        guard digits.utf8.count <= 18, let n = Int(digits), String(n) == digits else { return false }
         return n >= 0 && n < count
     }
+}
+
+/// A JSON value for a message: strings in single quotes, anything else as minified JSON, with control
+/// characters escaped (`\u{1B}`) so a message never carries them.
+func quoted(_ value: JSONValue?) -> String {
+    guard let value else { return "nothing" }
+    if let s = value.stringValue { return "'\(ControlCharacters.escaped(s))'" }
+    return ControlCharacters.escaped(JSONWriter.minifiedString(value))
 }

@@ -43,13 +43,7 @@ enum ImmunizationRules {
         if let patientRef, resource["patient"]?["reference"]?.stringValue != patientRef {
             f.error(.immunizationPatient, path + ".patient.reference", "must reference the Patient entry (\(patientRef)), found \(quoted(resource["patient"]?["reference"]))")
         }
-        if let occurrence = resource["occurrenceDateTime"]?.stringValue {
-            if !FHIRDate.isValidDateTime(occurrence) {
-                f.error(.immunizationOccurrence, path + ".occurrenceDateTime", "\(quoted(.string(occurrence))) is not a FHIR dateTime (YYYY-MM-DD, a real calendar date in the years 0001 to 9999)")
-            }
-        } else if resource["occurrenceString"] == nil {
-            f.error(.immunizationOccurrence, path + ".occurrenceDateTime", "occurrenceDateTime (the date of the dose) is required")
-        }
+        checkOccurrence(resource, path: path, findings: &f)
         if let lot = resource["lotNumber"]?.stringValue {
             if lot.count > 20 { f.warn(.immunizationLotNumber, path + ".lotNumber", "lotNumber is \(lot.count) characters; the IG says it SHOULD be under 20") }
             if lot.lowercased().contains("lot") { f.warn(.immunizationLotNumber, path + ".lotNumber", "lotNumber \(quoted(.string(lot))) contains 'lot'; give the lot number alone") }
@@ -67,6 +61,59 @@ enum ImmunizationRules {
             f.error(.immunizationSubpotent, path + ".isSubpotent", "isSubpotent, when present, must be true")
         }
         if resource["protocolApplied"] != nil { f.warn(.immunizationProtocolApplied, path + ".protocolApplied", "protocolApplied is 0..0 in the SHC IG") }
+    }
+
+    /// Exactly one `occurrenceDateTime`, a FHIR dateTime (IG `profiles_vaccination.fsh`: occurrence[x]
+    /// only dateTime, 1..1). `occurrenceString` ("Jan 2021") is refused, alone or beside it: no verifier
+    /// can read a free-text date, and no date rule could check it.
+    static func checkOccurrence(_ resource: JSONValue, path: String, findings f: inout BundleValidator.Findings) {
+        let members = resource.objectValue?.keys.filter { $0.hasPrefix("occurrence") } ?? []
+        for member in members where member != "occurrenceDateTime" {
+            let also = members.contains("occurrenceDateTime") ? " beside occurrenceDateTime" : ""
+            f.error(.immunizationOccurrence, "\(path).\(ControlCharacters.escaped(member))",
+                "\(ControlCharacters.escaped(member)) (\(quoted(resource[member])))\(also) is not allowed: the SHC IG allows exactly one occurrenceDateTime, "
+                + "the date of the dose as a FHIR dateTime (YYYY-MM-DD). Give the date there and remove \(ControlCharacters.escaped(member))")
+        }
+        guard let value = resource["occurrenceDateTime"] else {
+            if members.isEmpty {
+                f.error(.immunizationOccurrence, path + ".occurrenceDateTime", "occurrenceDateTime (the date of the dose) is required")
+            }
+            return
+        }
+        guard let text = value.stringValue, FHIRDate.isValidDateTime(text) else {
+            f.error(.immunizationOccurrence, path + ".occurrenceDateTime", "\(quoted(value)) is not a FHIR dateTime (YYYY-MM-DD, a real calendar date in the years 0001 to 9999)")
+            return
+        }
+    }
+
+    /// Two doses of one vaccine on one day for one patient: the same dose recorded twice (a repeated
+    /// export row, a template without an `eventKey`), which apps would count as two. Doses are the same
+    /// when their dates name the same day (or instant) and they share a vaccine coding (system and code).
+    /// - Parameter severity: an error when issuing (fix the data before signing), a warning in `verify`.
+    static func checkDuplicates(_ entries: [JSONValue], severity: Finding.Severity, findings f: inout BundleValidator.Findings) {
+        var first: [String: Int] = [:]
+        for (i, entry) in entries.enumerated() {
+            guard let resource = entry["resource"], resource["resourceType"]?.stringValue == "Immunization",
+                let text = resource["occurrenceDateTime"]?.stringValue, let date = FHIRDateTime(text), date.precision >= .day
+            else { continue }
+            let day = String(text.prefix(10))  // the date as written, with or without a time
+            var reported = false
+            for coding in resource["vaccineCode"]?["coding"]?.arrayValue ?? [] {
+                guard let system = coding["system"]?.stringValue, let code = coding["code"]?.stringValue else { continue }
+                let key = "\(day)|\(system)|\(code)"
+                if let earlier = first[key] {
+                    if !reported {
+                        f.add(.immunizationDuplicate, "Bundle.entry[\(i)].resource",
+                            "this dose repeats Bundle.entry[\(earlier)]: the same vaccine (\(ControlCharacters.escaped(system))|\(ControlCharacters.escaped(code))) on the same day (\(quoted(.string(text)))). "
+                            + "A card would show one dose as two; remove the repeated dose (a row repeated in the export: give the template an eventKey column, or remove the row)",
+                            severity)
+                        reported = true
+                    }
+                } else {
+                    first[key] = i
+                }
+            }
+        }
     }
 }
 
@@ -87,29 +134,67 @@ enum ObservationRules {
         if let patientRef, resource["subject"]?["reference"]?.stringValue != patientRef {
             f.error(.observationSubject, path + ".subject.reference", "must reference the Patient entry (\(patientRef)), found \(quoted(resource["subject"]?["reference"]))")
         }
-        let effective = resource.objectValue?.keys.filter { $0.hasPrefix("effective") } ?? []
-        if effective.isEmpty { f.error(.observationEffective, path + ".effective[x]", "effective[x] (when the specimen was taken) is required") }
-        if let when = resource["effectiveDateTime"]?.stringValue, !FHIRDate.isValidDateTime(when) {
-            f.error(.observationEffective, path + ".effectiveDateTime", "\(quoted(.string(when))) is not a FHIR dateTime (YYYY-MM-DD or YYYY-MM-DDThh:mm:ss+zz:zz, a real calendar date in the years 0001 to 9999)")
-        }
+        checkEffective(resource, path: path, findings: &f)
         let values = resource.objectValue?.keys.filter { $0.hasPrefix("value") } ?? []
         if values.isEmpty && resource["dataAbsentReason"] == nil {
             f.error(.observationValue, path + ".value[x]", "value[x] (the result) is required")
         }
         for (i, coding) in (resource["valueCodeableConcept"]?["coding"]?.arrayValue ?? []).enumerated() {
-            TerminologyRules.checkCoding(coding, path: "\(path).valueCodeableConcept.coding[\(i)]", findings: &f)
+            TerminologyRules.checkCoding(coding, path: "\(path).valueCodeableConcept.coding[\(i)]", isResult: true, findings: &f)
         }
         if let text = resource["valueString"]?.stringValue, text.count >= 20 {
             f.warn(.observationValueString, path + ".valueString", "valueString SHOULD be under 20 characters; prefer a SNOMED CT coded result")
+        }
+    }
+
+    /// Exactly one `effective[x]`, a dateTime or a Period (IG `profiles_lab.fsh`), each date a FHIR
+    /// dateTime, a Period with a start or an end and not ending before it starts.
+    static func checkEffective(_ resource: JSONValue, path: String, findings f: inout BundleValidator.Findings) {
+        let members = resource.objectValue?.keys.filter { $0.hasPrefix("effective") } ?? []
+        if members.isEmpty {
+            f.error(.observationEffective, path + ".effective[x]", "effective[x] (when the specimen was taken) is required")
+        } else if members.count > 1 {
+            f.error(.observationEffective, path + ".effective[x]", "a lab result has one effective[x], found \(members.map(ControlCharacters.escaped).joined(separator: ", "))")
+        }
+        let expected = "a FHIR dateTime (YYYY-MM-DD or YYYY-MM-DDThh:mm:ss+zz:zz, a real calendar date in the years 0001 to 9999)"
+        for member in members where member != "effectiveDateTime" && member != "effectivePeriod" {
+            f.error(.observationEffective, "\(path).\(ControlCharacters.escaped(member))", "the SHC IG's lab result profiles take effectiveDateTime or effectivePeriod, found \(ControlCharacters.escaped(member))")
+        }
+        if let when = resource["effectiveDateTime"], !(when.stringValue.map { FHIRDate.isValidDateTime($0) } ?? false) {
+            f.error(.observationEffective, path + ".effectiveDateTime", "\(quoted(when)) is not \(expected)")
+        }
+        guard let period = resource["effectivePeriod"] else { return }
+        var ends: [FHIRDateTime] = []
+        for end in ["start", "end"] {
+            guard let value = period[end] else { continue }
+            if let date = value.stringValue.flatMap({ FHIRDateTime($0) }) { ends.append(date) } else {
+                f.error(.observationEffective, "\(path).effectivePeriod.\(end)", "\(quoted(value)) is not \(expected)")
+            }
+        }
+        if period.objectValue == nil || (period["start"] == nil && period["end"] == nil) {
+            f.error(.observationEffective, path + ".effectivePeriod", "effectivePeriod needs a start or an end, found \(quoted(period))")
+        } else if ends.count == 2, ends[1].isBefore(sameZoneAs: ends[0]) {
+            f.error(.observationEffective, path + ".effectivePeriod.end", "the period ends (\(quoted(period["end"]))) before it starts (\(quoted(period["start"])))")
         }
     }
 }
 
 /// Code checks shared by the resource rules.
 enum TerminologyRules {
-    static func checkCoding(_ coding: JSONValue, path: String, findings f: inout BundleValidator.Findings) {
+    /// - Parameter isResult: the coding is a lab result (`Observation.valueCodeableConcept`), where LOINC
+    ///   answer codes (`LA…-n`) of the IG's list are the codes, not LOINC terms.
+    static func checkCoding(_ coding: JSONValue, path: String, isResult: Bool = false, findings f: inout BundleValidator.Findings) {
         guard let system = coding["system"]?.stringValue, let code = coding["code"]?.stringValue else {
             if coding["code"] == nil { f.error(.codingCode, path + ".code", "coding has no code") }
+            return
+        }
+        if system == Terminology.loinc, LabResultLOINCAnswer.looksLikeAnswerCode(code) {
+            if !isResult {
+                f.error(.codeLOINCInvalid, path + ".code", "'\(code)' is a LOINC answer code: it names a result, not a test. Give the test's LOINC code (e.g. 94500-6) here, and the answer in valueCodeableConcept")
+            } else if !LabResultLOINCAnswer.contains(code) {
+                f.error(.codeLOINCInvalid, path + ".code", "'\(code)' is not one of the LOINC answer codes the SHC IG lists for qualitative lab results ("
+                    + LabResultLOINCAnswer.entries.map { "\($0.code) \($0.display)" }.joined(separator: ", ") + "); use one of them or a SNOMED CT result code")
+            }
             return
         }
         if let problem = Terminology.problem(system: system, code: code) {
@@ -135,12 +220,4 @@ enum TerminologyRules {
             }
         }
     }
-}
-
-/// A JSON value for a message: strings in single quotes, anything else as minified JSON, with control
-/// characters escaped (`\u{1B}`) so a message never carries them.
-func quoted(_ value: JSONValue?) -> String {
-    guard let value else { return "nothing" }
-    if let s = value.stringValue { return "'\(ControlCharacters.escaped(s))'" }
-    return ControlCharacters.escaped(JSONWriter.minifiedString(value))
 }

@@ -35,6 +35,8 @@ public struct CredentialReport: Sendable {
     /// left out.
     public var payload: JSONValue?
     public var signature: Signature = .notChecked
+    /// The profile whose rules judged the card's FHIR Bundle (`BundleProfile`); nil when there was none.
+    public var profile: BundleProfile?
     /// QR version and error correction level of each image symbol, in chunk order.
     public var qrSymbols: [(version: Int?, errorCorrection: QRErrorCorrection?)] = []
     public var findings: [Finding] = []
@@ -57,15 +59,18 @@ public struct CredentialReport: Sendable {
     /// The `kid` from the JWS header.
     public var kid: String? { header?["kid"]?.stringValue }
 
-    /// `{"source","file","index","kid","signature","valid","errors","warnings","findings":[…],"payload":{…}}`;
-    /// a key set has `"issuer"` (null when not bound) and `"boundBy"` (`"site-record"`, `"argument"` or
-    /// null) instead of kid, signature and payload, and `"notes"` when there are any.
+    /// `{"source","file","index","kid","signature","profile","valid","errors","warnings","findings":[…],"payload":{…}}`
+    /// (`profile`: `vaccination`, `lab`, `generic` or null); a key set has `"issuer"` (null when not bound)
+    /// and `"boundBy"` (`"site-record"`, `"argument"` or null) instead of kid, signature, profile and
+    /// payload, and `"notes"` when there are any; a link (`shlink`) has no kid, signature or profile, and its
+    /// payload is the link's with the key left out.
     public var json: JSONValue {
         var o: JSONObject = ["source": .string(source.rawValue), "file": .string(file)]
         if let index { o["index"] = .integer(Int64(index)) }
         if source != .keySet && source != .shlink {
             o["kid"] = kid.map { .string($0) } ?? .null
             o["signature"] = .string(signature.rawValue)
+            o["profile"] = profile.map { .string($0.rawValue) } ?? .null
         } else if let (issuer, binding) = keySetBinding {
             o["issuer"] = issuer.map { .string($0) } ?? .null
             switch binding {

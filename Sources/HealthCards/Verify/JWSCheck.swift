@@ -61,9 +61,13 @@ public struct JWSCheck {
             report.payload = json
             ClaimsCheck(now: now).check(json, add: add)
             if let bundle = json["vc"]?["credentialSubject"]?["fhirBundle"], bundle.objectValue != nil {
-                var findings = BundleValidator.validate(bundle, now: now).all
-                if let nbf = json["nbf"]?.doubleValue, nbf < ClaimsCheck.millisecondsThreshold {
-                    findings += DateRules.eventsAfterNotBefore(bundle, nbf: nbf, severity: .warning)
+                let checked = CheckedBundle(asFound: bundle, now: now)
+                report.profile = checked.profile
+                var findings = checked.findings
+                if let nbf = json["nbf"]?.doubleValue, nbf < ClaimsCheck.millisecondsThreshold,
+                    let seconds = DateRules.wholeSeconds(nbf)
+                {
+                    findings += checked.eventsAfter(notBefore: seconds, severity: .warning)
                 }
                 for finding in findings {
                     add(finding.code, finding.location.path, finding.message, finding.severity)

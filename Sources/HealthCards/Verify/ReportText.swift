@@ -24,6 +24,7 @@ extension CredentialReport {
                 return Clock.describe(Int64(seconds))
             }
             lines.append("  nbf      \(date(payload["nbf"]))" + (payload["exp"] != nil ? "; exp \(date(payload["exp"]))" : ""))
+            if let profile { lines.append("  profile  \(profile.title)") }
             for entry in payload["vc"]?["credentialSubject"]?["fhirBundle"]?["entry"]?.arrayValue ?? [] {
                 if let line = Self.describe(entry["resource"]) { lines.append("  " + line) }
             }
@@ -83,7 +84,7 @@ extension CredentialReport {
             let code = coding["code"]?.stringValue ?? "?"
             switch coding["system"]?.stringValue {
             case Terminology.cvx: return "CVX \(code)" + (CVX.lookup(code).map { " (\($0.shortDescription))" } ?? " (not in the CVX list)")
-            case Terminology.loinc: return "LOINC \(code)" + (COVID19LabTestLOINC.lookup(code).map { " (\($0.display))" } ?? "")
+            case Terminology.loinc: return "LOINC \(code)" + ((COVID19LabTestLOINC.lookup(code) ?? LabResultLOINCAnswer.lookup(code)).map { " (\($0.display))" } ?? "")
             case Terminology.snomedCT: return "SNOMED CT \(code)" + (LabResultSNOMED.lookup(code).map { " (\($0.display))" } ?? "")
             case Terminology.icd11: return "ICD-11 \(code)"
             default: return "\(coding["system"]?.stringValue ?? "?")|\(code)"

@@ -117,6 +117,11 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case codeCVXUnspecified = "CODE_CVX_UNSPECIFIED"
     case codeLOINCInvalid = "CODE_LOINC_INVALID"
     case codeSNOMEDInvalid = "CODE_SNOMED_INVALID"
+    case metaSecurity = "META_SECURITY"
+    case patientNameCharacter = "PATIENT_NAME_CHARACTER"
+    case immunizationDuplicate = "IMMUNIZATION_DUPLICATE"
+    case bundleEntryOrder = "BUNDLE_ENTRY_ORDER"
+    case bundleMixedContent = "BUNDLE_MIXED_CONTENT"
 
     // QR text and images (digest section 6)
     case qrPrefix = "QR_PREFIX"
@@ -199,8 +204,8 @@ public enum RuleCode: String, Sendable, CaseIterable {
             .immunizationProtocolApplied, .observationValueString, .qrChunkUnbalanced, .qrChunked, .qrGridUnreadable,
             .qrVersionNotMinimal, .qrECCLevel, .jwkNotSHCKey, .crlDuplicateRID, .codeCVXUnspecified, .patientIdentifier,
             .patientGender, .patientDataMinimization, .immunizationDataMinimization, .observationDataMinimization,
-            .jwkX5CValidity, .qrSegmentsUnreadable, .shlViewerURL, .shlURLNotHTTPS, .shlURLEntropy, .shlQRECC,
-            .shlManifestNotChecked, .shlNotResolved:
+            .bundleEntryOrder, .bundleMixedContent, .jwkX5CValidity, .qrSegmentsUnreadable, .shlViewerURL, .shlURLNotHTTPS,
+            .shlURLEntropy, .shlQRECC, .shlManifestNotChecked, .shlNotResolved:
             return .warning
         default:
             return .error
