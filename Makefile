@@ -1,8 +1,10 @@
 # healthcards: `make demo` and `make test` work on a fresh Debian 12 machine with Swift 6 installed.
 SHELL := /bin/bash
 APT_PACKAGES := pkg-config libssl-dev zlib1g-dev libqrencode-dev libpng-dev libzbar-dev
-# What only the tests need: the checker's virtual environment.
-TEST_APT_PACKAGES := python3-venv
+# Printed cards (PDF): Cairo, Pango, librsvg (SVG logos) and the Noto fonts for every script.
+APT_PACKAGES += libcairo2-dev libpango1.0-dev librsvg2-dev fonts-noto-core fonts-noto-cjk
+# What only the tests need: the checker's virtual environment; pdftoppm and pdftotext to read printed cards.
+TEST_APT_PACKAGES := python3-venv poppler-utils
 SHARED := ../shared
 SWIFT_FLAGS ?=
 # The tests' Python: a virtual environment under the build folder, never the system Python (PEP 668).
@@ -53,11 +55,13 @@ demo: release
 	  --out demo-out/site/.well-known/jwks.json >/dev/null && \
 	$$bin/healthcards issue --issuer https://issuer.example.org --key .build/demo-key.pem \
 	  --template templates/covid19-vaccination.json --out demo-out/covid19-vaccination \
-	  templates/covid19-vaccination.sample.csv && \
+	  --pdf --issuer-name "Example Issuer (demo)" templates/covid19-vaccination.sample.csv && \
 	$$bin/healthcards issue --issuer https://issuer.example.org --key .build/demo-key.pem \
-	  --template templates/lab-result.json --out demo-out/lab-result templates/lab-result.sample.csv && \
+	  --template templates/lab-result.json --out demo-out/lab-result --pdf --issuer-name "Example Issuer (demo)" \
+	  templates/lab-result.sample.csv && \
 	echo && echo "Cards:     demo-out/*/cards/*.smart-health-card" && \
 	echo "QR images: demo-out/*/qr/*.png" && \
+	echo "PDFs:      demo-out/*/pdf/*.pdf (printed cards: name, doses or results, QR, wallet cut-out)" && \
 	echo "Reports:   demo-out/*/report.ndjson" && \
 	echo "JWKS:      demo-out/site/.well-known/jwks.json (publish at https://issuer.example.org/.well-known/jwks.json)" && \
 	echo "Check:     $$bin/healthcards verify --jwks demo-out/site demo-out"

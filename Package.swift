@@ -18,9 +18,13 @@ let package = Package(
         .systemLibrary(name: "CZbar", pkgConfig: "zbar", providers: [.apt(["libzbar-dev"])]),
         // libpng's error path is setjmp/longjmp, which must stay inside C: a small C target owns it.
         .target(name: "CPNG", linkerSettings: [.linkedLibrary("png16")]),
+        // Printable cards (PDF): Cairo draws the pages, Pango lays out text in any script, librsvg draws SVG logos.
+        .systemLibrary(name: "CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"])]),
+        .systemLibrary(name: "CPango", pkgConfig: "pangocairo", providers: [.apt(["libpango1.0-dev"])]),
+        .systemLibrary(name: "CRsvg", pkgConfig: "librsvg-2.0", providers: [.apt(["librsvg2-dev"])]),
         .target(
             name: "HealthCards",
-            dependencies: ["COpenSSL", "CZlib", "CQRencode", "CPNG", "CZbar"]
+            dependencies: ["COpenSSL", "CZlib", "CQRencode", "CPNG", "CZbar", "CCairo", "CPango", "CRsvg"]
         ),
         .executableTarget(name: "healthcards", dependencies: ["HealthCards"]),
         // `make bench`: the pipeline measured stage by stage and end to end on synthetic data.

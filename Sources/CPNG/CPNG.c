@@ -38,7 +38,8 @@ static void write_to_buffer(png_structp png, png_bytep data, png_size_t length) 
 static void flush_buffer(png_structp png) { (void)png; }
 
 int CPNG_encode_gray1(const uint8_t *packed_rows, uint32_t width, uint32_t height, size_t stride,
-                      int compression_level, int filter, CPNG_buffer *out, char *err, size_t err_len) {
+                      int compression_level, int filter, uint32_t pixels_per_metre, CPNG_buffer *out, char *err,
+                      size_t err_len) {
     error_sink sink = {err, err_len};
     out->data = NULL;
     out->size = 0;
@@ -65,6 +66,7 @@ int CPNG_encode_gray1(const uint8_t *packed_rows, uint32_t width, uint32_t heigh
     else if (filter == 1) png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_ALL_FILTERS);
     png_set_IHDR(png, info, width, height, 1, PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_NONE,
                  PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    if (pixels_per_metre > 0) png_set_pHYs(png, info, pixels_per_metre, pixels_per_metre, PNG_RESOLUTION_METER);
     png_write_info(png, info);
     for (uint32_t y = 0; y < height; y++) png_write_row(png, (png_const_bytep)(packed_rows + (size_t)y * stride));
     png_write_end(png, info);

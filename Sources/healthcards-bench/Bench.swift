@@ -40,6 +40,14 @@ enum Bench {
         let noQR = stages.totalMicros - stages.micros("qr") - stages.micros("png")
         log("  card file \(stages.cardBytes / max(stages.cards, 1)) bytes, PNG \(stages.pngBytes / max(stages.cards, 1)) bytes at \(QRImage.defaultScale) px/module")
 
+        // Printed cards (PDF), in process.
+        let pdf = try PDFTimes.measure(stages.cardsJWS)
+        let pdfMicros = pdf.microsPerCard
+        log("pdf over \(pdf.cards) cards, one thread (µs per card): read back \(fmt(pdfMicros.read, 1)), layout \(fmt(pdfMicros.layout, 1)), "
+            + "PDF \(fmt(pdfMicros.write, 1)); \(fmt(Double(pdf.pages) / Double(max(pdf.cards, 1)), 2)) pages and "
+            + "\(pdf.bytes / max(pdf.cards, 1)) bytes per card; \(fmt(pdf.pagesPerSecond, 0)) pages/s one core "
+            + "(cards: \(fmt(1e6 / max(stages.totalMicros, 1), 0))/s one core)")
+
         // PNG settings.
         let pngSettings = try PNGSetting.compare(stages.codes, scale: QRImage.defaultScale)
         log("png settings over \(stages.codes.count) symbols (bytes, µs per image):")
@@ -50,6 +58,7 @@ enum Bench {
         // End-to-end.
         var endToEnd: [JSONValue] = []
         var scale: [JSONValue] = []
+        var pdfEndToEnd: [JSONValue] = []
         if !options.flags.contains("quick") {
             log("end-to-end `healthcards issue` on \(patients) patients:")
             for qr in [true, false] {
@@ -65,6 +74,25 @@ enum Bench {
             }
             for qr in [true, false] {
                 for jobs in Array(Set([1, cores])).sorted() { _ = try ChildRun.run("/bin/rm", ["-rf", "\(work)/e2e-\(qr ? "qr" : "noqr")-\(jobs)"]) }
+            }
+            // `issue --pdf`: cards, QR images and a PDF per card, in the same worker pool.
+            let pdfPatients = min(patients, options.int("pdf-patients", 1000))
+            let pdfCSV = "\(work)/patients-pdf-\(pdfPatients).csv"
+            _ = try SyntheticCVRS.write(patients: pdfPatients, to: pdfCSV)
+            for jobs in Array(Set([1, cores])).sorted() {
+                let out = "\(work)/e2e-pdf-\(jobs)"
+                let run = try issue(healthcards, key: key, template: templatePath, csv: pdfCSV, out: out, jobs: jobs, qr: true, extra: ["--pdf"])
+                let pages = try PDFPages.count(in: "\(out)/pdf")
+                let rate = Double(pdfPatients) / run.seconds
+                let pageRate = Double(pages) / run.seconds
+                let cpu = run.cpuSeconds / Double(pdfPatients) * 1e6
+                log("  with PDF   jobs \(jobs): \(fmt(rate, 0)) cards/s, \(fmt(pageRate, 0)) PDF pages/s (\(fmt(pageRate / Double(jobs), 0)) per core), "
+                    + "\(fmt(run.seconds, 2)) s, CPU \(fmt(cpu, 0)) µs/card, peak RSS \(fmt(Double(run.peakRSS) / 1048576, 1)) MB")
+                pdfEndToEnd.append(.object(["jobs": .integer(Int64(jobs)), "cards": .integer(Int64(pdfPatients)), "pages": .integer(Int64(pages)),
+                                            "seconds": num(run.seconds, 3), "cardsPerSecond": num(rate, 1), "pagesPerSecond": num(pageRate, 1),
+                                            "pagesPerSecondPerCore": num(pageRate / Double(jobs), 1), "cpuMicrosPerCard": num(cpu, 1),
+                                            "peakRSSMB": num(Double(run.peakRSS) / 1048576, 1)]))
+                _ = try ChildRun.run("/bin/rm", ["-rf", out])
             }
             for target in scaleRows {
                 // About 2.5 rows per patient.
@@ -100,6 +128,14 @@ enum Bench {
                          "bytes": num($0.bytes, 1), "micros": num($0.micros, 2)])
             }),
             "endToEnd": .array(endToEnd),
+            "pdf": .object([
+                "cards": .integer(Int64(pdf.cards)),
+                "pagesPerCard": num(Double(pdf.pages) / Double(max(pdf.cards, 1)), 2),
+                "bytesPerCard": num(Double(pdf.bytes) / Double(max(pdf.cards, 1)), 0),
+                "microsPerCard": .object(["readBack": num(pdfMicros.read, 1), "layout": num(pdfMicros.layout, 1), "pdf": num(pdfMicros.write, 1)]),
+                "pagesPerSecondOneCore": num(pdf.pagesPerSecond, 1),
+                "endToEnd": .array(pdfEndToEnd),
+            ]),
             "scale": .array(scale),
             "targets": .object([
                 "withQRCardsPerSecond": num(0.9 * 700 * Double(cores), 0),
@@ -114,11 +150,13 @@ enum Bench {
     /// Runs `healthcards issue` into `out`, a folder of its own: removing the previous run's thousands of
     /// files just before (as an earlier version did) left the file system discarding and writing back
     /// during the timed run, which halved the measured rate. Pending writes are flushed first.
-    static func issue(_ healthcards: String, key: String, template: String, csv: String, out: String, jobs: Int, qr: Bool) throws -> ChildRun {
+    static func issue(_ healthcards: String, key: String, template: String, csv: String, out: String, jobs: Int, qr: Bool,
+                      extra: [String] = []) throws -> ChildRun {
         _ = try ChildRun.run("/bin/rm", ["-rf", out])
         _ = try ChildRun.run("/bin/sync", [])
         var arguments = ["issue", "--issuer", issuer, "--key", key, "--template", template, "--out", out, "--quiet", "--jobs", String(jobs)]
         if !qr { arguments.append("--no-qr") }
+        arguments += extra
         let run = try ChildRun.run(healthcards, arguments + [csv])
         guard run.status == 0 else { throw BenchError("`healthcards issue` exited \(run.status): \(run.stderr)") }
         return run
@@ -162,4 +200,21 @@ func fmt(_ v: Double, _ digits: Int) -> String {
 
 extension String {
     func padding(_ width: Int) -> String { count >= width ? self + " " : self + String(repeating: " ", count: width - count) }
+}
+
+/// Pages of the PDFs in a folder: the page objects (`/Type /Page ` followed by a space, not
+/// `/Type /Pages`) in each file, as Cairo writes them uncompressed.
+enum PDFPages {
+    static func count(in folder: String) throws -> Int {
+        let marker = Array("/Type /Page ".utf8)
+        var pages = 0
+        for name in FileIO.list(folder) where name.hasSuffix(".pdf") {
+            let bytes = try FileIO.read("\(folder)/\(name)")
+            guard bytes.count >= marker.count else { continue }
+            for i in 0...(bytes.count - marker.count) where bytes[i] == marker[0] && bytes[i..<i + marker.count].elementsEqual(marker) {
+                pages += 1
+            }
+        }
+        return pages
+    }
 }

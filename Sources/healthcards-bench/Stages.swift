@@ -10,6 +10,8 @@ struct StageTimes {
     var pngBytes = 0
     var cardBytes = 0
     var codes: [QRCode] = []
+    /// The first cards' JWS, for the PDF figures.
+    var cardsJWS: [JWS] = []
 
     /// Microseconds per card for a stage.
     func micros(_ name: String) -> Double { cards > 0 ? (seconds[name] ?? 0) / Double(cards) * 1e6 : 0 }
@@ -68,6 +70,7 @@ struct StageTimes {
             }
             t.pngBytes += png.count
             if t.codes.count < 300 { t.codes.append(code) }
+            if t.cardsJWS.count < 300 { t.cardsJWS.append(jws) }
             t.cards += 1
         }
         return t
@@ -98,5 +101,46 @@ struct PNGSetting {
             out.append(setting)
         }
         return out
+    }
+}
+
+/// Printed cards timed in this process, one thread: reading the card back (`PDFStage.sheet`, QR
+/// symbols), laying out its pages (`CardPrinter.print`: Pango, Cairo recording) and writing its PDF
+/// (`PrintedCard.pdf`: Cairo's PDF surface, font subsets).
+struct PDFTimes {
+    var cards = 0
+    var pages = 0
+    var readSeconds = 0.0
+    var layoutSeconds = 0.0
+    var writeSeconds = 0.0
+    var bytes = 0
+
+    var microsPerCard: (read: Double, layout: Double, write: Double) {
+        let n = Double(max(cards, 1))
+        return (readSeconds / n * 1e6, layoutSeconds / n * 1e6, writeSeconds / n * 1e6)
+    }
+    /// Pages per second on one core, everything counted.
+    var pagesPerSecond: Double { Double(pages) / max(readSeconds + layoutSeconds + writeSeconds, 1e-9) }
+
+    static func measure(_ cards: [JWS]) throws -> PDFTimes {
+        var t = PDFTimes()
+        let printer = try CardPrinter(settings: PrintSettings(paper: .a4, issuerName: "Bench Issuer"))
+        // The first card loads fonts; it is not timed.
+        if let first = cards.first { _ = try printer.print(try PDFStage.sheet(first, today: "2024-01-01"), codes: try PDFStage.codes(first)).pdf() }
+        for jws in cards {
+            var start = monotonic()
+            let sheet = try PDFStage.sheet(jws, today: "2024-01-01")
+            let codes = try PDFStage.codes(jws)
+            t.readSeconds += monotonic() - start
+            start = monotonic()
+            let printed = try printer.print(sheet, codes: codes)
+            t.layoutSeconds += monotonic() - start
+            start = monotonic()
+            t.bytes += try printed.pdf().count
+            t.writeSeconds += monotonic() - start
+            t.pages += printed.pageCount
+            t.cards += 1
+        }
+        return t
     }
 }

@@ -15,6 +15,8 @@ let help = """
       stages      µs per card of each pipeline stage, one thread, in this process
       end-to-end  `healthcards issue` as a child process: cards/s and peak RSS, with and without QR
                   images, --jobs 1 and --jobs <all cores>
+      pdf         printed cards: µs per card to read back, lay out and write the PDF, pages/s one core;
+                  end to end, `issue --pdf` pages/s per core next to cards/s
       png         size and time per image for zlib levels and PNG row filters
       scale       (--scale) `issue --no-qr` on inputs of the given row counts: cards/s and peak RSS
     It prints a table and writes the figures to --json.
@@ -22,6 +24,7 @@ let help = """
     Options:
       --patients N        patients for the stage and end-to-end runs (default 5000)
       --stage-patients N  patients timed stage by stage (default min(N, 2000))
+      --pdf-patients N    patients for the end-to-end `issue --pdf` runs (default min(N, 1000))
       --scale ROWS,...    row counts for the scale runs, e.g. 10000,100000,1000000 (default: none)
       --work DIR          scratch folder (default $TMPDIR/healthcards-bench or /tmp/healthcards-bench; emptied)
       --json FILE         where to write the figures (default bench-results.json)

@@ -12,6 +12,7 @@ enum IssueCommand {
         writes under DIR:
           cards/<id>.smart-health-card   {"verifiableCredential":["<JWS>"]}
           qr/<id>.png                    the shc:/ QR (qr/<id>-<c>.png per chunk with --chunk)
+          pdf/<id>.pdf                   with --pdf: the card printed for the person (docs/printing.md)
           report.ndjson                  one line per input record: source, id, status, errors, files,
                                          and for issued cards kid, rid and ridFrom (what `revoke` checks)
         and with --shl, a SMART Health Link per card (docs/shl.md):
@@ -79,6 +80,9 @@ enum IssueCommand {
           --qr-scale PIXELS     pixels per QR module (default \(QRImage.defaultScale); 1 to 64)
           --jobs N              worker threads (default: the processors online, here \(BatchIssuer.activeCores()));
                                 the report stays in input order; a PKCS#11 key always uses 1
+          --pdf                 also write pdf/<id>.pdf per card: name, birth date, doses or results, the
+                                issuer, the QR code (vector, 60 mm) and a wallet-size cut-out
+        \(PrintOptions.help)
           --force               reissue records whose card is already in DIR (new signature and nbf)
           --quiet               no progress line and no summary on stderr (the progress line is shown
                                 only when stderr is a terminal)
@@ -90,15 +94,29 @@ enum IssueCommand {
         130/143 stopped by SIGINT/SIGTERM (run again to finish).
         """
 
+    /// `--pdf`, `--pdf-combined` and the print options; nil when nothing is printed.
+    static func pdfOptions(_ parsed: Arguments) throws -> PDFOptions? {
+        let printOptionGiven = PrintOptions.valued.contains { parsed.value($0) != nil } || PrintOptions.flags.contains { parsed.has($0) }
+        guard parsed.has("pdf") || parsed.value("pdf-combined") != nil else {
+            if printOptionGiven {
+                throw HealthCardError(.usage, "print options (--paper, --issuer-name, --logo, --no-lot, --no-performer) need --pdf or --pdf-combined FILE.pdf")
+            }
+            return nil
+        }
+        return PDFOptions(settings: try PrintOptions.settings(parsed, environment: PrintOptions.environment()),
+                          perCard: parsed.has("pdf"), combinedPath: parsed.value("pdf-combined"))
+    }
+
     static func run(_ args: [String]) throws -> ExitStatus {
         let parsed = try Arguments(
-            args, valued: ["issuer", "key", "template", "out", "nbf", "exp", "vc-types", "qr-scale", "rid-secret", "jobs",
-                           "share", "patient-id-system", "site", "shl", "shl-label", "shl-exp", "viewer"],
-            flagNames: ["chunk", "no-qr", "quiet", "force"], command: "issue")
+            args, valued: PrintOptions.valued.union(["issuer", "key", "template", "out", "nbf", "exp", "vc-types", "qr-scale", "rid-secret", "jobs",
+                           "share", "patient-id-system", "site", "shl", "shl-label", "shl-exp", "viewer"]),
+            flagNames: PrintOptions.flags.union(["chunk", "no-qr", "quiet", "force", "pdf"]), command: "issue")
         if parsed.has("help") {
             print(help)
             return .ok
         }
+        let pdf = try pdfOptions(parsed)
         let issuerURL = try parsed.required("issuer", command: "issue")
         try Payload.validateIssuer(issuerURL)
         let keyPath = try parsed.required("key", command: "issue")
@@ -200,6 +218,7 @@ enum IssueCommand {
             try CardIssuer(signer: try ES256Signer(key: key), settings: frozen)
         }
         batch.force = parsed.has("force")
+        batch.pdf = pdf
         batch.access = access
         batch.patientIDSystem = patientIDSystem
         batch.links = links
@@ -224,6 +243,9 @@ enum IssueCommand {
         }
         progress.clear()
         if !quiet { printError(summary.summaryLine(jobs: jobs, kid: JWK(key: key).kid, report: "\(outDir)/report.ndjson")) }
+        if !quiet, let path = batch.pdf?.combinedPath, batch.combinedPages > 0 {
+            printError("combined PDF: \(path) (\(batch.combinedPages) pages)")
+        }
         switch summary.interruptedBy {
         case 0: return summary.rejected > 0 ? .partial : .ok
         case SIGTERM: return .terminated

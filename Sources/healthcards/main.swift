@@ -19,6 +19,7 @@ let commands: [(name: String, summary: String, run: ([String]) throws -> ExitSta
     ("keygen", "make a new P-256 signing key (PKCS#8 PEM, mode 0600) and print its kid", KeygenCommand.run),
     ("jwks", "write the JWK Set (public keys only) of one or more keys", JWKSCommand.run),
     ("issue", "issue SMART Health Cards from CSV (with a template) or FHIR Bundle input", IssueCommand.run),
+    ("print", "print issued cards as PDF pages: name, birth date, doses or results, QR, wallet cut-out", PrintCommand.run),
     ("verify", "check cards, JWS, QR texts and images, and key sets; report every problem with its code", VerifyCommand.run),
     ("site", "lay out the static-host folder: jwks.json, CRLs, header rules for nginx/Apache/_headers", SiteCommand.run),
     ("revoke", "revoke a patient's cards (rid into the key's CRL), or withdraw a SMART Health Link", RevokeCommand.run),

@@ -32,5 +32,18 @@ import Testing
         #expect((result["pngBytes"]?.doubleValue ?? 0) > 500)
         #expect(result["targets"]?["jobsSpeedup"] == .number("1.8"))
         #expect(run.stdout.contains("end-to-end `healthcards issue` on 60 patients"))
+        // Printed cards: in process, and `issue --pdf` end to end for 1 and all cores.
+        let pdf = try #require(result["pdf"])
+        #expect(pdf["cards"] == .number("60"))
+        #expect((pdf["pagesPerCard"]?.doubleValue ?? 0) >= 1)
+        #expect((pdf["pagesPerSecondOneCore"]?.doubleValue ?? 0) > 0)
+        #expect(pdf["microsPerCard"]?.objectValue?.keys == ["readBack", "layout", "pdf"])
+        let pdfRuns = try #require(pdf["endToEnd"]?.arrayValue)
+        #expect(Set(pdfRuns.compactMap { $0["jobs"]?.numberLexeme }) == Set(Set([1, cores]).map(String.init)))
+        for figure in pdfRuns {
+            // Every card got its PDF, of one page or more.
+            #expect((figure["pages"]?.doubleValue ?? 0) >= 60)
+            #expect((figure["pagesPerSecondPerCore"]?.doubleValue ?? 0) > 0)
+        }
     }
 }

@@ -13,10 +13,12 @@ typedef struct {
 /* Encodes a 1-bit grayscale PNG (bit set = white, as PNG gray 1 means) from packed rows.
    packed_rows: height rows of `stride` bytes, most significant bit first.
    compression_level: zlib level 0-9; filter: 0 = none, 1 = all (PNG_ALL_FILTERS), 2 = libpng default.
+   pixels_per_metre: written as the pHYs chunk (the size the image is meant to print at); 0 writes none.
    Returns 0 on success; otherwise non-zero with a message in err. libpng's setjmp/longjmp error path
    never leaves this function. */
 int CPNG_encode_gray1(const uint8_t *packed_rows, uint32_t width, uint32_t height, size_t stride,
-                      int compression_level, int filter, CPNG_buffer *out, char *err, size_t err_len);
+                      int compression_level, int filter, uint32_t pixels_per_metre, CPNG_buffer *out, char *err,
+                      size_t err_len);
 
 /* Decodes any PNG into 8-bit grayscale (alpha composited on white). *gray is malloc'ed; free with free(). */
 int CPNG_decode_gray8(const uint8_t *data, size_t size, uint8_t **gray, uint32_t *width, uint32_t *height,

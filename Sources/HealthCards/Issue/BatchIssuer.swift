@@ -47,6 +47,10 @@ public final class BatchIssuer {
     public var patientIDSystem: String?
     /// The SMART Health Link stage (`issue --shl`): every card also gets a link; nil for none.
     public var links: SHLStage?
+    /// Printed cards: `pdf/<id>.pdf` and/or one combined PDF (nil: none).
+    public var pdf: PDFOptions?
+    /// Pages written to the combined PDF by the last run (`pdf.combinedPath`).
+    public private(set) var combinedPages = 0
     /// Called on the calling thread after each record with (records done, records in the input).
     public var progress: ((Int, Int) -> Void)?
     /// Called once for each input file that cannot be used at all (not UTF-8, broken quoting, a missing
@@ -99,6 +103,7 @@ public final class BatchIssuer {
         Self.stopRequest.store(0, ordering: .relaxed)
         try IssuerSite.refuseHealthDataInside(outDir)
         let workers = try (0..<jobs).map { _ in BatchWorker(issuer: try makeIssuer(), outDir: outDir, force: force, access: access, patientIDSystem: patientIDSystem) }
+        let combined = try preparePDF(workers)
         try ReportWriter.checkTarget("\(outDir)/report.ndjson")
         try FileIO.checkWritableFolder(outDir, mode: access.folderMode)
         try FileIO.checkWritableFolder("\(outDir)/cards", mode: access.folderMode)
@@ -162,6 +167,11 @@ public final class BatchIssuer {
                 summary.ridCollisions += 1
             }
             if let kid = outcome.replacedKid { summary.reissuedForKid[kid, default: 0] += 1 }
+            if let printed = outcome.printed, let combined {
+                do { try combined.append(printed) } catch let error as HealthCardError {
+                    if failure == nil { failure = error }
+                } catch {}
+            }
             if line.status == .issued { summary.issued += 1 } else { summary.rejected += 1 }
             if line.alreadyIssued { summary.alreadyIssued += 1 }
             summary.warnings += line.warnings.count
@@ -231,10 +241,28 @@ public final class BatchIssuer {
             throw HealthCardError(.io, "\(failure.message). The run stopped after \(summary.issued + summary.rejected) of \(summary.total) records; the files written so far are whole, and running the same command again skips the cards already made")
         }
         if let reportFailure { throw reportFailure }
+        if let combined, combined.cards > 0, summary.interruptedBy == 0 {
+            try combined.finish()
+            combinedPages = combined.pages
+        }
         try report.commit()
         try FileIO.syncFileSystem(outDir)
         try links?.finish()
         return summary
+    }
+}
+
+extension BatchIssuer {
+    /// Gives each worker its PDF stage, checks the `pdf/` folder, and opens the combined PDF.
+    func preparePDF(_ workers: [BatchWorker]) throws -> CombinedPDF? {
+        combinedPages = 0
+        guard let pdf else { return nil }
+        for worker in workers { worker.pdf = try PDFStage(options: pdf, outDir: outDir, access: access) }
+        if pdf.perCard {
+            try FileIO.checkWritableFolder("\(outDir)/pdf", mode: access.folderMode)
+            FileIO.removeStaleTemporaries(in: "\(outDir)/pdf")
+        }
+        return try pdf.combinedPath.map { try CombinedPDF(path: $0, access: access) }
     }
 }
 

@@ -17,6 +17,8 @@ struct BatchOutcome {
     var identity: RIDOwner?
     /// The kid of a card from an earlier run that this run replaced because another key signed it.
     var replacedKid: String?
+    /// The card's printed pages, for the run's combined PDF (`--pdf-combined`).
+    var printed: PrintedCard?
 }
 
 /// Who a rid in a run belongs to (see `RIDRegister`).
@@ -40,6 +42,8 @@ final class BatchWorker {
     let patientIDSystem: String?
     /// The SMART Health Link stage (`issue --shl`), or nil (see `BatchWorker+SHL.swift`).
     var links: SHLStage?
+    /// The PDF stage (`--pdf`, `--pdf-combined`); nil when nothing is printed.
+    var pdf: PDFStage?
 
     init(issuer: CardIssuer, outDir: String, force: Bool, access: OutputAccess = .ownerOnly, patientIDSystem: String? = nil) {
         self.issuer = issuer
@@ -91,13 +95,14 @@ final class BatchWorker {
         }
         let cardFile = "cards/\(name).smart-health-card"
         do {
-            if !force, let files = try alreadyIssued(payload, name: name, cardFile: cardFile, line: &line) {
+            var printed: PrintedCard?
+            if !force, let files = try alreadyIssued(payload, name: name, cardFile: cardFile, line: &line, printed: &printed) {
                 line.status = .issued
                 line.alreadyIssued = true
                 line.files = files
                 line.kid = issuer.kid
                 try addLink(cardFile: cardFile, name: name, bundle: checked.bundle, line: &line)
-                return BatchOutcome(line: line, identity: owner)
+                return BatchOutcome(line: line, identity: owner, printed: printed)
             }
             let replacedKid = force ? nil : signedByAnotherKey(cardFile)
             let card: IssuedCard
@@ -111,12 +116,13 @@ final class BatchWorker {
             for (file, png) in zip(images, card.pngs) {
                 try FileIO.writeAtomically(png, to: "\(outDir)/\(file)", access: access, sync: false)
             }
+            let print = try pdf?.run(jws: card.jws, codes: card.qrCodes, name: name)
             try FileIO.writeAtomically(card.fileBytes, to: "\(outDir)/\(cardFile)", access: access, sync: false)
             line.status = .issued
-            line.files = [cardFile] + images
+            line.files = [cardFile] + images + (print?.files ?? [])
             line.kid = issuer.kid
             try addLink(card: card.fileBytes, name: name, bundle: checked.bundle, line: &line)
-            return BatchOutcome(line: line, identity: owner, replacedKid: replacedKid)
+            return BatchOutcome(line: line, identity: owner, replacedKid: replacedKid, printed: print?.card)
         } catch let error as HealthCardError {
             line.errors = [error]
             return BatchOutcome(line: line, failure: error)
@@ -153,8 +159,9 @@ final class BatchWorker {
     /// When `cards/<name>.smart-health-card` is already the card for this payload (see
     /// `CardIssuer.existingCard`), makes sure its images are there and whole (they are
     /// deterministic: rewritten when missing or different) and returns the record's files.
-    /// Returns nil when the record must be issued.
-    private func alreadyIssued(_ payload: CardPayload, name: String, cardFile: String, line: inout ReportLine) throws -> [String]? {
+    /// Returns nil when the record must be issued. A missing PDF is printed (an existing one is kept).
+    private func alreadyIssued(_ payload: CardPayload, name: String, cardFile: String, line: inout ReportLine,
+                               printed: inout PrintedCard?) throws -> [String]? {
         let path = "\(outDir)/\(cardFile)"
         guard payload.errors.isEmpty, FileIO.exists(path), let bytes = try? FileIO.read(path),
             let jws = issuer.existingCard(bytes, matches: payload)
@@ -166,6 +173,8 @@ final class BatchWorker {
             if (try? FileIO.read(imagePath)) != png { try FileIO.writeAtomically(png, to: imagePath, access: access, sync: false) }
         }
         line.warnings += payload.warnings + images.warnings
-        return [cardFile] + files
+        let print = try pdf?.run(jws: jws, codes: images.codes, name: name, keepExisting: true)
+        printed = print?.card
+        return [cardFile] + files + (print?.files ?? [])
     }
 }

@@ -15,8 +15,21 @@ public struct QRImage: Sendable {
     /// 1 all (adaptive), 2 libpng default.
     public var filter: Int32
 
+    /// The width the symbol (without its quiet zone) is meant to print at, in millimetres, written as
+    /// the PNG's `pHYs` chunk so a document program places the image at that size; nil writes no `pHYs`.
+    /// Default 40 mm, the size SMART Health Cards aim at (digest section 6).
+    public var printMillimetres: Double? = 40
+
     /// Default pixels per module.
     public static let defaultScale = 4
+
+    /// The `pHYs` value for a symbol of `modules` modules at `scale` pixels each printed
+    /// `printMillimetres` wide: pixels per metre, rounded (0 when there is no print size).
+    public func pixelsPerMetre(modules: Int) -> UInt32 {
+        guard let mm = printMillimetres, mm > 0 else { return 0 }
+        let value = (Double(modules * scale) / (mm / 1000)).rounded()
+        return value.isFinite && value >= 1 && value < Double(Int32.max) ? UInt32(value) : 0
+    }
 
     public init(scale: Int = QRImage.defaultScale, quietZone: Int = 4, compressionLevel: Int32 = 1, filter: Int32 = 0) {
         self.scale = scale
@@ -57,7 +70,8 @@ public struct QRImage: Sendable {
         }
         var buffer = CPNG_buffer()
         var message = [CChar](repeating: 0, count: 256)
-        let status = CPNG_encode_gray1(rows, UInt32(side), UInt32(side), stride, compressionLevel, filter, &buffer, &message, message.count)
+        let status = CPNG_encode_gray1(rows, UInt32(side), UInt32(side), stride, compressionLevel, filter,
+                                       pixelsPerMetre(modules: code.size), &buffer, &message, message.count)
         guard status == 0 else {
             throw HealthCardError(.png, String(decoding: message.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }

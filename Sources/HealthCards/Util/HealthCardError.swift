@@ -27,6 +27,8 @@ public struct HealthCardError: Error, CustomStringConvertible, Equatable, Sendab
         case io
         /// A SMART Health Link could not be made, or an earlier one was replaced or updated.
         case link
+        /// A printable card (PDF page) cannot be drawn: Cairo, Pango or a logo image failed.
+        case pdf
     }
 
     public var kind: Kind

@@ -55,10 +55,8 @@ extension CredentialReport {
         guard let resource else { return nil }
         switch resource["resourceType"]?.stringValue {
         case "Patient":
-            let name = resource["name"]?[0]
-            let text = name?["text"]?.stringValue
-                ?? ((name?["given"]?.arrayValue?.compactMap(\.stringValue) ?? []) + [name?["family"]?.stringValue].compactMap { $0 }).joined(separator: " ")
-            return "patient  \(text.isEmpty ? "?" : text), born \(resource["birthDate"]?.stringValue ?? "?")"
+            let text = HumanName.display(patient: resource, today: Clock.todayUTC()) ?? "?"
+            return "patient  \(text), born \(resource["birthDate"]?.stringValue ?? "?")"
         case "Immunization":
             let date = resource["occurrenceDateTime"]?.stringValue ?? resource["occurrenceString"]?.stringValue ?? "?"
             return "dose     \(date)  " + codings(resource["vaccineCode"])
