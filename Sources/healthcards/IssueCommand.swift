@@ -84,6 +84,10 @@ enum IssueCommand {
                                 issuer, the QR code (vector, 60 mm) and a wallet-size cut-out
         \(PrintOptions.help)
           --force               reissue records whose card is already in DIR (new signature and nbf)
+          --deterministic       sign with deterministic ECDSA nonces (RFC 6979) instead of random ones, so the
+                                same key, input and --nbf give byte-identical cards (fixture-style batches;
+                                see docs/fixtures.md). Not for a PKCS#11 key, which never hands out the
+                                private scalar the nonces are derived from
           --quiet               no progress line and no summary on stderr (the progress line is shown
                                 only when stderr is a terminal)
           -h, --help            show this help
@@ -111,7 +115,7 @@ enum IssueCommand {
         let parsed = try Arguments(
             args, valued: PrintOptions.valued.union(["issuer", "key", "template", "out", "nbf", "exp", "vc-types", "qr-scale", "rid-secret", "jobs",
                            "share", "patient-id-system", "site", "shl", "shl-label", "shl-exp", "viewer"]),
-            flagNames: PrintOptions.flags.union(["chunk", "no-qr", "quiet", "force", "pdf"]), command: "issue")
+            flagNames: PrintOptions.flags.union(["chunk", "no-qr", "quiet", "force", "pdf", "deterministic"]), command: "issue")
         if parsed.has("help") {
             print(help)
             return .ok
@@ -195,6 +199,12 @@ enum IssueCommand {
             jobs = value
         }
         if keyPath.lowercased().hasPrefix("pkcs11:") { jobs = 1 }
+        let deterministic = parsed.has("deterministic")
+        if deterministic && keyPath.lowercased().hasPrefix("pkcs11:") {
+            throw HealthCardError(.usage, "--deterministic cannot sign with a PKCS#11 key: RFC 6979 derives each nonce from the "
+                + "private scalar, which a token never hands out. Leave out --deterministic (random nonces, the default), "
+                + "or sign fixture batches with a PEM test key")
+        }
         let access = try parsed.value("share").map { try OutputAccess(share: $0) } ?? .ownerOnly
         let patientIDSystem = parsed.value("patient-id-system")
         if let system = patientIDSystem, PatientIdentity.normalize(system).isEmpty {
@@ -215,7 +225,8 @@ enum IssueCommand {
         settings.linksOversized = links != nil
         let frozen = settings
         let batch = BatchIssuer(outDir: outDir, jobs: jobs) {
-            try CardIssuer(signer: try ES256Signer(key: key), settings: frozen)
+            let signer: any JWSSigner = deterministic ? try DeterministicES256Signer(key: key) : try ES256Signer(key: key)
+            return try CardIssuer(signer: signer, settings: frozen)
         }
         batch.force = parsed.has("force")
         batch.pdf = pdf

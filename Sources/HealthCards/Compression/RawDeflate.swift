@@ -10,17 +10,28 @@ public final class RawDeflater {
     /// The zlib level, 0 to 9.
     public let level: Int32
 
+    /// The stream format written.
+    public enum Wrapping: Sendable {
+        /// Raw DEFLATE (RFC 1951), what SMART Health Cards require: `windowBits = -15`.
+        case raw
+        /// A zlib (RFC 1950) stream: `78 9C` header and Adler-32 trailer around the DEFLATE data
+        /// (`windowBits = 15`). The classic issuer bug; only the fixture catalogue makes it on purpose.
+        case zlib
+    }
+
+    /// - Parameter wrapping: `.raw` (the default, and the only one a card may use) or `.zlib`.
     /// - Throws: `HealthCardError(.compression)` when zlib cannot initialise.
-    public init(level: Int32 = 6) throws {
+    public init(level: Int32 = 6, wrapping: Wrapping = .raw) throws {
         self.level = level
-        let status = CZlib_deflateInit2(&stream, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY)
+        let windowBits: Int32 = wrapping == .raw ? -15 : 15
+        let status = CZlib_deflateInit2(&stream, level, Z_DEFLATED, windowBits, 8, Z_DEFAULT_STRATEGY)
         guard status == Z_OK else { throw HealthCardError(.compression, "deflateInit2 failed with zlib status \(status)") }
     }
 
     deinit { deflateEnd(&stream) }
 
-    /// Compresses `input` as one raw DEFLATE stream.
-    /// - Returns: the compressed bytes (never starting with a zlib header).
+    /// Compresses `input` as one raw DEFLATE stream (or zlib stream, for `.zlib`).
+    /// - Returns: the compressed bytes (for `.raw`, never starting with a zlib header).
     /// - Throws: `HealthCardError(.compression)`.
     public func deflate(_ input: [UInt8]) throws -> [UInt8] {
         guard deflateReset(&stream) == Z_OK else { throw HealthCardError(.compression, "deflateReset failed") }

@@ -18,17 +18,42 @@
 ///
 /// Minimizing a Bundle that is already minimized (and in date order) changes nothing.
 public enum BundleMinimizer {
+    /// The minimization steps, each of which can be left out to show a verifier what a card is like
+    /// without it (the fixture catalogue); cards are always minimized with `.all`.
+    public struct Steps: OptionSet, Sendable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+        /// Remove `Resource.id`.
+        public static let resourceID = Steps(rawValue: 1 << 0)
+        /// Remove `DomainResource.text` (the narrative).
+        public static let narrative = Steps(rawValue: 1 << 1)
+        /// Remove `meta`, or keep only `meta.security`.
+        public static let meta = Steps(rawValue: 1 << 2)
+        /// Remove `CodeableConcept.text`.
+        public static let codeableConceptText = Steps(rawValue: 1 << 3)
+        /// Remove `Coding.display`.
+        public static let codingDisplay = Steps(rawValue: 1 << 4)
+        /// Rewrite `Reference.reference` to `resource:N`.
+        public static let references = Steps(rawValue: 1 << 5)
+        /// Every step: what a card gets.
+        public static let all: Steps = [.resourceID, .narrative, .meta, .codeableConceptText, .codingDisplay, .references]
+    }
+
     /// Minimizes `bundle`.
+    /// - Parameter steps: the steps to apply; `.all` (the default) for a card. `entry.fullUrl` always
+    ///   becomes `resource:N` and empty containers are always pruned.
     /// - Returns: the minimized Bundle, member order otherwise kept.
     /// - Throws: `HealthCardErrors` holding every problem found, each `HealthCardError(.bundle)` with the
     ///   FHIR path (`Bundle.entry[2].resource.patient.reference`).
-    public static func minimize(_ bundle: JSONValue) throws(HealthCardErrors) -> JSONValue {
-        try minimizeKeepingOrigins(bundle).bundle
+    public static func minimize(_ bundle: JSONValue, steps: Steps = .all) throws(HealthCardErrors) -> JSONValue {
+        try minimizeKeepingOrigins(bundle, steps: steps).bundle
     }
 
     /// As `minimize`, with each output entry's index in the input Bundle (`origins[new] == old`), so a
     /// problem found in the output can be traced to what produced it.
-    static func minimizeKeepingOrigins(_ bundle: JSONValue) throws(HealthCardErrors) -> (bundle: JSONValue, origins: [Int]) {
+    static func minimizeKeepingOrigins(_ bundle: JSONValue, steps: Steps = .all) throws(HealthCardErrors)
+        -> (bundle: JSONValue, origins: [Int])
+    {
         guard var root = bundle.objectValue, root["resourceType"]?.stringValue == "Bundle" else {
             throw HealthCardErrors([HealthCardError(.bundle, "expected a FHIR Bundle (resourceType \"Bundle\"), found \(describe(bundle))", at: "Bundle")])
         }
@@ -48,9 +73,9 @@ public enum BundleMinimizer {
                 problems.append(HealthCardError(.bundle, "entry has no resource object", at: path + ".resource"))
                 continue
             }
-            var minimized = minimizeResourceRoot(resource)
+            var minimized = minimizeResourceRoot(resource, steps: steps)
             var walked = JSONValue.object(minimized)
-            rewrite(&walked, path: path + ".resource", targets: targets, problems: &problems)
+            rewrite(&walked, path: path + ".resource", targets: targets, steps: steps, problems: &problems)
             minimized = walked.objectValue ?? JSONObject()
             var newEntry = JSONObject()
             newEntry["fullUrl"] = .string("resource:\(index)")
@@ -94,11 +119,11 @@ public enum BundleMinimizer {
         return map
     }
 
-    private static func minimizeResourceRoot(_ resource: JSONObject) -> JSONObject {
+    private static func minimizeResourceRoot(_ resource: JSONObject, steps: Steps) -> JSONObject {
         var out = resource
-        out.removeValue(forKey: "id")
-        out.removeValue(forKey: "text")
-        if let meta = out["meta"]?.objectValue, meta.keys.allSatisfy(metaElements.contains) {
+        if steps.contains(.resourceID) { out.removeValue(forKey: "id") }
+        if steps.contains(.narrative) { out.removeValue(forKey: "text") }
+        if steps.contains(.meta), let meta = out["meta"]?.objectValue, meta.keys.allSatisfy(metaElements.contains) {
             if let security = meta["security"], security.arrayValue?.isEmpty == false {
                 out["meta"] = .object(["security": security])
             } else {
@@ -112,12 +137,13 @@ public enum BundleMinimizer {
     static let metaElements: Set<String> = ["id", "extension", "versionId", "lastUpdated", "source", "profile", "security", "tag"]
 
     /// Walks a resource: drops CodeableConcept.text and Coding.display, rewrites references, prunes empties.
-    private static func rewrite(_ node: inout JSONValue, path: String, targets: [String: Int], problems: inout [HealthCardError]) {
+    private static func rewrite(_ node: inout JSONValue, path: String, targets: [String: Int], steps: Steps,
+                                problems: inout [HealthCardError]) {
         switch node {
         case .object(var object):
-            if object["coding"] != nil { object.removeValue(forKey: "text") }
-            if object["system"] != nil && object["code"] != nil { object.removeValue(forKey: "display") }
-            if let reference = object["reference"]?.stringValue {
+            if steps.contains(.codeableConceptText), object["coding"] != nil { object.removeValue(forKey: "text") }
+            if steps.contains(.codingDisplay), object["system"] != nil && object["code"] != nil { object.removeValue(forKey: "display") }
+            if steps.contains(.references), let reference = object["reference"]?.stringValue {
                 if let index = targets[reference] {
                     object["reference"] = .string("resource:\(index)")
                 } else {
@@ -129,7 +155,7 @@ public enum BundleMinimizer {
             var kept = JSONObject()
             for (key, value) in object {
                 var child = value
-                rewrite(&child, path: "\(path).\(key)", targets: targets, problems: &problems)
+                rewrite(&child, path: "\(path).\(key)", targets: targets, steps: steps, problems: &problems)
                 if !isEmptyContainer(child) { kept[key] = child }
             }
             node = .object(kept)
@@ -137,7 +163,7 @@ public enum BundleMinimizer {
             var kept: [JSONValue] = []
             for (i, item) in items.enumerated() {
                 var child = item
-                rewrite(&child, path: "\(path)[\(i)]", targets: targets, problems: &problems)
+                rewrite(&child, path: "\(path)[\(i)]", targets: targets, steps: steps, problems: &problems)
                 if !isEmptyContainer(child) { kept.append(child) }
             }
             node = .array(kept)

@@ -18,7 +18,14 @@ public struct JWS: Sendable, Equatable {
     ///   - signer: makes the 64-byte R‖S signature; its public key gives the kid.
     /// - Throws: `HealthCardError(.crypto)` from the signer, or if it returns other than 64 bytes.
     public static func sign<S: JWSSigner>(deflatedPayload: [UInt8], kid: String, signer: inout S) throws -> JWS {
-        var signingInput = Base64URL.encodeBytes(headerBytes(kid: kid))
+        try sign(header: headerBytes(kid: kid), deflatedPayload: deflatedPayload, signer: &signer)
+    }
+
+    /// Signs already-compressed payload bytes under any header bytes (the fixture catalogue's headers
+    /// without `kid`, `zip` or `alg`; cards use `sign(deflatedPayload:kid:signer:)`).
+    /// - Throws: as `sign(deflatedPayload:kid:signer:)`.
+    public static func sign<S: JWSSigner>(header: [UInt8], deflatedPayload: [UInt8], signer: inout S) throws -> JWS {
+        var signingInput = Base64URL.encodeBytes(header)
         signingInput.append(UInt8(ascii: "."))
         signingInput.append(contentsOf: Base64URL.encodeBytes(deflatedPayload))
         let signature = try signer.sign(signingInput)
@@ -28,6 +35,18 @@ public struct JWS: Sendable, Equatable {
         signingInput.append(UInt8(ascii: "."))
         signingInput.append(contentsOf: Base64URL.encodeBytes(signature))
         return JWS(compact: String(decoding: signingInput, as: UTF8.self))
+    }
+
+    /// The signing input `b64url(header) . b64url(payload)` as ASCII bytes: what a signature covers.
+    public static func signingInput(header: [UInt8], payload: [UInt8]) -> [UInt8] {
+        Base64URL.encodeBytes(header) + [UInt8(ascii: ".")] + Base64URL.encodeBytes(payload)
+    }
+
+    /// Assembles a compact JWS from its three parts as bytes, whatever they hold: a signature of any
+    /// length (e.g. the DER form the fixture catalogue shows), a payload that is not compressed.
+    public init(header: [UInt8], payload: [UInt8], signature: [UInt8]) {
+        let bytes = Self.signingInput(header: header, payload: payload) + [UInt8(ascii: ".")] + Base64URL.encodeBytes(signature)
+        self.init(compact: String(decoding: bytes, as: UTF8.self))
     }
 
     /// The three decoded parts of a compact JWS.
