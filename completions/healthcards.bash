@@ -1,26 +1,21 @@
 # bash completion for healthcards(1): the commands, each command's options, and for an option's value the
 # files, folders or words it takes. `make install` puts it in $(PREFIX)/share/bash-completion/completions/
 # as `healthcards`, where bash-completion finds it; without bash-completion, `source` this file.
-# Tests/HealthCardsTests/CompletionTests.swift checks that it offers every option each `--help` lists.
+#
+# Commands and options are read from the program's own --help when TAB is pressed (the `Commands:` list, and
+# each command's option table: lines that start with `--name` or `-x, --name`), so a new command or option
+# completes without editing this file. An option's value is completed from the placeholder --help shows
+# after it: a|b|c gives those words; FILE, KEY, REPORT, CHAIN.pem and other file names give files; DIR and
+# SITE give folders; anything else (URL, SECONDS, N, TEXT, KID, ...) is typed.
+# Tests/HealthCardsTests/InstallTests.swift checks it offers exactly the options each --help lists.
 
-_healthcards_options() {
-    case $1 in
-        keygen) echo "--out --rid-secret --help" ;;
-        jwks) echo "--out --x5c --issuer --drop-kid --report --help" ;;
-        issue)
-            echo "--issuer --key --site --template --out --nbf --exp --vc-types --rid-secret --patient-id-system" \
-                "--share --chunk --no-qr --qr-scale --jobs --pdf --paper --issuer-name --logo --no-lot" \
-                "--no-performer --pdf-combined --force --deterministic --quiet --help"
-            ;;
-        print) echo "--out --jwks --paper --issuer-name --logo --no-lot --no-performer --pdf-combined --help" ;;
-        verify) echo "--jwks --now --json --help" ;;
-        site) echo "--out --x5c --issuer --crl --drop-kid --report --help" ;;
-        revoke) echo "--site --key --rid-secret --id --rid --report --force --before --help" ;;
-        fixtures) echo "--issuer --key --out --now --seed --help" ;;
-    esac
+# The --help of the program being completed ($1: a command, or nothing for the program's own).
+_healthcards_help() {
+    local program=${words[0]/#\~/$HOME}
+    "$program" ${1:+"$1"} --help 2>/dev/null
 }
 
-# Completes files (all, or those ending in one of the given suffixes, plus folders to descend into).
+# Files (all, or those ending in one of the given suffixes, and folders to descend into).
 _healthcards_files() {
     local IFS=$'\n' suffix
     if [ $# -eq 0 ]; then
@@ -53,49 +48,40 @@ _healthcards() {
     COMPREPLY=()
 
     if [ "$cword" -eq 1 ]; then
-        COMPREPLY=($(compgen -W "keygen jwks issue print verify site revoke fixtures --help --version" -- "$cur"))
+        local commands
+        commands=$(_healthcards_help | sed -n '/^Commands:/,/^$/s/^  \([a-z][a-z0-9-]*\) .*/\1/p')
+        COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
         return
     fi
-    local command=${words[1]}
+    local command=${words[1]} help
+    help=$(_healthcards_help "$command") || return
 
-    # The value of the option before the cursor.
-    case $command:$prev in
-        *:--help | *:--version) return ;;
-        keygen:--out | keygen:--rid-secret | jwks:--out) _healthcards_files; return ;;
-        *:--pdf-combined) _healthcards_files .pdf; return ;;
-        *:--logo) _healthcards_files .png .svg; return ;;
-        issue:--out | site:--out | print:--out | fixtures:--out | issue:--site | revoke:--site)
-            _healthcards_folders
-            return
-            ;;
-        *:--key) _healthcards_files .pem .der; return ;;
-        *:--report) _healthcards_files .ndjson; return ;;
-        *:--template) _healthcards_files .json; return ;;
-        *:--rid-secret) _healthcards_files; return ;;
-        *:--x5c) _healthcards_files .pem .crt; return ;;
-        verify:--jwks | print:--jwks) _healthcards_files .json; return ;;
-        issue:--vc-types) COMPREPLY=($(compgen -W "legacy minimal" -- "$cur")); return ;;
-        issue:--share) COMPREPLY=($(compgen -W "group world" -- "$cur")); return ;;
-        *:--paper) COMPREPLY=($(compgen -W "a4 letter" -- "$cur")); return ;;
-        # Values to type: a URL or URI, seconds since 1970, a count, an id, a rid or a kid.
-        *:--issuer | *:--patient-id-system | *:--nbf | *:--exp | *:--now | *:--before | *:--qr-scale | *:--jobs | \
-            revoke:--id | revoke:--rid | *:--drop-kid | *:--issuer-name | *:--seed)
-            return
-            ;;
-    esac
+    # The value of the option before the cursor, from the placeholder after it in the option table.
+    if [[ $prev == --* ]]; then
+        local placeholder
+        placeholder=$(sed -n "s/^  *\(-[A-Za-z], \)\{0,1\}$prev \([^ ]*\).*/\2/p" <<<"$help" | head -n 1)
+        case $prev in
+            --vc-types) placeholder="legacy|minimal" ;;
+        esac
+        case $placeholder in
+            "") ;; # a flag: complete the next word below
+            *"|"*) COMPREPLY=($(compgen -W "${placeholder//|/ }" -- "$cur")); return ;;
+            *FILE_OR*DIR*) _healthcards_files; return ;;
+            *DIR | SITE) _healthcards_folders; return ;;
+            *FILE* | KEY* | REPORT* | *.pem | *.pdf | *.json) _healthcards_files; return ;;
+            *) return ;; # a value to type: URL, SECONDS, N, TEXT, KID, ...
+        esac
+    fi
     "$split" && return
 
     if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W "$(_healthcards_options "$command")" -- "$cur"))
+        local options
+        options=$(sed -n 's/^  *\(-[A-Za-z], \)\{0,1\}\(--[a-z][a-z0-9-]*\).*/\2/p' <<<"$help")
+        COMPREPLY=($(compgen -W "$options" -- "$cur"))
         return
     fi
-    # Positional arguments: keys for jwks and site; inputs for issue; cards for print; anything for verify.
-    case $command in
-        jwks | site) _healthcards_files .pem .der .json ;;
-        issue) _healthcards_files .csv .json .ndjson ;;
-        print) _healthcards_files .smart-health-card ;;
-        verify) _healthcards_files ;;
-    esac
+    # Positional arguments: inputs, keys, cards, paths.
+    _healthcards_files
 }
 
 complete -F _healthcards healthcards

@@ -22,7 +22,8 @@ let commands: [(name: String, summary: String, run: ([String]) throws -> ExitSta
     ("print", "print issued cards as PDF pages: name, birth date, doses or results, QR, wallet cut-out", PrintCommand.run),
     ("verify", "check cards, JWS, QR texts and images, and key sets; report every problem with its code", VerifyCommand.run),
     ("site", "lay out the static-host folder: jwks.json, CRLs, header rules for nginx/Apache/_headers", SiteCommand.run),
-    ("revoke", "revoke a patient's cards: add the rid to the key's CRL, bump ctr and crlVersion", RevokeCommand.run),
+    ("revoke", "revoke a patient's cards (rid into the key's CRL), or withdraw a SMART Health Link", RevokeCommand.run),
+    ("shl", "make SMART Health Links (flag U, static host) for cards already issued", SHLCommand.run),
     ("fixtures", "write a reproducible catalogue of valid and deliberately broken test cards for verifier developers", FixturesCommand.run),
 ]
 

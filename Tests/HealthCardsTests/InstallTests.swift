@@ -52,12 +52,14 @@ import Testing
     }
 
     /// Runs the completion function for the words typed so far (the last one is being completed), with
-    /// bash-completion loaded when `withBashCompletion` (as an installed system has it) or the file alone.
+    /// bash-completion loaded when `withBashCompletion` (as an installed system has it) or the file alone,
+    /// and the built `healthcards` first on PATH (the completion asks it for its --help).
     static func complete(_ words: [String], withBashCompletion: Bool, cwd: URL? = nil) throws -> [String] {
         let quoted = words.map { "'" + $0 + "'" }.joined(separator: " ")
         let script = """
             \(withBashCompletion ? "source /usr/share/bash-completion/bash_completion" : "")
             source '\(completion)'
+            PATH='\(TestSupport.binDir.path)':"$PATH"
             COMP_WORDS=(\(quoted)); COMP_CWORD=\(words.count - 1)
             COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}
             _healthcards healthcards "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
@@ -104,10 +106,14 @@ import Testing
         }
         #expect(try complete(["healthcards", "issue", "--vc-types", ""]) == ["legacy", "minimal"])
         #expect(try complete(["healthcards", "issue", "--share", ""]) == ["group", "world"])
-        #expect(try complete(["healthcards", "issue", "--key", ""]) == ["issuer.pem", "out"])
+        #expect(try complete(["healthcards", "issue", "--key", "i"]) == ["issuer.pem"])
         #expect(try complete(["healthcards", "issue", "--out", ""]) == ["out"])
+        #expect(try complete(["healthcards", "site", "--out", ""]) == ["out"])
         #expect(try complete(["healthcards", "issue", "--issuer", ""]) == [])
-        #expect(try complete(["healthcards", "issue", ""]) == ["out", "people.csv"])
+        #expect(try complete(["healthcards", "issue", "--jobs", ""]) == [])
+        #expect(try complete(["healthcards", "issue", "--quiet", "p"]) == ["people.csv"])
+        #expect(try complete(["healthcards", "issue", "--template", ""]) == ["issuer.pem", "notes.txt", "out", "people.csv"])
+        #expect(try complete(["healthcards", "issue", ""]) == ["issuer.pem", "notes.txt", "out", "people.csv"])
         #expect(try complete(["healthcards", "verify", "n"]) == ["notes.txt"])
         #expect(try complete(["healthcards", "is"]) == ["issue"])
     }

@@ -45,6 +45,8 @@ public final class BatchIssuer {
     /// For Bundle input: the `Patient.identifier` system whose value identifies the person, for
     /// `vc.rid` (`PatientIdentity.ofBundle`); nil takes the Patient's only identifier.
     public var patientIDSystem: String?
+    /// The SMART Health Link stage (`issue --shl`): every card also gets a link; nil for none.
+    public var links: SHLStage?
     /// Printed cards: `pdf/<id>.pdf` and/or one combined PDF (nil: none).
     public var pdf: PDFOptions?
     /// Pages written to the combined PDF by the last run (`pdf.combinedPath`).
@@ -106,6 +108,8 @@ public final class BatchIssuer {
         try FileIO.checkWritableFolder(outDir, mode: access.folderMode)
         try FileIO.checkWritableFolder("\(outDir)/cards", mode: access.folderMode)
         if workers[0].issuer.settings.makeQR { try FileIO.checkWritableFolder("\(outDir)/qr", mode: access.folderMode) }
+        try links?.prepare()
+        for worker in workers { worker.links = links }
         let lock = try OutputLock(folder: outDir, mode: access.fileMode)
         defer { withExtendedLifetime(lock) {} }
         for folder in [outDir, "\(outDir)/cards", "\(outDir)/qr"] {
@@ -243,6 +247,7 @@ public final class BatchIssuer {
         }
         try report.commit()
         try FileIO.syncFileSystem(outDir)
+        try links?.finish()
         return summary
     }
 }

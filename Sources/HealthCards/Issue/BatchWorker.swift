@@ -40,6 +40,8 @@ final class BatchWorker {
     let access: OutputAccess
     /// The identifier system naming the person in Bundle input (`PatientIdentity.ofBundle`), or nil.
     let patientIDSystem: String?
+    /// The SMART Health Link stage (`issue --shl`), or nil (see `BatchWorker+SHL.swift`).
+    var links: SHLStage?
     /// The PDF stage (`--pdf`, `--pdf-combined`); nil when nothing is printed.
     var pdf: PDFStage?
 
@@ -60,6 +62,7 @@ final class BatchWorker {
             let cardFile = "cards/\(OutputNames.safe(id)).smart-health-card"
             if FileIO.exists("\(outDir)/\(cardFile)") {
                 outcome.line.warnings.append(HealthCardError(.input, "\(cardFile) is a card from an earlier run, and this record is now rejected; it was left in place. Remove it (and its QR images) if it must not be handed out", at: outcome.line.source))
+                if let warning = earlierLinkWarning(id: id, at: outcome.line.source) { outcome.line.warnings.append(warning) }
             }
         }
         return outcome
@@ -98,6 +101,7 @@ final class BatchWorker {
                 line.alreadyIssued = true
                 line.files = files
                 line.kid = issuer.kid
+                try addLink(cardFile: cardFile, name: name, bundle: checked.bundle, line: &line)
                 return BatchOutcome(line: line, identity: owner, printed: printed)
             }
             let replacedKid = force ? nil : signedByAnotherKey(cardFile)
@@ -117,6 +121,7 @@ final class BatchWorker {
             line.status = .issued
             line.files = [cardFile] + images + (print?.files ?? [])
             line.kid = issuer.kid
+            try addLink(card: card.fileBytes, name: name, bundle: checked.bundle, line: &line)
             return BatchOutcome(line: line, identity: owner, replacedKid: replacedKid, printed: print?.card)
         } catch let error as HealthCardError {
             line.errors = [error]
