@@ -81,7 +81,8 @@ enum IssueCommand {
           --jobs N              worker threads (default: the processors online, here \(BatchIssuer.activeCores()));
                                 the report stays in input order; a PKCS#11 key always uses 1
           --pdf                 also write pdf/<id>.pdf per card: name, birth date, doses or results, the
-                                issuer, the QR code (vector, 60 mm) and a wallet-size cut-out
+                                issuer, the QR code (vector, 60 mm) and a wallet-size cut-out; with --shl, the
+                                link's QR code too (beside the card's, or instead of chunks for a large card)
         \(PrintOptions.help)
           --force               reissue records whose card is already in DIR (new signature and nbf)
           --deterministic       sign with deterministic ECDSA nonces (RFC 6979) instead of random ones, so the

@@ -17,7 +17,9 @@ enum SHLCommand {
         was withdrawn (`revoke --link`) is replaced by a new one. Each card is verified first with the site's keys
         and must be the site issuer's: a card a verifier rejects gets no link. The link text is never printed.
         Publish SITE afterwards (the header rules of `healthcards site` serve shl/ as application/jose, CORS *,
-        no-store).
+        no-store). Like `issue`, it locks DIR for the run (DIR/.healthcards-issue.lock): while an `issue` or
+        another `shl` writes into DIR it stops at once, writing nothing. A PDF printed before the link was made
+        or replaced does not show it: print the card again (`healthcards print`, which finds DIR/shl/<name>.txt).
 
         Arguments:
           CARD                  a .smart-health-card file
@@ -101,6 +103,9 @@ enum SHLCommand {
             let (destination, options) = try LinkOptions.options(
                 parsed, names: .shl, site: site, makeQR: !parsed.has("no-qr"), qrImage: image, now: now)
         else { return .usage }
+        // One run at a time per output folder: `issue --shl` and `shl` into one DIR would race on shl/<name>.txt.
+        let locks = try lockOutputs(jobs.map(\.outDir), access: access)
+        defer { withExtendedLifetime(locks) {} }
         let verifier = try Verifier(keySets: [site.site.root], now: now)
         var refused = 0
         var prepared: Set<String> = []
@@ -133,5 +138,20 @@ enum SHLCommand {
                     + "\(site.site.root)/\(outcome.siteFile)")
         }
         return refused > 0 ? .partial : .ok
+    }
+
+    /// Takes the output lock `issue` takes (`OutputLock`) on each output folder (created when missing), once
+    /// per folder however it is named, before anything is written.
+    /// - Throws: `HealthCardError(.usage)` when another run holds one (nothing was written), `.io` when a
+    ///   folder cannot be made.
+    static func lockOutputs(_ folders: [String], access: OutputAccess) throws -> [OutputLock] {
+        var locks: [OutputLock] = []
+        var locked: Set<String> = []
+        for folder in folders {
+            try FileIO.checkWritableFolder(folder, mode: access.folderMode)
+            guard locked.insert(FileIO.identity(folder) ?? folder).inserted else { continue }
+            locks.append(try OutputLock(folder: folder, mode: access.fileMode))
+        }
+        return locks
     }
 }

@@ -315,4 +315,29 @@ import Testing
                 "placeholder other than {name}"))
         #expect(!FileManager.default.fileExists(atPath: dir.path + "/out"), "nothing written")
     }
+
+    /// `shl` takes the output lock `issue` takes: while another run holds OUT (here this test process, as an
+    /// `issue` would), `shl` into OUT and `issue --shl` into OUT both stop at once with status 2 and write no
+    /// link, so neither can race the other on shl/<id>.txt; once the lock is released, `shl` links the card.
+    @Test func shlAndIssueShareTheOutputLock() throws {
+        let dir = try TestSupport.tempDir("shl-lock")
+        let (site, key, _) = try SHLTestSupport.site(in: dir)
+        let out = dir.appendingPathComponent("out")
+        try SiteTestSupport.issueSample(key: key, out: out)
+        let card = out.path + "/cards/P-1001.smart-health-card"
+        let siteFiles = try FileManager.default.contentsOfDirectory(atPath: site)
+        var lock: OutputLock? = try OutputLock(folder: out.path, mode: 0o600)
+        let shl = try SiteTestSupport.cli(
+            ["shl", "--base-url", SHLTestSupport.base, "--site", site, card], expect: 2)
+        #expect(shl.stderr.contains("is writing into \(out.path) right now"), "\(shl.stderr)")
+        let issue = try SHLTestSupport.issue(template: "covid19-vaccination", key: key, site: site, out: out, expect: 2)
+        #expect(issue.stderr.contains("is writing into \(out.path) right now"), "\(issue.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out.path + "/shl/P-1001.txt"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: site) == siteFiles)
+        #expect(FileIO.list(site + "/shl").isEmpty)
+        withExtendedLifetime(lock) {}
+        lock = nil
+        try SiteTestSupport.cli(["shl", "--base-url", SHLTestSupport.base, "--site", site, card])
+        #expect(try SHLinkText.parse(try SHLTestSupport.linkText(out, id: "P-1001")).flag == "U")
+    }
 }

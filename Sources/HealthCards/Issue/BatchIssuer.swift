@@ -108,10 +108,11 @@ public final class BatchIssuer {
         try FileIO.checkWritableFolder(outDir, mode: access.folderMode)
         try FileIO.checkWritableFolder("\(outDir)/cards", mode: access.folderMode)
         if workers[0].issuer.settings.makeQR { try FileIO.checkWritableFolder("\(outDir)/qr", mode: access.folderMode) }
-        try links?.prepare()
-        for worker in workers { worker.links = links }
         let lock = try OutputLock(folder: outDir, mode: access.fileMode)
         defer { withExtendedLifetime(lock) {} }
+        // After the lock: a run refused because another holds OUT makes no link folder.
+        try links?.prepare()
+        for worker in workers { worker.links = links }
         for folder in [outDir, "\(outDir)/cards", "\(outDir)/qr"] {
             summary.leftoversRemoved += FileIO.removeStaleTemporaries(in: folder).count
         }

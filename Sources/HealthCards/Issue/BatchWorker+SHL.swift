@@ -1,27 +1,16 @@
-/// The SMART Health Link stage of a batch worker (`issue --shl`), kept apart from the card pipeline: it
-/// runs after the card file is written (or found already issued), so a link always opens a card on disk.
+/// The SMART Health Link stage of a batch worker (`issue --shl`), kept apart from the card pipeline: it runs
+/// after the card is signed (or found already issued) and before its PDF, which prints the link with the card,
+/// and before the card file is written (a card file on disk means its link is there too, like its images).
 extension BatchWorker {
-    /// Makes, keeps or updates the link of the card just issued (`SHLStage.link`), and lists its files
-    /// (`shl/<name>.txt`, `shl/<name>.png`: by name only, never the link text) and warnings on the report line.
-    /// Does nothing without `--shl`.
-    /// - Returns: the link and its QR image (for a later stage, e.g. a printed card showing both QR codes), or
-    ///   nil without `--shl`.
+    /// Makes, keeps or updates the link of a card (`SHLStage.link`). Does nothing without `--shl`.
+    /// - Parameters:
+    ///   - card: the `.smart-health-card` file's bytes, as written (or found) in `cards/`.
+    /// - Returns: what the stage did: the link, its files for the report (`shl/<name>.txt`, `shl/<name>.png`:
+    ///   by name only, never the link text) and its warnings; nil without `--shl`.
     /// - Throws: `HealthCardError(.io)` when a link file cannot be written (the run stops, as for a card file).
-    @discardableResult
-    func addLink(card: [UInt8], name: String, bundle: JSONValue, line: inout ReportLine) throws -> SHLStage.Outcome? {
+    func link(card: [UInt8], name: String, bundle: JSONValue) throws -> SHLStage.Outcome? {
         guard let links else { return nil }
-        let outcome = try links.link(card: card, name: name, bundle: bundle)
-        line.files += outcome.files
-        line.warnings += outcome.warnings
-        return outcome
-    }
-
-    /// As `addLink(card:…)` for a card found already issued in `cardFile` (relative to the output folder).
-    @discardableResult
-    func addLink(cardFile: String, name: String, bundle: JSONValue, line: inout ReportLine) throws -> SHLStage.Outcome?
-    {
-        guard links != nil else { return nil }
-        return try addLink(card: try FileIO.read("\(outDir)/\(cardFile)"), name: name, bundle: bundle, line: &line)
+        return try links.link(card: card, name: name, bundle: bundle)
     }
 
     /// For a record now rejected whose card from an earlier run has a SMART Health Link in `shl/`: the link
@@ -35,4 +24,10 @@ extension BatchWorker {
                 + "`healthcards revoke --site SITE --link \(outDir)/\(linkFile)` if the card must not be shared",
             at: source)
     }
+}
+
+extension SHLStage.Outcome {
+    /// The link as the PDF stage prints it.
+    /// - Throws: `HealthCardError(.qr)` when the link text fits no QR version (the stage checks lengths first).
+    func printable() throws -> PrintedLink { try PrintedLink(text: link.text) }
 }

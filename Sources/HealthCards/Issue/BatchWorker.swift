@@ -96,12 +96,14 @@ final class BatchWorker {
         let cardFile = "cards/\(name).smart-health-card"
         do {
             var printed: PrintedCard?
-            if !force, let files = try alreadyIssued(payload, name: name, cardFile: cardFile, line: &line, printed: &printed) {
+            if !force,
+                let files = try alreadyIssued(
+                    payload, name: name, cardFile: cardFile, bundle: checked.bundle, line: &line, printed: &printed)
+            {
                 line.status = .issued
                 line.alreadyIssued = true
                 line.files = files
                 line.kid = issuer.kid
-                try addLink(cardFile: cardFile, name: name, bundle: checked.bundle, line: &line)
                 return BatchOutcome(line: line, identity: owner, printed: printed)
             }
             let replacedKid = force ? nil : signedByAnotherKey(cardFile)
@@ -111,17 +113,19 @@ final class BatchWorker {
                 return BatchOutcome(line: line)
             }
             line.warnings += card.warnings
-            // Images first, the card last: a card file on disk means its images are there too.
+            // Images, link and PDF first, the card last: a card file on disk means they are there too. The link
+            // comes before the PDF, which prints it beside the card's QR code (or in its place).
             let images = Self.imageFiles(name: name, count: card.pngs.count)
             for (file, png) in zip(images, card.pngs) {
                 try FileIO.writeAtomically(png, to: "\(outDir)/\(file)", access: access, sync: false)
             }
-            let print = try pdf?.run(jws: card.jws, codes: card.qrCodes, name: name)
+            let linked = try link(card: card.fileBytes, name: name, bundle: checked.bundle)
+            let print = try pdf?.run(jws: card.jws, codes: card.qrCodes, name: name, link: try linked?.printable())
             try FileIO.writeAtomically(card.fileBytes, to: "\(outDir)/\(cardFile)", access: access, sync: false)
             line.status = .issued
-            line.files = [cardFile] + images + (print?.files ?? [])
+            line.files = [cardFile] + images + (print?.files ?? []) + (linked?.files ?? [])
+            line.warnings += linked?.warnings ?? []
             line.kid = issuer.kid
-            try addLink(card: card.fileBytes, name: name, bundle: checked.bundle, line: &line)
             return BatchOutcome(line: line, identity: owner, replacedKid: replacedKid, printed: print?.card)
         } catch let error as HealthCardError {
             line.errors = [error]
@@ -158,10 +162,11 @@ final class BatchWorker {
 
     /// When `cards/<name>.smart-health-card` is already the card for this payload (see
     /// `CardIssuer.existingCard`), makes sure its images are there and whole (they are
-    /// deterministic: rewritten when missing or different) and returns the record's files.
-    /// Returns nil when the record must be issued. A missing PDF is printed (an existing one is kept).
-    private func alreadyIssued(_ payload: CardPayload, name: String, cardFile: String, line: inout ReportLine,
-                               printed: inout PrintedCard?) throws -> [String]? {
+    /// deterministic: rewritten when missing or different), keeps or makes its link (`--shl`), and returns
+    /// the record's files. Returns nil when the record must be issued. A missing PDF is printed; an existing
+    /// one is kept, unless this run made the card a new link (the old page would show no link, or a dead one).
+    private func alreadyIssued(_ payload: CardPayload, name: String, cardFile: String, bundle: JSONValue,
+                               line: inout ReportLine, printed: inout PrintedCard?) throws -> [String]? {
         let path = "\(outDir)/\(cardFile)"
         guard payload.errors.isEmpty, FileIO.exists(path), let bytes = try? FileIO.read(path),
             let jws = issuer.existingCard(bytes, matches: payload)
@@ -173,8 +178,12 @@ final class BatchWorker {
             if (try? FileIO.read(imagePath)) != png { try FileIO.writeAtomically(png, to: imagePath, access: access, sync: false) }
         }
         line.warnings += payload.warnings + images.warnings
-        let print = try pdf?.run(jws: jws, codes: images.codes, name: name, keepExisting: true)
+        let linked = try link(card: bytes, name: name, bundle: bundle)
+        let print = try pdf?.run(
+            jws: jws, codes: images.codes, name: name, link: try linked?.printable(),
+            keepExisting: !(linked?.textChanged ?? false))
         printed = print?.card
-        return [cardFile] + files + (print?.files ?? [])
+        line.warnings += linked?.warnings ?? []
+        return [cardFile] + files + (print?.files ?? []) + (linked?.files ?? [])
     }
 }

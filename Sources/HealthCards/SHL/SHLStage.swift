@@ -49,6 +49,9 @@ public struct SHLStage: Sendable {
         public var siteFile: String
         /// Why an earlier link was replaced or updated, for the report.
         public var warnings: [HealthCardError] = []
+        /// Whether `shl/<name>.txt` was written by this call: a new link, or one that replaced another (false
+        /// when the link already handed out was kept). Something printed with the old text is then stale.
+        public var textChanged = false
     }
 
     /// Checks, before a run writes anything, that the link folders can be written, and removes temporary files
@@ -130,10 +133,10 @@ public struct SHLStage: Sendable {
             try writeIfChanged(image, to: outDir + "/shl/\(name).png", sync: sync)
             png = image
         }
-        try writeIfChanged(Array((link.text + "\n").utf8), to: textPath, sync: sync)
+        let changed = try writeIfChanged(Array((link.text + "\n").utf8), to: textPath, sync: sync)
         return Outcome(
             link: link, png: png, files: files(name: name), siteFile: destination.relativeFolder + "/" + fileName,
-            warnings: warnings)
+            warnings: warnings, textChanged: changed)
     }
 
     /// The link already in `path` when it is a `U` link into this stage's folder with a usable key.
@@ -156,8 +159,11 @@ public struct SHLStage: Sendable {
         return (link, FileIO.basename(local), key)
     }
 
-    private func writeIfChanged(_ bytes: [UInt8], to path: String, sync: Bool) throws {
-        if (try? FileIO.read(path)) == bytes { return }
+    /// Writes `bytes` unless `path` holds them already; returns whether it wrote.
+    @discardableResult
+    private func writeIfChanged(_ bytes: [UInt8], to path: String, sync: Bool) throws -> Bool {
+        if (try? FileIO.read(path)) == bytes { return false }
         try FileIO.writeAtomically(bytes, to: path, access: access, sync: sync)
+        return true
     }
 }
