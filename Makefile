@@ -64,21 +64,24 @@ release: deps
 # Issues cards for the shipped samples with the public demo key and writes the demo issuer's JWKS.
 demo: release
 	@bin=$$(swift build -c release --show-bin-path); \
-	rm -rf demo-out; mkdir -p demo-out; \
+	rm -rf demo-out .build/demo-rid.secret; mkdir -p demo-out; \
 	install -m 600 keys/demo-issuer.DO-NOT-USE-IN-PRODUCTION.pkcs8.pem .build/demo-key.pem; \
-	$$bin/healthcards jwks .build/demo-key.pem --issuer https://issuer.example.org \
-	  --out demo-out/site/.well-known/jwks.json >/dev/null && \
-	$$bin/healthcards issue --issuer https://issuer.example.org --key .build/demo-key.pem \
-	  --template templates/covid19-vaccination.json --out demo-out/covid19-vaccination \
-	  --pdf --issuer-name "Example Issuer (demo)" templates/covid19-vaccination.sample.csv && \
-	$$bin/healthcards issue --issuer https://issuer.example.org --key .build/demo-key.pem \
-	  --template templates/lab-result.json --out demo-out/lab-result --pdf --issuer-name "Example Issuer (demo)" \
+	$$bin/healthcards keygen --rid-secret .build/demo-rid.secret >/dev/null && \
+	$$bin/healthcards site --out demo-out/site --issuer https://issuer.example.org --crl .build/demo-key.pem \
+	  >/dev/null && \
+	$$bin/healthcards issue --issuer https://issuer.example.org --key .build/demo-key.pem --site demo-out/site \
+	  --rid-secret .build/demo-rid.secret --template templates/covid19-vaccination.json \
+	  --out demo-out/covid19-vaccination --pdf --issuer-name "Example Issuer (demo)" \
+	  templates/covid19-vaccination.sample.csv && \
+	$$bin/healthcards issue --issuer https://issuer.example.org --key .build/demo-key.pem --site demo-out/site \
+	  --rid-secret .build/demo-rid.secret --template templates/lab-result.json \
+	  --out demo-out/lab-result --pdf --issuer-name "Example Issuer (demo)" \
 	  templates/lab-result.sample.csv && \
 	echo && echo "Cards:     demo-out/*/cards/*.smart-health-card" && \
 	echo "QR images: demo-out/*/qr/*.png" && \
 	echo "PDFs:      demo-out/*/pdf/*.pdf (printed cards: name, doses or results, QR, wallet cut-out)" && \
 	echo "Reports:   demo-out/*/report.ndjson" && \
-	echo "JWKS:      demo-out/site/.well-known/jwks.json (publish at https://issuer.example.org/.well-known/jwks.json)" && \
+	echo "Site:      demo-out/site (.well-known/jwks.json and its CRL; publish it at https://issuer.example.org)" && \
 	echo "Check:     $(RELEASE_BIN) verify --jwks demo-out/site demo-out" && \
 	echo && echo "Program:   $(RELEASE_BIN) (put it on PATH with: sudo make install; see docs/install.md)"
 
