@@ -5,12 +5,27 @@ APT_PACKAGES := pkg-config libssl-dev zlib1g-dev libqrencode-dev libpng-dev libz
 APT_PACKAGES += libcairo2-dev libpango1.0-dev librsvg2-dev fonts-noto-core fonts-noto-cjk
 # What only the tests need: the checker's virtual environment; pdftoppm and pdftotext to read printed cards.
 TEST_APT_PACKAGES := python3-venv poppler-utils
+# `make install`: help2man makes the man pages from each command's --help.
+INSTALL_APT_PACKAGES := help2man
+# `make deb`: dpkg-shlibdeps (dpkg-dev) computes Depends from the libraries the binary links.
+DEB_APT_PACKAGES := dpkg-dev
+# `make deb-test`: a minimal Debian 12 root to install the package into.
+DEB_TEST_APT_PACKAGES := debootstrap
 SHARED := ../shared
 SWIFT_FLAGS ?=
 # The tests' Python: a virtual environment under the build folder, never the system Python (PEP 668).
 VENV := .build/test-venv
 
-.PHONY: deps test-deps demo test build release bench lint clean
+.PHONY: deps test-deps demo test build release bench lint clean man install uninstall install-test deb deb-test
+
+# Where `make install` puts things (DESTDIR for packagers: files go to $(DESTDIR)$(PREFIX)/...).
+PREFIX ?= /usr/local
+DESTDIR ?=
+# The release binary: the Swift standard library linked in and no $$ORIGIN run path, so it runs without a
+# Swift toolchain and from any folder.
+RELEASE_BIN := .build/release/healthcards
+# The .deb's Maintainer field.
+DEB_MAINTAINER ?= healthcards packagers <root@localhost>
 
 # Installs Debian packages (as root, or through sudo) when they are missing: `$(call apt,PACKAGES)`.
 define apt
@@ -44,32 +59,81 @@ build: deps
 	swift build $(SWIFT_FLAGS)
 
 release: deps
-	swift build -c release $(SWIFT_FLAGS)
+	swift build -c release --static-swift-stdlib --disable-local-rpath $(SWIFT_FLAGS)
 
 # Issues cards for the shipped samples with the public demo key and writes the demo issuer's JWKS.
 demo: release
 	@bin=$$(swift build -c release --show-bin-path); \
-	rm -rf demo-out; mkdir -p demo-out; \
+	rm -rf demo-out .build/demo-rid.secret; mkdir -p demo-out; \
 	install -m 600 keys/demo-issuer.DO-NOT-USE-IN-PRODUCTION.pkcs8.pem .build/demo-key.pem; \
-	$$bin/healthcards jwks .build/demo-key.pem --issuer https://issuer.example.org \
-	  --out demo-out/site/.well-known/jwks.json >/dev/null && \
-	$$bin/healthcards issue --issuer https://issuer.example.org --key .build/demo-key.pem \
-	  --template templates/covid19-vaccination.json --out demo-out/covid19-vaccination \
-	  --pdf --issuer-name "Example Issuer (demo)" templates/covid19-vaccination.sample.csv && \
-	$$bin/healthcards issue --issuer https://issuer.example.org --key .build/demo-key.pem \
-	  --template templates/lab-result.json --out demo-out/lab-result --pdf --issuer-name "Example Issuer (demo)" \
+	$$bin/healthcards keygen --rid-secret .build/demo-rid.secret >/dev/null && \
+	$$bin/healthcards site --out demo-out/site --issuer https://issuer.example.org --crl .build/demo-key.pem \
+	  >/dev/null && \
+	$$bin/healthcards issue --issuer https://issuer.example.org --key .build/demo-key.pem --site demo-out/site \
+	  --rid-secret .build/demo-rid.secret --template templates/covid19-vaccination.json \
+	  --out demo-out/covid19-vaccination --pdf --issuer-name "Example Issuer (demo)" \
+	  templates/covid19-vaccination.sample.csv && \
+	$$bin/healthcards issue --issuer https://issuer.example.org --key .build/demo-key.pem --site demo-out/site \
+	  --rid-secret .build/demo-rid.secret --template templates/lab-result.json \
+	  --out demo-out/lab-result --pdf --issuer-name "Example Issuer (demo)" \
 	  templates/lab-result.sample.csv && \
 	echo && echo "Cards:     demo-out/*/cards/*.smart-health-card" && \
 	echo "QR images: demo-out/*/qr/*.png" && \
 	echo "PDFs:      demo-out/*/pdf/*.pdf (printed cards: name, doses or results, QR, wallet cut-out)" && \
 	echo "Reports:   demo-out/*/report.ndjson" && \
-	echo "JWKS:      demo-out/site/.well-known/jwks.json (publish at https://issuer.example.org/.well-known/jwks.json)" && \
-	echo "Check:     $$bin/healthcards verify --jwks demo-out/site demo-out"
+	echo "Site:      demo-out/site (.well-known/jwks.json and its CRL; publish it at https://issuer.example.org)" && \
+	echo "Check:     $(RELEASE_BIN) verify --jwks demo-out/site demo-out" && \
+	echo && echo "Program:   $(RELEASE_BIN) (put it on PATH with: sudo make install; see docs/install.md)"
 
-# Builds and runs the whole test suite (the tests run the conformance checker on what the CLI writes).
+# Builds and runs the whole test suite (the tests run the conformance checker on what the CLI writes, when
+# ../shared is there), then checks `make install` into a temporary folder and, when this machine can build a
+# Debian 12 root (root, debootstrap, network), the .deb in one (skipped with a note otherwise).
 test: test-deps
 	swift build $(SWIFT_FLAGS)
 	swift test $(SWIFT_FLAGS)
+	$(MAKE) --no-print-directory install-test
+	$(MAKE) --no-print-directory deb-test DEB_TEST_FLAGS=--if-possible
+
+# Man pages, one per command, made from --help by help2man (scripts/make-man.sh).
+man: release
+	$(call apt,$(INSTALL_APT_PACKAGES))
+	@rm -rf .build/man
+	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || date +%s) scripts/make-man.sh $(RELEASE_BIN) .build/man
+
+# Installs the program, its man pages, bash completion, the templates (with their sample CSVs) and the docs.
+install: release man
+	install -D -m 755 $(RELEASE_BIN) $(DESTDIR)$(PREFIX)/bin/healthcards
+	install -D -m 644 -t $(DESTDIR)$(PREFIX)/share/man/man1 .build/man/*.1
+	install -D -m 644 completions/healthcards.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/healthcards
+	install -D -m 644 -t $(DESTDIR)$(PREFIX)/share/healthcards/templates templates/*
+	install -D -m 644 -t $(DESTDIR)$(PREFIX)/share/doc/healthcards README.md
+	install -D -m 644 -t $(DESTDIR)$(PREFIX)/share/doc/healthcards/docs docs/*.md
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/healthcards $(DESTDIR)$(PREFIX)/share/man/man1/healthcards.1 \
+	  $(DESTDIR)$(PREFIX)/share/man/man1/healthcards-*.1 \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/healthcards
+	rm -rf $(DESTDIR)$(PREFIX)/share/healthcards $(DESTDIR)$(PREFIX)/share/doc/healthcards
+
+# `make install` into a temporary folder, then checks what it installed (scripts/install-test.sh).
+install-test:
+	@dest=$$(mktemp -d) && trap 'rm -rf "$$dest"' EXIT && \
+	$(MAKE) --no-print-directory install DESTDIR=$$dest PREFIX=/usr/local >/dev/null && \
+	scripts/install-test.sh $$dest /usr/local
+
+# The Debian package for servers without Swift: .build/deb/healthcards_VERSION_ARCH.deb (scripts/make-deb.sh).
+deb: release
+	$(call apt,$(DEB_APT_PACKAGES))
+	@rm -rf .build/deb/stage
+	@$(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/.build/deb/stage PREFIX=/usr >/dev/null
+	@scripts/make-deb.sh .build/deb/stage .build/deb "$(DEB_MAINTAINER)"
+
+# Installs the .deb into a fresh minimal Debian 12 root (debootstrap, chroot; cached in .build/deb-test) and
+# runs keygen, site, issue, verify and jwks there (scripts/deb-test.sh).
+DEB_TEST_FLAGS ?=
+deb-test: deb
+	$(call apt,$(DEB_TEST_APT_PACKAGES))
+	@scripts/deb-test.sh $(DEB_TEST_FLAGS) $$(ls -t .build/deb/healthcards_*.deb | head -n 1)
 
 # The benchmark (release build): per-stage µs per card, end-to-end cards/s with and without QR for
 # 1 job and all cores, peak RSS, and RSS/rate at growing input sizes; also bench-results.json.

@@ -189,3 +189,5 @@ void CPNG_buffer_free(CPNG_buffer *buffer) {
 }
 
 void CPNG_free(void *pointer) { free(pointer); }
+
+const char *CPNG_libpng_version(void) { return png_get_libpng_ver(NULL); }

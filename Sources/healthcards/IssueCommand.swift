@@ -6,7 +6,7 @@ import HealthCards
 
 enum IssueCommand {
     static let help = """
-        Usage: healthcards issue --issuer URL --key KEYFILE [--site SITE] [--template FILE] --out DIR INPUT...
+        Usage: healthcards issue --issuer URL --key KEYFILE [--site SITE [--shl BASE_URL]] [--template FILE] --out DIR INPUT...
 
         Issues one SMART Health Card per patient (CSV with --template) or per Bundle (.json, .ndjson), and
         writes under DIR:
@@ -15,6 +15,10 @@ enum IssueCommand {
           pdf/<id>.pdf                   with --pdf: the card printed for the person (docs/printing.md)
           report.ndjson                  one line per input record: source, id, status, errors, files,
                                          and for issued cards kid, rid and ridFrom (what `revoke` checks)
+        and with --shl, a SMART Health Link per card (docs/shl.md):
+          shl/<id>.txt                   the link (shlink:/…), 0600: the key in it opens the card
+          shl/<id>.png                   the link's QR code (ECC M)
+          SITE/shl/<43 random chars>     the card encrypted (JWE, A256GCM) for the static host, 0644
         These are health data: files are written 0600 and folders 0700 whatever the umask (--share opts
         into group or world access). DIR must not be inside a published site (a folder holding
         .well-known/jwks.json or healthcards-nginx.conf). One run at a time writes into DIR (a second
@@ -58,14 +62,27 @@ enum IssueCommand {
                                 patient id (default: the Patient's only identifier with a system and value)
           --share group|world   let the file's group (0640/0750) or everyone (0644/0755) read what is written,
                                 for a hand-off folder; by default only the owner can (0600/0700)
+          --shl BASE_URL        also make a SMART Health Link for each card (flag U: one encrypted file the
+                                host serves with GET), with the file in SITE: BASE_URL is a folder named shl
+                                under the issuer URL, e.g. https://clinic.example.org/shl is SITE/shl/ (needs
+                                --site). A card too long for one QR is then issued with its link instead of
+                                being rejected. Publish SITE after the run
+          --shl-label TEXT      the link's label, shown to the receiver (at most 80 characters; default
+                                'SMART Health Card'); {name} puts the Patient's name in it, which anyone who
+                                sees the link or its QR can read: only when the person wants it
+          --shl-exp SECONDS     the link's exp, integer seconds since 1970: a hint that the link is stale after
+          --viewer URL#         put a viewer URL ending in '#' in front of each link (and in its QR), so a phone
+                                camera opens the viewer; the link stays in the fragment, which is never sent
           --chunk               split a JWS over 1195 characters into chunked QRs (deprecated since SHC 1.3.0)
                                 instead of rejecting the patient
-          --no-qr               write no QR images (a card too long for one QR is then issued, with a warning)
+          --no-qr               write no QR images, for cards or links (a card too long for one QR is then
+                                issued, with a warning)
           --qr-scale PIXELS     pixels per QR module (default \(QRImage.defaultScale); 1 to 64)
           --jobs N              worker threads (default: the processors online, here \(BatchIssuer.activeCores()));
                                 the report stays in input order; a PKCS#11 key always uses 1
           --pdf                 also write pdf/<id>.pdf per card: name, birth date, doses or results, the
-                                issuer, the QR code (vector, 60 mm) and a wallet-size cut-out
+                                issuer, the QR code (vector, 60 mm) and a wallet-size cut-out; with --shl, the
+                                link's QR code too (beside the card's, or instead of chunks for a large card)
         \(PrintOptions.help)
           --force               reissue records whose card is already in DIR (new signature and nbf)
           --deterministic       sign with deterministic ECDSA nonces (RFC 6979) instead of random ones, so the
@@ -98,7 +115,7 @@ enum IssueCommand {
     static func run(_ args: [String]) throws -> ExitStatus {
         let parsed = try Arguments(
             args, valued: PrintOptions.valued.union(["issuer", "key", "template", "out", "nbf", "exp", "vc-types", "qr-scale", "rid-secret", "jobs",
-                           "share", "patient-id-system", "site"]),
+                           "share", "patient-id-system", "site", "shl", "shl-label", "shl-exp", "viewer"]),
             flagNames: PrintOptions.flags.union(["chunk", "no-qr", "quiet", "force", "pdf", "deterministic"]), command: "issue")
         if parsed.has("help") {
             print(help)
@@ -195,13 +212,18 @@ enum IssueCommand {
             throw HealthCardError(.usage, "--patient-id-system is empty; give the identifier system URI (e.g. the MRN system)")
         }
         let key = try KeySource.load(keyPath, requirePrivate: true)
-        if let site = parsed.value("site") {
-            try PublishedSite(root: site).checkSigner(issuer: issuerURL, kid: JWK(key: key).kid)
+        var site: PublishedSite?
+        if let root = parsed.value("site") {
+            site = try PublishedSite(root: root)
+            try site?.checkSigner(issuer: issuerURL, kid: JWK(key: key).kid)
         }
+        let links = try LinkOptions.stage(parsed, names: .issue, site: site, outDir: outDir, access: access,
+                                          makeQR: !parsed.has("no-qr"), qrImage: image, now: now)
         try DemoKey.check(kids: [JWK(key: key).kid], issuer: issuerURL, command: "issue")
         var settings = IssueSettings(issuer: issuerURL, notBefore: nbf, expires: exp, typePolicy: policy,
                                      chunk: parsed.has("chunk"), makeQR: !parsed.has("no-qr"), qrImage: image)
         if let path = parsed.value("rid-secret") { settings.ridSecret = try RIDSecretFile.read(path) }
+        settings.linksOversized = links != nil
         let frozen = settings
         let batch = BatchIssuer(outDir: outDir, jobs: jobs) {
             let signer: any JWSSigner = deterministic ? try DeterministicES256Signer(key: key) : try ES256Signer(key: key)
@@ -211,6 +233,7 @@ enum IssueCommand {
         batch.pdf = pdf
         batch.access = access
         batch.patientIDSystem = patientIDSystem
+        batch.links = links
         if frozen.ridSecret == nil {
             printError("warning: no --rid-secret: the cards get no vc.rid, so none can be revoked by itself (only by "
                 + "dropping the whole key, which revokes every card it signed). Make a secret once with "

@@ -13,6 +13,13 @@ enum PrintCommand {
         Writes DIR/<card name>.pdf for each card (DIR/<card name>-<n>.pdf when a file holds several
         credentials), mode 0600: a printed card is health data.
 
+        A card's SMART Health Link is printed with it: the link's QR code (40 mm, error correction M)
+        beside the card's, or in place of the chunked codes of a card too large for one QR code. The link is
+        the one given with --link FILE, or else the one `issue --shl` or `healthcards shl` wrote beside the
+        card: OUT/shl/<name>.txt for a card at OUT/cards/<name>.smart-health-card. It is checked as `verify`
+        checks links; with --shl-site SITE its file is opened and must hold this very card. A card whose link
+        has an error is not printed (or give --no-link).
+
         Arguments:
           CARD                  a .smart-health-card file, or a folder: its *.smart-health-card files (or
                                 those in its cards/ folder, as `issue` writes them)
@@ -20,16 +27,21 @@ enum PrintCommand {
           --out DIR             where the PDFs go (created if missing)
           --jwks FILE_OR_DIR    the issuer's key set (jwks.json or a site folder), to check signatures;
                                 repeatable. Without it the signature is not checked (a warning)
+          --link FILE           the card's SMART Health Link (a text file holding shlink:/…), for one CARD
+          --no-link             print no link, even one found beside the card
+          --shl-site SITE       the issuer's site folder holding the link's file, to check the link opens
+                                the card (offline; nothing is fetched). Without it, a warning
         \(PrintOptions.help)
           -h, --help            show this help
 
-        Exit status: 0 every card printed; 1 some cards not printed (verify found an error); 2 usage
-        error, or a PDF that could not be written.
+        Exit status: 0 every card printed; 1 some cards not printed (verify found an error in the card or its
+        link); 2 usage error, or a PDF that could not be written.
         """
 
     static func run(_ args: [String]) throws -> ExitStatus {
         let parsed = try Arguments(
-            args, valued: PrintOptions.valued.union(["out", "jwks"]), flagNames: PrintOptions.flags, command: "print")
+            args, valued: PrintOptions.valued.union(["out", "jwks", "link", "shl-site"]),
+            flagNames: PrintOptions.flags.union(["no-link"]), command: "print")
         if parsed.has("help") {
             print(help)
             return .ok
@@ -43,8 +55,24 @@ enum PrintCommand {
         }
         if let outDir, outDir.isEmpty { throw HealthCardError(.usage, "--out is empty; give the folder for the PDFs") }
         let cards = try cardFiles(parsed.positionals)
+        let givenLink = parsed.value("link")
+        if let givenLink {
+            guard !parsed.has("no-link") else {
+                throw HealthCardError(.usage, "--link and --no-link contradict each other; give one")
+            }
+            guard cards.count == 1 else {
+                throw HealthCardError(
+                    .usage,
+                    "--link FILE is the link of one card, but \(cards.count) cards were given; print them one at a time, or "
+                        + "leave --link out to use the link beside each card (OUT/shl/<name>.txt)")
+            }
+            guard FileIO.isRegularFile(givenLink) else {
+                throw HealthCardError(.usage, "--link \(givenLink) is not a file")
+            }
+        }
         let settings = try PrintOptions.settings(parsed, environment: PrintOptions.environment())
-        let verifier = try Verifier(keySets: parsed.values("jwks"), now: Clock.nowSeconds())
+        let verifier = try Verifier(
+            keySets: parsed.values("jwks"), now: Clock.nowSeconds(), linkSites: parsed.values("shl-site"))
         for report in verifier.keySetReports where report.errorCount > 0 {
             printError(report.summaryLines.joined(separator: "\n"))
             throw HealthCardError(.usage, "the key set \(report.file) has errors; fix it or leave --jwks out")
@@ -63,9 +91,22 @@ enum PrintCommand {
                 continue
             }
             let credentials = try credentials(in: path)
+            var link: PrintedLink?
+            if !parsed.has("no-link"), let linkFile = givenLink ?? PrintedLink.file(besideCard: path) {
+                do {
+                    let checked = try PrintedLink.check(
+                        linkFile: linkFile, credentials: credentials.map(\.compact), verifier: verifier)
+                    for warning in checked.warnings { printError("warning: \(path): \(warning)") }
+                    link = checked.link
+                } catch let error as HealthCardError where error.kind == .link {
+                    printError("not printed: \(path): \(error.message)")
+                    refused += 1
+                    continue
+                }
+            }
             for (index, jws) in credentials.enumerated() {
                 let card = try printer.print(
-                    try PDFStage.sheet(jws, today: settings.today), codes: try PDFStage.codes(jws))
+                    try PDFStage.sheet(jws, today: settings.today), codes: try PDFStage.codes(jws), link: link)
                 if let outDir {
                     let name = OutputNames.safe(FileIO.stem(path)) + (credentials.count > 1 ? "-\(index + 1)" : "")
                     try FileIO.writeAtomically(try card.pdf(), to: "\(outDir)/\(name).pdf")
@@ -94,6 +135,9 @@ enum PrintCommand {
         var files: [String] = []
         for path in paths {
             if FileIO.isDirectory(path) {
+                // `out/cards/` as `out/cards`, so a card's path names its folder (and the link beside it).
+                var path = path
+                while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
                 let folder = FileIO.isDirectory("\(path)/cards") ? "\(path)/cards" : path
                 let found = FileIO.list(folder).filter { $0.hasSuffix(".smart-health-card") }.map { "\(folder)/\($0)" }
                 guard !found.isEmpty else { throw HealthCardError(.usage, "\(path) holds no .smart-health-card file") }

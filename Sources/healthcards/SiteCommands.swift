@@ -113,6 +113,7 @@ enum RevokeCommand {
         Usage: healthcards revoke --site SITE --key KEY --rid-secret FILE --id PATIENT_ID... --report REPORT...
                                   [--before SECONDS] [--force]
                healthcards revoke --site SITE --key KEY --rid RID... --report REPORT... [--before SECONDS] [--force]
+               healthcards revoke --site SITE --link LINK... [--force]
 
         Revokes the cards of a patient signed by KEY: adds their rid (the one `issue --rid-secret` put in
         vc.rid) to SITE/.well-known/crl/<kid>.json, increments its ctr, and sets the same crlVersion on
@@ -124,8 +125,14 @@ enum RevokeCommand {
         --rid-secret or --key is refused). An id or rid the reports do not show is refused unless --force.
         Ids are normalized as `issue` reads them (surrounding spaces dropped).
 
+        --link withdraws a SMART Health Link instead (or as well): its encrypted file is deleted from SITE, so
+        once the site is deployed the link opens nothing. The card itself stays valid (a copy already fetched
+        still verifies); revoke its rid as above when the card must stop verifying everywhere. See docs/shl.md.
+
         Options:
           --site SITE         the site folder made by `healthcards site` (its jwks.json must list KEY)
+          --link LINK         a link to withdraw: a file holding it (OUT/shl/<id>.txt) or the shlink:/ text. Its
+                              file must open with the link's key (else refused, unless --force). May be repeated
           --key KEY           the key that signed the cards: PEM or DER file (a public key is enough) or
                               PKCS#11 URI
           --rid-secret FILE   the issuer's revocation secret, as given to `issue --rid-secret`
@@ -146,11 +153,18 @@ enum RevokeCommand {
 
     static func run(_ args: [String]) throws -> ExitStatus {
         let parsed = try Arguments(
-            args, valued: ["site", "key", "rid-secret", "id", "rid", "before", "report"], flagNames: ["force"],
+            args, valued: ["site", "key", "rid-secret", "id", "rid", "before", "report", "link"], flagNames: ["force"],
             command: "revoke")
         if parsed.has("help") {
             print(help)
             return .ok
+        }
+        let links = parsed.values("link")
+        if !links.isEmpty && parsed.values("id").isEmpty && parsed.values("rid").isEmpty {
+            guard parsed.positionals.isEmpty else {
+                throw HealthCardError(.usage, "revoke takes no positional arguments, found '\(parsed.positionals[0])'; use --link LINK")
+            }
+            return try withdraw(links, site: try parsed.required("site", command: "revoke"), force: parsed.has("force"))
         }
         guard parsed.positionals.isEmpty else {
             throw HealthCardError(
@@ -242,6 +256,33 @@ enum RevokeCommand {
         print(
             "\(crlPath): ctr \(result.ctr)" + (result.wroteCRL ? "" : " (unchanged)")
                 + "; \(site.keySetPath): crlVersion \(result.ctr)" + (result.wroteKeySet ? "" : " (unchanged)"))
+        if !links.isEmpty { return try withdraw(links, site: site.root, force: force) }
+        return .ok
+    }
+
+    /// `--link`: deletes each link's file from the site (`SHLWithdrawal`). All links are read and checked
+    /// before the first file is deleted.
+    static func withdraw(_ links: [String], site root: String, force: Bool) throws -> ExitStatus {
+        let site = try PublishedSite(root: root)
+        var texts: [(text: String, what: String)] = []
+        for (i, link) in links.enumerated() {
+            if SHLinkText.looksLikeLink(link) && !FileIO.exists(link) {
+                texts.append((link, "argument \(i + 1)"))
+            } else {
+                let bytes = try FileIO.read(link)
+                let text = String(decoding: bytes, as: UTF8.self).filter { !$0.isWhitespace }
+                texts.append((text, link))
+            }
+        }
+        for (text, what) in texts {
+            _ = try SHLWithdrawal.withdraw(linkText: text, site: site, force: force, what: what, dryRun: true)
+        }
+        for (text, what) in texts {
+            switch try SHLWithdrawal.withdraw(linkText: text, site: site, force: force, what: what) {
+            case .withdrawn(let path): print("withdrew \(what): deleted \(path); deploy the site now")
+            case .alreadyWithdrawn(let path): print("already withdrawn \(what): \(path) is not in the site")
+            }
+        }
         return .ok
     }
 }

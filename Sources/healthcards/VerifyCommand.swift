@@ -2,7 +2,8 @@ import HealthCards
 
 enum VerifyCommand {
     static let help = """
-        Usage: healthcards verify [--jwks [ISSUER_URL=]FILE_OR_SITE_DIR]... [--now SECONDS] [--json] PATH...
+        Usage: healthcards verify [--jwks [ISSUER_URL=]FILE_OR_SITE_DIR]... [--shl-site SITE]... [--now SECONDS]
+                                  [--json] PATH...
 
         Checks SMART Health Cards from anyone, offline, and reports every problem with a stable code
         (see docs/error-codes.md), a severity, where it is (file, credential, chunk, FHIR path) and what to do.
@@ -10,7 +11,9 @@ enum VerifyCommand {
         Arguments:
           PATH                  a .smart-health-card file, a jwks.json (checked as a key set), a file holding
                                 one compact JWS, a file holding shc:/ QR text (give chunk sets together or in
-                                one folder), a QR image (PNG), or a folder (walked)
+                                one folder), a QR image (PNG), or a folder (walked); or a SMART Health Link:
+                                shlink:/… text (bare or after a viewer URL's '#'), a file holding one, or
+                                its QR image
         Options:
           --jwks FILE_OR_DIR    an issuer's key set: a jwks.json, or a site folder holding .well-known/jwks.json;
                                 repeatable. A key verifies only cards of the issuer whose key set it is in: a
@@ -19,7 +22,13 @@ enum VerifyCommand {
                                 for every card's issuer; with several, only bound ones verify. Revocation lists at
                                 crl/<kid>.json beside the key set are applied. Verify is offline: it never fetches
                                 a URL. Without --jwks the signature is not checked (a warning)
-          --now SECONDS         judge nbf, exp and clinical dates at this time (seconds since 1970; default now)
+          --shl-site SITE       a site folder (`healthcards site --issuer URL`) standing for the host of its issuer
+                                URL: a link whose url lies under that URL is opened from the folder (offline:
+                                nothing is fetched), decrypted with the link's key, and the card inside verified.
+                                Repeatable. Without it a link's payload is checked, not its file. The key is never
+                                printed
+          --now SECONDS         judge nbf, exp (of cards and links) and clinical dates at this time (seconds since
+                                1970; default now)
           --json                print a JSON report: one object per credential with its findings and payload
           -h, --help            show this help
 
@@ -30,7 +39,7 @@ enum VerifyCommand {
         """
 
     static func run(_ args: [String]) throws -> ExitStatus {
-        let parsed = try Arguments(args, valued: ["jwks", "now"], flagNames: ["json"], command: "verify")
+        let parsed = try Arguments(args, valued: ["jwks", "now", "shl-site"], flagNames: ["json"], command: "verify")
         if parsed.has("help") {
             print(help)
             return .ok
@@ -45,11 +54,12 @@ enum VerifyCommand {
             }
             now = value
         }
-        let verifier = try Verifier(keySets: parsed.values("jwks"), now: now)
+        let verifier = try Verifier(keySets: parsed.values("jwks"), now: now, linkSites: parsed.values("shl-site"))
         let reports = verifier.keySetReports + (try verifier.verify(parsed.positionals))
         let errors = reports.reduce(0) { $0 + $1.errorCount }
         let warnings = reports.reduce(0) { $0 + $1.warningCount }
-        let credentials = reports.filter { $0.source != .keySet && $0.source != .unknown }.count
+        let credentials = reports.filter { $0.source != .keySet && $0.source != .unknown && $0.source != .shlink }.count
+        let links = reports.filter { $0.source == .shlink }.count
         let standIn = verifier.keyRing.standIn.map {
             "key set \($0.file) is not bound to an issuer, so it was taken as the key set of every card's issuer; bind it with "
                 + "--jwks ISSUER_URL=\($0.file), or give the site folder written by `healthcards site --issuer ISSUER_URL`"
@@ -58,6 +68,7 @@ enum VerifyCommand {
             var summary: JSONObject = [
                 "credentials": .integer(Int64(credentials)), "errors": .integer(Int64(errors)), "warnings": .integer(Int64(warnings)),
             ]
+            if links > 0 { summary["links"] = .integer(Int64(links)) }
             if let standIn { summary["keySetNotBound"] = .string(standIn) }
             let object: JSONObject = [
                 "now": .integer(now),
@@ -71,7 +82,8 @@ enum VerifyCommand {
                 print("")
             }
             if let standIn { print("verify: " + ControlCharacters.escaped(standIn)) }
-            print("verify: \(credentials) credential(s) checked, \(errors) error(s), \(warnings) warning(s)")
+            let linkCount = links > 0 ? ", \(links) link(s)" : ""
+            print("verify: \(credentials) credential(s)\(linkCount) checked, \(errors) error(s), \(warnings) warning(s)")
         }
         return errors > 0 ? .partial : .ok
     }

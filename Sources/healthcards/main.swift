@@ -22,7 +22,8 @@ let commands: [(name: String, summary: String, run: ([String]) throws -> ExitSta
     ("print", "print issued cards as PDF pages: name, birth date, doses or results, QR, wallet cut-out", PrintCommand.run),
     ("verify", "check cards, JWS, QR texts and images, and key sets; report every problem with its code", VerifyCommand.run),
     ("site", "lay out the static-host folder: jwks.json, CRLs, header rules for nginx/Apache/_headers", SiteCommand.run),
-    ("revoke", "revoke a patient's cards: add the rid to the key's CRL, bump ctr and crlVersion", RevokeCommand.run),
+    ("revoke", "revoke a patient's cards (rid into the key's CRL), or withdraw a SMART Health Link", RevokeCommand.run),
+    ("shl", "make SMART Health Links (flag U, static host) for cards already issued", SHLCommand.run),
     ("fixtures", "write a reproducible catalogue of valid and deliberately broken test cards for verifier developers", FixturesCommand.run),
 ]
 
@@ -39,7 +40,8 @@ let usage = """
     Commands:
     \(commands.map { "  " + $0.name.padding(8) + $0.summary }.joined(separator: "\n"))
 
-    Run `healthcards COMMAND --help` for a command's options.
+    Run `healthcards COMMAND --help` for a command's options, `healthcards --version` (-V) for the versions
+    of this program, the SMART Health Cards framework it implements and the libraries it runs with.
     Exit status: 0 success; 1 some records rejected (issue) or problems found (verify); 2 the command
     stopped: a usage or configuration error, or an output that could not be written.
     """
@@ -48,6 +50,14 @@ extension String {
     func padding(_ width: Int) -> String { count >= width ? self + " " : self + String(repeating: " ", count: width - count) }
 }
 
+/// `healthcards --version`: the program's version on the first line (as help2man and packagers read it), then
+/// the SMART Health Cards framework version it implements and each C library's version, asked from the
+/// library at run time.
+let versionLines =
+    ["healthcards \(Versions.toolkit)", "SMART Health Cards framework \(Versions.shcFramework)"]
+    + Versions.runtimeLibraries.map { "\($0.library) \($0.version)" }
+let versionText = versionLines.joined(separator: "\n")
+
 var arguments = Array(CommandLine.arguments.dropFirst())
 guard let name = arguments.first else {
     print(usage)
@@ -55,6 +65,10 @@ guard let name = arguments.first else {
 }
 if name == "--help" || name == "-h" || name == "help" {
     print(usage)
+    exit(0)
+}
+if name == "--version" || name == "-V" {
+    print(versionText)
     exit(0)
 }
 guard let command = commands.first(where: { $0.name == name }) else {

@@ -73,6 +73,24 @@ import Testing
         #expect(found[0].errorCorrection == .L)
     }
 
+    /// Any module matrix becomes a PNG whose pixels are the modules (scale and quiet zone as asked), and a
+    /// matrix that is not square is refused.
+    @Test func moduleMatrixPNGHasTheModulesAsPixels() throws {
+        let size = 5
+        let modules = (0..<size * size).map { ($0 * 7) % 3 == 0 }
+        let image = try GrayImage(png: QRImage(scale: 3, quietZone: 2).png(size: size, modules: modules))
+        #expect(image.width == (size + 4) * 3 && image.height == image.width)
+        for y in 0..<image.height {
+            for x in 0..<image.width {
+                let (mx, my) = (x / 3 - 2, y / 3 - 2)
+                let dark = (0..<size).contains(mx) && (0..<size).contains(my) && modules[my * size + mx]
+                #expect(image.pixels[y * image.width + x] == (dark ? 0 : 255), "pixel \(x),\(y)")
+            }
+        }
+        let error = #expect(throws: HealthCardError.self) { try QRImage().png(size: 5, modules: modules + [true]) }
+        #expect(error?.kind == .usage)
+    }
+
     @Test func specPNGsDecodeToTheirNumericText() throws {
         // (version, mask) from derived/facts.json; all are ECC L.
         let facts: [String: (Int, Int)] = [

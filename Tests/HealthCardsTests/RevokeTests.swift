@@ -84,8 +84,16 @@ import Testing
         // The cards were issued at nbf 1700000000, so the list revokes them; a later card would not be.
         #expect(try f.crl().revokes(rid: other, nbf: 1_700_000_000))
         #expect(!(try f.crl().revokes(rid: other, nbf: 1_700_000_001)))
+    }
 
-        // The independent checker accepts the whole site (key set, CRL) and the cards with it.
+    /// The independent checker accepts the whole site (key set, a CRL with a plain rid and one with a
+    /// timestamp suffix) and the cards with it.
+    @Test(.enabled(if: TestSupport.checkerAvailable, TestSupport.checkerMissing))
+    func revokedSitePassesIndependentChecker() throws {
+        let f = try Self.fixture()
+        try f.revoke(["--id", "P-1001"])
+        try f.revoke(["--id", "P-1002", "--before", "1700000001"])
+        #expect(try f.crl().entries.count == 2)
         let check = try TestSupport.check(["--jwks", f.site.path, f.site.path, f.out.path])
         #expect(check.status == 0, "\(check.stdout)")
         #expect(check.stdout.contains(" 0 errors, 0 warnings"), "\(check.stdout)")

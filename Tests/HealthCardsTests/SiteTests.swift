@@ -39,13 +39,26 @@ import Testing
         #expect(try pattern.wholeMatch(in: "\(key.kid).json") != nil)
         #expect(try pattern.wholeMatch(in: "jwks.json") == nil)
         #expect(try SiteTestSupport.json(site.path + "/.well-known/crl/\(key.kid).json")["rids"] == .array([]))
-        // The site checks clean, and nothing private is in it.
-        let check = try TestSupport.check([site.path])
-        #expect(check.status == 0, "\(check.stdout)")
+        // Our verify judges the key set clean, and nothing private is in the site.
+        let verify = try SiteTestSupport.cli(["verify", site.path])
+        #expect(verify.stdout.contains(" 0 error(s), 0 warning(s)"), "\(verify.stdout)")
         for file in files {
             let text = String(decoding: try SiteTestSupport.bytes(site.path + "/" + file), as: UTF8.self)
             #expect(!text.contains("PRIVATE KEY") && !text.contains("\"d\""))
         }
+    }
+
+    /// The site folder (key set and CRL) checks clean in the independent checker.
+    @Test(.enabled(if: TestSupport.checkerAvailable, TestSupport.checkerMissing))
+    func siteFolderPassesIndependentChecker() throws {
+        let dir = try TestSupport.tempDir("site")
+        let key = try SiteTestSupport.keygen("issuer.pem", in: dir)
+        let site = dir.appendingPathComponent("site")
+        try SiteTestSupport.cli([
+            "site", "--out", site.path, key.path, "--issuer", "https://issuer.example.org/shc", "--crl",
+        ])
+        let check = try TestSupport.check([site.path])
+        #expect(check.status == 0, "\(check.stdout)")
     }
 
     /// Without --crl, a key without a revocation list gets none and no crlVersion: advertising one would
@@ -96,8 +109,8 @@ import Testing
             ])
     }
 
-    @Test(.enabled(if: NginxServer.available, "nginx is not installed and apt-get could not install it"))
-    func nginxServesKeysWithCORSAndCardsWithTheirType() throws {
+    /// A site for a new key, with one of its cards and a file the rules do not name, served by nginx.
+    static func servedSite() throws -> (key: (path: String, kid: String), site: URL, card: URL, server: NginxServer) {
         let dir = try TestSupport.tempDir("nginx")
         let key = try SiteTestSupport.keygen("issuer.pem", in: dir)
         let site = dir.appendingPathComponent("site")
@@ -109,8 +122,12 @@ import Testing
             at: site.appendingPathComponent("cards"), withIntermediateDirectories: true)
         try FileManager.default.copyItem(at: card, to: site.appendingPathComponent("cards/P-1001.smart-health-card"))
         try TestSupport.write("{}", to: "other.json", in: site)
+        return (key, site, card, try NginxServer(root: site.path, in: dir.appendingPathComponent("nginx")))
+    }
 
-        let server = try NginxServer(root: site.path, in: dir.appendingPathComponent("nginx"))
+    @Test(.enabled(if: NginxServer.available, "nginx is not installed and apt-get could not install it"))
+    func nginxServesKeysWithCORSAndCardsWithTheirType() throws {
+        let (key, site, card, server) = try Self.servedSite()
         defer { server.stop() }
         let base = "http://127.0.0.1:\(server.port)"
 
@@ -147,8 +164,16 @@ import Testing
         // Names that only contain a denied name are still served.
         try TestSupport.write("{}", to: "my_headers.json", in: site)
         #expect(try HTTPGet.fetch(base + "/my_headers.json").status == 200)
+    }
 
-        // The independent checker fetches iss/.well-known/jwks.json (with an Origin header) from nginx.
+    /// The independent checker fetches iss/.well-known/jwks.json (with an Origin header) from nginx.
+    @Test(
+        .enabled(if: NginxServer.available, "nginx is not installed and apt-get could not install it"),
+        .enabled(if: TestSupport.checkerAvailable, TestSupport.checkerMissing))
+    func independentCheckerFetchesTheKeySetFromNginx() throws {
+        let (_, _, card, server) = try Self.servedSite()
+        defer { server.stop() }
+        let base = "http://127.0.0.1:\(server.port)"
         let check = try TestSupport.check(["--fetch-jwks", "--resolve", "\(SiteTestSupport.issuer)=\(base)", card.path])
         #expect(check.status == 0, "\(check.stdout)")
         #expect(check.stdout.hasSuffix("1 credentials checked, 0 errors, 0 warnings\n"), "\(check.stdout)")

@@ -36,9 +36,9 @@ enum TestSupport {
     /// Why checker tests are skipped, shown by `swift test`.
     static var checkerMissing: Comment {
         if !FileManager.default.fileExists(atPath: checker) {
-            return "the independent checker \(checker) is not beside this clone (../shared); skipped"
+            return "the independent checker \(checker) is not beside this clone (../shared)"
         }
-        return "no test Python at .build/test-venv (run `make test`, which makes it); skipped"
+        return "no test Python at .build/test-venv (run `make test`, which makes it)"
     }
     /// True when the tests (and so the CLI they run) are built with the thread sanitizer (`make sanitize`).
     static let threadSanitizer = dlsym(nil, "__tsan_init") != nil

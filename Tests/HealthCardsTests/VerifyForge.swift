@@ -101,30 +101,11 @@ struct VerifyForge {
         Set(try verify(paths, keySets: keySets, now: now).flatMap(\.findings).map(\.code.rawValue))
     }
 
-    /// A PNG of a module matrix (4-module quiet zone, 4 px per module), drawn with Python's PIL (a
-    /// dependency of the conformance checker), for QR symbols our encoder refuses to make.
+    /// A PNG of a module matrix (4-module quiet zone, 4 px per module), for QR symbols our encoder refuses
+    /// to make (forced versions, other error correction levels, one segment): written by `QRImage`, so no
+    /// Python is needed.
     func png(size: Int, modules: [Bool], name: String) throws -> String {
-        let rows = (0..<size).map { y in String((0..<size).map { modules[y * size + $0] ? "1" : "0" }) }
-        let text = try write(rows.joined(separator: "\n"), name + ".txt")
-        let out = dir.appendingPathComponent(name).path
-        let script = """
-            import sys
-            from PIL import Image
-            rows = open(sys.argv[1]).read().split()
-            n, q, s = len(rows), 4, 4
-            img = Image.new('L', ((n + 2 * q) * s,) * 2, 255)
-            for y, row in enumerate(rows):
-                for x, c in enumerate(row):
-                    if c == '1':
-                        for dy in range(s):
-                            for dx in range(s):
-                                img.putpixel(((x + q) * s + dx, (y + q) * s + dy), 0)
-            img.save(sys.argv[2])
-            """
-        guard let python = TestSupport.python else { throw HealthCardError(.usage, "no test Python (.build/test-venv); run make test") }
-        let run = try TestSupport.run(python, ["-c", script, text, out])
-        guard run.status == 0 else { throw HealthCardError(.io, "PIL failed: \(run.stderr)") }
-        return out
+        try write(try QRImage(scale: 4, quietZone: 4).png(size: size, modules: modules), name)
     }
 
     /// zlib (RFC 1950) wrapping of raw DEFLATE: header 78 9C, the stream, Adler-32 big-endian.

@@ -29,6 +29,9 @@ int CPNG_read_size(const uint8_t *data, size_t size, uint32_t *width, uint32_t *
 int CPNG_decode_gray8(const uint8_t *data, size_t size, uint8_t *gray, size_t capacity, uint32_t *width,
                       uint32_t *height, char *err, size_t err_len);
 
+/* The version of the libpng this process runs with (png_get_libpng_ver), e.g. "1.6.39". */
+const char *CPNG_libpng_version(void);
+
 void CPNG_buffer_free(CPNG_buffer *buffer);
 void CPNG_free(void *pointer);
 #endif

@@ -44,6 +44,9 @@ public final class RawDeflater {
         stream.deallocate()
     }
 
+    /// The version of the zlib this process runs with, as zlib reports it (`zlibVersion()`, e.g. "1.2.13").
+    public static var zlibRuntimeVersion: String { String(cString: zlibVersion()) }
+
     /// Compresses `input` as one raw DEFLATE stream (or zlib stream, for `.zlib`).
     /// - Returns: the compressed bytes (for `.raw`, never starting with a zlib header).
     /// - Throws: `HealthCardError(.compression)`, also for an input over 4 GiB (zlib counts in 32 bits).

@@ -14,6 +14,10 @@ func openSSLErrorMessage() -> String {
     return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
+/// The version of the OpenSSL libcrypto this process runs with, as it reports it
+/// (`OpenSSL_version(OPENSSL_VERSION_STRING)`, e.g. "3.0.19").
+public func openSSLRuntimeVersion() -> String { String(cString: OpenSSL_version(OPENSSL_VERSION_STRING)) }
+
 func cryptoError(_ what: String) -> HealthCardError {
     HealthCardError(.crypto, "\(what) failed in OpenSSL: \(openSSLErrorMessage())")
 }

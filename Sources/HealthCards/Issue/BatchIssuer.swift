@@ -50,6 +50,8 @@ public final class BatchIssuer {
     /// For Bundle input: the `Patient.identifier` system whose value identifies the person, for
     /// `vc.rid` (`PatientIdentity.ofBundle`); nil takes the Patient's only identifier.
     public var patientIDSystem: String?
+    /// The SMART Health Link stage (`issue --shl`): every card also gets a link; nil for none.
+    public var links: SHLStage?
     /// Printed cards: `pdf/<id>.pdf` and/or one combined PDF (nil: none).
     public var pdf: PDFOptions?
     /// Pages written to the combined PDF by the last run (`pdf.combinedPath`).
@@ -110,7 +112,7 @@ public final class BatchIssuer {
             let issuer = try makeIssuer()
             if number == 0 { makeQR = issuer.settings.makeQR }
             workers.append(Handoff(try BatchWorker(issuer: issuer, outDir: outDir, force: force, access: access,
-                                                   patientIDSystem: patientIDSystem, pdf: pdf)))
+                                                   patientIDSystem: patientIDSystem, pdf: pdf, links: links)))
         }
         try ReportWriter.checkTarget("\(outDir)/report.ndjson")
         try FileIO.checkWritableFolder(outDir, mode: access.folderMode)
@@ -118,6 +120,8 @@ public final class BatchIssuer {
         if makeQR { try FileIO.checkWritableFolder("\(outDir)/qr", mode: access.folderMode) }
         let lock = try OutputLock(folder: outDir, mode: access.fileMode)
         defer { withExtendedLifetime(lock) {} }
+        // After the lock: a run refused because another holds OUT makes no link folder.
+        try links?.prepare()
         for folder in [outDir, "\(outDir)/cards", "\(outDir)/qr"] {
             summary.leftoversRemoved += FileIO.removeStaleTemporaries(in: folder).count
         }
@@ -283,6 +287,7 @@ public final class BatchIssuer {
         }
         try report.commit()
         try FileIO.syncFileSystem(outDir)
+        try links?.finish()
         return summary
     }
 }

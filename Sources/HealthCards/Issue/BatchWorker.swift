@@ -40,14 +40,17 @@ final class BatchWorker {
     let access: OutputAccess
     /// The identifier system naming the person in Bundle input (`PatientIdentity.ofBundle`), or nil.
     let patientIDSystem: String?
+    /// The SMART Health Link stage (`issue --shl`), or nil (see `BatchWorker+SHL.swift`).
+    var links: SHLStage?
     /// The PDF stage (`--pdf`, `--pdf-combined`); nil when nothing is printed.
     var pdf: PDFStage?
 
     /// - Parameter pdf: what to print; the worker makes its own `PDFStage` (font map, Cairo) from it.
     /// - Throws: `HealthCardError(.pdf)` when the PDF stage cannot start.
     init(issuer: CardIssuer, outDir: String, force: Bool, access: OutputAccess = .ownerOnly, patientIDSystem: String? = nil,
-         pdf: PDFOptions? = nil) throws {
+         pdf: PDFOptions? = nil, links: SHLStage? = nil) throws {
         self.pdf = try pdf.map { try PDFStage(options: $0, outDir: outDir, access: access) }
+        self.links = links
         self.issuer = issuer
         self.outDir = outDir
         self.force = force
@@ -64,6 +67,7 @@ final class BatchWorker {
             let cardFile = "cards/\(OutputNames.safe(id)).smart-health-card"
             if FileIO.exists("\(outDir)/\(cardFile)") {
                 outcome.line.warnings.append(HealthCardError(.input, "\(cardFile) is a card from an earlier run, and this record is now rejected; it was left in place. Remove it (and its QR images) if it must not be handed out", at: outcome.line.source))
+                if let warning = earlierLinkWarning(id: id, at: outcome.line.source) { outcome.line.warnings.append(warning) }
             }
         }
         return outcome
@@ -97,7 +101,10 @@ final class BatchWorker {
         let cardFile = "cards/\(name).smart-health-card"
         do {
             var printed: PrintedCard?
-            if !force, let files = try alreadyIssued(payload, name: name, cardFile: cardFile, line: &line, printed: &printed) {
+            if !force,
+                let files = try alreadyIssued(
+                    payload, name: name, cardFile: cardFile, bundle: checked.bundle, line: &line, printed: &printed)
+            {
                 line.status = .issued
                 line.alreadyIssued = true
                 line.files = files
@@ -111,15 +118,18 @@ final class BatchWorker {
                 return BatchOutcome(line: line)
             }
             line.warnings += card.warnings
-            // Images first, the card last: a card file on disk means its images are there too.
+            // Images, link and PDF first, the card last: a card file on disk means they are there too. The link
+            // comes before the PDF, which prints it beside the card's QR code (or in its place).
             let images = Self.imageFiles(name: name, count: card.pngs.count)
             for (file, png) in zip(images, card.pngs) {
                 try FileIO.writeAtomically(png, to: "\(outDir)/\(file)", access: access, sync: false)
             }
-            let print = try pdf?.run(jws: card.jws, codes: card.qrCodes, name: name)
+            let linked = try link(card: card.fileBytes, name: name, bundle: checked.bundle)
+            let print = try pdf?.run(jws: card.jws, codes: card.qrCodes, name: name, link: try linked?.printable())
             try FileIO.writeAtomically(card.fileBytes, to: "\(outDir)/\(cardFile)", access: access, sync: false)
             line.status = .issued
-            line.files = [cardFile] + images + (print?.files ?? [])
+            line.files = [cardFile] + images + (print?.files ?? []) + (linked?.files ?? [])
+            line.warnings += linked?.warnings ?? []
             line.kid = issuer.kid
             return BatchOutcome(line: line, identity: owner, replacedKid: replacedKid, printed: print?.card)
         } catch let error as HealthCardError {
@@ -157,10 +167,11 @@ final class BatchWorker {
 
     /// When `cards/<name>.smart-health-card` is already the card for this payload (see
     /// `CardIssuer.existingCard`), makes sure its images are there and whole (they are
-    /// deterministic: rewritten when missing or different) and returns the record's files.
-    /// Returns nil when the record must be issued. A missing PDF is printed (an existing one is kept).
-    private func alreadyIssued(_ payload: CardPayload, name: String, cardFile: String, line: inout ReportLine,
-                               printed: inout PrintedCard?) throws -> [String]? {
+    /// deterministic: rewritten when missing or different), keeps or makes its link (`--shl`), and returns
+    /// the record's files. Returns nil when the record must be issued. A missing PDF is printed; an existing
+    /// one is kept, unless this run made the card a new link (the old page would show no link, or a dead one).
+    private func alreadyIssued(_ payload: CardPayload, name: String, cardFile: String, bundle: JSONValue,
+                               line: inout ReportLine, printed: inout PrintedCard?) throws -> [String]? {
         let path = "\(outDir)/\(cardFile)"
         guard payload.errors.isEmpty, FileIO.exists(path), let bytes = try? FileIO.read(path, maxBytes: InputBudget.cardFileBytes),
             let jws = issuer.existingCard(bytes, matches: payload)
@@ -172,8 +183,12 @@ final class BatchWorker {
             if (try? FileIO.read(imagePath, maxBytes: InputBudget.imageFileBytes)) != png { try FileIO.writeAtomically(png, to: imagePath, access: access, sync: false) }
         }
         line.warnings += payload.warnings + images.warnings
-        let print = try pdf?.run(jws: jws, codes: images.codes, name: name, keepExisting: true)
+        let linked = try link(card: bytes, name: name, bundle: bundle)
+        let print = try pdf?.run(
+            jws: jws, codes: images.codes, name: name, link: try linked?.printable(),
+            keepExisting: !(linked?.textChanged ?? false))
         printed = print?.card
-        return [cardFile] + files + (print?.files ?? [])
+        line.warnings += linked?.warnings ?? []
+        return [cardFile] + files + (print?.files ?? []) + (linked?.files ?? [])
     }
 }

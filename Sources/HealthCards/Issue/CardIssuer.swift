@@ -17,6 +17,9 @@ public struct IssueSettings: Sendable {
     /// The issuer-wide revocation secret; when set, each card gets `vc.rid` derived from it, the kid
     /// and the patient id (`RID.derive`).
     public var ridSecret: RIDSecret?
+    /// Each card also gets a SMART Health Link (`issue --shl`): a JWS over the single-QR limit is then
+    /// issued without a QR of its own, with a warning, instead of being rejected (the link carries it).
+    public var linksOversized = false
 
     /// Any `nbf` or `exp` at or above this many seconds is milliseconds (it is after the year 5000).
     public static let maxSeconds: Int64 = 100_000_000_000
@@ -195,8 +198,8 @@ public final class CardIssuer {
     /// same JWS and settings give the same bytes, which lets a resumed run check images it finds.
     /// Without QR output (`makeQR` false) there is no QR to reject: a JWS over the single-QR limit
     /// gives a warning instead (the card cannot be shown as one QR code; a SMART Health Link can carry it).
-    /// - Throws: `HealthCardError(.qr)` when the JWS is over 1195 characters without `chunk` (the
-    ///   message gives the size, the limit and the options), `.png` from libpng.
+    /// - Throws: `HealthCardError(.qr)` when the JWS is over 1195 characters without `chunk` or
+    ///   `linksOversized` (the message gives the size, the limit and the options), `.png` from libpng.
     public func images(for jws: JWS) throws -> (codes: [QRCode], pngs: [[UInt8]], warnings: [HealthCardError]) {
         let length = jws.compact.utf8.count
         if !settings.makeQR {
@@ -206,8 +209,14 @@ public final class CardIssuer {
                 + "Hand it out as the .smart-health-card file or through a SMART Health Link, or put fewer entries in the card")])
         }
         if length > QRNumeric.maxSingleJWSCharacters && !settings.chunk {
+            if settings.linksOversized {
+                return ([], [], [HealthCardError(.qr, "the JWS is \(length) characters; one QR holds at most "
+                    + "\(QRNumeric.maxSingleJWSCharacters), so the card has no QR image of its own: hand out its SMART Health Link "
+                    + "(shl/<id>.png, shl/<id>.txt) or the .smart-health-card file")])
+            }
             throw HealthCardError(.qr, "the JWS is \(length) characters; one QR holds at most \(QRNumeric.maxSingleJWSCharacters). "
-                + "Put fewer entries in the card (e.g. one card per dose series), or pass --chunk for chunked QRs (deprecated since SHC 1.3.0)")
+                + "Pass --shl BASE_URL --site SITE to hand it out as a SMART Health Link (docs/shl.md), put fewer entries in "
+                + "the card (e.g. one card per dose series), or pass --chunk for chunked QRs (deprecated since SHC 1.3.0)")
         }
         var codes: [QRCode] = []
         var pngs: [[UInt8]] = []

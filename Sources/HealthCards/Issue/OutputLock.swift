@@ -2,17 +2,21 @@
     import Glibc
 #endif
 
-/// An exclusive lock on an output folder, so two `issue` runs never write into the same `--out` at
-/// once (they would race for the same card, image and report files).
+/// An exclusive lock on an output folder, so two runs never write into the same `--out` at once: two
+/// `issue` runs would race for the same card, image and report files, and `issue --shl` and `healthcards shl`
+/// for the same link (`shl/<id>.txt` and its image: one run's text beside the other's image, or a link whose
+/// file the other replaced). Both commands take it for the whole run.
 ///
 /// The lock is `flock(2)` on `OUT/.healthcards-issue.lock`, which holds the owner's pid. The kernel
 /// releases it when the process ends in any way (exit, crash, `kill -9`), so a dead run never leaves
 /// a folder locked; the file itself stays (removing it could let two runs lock two different files).
-final class OutputLock {
+/// The lock is held while the value lives; it is released when the value is freed.
+public final class OutputLock {
     /// The lock file's name inside the output folder.
-    static let fileName = ".healthcards-issue.lock"
+    public static let fileName = ".healthcards-issue.lock"
 
-    let path: String
+    /// The lock file.
+    public let path: String
     private let fd: Int32
 
     /// Takes the lock, or fails at once naming the process that holds it.
@@ -21,7 +25,7 @@ final class OutputLock {
     ///   - mode: permission bits of the lock file when it is created.
     /// - Throws: `HealthCardError(.usage)` when another process holds the lock (its pid and command
     ///   line are named), `.io` when the lock file cannot be opened.
-    init(folder: String, mode: mode_t) throws {
+    public init(folder: String, mode: mode_t) throws {
         path = folder + "/" + Self.fileName
         fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, mode)
         guard fd >= 0 else {
@@ -38,9 +42,9 @@ final class OutputLock {
             }
             throw HealthCardError(
                 .usage,
-                "another `healthcards issue` (\(holder)) is writing into \(folder) right now; two runs into one "
-                    + "--out would race for the same files. Wait for it to finish (then run again: cards already "
-                    + "made are skipped), or choose another --out. Nothing was written")
+                "another \(holder.command) (\(holder.description)) is writing into \(folder) right now; two runs into "
+                    + "one output folder would race for the same files. Wait for it to finish (then run again: cards "
+                    + "and links already made are kept), or choose another --out. Nothing was written")
         }
         var text = Array("\(getpid())\n".utf8)
         _ = ftruncate(fd, 0)
@@ -49,14 +53,20 @@ final class OutputLock {
 
     deinit { close(fd) }
 
-    /// "pid 1234: healthcards issue --issuer …" from the lock file and `/proc/<pid>/cmdline`.
-    private static func holder(_ fd: Int32) -> String {
+    /// The holder's command ("`healthcards shl`", from its second word; "healthcards run" when unknown) and
+    /// "pid 1234: healthcards issue --issuer …", from the lock file and `/proc/<pid>/cmdline`.
+    private static func holder(_ fd: Int32) -> (command: String, description: String) {
         var buffer = [UInt8](repeating: 0, count: 32)
         let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
         let text = n > 0 ? String(decoding: buffer.prefix(n), as: UTF8.self).trimmingCharacters(in: " \n") : ""
-        guard let pid = Int32(text), pid > 0 else { return "pid unknown: it has not written it yet" }
-        guard let command = try? FileIO.read("/proc/\(pid)/cmdline"), !command.isEmpty else { return "pid \(pid)" }
-        let words = command.split(separator: 0).prefix(4).map { String(decoding: $0, as: UTF8.self) }
-        return "pid \(pid): \(words.joined(separator: " "))\(command.split(separator: 0).count > 4 ? " …" : "")"
+        let unknown = "healthcards run"
+        guard let pid = Int32(text), pid > 0 else { return (unknown, "pid unknown: it has not written it yet") }
+        guard let command = try? FileIO.read("/proc/\(pid)/cmdline"), !command.isEmpty else {
+            return (unknown, "pid \(pid)")
+        }
+        let all = command.split(separator: 0)
+        let words = all.prefix(4).map { String(decoding: $0, as: UTF8.self) }
+        let subcommand = words.count > 1 && words[1].allSatisfy { $0.isLetter } ? "`healthcards \(words[1])`" : unknown
+        return (subcommand, "pid \(pid): \(words.joined(separator: " "))\(all.count > 4 ? " …" : "")")
     }
 }

@@ -1,4 +1,4 @@
-/// The top of a printed card: header, the person and the QR code, the note, chunk codes.
+/// The top of a printed card: header, the person and the QR code(s), the note, chunk codes.
 extension CardPrinter {
     /// Logo, issuer name and URL on the left; "SMART Health Card" and the card's title on the right;
     /// an accent rule below.
@@ -55,23 +55,36 @@ extension CardPrinter {
         }
     }
 
-    /// The person (name, birth date), who issued the card, the note; the QR code on the right for a
-    /// single-QR card.
-    func drawIdentity(_ sheet: CardSheet, issuerName: String, codes: [QRSymbol], on page: PageFlow) throws {
+    /// The person (name, birth date), who issued the card and the note on the left; the top codes (`TopCode`:
+    /// the card's, the link's, or both side by side) on the right, each with its caption below.
+    func drawIdentity(_ sheet: CardSheet, issuerName: String, codes: [TopCode], note: String?, on page: PageFlow)
+        throws
+    {
         let canvas = page.canvas
         let top = page.y
         var qrBottom = top
-        var columnWidth = page.width
-        if codes.count == 1 {
-            let (side, module) = qrGeometry(codes[0], millimetres: Self.qrMillimetres)
-            let qrX = page.margin + page.width - side
-            canvas.drawQR(codes[0], x: qrX, y: top, module: module, quietZone: Self.quietZone)
+        var right = page.margin + page.width
+        for code in codes.reversed() {
+            let (side, module) = qrGeometry(code.symbol, millimetres: code.millimetres)
+            let qrX = right - side
+            canvas.drawQR(code.symbol, x: qrX, y: top, module: module, quietZone: Self.quietZone)
+            var y = top + side + mm(0.5)
+            if let title = code.title {
+                let heading = label(title, width: side, color: Palette.accent, alignment: .center)
+                heading.draw(on: canvas, x: qrX, y: y)
+                y += heading.height + mm(1)
+            }
             let caption = layout(
-                "Scan with a phone camera", TextStyle(size: 8, color: Palette.muted, alignment: .center), width: side)
-            caption.draw(on: canvas, x: qrX, y: top + side + mm(0.5))
-            qrBottom = top + side + mm(0.5) + caption.height
-            columnWidth = page.width - side - mm(8)
+                code.caption,
+                TextStyle(
+                    size: code.title == nil ? 8 : 7.5, color: code.title == nil ? Palette.muted : Palette.ink,
+                    alignment: code.alignment),
+                width: side)
+            caption.draw(on: canvas, x: qrX, y: y)
+            qrBottom = max(qrBottom, y + caption.height)
+            right = qrX - mm(6)
         }
+        let columnWidth = codes.isEmpty ? page.width : right - mm(2) - page.margin
         var y = top + mm(2)
         let x = page.margin
         func field(_ name: String, _ value: TextLayout, gap: Double = 3.5) {
@@ -94,35 +107,29 @@ extension CardPrinter {
         field(
             "Issuer", layout(issued, TextStyle(size: 10.5, color: Palette.ink), width: columnWidth, maxLines: 3), gap: 5
         )
-        y = drawNote(sheet, issuerName: issuerName, x: x, y: y, width: columnWidth, on: canvas)
+        if let note { y = drawNote(note, x: x, y: y, width: columnWidth, on: canvas) }
         page.y = max(y, qrBottom) + mm(6)
         page.placed()
     }
 
-    /// The plain-language note in a tinted box; returns the y below it.
-    func drawNote(_ sheet: CardSheet, issuerName: String, x: Double, y: Double, width: Double, on canvas: Canvas)
-        -> Double
-    {
+    /// The plain-language note in a tinted box, headed "About this card"; returns the y below it.
+    @discardableResult
+    func drawNote(_ note: String, x: Double, y: Double, width: Double, on canvas: Canvas) -> Double {
+        let (heading, body, height) = noteLayout(note, width: width)
         let pad = mm(3.5)
-        let heading = layout(
-            "About this card", TextStyle(size: 9.5, bold: true, color: Palette.accent), width: width - 2 * pad)
-        let body = layout(
-            Self.note(issuerName: issuerName), TextStyle(size: 8.3, color: Palette.ink), width: width - 2 * pad)
-        let height = pad + heading.height + mm(1) + body.height + pad
         canvas.fillRounded(x: x, y: y, width: width, height: height, radius: mm(2), color: Palette.tint)
         heading.draw(on: canvas, x: x + pad, y: y + pad)
         body.draw(on: canvas, x: x + pad, y: y + pad + heading.height + mm(1))
         return y + height
     }
 
-    /// What the code is and where it works, in plain words.
-    static func note(issuerName: String) -> String {
-        "The QR code is your SMART Health Card: a copy of the record on this page, digitally signed by "
-            + "\(issuerName) so that anyone can check it was not changed. Scan it with your phone's camera to "
-            + "keep it in Apple Health and Wallet on an iPhone, or in an Android wallet or health app that "
-            + "accepts SMART Health Cards. Places that ask for proof scan it with a verifier app, such as the "
-            + "SMART Health Card Verifier. Anyone who scans the code can read what is printed here: keep this "
-            + "page as private as any medical record, and show it only when you choose to."
+    /// The note's heading and body laid out for a box `width` points wide, and the box's height.
+    func noteLayout(_ note: String, width: Double) -> (heading: TextLayout, body: TextLayout, height: Double) {
+        let pad = mm(3.5)
+        let heading = layout(
+            "About this card", TextStyle(size: 9.5, bold: true, color: Palette.accent), width: width - 2 * pad)
+        let body = layout(note, TextStyle(size: 8.3, color: Palette.ink), width: width - 2 * pad)
+        return (heading, body, pad + heading.height + mm(1) + body.height + pad)
     }
 
     /// The codes of a chunked card, two per row, each labelled "Code C of N".

@@ -1,8 +1,22 @@
-/// The wallet-size cut-out: an ID-1 card (85.6 × 54 mm) inside a dashed cut line.
+/// The wallet-size cut-out: an ID-1 card (85.6 × 54 mm) inside a dashed cut line, with a tip or the note
+/// beside it.
 extension CardPrinter {
-    /// Draws one cut-out per QR code (labelled "Code C of N" when chunked), at the foot of the current
-    /// page when they fit there, else on a new page.
-    func drawWalletCards(_ sheet: CardSheet, issuerName: String, codes: [QRSymbol], on page: PageFlow) throws {
+    /// What stands beside a single wallet card.
+    enum WalletAside {
+        /// A tip: keep the card with your ID; its code is the large one's.
+        case cardTip
+        /// The note about the card (when the top of the page holds the card's code and a link's).
+        case note(String)
+        /// A tip for a wallet card holding the link: it opens the card, keep it private.
+        case linkTip
+    }
+
+    /// Draws one cut-out per QR code (labelled "Code C of N" when chunked; "SMART Health Link" for
+    /// `.linkTip`), at the foot of the current page when they fit there, else on a new page; beside a single
+    /// cut-out, `aside`.
+    func drawWalletCards(
+        _ sheet: CardSheet, issuerName: String, codes: [QRSymbol], aside: WalletAside, on page: PageFlow
+    ) throws {
         let cardW = mm(Self.walletCard.width)
         let cardH = mm(Self.walletCard.height)
         let gap = mm(8)
@@ -10,7 +24,11 @@ extension CardPrinter {
             "Wallet card: cut along the dashed line", TextStyle(size: 8, color: Palette.muted), width: page.width)
         let perRow = codes.count == 1 ? 1 : max(1, Int((page.width + gap) / (cardW + gap)))
         let rowCount = (codes.count + perRow - 1) / perRow
-        let rowHeight = cardH + mm(5)
+        let asideWidth = page.width - cardW - gap
+        var asideHeight = 0.0
+        if codes.count == 1, case .note(let note) = aside { asideHeight = noteLayout(note, width: asideWidth).height }
+        let cardRow = max(cardH, asideHeight)
+        let rowHeight = cardRow + mm(5)
         // Everything on one page when it fits: at its foot, below the records.
         let block = caption.height + mm(2) + Double(rowCount) * rowHeight - mm(5)
         if block <= page.remaining {
@@ -21,31 +39,52 @@ extension CardPrinter {
         caption.draw(on: page.canvas, x: page.margin, y: page.y)
         page.y += caption.height + mm(2)
         for rowStart in stride(from: 0, to: codes.count, by: perRow) {
-            try page.reserve(rowStart + perRow >= codes.count ? cardH : rowHeight)
+            try page.reserve(rowStart + perRow >= codes.count ? cardRow : rowHeight)
             for (column, index) in (rowStart..<min(codes.count, rowStart + perRow)).enumerated() {
                 let x = page.margin + Double(column) * (cardW + gap)
+                let kicker: String
+                if codes.count > 1 {
+                    kicker = "Code \(index + 1) of \(codes.count)"
+                } else if case .linkTip = aside {
+                    kicker = "SMART Health Link"
+                } else {
+                    kicker = "SMART Health Card"
+                }
                 drawWalletCard(
-                    sheet, issuerName: issuerName, code: codes[index],
-                    chunk: codes.count > 1 ? (index + 1, codes.count) : nil,
-                    x: x, y: page.y, on: page.canvas)
+                    sheet, issuerName: issuerName, code: codes[index], kicker: kicker, x: x, y: page.y,
+                    on: page.canvas)
             }
             if codes.count == 1 {
                 let x = page.margin + cardW + gap
-                let tip = layout(
-                    "Cut out the card and keep it with your ID. Its QR code holds the same signed record as the large "
-                        + "code above; either one can be scanned. It shows your name and date of birth so that a "
-                        + "checker can match it to your ID.", TextStyle(size: 8, color: Palette.muted),
-                    width: page.width - cardW - gap)
-                tip.draw(on: page.canvas, x: x, y: page.y + mm(2))
+                switch aside {
+                case .note(let note): drawNote(note, x: x, y: page.y, width: asideWidth, on: page.canvas)
+                case .cardTip, .linkTip:
+                    let tip = layout(
+                        Self.walletTip(link: { if case .linkTip = aside { true } else { false } }()),
+                        TextStyle(size: 8, color: Palette.muted), width: asideWidth)
+                    tip.draw(on: page.canvas, x: x, y: page.y + mm(2))
+                }
             }
             page.y += rowHeight
             page.placed()
         }
     }
 
-    /// One ID-1 card: text on the left, the QR code (42 mm symbol and its quiet zone) on the right.
+    /// What the text beside a single wallet card says.
+    static func walletTip(link: Bool) -> String {
+        link
+            ? "Cut out the card and keep it with your ID. Its QR code is the same link as the code above: it opens "
+                + "your card, so keep it as private as the card itself. It shows your name and date of birth so that "
+                + "a checker can match it to your ID."
+            : "Cut out the card and keep it with your ID. Its QR code holds the same signed record as the large "
+                + "code above; either one can be scanned. It shows your name and date of birth so that a "
+                + "checker can match it to your ID."
+    }
+
+    /// One ID-1 card: text on the left under `kicker` (set in capitals), the QR code (42 mm symbol and its
+    /// quiet zone) on the right.
     func drawWalletCard(
-        _ sheet: CardSheet, issuerName: String, code: QRSymbol, chunk: (Int, Int)?, x: Double, y: Double,
+        _ sheet: CardSheet, issuerName: String, code: QRSymbol, kicker: String, x: Double, y: Double,
         on canvas: Canvas
     ) {
         let cardW = mm(Self.walletCard.width)
@@ -61,7 +100,7 @@ extension CardPrinter {
         let width = qrX - textX - mm(0.5)
         var ty = y + mm(4)
         let kicker = layout(
-            chunk.map { "CODE \($0.0) OF \($0.1)" } ?? "SMART HEALTH CARD",
+            kicker.uppercased(),
             TextStyle(size: 6.2, bold: true, color: Palette.accent, tracking: 0.5), width: width, maxLines: 1)
         kicker.draw(on: canvas, x: textX, y: ty)
         ty += kicker.height + mm(0.6)

@@ -4,10 +4,12 @@
 /// - the person's name (`HumanName`) and birth date, who issued the card, and a short plain-language note;
 /// - the QR code as vector modules, 60 mm wide (the symbol, without its 4-module quiet zone), or one
 ///   per chunk labelled "Code C of N" for a chunked card;
+/// - with a SMART Health Link, the link's QR code (40 mm) with a caption saying what a link is: beside the
+///   card's code, or in place of chunks for a card too large for one code;
 /// - every dose (date, vaccine from the CVX table, code, lot, performer) or lab result (date, test,
 ///   result, performer) in date order, continued on more pages when needed;
 /// - a wallet-size cut-out (85.6 × 54 mm, ISO/IEC 7810 ID-1) with the name, birth date and a 42 mm QR
-///   code (one per chunk);
+///   code (one per chunk; the link's when the card has no code of its own);
 /// - a footer with the print date and "Page i of N".
 ///
 /// Text is laid out by Pango (any script; right-to-left names run right to left); a name too long for
@@ -22,6 +24,14 @@ public final class CardPrinter {
 
     /// Width of the main QR symbol (without quiet zone), millimetres.
     public static let qrMillimetres = 60.0
+    /// Width of a SMART Health Link's QR symbol on the page (without quiet zone), millimetres, at least: a link
+    /// of 230–330 characters (no label or a short one, with or without a viewer URL) is version 11–13 at ECC M
+    /// (61–69 modules), so modules of 0.58–0.66 mm, as large as the card's at 60 mm. A longer link is printed
+    /// wider (`linkModuleMillimetres`).
+    public static let linkQRMillimetres = 40.0
+    /// Smallest module of a link's QR symbol on the page, millimetres (3.2 pixels at 150 dpi): a link long
+    /// enough for a version over 13 (a long label, a long viewer URL) is printed `size × 0.55` mm wide.
+    public static let linkModuleMillimetres = 0.55
     /// Width of the wallet card's QR symbol (without quiet zone), millimetres.
     public static let walletQRMillimetres = 42.0
     /// Light modules around every symbol (ISO/IEC 18004 minimum).
@@ -40,19 +50,53 @@ public final class CardPrinter {
     }
 
     /// Lays out one card.
-    /// - Parameter codes: the card's QR symbols, one per chunk (at least one).
-    /// - Throws: `HealthCardError(.pdf)` when there is no QR code or drawing fails.
-    public func print(_ sheet: CardSheet, codes: [QRCode]) throws -> PrintedCard {
-        guard !codes.isEmpty else { throw HealthCardError(.pdf, "a printed card needs its QR code; none was made") }
-        let symbols = try codes.map(QRSymbol.init)
+    /// - Parameters:
+    ///   - codes: the card's QR symbols, one per chunk; empty when the card has no QR code of its own (it is
+    ///     over the single-QR limit) and `link` carries it.
+    ///   - link: the card's SMART Health Link, or nil. With a card of one QR code, the link's QR code is
+    ///     printed beside the card's, each with its caption, and the note moves beside the wallet card. With a
+    ///     card of several chunks (or none), the link's QR code takes the card's place: no chunk is printed
+    ///     (chunking is deprecated since SHC 1.3.0, and the links specification sends such cards to a link),
+    ///     the note says why, and the wallet card holds the link.
+    /// - Throws: `HealthCardError(.pdf)` when there is neither a QR code nor a link, or drawing fails.
+    public func print(_ sheet: CardSheet, codes: [QRCode], link: PrintedLink? = nil) throws -> PrintedCard {
+        let cardCodes = link != nil && codes.count > 1 ? [] : codes
+        guard !cardCodes.isEmpty || link != nil else {
+            throw HealthCardError(.pdf, "a printed card needs its QR code or its SMART Health Link; neither was made")
+        }
+        let symbols = try cardCodes.map(QRSymbol.init)
         let page = PageFlow(printer: self)
         try page.start()
         let issuerName = settings.issuerDisplayName(sheet.issuer)
         try drawHeader(sheet, issuerName: issuerName, on: page)
-        try drawIdentity(sheet, issuerName: issuerName, codes: symbols, on: page)
-        if symbols.count > 1 { try drawChunkGrid(symbols, on: page) }
-        try drawRecords(sheet, on: page)
-        try drawWalletCards(sheet, issuerName: issuerName, codes: symbols, on: page)
+        if let link {
+            let linkSymbol = try QRSymbol(link.code)
+            if let card = symbols.first {
+                // The card's code and the link's, side by side; the note goes beside the wallet card.
+                try drawIdentity(
+                    sheet, issuerName: issuerName,
+                    codes: [cardCode(card, titled: true), linkCode(linkSymbol, link: link, issuerName: issuerName)],
+                    note: nil, on: page)
+                try drawRecords(sheet, on: page)
+                try drawWalletCards(
+                    sheet, issuerName: issuerName, codes: symbols,
+                    aside: .note(Self.note(issuerName: issuerName, withLink: true)),
+                    on: page)
+            } else {
+                try drawIdentity(
+                    sheet, issuerName: issuerName, codes: [mainLinkCode(linkSymbol, link: link)],
+                    note: Self.linkOnlyNote(issuerName: issuerName, link: link), on: page)
+                try drawRecords(sheet, on: page)
+                try drawWalletCards(sheet, issuerName: issuerName, codes: [linkSymbol], aside: .linkTip, on: page)
+            }
+        } else {
+            try drawIdentity(
+                sheet, issuerName: issuerName, codes: symbols.count == 1 ? [cardCode(symbols[0], titled: false)] : [],
+                note: Self.note(issuerName: issuerName), on: page)
+            if symbols.count > 1 { try drawChunkGrid(symbols, on: page) }
+            try drawRecords(sheet, on: page)
+            try drawWalletCards(sheet, issuerName: issuerName, codes: symbols, aside: .cardTip, on: page)
+        }
         let pages = try page.finish(footer: "Printed \(settings.today) · \(issuerName) · \(sheet.issuer)")
         return PrintedCard(pages: pages, title: "SMART Health Card: \(sheet.title)", author: issuerName)
     }
@@ -64,8 +108,12 @@ public final class CardPrinter {
     }
 
     /// A small capitalised label.
-    func label(_ string: String, width: Double? = nil, color: RGB = Palette.muted) -> TextLayout {
-        layout(string.uppercased(), TextStyle(size: 7, bold: true, color: color, tracking: 0.5), width: width)
+    func label(
+        _ string: String, width: Double? = nil, color: RGB = Palette.muted, alignment: TextStyle.Alignment = .start
+    ) -> TextLayout {
+        layout(
+            string.uppercased(), TextStyle(size: 7, bold: true, color: color, alignment: alignment, tracking: 0.5),
+            width: width)
     }
 
     /// `string` at the largest size from `style.size` down to `minSize` that fits `width` in at most
@@ -84,6 +132,11 @@ public final class CardPrinter {
 
     /// Points for `mm` millimetres.
     func mm(_ mm: Double) -> Double { Points.mm(mm) }
+
+    /// The printed width of a link's QR symbol (without quiet zone), millimetres: 40, or more for a large version.
+    static func linkMillimetres(_ symbol: QRSymbol) -> Double {
+        max(linkQRMillimetres, Double(symbol.size) * linkModuleMillimetres)
+    }
 
     /// Size of a QR symbol with quiet zone, and of one module, for a symbol `millimetres` wide.
     func qrGeometry(_ code: QRSymbol, millimetres: Double) -> (side: Double, module: Double) {

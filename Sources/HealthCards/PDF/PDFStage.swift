@@ -38,20 +38,25 @@ public final class PDFStage {
 
     /// Prints the card of `jws` and writes its PDF (when `perCard`; an existing one is kept when
     /// `keepExisting`, as a resumed run does for cards already issued).
-    /// - Parameter codes: the card's QR symbols; made here from the JWS when empty (`--no-qr`).
+    /// - Parameters:
+    ///   - codes: the card's QR symbols; made here from the JWS when empty (`--no-qr`, or a card over the
+    ///     single-QR limit that has a link).
+    ///   - link: the card's SMART Health Link (`issue --shl`), printed with the card; a card that needs more
+    ///     than one QR code is then printed with the link only (`CardPrinter.print`).
     /// - Returns: the files written (relative to the output folder) and the printed pages (for the
     ///   combined PDF, nil when there is none).
     /// - Throws: `HealthCardError(.io)` when the PDF cannot be written, `.pdf` when it cannot be drawn,
     ///   `.qr`/`.compression`/`.input` when the JWS cannot be read back.
-    public func run(jws: JWS, codes: [QRCode], name: String, keepExisting: Bool = false) throws -> (
-        files: [String], card: PrintedCard?
-    ) {
+    public func run(jws: JWS, codes: [QRCode], name: String, link: PrintedLink? = nil, keepExisting: Bool = false)
+        throws -> (files: [String], card: PrintedCard?)
+    {
         let file = Self.file(name: name)
         let path = "\(outDir)/\(file)"
         let needFile = options.perCard && !(keepExisting && FileIO.exists(path))
         guard needFile || options.combinedPath != nil else { return (options.perCard ? [file] : [], nil) }
         let card = try printer.print(
-            try Self.sheet(jws, today: options.settings.today), codes: codes.isEmpty ? try Self.codes(jws) : codes)
+            try Self.sheet(jws, today: options.settings.today), codes: codes.isEmpty ? try Self.codes(jws) : codes,
+            link: link)
         if needFile { try FileIO.writeAtomically(try card.pdf(), to: path, access: access, sync: false) }
         return (options.perCard ? [file] : [], options.combinedPath != nil ? card : nil)
     }

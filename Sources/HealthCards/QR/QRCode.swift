@@ -23,6 +23,10 @@ public struct QRCode: Sendable, Equatable {
     /// The highest version the spec allows.
     public static let maxVersion = 22
 
+    /// The version of the libqrencode this process runs with, as it reports it (`QRcode_APIVersionString()`,
+    /// e.g. "4.1.1").
+    public static var libqrencodeRuntimeVersion: String { String(cString: QRcode_APIVersionString()) }
+
     /// Encodes one chunk of a JWS.
     /// - Parameters:
     ///   - jws: the JWS text or one chunk of it (`-` … `z` characters only).

@@ -53,6 +53,15 @@ public final class QRDecoder {
 
     deinit { zbar_image_scanner_destroy(scanner) }
 
+    /// The version of the zbar library this process runs with, as zbar reports it (e.g. "0.23.92").
+    public static var zbarRuntimeVersion: String {
+        var major: UInt32 = 0
+        var minor: UInt32 = 0
+        var patch: UInt32 = 0
+        zbar_version(&major, &minor, &patch)
+        return "\(major).\(minor).\(patch)"
+    }
+
     /// Every QR symbol zbar finds in `image`, ordered top to bottom, then left to right.
     ///
     /// Version, ECC level, mask and segments come from `QRModuleGrid`, `QRFormatInfo` and `QRBitStream`, since

@@ -38,25 +38,43 @@ public struct QRImage: Sendable {
         self.filter = filter
     }
 
+    /// The version of the libpng this process runs with, as libpng reports it (e.g. "1.6.39").
+    public static var libpngRuntimeVersion: String { String(cString: CPNG_libpng_version()) }
+
     /// Encodes `code` as PNG bytes.
     /// - Throws: `HealthCardError(.png)` when libpng fails, `.usage` for a scale outside 1...64 or a quiet
     ///   zone outside 0...64 modules.
     public func png(_ code: QRCode) throws -> [UInt8] {
+        try png(size: code.size, modules: code.modules)
+    }
+
+    /// Encodes any square module matrix as PNG bytes, with this image's scale and quiet zone: a symbol
+    /// made elsewhere (another encoder, a forced version or error correction level), for tests and
+    /// fixtures.
+    /// - Parameters:
+    ///   - size: modules per side, 1 to 177 (QR version 40).
+    ///   - modules: row-major, `size × size`; true is dark.
+    /// - Throws: `HealthCardError(.usage)` for a size outside 1...177, a matrix of another length or a scale
+    ///   outside 1...64; `HealthCardError(.png)` when libpng fails.
+    public func png(size: Int, modules: [Bool]) throws -> [UInt8] {
         guard (1...64).contains(scale) else {
             throw HealthCardError(.usage, "QR scale \(scale) px per module is outside 1...64")
         }
-        guard (0...64).contains(quietZone) else {
-            throw HealthCardError(.usage, "QR quiet zone \(quietZone) modules is outside 0...64 (the QR standard asks for 4)")
+        guard (1...177).contains(size), modules.count == size * size else {
+            throw HealthCardError(
+                .usage, "a module matrix of \(modules.count) modules is not \(size) × \(size) with 1...177 per side")
         }
-        let side = (code.size + 2 * quietZone) * scale
+        guard (0...64).contains(quietZone) else {
+            throw HealthCardError(.usage, "a quiet zone of \(quietZone) modules is outside 0...64")
+        }
+        let side = (size + 2 * quietZone) * scale
         let stride = (side + 7) / 8
         // 1-bit gray: a set bit is white. Start all white, clear the dark modules of one row of
         // modules, then copy that pixel row `scale` times.
         var rows = [UInt8](repeating: 0xFF, count: stride * side)
-        let size = code.size
         rows.withUnsafeMutableBufferPointer { raster in
             let base = raster.baseAddress!
-            code.modules.withUnsafeBufferPointer { modules in
+            modules.withUnsafeBufferPointer { modules in
                 for my in 0..<size {
                     let y0 = (my + quietZone) * scale
                     let row = base + y0 * stride
@@ -75,7 +93,7 @@ public struct QRImage: Sendable {
         var buffer = CPNG_buffer()
         var message = [CChar](repeating: 0, count: 256)
         let status = CPNG_encode_gray1(rows, UInt32(side), UInt32(side), stride, compressionLevel, filter,
-                                       pixelsPerMetre(modules: code.size), &buffer, &message, message.count)
+                                       pixelsPerMetre(modules: size), &buffer, &message, message.count)
         guard status == 0 else {
             throw HealthCardError(.png, String(decoding: message.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }

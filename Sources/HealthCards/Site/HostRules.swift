@@ -4,6 +4,9 @@
 /// - `.well-known/jwks.json` and `.well-known/crl/<kid>.json`: `Content-Type: application/json` and
 ///   `Access-Control-Allow-Origin: *` (verifier web apps fetch them cross-origin);
 /// - `*.smart-health-card`: `Content-Type: application/smart-health-card`;
+/// - SMART Health Link files, `shl/<43 base64url characters>` (`SHLDestination`): `Content-Type:
+///   application/jose`, `Access-Control-Allow-Origin: *` (browser viewers fetch them cross-origin) and
+///   `Cache-Control: no-store` (a withdrawn link stops working at once, and no cache keeps a copy);
 /// - the files in `deniedFiles` (the rule files themselves, the issuer record): 404 Not Found.
 public enum HostRules {
     /// One rules file: its name relative to the site root and its text.
@@ -83,6 +86,15 @@ public enum HostRules {
             default_type application/smart-health-card;
         }
 
+        # SMART Health Link files (flag U): shl/<43 random characters>, a JWE fetched with GET ?recipient=...
+        # (the query is ignored). Readable from any origin, never cached: a withdrawn link stops at once.
+        location ~ "/shl/[A-Za-z0-9_-]{43}$" {
+            types { }
+            default_type application/jose;
+            add_header Access-Control-Allow-Origin "*" always;
+            add_header Cache-Control "no-store" always;
+        }
+
         """
 
     /// Apache httpd 2.4 `.htaccess` (needs mod_headers, and `AllowOverride FileInfo` for the folder).
@@ -116,6 +128,14 @@ public enum HostRules {
             Header always set Access-Control-Allow-Origin "*"
         </FilesMatch>
 
+        # SMART Health Link files (flag U): shl/<43 random characters, no extension>, a JWE fetched with GET.
+        # Readable from any origin, never cached: a withdrawn link stops at once.
+        <FilesMatch "^[A-Za-z0-9_-]{43}$">
+            ForceType application/jose
+            Header always set Access-Control-Allow-Origin "*"
+            Header always set Cache-Control "no-store"
+        </FilesMatch>
+
         """
 
     /// Netlify / Cloudflare Pages `_headers` (put it in the published folder's root).
@@ -140,6 +160,13 @@ public enum HostRules {
             # and use e.g. \(p)/cards/*
             \(p)/*.smart-health-card
               Content-Type: application/smart-health-card
+
+            # SMART Health Link files (flag U), fetched with GET by receivers on any origin; never cached, so
+            # a withdrawn link stops at once. (A link folder deeper than shl/ needs a block like this one.)
+            \(p)/shl/*
+              Access-Control-Allow-Origin: *
+              Content-Type: application/jose
+              Cache-Control: no-store
 
             """
     }

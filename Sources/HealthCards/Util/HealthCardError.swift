@@ -25,6 +25,8 @@ public struct HealthCardError: Error, CustomStringConvertible, Equatable, Sendab
         case png
         /// Reading or writing a file failed.
         case io
+        /// A SMART Health Link could not be made, or an earlier one was replaced or updated.
+        case link
         /// A printable card (PDF page) cannot be drawn: Cairo, Pango or a logo image failed.
         case pdf
     }

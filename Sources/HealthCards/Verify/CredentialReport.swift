@@ -8,6 +8,8 @@ public struct CredentialReport: Sendable {
         case qrText = "qr-text"
         case qrImage = "qr-image"
         case keySet = "key-set"
+        /// A SMART Health Link (text, text file or QR image); the cards in its file get reports of their own.
+        case shlink
         /// A file that could not be read as any of the above.
         case unknown
     }
@@ -29,7 +31,8 @@ public struct CredentialReport: Sendable {
     public var jws: String?
     /// The decoded JWS header.
     public var header: JSONValue?
-    /// The decoded payload (JWT claims), when it inflated and parsed.
+    /// The decoded payload (JWT claims), when it inflated and parsed; for a link, its payload with the key
+    /// left out.
     public var payload: JSONValue?
     /// The payload's size once inflated, in bytes (0 when it could not be inflated): what a
     /// `.smart-health-card` file's payload budget counts (`InputBudget.payloadBytesPerFile`).
@@ -62,11 +65,12 @@ public struct CredentialReport: Sendable {
     /// `{"source","file","index","kid","signature","profile","valid","errors","warnings","findings":[…],"payload":{…}}`
     /// (`profile`: `vaccination`, `lab`, `generic` or null); a key set has `"issuer"` (null when not bound)
     /// and `"boundBy"` (`"site-record"`, `"argument"` or null) instead of kid, signature, profile and
-    /// payload, and `"notes"` when there are any.
+    /// payload, and `"notes"` when there are any; a link (`shlink`) has no kid, signature or profile, and its
+    /// payload is the link's with the key left out.
     public var json: JSONValue {
         var o: JSONObject = ["source": .string(source.rawValue), "file": .string(file)]
         if let index { o["index"] = .integer(Int64(index)) }
-        if source != .keySet {
+        if source != .keySet && source != .shlink {
             o["kid"] = kid.map { .string($0) } ?? .null
             o["signature"] = .string(signature.rawValue)
             o["profile"] = profile.map { .string($0.rawValue) } ?? .null

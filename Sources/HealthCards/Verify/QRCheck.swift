@@ -93,24 +93,30 @@ struct QRPiece {
 /// correction level, exactly two segments as read from the symbol's bit stream (byte `shc:/`[`C/N/`], then
 /// numeric), and the smallest version that fits them.
 enum QRImageCheck {
-    /// The pieces of every symbol in a PNG, or a finding when none can be read.
-    static func read(png: [UInt8], file: String) -> (pieces: [QRPiece], findings: [Finding]) {
+    /// The pieces of every `shc:/` symbol in a PNG and the symbols holding a SMART Health Link (checked by
+    /// `SHLCheck`), or a finding when none can be read.
+    static func read(png: [UInt8], file: String) -> (pieces: [QRPiece], links: [DecodedQR], findings: [Finding]) {
         let symbols: [DecodedQR]
         do { symbols = try SHCQRCodeReader.read(png: png) } catch let error as HealthCardError where error.kind == .input {
-            return ([], [Finding(.fileTooLarge, error.message, at: .init(file: file))])
+            return ([], [], [Finding(.fileTooLarge, error.message, at: .init(file: file))])
         } catch {
-            return ([], [Finding(.qrImageUnreadable, "the image cannot be read: \(error)", at: .init(file: file))])
+            return ([], [], [Finding(.qrImageUnreadable, "the image cannot be read: \(error)", at: .init(file: file))])
         }
         if symbols.isEmpty {
-            return ([], [Finding(.qrNoSymbol, "no QR symbol was found in the image", at: .init(file: file))])
+            return ([], [], [Finding(.qrNoSymbol, "no QR symbol was found in the image", at: .init(file: file))])
         }
         var pieces: [QRPiece] = []
+        var links: [DecodedQR] = []
         for symbol in symbols {
+            if SHLinkText.looksLikeLink(symbol.text) {
+                links.append(symbol)
+                continue
+            }
             var piece = QRPiece(text: symbol.bytes, file: file, symbol: (symbol.version, symbol.errorCorrection))
             piece.findings += symbolFindings(symbol, file: file, chunk: piece.chunk?.index)
             pieces.append(piece)
         }
-        return (pieces, [])
+        return (pieces, links, [])
     }
 
     static func symbolFindings(_ symbol: DecodedQR, file: String, chunk: Int?) -> [Finding] {

@@ -10,7 +10,7 @@ extension CredentialReport {
         let index = self.index.map { " [credential \($0)]" } ?? ""
         let verdict = isValid ? (warningCount > 0 ? "OK with \(warningCount) warning(s)" : "OK") : "INVALID (\(errorCount) error(s), \(warningCount) warning(s))"
         lines.append("\(source.rawValue) \(file)\(index): \(verdict)")
-        if let payload {
+        if let payload, source != .shlink {
             lines.append("  issuer   \(payload["iss"]?.stringValue ?? "?")")
             let sig: String
             switch signature {

@@ -173,6 +173,32 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case crlVersionMismatch = "CRL_VERSION_MISMATCH"
     case crlDuplicateRID = "CRL_DUPLICATE_RID"
 
+    // SMART Health Links (links-specification; docs/shl.md)
+    case shlPrefix = "SHL_PREFIX"
+    case shlViewerURL = "SHL_VIEWER_URL"
+    case shlPayloadEncoding = "SHL_PAYLOAD_ENCODING"
+    case shlPayloadNotJSON = "SHL_PAYLOAD_NOT_JSON"
+    case shlVersionUnknown = "SHL_VERSION_UNKNOWN"
+    case shlURLMissing = "SHL_URL_MISSING"
+    case shlURLTooLong = "SHL_URL_TOO_LONG"
+    case shlURLNotHTTPS = "SHL_URL_NOT_HTTPS"
+    case shlURLEntropy = "SHL_URL_ENTROPY"
+    case shlKeyInvalid = "SHL_KEY_INVALID"
+    case shlExpInvalid = "SHL_EXP_INVALID"
+    case shlExpired = "SHL_EXPIRED"
+    case shlFlagInvalid = "SHL_FLAG_INVALID"
+    case shlFlagUWithP = "SHL_FLAG_U_WITH_P"
+    case shlLabelInvalid = "SHL_LABEL_INVALID"
+    case shlQRECC = "SHL_QR_ECC"
+    case shlManifestNotChecked = "SHL_MANIFEST_NOT_CHECKED"
+    case shlNotResolved = "SHL_NOT_RESOLVED"
+    case shlFileMissing = "SHL_FILE_MISSING"
+    case shlJWEForm = "SHL_JWE_FORM"
+    case shlJWEHeader = "SHL_JWE_HEADER"
+    case shlDecryptFailed = "SHL_DECRYPT_FAILED"
+    case shlIVReused = "SHL_IV_REUSED"
+    case shlContent = "SHL_CONTENT"
+
     /// The usual severity. A few codes are reported as warnings in some contexts; the `Finding` says.
     public var severity: Finding.Severity {
         switch self {
@@ -181,7 +207,8 @@ public enum RuleCode: String, Sendable, CaseIterable {
             .immunizationProtocolApplied, .observationValueString, .qrChunkUnbalanced, .qrChunked, .qrGridUnreadable,
             .qrVersionNotMinimal, .qrECCLevel, .jwkNotSHCKey, .crlDuplicateRID, .codeCVXUnspecified, .patientIdentifier,
             .patientGender, .patientDataMinimization, .immunizationDataMinimization, .observationDataMinimization,
-            .bundleEntryOrder, .bundleMixedContent, .jwkX5CValidity, .qrSegmentsUnreadable:
+            .bundleEntryOrder, .bundleMixedContent, .jwkX5CValidity, .qrSegmentsUnreadable, .shlViewerURL, .shlURLNotHTTPS,
+            .shlURLEntropy, .shlQRECC, .shlManifestNotChecked, .shlNotResolved:
             return .warning
         default:
             return .error

@@ -15,15 +15,27 @@ public final class Verifier {
     private var visited: Set<String> = []
     /// Key set files met among the PATHs that were already checked as `--jwks` (so not reported again).
     private var skippedKeySets = 0
+    /// The `--shl-site` folders: a SMART Health Link whose URL lies under one's issuer is opened from it.
+    public let linkSites: [PublishedSite]
+    /// The IVs of the link files opened in this `verify` call (`SHLCheck.IVRegister`).
+    private var linkIVs = SHLCheck.IVRegister()
 
     /// Loads key sets.
     /// - Parameter keySets: `--jwks` arguments (`KeySetArgument`): a `jwks.json` file, a folder holding
     ///   `.well-known/jwks.json` (or `jwks.json`), or either as `ISSUER_URL=PATH`. A site folder (or its
     ///   `.well-known/jwks.json`) with a `healthcards-site.json` record is bound to the recorded issuer.
+    /// - Parameter linkSites: `--shl-site` folders (`PublishedSite`): site folders holding SMART Health Link
+    ///   files, standing offline for the hosts of their issuer URLs.
     /// - Throws: `HealthCardError(.usage)` for a path that does not exist, a URL without `=PATH`, a key set
-    ///   given twice, a malformed site record, or `URL=SITE` whose site records another issuer.
-    public init(keySets: [String], now: Int64) throws {
+    ///   given twice, a malformed site record, `URL=SITE` whose site records another issuer, or a link site
+    ///   that is not a site folder with an issuer record.
+    public init(keySets: [String], now: Int64, linkSites: [String] = []) throws {
         self.now = now
+        self.linkSites = try linkSites.map { root in
+            do { return try PublishedSite(root: root) } catch let error as HealthCardError {
+                throw HealthCardError(.usage, error.message.replacingFirst("--site", with: "--shl-site"))
+            }
+        }
         var sets: [KeyRing.KeySet] = []
         var reports: [CredentialReport] = []
         var given: [String: String] = [:]
@@ -86,23 +98,32 @@ public final class Verifier {
     }
 
     /// What a file holds, judged by its name and first bytes.
-    enum Kind { case card, keySet, jws, qrText, qrImage }
+    enum Kind { case card, keySet, jws, qrText, qrImage, shlink }
+
+    /// The SMART Health Link checker with this verifier's sites, keys and time.
+    var linkChecker: SHLCheck { SHLCheck(sites: linkSites, now: now, checker: checker) }
 
     /// Checks every path (folders are walked, each file and folder visited once however many names lead to
     /// it: symbolic-link loops end) and returns one report per credential and key set found. When the paths
     /// hold nothing to check (e.g. an empty folder), the one report is a `NOTHING_TO_CHECK` error naming them.
+    /// A PATH that is no file but SMART Health Link text (`shlink:/…`, or after a viewer URL's `#`) is checked
+    /// as that link.
     /// - Throws: `HealthCardError(.usage)` for a path that does not exist.
     public func verify(_ paths: [String]) throws -> [CredentialReport] {
-        for path in paths where !FileIO.exists(path) {
+        for path in paths where !FileIO.exists(path) && !SHLinkText.looksLikeLink(path) {
             throw HealthCardError(.usage, "\(path) does not exist")
         }
         skippedKeySets = 0
         visited = []
+        linkIVs = SHLCheck.IVRegister()
         var reports: [CredentialReport] = []
         var texts: [QRPiece] = []
         var images: [QRPiece] = []
-        for path in paths {
-            if FileIO.isDirectory(path) {
+        for (i, path) in paths.enumerated() {
+            if !FileIO.exists(path) {
+                // The link text itself; its key stays out of the report (the argument is named by position).
+                reports += linkChecker.check(text: path, file: "argument \(i + 1)", ivs: linkIVs)
+            } else if FileIO.isDirectory(path) {
                 reports += walk(path)
             } else if firstVisit(path) {
                 reports += file(path, explicit: true, texts: &texts, images: &images)
@@ -199,6 +220,10 @@ public final class Verifier {
             let text = CardFile.cleanText(bytes, file: path, findings: &report.findings)
             checker.check(text, into: &report)
             return [report]
+        case .shlink:
+            var findings: [Finding] = []
+            let text = CardFile.cleanText(bytes, file: path, findings: &findings)
+            return linkChecker.check(text: text, file: path, findings: findings, ivs: linkIVs)
         case .qrText:
             var findings: [Finding] = []
             let text = CardFile.cleanText(bytes, file: path, findings: &findings)
@@ -207,14 +232,14 @@ public final class Verifier {
             texts.append(piece)
             return []
         case .qrImage:
-            let (pieces, findings) = QRImageCheck.read(png: bytes, file: path)
+            let (pieces, links, findings) = QRImageCheck.read(png: bytes, file: path)
             if !findings.isEmpty {
                 var report = CredentialReport(source: .qrImage, file: path)
                 report.findings = findings
                 return [report]
             }
             images += pieces
-            return []
+            return links.flatMap { linkChecker.check(text: $0.text, file: path, symbol: $0, ivs: linkIVs) }
         }
     }
 
@@ -250,6 +275,7 @@ public final class Verifier {
             return json["keys"] != nil ? .keySet : nil
         }
         if body.starts(with: Array("shc:".utf8)) || body.starts(with: Array("SHC:".utf8)) { return .qrText }
+        if SHLinkText.looksLikeLink(String(decoding: body.prefix(SHLinkText.maxCharacters), as: UTF8.self)) { return .shlink }
         // A JWS: its two dots may be far apart (a large payload), so count them in the whole file (at most
         // `InputBudget.cardFileBytes`). A file cut to its first bytes for classifying still starts like one.
         if body.count > 20, body.starts(with: Array("ey".utf8)),

@@ -1,0 +1,178 @@
+internal import COpenSSL
+
+/// A 256-bit AES key in memory that is wiped (`OPENSSL_cleanse`) when the last reference goes, as the
+/// SMART Health Link key is (links-specification "Construct a SMART Health Link Payload": `key`).
+///
+/// The bytes live in one allocation owned by this object, not in a Swift array that may be copied
+/// around; they are lent only inside `withUnsafeBytes`. The key's base64url text in a link is a Swift
+/// string, which cannot be wiped: keep the link text's lifetime short, and never log it.
+public final class AES256Key: @unchecked Sendable {
+    /// 32 bytes.
+    public static let byteCount = 32
+    // Immutable after init; only read inside `withUnsafeBytes`, so sharing between threads is safe.
+    private let storage: UnsafeMutableRawBufferPointer
+
+    private init(storage: UnsafeMutableRawBufferPointer) { self.storage = storage }
+
+    /// A fresh key from OpenSSL's CSPRNG (`RAND_bytes`), written straight into the wiped storage.
+    /// - Throws: `HealthCardError(.crypto)` when the generator is not seeded.
+    public static func random() throws(HealthCardError) -> AES256Key {
+        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: byteCount, alignment: 16)
+        let key = AES256Key(storage: storage)  // owns `storage` from here: deinit wipes and frees it
+        guard RAND_bytes(storage.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(byteCount)) == 1 else {
+            throw cryptoError("random key generation")
+        }
+        return key
+    }
+
+    /// The key encoded in a link's `key` member: 43 base64url characters for 32 bytes.
+    /// - Returns: nil for text that is not base64url of exactly 32 bytes.
+    public static func decode(base64url text: String) -> AES256Key? {
+        guard text.utf8.count == 43, var bytes = Base64URL.decode(text), bytes.count == byteCount else { return nil }
+        defer { bytes.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) } }
+        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: byteCount, alignment: 16)
+        storage.copyBytes(from: bytes)
+        return AES256Key(storage: storage)
+    }
+
+    deinit {
+        OPENSSL_cleanse(storage.baseAddress, storage.count)
+        storage.deallocate()
+    }
+
+    /// Lends the 32 key bytes; do not let them escape the closure.
+    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try body(UnsafeRawBufferPointer(storage))
+    }
+
+    /// The key as 43 base64url characters, for the link's `key` member.
+    public var base64url: String {
+        withUnsafeBytes { Base64URL.encode(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// SHA-256 of the key bytes: names a key (e.g. to tell whether two files share one) without holding it.
+    public var fingerprint: [UInt8] { withUnsafeBytes { Digest.sha256(UnsafeRawBufferPointer($0)) } }
+}
+
+/// AES-256-GCM through OpenSSL's EVP AEAD interface (`EVP_aes_256_gcm`, `EVP_CTRL_GCM_*`), as JWE
+/// `enc` `A256GCM` uses it (RFC 7518 section 5.3): a 96-bit IV, a 128-bit tag, additional authenticated data.
+public enum AESGCM {
+    /// IV length in bytes (96 bits, RFC 7518 section 5.3).
+    public static let ivByteCount = 12
+    /// Authentication tag length in bytes (128 bits).
+    public static let tagByteCount = 16
+    /// Largest plaintext or ciphertext handled, in bytes: far above any card (a few kB), and within
+    /// OpenSSL's `int` lengths.
+    public static let maxByteCount = 16 * 1024 * 1024
+
+    /// A fresh random 96-bit IV from `RAND_bytes`. Every encryption takes a new one: under one key, a
+    /// repeated IV breaks GCM (links-specification: "a unique nonce … for each encryption operation").
+    /// - Throws: `HealthCardError(.crypto)` when the generator is not seeded.
+    public static func randomIV() throws(HealthCardError) -> [UInt8] { try Digest.randomBytes(ivByteCount) }
+
+    /// Encrypts and authenticates.
+    /// - Parameters:
+    ///   - plaintext: at most `maxByteCount` bytes.
+    ///   - iv: 12 bytes, never used before with `key` (take `randomIV()`).
+    ///   - aad: additional authenticated data (for a JWE: the ASCII of its first part).
+    /// - Returns: the ciphertext (as long as the plaintext) and the 16-byte tag.
+    /// - Throws: `HealthCardError(.crypto)` for a wrong IV length, an oversized input or an OpenSSL failure.
+    public static func seal(_ plaintext: [UInt8], key: AES256Key, iv: [UInt8], aad: [UInt8]) throws(HealthCardError)
+        -> (ciphertext: [UInt8], tag: [UInt8])
+    {
+        guard iv.count == ivByteCount else {
+            throw HealthCardError(.crypto, "an A256GCM IV is 12 bytes, found \(iv.count)")
+        }
+        guard plaintext.count <= maxByteCount, aad.count <= maxByteCount else {
+            throw HealthCardError(.crypto, "AES-GCM input over \(maxByteCount) bytes")
+        }
+        let context = try CipherContext()
+        let ctx = context.ctx
+        var ciphertext = [UInt8](repeating: 0, count: plaintext.count + 16)
+        var tag = [UInt8](repeating: 0, count: tagByteCount)
+        var length: Int32 = 0
+        var total = 0
+        let ok = key.withUnsafeBytes { keyBytes -> Bool in
+            guard EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), nil, nil, nil) == 1,
+                EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_IVLEN, Int32(ivByteCount), nil) == 1,
+                EVP_EncryptInit_ex(ctx, nil, nil, keyBytes.baseAddress?.assumingMemoryBound(to: UInt8.self), iv) == 1,
+                EVP_EncryptUpdate(ctx, nil, &length, aad, Int32(aad.count)) == 1
+            else { return false }
+            let update = ciphertext.withUnsafeMutableBufferPointer { out in
+                EVP_EncryptUpdate(ctx, out.baseAddress, &length, plaintext, Int32(plaintext.count))
+            }
+            guard update == 1 else { return false }
+            total = Int(length)
+            let final = ciphertext.withUnsafeMutableBufferPointer { out in
+                EVP_EncryptFinal_ex(ctx, out.baseAddress! + total, &length)
+            }
+            guard final == 1 else { return false }
+            total += Int(length)
+            return EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, Int32(tagByteCount), &tag) == 1
+        }
+        guard ok, total == plaintext.count else { throw cryptoError("AES-256-GCM encryption") }
+        ciphertext.removeLast(ciphertext.count - total)
+        return (ciphertext, tag)
+    }
+
+    /// Checks the tag and decrypts.
+    /// - Returns: the plaintext, or nil when the tag does not verify: a wrong key, or a ciphertext, IV,
+    ///   tag or additional data that was altered (GCM cannot tell these apart).
+    /// - Throws: `HealthCardError(.crypto)` for a wrong IV or tag length, an oversized input, or an OpenSSL failure.
+    public static func open(_ ciphertext: [UInt8], tag: [UInt8], key: AES256Key, iv: [UInt8], aad: [UInt8])
+        throws(HealthCardError) -> [UInt8]?
+    {
+        guard iv.count == ivByteCount else {
+            throw HealthCardError(.crypto, "an A256GCM IV is 12 bytes, found \(iv.count)")
+        }
+        guard tag.count == tagByteCount else {
+            throw HealthCardError(.crypto, "an A256GCM tag is 16 bytes, found \(tag.count)")
+        }
+        guard ciphertext.count <= maxByteCount, aad.count <= maxByteCount else {
+            throw HealthCardError(.crypto, "AES-GCM input over \(maxByteCount) bytes")
+        }
+        let context = try CipherContext()
+        let ctx = context.ctx
+        var plaintext = [UInt8](repeating: 0, count: ciphertext.count + 16)
+        var tagCopy = tag
+        var length: Int32 = 0
+        var total = 0
+        let setUp = key.withUnsafeBytes { keyBytes -> Bool in
+            EVP_DecryptInit_ex(ctx, EVP_aes_256_gcm(), nil, nil, nil) == 1
+                && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_IVLEN, Int32(ivByteCount), nil) == 1
+                && EVP_DecryptInit_ex(ctx, nil, nil, keyBytes.baseAddress?.assumingMemoryBound(to: UInt8.self), iv) == 1
+                && EVP_DecryptUpdate(ctx, nil, &length, aad, Int32(aad.count)) == 1
+        }
+        guard setUp else { throw cryptoError("AES-256-GCM decryption setup") }
+        let update = plaintext.withUnsafeMutableBufferPointer { out in
+            EVP_DecryptUpdate(ctx, out.baseAddress, &length, ciphertext, Int32(ciphertext.count))
+        }
+        guard update == 1 else { throw cryptoError("AES-256-GCM decryption") }
+        total = Int(length)
+        guard EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, Int32(tagByteCount), &tagCopy) == 1 else {
+            throw cryptoError("AES-256-GCM tag setup")
+        }
+        let final = plaintext.withUnsafeMutableBufferPointer { out in
+            EVP_DecryptFinal_ex(ctx, out.baseAddress! + total, &length)
+        }
+        guard final > 0 else {
+            // The tag did not verify: say nothing from OpenSSL's queue, and release no plaintext.
+            ERR_clear_error()
+            plaintext.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) }
+            return nil
+        }
+        total += Int(length)
+        plaintext.removeLast(plaintext.count - total)
+        return plaintext
+    }
+}
+
+/// Owner of one `EVP_CIPHER_CTX` (freed, and so wiped of its key schedule, by `EVP_CIPHER_CTX_free`).
+private final class CipherContext {
+    let ctx: OpaquePointer
+    init() throws(HealthCardError) {
+        guard let ctx = EVP_CIPHER_CTX_new() else { throw cryptoError("cipher context") }
+        self.ctx = ctx
+    }
+    deinit { EVP_CIPHER_CTX_free(ctx) }
+}

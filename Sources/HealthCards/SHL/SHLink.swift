@@ -1,0 +1,130 @@
+/// A SMART Health Link (links-specification "Construct a SMART Health Link Payload"): a minified JSON
+/// payload, base64url-encoded, prefixed `shlink:/`, optionally prefixed by a viewer URL ending in `#`:
+///
+///     https://viewer.example.org#shlink:/eyJ1cmwiOi…
+///
+/// Payload members, in the order written here: `url` (at most 128 characters; with flag `U` the URL of the
+/// one encrypted file, fetched with GET), `key` (43 base64url characters: 32 random bytes, the AES-256-GCM
+/// key), `exp` (optional, seconds since 1970: a staleness hint), `flag` (single letters in alphabetical
+/// order: `L`, `P`, `U`; `U` never with `P`), `label` (optional, at most 80 characters). `v` is left out
+/// (default 1).
+public struct SHLink: Sendable, Equatable {
+    /// The scheme and the slash before the payload.
+    public static let scheme = "shlink:/"
+    /// Most characters in `url` (links-specification: the manifest URL "SHALL NOT exceed 128 characters").
+    public static let maxURLCharacters = 128
+    /// Most characters in `label`, counted as UTF-16 code units (what a JavaScript receiver counts; never
+    /// fewer than the Unicode characters).
+    public static let maxLabelCharacters = 80
+    /// The protocol version this toolkit writes and reads.
+    public static let version = 1
+
+    public var url: String
+    /// The key as 43 base64url characters.
+    public var key: String
+    /// Seconds since 1970, or nil.
+    public var exp: Int64?
+    /// Flag letters in alphabetical order (e.g. `U`), or nil for none.
+    public var flag: String?
+    public var label: String?
+    /// A viewer URL ending in `#` put in front of the link, or nil.
+    public var viewer: String?
+
+    public init(
+        url: String, key: String, exp: Int64? = nil, flag: String? = nil, label: String? = nil, viewer: String? = nil
+    ) {
+        self.url = url
+        self.key = key
+        self.exp = exp
+        self.flag = flag
+        self.label = label
+        self.viewer = viewer
+    }
+
+    /// The payload object: `url`, `key`, then `exp`, `flag`, `label` when set.
+    public var payload: JSONValue {
+        var object: JSONObject = ["url": .string(url), "key": .string(key)]
+        if let exp { object["exp"] = .integer(exp) }
+        if let flag { object["flag"] = .string(flag) }
+        if let label { object["label"] = .string(label) }
+        return .object(object)
+    }
+
+    /// `shlink:/` and the base64url of the minified payload, without a viewer.
+    public var bare: String { Self.scheme + Base64URL.encode(JSONWriter.minified(payload)) }
+
+    /// The link as handed out: the viewer URL (when set) followed by `bare`.
+    public var text: String { (viewer ?? "") + bare }
+
+    /// The length rule for labels: at most 80 UTF-16 code units.
+    public static func labelFits(_ label: String) -> Bool { label.utf16.count <= maxLabelCharacters }
+}
+
+/// Reading link text: the viewer prefix, the payload, and a structural parse.
+public enum SHLinkText {
+    /// Splits link text into its viewer prefix (everything up to and including the `#` before
+    /// `shlink:/`, or nil for a bare link) and the base64url payload after `shlink:/`.
+    /// - Returns: nil when the text holds no `shlink:/` at its start or right after a `#`.
+    public static func split(_ text: String) -> (viewer: Substring?, encoded: Substring)? {
+        if text.hasPrefix(SHLink.scheme) { return (nil, text.dropFirst(SHLink.scheme.count)) }
+        guard let range = Substring(text).range(of: "#" + SHLink.scheme) else { return nil }
+        return (text[..<text.index(after: range.lowerBound)], text[range.upperBound...])
+    }
+
+    /// True when `text` reads as a link: bare `shlink:/…`, or `…#shlink:/…` after a viewer URL.
+    public static func looksLikeLink(_ text: some StringProtocol) -> Bool {
+        text.hasPrefix(SHLink.scheme) || (text.hasPrefix("http") && text.contains("#" + SHLink.scheme))
+    }
+
+    /// Most characters of link text read (a link is a few hundred characters; this bounds hostile input).
+    public static let maxCharacters = 8192
+
+    /// Parses link text into a link, checking only what is needed to use it: the payload is base64url of
+    /// a JSON object with string `url` and `key`; `exp` a number, `flag` and `label` strings when present.
+    /// The full checks (lengths, flags, `v`, `exp` against a time) are `verify`'s (`SHLCheck`).
+    /// - Throws: `HealthCardError(.validation)` saying what is wrong.
+    public static func parse(_ text: String) throws(HealthCardError) -> SHLink {
+        guard text.utf8.count <= maxCharacters else {
+            throw HealthCardError(
+                .validation, "the link text is \(text.utf8.count) characters; a SMART Health Link is a few hundred")
+        }
+        guard let (viewer, encoded) = split(text) else {
+            throw HealthCardError(
+                .validation,
+                "the text is not a SMART Health Link: it does not start with 'shlink:/' (or a viewer URL ending in '#' and then 'shlink:/')"
+            )
+        }
+        guard let bytes = Base64URL.decode(String(encoded)), let payload = try? JSONParser.parse(bytes),
+            payload.objectValue != nil
+        else {
+            throw HealthCardError(.validation, "the link's payload after 'shlink:/' is not base64url of a JSON object")
+        }
+        guard let url = payload["url"]?.stringValue, let key = payload["key"]?.stringValue else {
+            throw HealthCardError(.validation, "the link's payload has no url or key string")
+        }
+        var exp: Int64?
+        if let value = payload["exp"] {
+            guard let lexeme = value.numberLexeme, let seconds = Int64(lexeme) ?? Self.wholeSeconds(lexeme) else {
+                throw HealthCardError(.validation, "the link's exp is not a number of seconds")
+            }
+            exp = seconds
+        }
+        if let value = payload["flag"], value.stringValue == nil {
+            throw HealthCardError(.validation, "the link's flag is not a string")
+        }
+        if let value = payload["label"], value.stringValue == nil {
+            throw HealthCardError(.validation, "the link's label is not a string")
+        }
+        return SHLink(
+            url: url, key: key, exp: exp, flag: payload["flag"]?.stringValue, label: payload["label"]?.stringValue,
+            viewer: viewer.map(String.init))
+    }
+
+    /// A JSON number lexeme with a fraction or exponent (`1.7e9`) as whole seconds, when it is one and in range.
+    static func wholeSeconds(_ lexeme: String) -> Int64? {
+        guard let value = Double(lexeme), value.isFinite, value.rounded() == value, abs(value) < 1e15 else {
+            return nil
+        }
+        return Int64(value)
+    }
+}

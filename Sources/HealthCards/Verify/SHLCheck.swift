@@ -1,0 +1,279 @@
+/// Checks a SMART Health Link (links-specification): the link text and payload, and, for a `U` link whose
+/// URL lies under a site given with `--shl-site`, the encrypted file in that site folder (offline: the URL is
+/// mapped to a local file, nothing is fetched), then the card inside as usual.
+///
+/// The link's key is never put in a finding, a note or the report's payload.
+struct SHLCheck {
+    /// Sites (`--shl-site`) whose folders stand for the hosts of their issuer URLs.
+    let sites: [PublishedSite]
+    let now: Int64
+    let checker: JWSCheck
+
+    /// The IVs of the link files read in one `verify` run, to find an IV used by two files: under one key
+    /// that breaks AES-GCM (the XOR of the two plaintexts leaks and tags can be forged); under two keys it
+    /// means the IVs are not random.
+    final class IVRegister {
+        private var seen: [[UInt8]: (file: String, identity: String, key: [UInt8])] = [:]
+
+        /// Registers the IV of the file `file` (`identity`: the same file reached by two links is not a reuse)
+        /// opened with the key named by `key` (a fingerprint); returns the earlier file and whether it had the same key.
+        func register(iv: [UInt8], file: String, identity: String, key: [UInt8]?) -> (file: String, sameKey: Bool)? {
+            if let earlier = seen[iv] {
+                guard earlier.identity != identity else { return nil }
+                return (earlier.file, key != nil && earlier.key == key)
+            }
+            seen[iv] = (file, identity, key ?? [])
+            return nil
+        }
+    }
+
+    /// Checks link text read from `file` (a text file, a QR symbol, or a command-line argument).
+    /// - Parameters:
+    ///   - symbol: the QR symbol the text came from, when it came from an image (its ECC level is checked).
+    /// - Returns: the link's report, then the reports of the card(s) in its file when it was opened.
+    func check(text: String, file: String, symbol: DecodedQR? = nil, findings initial: [Finding] = [], ivs: IVRegister)
+        -> [CredentialReport]
+    {
+        var report = CredentialReport(source: .shlink, file: file)
+        report.findings = initial
+        func add(_ code: RuleCode, _ message: String, path: String? = nil, severity: Finding.Severity? = nil) {
+            report.findings.append(Finding(code, message, at: .init(file: file, path: path), severity: severity))
+        }
+        if let symbol, let level = symbol.errorCorrection, level != .M {
+            add(.shlQRECC, "the link's QR uses error correction \(level.rawValue); the links specification asks for M")
+        }
+        guard text.utf8.count <= SHLinkText.maxCharacters else {
+            add(
+                .shlPayloadEncoding,
+                "the link text is \(text.utf8.count) characters; a SMART Health Link is a few hundred")
+            return [report]
+        }
+        guard let (viewer, encoded) = SHLinkText.split(text) else {
+            add(
+                .shlPrefix,
+                "the text '\(text.prefix(20))…' is not a SMART Health Link: expected 'shlink:/' and the payload, "
+                    + "optionally after a viewer URL ending in '#'")
+            return [report]
+        }
+        if let viewer, !viewer.hasPrefix("https://") {
+            add(.shlViewerURL, "the viewer prefix '\(viewer.prefix(60))' is not an https URL ending in '#'")
+        }
+        guard let bytes = Base64URL.decode(String(encoded)) else {
+            add(
+                .shlPayloadEncoding,
+                "the payload after 'shlink:/' is not base64url without padding (RFC 4648 section 5)")
+            return [report]
+        }
+        guard let payload = try? JSONParser.parse(bytes), let object = payload.objectValue else {
+            add(.shlPayloadNotJSON, "the payload after 'shlink:/' does not decode to a JSON object")
+            return [report]
+        }
+        var redacted = object
+        if redacted["key"] != nil { redacted["key"] = "(not shown)" }
+        report.payload = .object(redacted)
+
+        var usable = true
+        if let v = payload["v"], v.numberLexeme != "1" {
+            add(
+                .shlVersionUnknown,
+                "the link says v \(JWE.describe(v)); this verifier knows version 1 only, and a receiver "
+                    + "SHOULD NOT resolve a link of a newer version", path: "v")
+            usable = false
+        }
+        let url = payload["url"]?.stringValue
+        if let url {
+            let length = url.unicodeScalars.count
+            if length > SHLink.maxURLCharacters {
+                add(
+                    .shlURLTooLong, "url is \(length) characters; at most \(SHLink.maxURLCharacters) are allowed",
+                    path: "url")
+            }
+            if !url.hasPrefix("https://") {
+                add(.shlURLNotHTTPS, "url '\(url.prefix(60))' is not https", path: "url")
+            }
+            if !Self.carriesEntropy(url) {
+                add(
+                    .shlURLEntropy,
+                    "url has no path segment or query value of 43 or more base64url characters; it must carry "
+                        + "at least 256 bits of entropy (e.g. 32 random bytes, base64url, as a path segment)",
+                    path: "url")
+            }
+            report.notes.append("url \(url)")
+        } else {
+            add(.shlURLMissing, payload["url"] == nil ? "the payload has no url" : "url is not a string", path: "url")
+            usable = false
+        }
+        var key: AES256Key?
+        if let text = payload["key"]?.stringValue, let decoded = AES256Key.decode(base64url: text) {
+            key = decoded
+        } else {
+            add(
+                .shlKeyInvalid,
+                payload["key"] == nil ? "the payload has no key" : "key is not 43 base64url characters (32 bytes)",
+                path: "key")
+            usable = false
+        }
+        if let exp = payload["exp"] {
+            if let seconds = exp.doubleValue, seconds.isFinite, seconds >= 0, seconds < 1e11 {
+                if seconds < Double(now) {
+                    add(
+                        .shlExpired,
+                        "exp \(exp.numberLexeme ?? "") (\(Clock.describe(Int64(seconds)))) is before now "
+                            + "(\(Clock.describe(now))): receivers take the link as stale (the host may still serve its file)",
+                        path: "exp")
+                }
+                report.notes.append("exp \(Clock.describe(Int64(seconds)))")
+            } else {
+                let hint = (exp.doubleValue ?? 0) >= 1e11 ? " (it looks like milliseconds)" : ""
+                add(
+                    .shlExpInvalid, "exp \(JWE.describe(exp)) is not a number of seconds since 1970\(hint)", path: "exp"
+                )
+            }
+        }
+        var flags = ""
+        if let flag = payload["flag"] {
+            if let text = flag.stringValue {
+                flags = text
+                let letters = Array(text.unicodeScalars)
+                let ordered = zip(letters, letters.dropFirst()).allSatisfy { $0.value < $1.value }
+                if !letters.allSatisfy({ ("A"..."Z").contains($0) }) || !ordered {
+                    add(
+                        .shlFlagInvalid,
+                        "flag '\(text.prefix(20))' is not single capital letters in alphabetical order, each once",
+                        path: "flag")
+                }
+                if text.contains("U") && text.contains("P") {
+                    add(
+                        .shlFlagUWithP,
+                        "flag has both U and P: a U link is one file fetched with GET, which cannot ask for "
+                            + "a passcode (links-specification: U SHALL NOT be used with P)", path: "flag")
+                    usable = false
+                }
+            } else {
+                add(.shlFlagInvalid, "flag is not a string", path: "flag")
+            }
+            report.notes.append("flag \(flags.isEmpty ? "(none)" : flags)")
+        }
+        if let label = payload["label"] {
+            if let text = label.stringValue {
+                if !SHLink.labelFits(text) {
+                    add(
+                        .shlLabelInvalid,
+                        "label is \(text.utf16.count) characters; at most \(SHLink.maxLabelCharacters) are allowed",
+                        path: "label")
+                }
+                report.notes.append("label '\(text)'")
+            } else {
+                add(.shlLabelInvalid, "label is not a string", path: "label")
+            }
+        }
+        guard usable, let url, let key else { return [report] }
+        guard flags.contains("U") else {
+            add(
+                .shlManifestNotChecked,
+                "the link has no flag U, so its url is a manifest a receiver POSTs to; verify is offline and "
+                    + "checked the payload only")
+            return [report]
+        }
+        guard let site = sites.first(where: { $0.localPath(forURL: url) != nil }),
+            let path = site.localPath(forURL: url)
+        else {
+            let hint =
+                sites.isEmpty
+                ? "give --shl-site SITE (the site folder of the host)"
+                : "none of the --shl-site folders is published at its origin"
+            add(.shlNotResolved, "the link's file was not checked: \(hint); verify never fetches a URL")
+            return [report]
+        }
+        report.notes.append("file \(path)")
+        let cards = open(path: path, key: key, report: &report, ivs: ivs)
+        return [report] + cards
+    }
+
+    /// Opens the link file at `path`: form, header, IV, tag, then the card inside.
+    private func open(path: String, key: AES256Key, report: inout CredentialReport, ivs: IVRegister)
+        -> [CredentialReport]
+    {
+        let file = report.file
+        func add(_ code: RuleCode, _ message: String) {
+            report.findings.append(Finding(code, message, at: .init(file: file)))
+        }
+        guard FileIO.isRegularFile(path) else {
+            add(.shlFileMissing, "the link's file \(path) is not in the site: the link is broken, or was withdrawn")
+            return []
+        }
+        if let size = FileIO.size(path), size > JWE.maxCompactBytes {
+            add(.shlJWEForm, "\(path) is \(size) bytes; a link file holding one card is a few kB")
+            return []
+        }
+        guard let bytes = try? FileIO.read(path) else {
+            add(.shlFileMissing, "the link's file \(path) cannot be read")
+            return []
+        }
+        let jwe = JWE(compact: String(decoding: bytes, as: UTF8.self))
+        let parts: JWE.Parts
+        do { parts = try jwe.parts() } catch {
+            switch error {
+            case .header(let why): add(.shlJWEHeader, "\(path): \(why)")
+            default: add(.shlJWEForm, "\(path): \(error)")
+            }
+            return []
+        }
+        if let earlier = ivs.register(
+            iv: parts.iv, file: path, identity: FileIO.identity(path) ?? path, key: key.fingerprint)
+        {
+            add(
+                .shlIVReused,
+                "\(path) has the IV of \(earlier.file)"
+                    + (earlier.sameKey
+                        ? " under the same key: AES-GCM with a repeated IV leaks the XOR of the two plaintexts and lets tags be "
+                            + "forged. Encrypt every file with a fresh random IV"
+                        : " (another key): the IVs are not random. Take every IV from a cryptographic random generator")
+            )
+        }
+        guard let contentType = parts.contentType else {
+            add(
+                .shlJWEHeader,
+                "\(path): the JWE header has no cty; a SMART Health Link file says its content type "
+                    + "(application/smart-health-card)")
+            return []
+        }
+        let plaintext: [UInt8]
+        do { plaintext = try jwe.decrypt(key: key).plaintext } catch JWE.Failure.authentication {
+            add(
+                .shlDecryptFailed,
+                "\(path) does not decrypt with the link's key: the key is wrong, or the file (its header, IV, "
+                    + "ciphertext or tag) was altered; AES-GCM cannot tell which")
+            return []
+        } catch {
+            add(.shlContent, "\(path): \(error)")
+            return []
+        }
+        guard contentType == JWE.smartHealthCard else {
+            report.notes.append(
+                "content \(contentType) (\(plaintext.count) bytes), not a SMART Health Card: not checked further")
+            return []
+        }
+        let cards = CardFile.check(plaintext, file: "\(path) (from link \(file))", checker: checker)
+        if cards.count == 1, cards[0].findings.contains(where: { $0.code == .fileNotJSON }) {
+            add(
+                .shlContent,
+                "\(path) decrypts, but not to a .smart-health-card file (JSON {\"verifiableCredential\":[…]}), "
+                    + "which its cty says it is")
+        }
+        return cards
+    }
+
+    /// True when a path segment or query value of `url` has at least 43 base64url characters (256 bits at
+    /// 6 bits each), the IG's suggested form of the URL's entropy.
+    static func carriesEntropy(_ url: String) -> Bool {
+        let separators: Set<Character> = ["/", "?", "&", "=", "#", "."]
+        return url.split(whereSeparator: { separators.contains($0) }).contains { part in
+            part.utf8.count >= 43
+                && part.utf8.allSatisfy {
+                    ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D
+                        || $0 == 0x5F
+                }
+        }
+    }
+}

@@ -1,0 +1,157 @@
+import HealthCards
+
+enum SHLCommand {
+    static let help = """
+        Usage: healthcards shl --base-url BASE_URL --site SITE [--out DIR] [--label TEXT] [--exp SECONDS]
+                               [--viewer URL#] [--no-qr] [--qr-scale PIXELS] [--share group|world] CARD...
+
+        Makes a SMART Health Link (flag U, for a static host) for cards already issued, as `issue --shl` does
+        while issuing (docs/shl.md). For each CARD (a .smart-health-card file) it writes:
+          SITE/shl/<43 random chars>     the card file encrypted as a JWE (alg dir, enc A256GCM) with a fresh
+                                         32-byte key and IV; mode 0644 (the host serves it; only the link opens it)
+          DIR/shl/<name>.png             the link's QR code (error correction M), mode 0600
+          DIR/shl/<name>.txt             the link, shlink:/… (with --viewer: URL#shlink:/…), mode 0600: the key
+                                         in it opens the card, so treat it as the card itself
+        <name> is the card's file name without .smart-health-card. A card that already has a link in DIR/shl keeps
+        it (its file is encrypted again with the same key and a fresh IV when the card changed); a link whose file
+        was withdrawn (`revoke --link`) is replaced by a new one. Each card is verified first with the site's keys
+        and must be the site issuer's: a card a verifier rejects gets no link. The link text is never printed.
+        Publish SITE afterwards (the header rules of `healthcards site` serve shl/ as application/jose, CORS *,
+        no-store). Like `issue`, it locks DIR for the run (DIR/.healthcards-issue.lock): while an `issue` or
+        another `shl` writes into DIR it stops at once, writing nothing. A PDF printed before the link was made
+        or replaced does not show it: print the card again (`healthcards print`, which finds DIR/shl/<name>.txt).
+
+        Arguments:
+          CARD                  a .smart-health-card file
+        Options:
+          --base-url BASE_URL   a folder named shl under the issuer URL the site is published at, e.g.
+                                https://clinic.example.org/shl for SITE/shl/ (at most 84 characters, so the
+                                link URL stays within 128)
+          --site SITE           the issuer's site folder (`healthcards site --out SITE --issuer URL KEY...`)
+          --out DIR             where shl/<name>.txt and .png go (default: for CARD in X/cards/, X); never
+                                inside the published site
+          --label TEXT          the label receivers show (at most 80 characters; default 'SMART Health Card');
+                                {name} puts the Patient's name in it: only when the person wants that
+          --exp SECONDS         the link's exp (integer seconds since 1970): a hint that it is stale after
+          --viewer URL#         a viewer URL ending in '#' put in front of the link (and in its QR)
+          --no-qr               write no QR image
+          --qr-scale PIXELS     pixels per QR module (default \(QRImage.defaultScale); 1 to 64)
+          --share group|world   let the group (0640/0750) or everyone (0644/0755) read DIR/shl; default 0600/0700
+          -h, --help            show this help
+
+        Exit status: 0 every card linked; 1 some cards refused (not valid, or not the site issuer's); 2 usage or
+        configuration error, or a file could not be written.
+        """
+
+    static func run(_ args: [String]) throws -> ExitStatus {
+        let parsed = try Arguments(
+            args, valued: ["base-url", "site", "out", "label", "exp", "viewer", "qr-scale", "share"],
+            flagNames: ["no-qr"],
+            command: "shl")
+        if parsed.has("help") {
+            print(help)
+            return .ok
+        }
+        _ = try parsed.required("base-url", command: "shl")
+        let site = try PublishedSite(root: try parsed.required("site", command: "shl"))
+        guard !parsed.positionals.isEmpty else {
+            throw HealthCardError(
+                .usage,
+                "`healthcards shl` needs at least one CARD (.smart-health-card file); see `healthcards shl --help`")
+        }
+        var image = QRImage()
+        if let text = parsed.value("qr-scale") {
+            guard let scale = Int(text), (1...64).contains(scale) else {
+                throw HealthCardError(.usage, "--qr-scale '\(text)' must be a whole number of pixels from 1 to 64")
+            }
+            image.scale = scale
+        }
+        let access = try parsed.value("share").map { try OutputAccess(share: $0) } ?? .ownerOnly
+        let now = Clock.nowSeconds()
+        // Where each card's link goes, all decided (and checked) before anything is written.
+        var jobs: [(card: String, outDir: String, name: String)] = []
+        var seen: [String: String] = [:]
+        for card in parsed.positionals {
+            guard FileIO.isRegularFile(card), card.lowercased().hasSuffix(".smart-health-card") else {
+                throw HealthCardError(.usage, "CARD \(card) is not a .smart-health-card file")
+            }
+            let folder = FileIO.parent(of: card)
+            let outDir: String
+            if let out = parsed.value("out") {
+                outDir = out
+            } else if FileIO.basename(folder) == "cards" {
+                outDir = FileIO.parent(of: folder)
+            } else {
+                throw HealthCardError(
+                    .usage,
+                    "CARD \(card) is not in a cards/ folder of an `issue` output; give --out DIR for its link (DIR/shl/)"
+                )
+            }
+            try IssuerSite.refuseHealthDataInside(outDir, option: "--out")
+            let name = OutputNames.safe(FileIO.stem(card))
+            let slot = (FileIO.identity(outDir) ?? outDir) + "/" + name
+            if let earlier = seen[slot] {
+                throw HealthCardError(
+                    .usage,
+                    "CARD \(card) and \(earlier) would share the link \(outDir)/shl/\(name).txt; give them in separate runs with different --out"
+                )
+            }
+            seen[slot] = card
+            jobs.append((card, outDir, name))
+        }
+        guard
+            let (destination, options) = try LinkOptions.options(
+                parsed, names: .shl, site: site, makeQR: !parsed.has("no-qr"), qrImage: image, now: now)
+        else { return .usage }
+        // One run at a time per output folder: `issue --shl` and `shl` into one DIR would race on shl/<name>.txt.
+        let locks = try lockOutputs(jobs.map(\.outDir), access: access)
+        defer { withExtendedLifetime(locks) {} }
+        let verifier = try Verifier(keySets: [site.site.root], now: now)
+        var refused = 0
+        var prepared: Set<String> = []
+        for job in jobs {
+            let stage = SHLStage(destination: destination, options: options, outDir: job.outDir, access: access)
+            let reports = try verifier.verify([job.card])
+            let problems = reports.flatMap(\.findings).filter(\.isError)
+            let issuers = Set(reports.compactMap { $0.payload?["iss"]?.stringValue })
+            if !problems.isEmpty || issuers != [site.issuer] {
+                refused += 1
+                let why =
+                    problems.isEmpty
+                    ? "it is a card of \(issuers.sorted().joined(separator: ", ")), not of \(site.issuer) whose site this is"
+                    : problems.prefix(3).map { ControlCharacters.escaped($0.description) }.joined(separator: "; ")
+                printError(
+                    "\(job.card): no link made: \(why). Check it with `healthcards verify --jwks \(site.site.root) \(job.card)`"
+                )
+                continue
+            }
+            if !prepared.contains(job.outDir) {
+                try stage.prepare()
+                prepared.insert(job.outDir)
+            }
+            let bytes = try FileIO.read(job.card)
+            let bundle = reports.first?.payload?["vc"]?["credentialSubject"]?["fhirBundle"]
+            let outcome = try stage.link(card: bytes, name: job.name, bundle: bundle, sync: true)
+            for warning in outcome.warnings { printError("warning: \(job.card): \(warning.message)") }
+            print(
+                "\(job.card): link \(outcome.files.map { "\(job.outDir)/\($0)" }.joined(separator: ", ")); file "
+                    + "\(site.site.root)/\(outcome.siteFile)")
+        }
+        return refused > 0 ? .partial : .ok
+    }
+
+    /// Takes the output lock `issue` takes (`OutputLock`) on each output folder (created when missing), once
+    /// per folder however it is named, before anything is written.
+    /// - Throws: `HealthCardError(.usage)` when another run holds one (nothing was written), `.io` when a
+    ///   folder cannot be made.
+    static func lockOutputs(_ folders: [String], access: OutputAccess) throws -> [OutputLock] {
+        var locks: [OutputLock] = []
+        var locked: Set<String> = []
+        for folder in folders {
+            try FileIO.checkWritableFolder(folder, mode: access.folderMode)
+            guard locked.insert(FileIO.identity(folder) ?? folder).inserted else { continue }
+            locks.append(try OutputLock(folder: folder, mode: access.fileMode))
+        }
+        return locks
+    }
+}

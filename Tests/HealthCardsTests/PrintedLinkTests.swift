@@ -1,0 +1,164 @@
+import Foundation
+import Testing
+
+@testable import HealthCards
+
+/// A card printed with its SMART Health Link (`issue --pdf --shl`, `print` with a link), read back as a person
+/// would: the page rendered with pdftoppm at 150 dpi, every QR code on it decoded with zbar and measured, the
+/// text read with pdftotext.
+@Suite(.serialized, .enabled(if: PDFTools.available, PDFTools.missing)) struct PrintedLinkTests {
+    static let issuerName = "Springfield Clinic"
+
+    /// Issues a template's sample (or `csv`) with `--pdf --shl` into a new folder; returns it and the site.
+    static func issue(csv: String? = nil, extra: [String] = [], in dir: URL) throws -> (out: URL, site: String) {
+        let (site, key, _) = try SHLTestSupport.site(in: dir)
+        let out = dir.appendingPathComponent("out")
+        try SHLTestSupport.issue(
+            template: "covid19-vaccination", csv: csv, key: key, site: site, out: out,
+            extra: ["--pdf", "--paper", "a4", "--issuer-name", issuerName] + extra)
+        return (out, site)
+    }
+
+    /// Every QR symbol on every page of `pdf`, rendered at `dpi`.
+    static func symbols(_ pdf: URL, dpi: Int = 150) throws -> [DecodedQR] {
+        let pages = try PDFTools.info(pdf).pages
+        let decoder = try QRDecoder()
+        return try (1...max(1, pages)).flatMap { try decoder.decode(try PDFTools.render(pdf, page: $0, dpi: dpi)) }
+    }
+
+    /// The card's QR code and the link's scan from one rendered page: the card's (on the page and on the wallet
+    /// card) to exactly its `shc:/` text, the link's to exactly the `shlink:/` text in `shl/<id>.txt`, at error
+    /// correction M; printed at 60, 42 and 40 mm. The caption says what a link is; the link's text (its key) is
+    /// not printed as text.
+    @Test func cardAndLinkScanFromOnePage() throws {
+        let dir = try TestSupport.tempDir("pdf-shl")
+        let (out, _) = try Self.issue(in: dir)
+        let card = try PDFTools.qrTexts(card: out.appendingPathComponent("cards/P-1001.smart-health-card"))
+        let link = try SHLTestSupport.linkText(out, id: "P-1001")
+        let pdf = out.appendingPathComponent("pdf/P-1001.pdf")
+        #expect(try PDFTools.info(pdf).pages == 1)
+        let symbols = try Self.symbols(pdf)
+        #expect(symbols.count == 3, "\(symbols.map(\.text))")
+        let cardSymbols = symbols.filter { $0.text == card[0] }
+        let linkSymbols = symbols.filter { $0.text == link }
+        #expect(cardSymbols.count == 2 && linkSymbols.count == 1)
+        #expect(linkSymbols.first?.errorCorrection == .M)
+        let cardWidths = cardSymbols.map { PDFTools.widthMillimetres($0, dpi: 150) }.sorted()
+        #expect(cardWidths.count == 2 && abs(cardWidths[0] - CardPrinter.walletQRMillimetres) < 1.5, "\(cardWidths)")
+        #expect(abs(cardWidths[1] - CardPrinter.qrMillimetres) < 1.5, "\(cardWidths)")
+        let linkWidth = try #require(linkSymbols.first.map { PDFTools.widthMillimetres($0, dpi: 150) })
+        #expect(abs(linkWidth - CardPrinter.linkQRMillimetres) < 1.5 && linkWidth >= 39, "\(linkWidth)")
+
+        let text = try PDFTools.text(pdf)
+        let flat = text.replacingOccurrences(of: "\n", with: " ")
+        for expected in [
+            "SMART HEALTH LINK", "SMART HEALTH CARD", "A link to this same card", "withdraw the link",
+            "keep it private", "Ada M. Testperson", "2022-09-05", "Apple Health",
+        ] {
+            #expect(flat.contains(expected), "\(expected) not in:\n\(text)")
+        }
+        let key = try SHLinkText.parse(link).key
+        #expect(!text.contains("shlink:/") && !text.contains(key))
+        // The report lists the PDF and the link, by file name.
+        let line = try TestSupport.report(out)[0]
+        #expect(
+            line["files"]
+                == [
+                    "cards/P-1001.smart-health-card", "qr/P-1001.png", "pdf/P-1001.pdf", "shl/P-1001.txt",
+                    "shl/P-1001.png",
+                ])
+    }
+
+    /// A card too large for one QR code prints its link in place of chunked codes, also with `--chunk` (the
+    /// chunks still go to qr/, but not on paper): no `shc:/` symbol anywhere in the PDF, the link's code on the
+    /// page (40 mm) and on the wallet card (42 mm), and a note that says why.
+    @Test(arguments: [false, true])
+    func oversizedCardPrintsItsLinkNotChunks(chunk: Bool) throws {
+        let dir = try TestSupport.tempDir("pdf-shl-big")
+        let csv = try SHLTestSupport.manyDosesCSV(doses: 24, in: dir)
+        let (out, _) = try Self.issue(csv: csv, extra: chunk ? ["--chunk"] : [], in: dir)
+        let chunks = try PDFTools.qrTexts(card: out.appendingPathComponent("cards/P-9001.smart-health-card"))
+        #expect(chunks.count > 1, "the test card must need more than one QR code")
+        #expect(FileManager.default.fileExists(atPath: out.path + "/qr/P-9001-1.png") == chunk)
+        let link = try SHLTestSupport.linkText(out, id: "P-9001")
+        let pdf = out.appendingPathComponent("pdf/P-9001.pdf")
+        let symbols = try Self.symbols(pdf)
+        #expect(!symbols.contains { $0.text.hasPrefix("shc:/") }, "\(symbols.map(\.text))")
+        #expect(symbols.map(\.text) == [link, link])
+        let widths = symbols.map { PDFTools.widthMillimetres($0, dpi: 150) }
+        #expect(abs(widths[0] - CardPrinter.linkQRMillimetres) < 1.5, "\(widths)")
+        #expect(abs(widths[1] - CardPrinter.walletQRMillimetres) < 1.5, "\(widths)")
+        let flat = try PDFTools.text(pdf).replacingOccurrences(of: "\n", with: " ")
+        #expect(flat.contains("too much to fit in one QR code") && flat.contains("instead of several codes"), "\(flat)")
+        #expect(!flat.contains("Code 1 of"))
+    }
+
+    /// `print` finds the link `issue --shl` wrote beside the card (and checks with --shl-site that it opens the
+    /// card), prints it on Letter on one page, and leaves it out with --no-link; `--link FILE` gives one for a
+    /// card elsewhere; a link that opens another card is refused, and so is --link with several cards.
+    @Test func printFindsTheLinkBesideOrGiven() throws {
+        let dir = try TestSupport.tempDir("print-shl")
+        let (out, site) = try Self.issue(in: dir)
+        let cardFile = out.appendingPathComponent("cards/P-1001.smart-health-card")
+        let card = try PDFTools.qrTexts(card: cardFile)[0]
+        let link = try SHLTestSupport.linkText(out, id: "P-1001")
+        let printed = dir.appendingPathComponent("printed")
+        let beside = try TestSupport.cli([
+            "print", "--out", printed.path, "--paper", "letter", "--jwks", site, "--shl-site", site, cardFile.path,
+        ])
+        #expect(beside.status == 0, "\(beside.stderr)")
+        #expect(!beside.stderr.contains("warning"), "\(beside.stderr)")
+        let pdf = printed.appendingPathComponent("P-1001.pdf")
+        #expect(try PDFTools.info(pdf).pages == 1, "a three-dose card with its link fits one Letter page")
+        #expect(Set(try Self.symbols(pdf).map(\.text)) == [card, link])
+
+        let bare = try TestSupport.cli(["print", "--out", printed.path, "--no-link", cardFile.path])
+        #expect(bare.status == 0, "\(bare.stderr)")
+        #expect(Set(try Self.symbols(pdf).map(\.text)) == [card])
+        // A folder (`OUT/cards/`, trailing slash and all): each card's link is found beside it.
+        let folder = try TestSupport.cli(["print", "--out", printed.path, "--shl-site", site, out.path + "/cards/"])
+        #expect(folder.status == 0, "\(folder.stderr)")
+        #expect(try PDFTools.text(printed.appendingPathComponent("P-1004.pdf")).contains("SMART HEALTH LINK"))
+
+        // A copy elsewhere has nothing beside it; --link gives its link (not opened: a warning says so).
+        let copy = try TestSupport.write(
+            String(decoding: try VerifyFixtures.bytes(cardFile), as: UTF8.self), to: "ada.smart-health-card", in: dir)
+        let linkFile = out.path + "/shl/P-1001.txt"
+        let given = try TestSupport.cli(["print", "--out", printed.path, "--link", linkFile, copy])
+        #expect(given.status == 0, "\(given.stderr)")
+        #expect(given.stderr.contains("give --shl-site SITE"), "\(given.stderr)")
+        #expect(Set(try Self.symbols(printed.appendingPathComponent("ada.pdf")).map(\.text)) == [card, link])
+
+        let other = try TestSupport.cli([
+            "print", "--out", printed.path, "--shl-site", site, "--link", out.path + "/shl/P-1002.txt", copy,
+        ])
+        #expect(other.status == 1 && other.stderr.contains("opens another card than this one"), "\(other.stderr)")
+        let several = try TestSupport.cli(["print", "--out", printed.path, "--link", linkFile, out.path])
+        #expect(several.status == 2 && several.stderr.contains("--link FILE is the link of one card"))
+    }
+
+    /// A run that finds its cards already issued but makes them a link now (`issue --pdf`, then `issue --pdf
+    /// --shl`) prints their PDFs again, so the page shows the link; a run that keeps the link keeps the PDF.
+    @Test func resumedRunReprintsWhenTheLinkIsNew() throws {
+        let dir = try TestSupport.tempDir("pdf-shl-resume")
+        let (site, key, _) = try SHLTestSupport.site(in: dir)
+        let out = dir.appendingPathComponent("out")
+        let templates = SiteTestSupport.templates
+        let first = try TestSupport.cli([
+            "issue", "--issuer", SHLTestSupport.issuer, "--key", key, "--template",
+            templates.appendingPathComponent("covid19-vaccination.json").path, "--out", out.path, "--nbf", "1700000000",
+            "--quiet", "--pdf", templates.appendingPathComponent("covid19-vaccination.sample.csv").path,
+        ])
+        #expect(first.status == 0, "\(first.stderr)")
+        let pdf = out.appendingPathComponent("pdf/P-1001.pdf")
+        #expect(!(try PDFTools.text(pdf)).contains("SMART HEALTH LINK"))
+        try SHLTestSupport.issue(template: "covid19-vaccination", key: key, site: site, out: out, extra: ["--pdf"])
+        #expect(try TestSupport.report(out).allSatisfy { $0["alreadyIssued"] == true })
+        #expect((try PDFTools.text(pdf)).contains("SMART HEALTH LINK"))
+        let link = try SHLTestSupport.linkText(out, id: "P-1001")
+        #expect(try Self.symbols(pdf).contains { $0.text == link })
+        let printedAgain = try VerifyFixtures.bytes(pdf)
+        try SHLTestSupport.issue(template: "covid19-vaccination", key: key, site: site, out: out, extra: ["--pdf"])
+        #expect(try VerifyFixtures.bytes(pdf) == printedAgain, "the link was kept, so the PDF is too")
+    }
+}
