@@ -155,6 +155,7 @@ import Testing
         let templatePath = VerifyFixtures.repoRoot.appendingPathComponent("templates/covid19-vaccination.json").path
         let template = try Template(bytes: try FileIO.read(templatePath), source: templatePath)
         let inputs = [(name: "empty input", bytes: [UInt8]())] + (try Self.inputs(target))
+        #expect(inputs.count >= 2, "no stored input for \(target)")
         for input in inputs {
             let problems: [String]
             switch target {

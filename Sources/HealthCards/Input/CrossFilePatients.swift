@@ -59,7 +59,7 @@ struct CrossFilePatients {
         guard let list = places[id] else { return nil }
         let named =
             list.count == 2
-            ? "\(list[0]) and \(list[1])" : list.dropLast().joined(separator: ", ") + " and \(list.last!)"
+            ? "\(list[0]) and \(list[1])" : list.dropLast().joined(separator: ", ") + " and \(list.last ?? "")"
         return HealthCardError(
             .input,
             "patient id '\(id)' appears in \(named); rows of one patient must be in one input file, so no card is issued for it from any of them: merge the exports and run again",

@@ -6,8 +6,9 @@ extension StringProtocol {
     func trimmingCharacters(in set: String) -> String {
         let scalars = Set(set.unicodeScalars)
         let view = Substring(self).unicodeScalars
-        guard let first = view.firstIndex(where: { !scalars.contains($0) }) else { return "" }
-        let last = view.lastIndex(where: { !scalars.contains($0) })!
+        guard let first = view.firstIndex(where: { !scalars.contains($0) }),
+            let last = view.lastIndex(where: { !scalars.contains($0) })
+        else { return "" }
         return String(view[first...last])
     }
 }
