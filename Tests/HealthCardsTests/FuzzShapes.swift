@@ -424,7 +424,9 @@ enum FuzzShapes {
         }
         let settings = settings(&f)
         // Settings the issuer refuses (an exp not after nbf, …) are a refusal, as the CLI reports them.
-        guard let key, let issuer = try? CardIssuer(signer: try ES256Signer(key: key), settings: settings) else { return [] }
+        guard let key, let issuer = try? CardIssuer(signer: try ES256Signer(key: key), settings: settings) else {
+            return []
+        }
         guard let card = try? issuer.issue(bundle: bundle, patientID: "fuzz") else { return [] }
         return checkIssued(card, name: "issue")
     }
