@@ -171,9 +171,8 @@ enum IssueCommand {
         var inputs: [BatchInput] = []
         var seenInputs: [String: String] = [:]
         for path in parsed.positionals {
-            guard FileIO.exists(path), !FileIO.isDirectory(path) else {
-                throw HealthCardError(.usage, "input \(path) does not exist or is a folder")
-            }
+            // Before anything is opened: a FIFO would wait for a writer, a device might never end.
+            try FileIO.requireRegularFile(path, role: "input", fix: "give the export file (.csv, .json or .ndjson)")
             // The same file under another name, through a symlink or a hard link, is the same input.
             let resolved = FileIO.identity(path) ?? path
             if let earlier = seenInputs[resolved] {

@@ -32,6 +32,7 @@ enum PKCS11PIN {
             return (bytes, "the PIN from \(environmentVariable)")
         }
         let file = try path(ofSource: source)
+        try FileIO.requireRegularFile(file, role: "PIN file", kind: .key, fix: "give the file holding the PIN (mode 0600)")
         var st = stat()
         if stat(file, &st) == 0, st.st_mode & 0o077 != 0 {
             throw HealthCardError(

@@ -114,6 +114,9 @@ public enum RIDSecretFile {
         guard FileIO.exists(path) else {
             throw HealthCardError(.key, "revocation secret \(path) does not exist; make one with `healthcards keygen --rid-secret \(path)`")
         }
+        // What the path is comes first: `chmod 600` is no advice for /dev/null or a folder.
+        try FileIO.requireRegularFile(path, role: "revocation secret", kind: .key,
+                                      fix: "give the file `healthcards keygen --rid-secret FILE` made")
         if let mode = FileIO.mode(path), mode & 0o077 != 0 {
             throw HealthCardError(.key, "revocation secret \(path) can be read by group or others (mode \(String(mode, radix: 8))); run `chmod 600 \(path)`")
         }
