@@ -29,7 +29,7 @@ enum PrintOptions {
         var settings = PrintSettings(paper: Paper.fromLocale(environment))
         if let text = parsed.value("paper") {
             guard let paper = Paper(rawValue: text.lowercased()) else {
-                throw HealthCardError(.usage, "--paper '\(text)' is not known; expected a4 or letter")
+                throw HealthCardError(.usage, "--paper \(Quote.text(text)) is not known; expected a4 or letter")
             }
             settings.paper = paper
         }

@@ -52,7 +52,7 @@ enum VerifyCommand {
         var now = Clock.nowSeconds()
         if let text = parsed.value("now") {
             guard let value = Int64(text), value >= 0, value < 100_000_000_000 else {
-                throw HealthCardError(.usage, "--now '\(text)' is not integer seconds since 1970 (e.g. \(now))")
+                throw HealthCardError(.usage, "--now \(Quote.text(text)) is not integer seconds since 1970 (e.g. \(now))")
             }
             now = value
         }

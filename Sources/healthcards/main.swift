@@ -72,7 +72,7 @@ if name == "--version" || name == "-V" {
     exit(0)
 }
 guard let command = commands.first(where: { $0.name == name }) else {
-    printError("unknown command '\(name)'; expected one of \(commands.map(\.name).joined(separator: ", ")). See `healthcards --help`")
+    printError("unknown command \(Quote.text(name)); expected one of \(commands.map(\.name).joined(separator: ", ")). See `healthcards --help`")
     exit(ExitStatus.usage.rawValue)
 }
 do {

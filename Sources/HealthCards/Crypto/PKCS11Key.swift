@@ -60,7 +60,7 @@ public struct PKCS11URI: Sendable, CustomStringConvertible {
         var out: [Attribute] = []
         for item in part.split(separator: separator, omittingEmptySubsequences: true) {
             guard let eq = item.firstIndex(of: "=") else {
-                throw HealthCardError(.key, "PKCS#11 URI \(kind) attribute '\(item)' has no '=' (expected name=value)")
+                throw HealthCardError(.key, "PKCS#11 URI \(kind) attribute \(Quote.text(item)) has no '=' (expected name=value)")
             }
             let name = try percentDecode(item[..<eq], attribute: "name")
             let raw = String(item[item.index(after: eq)...])
@@ -86,7 +86,7 @@ public struct PKCS11URI: Sendable, CustomStringConvertible {
         while let b = iterator.next() {
             if b == UInt8(ascii: "%") {
                 guard let hi = hex(iterator.next()), let lo = hex(iterator.next()) else {
-                    throw HealthCardError(.key, "PKCS#11 URI attribute '\(attribute)' has a '%' not followed by two hex digits")
+                    throw HealthCardError(.key, "PKCS#11 URI attribute \(Quote.text(attribute)) has a '%' not followed by two hex digits")
                 }
                 bytes.append(hi << 4 | lo)
             } else {

@@ -62,7 +62,7 @@ public final class CSVTemplateInput {
             // A repeated column the template reads: which copy holds the right value cannot be known.
             // Repeats of columns it does not read (often several blank header cells) cannot change a card.
             if template.column(name) != nil {
-                throw HealthCardError(.input, "\(path): the header has column '\(ControlCharacters.escaped(name))' twice, at positions \(earlier + 1) and \(i + 1); template '\(template.name)' reads it, and which copy is right cannot be known. Remove or rename one of them and run again")
+                throw HealthCardError(.input, "\(path): the header has column \(Quote.text(name)) twice, at positions \(earlier + 1) and \(i + 1); template '\(template.name)' reads it, and which copy is right cannot be known. Remove or rename one of them and run again")
             }
         }
         let missing = template.columns.filter { $0.required && columnIndex[$0.name] == nil }.map(\.name)
@@ -100,7 +100,7 @@ public final class CSVTemplateInput {
         if hints.isEmpty {
             for name in missing {
                 guard let near = header.first(where: { $0 != name && $0.lowercased() == name.lowercased() }) else { continue }
-                hints.append("the header has '\(ControlCharacters.escaped(near))', which differs from '\(name)' only in case; column names are matched exactly: "
+                hints.append("the header has \(Quote.text(near)), which differs from '\(name)' only in case; column names are matched exactly: "
                     + "rename the column in the export (or in the template)")
             }
         }

@@ -82,11 +82,11 @@ public struct CRL: Sendable, Equatable {
             guard let text = item.stringValue else { throw HealthCardError(.validation, "\(source): rids holds a non-string") }
             let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
             let rid = String(parts[0])
-            guard RID.isValid(rid) else { throw HealthCardError(.validation, "\(source): '\(text)' is not a rid (1 to 24 base64url characters)") }
+            guard RID.isValid(rid) else { throw HealthCardError(.validation, "\(source): \(Quote.text(text)) is not a rid (1 to 24 base64url characters)") }
             var before: Int64?
             if parts.count == 2 {
                 guard let seconds = Int64(parts[1]) else {
-                    throw HealthCardError(.validation, "\(source): '\(text)' has a timestamp suffix that is not integer seconds")
+                    throw HealthCardError(.validation, "\(source): \(Quote.text(text)) has a timestamp suffix that is not integer seconds")
                 }
                 before = seconds
             }

@@ -98,7 +98,7 @@ public struct JWSCheck {
             add(.headerKidMissing, "header.kid", "the header has no kid; it must be the RFC 7638 thumbprint of the signing key", nil)
         }
         for key in object.keys where !Self.allowedHeader.contains(key) {
-            add(.headerExtraMember, "header.\(key)", "the header has '\(key)'; SMART Health Cards headers carry only alg, zip and kid", nil)
+            add(.headerExtraMember, "header.\(key)", "the header has \(Quote.text(key)); SMART Health Cards headers carry only alg, zip and kid", nil)
         }
     }
 
