@@ -37,9 +37,9 @@ enum IssueCommand {
         Arguments:
           INPUT                 .csv (needs --template), .json (one FHIR Bundle), .ndjson (a Bundle per line)
         Options:
-          --issuer URL          iss: https, a lowercase DNS host (optional port, not 443), no user name,
-                                no trailing '/', query, fragment or '.'/'..' segments; keys are published
-                                at URL/.well-known/jwks.json
+          --issuer URL          iss: https, a lowercase DNS host (labels of at most 63 characters, 253 in
+                                all; optional port, not 443), no user name, no trailing '/', query,
+                                fragment or '.'/'..' segments; keys are published at URL/.well-known/jwks.json
           --key KEY             the signing key: a PKCS#8 or SEC 1 PEM file (mode 0600), or a PKCS#11 URI
                                 (pkcs11:token=...;object=...?module-path=...&pin-source=file:...)
           --site SITE           the issuer's site folder (written by `healthcards site --issuer URL`): before

@@ -100,7 +100,7 @@ public struct Payload: Sendable {
     }
 
     /// Checks an issuer URL (digest section 2, `iss`): `https://`, a host in ASCII (letters, digits, `-`,
-    /// `.`) with an optional port 1–65535, no user name or password, a path of RFC 3986 path characters
+    /// `.`; labels of at most 63 characters, 253 in all, as DNS allows) with an optional port 1–65535, no user name or password, a path of RFC 3986 path characters
     /// (valid `%XX` escapes only), no trailing `/`, no query, no fragment, no whitespace.
     /// - Throws: `HealthCardError(.usage)` saying what is wrong and what is expected.
     public static func validateIssuer(_ iss: String) throws {
@@ -144,6 +144,14 @@ public struct Payload: Sendable {
         // An IPv4 literal (10.0.0.5, or a malformed one like 999.999.999.999): no top-level domain is all digits.
         if let last = host.split(separator: ".").last, last.allSatisfy({ $0.isASCII && $0.isNumber }) {
             throw fail("has an IP address as host; verifiers and the VCI directory expect a DNS name")
+        }
+        // RFC 1035 section 2.3.4: a label is at most 63 octets, a name at most 255 (253 written without the
+        // final dot); resolvers refuse longer ones, so no verifier could fetch the key set.
+        if let label = host.split(separator: ".").first(where: { $0.utf8.count > 63 }) {
+            throw fail("has a host label of \(label.utf8.count) characters (\(Quote.text(label, limit: 20))); DNS allows at most 63 per label")
+        }
+        if host.utf8.count > 253 {
+            throw fail("has a host of \(host.utf8.count) characters; DNS allows at most 253")
         }
         if host.split(separator: ".").contains(where: { $0.hasPrefix("-") || $0.hasSuffix("-") }) {
             throw fail("has host \(Quote.text(host)): a DNS label cannot start or end with '-'")
