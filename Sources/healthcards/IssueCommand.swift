@@ -6,7 +6,9 @@ import HealthCards
 
 enum IssueCommand {
     static let help = """
-        Usage: healthcards issue --issuer URL --key KEYFILE [--site SITE [--shl BASE_URL]] [--template FILE] --out DIR INPUT...
+        Usage: healthcards issue --issuer URL --key KEYFILE [--rid-secret FILE] [--site SITE [--shl BASE_URL]]
+                                 [--template FILE] --out DIR INPUT...
+               (--rid-secret is recommended: without it no card can be revoked by itself)
 
         Issues one SMART Health Card per patient (CSV with --template) or per Bundle (.json, .ndjson), and
         writes under DIR:
