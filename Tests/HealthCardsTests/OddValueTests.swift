@@ -50,7 +50,10 @@ import Testing
         do {
             try Payload.validateIssuer("https://\(long).example.org")
         } catch let error as HealthCardError {
-            #expect(error.message.contains("has a host label of 300 characters ('aaaaaaaaaaaaaaaaaaaa…' (300 characters, cut)); DNS allows at most 63 per label"), "\(error.message)")
+            #expect(
+                error.message.contains(
+                    "has a host label of 300 characters ('aaaaaaaaaaaaaaaaaaaa…' (300 characters, cut)); DNS allows at most 63 per label"
+                ), "\(error.message)")
             #expect(error.message.utf8.count < 400)
         }
         // 4 labels of 63 and the TLD: 4 × 64 + 3 = 259 characters.
@@ -98,11 +101,15 @@ import Testing
         let rejected = try #require(byID["P-1002"])
         #expect(rejected["status"]?.stringValue == "rejected")
         let fieldError = rejected["errors"]?[0]?["message"]?.stringValue ?? ""
-        #expect(fieldError.hasPrefix("column 'lot_number' holds 5000 bytes; a field may hold at most 4096"), "\(fieldError)")
+        #expect(
+            fieldError.hasPrefix("column 'lot_number' holds 5000 bytes; a field may hold at most 4096"), "\(fieldError)"
+        )
         let orphan = try #require(report.first { $0["id"] == .null })
         #expect(orphan["status"]?.stringValue == "rejected")
         let idError = orphan["errors"]?[0]?["message"]?.stringValue ?? ""
-        #expect(idError.hasPrefix("the patient id in column 'recip_id' is 100000 bytes long; an id may have at most 256"), "\(idError)")
+        #expect(
+            idError.hasPrefix("the patient id in column 'recip_id' is 100000 bytes long; an id may have at most 256"),
+            "\(idError)")
     }
 
     /// A Bundle's Patient identifier over 256 bytes gives no rid (a warning with its length), not a huge report line.
@@ -128,7 +135,9 @@ import Testing
             "print", "--jwks", site.path, "--out", dir.appendingPathComponent("p1").path, "--issuer-name", long, card,
         ])
         #expect(refused.status == 2)
-        #expect(refused.stderr.contains("--issuer-name is 101 characters; at most 100 fit on the page"), "\(refused.stderr)")
+        #expect(
+            refused.stderr.contains("--issuer-name is 101 characters; at most 100 fit on the page"), "\(refused.stderr)"
+        )
         let help = try TestSupport.cli(["print", "--help"]).stdout
         #expect(help.contains("of the issuer URL); at most 100 characters"))
         var settings = PrintSettings()
@@ -156,7 +165,9 @@ import Testing
         #expect(named.pages == plain.pages)
         let words = try PDFTools.words(dir.appendingPathComponent("named/P-1001.pdf"))
         for page in words {
-            for word in page { #expect(word.yMax <= named.height && word.xMax <= named.width, "\(word.text) off the page") }
+            for word in page {
+                #expect(word.yMax <= named.height && word.xMax <= named.width, "\(word.text) off the page")
+            }
         }
     }
 }

@@ -13,7 +13,9 @@ import Testing
     @Test func quoteCutsWithAnEllipsisThatSaysSo() {
         #expect(Quote.text("abc") == "'abc'")
         #expect(Quote.text(String(repeating: "x", count: 60)) == "'\(String(repeating: "x", count: 60))'")
-        #expect(Quote.text(String(repeating: "x", count: 61)) == "'\(String(repeating: "x", count: 60))…' (61 characters, cut)")
+        #expect(
+            Quote.text(String(repeating: "x", count: 61))
+                == "'\(String(repeating: "x", count: 60))…' (61 characters, cut)")
         #expect(Quote.text("a\u{1B}[2Jb") == "'a\\u{1B}[2Jb'")
         #expect(Quote.text("12345678901234567890/12345678901234567890", limit: 40).hasSuffix("…' (41 characters, cut)"))
         let huge = String(repeating: "y", count: 200_000)
@@ -27,7 +29,8 @@ import Testing
         func issue(_ scale: String, out: String) throws -> TestSupport.Run {
             try TestSupport.cli([
                 "issue", "--issuer", "https://issuer.example.org", "--key", key, "--template", Self.template, "--out",
-                dir.appendingPathComponent(out).path, "--nbf", "1700000000", "--qr-scale", scale, "--quiet", Self.sample,
+                dir.appendingPathComponent(out).path, "--nbf", "1700000000", "--qr-scale", scale, "--quiet",
+                Self.sample,
             ])
         }
         for scale in ["1", "2"] {
@@ -38,7 +41,9 @@ import Testing
                     "--qr-scale '\(scale)' must be a whole number of pixels per module from 3 to 64; at fewer than 3 a "
                         + "scaled or blurred image is not read reliably"), "\(run.stderr)")
         }
-        let shl = try TestSupport.cli(["shl", "--base-url", "https://issuer.example.org/shl", "--site", "s", "--qr-scale", "1", "x"])
+        let shl = try TestSupport.cli([
+            "shl", "--base-url", "https://issuer.example.org/shl", "--site", "s", "--qr-scale", "1", "x",
+        ])
         #expect(shl.status == 2 && shl.stderr.contains("from 3 to 64"), "\(shl.stderr)")
         let three = try issue("3", out: "o3")
         #expect(three.status == 0, "\(three.stderr)")
@@ -47,7 +52,8 @@ import Testing
         #expect(verify.stdout.contains("verify: 4 credential(s) checked"), "\(verify.stdout)")
         for command in ["issue", "shl"] {
             let help = try TestSupport.cli([command, "--help"]).stdout
-            #expect(help.contains("--qr-scale PIXELS     pixels per QR module (default 4; 3 to 64). Fewer are refused:"))
+            #expect(
+                help.contains("--qr-scale PIXELS     pixels per QR module (default 4; 3 to 64). Fewer are refused:"))
             #expect(help.contains("is no longer read by zbar"))
         }
     }
@@ -83,8 +89,10 @@ import Testing
             #expect(!run.stderr.contains("--shl-label"), "\(run.stderr)")
         }
         let issue = try TestSupport.cli([
-            "issue", "--issuer", SHLTestSupport.issuer, "--key", made.key, "--site", made.site, "--shl", SHLTestSupport.base,
-            "--shl-label", "a{bad}", "--template", Self.template, "--out", dir.appendingPathComponent("o2").path, Self.sample,
+            "issue", "--issuer", SHLTestSupport.issuer, "--key", made.key, "--site", made.site, "--shl",
+            SHLTestSupport.base,
+            "--shl-label", "a{bad}", "--template", Self.template, "--out", dir.appendingPathComponent("o2").path,
+            Self.sample,
         ])
         #expect(issue.status == 2 && issue.stderr.contains("--shl-label 'a{bad}' has a placeholder"), "\(issue.stderr)")
     }
@@ -97,7 +105,8 @@ import Testing
             var template = shipped
             edit(&template)
             let path = try TestSupport.write(
-                String(decoding: JSONWriter.minified(.object(template)), as: UTF8.self), to: "\(UUID().uuidString).json", in: dir)
+                String(decoding: JSONWriter.minified(.object(template)), as: UTF8.self),
+                to: "\(UUID().uuidString).json", in: dir)
             let run = try TestSupport.cli([
                 "issue", "--issuer", "https://issuer.example.org", "--key", "k.pem", "--template", path, "--out",
                 dir.appendingPathComponent("out").path, Self.sample,
@@ -111,7 +120,9 @@ import Testing
         spec["required"] = "yes"
         columns[key] = .object(spec)
         let required = try message { $0["columns"] = .object(columns) }
-        #expect(required.contains("column '\(key)' has \"required\": 'yes' (a string); \"required\" is true or false"), "\(required)")
+        #expect(
+            required.contains("column '\(key)' has \"required\": 'yes' (a string); \"required\" is true or false"),
+            "\(required)")
         #expect(!required.contains("must be a declared, required column"), "\(required)")
         let name = try message { $0["name"] = .integer(5) }
         #expect(name.contains("\"name\" must be a string (the template's name), found a number 5"), "\(name)")
@@ -157,7 +168,8 @@ import Testing
         let rid = String(repeating: "r", count: 5000)
         let run = try TestSupport.cli(["revoke", "--site", "s", "--key", "k", "--report", "r", "--rid", rid])
         #expect(run.status == 2)
-        #expect(run.stderr.contains("--rid '\(String(repeating: "r", count: 60))…' (5000 characters, cut) is not a rid"))
+        #expect(
+            run.stderr.contains("--rid '\(String(repeating: "r", count: 60))…' (5000 characters, cut) is not a rid"))
         #expect(run.stderr.utf8.count < 400, "\(run.stderr.utf8.count) bytes")
         let option = try TestSupport.cli(["verify", "--" + String(repeating: "o", count: 3000), "x"])
         #expect(option.status == 2 && option.stderr.utf8.count < 400, "\(option.stderr.utf8.count) bytes")

@@ -18,7 +18,9 @@ import Testing
         signature[10] = signature[10] == "A" ? "B" : "A"
         let altered = try forge.card("\(parts[0]).\(parts[1]).\(String(signature))", "altered.smart-health-card")
         var bundle = VerifyForge.bundle().objectValue!
-        VerifyForge.changing(&bundle, "Patient") { $0["name"] = [.object(["family": "Testperson\u{7}", "given": ["Ada"]])] }
+        VerifyForge.changing(&bundle, "Patient") {
+            $0["name"] = [.object(["family": "Testperson\u{7}", "given": ["Ada"]])]
+        }
         let badName = try forge.card(
             try forge.jws(claims: VerifyForge.claims(bundle: .object(bundle))), "bad-name.smart-health-card")
         return (forge, altered, badName, try forge.writeKeySet())
@@ -53,7 +55,9 @@ import Testing
         #expect(run.stderr.contains("not printed: \(altered)"), "\(run.stderr)")
         #expect(run.stderr.contains("error SIG_INVALID at signature: the signature does not verify"), "\(run.stderr)")
         #expect(run.stderr.contains("not printed: \(badName)"), "\(run.stderr)")
-        #expect(run.stderr.contains("error STRING_CONTROL_CHARACTER at Bundle.entry[0].resource.name[0].family"), "\(run.stderr)")
+        #expect(
+            run.stderr.contains("error STRING_CONTROL_CHARACTER at Bundle.entry[0].resource.name[0].family"),
+            "\(run.stderr)")
         for data in ["Testperson", "Ada", "1960-01-01", "2021-01-15", "2021-01-20", "CVX 207", "ABC General Hospital"] {
             #expect(!run.stderr.contains(data), "'\(data)' in stderr:\n\(run.stderr)")
         }

@@ -56,7 +56,9 @@ import Testing
         _ = try TestSupport.cli(["keygen", "--rid-secret", secret])
         let fifo = try Self.fifo("export.csv", in: dir)
         let out = dir.appendingPathComponent("out")
-        func issue(key: String = key, secret: String = secret, template: String = Self.template, input: String = Self.sample)
+        func issue(
+            key: String = key, secret: String = secret, template: String = Self.template, input: String = Self.sample
+        )
             -> [String]
         {
             [
@@ -75,7 +77,8 @@ import Testing
             #expect(!timedOut, "healthcards waited on the FIFO: \(arguments)")
             #expect(run.status == 2, "\(run.stderr)")
             #expect(run.stderr.contains(message), "\(run.stderr)")
-            #expect(!FileManager.default.fileExists(atPath: out.path), "--out was written: \(BatchTestSupport.tree(out))")
+            #expect(
+                !FileManager.default.fileExists(atPath: out.path), "--out was written: \(BatchTestSupport.tree(out))")
         }
     }
 
@@ -133,14 +136,18 @@ import Testing
         let dir = f.dir.appendingPathComponent("cards")
         let out = f.dir.appendingPathComponent("issued")
         try SiteTestSupport.issueSample(key: f.key, out: out)
-        try FileManager.default.createDirectory(at: dir.appendingPathComponent("inner"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: dir.appendingPathComponent("inner"), withIntermediateDirectories: true)
         try FileManager.default.copyItem(
             atPath: out.appendingPathComponent("cards/P-1001.smart-health-card").path,
             toPath: dir.appendingPathComponent("inner/P-1001.smart-health-card").path)
         let fifo = try Self.fifo("pipe.smart-health-card", in: dir)
-        try FileManager.default.createSymbolicLink(atPath: dir.appendingPathComponent("dev").path, withDestinationPath: "/dev")
-        try FileManager.default.createSymbolicLink(atPath: dir.appendingPathComponent("root").path, withDestinationPath: "/")
-        try FileManager.default.createSymbolicLink(atPath: dir.appendingPathComponent("again").path, withDestinationPath: "inner")
+        try FileManager.default.createSymbolicLink(
+            atPath: dir.appendingPathComponent("dev").path, withDestinationPath: "/dev")
+        try FileManager.default.createSymbolicLink(
+            atPath: dir.appendingPathComponent("root").path, withDestinationPath: "/")
+        try FileManager.default.createSymbolicLink(
+            atPath: dir.appendingPathComponent("again").path, withDestinationPath: "inner")
         let jwks = f.dir.appendingPathComponent("jwks.json").path
         try SiteTestSupport.cli(["jwks", f.key, "--out", jwks])
 
@@ -174,7 +181,9 @@ import Testing
         try FileManager.default.createSymbolicLink(atPath: dangling, withDestinationPath: "nowhere")
         let (missing, _) = try Self.cli(["verify", dangling])
         #expect(missing.status == 2)
-        #expect(missing.stderr.contains("\(dangling) is a symbolic link to nowhere, which does not exist"), "\(missing.stderr)")
+        #expect(
+            missing.stderr.contains("\(dangling) is a symbolic link to nowhere, which does not exist"),
+            "\(missing.stderr)")
         // A --jwks that is a FIFO is refused by name.
         let (keySet, keySetTimedOut) = try Self.cli(["verify", "--jwks", fifo, dir.path])
         #expect(!keySetTimedOut)

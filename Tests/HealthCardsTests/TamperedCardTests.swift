@@ -40,15 +40,20 @@ import Testing
         var cases: [(part: Int, offset: Int)] = []
         for part in 0..<3 {
             // Not the last character, whose spare bits would make the part not base64url at all.
-            for offset in [2, 7, lengths[part] / 3, lengths[part] / 2, lengths[part] - 6] { cases.append((part, offset)) }
+            for offset in [2, 7, lengths[part] / 3, lengths[part] / 2, lengths[part] - 6] {
+                cases.append((part, offset))
+            }
         }
         var cards: [String] = []
         for (i, c) in cases.enumerated() {
             let text = Self.tampered(jws, part: c.part, offset: c.offset)
-            cards.append(try TestSupport.write(#"{"verifiableCredential":["\#(text)"]}"#, to: "t\(i).smart-health-card", in: dir))
+            cards.append(
+                try TestSupport.write(#"{"verifiableCredential":["\#(text)"]}"#, to: "t\(i).smart-health-card", in: dir)
+            )
         }
         for keySets in [[site], [site, otherSite], ["\(SiteTestSupport.issuer)=\(site)/.well-known/jwks.json"]] {
-            let run = try TestSupport.cli(["verify", "--json", "--now", "1800000000"] + keySets.flatMap { ["--jwks", $0] } + cards)
+            let run = try TestSupport.cli(
+                ["verify", "--json", "--now", "1800000000"] + keySets.flatMap { ["--jwks", $0] } + cards)
             #expect(run.status == 1)
             let reports = try JSONParser.parse(Array(run.stdout.utf8))["credentials"]?.arrayValue ?? []
             let byFile = Dictionary(
@@ -57,17 +62,17 @@ import Testing
                 let report = try #require(byFile[cards[i]], "no report for case \(c)")
                 let findings = report["findings"]?.arrayValue ?? []
                 let codes = Set(findings.compactMap { $0["code"]?.stringValue })
-                let where_ = "part \(c.part) offset \(c.offset), --jwks \(keySets): \(codes)"
-                #expect(report["valid"] == .bool(false), "\(where_)")
-                #expect(report["signature"]?.stringValue == "failed", "\(where_)")
-                #expect(!codes.contains("KEY_NOT_FROM_ISSUER"), "\(where_)")
-                #expect(!codes.contains("SIG_NOT_CHECKED"), "\(where_)")
+                let place = "part \(c.part) offset \(c.offset), --jwks \(keySets): \(codes)"
+                #expect(report["valid"] == .bool(false), "\(place)")
+                #expect(report["signature"]?.stringValue == "failed", "\(place)")
+                #expect(!codes.contains("KEY_NOT_FROM_ISSUER"), "\(place)")
+                #expect(!codes.contains("SIG_NOT_CHECKED"), "\(place)")
                 if c.part == 0 {
-                    #expect(!codes.isDisjoint(with: ["SIG_INVALID", "KID_UNKNOWN"]), "\(where_)")
+                    #expect(!codes.isDisjoint(with: ["SIG_INVALID", "KID_UNKNOWN"]), "\(place)")
                 } else {
-                    #expect(codes.contains("SIG_INVALID"), "\(where_)")
+                    #expect(codes.contains("SIG_INVALID"), "\(place)")
                 }
-                if c.part == 2 { #expect(codes == ["SIG_INVALID"], "\(where_)") }
+                if c.part == 2 { #expect(codes == ["SIG_INVALID"], "\(place)") }
                 for finding in findings where finding["code"]?.stringValue == "SIG_INVALID" {
                     let message = finding["message"]?.stringValue ?? ""
                     #expect(message.hasPrefix("the signature does not verify with key "), "\(message)")
@@ -82,11 +87,14 @@ import Testing
     @Test func payloadChangeIsReportedAsSignatureInvalid() throws {
         let (jws, dir, site, _) = try Self.issued()
         let text = Self.tampered(jws, part: 1, offset: 40)
-        let card = try TestSupport.write(#"{"verifiableCredential":["\#(text)"]}"#, to: "flip.smart-health-card", in: dir)
+        let card = try TestSupport.write(
+            #"{"verifiableCredential":["\#(text)"]}"#, to: "flip.smart-health-card", in: dir)
         let run = try TestSupport.cli(["verify", "--jwks", site, card])
         #expect(run.status == 1)
         #expect(!run.stdout.contains("KEY_NOT_FROM_ISSUER"), "\(run.stdout)")
-        #expect(run.stdout.contains("error SIG_INVALID at signature: the signature does not verify with key "), "\(run.stdout)")
+        #expect(
+            run.stdout.contains("error SIG_INVALID at signature: the signature does not verify with key "),
+            "\(run.stdout)")
         #expect(run.stdout.contains("the key its kid names"), "\(run.stdout)")
     }
 }

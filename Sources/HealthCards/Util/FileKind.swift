@@ -126,7 +126,8 @@ extension FileIO {
         var st = stat()
         guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
             close(fd)
-            throw HealthCardError(kind, "cannot read \(path): it \(FileKind.kind(of: st.st_mode).phrase), not a regular file")
+            throw HealthCardError(
+                kind, "cannot read \(path): it \(FileKind.kind(of: st.st_mode).phrase), not a regular file")
         }
         return fd
     }
