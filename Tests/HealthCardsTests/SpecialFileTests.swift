@@ -82,6 +82,18 @@ import Testing
         }
     }
 
+    /// A PKCS#11 module path that is a FIFO is refused by name before it is loaded (dlopen would wait on it).
+    @Test func pkcs11ModuleFIFOIsRefused() throws {
+        let dir = try TestSupport.tempDir("special-module")
+        let module = try Self.fifo("module.so", in: dir)
+        let (run, timedOut) = try Self.cli([
+            "jwks", "pkcs11:token=t;object=o;type=public?module-path=\(module)", "--out", "-",
+        ])
+        #expect(!timedOut, "healthcards waited on the FIFO")
+        #expect(run.status == 2)
+        #expect(run.stderr.contains("PKCS#11 module \(module) (from module-path) is a FIFO (named pipe)"), "\(run.stderr)")
+    }
+
     /// A device or a folder as the revocation secret is named as what it is, not given `chmod 600` advice.
     @Test func secretThatIsNoFileIsNamed() throws {
         let dir = try TestSupport.tempDir("special-secret")
