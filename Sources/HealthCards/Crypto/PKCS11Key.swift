@@ -133,7 +133,7 @@ public struct PKCS11URI: Sendable, CustomStringConvertible {
 
     /// "token 'issuer'" or "token matching serial=…", for messages.
     var tokenDescription: String {
-        if let label = path("token") { return "token '\(label)'" }
+        if let label = path("token") { return "token \(Quote.text(label))" }
         let parts = pathAttributes.filter { ["manufacturer", "serial", "model"].contains($0.name) }
         if parts.isEmpty { return "any token" }
         return "token matching " + parts.map { "\($0.name)=\($0.value)" }.joined(separator: ";")
@@ -142,7 +142,7 @@ public struct PKCS11URI: Sendable, CustomStringConvertible {
     /// "object 'shc-2026' (id %01)", for messages.
     var objectDescription: String {
         var parts: [String] = []
-        if let label = path("object") { parts.append("object '\(label)'") }
+        if let label = path("object") { parts.append("object \(Quote.text(label))") }
         if let id = pathAttributes.first(where: { $0.name == "id" }) { parts.append("id \(id.raw)") }
         return parts.isEmpty ? "any private key" : parts.joined(separator: " ")
     }

@@ -33,7 +33,7 @@ struct Placeholder: Sendable, Equatable {
             guard let t = ValueType(rawValue: parts[1]) else {
                 throw HealthCardError(
                     .template,
-                    "placeholder {{\(inner)}} has unknown type '\(parts[1])'; expected one of "
+                    "placeholder {{\(inner)}} has unknown type \(Quote.text(parts[1])); expected one of "
                         + ValueType.allCases.map(\.rawValue).joined(separator: ", "))
             }
             type = t
