@@ -23,11 +23,9 @@ final class LineReader {
     private var atEnd = false
     private var lineNumber = 0
 
-    /// - Throws: `HealthCardError(.io)` when the file cannot be opened.
+    /// - Throws: `HealthCardError(.io)` when the file cannot be opened or is not a regular file (a FIFO would never end).
     init(path: String, maxLineBytes: Int) throws {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw HealthCardError(.io, "cannot read \(path): \(String(cString: strerror(errno)))") }
-        self.fd = fd
+        fd = try FileIO.openRegularFile(path)
         self.path = path
         self.maxLineBytes = maxLineBytes
     }

@@ -4,17 +4,17 @@
 
 /// File reading and atomic writing with POSIX calls.
 public enum FileIO {
-    /// Reads a whole file of at most `maxBytes` bytes.
+    /// Reads a whole regular file of at most `maxBytes` bytes. Anything else (a FIFO, a device, a socket,
+    /// a folder) is refused before it is opened, never waited on (`openRegularFile`).
     ///
     /// The size is checked before anything is read (`fstat`), and reading stops after `maxBytes + 1`
-    /// bytes whatever `fstat` said (a FIFO, a file that grows), so no input costs more memory than its
-    /// budget (`InputBudget`). The buffer is sized once for a regular file.
+    /// bytes whatever `fstat` said (a file that grows), so no input costs more memory than its
+    /// budget (`InputBudget`). The buffer is sized once.
     /// - Parameter maxBytes: the most this kind of file may hold (`InputBudget.defaultFileBytes` when not said).
-    /// - Throws: `HealthCardError(.io)` naming the file and the system's reason; `HealthCardError(.input)`
-    ///   when the file holds more than `maxBytes` bytes, naming both sizes.
+    /// - Throws: `HealthCardError(.io)` naming the file and what it is, or the system's reason;
+    ///   `HealthCardError(.input)` when the file holds more than `maxBytes` bytes, naming both sizes.
     public static func read(_ path: String, maxBytes: Int = InputBudget.defaultFileBytes) throws -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw HealthCardError(.io, "cannot read \(path): \(String(cString: strerror(errno)))") }
+        let fd = try openRegularFile(path)
         defer { close(fd) }
         var st = stat()
         var expected = 0
@@ -39,8 +39,7 @@ public enum FileIO {
     /// The first `count` bytes of a file (fewer when it is shorter), for telling what kind of file it is.
     /// - Throws: `HealthCardError(.io)` naming the file and the system's reason.
     public static func readPrefix(_ path: String, count: Int) throws -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw HealthCardError(.io, "cannot read \(path): \(String(cString: strerror(errno)))") }
+        let fd = try openRegularFile(path)
         defer { close(fd) }
         var out = [UInt8](repeating: 0, count: max(0, count))
         var filled = 0
