@@ -22,8 +22,9 @@ enum IssueCommand {
         These are health data: files are written 0600 and folders 0700 whatever the umask (--share opts
         into group or world access). DIR must not be inside a published site (a folder holding
         .well-known/jwks.json or healthcards-nginx.conf). One run at a time writes into DIR (a second
-        one is refused, naming the first). The public demo key is refused unless the issuer is an
-        example host (example.org, example.com, example.net, localhost, *.example).
+        one is refused, naming the first); with --shl, the run also holds SITE's lock (as revoke and site
+        do), waiting at most 60 s for another command writing SITE. The public demo key is refused unless
+        the issuer is an example host (example.org, example.com, example.net, localhost, *.example).
         Every card is read back (inflate, parse, signature) before it is written; every file is written
         to a temporary name and renamed into place (images first, the card last).
 
@@ -122,6 +123,9 @@ enum IssueCommand {
             return .ok
         }
         let pdf = try pdfOptions(parsed)
+        if let path = pdf?.combinedPath {
+            try IssuerSite.refuseHealthDataInside(path, option: "--pdf-combined", what: "printed cards are health data")
+        }
         let issuerURL = try parsed.required("issuer", command: "issue")
         try Payload.validateIssuer(issuerURL)
         let keyPath = try parsed.required("key", command: "issue")
@@ -245,6 +249,7 @@ enum IssueCommand {
         let progress = ProgressLine(enabled: !quiet && isatty(2) == 1)
         batch.progress = { done, total in progress.update(done: done, total: total) }
         batch.fileRejected = { path, error in printError("nothing issued from \(path): \(error.message)") }
+        batch.notice = { printError($0) }
         Signals.install()
         defer { Signals.restore() }
         let summary: BatchSummary

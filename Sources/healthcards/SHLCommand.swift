@@ -18,7 +18,9 @@ enum SHLCommand {
         and must be the site issuer's: a card a verifier rejects gets no link. The link text is never printed.
         Publish SITE afterwards (the header rules of `healthcards site` serve shl/ as application/jose, CORS *,
         no-store). Like `issue`, it locks DIR for the run (DIR/.healthcards-issue.lock): while an `issue` or
-        another `shl` writes into DIR it stops at once, writing nothing. A PDF printed before the link was made
+        another `shl` writes into DIR it stops at once, writing nothing. It then holds SITE's lock
+        (SITE/.healthcards-site.lock), waiting at most 60 s while another command writes SITE (a revoke, an
+        issue --shl). A PDF printed before the link was made
         or replaced does not show it: print the card again (`healthcards print`, which finds DIR/shl/<name>.txt).
 
         Arguments:
@@ -87,7 +89,9 @@ enum SHLCommand {
                     "CARD \(card) is not in a cards/ folder of an `issue` output; give --out DIR for its link (DIR/shl/)"
                 )
             }
-            try IssuerSite.refuseHealthDataInside(outDir, option: "--out")
+            try IssuerSite.refuseHealthDataInside(
+                outDir, option: parsed.value("out") == nil ? "the link folder of CARD \(card)," : "--out",
+                what: "links open the cards they carry")
             let name = OutputNames.safe(FileIO.stem(card))
             let slot = (FileIO.identity(outDir) ?? outDir) + "/" + name
             if let earlier = seen[slot] {
@@ -106,6 +110,9 @@ enum SHLCommand {
         // One run at a time per output folder: `issue --shl` and `shl` into one DIR would race on shl/<name>.txt.
         let locks = try lockOutputs(jobs.map(\.outDir), access: access)
         defer { withExtendedLifetime(locks) {} }
+        // Then the site: a `revoke --link` or another run writing SITE/shl waits, and this run waits for them.
+        let siteLock = try SiteLock.take(site: site.site.root, waiting: { printError($0) })
+        defer { withExtendedLifetime(siteLock) {} }
         let verifier = try Verifier(keySets: [site.site.root], now: now)
         var refused = 0
         var prepared: Set<String> = []

@@ -21,6 +21,12 @@ enum SiteCommand {
         cannot be revoked one by one). Run it again whenever the keys change (yearly rotation); it is
         safe to repeat. Files are world-readable (0644, folders 0755): they are public.
 
+        SITE must not hold what `issue` writes (report.ndjson, .healthcards-issue.lock, cards/*.smart-health-card,
+        pdf/*.pdf, shl/*.txt, in it or in a folder below): everything in a site is published, so such a
+        folder is refused. Every command that writes SITE (site, jwks into SITE/.well-known, revoke, shl,
+        issue --shl) holds SITE/.healthcards-site.lock while it writes; one that finds it held waits (at
+        most 60 s, then stops naming the holder), so no two of them lose each other's changes.
+
         A key that SITE publishes and that is not given again is refused (every card it signed would stop
         verifying) unless --drop-kid names it. The public demo key is refused unless --issuer is an example
         host (example.org, example.com, example.net, localhost, *.example).
@@ -71,6 +77,11 @@ enum SiteCommand {
         if parsed.has("crl") && parsed.has("no-crl") { throw HealthCardError(.usage, "give --crl or --no-crl, not both") }
         var pathPrefix = ""
         let site = IssuerSite(root: out)
+        try IssuerSite.refuseSiteHoldingHealthData(out)
+        // Everything below reads the site (record, key set, CRLs) under its lock: a `revoke` running now
+        // cannot bump a CRL between the read and the key set written from it.
+        let lock = try SiteLock.take(site: out, waiting: { printError($0) })
+        defer { withExtendedLifetime(lock) {} }
         // Without --issuer, a site laid out before with one keeps it (and its _headers path).
         let issuer = try parsed.value("issuer") ?? site.readRecord()?.issuer
         let loaded = try KeyArguments.entries(keys: parsed.positionals, chains: parsed.values("x5c"))
@@ -118,7 +129,10 @@ enum RevokeCommand {
         Revokes the cards of a patient signed by KEY: adds their rid (the one `issue --rid-secret` put in
         vc.rid) to SITE/.well-known/crl/<kid>.json, increments its ctr, and sets the same crlVersion on
         that key in SITE/.well-known/jwks.json. The CRL is written first, then the key set, each
-        atomically. Revoking what is already revoked changes nothing. A list never shrinks.
+        atomically, and read back: a rid is reported revoked only when the list written holds it. Revoking
+        what is already revoked changes nothing. A list never shrinks. Runs at the same time take turns:
+        each holds the site's lock (SITE/.healthcards-site.lock) while it reads and writes the list, and
+        waits (at most 60 s) while another command writes the site.
 
         Checked first, against the reports of the runs that issued the cards (--report): each id must
         have a card signed by KEY, and the rid derived now must be the rid the report recorded (a wrong
@@ -164,7 +178,11 @@ enum RevokeCommand {
             guard parsed.positionals.isEmpty else {
                 throw HealthCardError(.usage, "revoke takes no positional arguments, found '\(parsed.positionals[0])'; use --link LINK")
             }
-            return try withdraw(links, site: try parsed.required("site", command: "revoke"), force: parsed.has("force"))
+            let root = try parsed.required("site", command: "revoke")
+            _ = try PublishedSite(root: root)
+            let lock = try SiteLock.take(site: root, waiting: { printError($0) })
+            defer { withExtendedLifetime(lock) {} }
+            return try withdraw(links, site: root, force: parsed.has("force"))
         }
         guard parsed.positionals.isEmpty else {
             throw HealthCardError(
@@ -241,6 +259,10 @@ enum RevokeCommand {
         }
         for reason in unknown { printError("warning: --force: " + reason) }
         if issued == nil { printError("warning: --force without --report: nothing was checked against what was issued") }
+        // Under the site's lock, the CRL is read after any other revoke has written it (a missing site is left
+        // for `revoke` to report, not created).
+        let lock = FileIO.isDirectory(site.root) ? try SiteLock.take(site: site.root, waiting: { printError($0) }) : nil
+        defer { withExtendedLifetime(lock) {} }
         let result = try site.revoke(requests.map(\.entry), kid: kid)
         for ((entry, change), request) in zip(result.changes, requests) {
             let who = "patient \(request.patient)"

@@ -84,7 +84,8 @@ import Testing
 
     /// The deny rules come from one list (`HostRules.deniedFiles`), for nginx and Apache alike.
     @Test func rulesDenyTheRuleFilesFromOneList() {
-        #expect(HostRules.deniedFiles == [HostRules.nginxFileName, ".htaccess", "_headers", SiteRecord.fileName])
+        #expect(
+            HostRules.deniedFiles == [HostRules.nginxFileName, ".htaccess", "_headers", SiteRecord.fileName, SiteLock.fileName])
         #expect(
             HostRules.nginx.contains(
                 #"location ~ (^|/)(healthcards-nginx\.conf|\.htaccess|_headers|healthcards-site\.json)$ {"#))

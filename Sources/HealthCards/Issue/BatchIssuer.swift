@@ -53,6 +53,8 @@ public final class BatchIssuer {
     public private(set) var combinedPages = 0
     /// Called on the calling thread after each record with (records done, records in the input).
     public var progress: ((Int, Int) -> Void)?
+    /// Called with a sentence for the operator while the run waits (for the site's lock, `SiteLock`).
+    public var notice: ((String) -> Void)?
     /// Called once for each input file that cannot be used at all (not UTF-8, broken quoting, a missing
     /// column, no rows): its path and why. The file's one report line says the same.
     public var fileRejected: ((String, HealthCardError) -> Void)?
@@ -95,8 +97,9 @@ public final class BatchIssuer {
     ///   done so far is written if it can be, and files already written stay whole.
     ///   `HealthCardError(.input)` when a CSV file changes while the run reads it back to compare the
     ///   patient ids found in several files (nothing is issued then). `HealthCardError(.usage)`, with
-    ///   nothing written, when `outDir` is inside a published site (`IssuerSite.enclosingSite`) or
-    ///   another process is issuing into it (`OutputLock`).
+    ///   nothing written, when `outDir` is inside a published site (`IssuerSite.enclosingSite`),
+    ///   another process is issuing into it (`OutputLock`), or, with links, another command has been writing
+    ///   the site for longer than `SiteLock.defaultWait`.
     public func run(_ inputs: [BatchInput]) throws -> BatchSummary {
         let start = Clock.monotonicSeconds()
         var summary = BatchSummary()
@@ -110,6 +113,9 @@ public final class BatchIssuer {
         if workers[0].issuer.settings.makeQR { try FileIO.checkWritableFolder("\(outDir)/qr", mode: access.folderMode) }
         let lock = try OutputLock(folder: outDir, mode: access.fileMode)
         defer { withExtendedLifetime(lock) {} }
+        // With links, the site too (after OUT, as `healthcards shl` does): a `revoke --link` waits for the run.
+        let siteLock = try links.map { try SiteLock.take(site: $0.destination.site.site.root, waiting: notice) }
+        defer { withExtendedLifetime(siteLock) {} }
         // After the lock: a run refused because another holds OUT makes no link folder.
         try links?.prepare()
         for worker in workers { worker.links = links }

@@ -61,10 +61,13 @@ extension IssuerSite {
     /// list changed, then sets the key's `crlVersion` in `.well-known/jwks.json` to the same value.
     ///
     /// The CRL is written before the key set, each atomically, so a verifier never sees a
-    /// `crlVersion` whose list is not yet there. Revoking what is already revoked writes nothing,
-    /// except that a key set left behind by an interrupted run is brought up to the CRL's `ctr`.
+    /// `crlVersion` whose list is not yet there, and read back: every entry reported revoked is in the list
+    /// on disk. Revoking what is already revoked writes nothing, except that a key set left behind by an
+    /// interrupted run is brought up to the CRL's `ctr`. Callers hold the site's lock (`SiteLock`), so no
+    /// other command changes the list between the read and the write.
     /// - Throws: `HealthCardError(.usage)` when the site has no `jwks.json` or it does not publish
-    ///   `kid`; `.validation` for a malformed CRL; `.key` for a malformed key set; `.io` on write errors.
+    ///   `kid`; `.validation` for a malformed CRL; `.key` for a malformed key set; `.io` on write errors
+    ///   or when the list read back lacks an entry.
     public func revoke(_ entries: [CRL.Entry], kid: String) throws -> RevocationResult {
         guard FileIO.exists(keySetPath) else {
             throw HealthCardError(
@@ -88,6 +91,14 @@ extension IssuerSite {
         if changed {
             crl.ctr += 1
             try FileIO.writeAtomically(crl.fileBytes, to: crlPath(kid: kid), access: .published)
+            // Read back: an entry is reported revoked only when the list on disk revokes it.
+            let written = try readCRL(kid: kid)
+            for (entry, _) in changes where !(written?.entries.contains { CRL.covers($0, entry) } ?? false) {
+                throw HealthCardError(
+                    .io,
+                    "\(crlPath(kid: kid)) was changed by another program while revoke wrote it: it does not hold "
+                        + "\(entry.text) (ctr \(written.map { String($0.ctr) } ?? "none")). Run the same revoke again")
+            }
         }
         var wroteKeySet = false
         if crl.ctr >= 1, KeySetFile.crlVersions(kid: kid, in: keySet).contains(where: { $0 != crl.ctr }) {
