@@ -77,7 +77,8 @@ enum JWKSCommand {
                            (pkcs11:token=...;object=...;type=private|public?module-path=...&pin-source=file:...),
                            or a .json file holding a public JWK or JWK Set (refused if any key in it has a
                            private member such as d). Give all keys whose cards are still in use (the
-                           current one and retired ones); each appears once.
+                           current one and retired ones); each appears once. A key whose point is not on
+                           P-256, in any of these forms, is refused (no one holds its private key).
         Options:
           --out FILE       where to write jwks.json (missing folders are created; a regular file is replaced
                            atomically, a link's target is replaced and the link kept, a FIFO or device is

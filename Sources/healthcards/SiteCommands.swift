@@ -34,7 +34,8 @@ enum SiteCommand {
         Arguments:
           KEY              PEM key file (private or public), DER SPKI public key (pkcs11-tool's output),
                            .json public JWK, or PKCS#11 URI
-                           (pkcs11:token=...;object=...;type=private|public?module-path=...&pin-source=file:...)
+                           (pkcs11:token=...;object=...;type=private|public?module-path=...&pin-source=file:...);
+                           refused when its point is not on P-256
         Options:
           --out SITE       the site folder (created if missing)
           --x5c CHAIN.pem  an X.509 chain (PEM, leaf first) certifying one of the keys; refused when its
@@ -78,13 +79,13 @@ enum SiteCommand {
         var pathPrefix = ""
         let site = IssuerSite(root: out)
         try IssuerSite.refuseSiteHoldingHealthData(out)
+        let loaded = try KeyArguments.entries(keys: parsed.positionals, chains: parsed.values("x5c"))
         // Everything below reads the site (record, key set, CRLs) under its lock: a `revoke` running now
         // cannot bump a CRL between the read and the key set written from it.
         let lock = try SiteLock.take(site: out, waiting: { printError($0) })
         defer { withExtendedLifetime(lock) {} }
         // Without --issuer, a site laid out before with one keeps it (and its _headers path).
         let issuer = try parsed.value("issuer") ?? site.readRecord()?.issuer
-        let loaded = try KeyArguments.entries(keys: parsed.positionals, chains: parsed.values("x5c"))
         if let issuer {
             try Payload.validateIssuer(issuer)
             let afterScheme = issuer.dropFirst("https://".count)
