@@ -57,7 +57,8 @@ enum IssueCommand {
           --rid-secret FILE     add vc.rid to each card: HMAC-SHA-256 of the patient id keyed by this secret
                                 and the kid (make one with `healthcards keygen --rid-secret FILE`). Without
                                 it no card can be revoked by itself. For Bundle input the id is the Patient's
-                                identifier (system|value); a Bundle without one gets no rid (the report says why)
+                                identifier (system|value), read before minimization drops it from the card; a
+                                Bundle without one gets no rid (the report says why)
           --patient-id-system URI
                                 for Bundle input: the Patient.identifier system that holds the issuer's
                                 patient id (default: the Patient's only identifier with a system and value)

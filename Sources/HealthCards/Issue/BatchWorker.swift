@@ -71,10 +71,11 @@ final class BatchWorker {
     private func process(_ job: BatchJob) -> BatchOutcome {
         // Every input reaches the issuer the same way: as a record with a checked Bundle.
         let record: CheckedRecord
-        var fromBundle = false
+        // Bundle input: the Bundle as read, whose Patient.identifier the rid comes from (minimization drops it).
+        var asRead: JSONValue?
         switch job {
         case .decided(let line): return BatchOutcome(line: line)
-        case .record(let read): (record, fromBundle) = (read.checked(), true)
+        case .record(let read): (record, asRead) = (read.checked(), read.bundle)
         case .rows(let rows, let template): record = rows.render(template)
         }
         var line = ReportLine(source: record.source, id: record.id, status: .rejected, errors: record.errors,
@@ -82,7 +83,7 @@ final class BatchWorker {
         line.profile = record.checked?.profile
         guard record.errors.isEmpty, let checked = record.checked, let id = record.id else { return BatchOutcome(line: line) }
         let name = OutputNames.safe(id)
-        let identity = ridIdentity(bundle: checked.bundle, id: id, fromBundle: fromBundle)
+        let identity = ridIdentity(id: id, asRead: asRead)
         let payload = issuer.payload(for: checked, patientID: identity?.id)
         if case .none(let reason)? = identity {
             line.warnings.append(HealthCardError(.input, "no vc.rid: \(reason). This card cannot be revoked by itself (only by dropping the whole key)", at: record.source))
@@ -138,10 +139,12 @@ final class BatchWorker {
 
     /// The id `vc.rid` is derived from, or why there is none; nil when the run has no rid secret.
     /// CSV records: the patient id (already normalized by the reader). Bundle records: the Patient's
-    /// identifier (`PatientIdentity.ofBundle`), never the record's `<file stem>-<n>`.
-    private func ridIdentity(bundle: JSONValue, id: String, fromBundle: Bool) -> PatientIdentity.Outcome? {
+    /// identifier in the Bundle as read (`PatientIdentity.ofBundle`; the card itself does not carry it), never
+    /// the record's `<file stem>-<n>`.
+    private func ridIdentity(id: String, asRead: JSONValue?) -> PatientIdentity.Outcome? {
         guard issuer.settings.ridSecret != nil else { return nil }
-        return fromBundle ? PatientIdentity.ofBundle(bundle, system: patientIDSystem) : .id(PatientIdentity.normalize(id))
+        guard let asRead else { return .id(PatientIdentity.normalize(id)) }
+        return PatientIdentity.ofBundle(asRead, system: patientIDSystem)
     }
 
     /// The kid of the card at `cardFile` when it is a card signed by another key than this run's (a
