@@ -45,7 +45,9 @@ enum IssueCommand {
                                 (pkcs11:token=...;object=...?module-path=...&pin-source=file:...)
           --site SITE           the issuer's site folder (written by `healthcards site --issuer URL`): before
                                 anything is issued, refuse unless --issuer is the issuer it records and the
-                                key's kid is in its .well-known/jwks.json (cards that no verifier accepts)
+                                key's kid is in its .well-known/jwks.json (cards that no verifier accepts); and
+                                reject (REVOKED, never signed) a record whose vc.rid the key's CRL there revokes
+                                for this run's nbf (revoke with --before, or --before --narrow, to reissue)
           --template FILE       template for CSV input (see templates/ and docs/templates.md)
           --out DIR             output folder (created if missing)
           --nbf SECONDS         nbf, integer seconds since 1970 (default: now), for reproducible fixtures;
@@ -239,6 +241,9 @@ enum IssueCommand {
         batch.access = access
         batch.patientIDSystem = patientIDSystem
         batch.links = links
+        if let site, let crl = try site.site.readCRL(kid: JWK(key: key).kid) {
+            batch.revocations = SiteRevocations(crl: crl, path: site.site.crlPath(kid: crl.kid), site: site.site.root)
+        }
         if frozen.ridSecret == nil {
             printError("warning: no --rid-secret: the cards get no vc.rid, so none can be revoked by itself (only by "
                 + "dropping the whole key, which revokes every card it signed). Make a secret once with "

@@ -123,7 +123,7 @@ enum SiteCommand {
 enum RevokeCommand {
     static let help = """
         Usage: healthcards revoke --site SITE --key KEY --rid-secret FILE --id PATIENT_ID... --report REPORT...
-                                  [--before SECONDS] [--force]
+                                  [--before SECONDS [--narrow]] [--force]
                healthcards revoke --site SITE --key KEY --rid RID... --report REPORT... [--before SECONDS] [--force]
                healthcards revoke --site SITE --link LINK... [--force]
 
@@ -158,17 +158,23 @@ enum RevokeCommand {
           --force             revoke ids or rids the reports do not show (or without any --report)
           --before SECONDS    revoke only cards issued before this time (nbf < SECONDS, integer seconds since
                               1970, at most a day from now): the CRL entry becomes <rid>.<SECONDS>. Without
-                              it, every card with the rid.
+                              it, every card with the rid, including any issued later: give --before when
+                              the person will get a corrected card (now, or just after the bad card's nbf)
+          --narrow            with --before: replace an entry that revokes more of the rid's cards (a plain
+                              <rid>, or a later timestamp) by <rid>.<SECONDS>, so a corrected card issued
+                              from SECONDS on verifies; cards issued before SECONDS stay revoked. The one way
+                              a list shrinks: cards issued between SECONDS and the old entry's end verify again
           -h, --help          show this help
 
-        Output: one line per rid (revoked, widened, already revoked) with the patient id, then the CRL's ctr.
+        Output: one line per rid (revoked, narrowed, already revoked) with the patient id, then the CRL's ctr.
         Exit status: 0 done (or nothing to do); 2 usage or configuration error, a check failed (nothing
         written), or a file could not be written.
         """
 
     static func run(_ args: [String]) throws -> ExitStatus {
         let parsed = try Arguments(
-            args, valued: ["site", "key", "rid-secret", "id", "rid", "before", "report", "link"], flagNames: ["force"],
+            args, valued: ["site", "key", "rid-secret", "id", "rid", "before", "report", "link"],
+            flagNames: ["force", "narrow"],
             command: "revoke")
         if parsed.has("help") {
             print(help)
@@ -215,6 +221,13 @@ enum RevokeCommand {
                         + "correction was issued (now is \(now)), or leave --before out to revoke all their cards")
             }
             before = value
+        }
+        let narrow = parsed.has("narrow")
+        if narrow && before == nil {
+            throw HealthCardError(
+                .usage,
+                "--narrow replaces a rid's entry with one that revokes only the cards issued before --before SECONDS; "
+                    + "give --before (the time after the cards to keep revoked, at most now)")
         }
         for rid in rids where !RID.isValid(rid) {
             throw HealthCardError(.usage, "--rid '\(rid)' is not a rid (1 to 24 base64url characters)")
@@ -264,13 +277,22 @@ enum RevokeCommand {
         // for `revoke` to report, not created).
         let lock = FileIO.isDirectory(site.root) ? try SiteLock.take(site: site.root, waiting: { printError($0) }) : nil
         defer { withExtendedLifetime(lock) {} }
-        let result = try site.revoke(requests.map(\.entry), kid: kid)
+        let result = try site.revoke(requests.map(\.entry), kid: kid, narrow: narrow)
         for ((entry, change), request) in zip(result.changes, requests) {
             let who = "patient \(request.patient)"
             switch change {
             case .added: print("revoked \(entry.text) (\(who))")
             case .widened(let old): print("revoked \(entry.text) (\(who); was \(old.text))")
-            case .alreadyRevoked(let by): print("already revoked \(entry.text) (\(who); by \(by.text))")
+            case .narrowed(let old):
+                print("narrowed \(old.text) to \(entry.text) (\(who)): cards issued from \(entry.before ?? 0) on verify again")
+            case .alreadyRevoked(let by):
+                print("already revoked \(entry.text) (\(who); by \(by.text))")
+                if let before = entry.before, by != entry {
+                    printError(
+                        "note: \(by.text) revokes more cards of \(request.patient) than \(entry.text) (also those issued "
+                            + "from \(before) on, so a corrected card would be revoked too); to revoke only the cards "
+                            + "before \(before), run this again with --narrow")
+                }
             }
         }
         let crlPath = site.crlPath(kid: kid)

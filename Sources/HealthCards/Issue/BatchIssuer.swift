@@ -47,6 +47,9 @@ public final class BatchIssuer {
     public var patientIDSystem: String?
     /// The SMART Health Link stage (`issue --shl`): every card also gets a link; nil for none.
     public var links: SHLStage?
+    /// The revocation list the site publishes for the signing key (`issue --site`): a record whose rid it
+    /// revokes for this run's `nbf` is rejected before signing; nil when there is none to check.
+    public var revocations: SiteRevocations?
     /// Printed cards: `pdf/<id>.pdf` and/or one combined PDF (nil: none).
     public var pdf: PDFOptions?
     /// Pages written to the combined PDF by the last run (`pdf.combinedPath`).
@@ -118,7 +121,10 @@ public final class BatchIssuer {
         defer { withExtendedLifetime(siteLock) {} }
         // After the lock: a run refused because another holds OUT makes no link folder.
         try links?.prepare()
-        for worker in workers { worker.links = links }
+        for worker in workers {
+            worker.links = links
+            worker.revocations = revocations
+        }
         for folder in [outDir, "\(outDir)/cards", "\(outDir)/qr"] {
             summary.leftoversRemoved += FileIO.removeStaleTemporaries(in: folder).count
         }
@@ -270,6 +276,42 @@ extension BatchIssuer {
             FileIO.removeStaleTemporaries(in: "\(outDir)/pdf")
         }
         return try pdf.combinedPath.map { try CombinedPDF(path: $0, access: access) }
+    }
+}
+
+/// The revocation list of the signing key in the issuer's site, as `issue --site` reads it before a run.
+public struct SiteRevocations: Sendable {
+    /// The list.
+    public var crl: CRL
+    /// Its file, `SITE/.well-known/crl/<kid>.json`, for messages.
+    public var path: String
+    /// The site folder, for the `revoke` command a message suggests.
+    public var site: String
+
+    public init(crl: CRL, path: String, site: String) {
+        self.crl = crl
+        self.path = path
+        self.site = site
+    }
+
+    /// Why a card with `rid` (derived from `ridFrom`) and `nbf` must not be signed, or nil when the list does
+    /// not revoke it. The message quotes the entry and says how the person gets a valid card.
+    /// - Parameter now: seconds since 1970, for the times the message suggests.
+    public func refusal(rid: String, ridFrom: String, nbf: Int64, now: Int64 = Clock.nowSeconds()) -> String? {
+        guard let entry = crl.entry(revoking: rid, nbf: nbf) else { return nil }
+        let revoke =
+            "`healthcards revoke --site \(site) --key KEY --rid-secret FILE --report REPORT --id '\(ridFrom)' "
+        guard let before = entry.before else {
+            return "REVOKED: vc.rid \(rid) (of id '\(ridFrom)') is revoked by the entry '\(entry.text)' in \(path), which "
+                + "revokes every card of this person signed by key \(crl.kid), those issued from now on included: every "
+                + "verifier that checks the list would reject this card, so it was not signed. To give the person a "
+                + "corrected card, revoke only the cards issued before it: \(revoke)--before \(now) --narrow` (or a "
+                + "time just after the bad card's nbf), then run this again"
+        }
+        let when = before > now ? "run this again from then on" : "leave --nbf out (or give one at or after \(before))"
+        return "REVOKED: vc.rid \(rid) (of id '\(ridFrom)') is revoked for cards issued before \(before) "
+            + "(\(Clock.describe(before))) by the entry '\(entry.text)' in \(path), and this card's nbf \(nbf) is before "
+            + "that: every verifier that checks the list would reject it, so it was not signed. To issue it, \(when)"
     }
 }
 

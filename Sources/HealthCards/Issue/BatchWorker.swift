@@ -44,6 +44,8 @@ final class BatchWorker {
     var links: SHLStage?
     /// The PDF stage (`--pdf`, `--pdf-combined`); nil when nothing is printed.
     var pdf: PDFStage?
+    /// The site's revocation list for this key (`issue --site`), or nil.
+    var revocations: SiteRevocations?
 
     init(issuer: CardIssuer, outDir: String, force: Bool, access: OutputAccess = .ownerOnly, patientIDSystem: String? = nil) {
         self.issuer = issuer
@@ -93,6 +95,13 @@ final class BatchWorker {
             line.rid = rid
             line.ridFrom = from
             owner = RIDOwner(rid: rid, ridFrom: from, person: PatientIdentity.fingerprint(ofMinimized: checked.bundle))
+            // A card the site's list already revokes would be turned away at every door: never sign it.
+            if let why = revocations?.refusal(rid: rid, ridFrom: from, nbf: issuer.settings.notBefore) {
+                line.errors = [HealthCardError(.validation, why, at: record.source)]
+                line.kid = issuer.kid
+                line.revokedOnRecord = true
+                return BatchOutcome(line: line)
+            }
         }
         let cardFile = "cards/\(name).smart-health-card"
         do {
@@ -158,6 +167,14 @@ final class BatchWorker {
         return kid
     }
 
+    /// The `nbf` of a card's JWS (whole seconds), or nil when it cannot be read.
+    static func notBefore(of jws: JWS) -> Int64? {
+        guard let parts = try? jws.parts(), let payload = try? RawInflate.inflate(parts.payload),
+            let lexeme = (try? JSONParser.parse(payload))?["nbf"]?.numberLexeme
+        else { return nil }
+        return Int64(lexeme) ?? Double(lexeme).flatMap { $0.isFinite && abs($0) < 1e15 ? Int64($0) : nil }
+    }
+
     /// `qr/<name>.png`, or `qr/<name>-<c>.png` per chunk.
     static func imageFiles(name: String, count: Int) -> [String] {
         count == 1 ? ["qr/\(name).png"] : (0..<count).map { "qr/\(name)-\($0 + 1).png" }
@@ -174,6 +191,17 @@ final class BatchWorker {
         guard payload.errors.isEmpty, FileIO.exists(path), let bytes = try? FileIO.read(path),
             let jws = issuer.existingCard(bytes, matches: payload)
         else { return nil }
+        // The card there may be one the site's list revokes (issued before a revocation): then it is replaced.
+        if let rid = payload.payload.rid, let list = revocations, let nbf = Self.notBefore(of: jws),
+            let entry = list.crl.entry(revoking: rid, nbf: nbf)
+        {
+            line.warnings.append(
+                HealthCardError(
+                    .validation,
+                    "\(cardFile) (nbf \(nbf)) is revoked by the entry '\(entry.text)' in \(list.path); this run issued a new "
+                        + "card (nbf \(issuer.settings.notBefore)) in its place: hand it out"))
+            return nil
+        }
         guard let images = try? issuer.images(for: jws) else { return nil }
         let files = Self.imageFiles(name: name, count: images.pngs.count)
         for (file, png) in zip(files, images.pngs) {

@@ -23,6 +23,9 @@ public struct ReportLine: Sendable {
     public var ridFrom: String?
     /// The profile that judged the record's Bundle; nil when no Bundle was made.
     public var profile: BundleProfile?
+    /// A rejected record whose rid the site's revocation list already revokes (`issue --site`): its cards of
+    /// earlier runs exist, so the line keeps `kid`, `rid` and `ridFrom`, for `revoke --narrow` to check.
+    public var revokedOnRecord = false
 
     public init(source: String, id: String?, status: Status, errors: [HealthCardError], warnings: [HealthCardError], files: [String]) {
         self.source = source
@@ -35,7 +38,8 @@ public struct ReportLine: Sendable {
 
     /// `{"source":…,"id":…,"status":…,"alreadyIssued":…,"profile":…,"errors":[…],"warnings":[…],"files":[…]}`
     /// with a final newline; `profile` is `vaccination`, `lab`, `generic` or null; an issued record adds
-    /// `"kid"`, and `"rid"` and `"ridFrom"` when its card has a rid.
+    /// `"kid"`, and `"rid"` and `"ridFrom"` when its card has a rid; a record rejected because the site's list
+    /// revokes its rid adds `"revoked":true` with the same three.
     public var ndjson: [UInt8] {
         func issues(_ list: [HealthCardError]) -> JSONValue {
             .array(list.map { error in
@@ -50,7 +54,8 @@ public struct ReportLine: Sendable {
             "errors": issues(errors), "warnings": issues(warnings),
             "files": .array(files.map { .string($0) }),
         ]
-        if status == .issued {
+        if revokedOnRecord { object["revoked"] = .bool(true) }
+        if status == .issued || revokedOnRecord {
             if let kid { object["kid"] = .string(kid) }
             if let rid, let ridFrom {
                 object["rid"] = .string(rid)
