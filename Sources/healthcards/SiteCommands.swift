@@ -141,8 +141,12 @@ enum RevokeCommand {
         Ids are normalized as `issue` reads them (surrounding spaces dropped).
 
         --link withdraws a SMART Health Link instead (or as well): its encrypted file is deleted from SITE, so
-        once the site is deployed the link opens nothing. The card itself stays valid (a copy already fetched
-        still verifies); revoke its rid as above when the card must stop verifying everywhere. See docs/shl.md.
+        once the site is deployed the link opens nothing. Given the link's file (OUT/shl/<id>.txt), the
+        withdrawal is remembered beside it (OUT/shl/<id>.withdrawn): later `issue --shl` and `shl` runs make
+        that person no new link unless --shl-renew ID (shl --renew ID) names them. A link text whose output
+        folder records another site folder (OUT/shl/.healthcards-links.json) is refused. The card itself
+        stays valid (a copy already fetched still verifies); revoke its rid as above when the card must stop
+        verifying everywhere. See docs/shl.md.
 
         Options:
           --site SITE         the site folder made by `healthcards site` (its jwks.json must list KEY)
@@ -307,23 +311,40 @@ enum RevokeCommand {
     /// before the first file is deleted.
     static func withdraw(_ links: [String], site root: String, force: Bool) throws -> ExitStatus {
         let site = try PublishedSite(root: root)
-        var texts: [(text: String, what: String)] = []
+        var texts: [(text: String, what: String, file: String?)] = []
         for (i, link) in links.enumerated() {
             if SHLinkText.looksLikeLink(link) && !FileIO.exists(link) {
-                texts.append((link, "argument \(i + 1)"))
+                texts.append((link, "argument \(i + 1)", nil))
             } else {
                 let bytes = try FileIO.read(link)
                 let text = String(decoding: bytes, as: UTF8.self).filter { !$0.isWhitespace }
-                texts.append((text, link))
+                // A link text of an output folder whose links were made into another site folder: that folder
+                // holds its file, so this site saying "not here" would be no withdrawal at all.
+                try SHLSiteRecord.check(
+                    linkFolder: FileIO.parent(of: link), site: site.site.root, what: "nothing was deleted")
+                texts.append((text, link, link))
             }
         }
-        for (text, what) in texts {
+        for (text, what, _) in texts {
             _ = try SHLWithdrawal.withdraw(linkText: text, site: site, force: force, what: what, dryRun: true)
         }
-        for (text, what) in texts {
-            switch try SHLWithdrawal.withdraw(linkText: text, site: site, force: force, what: what) {
-            case .withdrawn(let path): print("withdrew \(what): deleted \(path); deploy the site now")
-            case .alreadyWithdrawn(let path): print("already withdrawn \(what): \(path) is not in the site")
+        for (text, what, file) in texts {
+            let result = try SHLWithdrawal.withdraw(linkText: text, site: site, force: force, what: what)
+            let path: String
+            switch result {
+            case .withdrawn(let deleted):
+                path = deleted
+                print("withdrew \(what): deleted \(deleted); deploy the site now")
+            case .alreadyWithdrawn(let missing):
+                path = missing
+                print("already withdrawn \(what): \(missing) is not in the site")
+            }
+            // Remembered beside the link text, so later runs make the person no new link unless asked.
+            if let file, SHLWithdrawalRecord.path(besideLinkFile: file) != nil {
+                try SHLWithdrawalRecord.record(
+                    besideLinkFile: file, siteFile: String(path.dropFirst(site.site.root.count + 1)))
+                print("recorded the withdrawal in \(SHLWithdrawalRecord.path(besideLinkFile: file) ?? ""): later runs make "
+                    + "no new link for it unless asked (--shl-renew ID)")
             }
         }
         return .ok

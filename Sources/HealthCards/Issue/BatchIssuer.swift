@@ -50,6 +50,8 @@ public final class BatchIssuer {
     /// The revocation list the site publishes for the signing key (`issue --site`): a record whose rid it
     /// revokes for this run's `nbf` is rejected before signing; nil when there is none to check.
     public var revocations: SiteRevocations?
+    /// The issuer's site folder (`issue --site`), for the commands the report's messages suggest; nil for none.
+    public var siteRoot: String?
     /// Printed cards: `pdf/<id>.pdf` and/or one combined PDF (nil: none).
     public var pdf: PDFOptions?
     /// Pages written to the combined PDF by the last run (`pdf.combinedPath`).
@@ -124,6 +126,7 @@ public final class BatchIssuer {
         for worker in workers {
             worker.links = links
             worker.revocations = revocations
+            worker.siteRoot = siteRoot
         }
         for folder in [outDir, "\(outDir)/cards", "\(outDir)/qr"] {
             summary.leftoversRemoved += FileIO.removeStaleTemporaries(in: folder).count
@@ -180,6 +183,8 @@ public final class BatchIssuer {
                 summary.ridCollisions += 1
             }
             if let kid = outcome.replacedKid { summary.reissuedForKid[kid, default: 0] += 1 }
+            if line.replaced == .recordChanged { summary.replacedRecordChanged += 1 }
+            summary.staleOutputs += outcome.staleOutputs
             if let printed = outcome.printed, let combined {
                 do { try combined.append(printed) } catch let error as HealthCardError {
                     if failure == nil { failure = error }

@@ -19,6 +19,8 @@ struct BatchOutcome {
     var replacedKid: String?
     /// The card's printed pages, for the run's combined PDF (`--pdf-combined`).
     var printed: PrintedCard?
+    /// Printed cards and links beside the card that still hold the card it replaced (each warned in the line).
+    var staleOutputs = 0
 }
 
 /// Who a rid in a run belongs to (see `RIDRegister`).
@@ -46,6 +48,8 @@ final class BatchWorker {
     var pdf: PDFStage?
     /// The site's revocation list for this key (`issue --site`), or nil.
     var revocations: SiteRevocations?
+    /// The issuer's site folder (`--site`), for the commands messages suggest, or nil.
+    var siteRoot: String?
 
     init(issuer: CardIssuer, outDir: String, force: Bool, access: OutputAccess = .ownerOnly, patientIDSystem: String? = nil) {
         self.issuer = issuer
@@ -117,6 +121,7 @@ final class BatchWorker {
                 return BatchOutcome(line: line, identity: owner, printed: printed)
             }
             let replacedKid = force ? nil : signedByAnotherKey(cardFile)
+            let previous = (try? FileIO.read("\(outDir)/\(cardFile)")).flatMap { issuer.replacement(of: $0, by: payload) }
             let card: IssuedCard
             do { card = try issuer.issue(payload) } catch {
                 line.errors = error.errors
@@ -129,14 +134,24 @@ final class BatchWorker {
             for (file, png) in zip(images, card.pngs) {
                 try FileIO.writeAtomically(png, to: "\(outDir)/\(file)", access: access, sync: false)
             }
-            let linked = try link(card: card.fileBytes, name: name, bundle: checked.bundle)
+            var notes: [HealthCardError] = []
+            let linked = try link(card: card.fileBytes, name: name, bundle: checked.bundle, notes: &notes)
+            line.warnings += notes
             let print = try pdf?.run(jws: card.jws, codes: card.qrCodes, name: name, link: try linked?.printable())
             try FileIO.writeAtomically(card.fileBytes, to: "\(outDir)/\(cardFile)", access: access, sync: false)
             line.status = .issued
             line.files = [cardFile] + images + (print?.files ?? []) + (linked?.files ?? [])
             line.warnings += linked?.warnings ?? []
             line.kid = issuer.kid
-            return BatchOutcome(line: line, identity: owner, replacedKid: replacedKid, printed: print?.card)
+            var stale: [HealthCardError] = []
+            if let previous {
+                line.replaced = previous.reason
+                line.warnings.append(replacedWarning(previous, cardFile: cardFile, line: line, source: record.source))
+                stale = staleOutputs(name: name, printed: print != nil, linked: linked != nil || links != nil, source: record.source)
+                line.warnings += stale
+            }
+            return BatchOutcome(
+                line: line, identity: owner, replacedKid: replacedKid, printed: print?.card, staleOutputs: stale.count)
         } catch let error as HealthCardError {
             line.errors = [error]
             return BatchOutcome(line: line, failure: error)
@@ -166,6 +181,60 @@ final class BatchWorker {
         else { return nil }
         return kid
     }
+
+    /// The report's word on a card that replaced a different card of this key: why, and that the old card stays
+    /// valid until it is revoked (with the command, when the card has a rid).
+    private func replacedWarning(
+        _ previous: (reason: ReportLine.Replacement, nbf: Int64?), cardFile: String, line: ReportLine, source: String
+    ) -> HealthCardError {
+        let old = "the card of an earlier run" + (previous.nbf.map { " (nbf \($0))" } ?? "")
+        let why =
+            previous.reason == .recordChanged
+            ? "because its record changed" : "because the run's options changed (iss, exp, vc.type or vc.rid), not the record"
+        let nbf = issuer.settings.notBefore
+        let revoke =
+            line.rid != nil && line.ridFrom != nil
+            ? "revoke it with `healthcards revoke --site \(siteName) --key KEY --rid-secret FILE --report \(outDir)/report.ndjson "
+                + "--id '\(line.ridFrom ?? "")' --before \(nbf)` (the cards issued before this one's nbf \(nbf))"
+            : "it has no vc.rid, so it can be revoked only with its key"
+        return HealthCardError(
+            .input,
+            "\(cardFile) replaced \(old) \(why). The old card stays valid (anyone holding it can still show it) unless "
+                + "revoked: \(revoke)", at: source)
+    }
+
+    /// Warnings for the outputs beside a replaced card that this run did not rewrite and that still hold the old
+    /// card: `pdf/<name>.pdf` (no `--pdf` this run) and the link `shl/<name>.txt` (no `--shl`), whose file in the
+    /// site is the old card encrypted.
+    private func staleOutputs(name: String, printed: Bool, linked: Bool, source: String) -> [HealthCardError] {
+        var warnings: [HealthCardError] = []
+        let pdfFile = "pdf/\(name).pdf"
+        if !printed || pdf?.options.perCard != true, FileIO.exists("\(outDir)/\(pdfFile)") {
+            warnings.append(
+                HealthCardError(
+                    .input,
+                    "\(pdfFile) still shows the replaced card; print it again: `healthcards print --out \(outDir)/pdf "
+                        + "\(outDir)/cards/\(name).smart-health-card` (add --jwks SITE, and the print options of the first run)",
+                    at: source))
+        }
+        let linkFile = "shl/\(name).txt"
+        if !linked, FileIO.exists("\(outDir)/\(linkFile)"), !SHLWithdrawalRecord.isWithdrawn(outDir: outDir, name: name) {
+            let text = String(decoding: (try? FileIO.read("\(outDir)/\(linkFile)")) ?? [], as: UTF8.self)
+            let base = (try? SHLinkText.parse(text.trimmingCharacters(in: "\r\n"))).map { FileIO.parent(of: $0.url) } ?? "BASE_URL"
+            warnings.append(
+                HealthCardError(
+                    .link,
+                    "\(linkFile) is the SMART Health Link of the replaced card: its file in the site still holds that card. "
+                        + "Encrypt the new card under the same link (same key and URL, so the link handed out opens it): "
+                        + "`healthcards shl --base-url \(base) --site \(siteName) \(outDir)/cards/\(name).smart-health-card`, then "
+                        + "deploy the site (or withdraw the link: `healthcards revoke --site \(siteName) --link \(outDir)/\(linkFile)`)",
+                    at: source))
+        }
+        return warnings
+    }
+
+    /// The site folder of the run (`--site`) for the commands messages suggest, or `SITE`.
+    private var siteName: String { siteRoot ?? "SITE" }
 
     /// The `nbf` of a card's JWS (whole seconds), or nil when it cannot be read.
     static func notBefore(of jws: JWS) -> Int64? {
@@ -209,7 +278,9 @@ final class BatchWorker {
             if (try? FileIO.read(imagePath)) != png { try FileIO.writeAtomically(png, to: imagePath, access: access, sync: false) }
         }
         line.warnings += payload.warnings + images.warnings
-        let linked = try link(card: bytes, name: name, bundle: bundle)
+        var notes: [HealthCardError] = []
+        let linked = try link(card: bytes, name: name, bundle: bundle, notes: &notes)
+        line.warnings += notes
         let print = try pdf?.run(
             jws: jws, codes: images.codes, name: name, link: try linked?.printable(),
             keepExisting: !(linked?.textChanged ?? false))

@@ -94,6 +94,9 @@ extension IssuerSite {
         return lstat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFDIR
     }
 
+    /// `path` made absolute (against the working folder), without a trailing `/`; links are not resolved.
+    public static func absolutePath(_ path: String) -> String { absolute(path) }
+
     private static func absolute(_ path: String) -> String {
         var path = path
         while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
