@@ -14,10 +14,16 @@ enum IssueCommand {
           qr/<id>.png                    the shc:/ QR (qr/<id>-<c>.png per chunk with --chunk)
           pdf/<id>.pdf                   with --pdf: the card printed for the person (docs/printing.md)
           report.ndjson                  one line per input record: source, id, status, errors, files,
-                                         and for issued cards kid, rid and ridFrom (what `revoke` checks)
+                                         and for issued cards kid, rid and ridFrom (what `revoke` checks);
+                                         "replaced" when the card replaced a different one of an earlier
+                                         run (its record or the options changed: the old card stays valid
+                                         unless revoked with --before, and a PDF or link still holding it
+                                         is named)
         and with --shl, a SMART Health Link per card (docs/shl.md):
           shl/<id>.txt                   the link (shlink:/…), 0600: the key in it opens the card
           shl/<id>.png                   the link's QR code (ECC M)
+                                         (a link withdrawn with `revoke --link` stays withdrawn: no new
+                                         one unless --shl-renew ID; see docs/shl.md)
           SITE/shl/<43 random chars>     the card encrypted (JWE, A256GCM) for the static host, 0644
         These are health data: files are written 0600 and folders 0700 whatever the umask (--share opts
         into group or world access). DIR must not be inside a published site (a folder holding

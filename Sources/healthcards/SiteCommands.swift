@@ -80,10 +80,6 @@ enum SiteCommand {
         let site = IssuerSite(root: out)
         try IssuerSite.refuseSiteHoldingHealthData(out)
         let loaded = try KeyArguments.entries(keys: parsed.positionals, chains: parsed.values("x5c"))
-        // Everything below reads the site (record, key set, CRLs) under its lock: a `revoke` running now
-        // cannot bump a CRL between the read and the key set written from it.
-        let lock = try SiteLock.take(site: out, waiting: { printError($0) })
-        defer { withExtendedLifetime(lock) {} }
         // Without --issuer, a site laid out before with one keeps it (and its _headers path).
         let issuer = try parsed.value("issuer") ?? site.readRecord()?.issuer
         if let issuer {
@@ -95,6 +91,10 @@ enum SiteCommand {
             }
         }
         try DemoKey.check(kids: loaded.entries.map(\.kid), issuer: issuer, command: "site")
+        // Everything below reads the site (key set, CRLs) under its lock: a `revoke` running now cannot bump a
+        // CRL between the read and the key set written from it.
+        let lock = try SiteLock.take(site: out, waiting: { printError($0) })
+        defer { withExtendedLifetime(lock) {} }
         let reports = parsed.values("report")
         for warning in try KeyRetirement.check(
             previous: try IssuerSite.publishedKids(keySetAt: site.keySetPath), next: loaded.entries.map(\.kid),
@@ -318,15 +318,17 @@ enum RevokeCommand {
             } else {
                 let bytes = try FileIO.read(link)
                 let text = String(decoding: bytes, as: UTF8.self).filter { !$0.isWhitespace }
-                // A link text of an output folder whose links were made into another site folder: that folder
-                // holds its file, so this site saying "not here" would be no withdrawal at all.
-                try SHLSiteRecord.check(
-                    linkFolder: FileIO.parent(of: link), site: site.site.root, what: "nothing was deleted")
                 texts.append((text, link, link))
             }
         }
-        for (text, what, _) in texts {
+        for (text, what, file) in texts {
             _ = try SHLWithdrawal.withdraw(linkText: text, site: site, force: force, what: what, dryRun: true)
+            // A link text of an output folder whose links were made into another site folder: that folder holds
+            // its file, so this site saying "not here" would be no withdrawal at all.
+            if let file {
+                try SHLSiteRecord.check(
+                    linkFolder: FileIO.parent(of: file), site: site.site.root, what: "nothing was deleted")
+            }
         }
         for (text, what, file) in texts {
             let result = try SHLWithdrawal.withdraw(linkText: text, site: site, force: force, what: what)
