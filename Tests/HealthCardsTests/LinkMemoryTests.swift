@@ -17,7 +17,9 @@ import Testing
             ((try? FileManager.default.contentsOfDirectory(atPath: (site ?? self.site) + "/shl")) ?? [])
                 .filter { SHLDestination.isFileName($0) }.sorted()
         }
-        func line(_ id: String) throws -> JSONValue { try #require(try TestSupport.report(out).first { $0["id"]?.stringValue == id }) }
+        func line(_ id: String) throws -> JSONValue {
+            try #require(try TestSupport.report(out).first { $0["id"]?.stringValue == id })
+        }
         func warnings(_ id: String) throws -> [String] {
             (try line(id)["warnings"]?.arrayValue ?? []).compactMap { $0["message"]?.stringValue }
         }
@@ -35,12 +37,15 @@ import Testing
         let c = try Self.clinic()
         let before = try c.text("P-1002")
         let withdraw = try SiteTestSupport.cli(["revoke", "--site", c.site, "--link", c.out.path + "/shl/P-1002.txt"])
-        #expect(withdraw.stdout.contains("recorded the withdrawal in \(c.out.path)/shl/P-1002.withdrawn"), "\(withdraw.stdout)")
+        #expect(
+            withdraw.stdout.contains("recorded the withdrawal in \(c.out.path)/shl/P-1002.withdrawn"),
+            "\(withdraw.stdout)")
         let files = c.siteFiles()
         #expect(files.count == 3)
 
         // The next run (the tester's case: it made the person a new link) makes none, and the report says why.
-        try SHLTestSupport.issue(template: "covid19-vaccination", key: c.key, site: c.site, out: c.out, extra: ["--no-qr"])
+        try SHLTestSupport.issue(
+            template: "covid19-vaccination", key: c.key, site: c.site, out: c.out, extra: ["--no-qr"])
         #expect(try c.text("P-1002") == before)
         #expect(c.siteFiles() == files)
         #expect(try c.line("P-1002")["files"] == ["cards/P-1002.smart-health-card"])
@@ -52,21 +57,27 @@ import Testing
             }, "\(withdrawnWarnings)")
         // `healthcards shl` keeps it withdrawn as well (status 1: no link made).
         let shl = try SiteTestSupport.cli(
-            ["shl", "--base-url", SHLTestSupport.base, "--site", c.site, c.out.path + "/cards/P-1002.smart-health-card"],
+            [
+                "shl", "--base-url", SHLTestSupport.base, "--site", c.site,
+                c.out.path + "/cards/P-1002.smart-health-card",
+            ],
             expect: 1)
         #expect(shl.stderr.contains("was withdrawn"), "\(shl.stderr)")
         #expect(c.siteFiles() == files)
 
         // Named, the person gets a new link (new key and file); the old one stays dead, and the marker is gone.
         try SHLTestSupport.issue(
-            template: "covid19-vaccination", key: c.key, site: c.site, out: c.out, extra: ["--no-qr", "--shl-renew", "P-1002"])
+            template: "covid19-vaccination", key: c.key, site: c.site, out: c.out,
+            extra: ["--no-qr", "--shl-renew", "P-1002"])
         let renewed = try c.text("P-1002")
         #expect(renewed != before)
         #expect(try SHLinkText.parse(renewed).key != (try SHLinkText.parse(before).key))
         #expect(c.siteFiles().count == 4)
         #expect(!FileManager.default.fileExists(atPath: c.out.path + "/shl/P-1002.withdrawn"))
         #expect(try c.warnings("P-1002").contains { $0.contains("(renewed); the old link stays dead") })
-        let verify = try SiteTestSupport.cli(["verify", "--jwks", c.site, "--shl-site", c.site, c.out.path + "/shl/P-1002.txt"])
+        let verify = try SiteTestSupport.cli([
+            "verify", "--jwks", c.site, "--shl-site", c.site, c.out.path + "/shl/P-1002.txt",
+        ])
         #expect(verify.stdout.contains(" 0 error(s)"), "\(verify.stdout)")
     }
 
@@ -85,12 +96,16 @@ import Testing
         #expect(refused.stderr.contains("were made into the site folder \(c.site)"), "\(refused.stderr)")
         #expect(refused.stderr.contains("Give --site \(c.site)"), "\(refused.stderr)")
         let issueRefused = try SiteTestSupport.cli(
-            ["issue", "--issuer", SHLTestSupport.issuer, "--key", c.key, "--site", copy, "--shl", SHLTestSupport.base,
-             "--template", SiteTestSupport.templates.appendingPathComponent("covid19-vaccination.json").path,
-             "--out", c.out.path, "--no-qr", "--quiet",
-             SiteTestSupport.templates.appendingPathComponent("covid19-vaccination.sample.csv").path], expect: 2)
+            [
+                "issue", "--issuer", SHLTestSupport.issuer, "--key", c.key, "--site", copy, "--shl",
+                SHLTestSupport.base,
+                "--template", SiteTestSupport.templates.appendingPathComponent("covid19-vaccination.json").path,
+                "--out", c.out.path, "--no-qr", "--quiet",
+                SiteTestSupport.templates.appendingPathComponent("covid19-vaccination.sample.csv").path,
+            ], expect: 2)
         #expect(issueRefused.stderr.contains("were made into the site folder \(c.site)"), "\(issueRefused.stderr)")
-        let withdraw = try SiteTestSupport.cli(["revoke", "--site", copy, "--link", c.out.path + "/shl/P-1003.txt"], expect: 2)
+        let withdraw = try SiteTestSupport.cli(
+            ["revoke", "--site", copy, "--link", c.out.path + "/shl/P-1003.txt"], expect: 2)
         #expect(withdraw.stderr.contains("nothing was deleted"), "\(withdraw.stderr)")
         #expect(try c.text("P-1003") == before)
         #expect(c.siteFiles(copy).isEmpty)
@@ -100,11 +115,16 @@ import Testing
         // with a message that is true either way (withdrawn, or another copy of the site).
         try FileManager.default.removeItem(atPath: c.out.path + "/shl/" + SHLSiteRecord.fileName)
         let kept = try SiteTestSupport.cli(shlArguments, expect: 1)
-        #expect(kept.stderr.contains("is not in \(copy)/shl (withdrawn with `revoke --link`, or the link was made into another copy of the site); the link text was kept"), "\(kept.stderr)")
+        #expect(
+            kept.stderr.contains(
+                "is not in \(copy)/shl (withdrawn with `revoke --link`, or the link was made into another copy of the site); the link text was kept"
+            ), "\(kept.stderr)")
         #expect(try c.text("P-1003") == before)
         #expect(c.siteFiles(copy).isEmpty)
         // The real site still opens it.
-        let verify = try SiteTestSupport.cli(["verify", "--jwks", c.site, "--shl-site", c.site, c.out.path + "/shl/P-1003.txt"])
+        let verify = try SiteTestSupport.cli([
+            "verify", "--jwks", c.site, "--shl-site", c.site, c.out.path + "/shl/P-1003.txt",
+        ])
         #expect(verify.stdout.contains(" 0 error(s)"), "\(verify.stdout)")
     }
 }

@@ -45,7 +45,9 @@ import Testing
             let jwksOut = dir.appendingPathComponent("\(name).jwks.json").path
             let jwks = try SiteTestSupport.cli(["jwks", good.path, path, "--out", jwksOut], expect: 2)
             #expect(jwks.stderr.contains(path), "\(name): \(jwks.stderr)")
-            #expect(jwks.stderr.contains("not a point on P-256") || jwks.stderr.contains("not on the curve"), "\(name): \(jwks.stderr)")
+            #expect(
+                jwks.stderr.contains("not a point on P-256") || jwks.stderr.contains("not on the curve"),
+                "\(name): \(jwks.stderr)")
             #expect(!FileManager.default.fileExists(atPath: jwksOut), "\(name)")
             let site = dir.appendingPathComponent("\(name).site").path
             let run = try SiteTestSupport.cli(["site", "--out", site, good.path, path], expect: 2)
@@ -53,7 +55,8 @@ import Testing
             #expect(!FileManager.default.fileExists(atPath: site), "\(name)")
         }
         // The good key's own public forms are accepted (the refusals above are about the point).
-        let publicPEM = try TestSupport.write(String(decoding: try goodKey.publicPEM(), as: UTF8.self), to: "pub.pem", in: dir)
+        let publicPEM = try TestSupport.write(
+            String(decoding: try goodKey.publicPEM(), as: UTF8.self), to: "pub.pem", in: dir)
         let derPath = dir.appendingPathComponent("pub.der").path
         try Data(Self.spki(point: [0x04] + goodKey.x + goodKey.y)).write(to: URL(fileURLWithPath: derPath))
         let jsonPath = try TestSupport.write(

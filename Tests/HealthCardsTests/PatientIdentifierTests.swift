@@ -28,11 +28,15 @@ import Testing
         // No PATIENT_IDENTIFIER warning, at issue or from verify.
         #expect(line["warnings"]?.arrayValue?.isEmpty == true, "\(line)")
         let verify = try SiteTestSupport.cli(["verify", "--jwks", s.site.path, out.path])
-        #expect(!verify.stdout.contains("PATIENT_IDENTIFIER") && verify.stdout.contains(" 0 warning(s)"), "\(verify.stdout)")
+        #expect(
+            !verify.stdout.contains("PATIENT_IDENTIFIER") && verify.stdout.contains(" 0 warning(s)"), "\(verify.stdout)"
+        )
         // And revoking by the identifier revokes this card.
         let revoke = try SiteTestSupport.cli(
-            ["revoke", "--site", s.site.path, "--key", s.key, "--rid-secret", s.secret, "--report",
-             out.path + "/report.ndjson", "--id", "\(system)|A-1"])
+            [
+                "revoke", "--site", s.site.path, "--key", s.key, "--rid-secret", s.secret, "--report",
+                out.path + "/report.ndjson", "--id", "\(system)|A-1",
+            ])
         #expect(revoke.stdout.hasPrefix("revoked \(rid) (patient \(system)|A-1)\n"), "\(revoke.stdout)")
     }
 

@@ -20,7 +20,9 @@ import Testing
         #expect(line["status"] == "rejected" && line["revoked"] == .bool(true))
         #expect(line["rid"]?.stringValue == rid && line["ridFrom"] == "P-1001")
         let error = try #require(line["errors"]?[0]?["message"]?.stringValue)
-        #expect(error.hasPrefix("REVOKED: vc.rid \(rid) (of id 'P-1001') is revoked by the entry '\(rid)' in \(f.crlPath)"), "\(error)")
+        #expect(
+            error.hasPrefix("REVOKED: vc.rid \(rid) (of id 'P-1001') is revoked by the entry '\(rid)' in \(f.crlPath)"),
+            "\(error)")
         #expect(error.contains("--id 'P-1001' --before ") && error.contains(" --narrow`"), "\(error)")
         #expect(try SiteTestSupport.bytes(cardPath) == oldCard)  // not re-signed
         // The others were issued.
@@ -35,7 +37,10 @@ import Testing
         #expect(try f.crl().entries.first { $0.rid == rid } == CRL.Entry(rid: rid))
         // With --narrow (checked against the report of the refused run, whose line keeps the rid), it becomes rid.T.
         let narrowed = try f.revoke(["--id", "P-1001", "--before", String(before), "--narrow"])
-        #expect(narrowed.stdout.hasPrefix("narrowed \(rid) to \(rid).\(before) (patient P-1001): cards issued from \(before) on verify again\n"), "\(narrowed.stdout)")
+        #expect(
+            narrowed.stdout.hasPrefix(
+                "narrowed \(rid) to \(rid).\(before) (patient P-1001): cards issued from \(before) on verify again\n"),
+            "\(narrowed.stdout)")
         #expect(try f.crl().entries.first { $0.rid == rid } == CRL.Entry(rid: rid, before: before))
 
         // Now the corrected card is issued in place of the revoked one, and verifies; the old one is still revoked.
@@ -48,7 +53,8 @@ import Testing
             "\(reissued)")
         let verify = try SiteTestSupport.cli(["verify", "--jwks", f.site.path, cardPath])
         #expect(verify.stdout.contains(" 0 error(s)"), "\(verify.stdout)")
-        let old = try TestSupport.write(String(decoding: oldCard, as: UTF8.self), to: "old.smart-health-card", in: f.dir)
+        let old = try TestSupport.write(
+            String(decoding: oldCard, as: UTF8.self), to: "old.smart-health-card", in: f.dir)
         let verifyOld = try SiteTestSupport.cli(["verify", "--jwks", f.site.path, old], expect: 1)
         #expect(verifyOld.stdout.contains("REVOKED"), "\(verifyOld.stdout)")
     }
@@ -65,6 +71,8 @@ import Testing
         let line = try #require(try TestSupport.report(f.out).first { $0["id"] == "P-1002" })
         let error = try #require(line["errors"]?[0]?["message"]?.stringValue)
         #expect(error.contains("is revoked for cards issued before \(until)"), "\(error)")
-        #expect(error.contains("by the entry '\(rid).\(until)'") && error.hasSuffix("To issue it, run this again from then on"), "\(error)")
+        #expect(
+            error.contains("by the entry '\(rid).\(until)'")
+                && error.hasSuffix("To issue it, run this again from then on"), "\(error)")
     }
 }

@@ -8,7 +8,8 @@ import Testing
 @Suite struct SiteLockTests {
     /// A CSV of `count` one-dose patients Q1…Q<count> in the vaccination template's columns.
     static func patientsCSV(_ count: Int, in dir: URL, name: String = "patients.csv") throws -> String {
-        let sample = try VerifyFixtures.text(SiteTestSupport.templates.appendingPathComponent("covid19-vaccination.sample.csv"))
+        let sample = try VerifyFixtures.text(
+            SiteTestSupport.templates.appendingPathComponent("covid19-vaccination.sample.csv"))
         let header = String(sample.prefix { $0 != "\n" && $0 != "\r" })
         let rows = (1...count).map {
             "EV-9\($0),1,Q\($0),Ann,,Doe\($0),1970-01-01,F,Springfield,IL,ABC General Hospital,999999,2021-01-15,207,"
@@ -42,11 +43,14 @@ import Testing
         var crlPath: String { site + "/.well-known/crl/\(kid).json" }
         func crl() throws -> CRL { try CRL(bytes: try SiteTestSupport.bytes(crlPath), source: crlPath) }
         func rid(_ id: String) throws -> String {
-            try #require(try TestSupport.payload(of: try SiteTestSupport.jws(in: out, id: id))["vc"]?["rid"]?.stringValue)
+            try #require(
+                try TestSupport.payload(of: try SiteTestSupport.jws(in: out, id: id))["vc"]?["rid"]?.stringValue)
         }
         func revokeArguments(_ id: String) -> [String] {
-            ["revoke", "--site", site, "--key", key, "--rid-secret", secret, "--report", out.path + "/report.ndjson",
-             "--id", id]
+            [
+                "revoke", "--site", site, "--key", key, "--rid-secret", secret, "--report", out.path + "/report.ndjson",
+                "--id", id,
+            ]
         }
     }
 
@@ -60,9 +64,11 @@ import Testing
         try SiteTestSupport.cli(["site", "--out", site, "--issuer", SiteTestSupport.issuer, "--crl", key.path])
         let out = dir.appendingPathComponent("out")
         try SiteTestSupport.cli(
-            ["issue", "--issuer", SiteTestSupport.issuer, "--key", key.path, "--site", site, "--rid-secret", secret,
-             "--template", BatchTestSupport.template, "--out", out.path, "--nbf", "1700000000", "--no-qr", "--quiet",
-             try patientsCSV(patients, in: dir)])
+            [
+                "issue", "--issuer", SiteTestSupport.issuer, "--key", key.path, "--site", site, "--rid-secret", secret,
+                "--template", BatchTestSupport.template, "--out", out.path, "--nbf", "1700000000", "--no-qr", "--quiet",
+                try patientsCSV(patients, in: dir),
+            ])
         return Clinic(dir: dir, key: key.path, kid: key.kid, secret: secret, site: site, out: out)
     }
 
@@ -102,11 +108,22 @@ import Testing
             ("revoke", c.revokeArguments("Q1")),
             ("site", ["site", "--out", c.site, c.key]),
             ("jwks", ["jwks", c.key, "--out", c.site + "/.well-known/jwks.json"]),
-            ("shl", ["shl", "--base-url", SiteTestSupport.issuer + "/shl", "--site", c.site, "--out", c.dir.path + "/links",
-                     c.out.path + "/cards/Q2.smart-health-card"]),
-            ("issue-shl", ["issue", "--issuer", SiteTestSupport.issuer, "--key", c.key, "--site", c.site, "--shl",
-                           SiteTestSupport.issuer + "/shl", "--template", BatchTestSupport.template, "--out", linked.path,
-                           "--no-qr", "--quiet", try Self.patientsCSV(1, in: c.dir, name: "one.csv")]),
+            (
+                "shl",
+                [
+                    "shl", "--base-url", SiteTestSupport.issuer + "/shl", "--site", c.site, "--out",
+                    c.dir.path + "/links",
+                    c.out.path + "/cards/Q2.smart-health-card",
+                ]
+            ),
+            (
+                "issue-shl",
+                [
+                    "issue", "--issuer", SiteTestSupport.issuer, "--key", c.key, "--site", c.site, "--shl",
+                    SiteTestSupport.issuer + "/shl", "--template", BatchTestSupport.template, "--out", linked.path,
+                    "--no-qr", "--quiet", try Self.patientsCSV(1, in: c.dir, name: "one.csv"),
+                ]
+            ),
         ]
         let runs = try writers.map { try Self.start($0.1, log: $0.0, in: c.dir) }
         Thread.sleep(forTimeInterval: 2.5)

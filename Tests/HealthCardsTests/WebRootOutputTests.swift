@@ -32,20 +32,42 @@ import Testing
         let cases: [(option: String, path: String, arguments: [String])] = [
             ("--out", c.site + "/printed", ["print", "--out", c.site + "/printed", card]),
             ("--pdf-combined", c.site + "/all.pdf", ["print", "--pdf-combined", c.site + "/all.pdf", card]),
-            ("--pdf-combined", c.site + "/batch.pdf",
-             ["issue", "--issuer", SiteTestSupport.issuer, "--key", c.key, "--template", template, "--out",
-              c.dir.path + "/out2", "--pdf-combined", c.site + "/batch.pdf", sample]),
-            ("--out", c.site + "/fx", ["fixtures", "--issuer", SiteTestSupport.issuer, "--key", c.key, "--out", c.site + "/fx"]),
+            (
+                "--pdf-combined", c.site + "/batch.pdf",
+                [
+                    "issue", "--issuer", SiteTestSupport.issuer, "--key", c.key, "--template", template, "--out",
+                    c.dir.path + "/out2", "--pdf-combined", c.site + "/batch.pdf", sample,
+                ]
+            ),
+            (
+                "--out", c.site + "/fx",
+                ["fixtures", "--issuer", SiteTestSupport.issuer, "--key", c.key, "--out", c.site + "/fx"]
+            ),
             ("--out", c.site + "/keys/new.pem", ["keygen", "--out", c.site + "/keys/new.pem"]),
-            ("--rid-secret", c.site + "/.well-known/rid.secret", ["keygen", "--rid-secret", c.site + "/.well-known/rid.secret"]),
-            ("--out", c.site + "/links",
-             ["shl", "--base-url", SiteTestSupport.issuer + "/shl", "--site", c.site, "--out", c.site + "/links", card]),
-            ("the link folder of CARD", inSite,
-             ["shl", "--base-url", SiteTestSupport.issuer + "/shl", "--site", c.site, inSite + "/cards/P-1001.smart-health-card"]),
+            (
+                "--rid-secret", c.site + "/.well-known/rid.secret",
+                ["keygen", "--rid-secret", c.site + "/.well-known/rid.secret"]
+            ),
+            (
+                "--out", c.site + "/links",
+                [
+                    "shl", "--base-url", SiteTestSupport.issuer + "/shl", "--site", c.site, "--out", c.site + "/links",
+                    card,
+                ]
+            ),
+            (
+                "the link folder of CARD", inSite,
+                [
+                    "shl", "--base-url", SiteTestSupport.issuer + "/shl", "--site", c.site,
+                    inSite + "/cards/P-1001.smart-health-card",
+                ]
+            ),
         ]
         for (option, path, arguments) in cases {
             let run = try SiteTestSupport.cli(arguments, expect: 2)
-            #expect(run.stderr.contains(option) && run.stderr.contains("\(path) is inside the published site"), "\(arguments[0]): \(run.stderr)")
+            #expect(
+                run.stderr.contains(option) && run.stderr.contains("\(path) is inside the published site"),
+                "\(arguments[0]): \(run.stderr)")
             #expect(run.stderr.contains("nothing was written"), "\(arguments[0])")
         }
         #expect(BatchTestSupport.tree(URL(fileURLWithPath: c.site)) == before)
@@ -65,7 +87,8 @@ import Testing
         for (i, (file, shown)) in markers.enumerated() {
             let folder = c.dir.appendingPathComponent("web\(i)")
             try TestSupport.write("x", to: file, in: folder)
-            let run = try SiteTestSupport.cli(["site", "--out", folder.path, "--issuer", SiteTestSupport.issuer, key], expect: 2)
+            let run = try SiteTestSupport.cli(
+                ["site", "--out", folder.path, "--issuer", SiteTestSupport.issuer, key], expect: 2)
             #expect(run.stderr.contains("holds the output of an `issue` run ("), "\(file): \(run.stderr)")
             #expect(run.stderr.contains("/\(shown))"), "\(file): \(run.stderr)")
             #expect(!FileManager.default.fileExists(atPath: folder.path + "/.well-known"), "\(file)")
@@ -75,7 +98,8 @@ import Testing
         #expect(run.stderr.contains("\(c.out.path)/report.ndjson"), "\(run.stderr)")
         // Not an issue output: an empty cards/ folder and unrelated files.
         let plain = c.dir.appendingPathComponent("plain")
-        try FileManager.default.createDirectory(at: plain.appendingPathComponent("cards"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: plain.appendingPathComponent("cards"), withIntermediateDirectories: true)
         try TestSupport.write("<html></html>", to: "index.html", in: plain)
         try SiteTestSupport.cli(["site", "--out", plain.path, "--issuer", SiteTestSupport.issuer, key])
         #expect(FileManager.default.fileExists(atPath: plain.path + "/.well-known/jwks.json"))
