@@ -126,11 +126,18 @@ import Testing
             ),
         ]
         let runs = try writers.map { try Self.start($0.1, log: $0.0, in: c.dir) }
-        Thread.sleep(forTimeInterval: 2.5)
+        // Each says, after waiting a second, whom it waits for (polled: a loaded machine starts them slowly).
+        let deadline = Date().addingTimeInterval(60)
+        func waiting(_ err: URL) -> Bool {
+            ((try? VerifyFixtures.text(err)) ?? "").contains("which is writing the site \(c.site)")
+        }
+        while Date() < deadline && !runs.allSatisfy({ waiting($0.2) || !$0.0.isRunning }) {
+            Thread.sleep(forTimeInterval: 0.2)
+        }
         for ((name, _), (process, _, err)) in zip(writers, runs) {
             let stderr = try VerifyFixtures.text(err)
             #expect(process.isRunning, "\(name) did not wait: \(stderr)")
-            #expect(stderr.contains("which is writing the site \(c.site)"), "\(name): \(stderr)")
+            #expect(waiting(err), "\(name): \(stderr)")
         }
         #expect(try SiteTestSupport.bytes(c.crlPath) == before)
         #expect(try SiteTestSupport.bytes(c.site + "/.well-known/jwks.json") == keySetBefore)

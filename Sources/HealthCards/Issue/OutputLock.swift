@@ -67,15 +67,12 @@ public final class OutputLock {
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             if errno == EINTR { continue }
             let reason = errno
+            // No close(fd) before these throws: every stored property is set, so `deinit` runs and closes it
+            // (closing here too would close a descriptor number another thread may have opened since).
             guard reason == EWOULDBLOCK else {
-                close(fd)
                 throw HealthCardError(.io, "cannot lock \(path): \(String(cString: strerror(reason)))")
             }
-            if Clock.monotonicSeconds() >= deadline {
-                let holder = Self.holder(fd)
-                close(fd)
-                throw refusal(holder)
-            }
+            if Clock.monotonicSeconds() >= deadline { throw refusal(Self.holder(fd)) }
             if !announced && Clock.monotonicSeconds() >= start + 1 {
                 announced = true
                 waiting?(Self.holder(fd))
