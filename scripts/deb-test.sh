@@ -128,7 +128,7 @@ templates=/usr/share/healthcards/templates
 healthcards --version >version.txt
 head -n 1 version.txt | grep -qx "healthcards $1" || fail "--version says $(head -n 1 version.txt)"
 grep -qx 'SMART Health Cards framework 1.4.0' version.txt || fail "--version names no framework 1.4.0"
-for lib in OpenSSL zlib libqrencode libpng zbar; do
+for lib in OpenSSL zlib libqrencode libpng zbar Cairo Pango librsvg; do
     grep -q "^$lib [0-9]" version.txt || fail "--version names no $lib version"
 done
 

@@ -47,18 +47,18 @@ struct Arguments {
                     // starts with `--`, are taken and judged later.
                     let next = args[i].drop(while: { $0 == "-" }).prefix { $0 != "=" }
                     if args[i].hasPrefix("--"), valued.contains(String(next)) || flagNames.contains(String(next)) || next == "help" {
-                        throw HealthCardError(.usage, "--\(name) lacks a value: it is followed by the option '\(args[i])'. "
+                        throw HealthCardError(.usage, "--\(name) lacks a value: it is followed by the option \(Quote.text(args[i])). "
                             + "Give the value right after --\(name) (or --\(name)=VALUE); see `healthcards \(command) --help`")
                     }
                     value = args[i]
                     i += 1
                 }
                 if options[name] != nil && !Arguments.repeatable.contains(name) {
-                    throw HealthCardError(.usage, "--\(name) is given more than once ('\(options[name]![0])' and '\(value!)'); give it once")
+                    throw HealthCardError(.usage, "--\(name) is given more than once (\(Quote.text(options[name]![0])) and \(Quote.text(value!))); give it once")
                 }
                 options[name, default: []].append(value!)
             } else {
-                throw HealthCardError(.usage, "unknown option '\(arg)' for `healthcards \(command)`; see `healthcards \(command) --help`")
+                throw HealthCardError(.usage, "unknown option \(Quote.text(arg)) for `healthcards \(command)`; see `healthcards \(command) --help`")
             }
         }
     }

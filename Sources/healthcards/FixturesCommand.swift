@@ -46,7 +46,7 @@ enum FixturesCommand {
         guard parsed.positionals.isEmpty else {
             throw HealthCardError(
                 .usage,
-                "`healthcards fixtures` takes no arguments besides its options, found '\(parsed.positionals[0])'; "
+                "`healthcards fixtures` takes no arguments besides its options, found \(Quote.text(parsed.positionals[0])); "
                     + "see `healthcards fixtures --help`")
         }
         let issuer = try parsed.required("issuer", command: "fixtures")
@@ -71,7 +71,7 @@ enum FixturesCommand {
         var seed: UInt64 = 1
         if let text = parsed.value("seed") {
             guard let value = UInt64(text) else {
-                throw HealthCardError(.usage, "--seed '\(text)' is not a whole number from 0 to \(UInt64.max)")
+                throw HealthCardError(.usage, "--seed \(Quote.text(text)) is not a whole number from 0 to \(UInt64.max)")
             }
             seed = value
         }

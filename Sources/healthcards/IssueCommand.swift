@@ -6,7 +6,9 @@ import HealthCards
 
 enum IssueCommand {
     static let help = """
-        Usage: healthcards issue --issuer URL --key KEYFILE [--site SITE [--shl BASE_URL]] [--template FILE] --out DIR INPUT...
+        Usage: healthcards issue --issuer URL --key KEYFILE [--rid-secret FILE] [--site SITE [--shl BASE_URL]]
+                                 [--template FILE] --out DIR INPUT...
+               (--rid-secret is recommended: without it no card can be revoked by itself)
 
         Issues one SMART Health Card per patient (CSV with --template) or per Bundle (.json, .ndjson), and
         writes under DIR:
@@ -44,9 +46,9 @@ enum IssueCommand {
         Arguments:
           INPUT                 .csv (needs --template), .json (one FHIR Bundle), .ndjson (a Bundle per line)
         Options:
-          --issuer URL          iss: https, a lowercase DNS host (optional port, not 443), no user name,
-                                no trailing '/', query, fragment or '.'/'..' segments; keys are published
-                                at URL/.well-known/jwks.json
+          --issuer URL          iss: https, a lowercase DNS host (labels of at most 63 characters, 253 in
+                                all; optional port, not 443), no user name, no trailing '/', query,
+                                fragment or '.'/'..' segments; keys are published at URL/.well-known/jwks.json
           --key KEY             the signing key: a PKCS#8 or SEC 1 PEM file (mode 0600), or a PKCS#11 URI
                                 (pkcs11:token=...;object=...?module-path=...&pin-source=file:...)
           --site SITE           the issuer's site folder (written by `healthcards site --issuer URL`): before
@@ -90,7 +92,7 @@ enum IssueCommand {
                                 instead of rejecting the patient
           --no-qr               write no QR images, for cards or links (a card too long for one QR is then
                                 issued, with a warning)
-          --qr-scale PIXELS     pixels per QR module (default \(QRImage.defaultScale); 1 to 64)
+        \(QRScaleOption.help)
           --jobs N              worker threads (default: the processors online, here \(BatchIssuer.activeCores()));
                                 the report stays in input order; a PKCS#11 key always uses 1
           --pdf                 also write pdf/<id>.pdf per card: name, birth date, doses or results, the
@@ -169,14 +171,11 @@ enum IssueCommand {
         }
         let policyText = parsed.value("vc-types") ?? "legacy"
         guard let policy = Payload.TypePolicy(rawValue: policyText) else {
-            throw HealthCardError(.usage, "--vc-types '\(policyText)' is not known; expected legacy or minimal")
+            throw HealthCardError(.usage, "--vc-types \(Quote.text(policyText)) is not known; expected legacy or minimal")
         }
         var image = QRImage()
         if let text = parsed.value("qr-scale") {
-            guard let scale = Int(text), (1...64).contains(scale) else {
-                throw HealthCardError(.usage, "--qr-scale '\(text)' must be a whole number of pixels from 1 to 64")
-            }
-            image.scale = scale
+            image.scale = try QRScaleOption.parse(text)
         }
         var template: Template?
         if let path = parsed.value("template") {
@@ -187,9 +186,8 @@ enum IssueCommand {
         var inputs: [BatchInput] = []
         var seenInputs: [String: String] = [:]
         for path in parsed.positionals {
-            guard FileIO.exists(path), !FileIO.isDirectory(path) else {
-                throw HealthCardError(.usage, "input \(path) does not exist or is a folder")
-            }
+            // Before anything is opened: a FIFO would wait for a writer, a device might never end.
+            try FileIO.requireRegularFile(path, role: "input", fix: "give the export file (.csv, .json or .ndjson)")
             // The same file under another name, through a symlink or a hard link, is the same input.
             let resolved = FileIO.identity(path) ?? path
             if let earlier = seenInputs[resolved] {
@@ -211,7 +209,7 @@ enum IssueCommand {
         var jobs = BatchIssuer.activeCores()
         if let text = parsed.value("jobs") {
             guard let value = Int(text), (1...256).contains(value) else {
-                throw HealthCardError(.usage, "--jobs '\(text)' must be a whole number of worker threads from 1 to 256")
+                throw HealthCardError(.usage, "--jobs \(Quote.text(text)) must be a whole number of worker threads from 1 to 256")
             }
             jobs = value
         }
@@ -298,12 +296,14 @@ enum TemplateArgument {
         guard let first = body.first(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D && $0 != 0x0A }),
             first != UInt8(ascii: "{")
         else { return }
-        let line = String(decoding: body.prefix { $0 != 0x0A && $0 != 0x0D }.prefix(60), as: UTF8.self)
+        let firstLine = body.prefix { $0 != 0x0A && $0 != 0x0D }
+        let line = String(decoding: firstLine.prefix(60), as: UTF8.self)
+        let shown = firstLine.count > 60 ? "'\(ControlCharacters.escaped(line))…'" : Quote.text(line)
         let looksCSV = path.lowercased().hasSuffix(".csv") || line.contains(",")
         throw HealthCardError(
             .usage,
             "--template \(path) is not a template: a template is a JSON object (see templates/ and docs/templates.md), "
-                + "and this file starts with '\(line)'"
+                + "and this file starts with \(shown)"
                 + (looksCSV
                     ? ". It looks like the CSV export, which is an INPUT: give the template with --template and the CSV "
                         + "after the options, e.g. --template templates/covid19-vaccination.json --out out \(path)"

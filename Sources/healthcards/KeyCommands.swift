@@ -32,7 +32,7 @@ enum KeygenCommand {
             return .ok
         }
         guard parsed.positionals.isEmpty else {
-            throw HealthCardError(.usage, "keygen takes no positional arguments, found '\(parsed.positionals[0])'; use --out FILE")
+            throw HealthCardError(.usage, "keygen takes no positional arguments, found \(Quote.text(parsed.positionals[0])); use --out FILE")
         }
         let out = try parsed.required("out", command: "keygen")
         if FileIO.isDirectory(out) {

@@ -52,7 +52,7 @@ enum LinkOptions {
         let destination = try SHLDestination(site: site, baseURL: base, option: "--\(names.base)")
         var options = SHLOptions(makeQR: makeQR, qrImage: qrImage)
         if let text = parsed.value(names.label) {
-            options.label = try SHLLabel(template: text)
+            options.label = try SHLLabel(template: text, option: "--\(names.label)")
             if options.label.namesThePerson {
                 printError(
                     "warning: --\(names.label) puts the Patient's name in each link's label, which anyone who sees the "

@@ -8,7 +8,8 @@ enum PrintCommand {
         Prints cards already issued as PDF pages a clinic hands to a person: the person's name and birth
         date, every dose or lab result in date order, the issuer, the QR code (60 mm, vector) and a
         wallet-size cut-out with a 42 mm QR code (see docs/printing.md). Each card is checked as
-        `healthcards verify` checks it first; a card with an error is not printed.
+        `healthcards verify` checks it first; a card with an error is not printed, and stderr names the
+        file and the error codes (never the person's data: run verify on the file for the details).
 
         Writes DIR/<card name>.pdf for each card (DIR/<card name>-<n>.pdf when a file holds several
         credentials), mode 0600: a printed card is health data, so neither DIR nor --pdf-combined may be
@@ -27,7 +28,7 @@ enum PrintCommand {
         Options:
           --out DIR             where the PDFs go (created if missing)
           --jwks FILE_OR_DIR    the issuer's key set (jwks.json or a site folder), to check signatures;
-                                repeatable. Without it the signature is not checked (a warning)
+                                repeatable. Without it the signature is not checked (a warning, once)
           --link FILE           the card's SMART Health Link (a text file holding shlink:/…), for one CARD
           --no-link             print no link, even one found beside the card
           --shl-site SITE       the issuer's site folder holding the link's file, to check the link opens
@@ -78,6 +79,12 @@ enum PrintCommand {
         let settings = try PrintOptions.settings(parsed, environment: PrintOptions.environment())
         let verifier = try Verifier(
             keySets: parsed.values("jwks"), now: Clock.nowSeconds(), linkSites: parsed.values("shl-site"))
+        if parsed.values("jwks").isEmpty {
+            // Once per run: without keys a card altered after it was issued verifies as well as any other.
+            printError(
+                "warning: no --jwks: the cards' signatures are not checked, so a card changed after it was issued is "
+                    + "printed like any other. Give the issuer's key set (--jwks SITE or --jwks jwks.json)")
+        }
         for report in verifier.keySetReports where report.errorCount > 0 {
             printError(report.summaryLines.joined(separator: "\n"))
             throw HealthCardError(.usage, "the key set \(report.file) has errors; fix it or leave --jwks out")
@@ -90,8 +97,14 @@ enum PrintCommand {
         for path in cards {
             let reports = try verifier.verify([path])
             if reports.isEmpty || reports.contains(where: { $0.errorCount > 0 }) {
-                printError("not printed: \(path): `healthcards verify` finds errors in it:")
-                for report in reports { printError(report.summaryLines.joined(separator: "\n")) }
+                // Codes and where they are, never the person's data (this often goes to a cron log).
+                let lines = reports.flatMap { report in
+                    report.errorLinesWithoutHealthData.map { (report.index.map { "[credential \($0)] " } ?? "") + $0 }
+                }
+                printError(
+                    "not printed: \(ControlCharacters.escaped(path)): `healthcards verify` finds \(lines.count) error(s) in it "
+                        + "(`healthcards verify` on the file shows the details):\n"
+                        + lines.map { "  " + $0 }.joined(separator: "\n"))
                 refused += 1
                 continue
             }

@@ -15,7 +15,7 @@ enum PrintOptions {
           --paper a4|letter     paper size (default: from the locale, LC_ALL/LC_PAPER/LANG: Letter for
                                 US, CA, MX, PH and other Letter countries; A4 otherwise, and for C/POSIX)
           --issuer-name NAME    the issuer's name as people know it, printed at the top (default: the host
-                                of the issuer URL)
+                                of the issuer URL); at most \(PrintSettings.maxIssuerNameCharacters) characters
           --logo FILE           a PNG or SVG logo for the top of the page (at most 34 × 16 mm on paper)
           --no-lot              leave out each dose's lot number
           --no-performer        leave out who gave each dose or ran each test
@@ -29,7 +29,7 @@ enum PrintOptions {
         var settings = PrintSettings(paper: Paper.fromLocale(environment))
         if let text = parsed.value("paper") {
             guard let paper = Paper(rawValue: text.lowercased()) else {
-                throw HealthCardError(.usage, "--paper '\(text)' is not known; expected a4 or letter")
+                throw HealthCardError(.usage, "--paper \(Quote.text(text)) is not known; expected a4 or letter")
             }
             settings.paper = paper
         }
@@ -37,6 +37,12 @@ enum PrintOptions {
             guard !name.isEmpty, !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
                 throw HealthCardError(
                     .usage, "--issuer-name must be a non-empty name on one line (no control characters)")
+            }
+            guard name.count <= PrintSettings.maxIssuerNameCharacters else {
+                throw HealthCardError(
+                    .usage,
+                    "--issuer-name is \(name.count) characters; at most \(PrintSettings.maxIssuerNameCharacters) fit on the page "
+                        + "(the header, the notes and the wallet card name the issuer). Give the name people know it by")
             }
             settings.issuerName = name
         }

@@ -40,7 +40,7 @@ enum SHLCommand {
           --exp SECONDS         the link's exp (integer seconds since 1970): a hint that it is stale after
           --viewer URL#         a viewer URL ending in '#' put in front of the link (and in its QR)
           --no-qr               write no QR image
-          --qr-scale PIXELS     pixels per QR module (default \(QRImage.defaultScale); 1 to 64)
+        \(QRScaleOption.help)
           --share group|world   let the group (0640/0750) or everyone (0644/0755) read DIR/shl; default 0600/0700
           --renew ID            make a new link for ID (the card's name) although its link was withdrawn or its
                                 file is not in SITE (the old link stays dead). May be repeated
@@ -61,18 +61,15 @@ enum SHLCommand {
             return .ok
         }
         _ = try parsed.required("base-url", command: "shl")
+        var image = QRImage()
+        if let text = parsed.value("qr-scale") {
+            image.scale = try QRScaleOption.parse(text)
+        }
         let site = try PublishedSite(root: try parsed.required("site", command: "shl"))
         guard !parsed.positionals.isEmpty else {
             throw HealthCardError(
                 .usage,
                 "`healthcards shl` needs at least one CARD (.smart-health-card file); see `healthcards shl --help`")
-        }
-        var image = QRImage()
-        if let text = parsed.value("qr-scale") {
-            guard let scale = Int(text), (1...64).contains(scale) else {
-                throw HealthCardError(.usage, "--qr-scale '\(text)' must be a whole number of pixels from 1 to 64")
-            }
-            image.scale = scale
         }
         let access = try parsed.value("share").map { try OutputAccess(share: $0) } ?? .ownerOnly
         let now = Clock.nowSeconds()

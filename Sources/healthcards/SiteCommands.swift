@@ -187,7 +187,7 @@ enum RevokeCommand {
         let links = parsed.values("link")
         if !links.isEmpty && parsed.values("id").isEmpty && parsed.values("rid").isEmpty {
             guard parsed.positionals.isEmpty else {
-                throw HealthCardError(.usage, "revoke takes no positional arguments, found '\(parsed.positionals[0])'; use --link LINK")
+                throw HealthCardError(.usage, "revoke takes no positional arguments, found \(Quote.text(parsed.positionals[0])); use --link LINK")
             }
             let root = try parsed.required("site", command: "revoke")
             _ = try PublishedSite(root: root)
@@ -198,7 +198,7 @@ enum RevokeCommand {
         guard parsed.positionals.isEmpty else {
             throw HealthCardError(
                 .usage,
-                "revoke takes no positional arguments, found '\(parsed.positionals[0])'; "
+                "revoke takes no positional arguments, found \(Quote.text(parsed.positionals[0])); "
                     + "use --id PATIENT_ID or --rid RID")
         }
         let site = IssuerSite(root: try parsed.required("site", command: "revoke"))
@@ -234,7 +234,7 @@ enum RevokeCommand {
                     + "give --before (the time after the cards to keep revoked, at most now)")
         }
         for rid in rids where !RID.isValid(rid) {
-            throw HealthCardError(.usage, "--rid '\(rid)' is not a rid (1 to 24 base64url characters)")
+            throw HealthCardError(.usage, "--rid \(Quote.text(rid)) is not a rid (1 to 24 base64url characters)")
         }
         var secret: String?
         if !ids.isEmpty {

@@ -33,6 +33,6 @@ enum TimeOption {
                 "--\(name) \(text) is not a whole number: NumericDate values in SMART Health Cards are integer "
                     + "seconds\(suggestion); \(how)")
         }
-        throw HealthCardError(.usage, "--\(name) '\(text)' is not a number; \(how)")
+        throw HealthCardError(.usage, "--\(name) \(Quote.text(text)) is not a number; \(how)")
     }
 }

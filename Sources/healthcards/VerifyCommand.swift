@@ -13,7 +13,9 @@ enum VerifyCommand {
                                 one compact JWS, a file holding shc:/ QR text (give chunk sets together or in
                                 one folder), a QR image (PNG), or a folder (walked); or a SMART Health Link:
                                 shlink:/… text (bare or after a viewer URL's '#'), a file holding one, or
-                                its QR image
+                                its QR image. A walk stays in the folder (as find without -L): it does not
+                                follow links to folders outside it and never opens FIFOs, sockets or devices,
+                                and says once what it skipped. A PATH given here is followed
         Options:
           --jwks FILE_OR_DIR    an issuer's key set: a jwks.json, or a site folder holding .well-known/jwks.json;
                                 repeatable. A key verifies only cards of the issuer whose key set it is in: a
@@ -50,7 +52,7 @@ enum VerifyCommand {
         var now = Clock.nowSeconds()
         if let text = parsed.value("now") {
             guard let value = Int64(text), value >= 0, value < 100_000_000_000 else {
-                throw HealthCardError(.usage, "--now '\(text)' is not integer seconds since 1970 (e.g. \(now))")
+                throw HealthCardError(.usage, "--now \(Quote.text(text)) is not integer seconds since 1970 (e.g. \(now))")
             }
             now = value
         }
@@ -70,6 +72,9 @@ enum VerifyCommand {
             ]
             if links > 0 { summary["links"] = .integer(Int64(links)) }
             if let standIn { summary["keySetNotBound"] = .string(standIn) }
+            if !verifier.skipped.isEmpty {
+                summary["skipped"] = .array(verifier.skipped.map { .object(["path": .string($0.path), "what": .string($0.what)]) })
+            }
             let object: JSONObject = [
                 "now": .integer(now),
                 "credentials": .array(reports.map(\.json)),
@@ -82,9 +87,20 @@ enum VerifyCommand {
                 print("")
             }
             if let standIn { print("verify: " + ControlCharacters.escaped(standIn)) }
+            if let skipped = skippedLine(verifier.skipped) { print("verify: " + ControlCharacters.escaped(skipped)) }
             let linkCount = links > 0 ? ", \(links) link(s)" : ""
             print("verify: \(credentials) credential(s)\(linkCount) checked, \(errors) error(s), \(warnings) warning(s)")
         }
         return errors > 0 ? .partial : .ok
+    }
+
+    /// The one line saying what the folder walks left unread (FIFOs, sockets, devices, links to folders
+    /// outside the walk), naming the first few; nil when nothing was skipped.
+    static func skippedLine(_ skipped: [(path: String, what: String)]) -> String? {
+        guard !skipped.isEmpty else { return nil }
+        let shown = skipped.prefix(5).map { "\($0.path) (\($0.what))" }.joined(separator: ", ")
+        let more = skipped.count > 5 ? " and \(skipped.count - 5) more" : ""
+        return "skipped \(skipped.count) path(s) in the folders walked, not read: \(shown)\(more). A walk reads regular files "
+            + "and stays in the folders given; give a linked folder as a PATH to check it (PATHs are followed)"
     }
 }

@@ -6,7 +6,7 @@ import HealthCards
 
 /// Exit statuses: 0 every record issued / no error; 1 some records rejected or problems found (the
 /// command itself ran to its end); 2 the command stopped: a usage or configuration error, or an output
-/// that could not be written.
+/// that could not be written; 130/143 `issue` stopped by SIGINT/SIGTERM.
 enum ExitStatus: Int32 {
     case ok = 0
     case partial = 1
@@ -32,18 +32,23 @@ func printError(_ message: String) {
     line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
 }
 
+/// The width of the command names in the usage's list: the longest name and two spaces, so every summary
+/// starts in one column.
+let commandColumn = (commands.map(\.name.count).max() ?? 0) + 2
+
 let usage = """
     healthcards: issue SMART Health Cards (signed .smart-health-card files, shc:/ QR images, jwks.json)
 
     Usage: healthcards COMMAND [OPTIONS]
 
     Commands:
-    \(commands.map { "  " + $0.name.padding(8) + $0.summary }.joined(separator: "\n"))
+    \(commands.map { "  " + $0.name.padding(commandColumn) + $0.summary }.joined(separator: "\n"))
 
     Run `healthcards COMMAND --help` for a command's options, `healthcards --version` (-V) for the versions
     of this program, the SMART Health Cards framework it implements and the libraries it runs with.
     Exit status: 0 success; 1 some records rejected (issue) or problems found (verify); 2 the command
-    stopped: a usage or configuration error, or an output that could not be written.
+    stopped: a usage or configuration error, or an output that could not be written; 130/143 issue was
+    interrupted by SIGINT/SIGTERM (run it again to finish).
     """
 
 extension String {
@@ -72,7 +77,7 @@ if name == "--version" || name == "-V" {
     exit(0)
 }
 guard let command = commands.first(where: { $0.name == name }) else {
-    printError("unknown command '\(name)'; expected one of \(commands.map(\.name).joined(separator: ", ")). See `healthcards --help`")
+    printError("unknown command \(Quote.text(name)); expected one of \(commands.map(\.name).joined(separator: ", ")). See `healthcards --help`")
     exit(ExitStatus.usage.rawValue)
 }
 do {

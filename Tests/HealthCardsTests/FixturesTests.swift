@@ -119,7 +119,16 @@ import Testing
                     rejects == invalid, "\(entry.name): the manifest says the checker differs (\(why)); it says \(mine)"
                 )
                 #expect(invalid != entry.invalid)
-            case .cannotJudge: break
+            case .cannotJudge(let why):
+                // What the manifest says of the checker holds: given this entry's key sets in order (several: the
+                // checker keeps the last), it accepts the card verify rejects.
+                guard entry.keySets.count > 1 else { break }
+                let run = try TestSupport.check(
+                    ["--json", "--now", String(manifest.now)] + entry.keySets.flatMap { ["--jwks", dir.appendingPathComponent($0).path] }
+                        + entry.files.map { dir.appendingPathComponent($0).path })
+                let errors = (try JSONParser.parse(Array(run.stdout.utf8))["findings"]?.arrayValue ?? [])
+                    .filter { $0["severity"]?.stringValue == "error" }
+                #expect(entry.invalid && errors.isEmpty, "\(entry.name): the manifest says the checker cannot judge it (\(why)); it says \(errors)")
             }
         }
         #expect(judged >= manifest.entries.count - 2)

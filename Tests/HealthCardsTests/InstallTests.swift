@@ -21,7 +21,7 @@ import Testing
         #expect(lines.dropFirst().first == "SMART Health Cards framework 1.4.0")
         let modules = [
             ("OpenSSL", "libcrypto"), ("zlib", "zlib"), ("libqrencode", "libqrencode"), ("libpng", "libpng"),
-            ("zbar", "zbar"),
+            ("zbar", "zbar"), ("Cairo", "cairo"), ("Pango", "pango"), ("librsvg", "librsvg-2.0"),
         ]
         #expect(Array(lines.dropFirst(2)).map { String($0.prefix { $0 != " " }) } == modules.map(\.0))
         for ((library, module), line) in zip(modules, lines.dropFirst(2)) {

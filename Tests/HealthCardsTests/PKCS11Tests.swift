@@ -280,7 +280,7 @@ struct PKCS11Tests {
             try P256Key.load(pkcs11URI: "pkcs11:token=issuer?module-path=\(SoftHSMFixture.module)&pin-source=file:/nonexistent/pin")
         }
         #expect(noFile.kind == .key)
-        #expect(noFile.message == "cannot read PIN file /nonexistent/pin: No such file or directory")
+        #expect(noFile.message == "PIN file /nonexistent/pin does not exist; give the file holding the PIN (mode 0600)")
     }
 }
 

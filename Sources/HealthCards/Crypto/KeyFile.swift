@@ -17,6 +17,8 @@ public enum KeyFile {
         guard FileIO.exists(path) else {
             throw HealthCardError(.key, "key file \(path) does not exist; make one with `healthcards keygen --out \(path)`")
         }
+        // A FIFO or device would never end (or wait for a writer): refused by name before it is opened.
+        try FileIO.requireRegularFile(path, role: "key file", kind: .key, allowFolder: true, fix: "give the PEM key file itself")
         guard !FileIO.isDirectory(path) else {
             throw HealthCardError(.key, "\(path) is a folder, not a key file; give the PEM key file itself (e.g. \(path)/issuer.pem)")
         }

@@ -60,7 +60,7 @@ public struct PKCS11URI: Sendable, CustomStringConvertible {
         var out: [Attribute] = []
         for item in part.split(separator: separator, omittingEmptySubsequences: true) {
             guard let eq = item.firstIndex(of: "=") else {
-                throw HealthCardError(.key, "PKCS#11 URI \(kind) attribute '\(item)' has no '=' (expected name=value)")
+                throw HealthCardError(.key, "PKCS#11 URI \(kind) attribute \(Quote.text(item)) has no '=' (expected name=value)")
             }
             let name = try percentDecode(item[..<eq], attribute: "name")
             let raw = String(item[item.index(after: eq)...])
@@ -86,7 +86,7 @@ public struct PKCS11URI: Sendable, CustomStringConvertible {
         while let b = iterator.next() {
             if b == UInt8(ascii: "%") {
                 guard let hi = hex(iterator.next()), let lo = hex(iterator.next()) else {
-                    throw HealthCardError(.key, "PKCS#11 URI attribute '\(attribute)' has a '%' not followed by two hex digits")
+                    throw HealthCardError(.key, "PKCS#11 URI attribute \(Quote.text(attribute)) has a '%' not followed by two hex digits")
                 }
                 bytes.append(hi << 4 | lo)
             } else {
@@ -133,7 +133,7 @@ public struct PKCS11URI: Sendable, CustomStringConvertible {
 
     /// "token 'issuer'" or "token matching serial=…", for messages.
     var tokenDescription: String {
-        if let label = path("token") { return "token '\(label)'" }
+        if let label = path("token") { return "token \(Quote.text(label))" }
         let parts = pathAttributes.filter { ["manufacturer", "serial", "model"].contains($0.name) }
         if parts.isEmpty { return "any token" }
         return "token matching " + parts.map { "\($0.name)=\($0.value)" }.joined(separator: ";")
@@ -142,7 +142,7 @@ public struct PKCS11URI: Sendable, CustomStringConvertible {
     /// "object 'shc-2026' (id %01)", for messages.
     var objectDescription: String {
         var parts: [String] = []
-        if let label = path("object") { parts.append("object '\(label)'") }
+        if let label = path("object") { parts.append("object \(Quote.text(label))") }
         if let id = pathAttributes.first(where: { $0.name == "id" }) { parts.append("id \(id.raw)") }
         return parts.isEmpty ? "any private key" : parts.joined(separator: " ")
     }

@@ -13,6 +13,12 @@ enum PKCS11Module {
             throw HealthCardError(
                 .key, "PKCS#11 module \(path) (from \(origin)) is a folder; give the module's .so file")
         }
+        // dlopen would wait on a FIFO like any open(2): a path (not a bare library name) must be a file.
+        let kind = FileKind.of(path)
+        if path.contains("/"), kind.isSpecial {
+            throw HealthCardError(
+                .key, "PKCS#11 module \(path) (from \(origin)) \(kind.phrase), not a regular file; give the module's .so file")
+        }
         guard let handle = dlopen(path, RTLD_LAZY | RTLD_LOCAL) else {
             let reason = dlerror().map { String(cString: $0) } ?? "unknown reason"
             throw HealthCardError(

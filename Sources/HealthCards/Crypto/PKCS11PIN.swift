@@ -32,6 +32,7 @@ enum PKCS11PIN {
             return (bytes, "the PIN from \(environmentVariable)")
         }
         let file = try path(ofSource: source)
+        try FileIO.requireRegularFile(file, role: "PIN file", kind: .key, fix: "give the file holding the PIN (mode 0600)")
         var st = stat()
         if stat(file, &st) == 0, st.st_mode & 0o077 != 0 {
             throw HealthCardError(
@@ -106,14 +107,14 @@ enum PKCS11PIN {
                 if other.contains(attribute.name) {
                     throw HealthCardError(
                         .key,
-                        "PKCS#11 URI attribute '\(attribute.name)' belongs in the \(part == "path" ? "query (after '?')" : "path (before '?')"), "
+                        "PKCS#11 URI attribute \(Quote.text(attribute.name)) belongs in the \(part == "path" ? "query (after '?')" : "path (before '?')"), "
                             + "not in the \(part); e.g. pkcs11:token=T;object=O?module-path=M&pin-source=file:P")
                 }
                 let guess = (pathNames + queryNames).min { distance($0, attribute.name) < distance($1, attribute.name) }
                 let hint = guess.flatMap { distance($0, attribute.name) <= 3 ? "did you mean '\($0)'? " : nil } ?? ""
                 throw HealthCardError(
                     .key,
-                    "PKCS#11 URI \(part) attribute '\(attribute.name)' is not an RFC 7512 attribute; \(hint)(\(known))")
+                    "PKCS#11 URI \(part) attribute \(Quote.text(attribute.name)) is not an RFC 7512 attribute; \(hint)(\(known))")
             }
         }
         if let type = path.first(where: { $0.name == "type" }), !typeValues.contains(type.value) {

@@ -157,7 +157,7 @@ public enum BundleMinimizer {
                 if let index = targets[reference] {
                     object["reference"] = .string("resource:\(index)")
                 } else {
-                    problems.append(HealthCardError(.bundle, "reference '\(reference)' resolves to no entry of the Bundle; "
+                    problems.append(HealthCardError(.bundle, "reference \(Quote.text(reference)) resolves to no entry of the Bundle; "
                         + "every reference must point at an entry (by fullUrl or Type/id) so it can become resource:N",
                         at: path + ".reference"))
                 }

@@ -41,8 +41,8 @@ enum EntryOrder {
                 let what = type == "Immunization" ? "dose" : "lab result"
                 f.warn(
                     .bundleEntryOrder, "Bundle.entry[\(i)].resource.\(member)",
-                    "this \(what) ('\(ControlCharacters.escaped(text))') is listed after a later one (Bundle.entry[\(before.index)], "
-                        + "'\(ControlCharacters.escaped(before.text))'); verifier apps show entries in the order stored. List them by date"
+                    "this \(what) (\(Quote.text(text))) is listed after a later one (Bundle.entry[\(before.index)], "
+                        + "\(Quote.text(before.text))); verifier apps show entries in the order stored. List them by date"
                 )
             }
             if latest[type].map({ $0.key <= key }) ?? true { latest[type] = (key, i, text) }

@@ -35,15 +35,13 @@ public final class CSVReader {
     /// - Parameters:
     ///   - line: the line number at `offset`, for messages.
     ///   - delimiter: the byte between fields (`,` `;` tab `|`; not a quote or line break).
-    /// - Throws: `HealthCardError(.input)` when the file cannot be opened, or is UTF-16 or UTF-32.
+    /// - Throws: `HealthCardError(.input)` when the file cannot be opened (or is not a regular file: a FIFO
+    ///   would never end), or is UTF-16 or UTF-32.
     public init(path: String, offset: Int = 0, line: Int = 1, delimiter: UInt8 = 0x2C) throws {
         self.path = path
         self.line = line
         self.delimiter = delimiter == 0x22 || delimiter == 0x0A || delimiter == 0x0D ? 0x2C : delimiter
-        fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            throw HealthCardError(.input, "cannot open \(path): \(String(cString: strerror(errno)))")
-        }
+        fd = try FileIO.openRegularFile(path, kind: .input)
         if offset > 0 {
             guard lseek(fd, off_t(offset), SEEK_SET) == off_t(offset) else {
                 close(fd)

@@ -11,6 +11,15 @@
 /// per patient (and, while indexing, a hash table of about 12 bytes per patient), whatever the rows
 /// hold.
 public final class CSVTemplateInput {
+    /// The longest patient id a row may have, in bytes (UTF-8; 256 ASCII characters): an id goes into the
+    /// rid, the file names and every report line. A row with a longer one is rejected as a record of its
+    /// own, its id left out of the report.
+    public static let maxIDBytes = PatientIdentity.maxIDBytes
+    /// The longest value any other field may have, in bytes (UTF-8): 4096. A health card holds a few kB
+    /// (a QR code at most 1195 characters of compressed JWS), so a longer value is an export error. The
+    /// row's patient is rejected, naming the column and the length.
+    public static let maxFieldBytes = 4096
+
     public let path: String
     public let template: Template
     /// Header columns in file order.
@@ -62,7 +71,7 @@ public final class CSVTemplateInput {
             // A repeated column the template reads: which copy holds the right value cannot be known.
             // Repeats of columns it does not read (often several blank header cells) cannot change a card.
             if template.column(name) != nil {
-                throw HealthCardError(.input, "\(path): the header has column '\(ControlCharacters.escaped(name))' twice, at positions \(earlier + 1) and \(i + 1); template '\(template.name)' reads it, and which copy is right cannot be known. Remove or rename one of them and run again")
+                throw HealthCardError(.input, "\(path): the header has column \(Quote.text(name)) twice, at positions \(earlier + 1) and \(i + 1); template '\(template.name)' reads it, and which copy is right cannot be known. Remove or rename one of them and run again")
             }
         }
         let missing = template.columns.filter { $0.required && columnIndex[$0.name] == nil }.map(\.name)
@@ -100,7 +109,7 @@ public final class CSVTemplateInput {
         if hints.isEmpty {
             for name in missing {
                 guard let near = header.first(where: { $0 != name && $0.lowercased() == name.lowercased() }) else { continue }
-                hints.append("the header has '\(ControlCharacters.escaped(near))', which differs from '\(name)' only in case; column names are matched exactly: "
+                hints.append("the header has \(Quote.text(near)), which differs from '\(name)' only in case; column names are matched exactly: "
                     + "rename the column in the export (or in the template)")
             }
         }
@@ -130,7 +139,7 @@ public final class CSVTemplateInput {
                 misfits.append((row, Set(record.fields.map { Self.hash($0.trimmingCharacters(in: " \t")) }), error))
                 if record.fields.count > keyIndex {
                     let key = record.fields[keyIndex].trimmingCharacters(in: " \t")
-                    if !key.isEmpty { orphanIDs[row] = key }
+                    if !key.isEmpty && key.utf8.count <= Self.maxIDBytes { orphanIDs[row] = key }
                 }
                 entries.append(-(row + 1))
                 continue
@@ -138,6 +147,31 @@ public final class CSVTemplateInput {
             let key = record.fields[keyIndex].trimmingCharacters(in: " \t")
             if key.isEmpty {
                 orphanErrors[row] = HealthCardError(.input, "the patient id column '\(template.patientKey)' is empty, so the row cannot be matched to a patient", at: "\(source) column \(template.patientKey)")
+                entries.append(-(row + 1))
+                continue
+            }
+            if key.utf8.count > Self.maxIDBytes {
+                // Never matched, never reported: the id itself is the problem.
+                orphanErrors[row] = HealthCardError(
+                    .input,
+                    "the patient id in column '\(template.patientKey)' is \(key.utf8.count) bytes long; an id may have at most "
+                        + "\(Self.maxIDBytes) (it goes into the rid, the file names and the report), so the row is rejected "
+                        + "(its id is not repeated here). Check the export: is a column shifted, or a quote never closed?",
+                    at: "\(source) column \(template.patientKey)")
+                entries.append(-(row + 1))
+                continue
+            }
+            if let long = record.fields.indices.first(where: { record.fields[$0].utf8.count > Self.maxFieldBytes }) {
+                // The patient is rejected (its other rows too): a card without this row would lack a dose.
+                let column = long < header.count ? header[long] : "\(long + 1)"
+                let error = HealthCardError(
+                    .input,
+                    "column \(Quote.text(column)) holds \(record.fields[long].utf8.count) bytes; a field may hold at most "
+                        + "\(Self.maxFieldBytes) (a health card holds a few kB), so this patient is rejected. Check the export "
+                        + "for a column that holds something else (a document, a note) or a quote never closed",
+                    at: "\(source) column \(column)")
+                misfits.append((row, [Self.hash(key)], error))
+                orphanIDs[row] = key
                 entries.append(-(row + 1))
                 continue
             }

@@ -62,7 +62,7 @@ struct CrossFilePatients {
             ? "\(list[0]) and \(list[1])" : list.dropLast().joined(separator: ", ") + " and \(list.last!)"
         return HealthCardError(
             .input,
-            "patient id '\(id)' appears in \(named); rows of one patient must be in one input file, so no card is issued for it from any of them: merge the exports and run again",
+            "patient id \(Quote.text(id)) appears in \(named); rows of one patient must be in one input file, so no card is issued for it from any of them: merge the exports and run again",
             at: source)
     }
 }

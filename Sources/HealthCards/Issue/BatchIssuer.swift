@@ -236,7 +236,7 @@ public final class BatchIssuer {
                         pipe.submit(.decided(ReportLine(source: source, id: id, status: .rejected, errors: splitPatient, warnings: [], files: [])))
                     } else if let id, let earlier = names.register(OutputNames.safe(id), id: id, source: source) {
                         pipe.submit(.decided(ReportLine(source: source, id: id, status: .rejected, errors: [
-                            HealthCardError(.input, "patient id '\(id)' was already issued in this run (from \(earlier)); each patient must appear under one id in one input", at: source)
+                            HealthCardError(.input, "patient id \(Quote.text(id)) was already issued in this run (from \(earlier)); each patient must appear under one id in one input", at: source)
                         ], warnings: [], files: [])))
                     } else {
                         pipe.submit(job)
@@ -376,12 +376,12 @@ struct RIDRegister {
         if let slot = index.find(key).map(Int.init) {
             let earlier = "report line \(lines[slot] + 1)"
             if ids[slot] != id {
-                return "vc.rid \(owner.rid) of this card (from id '\(owner.ridFrom)') is also the rid of another id "
+                return "vc.rid \(owner.rid) of this card (from id \(Quote.text(owner.ridFrom))) is also the rid of another id "
                     + "(\(earlier)): revoking one would revoke the other. This is an HMAC collision; report it"
             }
             if people[slot] != owner.person {
                 return "this record's Patient (name, birth date) differs from the one at \(earlier), but both have the "
-                    + "id '\(owner.ridFrom)', so both cards got vc.rid \(owner.rid): revoking one would revoke the "
+                    + "id \(Quote.text(owner.ridFrom)), so both cards got vc.rid \(owner.rid): revoking one would revoke the "
                     + "other. Two people share one identifier in the export; correct it and issue again"
             }
             return nil

@@ -165,6 +165,7 @@ public final class CardIssuer {
         }
         let errors = card.errors
         if !errors.isEmpty { throw HealthCardErrors(errors) }
+        if let tooLarge = Self.oversized(payloadBytes: card.bytes.count) { throw HealthCardErrors([tooLarge]) }
         do {
             let jws = try sign(card.bytes)
             try checkRoundTrip(jws, payload: card.bytes)
@@ -176,6 +177,22 @@ public final class CardIssuer {
         } catch {
             throw HealthCardErrors([HealthCardError(.crypto, "\(error)")])
         }
+    }
+
+    /// The refusal of a payload larger than verifiers inflate (`RawInflate.maxOutput`, 4 MiB): it is refused
+    /// before it is compressed or signed, saying its size and the limit; nil for a payload that fits.
+    static func oversized(payloadBytes: Int) -> HealthCardError? {
+        guard payloadBytes > RawInflate.maxOutput else { return nil }
+        let megabytes = (Double(payloadBytes) / 1_048_576 * 10).rounded() / 10
+        return BundleValidator.Findings.asError(
+            Finding(
+                .deflateTooLarge,
+                "the payload is \(megabytes) MiB (\(payloadBytes) bytes), over the \(RawInflate.maxOutput / 1_048_576) MiB "
+                    + "(\(RawInflate.maxOutput) bytes) a verifier inflates: verify refuses it (DEFLATE_TOO_LARGE), and no QR "
+                    + "code could hold it (one holds \(QRNumeric.maxSingleJWSCharacters) JWS characters, a chunked set "
+                    + "\(QRPiece.maxChunkCount) of \(QRNumeric.maxChunkCharacters)). Nothing was signed; look for a value "
+                    + "far too long in the record (a health card is a few kB)",
+                at: .init(path: "payload")))
     }
 
     /// The QR symbols and PNG images of a signed JWS (none when QR output is off). Deterministic: the

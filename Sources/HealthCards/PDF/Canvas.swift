@@ -395,3 +395,8 @@ final class PDFFile {
         return sink.bytes
     }
 }
+
+extension PDFFile {
+    /// The version of the Cairo this process runs with, as Cairo reports it (e.g. "1.16.0").
+    static var cairoRuntimeVersion: String { String(cString: cairo_version_string()) }
+}

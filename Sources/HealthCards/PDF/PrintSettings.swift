@@ -115,11 +115,22 @@ public struct PrintSettings: Sendable {
         self.today = today
     }
 
-    /// The name printed for the issuer: `issuerName`, else the host of `iss`.
+    /// The longest issuer name printed, in characters: 100. The name is in the header, the notes and the wallet
+    /// card; `--issuer-name` is refused over it, and a longer host from a card's `iss` is cut with "…".
+    public static let maxIssuerNameCharacters = 100
+
+    /// The name printed for the issuer: `issuerName`, else the host of `iss`; at most
+    /// `maxIssuerNameCharacters` (cut with "…"), so no name runs off the page.
     func issuerDisplayName(_ iss: String) -> String {
-        if let issuerName, !issuerName.isEmpty { return issuerName }
-        var host = iss.hasPrefix("https://") ? String(iss.dropFirst(8)) : iss
-        if let slash = host.firstIndex(of: "/") { host = String(host[..<slash]) }
-        return host.isEmpty ? "the issuer" : host
+        var name: String
+        if let issuerName, !issuerName.isEmpty {
+            name = issuerName
+        } else {
+            var host = iss.hasPrefix("https://") ? String(iss.dropFirst(8)) : iss
+            if let slash = host.firstIndex(of: "/") { host = String(host[..<slash]) }
+            name = host.isEmpty ? "the issuer" : host
+        }
+        if name.count > Self.maxIssuerNameCharacters { name = String(name.prefix(Self.maxIssuerNameCharacters - 1)) + "…" }
+        return name
     }
 }

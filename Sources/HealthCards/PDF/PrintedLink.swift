@@ -67,12 +67,10 @@ extension PrintedLink {
             throw HealthCardError(
                 .link,
                 "`healthcards verify` finds errors in the link \(linkFile): "
-                    + errors.prefix(3).map { ControlCharacters.escaped($0.description) }.joined(separator: "; "))
+                    + errors.prefix(3).map(\.descriptionWithoutHealthData).joined(separator: "; "))
         }
         let opened = reports.dropFirst().compactMap(\.jws)
-        var warnings = report.findings.filter { $0.code != .shlNotResolved }.map {
-            ControlCharacters.escaped($0.description)
-        }
+        var warnings = report.findings.filter { $0.code != .shlNotResolved }.map(\.descriptionWithoutHealthData)
         if reports.count > 1 {
             guard opened == credentials else {
                 throw HealthCardError(

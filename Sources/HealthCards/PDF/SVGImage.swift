@@ -54,3 +54,8 @@ final class SVGImage {
         }
     }
 }
+
+extension SVGImage {
+    /// The version of the librsvg this process runs with, as librsvg reports it (e.g. "2.54.7").
+    static var librsvgRuntimeVersion: String { "\(rsvg_major_version).\(rsvg_minor_version).\(rsvg_micro_version)" }
+}

@@ -136,3 +136,8 @@ final class TextContext {
         g_object_unref(UnsafeMutableRawPointer(fontMap))
     }
 }
+
+extension TextContext {
+    /// The version of the Pango this process runs with, as Pango reports it (e.g. "1.50.12").
+    static var pangoRuntimeVersion: String { String(cString: pango_version_string()) }
+}

@@ -100,12 +100,12 @@ public struct Payload: Sendable {
     }
 
     /// Checks an issuer URL (digest section 2, `iss`): `https://`, a host in ASCII (letters, digits, `-`,
-    /// `.`) with an optional port 1–65535, no user name or password, a path of RFC 3986 path characters
+    /// `.`; labels of at most 63 characters, 253 in all, as DNS allows) with an optional port 1–65535, no user name or password, a path of RFC 3986 path characters
     /// (valid `%XX` escapes only), no trailing `/`, no query, no fragment, no whitespace.
     /// - Throws: `HealthCardError(.usage)` saying what is wrong and what is expected.
     public static func validateIssuer(_ iss: String) throws {
         let expected = "expected an https URL with no trailing '/', query or fragment, e.g. https://issuer.example.org"
-        func fail(_ problem: String) -> HealthCardError { HealthCardError(.usage, "--issuer '\(iss)' \(problem); \(expected)") }
+        func fail(_ problem: String) -> HealthCardError { HealthCardError(.usage, "--issuer \(Quote.text(iss)) \(problem); \(expected)") }
         if iss.isEmpty { throw HealthCardError(.usage, "--issuer is empty; \(expected)") }
         if iss.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
             throw fail("contains spaces or control characters")
@@ -113,8 +113,8 @@ public struct Payload: Sendable {
         guard iss.hasPrefix("https://") else { throw fail("is not https") }
         if iss.contains("?") || iss.contains("#") { throw fail("has a query or fragment") }
         if iss.hasSuffix("/") {
-            throw HealthCardError(.usage, "--issuer '\(iss)' ends with '/'; verifiers would fetch '…//.well-known/jwks.json'; "
-                + "use '\(iss.trimmingSuffix("/"))'")
+            throw HealthCardError(.usage, "--issuer \(Quote.text(iss)) ends with '/'; verifiers would fetch '…//.well-known/jwks.json'; "
+                + "use \(Quote.text(iss.trimmingSuffix("/")))")
         }
         let rest = Substring(iss.dropFirst("https://".count))
         let authority = rest.prefix { $0 != "/" }
@@ -131,7 +131,7 @@ public struct Payload: Sendable {
             let port = authority[authority.index(after: colon)...]
             guard !port.isEmpty, port.count <= 5, port.allSatisfy({ $0.isASCII && $0.isNumber }), let value = Int(port),
                 (1...65535).contains(value)
-            else { throw fail("has port '\(port)', which is not a number from 1 to 65535") }
+            else { throw fail("has port \(Quote.text(port)), which is not a number from 1 to 65535") }
         }
         guard !host.isEmpty else { throw fail("has no host") }
         if !host.unicodeScalars.allSatisfy(\.isASCII) {
@@ -139,19 +139,27 @@ public struct Payload: Sendable {
         }
         let hostOK = host.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "-" || $0 == "." }
         guard hostOK, !host.hasPrefix("."), !host.hasSuffix("."), !host.contains("..") else {
-            throw fail("has host '\(host)', which is not a DNS name (letters, digits, '-' and '.')")
+            throw fail("has host \(Quote.text(host)), which is not a DNS name (letters, digits, '-' and '.')")
         }
         // An IPv4 literal (10.0.0.5, or a malformed one like 999.999.999.999): no top-level domain is all digits.
         if let last = host.split(separator: ".").last, last.allSatisfy({ $0.isASCII && $0.isNumber }) {
             throw fail("has an IP address as host; verifiers and the VCI directory expect a DNS name")
         }
+        // RFC 1035 section 2.3.4: a label is at most 63 octets, a name at most 255 (253 written without the
+        // final dot); resolvers refuse longer ones, so no verifier could fetch the key set.
+        if let label = host.split(separator: ".").first(where: { $0.utf8.count > 63 }) {
+            throw fail("has a host label of \(label.utf8.count) characters (\(Quote.text(label, limit: 20))); DNS allows at most 63 per label")
+        }
+        if host.utf8.count > 253 {
+            throw fail("has a host of \(host.utf8.count) characters; DNS allows at most 253")
+        }
         if host.split(separator: ".").contains(where: { $0.hasPrefix("-") || $0.hasSuffix("-") }) {
-            throw fail("has host '\(host)': a DNS label cannot start or end with '-'")
+            throw fail("has host \(Quote.text(host)): a DNS label cannot start or end with '-'")
         }
         // iss is compared as a string (with the key set's URL and the VCI directory): write it the one
         // canonical way, so the same issuer is never written two ways.
         if host.unicodeScalars.contains(where: { ("A"..."Z").contains($0) }) {
-            throw fail("has capital letters in its host; write it in lowercase ('\(host.lowercased())') so that iss is always the same string")
+            throw fail("has capital letters in its host; write it in lowercase (\(Quote.text(host.lowercased()))) so that iss is always the same string")
         }
         if authority.hasSuffix(":443") {
             throw fail("names the default port 443; leave ':443' out so that iss is always the same string")
@@ -173,7 +181,7 @@ public struct Payload: Sendable {
                 continue
             }
             guard c.isASCII, ("a"..."z").contains(c) || ("A"..."Z").contains(c) || ("0"..."9").contains(c) || "-._~!$&'()*+,;=:@/".unicodeScalars.contains(c) else {
-                throw fail("has '\(c)' in its path, which a URL path cannot hold unescaped")
+                throw fail("has \(Quote.text(String(c))) in its path, which a URL path cannot hold unescaped")
             }
             i += 1
         }

@@ -23,6 +23,13 @@ public struct QRImage: Sendable {
     /// Default pixels per module.
     public static let defaultScale = 4
 
+    /// The fewest pixels per module the commands write (`--qr-scale`). Measured on a version 22 symbol (the
+    /// largest single QR) scaled by 0.7 to 1.7 with bilinear resampling, with and without a slight blur (what a
+    /// document program or a screen does to an image): at 3 px per module zbar (what `verify` reads with) and
+    /// zxing-cpp (the engine of many phone scanners) read every variant; at 2 px zbar misses the scaled-down
+    /// ones and zxing-cpp the blurred ones; at 1 px zbar reads none, not even the image as written.
+    public static let minimumReliableScale = 3
+
     /// The `pHYs` value for a symbol of `modules` modules at `scale` pixels each printed
     /// `printMillimetres` wide: pixels per metre, rounded (0 when there is no print size).
     public func pixelsPerMetre(modules: Int) -> UInt32 {

@@ -99,7 +99,7 @@ extension IssuerSite {
         var changes: [(entry: CRL.Entry, change: CRL.Change)] = []
         for entry in entries {
             guard RID.isValid(entry.rid) else {
-                throw HealthCardError(.usage, "'\(entry.rid)' is not a rid (1 to 24 base64url characters)")
+                throw HealthCardError(.usage, "\(Quote.text(entry.rid)) is not a rid (1 to 24 base64url characters)")
             }
             changes.append((entry, crl.add(entry, narrow: narrow)))
         }

@@ -11,6 +11,10 @@
 ///   such an identifier gets no rid, and the report says why.
 /// `issue` and `revoke` normalize ids with the same function, so `--id " P-1001 "` is `P-1001`.
 public enum PatientIdentity {
+    /// The longest id a rid is derived from, in bytes (UTF-8): 256. Longer ids (a CSV patient id column, a
+    /// Patient's `system|value`) are refused: an id is written into every report line and file name.
+    public static let maxIDBytes = 256
+
     /// Characters trimmed from both ends of an id: ASCII whitespace, no-break space and a byte order mark.
     static let trimmed = " \t\r\n\u{0B}\u{0C}\u{00A0}\u{FEFF}"
 
@@ -60,7 +64,10 @@ public enum PatientIdentity {
             let values = pairs.filter { $0.system == wanted }.map(\.value).reduce(into: [String]()) {
                 if !$0.contains($1) { $0.append($1) }
             }
-            if values.count == 1 { return .id(wanted + "|" + values[0]) }
+            if values.count == 1 {
+                let id = wanted + "|" + values[0]
+                return id.utf8.count <= maxIDBytes ? .id(id) : tooLong(id)
+            }
             if values.isEmpty {
                 let found = pairs.map(\.system)
                 return .none(
@@ -72,7 +79,10 @@ public enum PatientIdentity {
                     + "so which one identifies the person is not clear")
         }
         switch pairs.count {
-        case 1: return .id(pairs[0].system + "|" + pairs[0].value)
+        case 1:
+            let id = pairs[0].system + "|" + pairs[0].value
+            guard id.utf8.count <= maxIDBytes else { return tooLong(id) }
+            return .id(id)
         case 0:
             if identifiers.isEmpty { return .none(reason: "the Patient has no identifier. \(advice)") }
             return .none(
@@ -84,6 +94,12 @@ public enum PatientIdentity {
                 reason: "the Patient has \(pairs.count) identifiers (\(systems.joined(separator: ", "))), so "
                     + "which one identifies the person is not clear; name it with --patient-id-system SYSTEM")
         }
+    }
+
+    /// No rid from an identifier over `maxIDBytes` (the report says its length, not its value).
+    static func tooLong(_ id: String) -> Outcome {
+        .none(reason: "the Patient's identifier (system|value) is \(id.utf8.count) bytes long; a rid is derived from an id of at "
+            + "most \(maxIDBytes). Check the export's Patient.identifier")
     }
 
     /// A 64-bit fingerprint of the person a minimized Bundle is about (the Patient's `name` and

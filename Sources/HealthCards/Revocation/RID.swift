@@ -87,11 +87,11 @@ public struct CRL: Sendable, Equatable {
             guard let text = item.stringValue else { throw HealthCardError(.validation, "\(source): rids holds a non-string") }
             let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
             let rid = String(parts[0])
-            guard RID.isValid(rid) else { throw HealthCardError(.validation, "\(source): '\(text)' is not a rid (1 to 24 base64url characters)") }
+            guard RID.isValid(rid) else { throw HealthCardError(.validation, "\(source): \(Quote.text(text)) is not a rid (1 to 24 base64url characters)") }
             var before: Int64?
             if parts.count == 2 {
                 guard let seconds = Int64(parts[1]) else {
-                    throw HealthCardError(.validation, "\(source): '\(text)' has a timestamp suffix that is not integer seconds")
+                    throw HealthCardError(.validation, "\(source): \(Quote.text(text)) has a timestamp suffix that is not integer seconds")
                 }
                 before = seconds
             }
@@ -119,6 +119,9 @@ public enum RIDSecretFile {
         guard FileIO.exists(path) else {
             throw HealthCardError(.key, "revocation secret \(path) does not exist; make one with `healthcards keygen --rid-secret \(path)`")
         }
+        // What the path is comes first: `chmod 600` is no advice for /dev/null or a folder.
+        try FileIO.requireRegularFile(path, role: "revocation secret", kind: .key,
+                                      fix: "give the file `healthcards keygen --rid-secret FILE` made")
         if let mode = FileIO.mode(path), mode & 0o077 != 0 {
             throw HealthCardError(.key, "revocation secret \(path) can be read by group or others (mode \(String(mode, radix: 8))); run `chmod 600 \(path)`")
         }

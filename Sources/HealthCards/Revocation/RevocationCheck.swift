@@ -29,30 +29,30 @@ public enum RevocationCheck {
             let records = issued.cards(id: id)
             if let card = records.first(where: { $0.ridFrom != nil }), let from = card.ridFrom {
                 return .unknown(
-                    reason: "'\(id)' is the record id of a card (\(card.place)) whose rid comes from the "
-                        + "Patient identifier '\(from)'; give --id '\(from)'")
+                    reason: "\(Quote.text(id)) is the record id of a card (\(card.place)) whose rid comes from the "
+                        + "Patient identifier \(Quote.text(from)); give --id \(Quote.text(from))")
             }
             if let card = records.first, card.kid == nil {
                 return .unknown(
-                    reason: "the report line of '\(id)' (\(card.place)) has no kid or rid: it was written before "
+                    reason: "the report line of \(Quote.text(id)) (\(card.place)) has no kid or rid: it was written before "
                         + "healthcards recorded them, so the id cannot be checked; pass --force if you are sure of the id, "
                         + "the secret and the key")
             }
             if let card = records.first {
                 return .unknown(
-                    reason: "the card of '\(id)' (\(card.place)) has no vc.rid (issued without "
+                    reason: "the card of \(Quote.text(id)) (\(card.place)) has no vc.rid (issued without "
                         + "--rid-secret), so no list entry can revoke it; only dropping its key does (then reissue the others)"
                 )
             }
             return .unknown(
-                reason: "no card for id '\(id)' in \(issued.reports.joined(separator: ", ")); check the id "
+                reason: "no card for id \(Quote.text(id)) in \(issued.reports.joined(separator: ", ")); check the id "
                     + "(the report's \"ridFrom\" is the id to give)")
         }
         let signed = cards.filter { $0.kid == kid }
         guard !signed.isEmpty else {
             let others = cards.compactMap(\.kid).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
             return .unknown(
-                reason: "the cards of '\(id)' were signed by key \(others.joined(separator: ", ")), not by "
+                reason: "the cards of \(Quote.text(id)) were signed by key \(others.joined(separator: ", ")), not by "
                     + "--key (\(kid)); give --key for the key that signed them (one revoke per key)")
         }
         let matching = signed.filter { $0.rid == rid }
@@ -60,7 +60,7 @@ public enum RevocationCheck {
             let recorded = signed.compactMap(\.rid).first ?? "none"
             throw HealthCardError(
                 .usage,
-                "the card of '\(id)' signed by \(kid) has vc.rid \(recorded) (\(signed[0].place)), but --rid-secret gives "
+                "the card of \(Quote.text(id)) signed by \(kid) has vc.rid \(recorded) (\(signed[0].place)), but --rid-secret gives "
                     + "\(rid): it is not the secret the card was issued with, and its entry would revoke nothing. "
                     + "Give the rid secret that `issue --rid-secret` used. Nothing was written")
         }

@@ -154,7 +154,7 @@ public struct JWE: Sendable, Equatable {
     /// A short, safe rendering of a header value for messages.
     static func describe(_ value: JSONValue?) -> String {
         guard let value else { return "missing" }
-        if let text = value.stringValue { return "\"\(text.prefix(40))\"" }
-        return String(decoding: JSONWriter.minified(value).prefix(40), as: UTF8.self)
+        if let text = value.stringValue { return Quote.text(text, limit: 40) }
+        return Quote.text(String(decoding: JSONWriter.minified(value), as: UTF8.self), limit: 40)
     }
 }

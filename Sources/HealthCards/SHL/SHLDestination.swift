@@ -50,11 +50,11 @@ public struct SHLDestination: Sendable {
         let segments = path.split(separator: "/", omittingEmptySubsequences: false)
         for segment in segments {
             guard let problem = Self.segmentProblem(segment) else { continue }
-            throw refuse("has the path segment '\(segment)', which \(problem)")
+            throw refuse("has the path segment \(Quote.text(segment)), which \(problem)")
         }
         guard segments.last == Substring(Self.folderName) else {
             throw refuse(
-                "names the folder '\(segments.last ?? "")'; link files go in a folder named '\(Self.folderName)' (at "
+                "names the folder \(Quote.text(segments.last ?? "")); link files go in a folder named '\(Self.folderName)' (at "
                     + "\(issuer)/\(Self.folderName) or deeper), which the header rules of `healthcards site` serve as "
                     + "application/jose with CORS and no caching")
         }
@@ -107,11 +107,27 @@ extension PublishedSite {
     /// - Returns: nil when the URL is not under the issuer URL, or a path segment is empty, starts with `.`
     ///   (so `..` never leaves the site) or has characters outside letters, digits, `-`, `_`, `.`, `~`.
     public func localPath(forURL url: String) -> String? {
+        guard url.hasPrefix(issuer + "/"), refusal(forURL: url) == nil else { return nil }
+        return site.root + "/" + Self.pathSegments(url.dropFirst(issuer.count + 1)).joined(separator: "/")
+    }
+
+    /// Why a URL under this site's issuer names no file of the site (a path segment that is empty, starts
+    /// with `.` such as `..`, or has other characters), or nil when it names one or is not under the issuer.
+    public func refusal(forURL url: String) -> String? {
         guard url.hasPrefix(issuer + "/") else { return nil }
-        var path = url.dropFirst(issuer.count + 1)
+        let segments = Self.pathSegments(url.dropFirst(issuer.count + 1))
+        for segment in segments {
+            guard let problem = SHLDestination.segmentProblem(segment) else { continue }
+            return "the url's path segment \(Quote.text(segment)) \(problem): a link file is never looked for outside "
+                + "the site folder \(site.root), or in its hidden folders"
+        }
+        return nil
+    }
+
+    /// The path segments of a URL path, without its query or fragment.
+    private static func pathSegments(_ path: Substring) -> [Substring] {
+        var path = path
         if let end = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<end] }
-        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
-        guard !segments.isEmpty, segments.allSatisfy({ SHLDestination.segmentProblem($0) == nil }) else { return nil }
-        return site.root + "/" + segments.joined(separator: "/")
+        return path.split(separator: "/", omittingEmptySubsequences: false)
     }
 }

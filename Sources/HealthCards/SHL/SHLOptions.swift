@@ -70,26 +70,28 @@ public struct SHLLabel: Sendable, Equatable {
     /// The default label.
     public init() { template = Self.defaultText }
 
+    /// - Parameter option: the command-line option that gave the template, for messages (`--shl-label` of
+    ///   `issue`, `--label` of `shl`).
     /// - Throws: `HealthCardError(.usage)` for an empty template, control characters, a `{…}` other than
     ///   `{name}`, or a text (without `{name}`) over 80 characters.
-    public init(template: String) throws(HealthCardError) {
+    public init(template: String, option: String = "--shl-label") throws(HealthCardError) {
         guard !template.trimmingCharacters(in: " ").isEmpty else {
-            throw HealthCardError(.usage, "--shl-label is empty; leave it out for the label '\(Self.defaultText)'")
+            throw HealthCardError(.usage, "\(option) is empty; leave it out for the label '\(Self.defaultText)'")
         }
         if template.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) {
-            throw HealthCardError(.usage, "--shl-label has control characters (a line break?); give one line of text")
+            throw HealthCardError(.usage, "\(option) has control characters (a line break?); give one line of text")
         }
         let fixed = template.replacingAll(Self.namePlaceholder, with: "")
         if fixed.contains("{") || fixed.contains("}") {
             throw HealthCardError(
                 .usage,
-                "--shl-label '\(template)' has a placeholder other than \(Self.namePlaceholder), the only one (the Patient's name)"
-            )
+                "\(option) \(Quote.text(template, limit: 100)) has a placeholder other than \(Self.namePlaceholder), the only one "
+                    + "(the Patient's name)")
         }
         guard SHLink.labelFits(fixed) else {
             throw HealthCardError(
                 .usage,
-                "--shl-label is \(fixed.utf16.count) characters without \(Self.namePlaceholder); a link label has at most "
+                "\(option) is \(fixed.utf16.count) characters without \(Self.namePlaceholder); a link label has at most "
                     + "\(SHLink.maxLabelCharacters)")
         }
         self.template = template

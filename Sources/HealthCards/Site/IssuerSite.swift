@@ -128,7 +128,9 @@ public struct IssuerSite: Sendable {
             result.written.append(path)
         }
         if let issuer {
-            try FileIO.writeAtomically(SiteRecord(issuer: issuer).fileBytes, to: recordPath)
+            // Public (every card carries the issuer) and read by other users (the web team, verify): 0644 like
+            // the rest of the site; the host rules keep it from being served.
+            try FileIO.writeAtomically(SiteRecord(issuer: issuer).fileBytes, to: recordPath, access: .published)
             result.written.append(recordPath)
         }
         return result

@@ -28,7 +28,7 @@ public struct DateFormat: Sendable, Equatable, CustomStringConvertible {
     public init(_ text: String) throws(HealthCardError) {
         let fail = HealthCardError(
             .template,
-            "\"dateFormat\" '\(ControlCharacters.escaped(text))' is not a date format; expected YYYY, MM and DD joined by '/', '-' or '.', "
+            "\"dateFormat\" \(Quote.text(text)) is not a date format; expected YYYY, MM and DD joined by '/', '-' or '.', "
                 + "in year-month-day, month-day-year or day-month-year order (e.g. \(Self.examples))")
         guard let separator = text.first(where: { $0 == "/" || $0 == "-" || $0 == "." }) else { throw fail }
         let parts = text.split(separator: separator, omittingEmptySubsequences: false)
@@ -129,7 +129,7 @@ public struct DateFormat: Sendable, Equatable, CustomStringConvertible {
                 " (this looks like \(readings[0].format): write it as \(readings[0].date), or state \"dateFormat\": \"\(readings[0].format)\" in the template)"
         case 2:
             return
-                "; '\(ControlCharacters.escaped(value))' is ambiguous: it is \(readings[0].date) as \(readings[0].format) and \(readings[1].date) as "
+                "; \(Quote.text(value)) is ambiguous: it is \(readings[0].date) as \(readings[0].format) and \(readings[1].date) as "
                 + "\(readings[1].format), and a date is never guessed. State the export's format in the template (\"dateFormat\": \"\(readings[0].format)\" "
                 + "or \"\(readings[1].format)\"), or write YYYY-MM-DD"
         default:

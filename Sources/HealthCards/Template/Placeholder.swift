@@ -33,7 +33,7 @@ struct Placeholder: Sendable, Equatable {
             guard let t = ValueType(rawValue: parts[1]) else {
                 throw HealthCardError(
                     .template,
-                    "placeholder {{\(inner)}} has unknown type '\(parts[1])'; expected one of "
+                    "placeholder {{\(inner)}} has unknown type \(Quote.text(parts[1])); expected one of "
                         + ValueType.allCases.map(\.rawValue).joined(separator: ", "))
             }
             type = t
@@ -54,7 +54,7 @@ struct Placeholder: Sendable, Equatable {
         while let open = rest.range(of: "{{") {
             if open.lowerBound > rest.startIndex { out.append(.text(String(rest[..<open.lowerBound]))) }
             guard let close = rest[open.upperBound...].range(of: "}}") else {
-                throw HealthCardError(.template, "'\(text)' opens a placeholder with {{ but never closes it with }}")
+                throw HealthCardError(.template, "\(Quote.text(text)) opens a placeholder with {{ but never closes it with }}")
             }
             out.append(.placeholder(try parse(rest[open.upperBound..<close.lowerBound])))
             rest = rest[close.upperBound...]

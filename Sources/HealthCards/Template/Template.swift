@@ -67,20 +67,36 @@ public struct Template: Sendable {
         func fail(_ message: String) -> HealthCardError { HealthCardError(.template, "\(source): \(message)") }
         guard let root = json.objectValue else { throw fail("a template is a JSON object") }
         if let problem = Self.unknownMember(in: root, known: Self.members, what: "a template") { throw fail(problem) }
-        guard let name = root["name"]?.stringValue, !name.isEmpty else { throw fail("\"name\" (a string) is missing") }
-        guard let patientKey = root["patientKey"]?.stringValue else {
+        /// A string member: nil when absent; a value of another type is named as such, not as missing.
+        func string(_ member: String, _ what: String) throws -> String? {
+            guard let value = root[member] else { return nil }
+            guard let text = value.stringValue else {
+                throw fail("\"\(member)\" must be a string (\(what)), found \(Self.typeName(value)) \(quoted(value))")
+            }
+            return text
+        }
+        guard let name = try string("name", "the template's name"), !name.isEmpty else {
+            throw fail(root["name"] == nil ? "\"name\" (a string) is missing" : "\"name\" is empty; give the template a name")
+        }
+        guard let patientKey = try string("patientKey", "a column name") else {
             throw fail("\"patientKey\" (a column name) is missing")
         }
-        guard let columnsObject = root["columns"]?.objectValue, !columnsObject.isEmpty else {
+        let description = try string("description", "what the template is for")
+        let eventKey = try string("eventKey", "a column name")
+        guard let columnsValue = root["columns"] else {
             throw fail("\"columns\" (an object of column name -> {\"required\": bool}) is missing")
+        }
+        guard let columnsObject = columnsValue.objectValue, !columnsObject.isEmpty else {
+            throw fail("\"columns\" must be an object of column name -> {\"required\": bool} with at least one column, found "
+                + "\(Self.typeName(columnsValue)) \(quoted(columnsValue))")
         }
         guard let bundle = root["bundle"]?.objectValue, bundle["resourceType"]?.stringValue == "Bundle",
             let entryList = bundle["entry"]?.arrayValue, !entryList.isEmpty
         else { throw fail("\"bundle\" must be a FHIR Bundle with at least one entry") }
         self.name = name
-        self.description = root["description"]?.stringValue ?? ""
+        self.description = description ?? ""
         self.patientKey = patientKey
-        self.eventKey = root["eventKey"]?.stringValue
+        self.eventKey = eventKey
         self.bundle = bundle
         do {
             self.dateFormat = try root["dateFormat"].map { value throws(HealthCardError) in
@@ -91,23 +107,35 @@ public struct Template: Sendable {
         } catch { throw fail(error.message) }
         var columns: [Column] = []
         for (columnName, spec) in columnsObject {
+            let column = "column \(Quote.text(columnName))"
             guard let specObject = spec.objectValue else {
-                throw fail("column '\(ControlCharacters.escaped(columnName))' must be an object such as {\"required\": true, \"description\": \"...\"}")
+                throw fail("\(column) must be an object such as {\"required\": true, \"description\": \"...\"}")
             }
-            if let problem = Self.unknownMember(in: specObject, known: Self.columnMembers, what: "column '\(ControlCharacters.escaped(columnName))'") {
+            if let problem = Self.unknownMember(in: specObject, known: Self.columnMembers, what: column) {
                 throw fail(problem)
             }
-            columns.append(
-                Column(
-                    name: columnName, required: spec["required"] == .bool(true),
-                    description: spec["description"]?.stringValue))
+            var required = false
+            if let value = specObject["required"] {
+                guard value == .bool(true) || value == .bool(false) else {
+                    throw fail("\(column) has \"required\": \(quoted(value)) (\(Self.typeName(value))); \"required\" is true or false")
+                }
+                required = value == .bool(true)
+            }
+            if let value = specObject["description"], value.stringValue == nil {
+                throw fail("\(column) has \"description\": \(quoted(value)) (\(Self.typeName(value))); a description is a string")
+            }
+            columns.append(Column(name: columnName, required: required, description: specObject["description"]?.stringValue))
         }
         self.columns = columns
-        guard let key = columns.first(where: { $0.name == patientKey }), key.required else {
-            throw fail("patientKey '\(patientKey)' must be a declared, required column")
+        guard let key = columns.first(where: { $0.name == patientKey }) else {
+            throw fail("patientKey \(Quote.text(patientKey)) is not a declared column; declare it in \"columns\" with \"required\": true")
+        }
+        guard key.required else {
+            throw fail("patientKey \(Quote.text(patientKey)) must be a required column (every row names its patient): give it "
+                + "\"required\": true")
         }
         if let eventKey, !columns.contains(where: { $0.name == eventKey }) {
-            throw fail("eventKey '\(eventKey)' is not a declared column")
+            throw fail("eventKey \(Quote.text(eventKey)) is not a declared column")
         }
         guard let repeatList = root["repeat"] else {
             throw fail("\"repeat\" is missing: list the fullUrls of the entries written once per input row (one Immunization per dose, "
@@ -126,12 +154,12 @@ public struct Template: Sendable {
             }
             let url = entry["fullUrl"]?.stringValue ?? ""
             if !url.isEmpty && !fullUrls.insert(url).inserted {
-                throw fail("bundle.entry[\(i)] repeats fullUrl '\(url)'")
+                throw fail("bundle.entry[\(i)] repeats fullUrl \(Quote.text(url))")
             }
             entries.append((entry, repeatURLs.contains(url)))
         }
         for url in repeatURLs where !fullUrls.contains(url) {
-            throw fail("\"repeat\" names '\(url)', which is no entry's fullUrl")
+            throw fail("\"repeat\" names \(Quote.text(url)), which is no entry's fullUrl")
         }
         self.entries = entries
         // Check placeholders and references.
@@ -152,7 +180,7 @@ public struct Template: Sendable {
             Template.collectReferences(.object(entry), into: &references)
             for reference in references where repeatURLs.contains(reference) {
                 throw fail(
-                    "bundle.entry[\(i)] refers to '\(reference)', an entry repeated per row; only entries written once per patient can be referred to"
+                    "bundle.entry[\(i)] refers to \(Quote.text(reference)), an entry repeated per row; only entries written once per patient can be referred to"
                 )
             }
         }
@@ -193,9 +221,21 @@ public struct Template: Sendable {
         let expected = "expected one of \",\" (the default), \";\", \"\\t\" (tab) or \"|\""
         guard let text = value.stringValue else { throw HealthCardError(.template, "\"delimiter\" must be a string; \(expected)") }
         guard text.utf8.count == 1, let byte = text.utf8.first, let known = delimiters.first(where: { $0.byte == byte }) else {
-            throw HealthCardError(.template, "\"delimiter\" '\(ControlCharacters.escaped(text))' is not a delimiter templates know; \(expected)")
+            throw HealthCardError(.template, "\"delimiter\" \(Quote.text(text)) is not a delimiter templates know; \(expected)")
         }
         return known.byte
+    }
+
+    /// What kind of JSON value `value` is, for a message about a member of the wrong type.
+    static func typeName(_ value: JSONValue) -> String {
+        switch value {
+        case .string: return "a string"
+        case .number: return "a number"
+        case .bool: return "a boolean"
+        case .null: return "null"
+        case .array: return "an array"
+        case .object: return "an object"
+        }
     }
 
     /// How messages call a delimiter byte: `','`, `';'`, `tab`, `'|'`.

@@ -50,7 +50,7 @@ extension Template {
                 errors.append(
                     HealthCardError(
                         .template,
-                        "rows of patient '\(first[patientKey])' disagree on '\(column)': '\(firstValue)' at \(first.source), '\(row[column])' here; correct the export so each patient has one value",
+                        "rows of patient \(Quote.text(first[patientKey])) disagree on '\(column)': \(Quote.text(firstValue)) at \(first.source), \(Quote.text(row[column])) here; correct the export so each patient has one value",
                         at: "\(row.source) column \(column)"))
             }
         }
@@ -178,25 +178,25 @@ extension Template {
         case .code:
             if value.unicodeScalars.contains(where: { $0.value < 0x20 }) || value.contains("  ") {
                 throw HealthCardError(
-                    .template, "code '\(value)' has line breaks, tabs or repeated spaces; expected a code such as 207")
+                    .template, "code \(Quote.text(value)) has line breaks, tabs or repeated spaces; expected a code such as 207")
             }
             return .string(value)
         case .date:
             if FHIRDate.isValidDate(value, allowPartial: false) { return .string(value) }
             if let iso = dateFormat?.fhirDate(value) { return .string(iso) }
-            throw HealthCardError(.template, "'\(ControlCharacters.escaped(value))' is not a date in the form \(expectedDate(dateFormat))\(DateFormat.hint(for: value, format: dateFormat))")
+            throw HealthCardError(.template, "\(Quote.text(value)) is not a date in the form \(expectedDate(dateFormat))\(DateFormat.hint(for: value, format: dateFormat))")
         case .dateTime:
             if FHIRDate.isValidDateTime(value, allowPartial: false) { return .string(value) }
             if let iso = dateFormat?.fhirDate(value) { return .string(iso) }
             throw HealthCardError(
                 .template,
-                "'\(ControlCharacters.escaped(value))' is not a FHIR dateTime; expected \(expectedDate(dateFormat)), or YYYY-MM-DDThh:mm:ss with a time zone (Z or +hh:mm)"
+                "\(Quote.text(value)) is not a FHIR dateTime; expected \(expectedDate(dateFormat)), or YYYY-MM-DDThh:mm:ss with a time zone (Z or +hh:mm)"
                     + DateFormat.hint(for: value, format: dateFormat))
         case .decimal:
             guard isJSONNumber(value) else {
                 throw HealthCardError(
                     .template,
-                    "'\(value)' is not a decimal number; expected digits with an optional '.' (e.g. 4.50), no thousands separators or units"
+                    "\(Quote.text(value)) is not a decimal number; expected digits with an optional '.' (e.g. 4.50), no thousands separators or units"
                 )
             }
             return .number(value)
@@ -209,7 +209,7 @@ extension Template {
             switch value.lowercased() {
             case "true": return .bool(true)
             case "false": return .bool(false)
-            default: throw HealthCardError(.template, "'\(value)' is not a boolean; expected true or false")
+            default: throw HealthCardError(.template, "\(Quote.text(value)) is not a boolean; expected true or false")
             }
         }
     }

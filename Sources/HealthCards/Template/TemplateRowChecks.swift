@@ -41,14 +41,14 @@ extension Template {
                     DuplicateFinding(
                         error: HealthCardError(
                             .template,
-                            "duplicate event '\(event)': the same row is repeated at \(lines); counted once",
+                            "duplicate event \(Quote.text(event)): the same row is repeated at \(lines); counted once",
                             at: "\(original.source) column \(eventKey)"), isConflict: false))
             } else {
                 findings.append(
                     DuplicateFinding(
                         error: HealthCardError(
                             .template,
-                            "event '\(event)' appears again at \(lines) with different \(differing.joined(separator: ", ")); "
+                            "event \(Quote.text(event)) appears again at \(lines) with different \(differing.joined(separator: ", ")); "
                                 + "which row is right cannot be known, so no card is issued. Give each event its own id or remove the wrong row",
                             at: "\(original.source) column \(eventKey)"), isConflict: true))
             }

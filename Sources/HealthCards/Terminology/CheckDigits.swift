@@ -53,14 +53,14 @@ public enum LOINC {
         guard parts.count == 2, parts[1].utf8.count == 1, let given = Int(parts[1]),
             parts[1].utf8.allSatisfy({ (0x30...0x39).contains($0) })
         else {
-            return "'\(code)' is not a LOINC code: expected digits, a hyphen and one check digit (e.g. 94500-6)"
+            return "\(Quote.text(code)) is not a LOINC code: expected digits, a hyphen and one check digit (e.g. 94500-6)"
         }
         guard let expected = checkDigit(forBase: parts[0]) else {
-            return "'\(code)' is not a LOINC code: the part before the hyphen must be 1 to \(maxBaseDigits) digits"
+            return "\(Quote.text(code)) is not a LOINC code: the part before the hyphen must be 1 to \(maxBaseDigits) digits"
         }
         if given == expected { return nil }
         if allowingKnownExceptions && checkDigitExceptions.contains(code) { return nil }
-        return "'\(code)' has LOINC check digit \(given), but the mod 10 check digit of \(parts[0]) is \(expected)"
+        return "\(Quote.text(code)) has LOINC check digit \(given), but the mod 10 check digit of \(parts[0]) is \(expected)"
     }
 }
 
@@ -192,7 +192,7 @@ public enum SNOMEDCT {
     /// - Throws: `HealthCardError(.validation)` naming the problem.
     public static func requireConceptID(_ sctid: String, at location: String? = nil) throws {
         if let problem = conceptIDProblem(sctid) {
-            throw HealthCardError(.validation, "'\(sctid)' is not a SNOMED CT concept id: \(problem)", at: location)
+            throw HealthCardError(.validation, "\(Quote.text(sctid)) is not a SNOMED CT concept id: \(problem)", at: location)
         }
     }
 }

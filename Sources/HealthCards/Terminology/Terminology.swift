@@ -22,18 +22,18 @@ public enum Terminology {
     /// Other systems only need a non-empty, trimmed code.
     public static func problem(system: String, code: String) -> String? {
         if code.isEmpty || code != code.trimmingCharacters(in: " \t\r\n") {
-            return "code '\(code)' is empty or has surrounding whitespace"
+            return "code \(Quote.text(code)) is empty or has surrounding whitespace"
         }
         switch system {
         case cvx:
             if CVX.lookup(code) == nil {
-                return "'\(code)' is not a CVX code in the CDC list of \(CVX.listDate); check the code "
+                return "\(Quote.text(code)) is not a CVX code in the CDC list of \(CVX.listDate); check the code "
                     + "(e.g. 207 Moderna, 208 Pfizer) or refresh the list (scripts/gen-cvx.py)"
             }
         case loinc:
-            if let problem = LOINC.problem(code) { return "'\(code)' is not a valid LOINC code: \(problem)" }
+            if let problem = LOINC.problem(code) { return "\(Quote.text(code)) is not a valid LOINC code: \(problem)" }
         case snomedCT:
-            if let problem = SNOMEDCT.conceptIDProblem(code) { return "'\(code)' is not a SNOMED CT concept: \(problem)" }
+            if let problem = SNOMEDCT.conceptIDProblem(code) { return "\(Quote.text(code)) is not a SNOMED CT concept: \(problem)" }
         default: break
         }
         return nil

@@ -4,11 +4,11 @@
 
 /// File reading and atomic writing with POSIX calls.
 public enum FileIO {
-    /// Reads a whole file.
-    /// - Throws: `HealthCardError(.io)` naming the file and the system's reason.
+    /// Reads a whole regular file. Anything else (a FIFO, a device, a socket, a folder) is refused before it
+    /// is opened, never waited on (`openRegularFile`).
+    /// - Throws: `HealthCardError(.io)` naming the file and what it is, or the system's reason.
     public static func read(_ path: String) throws -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw HealthCardError(.io, "cannot read \(path): \(String(cString: strerror(errno)))") }
+        let fd = try openRegularFile(path)
         defer { close(fd) }
         var out: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)

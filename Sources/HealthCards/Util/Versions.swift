@@ -9,8 +9,8 @@ public enum Versions {
     /// The SMART Health Cards framework version this toolkit implements (the spec's `docs/changelog.md`).
     public static let shcFramework = "1.4.0"
 
-    /// `(library, version)` for OpenSSL's libcrypto, zlib, libqrencode, libpng and zbar, in that order, each as
-    /// the loaded library reports it.
+    /// `(library, version)` for OpenSSL's libcrypto, zlib, libqrencode, libpng, zbar, and the libraries printed
+    /// cards (PDF) run with: Cairo, Pango and librsvg; in that order, each as the loaded library reports it.
     public static var runtimeLibraries: [(library: String, version: String)] {
         [
             ("OpenSSL", openSSLRuntimeVersion()),
@@ -18,6 +18,9 @@ public enum Versions {
             ("libqrencode", QRCode.libqrencodeRuntimeVersion),
             ("libpng", QRImage.libpngRuntimeVersion),
             ("zbar", QRDecoder.zbarRuntimeVersion),
+            ("Cairo", PDFFile.cairoRuntimeVersion),
+            ("Pango", TextContext.pangoRuntimeVersion),
+            ("librsvg", SVGImage.librsvgRuntimeVersion),
         ]
     }
 }

@@ -172,9 +172,12 @@ public enum BundleValidator {
 }
 
 /// A JSON value for a message: strings in single quotes, anything else as minified JSON, with control
-/// characters escaped (`\u{1B}`) so a message never carries them.
+/// characters escaped (`\u{1B}`) so a message never carries them, cut as `Quote.text` cuts.
 func quoted(_ value: JSONValue?) -> String {
     guard let value else { return "nothing" }
-    if let s = value.stringValue { return "'\(ControlCharacters.escaped(s))'" }
-    return ControlCharacters.escaped(JSONWriter.minifiedString(value))
+    if let s = value.stringValue { return Quote.text(s) }
+    let json = JSONWriter.minifiedString(value)
+    guard json.utf8.count > Quote.maxCharacters else { return ControlCharacters.escaped(json) }
+    // Quoted only when cut, so the ellipsis and size are not read as part of the JSON.
+    return Quote.text(json)
 }

@@ -58,7 +58,7 @@ enum DateRules {
                 if let birth, value.calendarDate.isBefore(sameZoneAs: birth) {
                     f.error(
                         .dateBeforeBirth, path,
-                        "'\(ControlCharacters.escaped(text))' is before the patient's birth date \(birth.text): its last day is "
+                        "\(Quote.text(text)) is before the patient's birth date \(birth.text): its last day is "
                             + "before the first day the birth date allows. Check both dates")
                 }
             }
@@ -70,10 +70,10 @@ enum DateRules {
         guard value.isAfter(now, skew: clockSkewSeconds) else { return nil }
         let text = ControlCharacters.escaped(value.text)
         if value.precision == .instant {
-            return "'\(text)' is \(span(from: now, to: value.earliest)) after now (\(Clock.describe(now))); "
+            return "\(Quote.text(text)) is \(span(from: now, to: value.earliest)) after now (\(Clock.describe(now))); "
                 + "a time more than \(clockSkewSeconds / 60) minutes ahead is in the future. Check the date, time and offset"
         }
-        return "'\(text)' is in the future: it has not begun in any time zone "
+        return "\(Quote.text(text)) is in the future: it has not begun in any time zone "
             + "(today is \(Clock.todayUTC(saturating(now, plus: FHIRDateTime.furthestAheadSeconds))) in UTC+14 at \(Clock.describe(now))). Check the date"
     }
 

@@ -170,7 +170,7 @@ enum NameRules {
                     guard let (scalar, offset) = firstControl(in: value) else { continue }
                     f.error(
                         .patientNameCharacter, at,
-                        "the name part '\(escaped(value))' holds \(ControlCharacters.codePoint(scalar)) "
+                        "the name part \(Quote.text(escaped(value))) holds \(ControlCharacters.codePoint(scalar)) "
                             + "(a line break, tab or other control character) at character \(offset + 1); a name is shown on one line. Remove it from the source data"
                     )
                 }

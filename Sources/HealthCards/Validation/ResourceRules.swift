@@ -190,9 +190,9 @@ enum TerminologyRules {
         }
         if system == Terminology.loinc, LabResultLOINCAnswer.looksLikeAnswerCode(code) {
             if !isResult {
-                f.error(.codeLOINCInvalid, path + ".code", "'\(code)' is a LOINC answer code: it names a result, not a test. Give the test's LOINC code (e.g. 94500-6) here, and the answer in valueCodeableConcept")
+                f.error(.codeLOINCInvalid, path + ".code", "\(Quote.text(code)) is a LOINC answer code: it names a result, not a test. Give the test's LOINC code (e.g. 94500-6) here, and the answer in valueCodeableConcept")
             } else if !LabResultLOINCAnswer.contains(code) {
-                f.error(.codeLOINCInvalid, path + ".code", "'\(code)' is not one of the LOINC answer codes the SHC IG lists for qualitative lab results ("
+                f.error(.codeLOINCInvalid, path + ".code", "\(Quote.text(code)) is not one of the LOINC answer codes the SHC IG lists for qualitative lab results ("
                     + LabResultLOINCAnswer.entries.map { "\($0.code) \($0.display)" }.joined(separator: ", ") + "); use one of them or a SNOMED CT result code")
             }
             return

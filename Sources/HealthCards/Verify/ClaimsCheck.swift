@@ -61,13 +61,13 @@ struct ClaimsCheck {
         }
         let expected = "expected an https URL with no trailing '/', query or fragment, e.g. https://issuer.example.org"
         if !iss.hasPrefix("https://") {
-            add(.issNotHTTPS, "iss", "iss '\(iss)' is not https; \(expected)", nil)
+            add(.issNotHTTPS, "iss", "iss \(Quote.text(iss)) is not https; \(expected)", nil)
         } else if iss.hasSuffix("/") {
-            add(.issTrailingSlash, "iss", "iss '\(iss)' ends with '/', so verifiers fetch '…//.well-known/jwks.json'; use '\(iss.trimmingSuffix("/"))'", nil)
+            add(.issTrailingSlash, "iss", "iss \(Quote.text(iss)) ends with '/', so verifiers fetch '…//.well-known/jwks.json'; use \(Quote.text(iss.trimmingSuffix("/")))", nil)
         } else if iss.dropFirst(8).isEmpty || iss.dropFirst(8).hasPrefix("/") || iss.contains("?") || iss.contains("#")
             || iss.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F })
         {
-            add(.issMalformed, "iss", "iss '\(iss)' has no host, a query, a fragment or whitespace; \(expected)", nil)
+            add(.issMalformed, "iss", "iss \(Quote.text(iss)) has no host, a query, a fragment or whitespace; \(expected)", nil)
         }
     }
 

@@ -98,7 +98,7 @@ public struct JWSCheck {
             add(.headerKidMissing, "header.kid", "the header has no kid; it must be the RFC 7638 thumbprint of the signing key", nil)
         }
         for key in object.keys where !Self.allowedHeader.contains(key) {
-            add(.headerExtraMember, "header.\(key)", "the header has '\(key)'; SMART Health Cards headers carry only alg, zip and kid", nil)
+            add(.headerExtraMember, "header.\(key)", "the header has \(Quote.text(key)); SMART Health Cards headers carry only alg, zip and kid", nil)
         }
     }
 
@@ -183,9 +183,15 @@ public struct JWSCheck {
         }
         let iss = report.payload?["iss"]?.stringValue
         let kid = report.header?["kid"]?.stringValue
+        func verifies(_ key: TrustedKey) -> Bool { ES256.verify(signature: raw, message: signingInput, key: key.key) }
+        guard iss != nil || keyRing.standIn != nil else {
+            // No readable iss (a payload that does not inflate or parse, or has no iss): which issuer's key set
+            // applies cannot be known, so the signature is judged with the key the kid names in any set given.
+            checkSignatureWithoutIssuer(kid: kid, verifies: verifies, raw: raw, signature: signature, report: &report, add: add)
+            return
+        }
         let mine = keyRing.sets(for: iss)
         let keys = mine.flatMap(\.keys)
-        func verifies(_ key: TrustedKey) -> Bool { ES256.verify(signature: raw, message: signingInput, key: key.key) }
         // A key of another issuer's key set (or of an unbound set among several) that the card names or is signed by.
         func foreignKey() -> (set: KeyRing.KeySet, key: TrustedKey, signed: Bool)? {
             let others = keyRing.otherSets(for: iss)
@@ -197,19 +203,16 @@ public struct JWSCheck {
             }
             return nil
         }
+        // Past the guard above, a card without iss has the stand-in set, so `mine` is empty only for a known iss.
         guard !mine.isEmpty else {
+            let iss = iss ?? "?"
             if let foreign = foreignKey() {
                 add(.keyNotFromIssuer, "header.kid", Self.foreignKeyMessage(foreign, iss: iss), nil)
             } else {
                 let given = keyRing.sets.map(\.described).joined(separator: ", ")
-                if let iss {
-                    add(.sigNotChecked, "signature", "no key set of the card's issuer \(iss) was given (given: \(given)), so the "
-                        + "signature was not checked; a key verifies only cards of the issuer that publishes it. Give its key set "
-                        + "bound to it: --jwks \(iss)=PATH, or its site folder written by `healthcards site --issuer \(iss)`", nil)
-                } else {
-                    add(.sigNotChecked, "signature", "the card has no readable iss, so no key set given applies (given: \(given)); "
-                        + "the signature was not checked", nil)
-                }
+                add(.sigNotChecked, "signature", "no key set of the card's issuer \(iss) was given (given: \(given)), so the "
+                    + "signature was not checked; a key verifies only cards of the issuer that publishes it. Give its key set "
+                    + "bound to it: --jwks \(iss)=PATH, or its site folder written by `healthcards site --issuer \(iss)`", nil)
             }
             return
         }
@@ -234,7 +237,7 @@ public struct JWSCheck {
             add(.kidWrong, "header.kid", "the header says kid \(quoted(report.header?["kid"])) but the card was signed by key \(other.thumbprint); the kid must be the signing key's RFC 7638 thumbprint", nil)
             return
         }
-        if let foreign = foreignKey() {
+        if let iss, let foreign = foreignKey() {
             add(.keyNotFromIssuer, "header.kid", Self.foreignKeyMessage(foreign, iss: iss), nil)
             return
         }
@@ -248,18 +251,58 @@ public struct JWSCheck {
         }
     }
 
-    /// KEY_NOT_FROM_ISSUER: what was found about a key of a key set that is not the card's issuer's.
-    static func foreignKeyMessage(_ foreign: (set: KeyRing.KeySet, key: TrustedKey, signed: Bool), iss: String?) -> String {
-        let card = iss.map { "the card's iss is \($0)" } ?? "the card names no issuer (iss)"
-        let key = "key \(foreign.key.kid) of \(foreign.set.file)"
-        let found = foreign.signed ? "it is signed by \(key)" : "its kid names \(key), and the signature does not verify with that key either"
-        if let owner = foreign.set.issuer {
-            return "\(card), but \(found), the key set of \(owner); a key verifies only cards of the issuer that publishes it "
-                + "(<iss>/.well-known/jwks.json), so this card is not verified as \(iss ?? "any issuer")'s"
+    /// The signature of a card without a readable `iss` (its payload cannot be read, or names no issuer),
+    /// among several key sets (or bound ones): no key set can be chosen by issuer, so the key the header's
+    /// kid names, in whichever set holds it, judges the signature. `SIG_INVALID` when it does not verify,
+    /// `KID_WRONG` when another key given does, `KID_UNKNOWN` when no key given is named or verifies. Never
+    /// `KEY_NOT_FROM_ISSUER`: that needs a known issuer to compare the key's with.
+    private func checkSignatureWithoutIssuer(
+        kid: String?, verifies: (TrustedKey) -> Bool, raw: [UInt8], signature: [UInt8], report: inout CredentialReport,
+        add: (RuleCode, String?, String, Finding.Severity?) -> Void
+    ) {
+        let named = keyRing.sets.flatMap { set in set.keys.filter { $0.kid == kid || $0.thumbprint == kid }.map { (set, $0) } }
+        if let (_, key) = named.first(where: { verifies($0.1) }) {
+            report.signature = raw == signature ? .verified : .failed
+            checkRevocation(key, report: report, add: add)
+            checkKeyDependencies(key, report: report, add: add)
+            return
         }
-        let bind = iss.map { " If \(foreign.set.file) is the key set of \($0), bind it: --jwks \($0)=\(foreign.set.file), or give the site folder written by `healthcards site --issuer \($0)`" } ?? ""
-        return "\(card), but \(found), which is not bound to an issuer; with several key sets, a key verifies only cards "
-            + "of the issuer its key set is bound to.\(bind)"
+        report.signature = .failed
+        if let (set, key) = named.first {
+            add(.sigInvalid, "signature", "the signature does not verify with key \(key.kid) of \(set.file), the key its kid names "
+                + "(the card's issuer is unknown: its payload names none that can be read); the card was altered or signed with "
+                + "another key", nil)
+            return
+        }
+        if let (set, other) = keyRing.sets.lazy.flatMap({ set in set.keys.map { (set, $0) } }).first(where: { verifies($0.1) }) {
+            add(.kidWrong, "header.kid", "the header says kid \(quoted(report.header?["kid"])) but the card was signed by key "
+                + "\(other.thumbprint) of \(set.file); the kid must be the signing key's RFC 7638 thumbprint", nil)
+            return
+        }
+        let known = keyRing.sets.flatMap(\.keys).map(\.kid).joined(separator: ", ")
+        let given = known.isEmpty ? "the key sets given hold no usable key" : "no key given (\(known))"
+        if report.header == nil {
+            add(.kidUnknown, "header.kid", "the JWS header could not be read, so the kid is unknown; \(given) verifies the signature", nil)
+        } else if report.header?["kid"] == nil {
+            add(.kidUnknown, "header.kid", "the header has no kid, and \(given) verifies the signature", nil)
+        } else {
+            add(.kidUnknown, "header.kid", "kid \(quoted(report.header?["kid"])) names no key of the key sets given, and \(given) verifies the signature", nil)
+        }
+    }
+
+    /// KEY_NOT_FROM_ISSUER: what was found about a key of a key set that is not the card's issuer's.
+    /// - Parameter iss: the card's issuer (known: without one, `checkSignatureWithoutIssuer` judges the card).
+    static func foreignKeyMessage(_ foreign: (set: KeyRing.KeySet, key: TrustedKey, signed: Bool), iss: String) -> String {
+        let key = "key \(foreign.key.kid) of \(foreign.set.file)"
+        let found = foreign.signed ? "it is signed by \(key)" : "its kid names \(key)"
+        let notEither = foreign.signed ? "" : " (and the signature does not verify with that key either)"
+        if let owner = foreign.set.issuer {
+            return "the card's iss is \(iss), but \(found), the key set of \(owner)\(notEither); a key verifies only cards of the "
+                + "issuer that publishes it (<iss>/.well-known/jwks.json), so this card is not verified as \(iss)'s"
+        }
+        return "the card's iss is \(iss), but \(found), which is not bound to an issuer\(notEither); with several key sets, a key "
+            + "verifies only cards of the issuer its key set is bound to. If \(foreign.set.file) is the key set of \(iss), bind "
+            + "it: --jwks \(iss)=\(foreign.set.file), or give the site folder written by `healthcards site --issuer \(iss)`"
     }
 
     /// A card is only as sound as the key set and revocation list it depends on: their errors make it

@@ -95,7 +95,7 @@ public struct KeySetArgument: Sendable, Equatable {
         // Compared with each card's iss exactly, as verifiers build <iss>/.well-known/jwks.json from it; the
         // card's own iss rules (https, no trailing '/') are judged on the card.
         guard issuer.split(separator: "/", omittingEmptySubsequences: true).count >= 2 else {
-            throw HealthCardError(.usage, "--jwks \(argument): '\(issuer)' has no host; give --jwks ISSUER_URL=PATH")
+            throw HealthCardError(.usage, "--jwks \(Quote.text(argument, limit: 200)): \(Quote.text(issuer)) has no host; give --jwks ISSUER_URL=PATH")
         }
         return KeySetArgument(issuer: issuer, path: path)
     }

@@ -111,7 +111,7 @@ public enum KeySetCheck {
             if kid == nil {
                 add(.jwkKidMissing, path + ".kid", "the key has no kid; it must be the RFC 7638 thumbprint \(thumbprint)")
             } else if kid != thumbprint {
-                add(.jwkKidMismatch, path + ".kid", "kid '\(kid ?? "")' is not the key's RFC 7638 SHA-256 thumbprint; expected \(thumbprint)")
+                add(.jwkKidMismatch, path + ".kid", "kid \(Quote.text(kid ?? "")) is not the key's RFC 7638 SHA-256 thumbprint; expected \(thumbprint)")
             }
             var chain: X509Chain?
             if let x5c = object["x5c"] {
@@ -183,14 +183,14 @@ public enum KeySetCheck {
             add(.crlInvalid, nil, "\(error); a CRL is {\"kid\":…,\"method\":\"rid\",\"ctr\":N,\"rids\":[…]} with rids of at most 24 base64url characters")
             return nil
         }
-        if crl.kid != key.kid { add(.crlKidMismatch, "kid", "the CRL's kid '\(crl.kid)' is not the key's kid \(key.kid) from its file name") }
+        if crl.kid != key.kid { add(.crlKidMismatch, "kid", "the CRL's kid \(Quote.text(crl.kid)) is not the key's kid \(key.kid) from its file name") }
         if key.crlVersion != crl.ctr {
             let published = key.crlVersion.map(String.init) ?? "no crlVersion"
             add(.crlVersionMismatch, "ctr", "the CRL's ctr is \(crl.ctr) but the key set publishes \(published) for this key (\(keyPath).crlVersion); they must be equal, or verifiers keep a stale list")
         }
         var seen: Set<String> = []
         for entry in crl.entries where !seen.insert(entry.rid).inserted {
-            add(.crlDuplicateRID, "rids", "rid '\(entry.rid)' is listed more than once")
+            add(.crlDuplicateRID, "rids", "rid \(Quote.text(entry.rid)) is listed more than once")
         }
         return (crl, file)
     }

@@ -24,7 +24,8 @@ struct QRPiece {
         guard text.starts(with: prefix) else {
             let start = String(decoding: text.prefix(8), as: UTF8.self)
             let hint = start.lowercased().hasPrefix("shc:/") ? " (the scheme is lowercase)" : ""
-            add(.qrPrefix, "the QR text starts '\(start)…'; a SMART Health Card QR starts 'shc:/'\(hint)")
+            let shown = text.count > 8 ? "'\(ControlCharacters.escaped(start))…'" : Quote.text(start)
+            add(.qrPrefix, "the QR text starts \(shown); a SMART Health Card QR starts 'shc:/'\(hint)")
             return
         }
         var rest = Array(text.dropFirst(prefix.count))
@@ -40,7 +41,7 @@ struct QRPiece {
                 return part.reduce(0) { $0 * 10 + Int($1 - 0x30) }
             }
             guard slashes.count == 2, numbers.count == 2, let c = numbers[0], let n = numbers[1], c >= 1, n >= 1 else {
-                add(.qrChunkHeader, "the chunk header '\(header.prefix(40))/' is not 'C/N/' with 1-based chunk C of N")
+                add(.qrChunkHeader, "the chunk header \(Quote.text(header, limit: 40)) is not 'C/N/' with 1-based chunk C of N")
                 return
             }
             guard n <= Self.maxChunkCount else {

@@ -91,3 +91,32 @@ extension CredentialReport {
         return parts.isEmpty ? "no coding" : parts.joined(separator: ", ")
     }
 }
+
+extension Finding {
+    /// True for a finding on the FHIR Bundle (its path starts with `Bundle`), whose message may quote the
+    /// card's content: a name part, a date.
+    public var isAboutCardContent: Bool { location.path.map { $0.hasPrefix("Bundle") } ?? false }
+
+    /// `error CODE at LOCATION: message`, without the message when it is about the card's content
+    /// (`isAboutCardContent`), control characters escaped: for a line that may end up in a log.
+    public var descriptionWithoutHealthData: String {
+        let at = location.description
+        let line = "\(severity.rawValue) \(code.rawValue)\(at.isEmpty ? "" : " at " + at)" + (isAboutCardContent ? "" : ": \(message)")
+        return ControlCharacters.escaped(line)
+    }
+}
+
+extension CredentialReport {
+    /// The errors as `CODE at LOCATION: message`, for a refusal that may end up in a log (`print` refusing a
+    /// card): never the person's data. The summary lines (name, birth date, doses) are left out, and so is
+    /// the message of a finding on the FHIR Bundle (`Finding.isAboutCardContent`); its code and path say what
+    /// it is, `healthcards verify` the rest.
+    public var errorLinesWithoutHealthData: [String] {
+        findings.filter(\.isError).map { finding in
+            var relative = finding
+            if relative.location.file == file { relative.location.file = nil }
+            if relative.location.credential == index { relative.location.credential = nil }
+            return relative.descriptionWithoutHealthData
+        }
+    }
+}

@@ -51,12 +51,12 @@ struct SHLCheck {
         guard let (viewer, encoded) = SHLinkText.split(text) else {
             add(
                 .shlPrefix,
-                "the text '\(text.prefix(20))…' is not a SMART Health Link: expected 'shlink:/' and the payload, "
+                "the text \(Quote.text(text, limit: 20)) is not a SMART Health Link: expected 'shlink:/' and the payload, "
                     + "optionally after a viewer URL ending in '#'")
             return [report]
         }
         if let viewer, !viewer.hasPrefix("https://") {
-            add(.shlViewerURL, "the viewer prefix '\(viewer.prefix(60))' is not an https URL ending in '#'")
+            add(.shlViewerURL, "the viewer prefix \(Quote.text(viewer)) is not an https URL ending in '#'")
         }
         guard let bytes = Base64URL.decode(String(encoded)) else {
             add(
@@ -89,7 +89,7 @@ struct SHLCheck {
                     path: "url")
             }
             if !url.hasPrefix("https://") {
-                add(.shlURLNotHTTPS, "url '\(url.prefix(60))' is not https", path: "url")
+                add(.shlURLNotHTTPS, "url \(Quote.text(url)) is not https", path: "url")
             }
             if !Self.carriesEntropy(url) {
                 add(
@@ -124,7 +124,14 @@ struct SHLCheck {
                 }
                 report.notes.append("exp \(Clock.describe(Int64(seconds)))")
             } else {
-                let hint = (exp.doubleValue ?? 0) >= 1e11 ? " (it looks like milliseconds)" : ""
+                // Milliseconds of a real date are 1e11 to 1e14 (the years 1973 to 5138); anything larger, or not
+                // finite, is no date at all.
+                var hint = ""
+                if let value = exp.doubleValue {
+                    hint =
+                        (1e11..<1e14).contains(value)
+                        ? " (it looks like milliseconds)" : (value < 0 ? " (it is before 1970)" : " (it is far beyond any date)")
+                }
                 add(
                     .shlExpInvalid, "exp \(JWE.describe(exp)) is not a number of seconds since 1970\(hint)", path: "exp"
                 )
@@ -139,7 +146,7 @@ struct SHLCheck {
                 if !letters.allSatisfy({ ("A"..."Z").contains($0) }) || !ordered {
                     add(
                         .shlFlagInvalid,
-                        "flag '\(text.prefix(20))' is not single capital letters in alphabetical order, each once",
+                        "flag \(Quote.text(text, limit: 20)) is not single capital letters in alphabetical order, each once",
                         path: "flag")
                 }
                 if text.contains("U") && text.contains("P") {
@@ -162,7 +169,7 @@ struct SHLCheck {
                         "label is \(text.utf16.count) characters; at most \(SHLink.maxLabelCharacters) are allowed",
                         path: "label")
                 }
-                report.notes.append("label '\(text)'")
+                report.notes.append("label \(Quote.text(text, limit: SHLink.maxLabelCharacters))")
             } else {
                 add(.shlLabelInvalid, "label is not a string", path: "label")
             }
@@ -178,10 +185,11 @@ struct SHLCheck {
         guard let site = sites.first(where: { $0.localPath(forURL: url) != nil }),
             let path = site.localPath(forURL: url)
         else {
+            let refusal = sites.lazy.compactMap { $0.refusal(forURL: url) }.first
             let hint =
                 sites.isEmpty
                 ? "give --shl-site SITE (the site folder of the host)"
-                : "none of the --shl-site folders is published at its origin"
+                : refusal ?? "none of the --shl-site folders is published at its origin"
             add(.shlNotResolved, "the link's file was not checked: \(hint); verify never fetches a URL")
             return [report]
         }

@@ -19,6 +19,9 @@ public final class Verifier {
     public let linkSites: [PublishedSite]
     /// The IVs of the link files opened in this `verify` call (`SHLCheck.IVRegister`).
     private var linkIVs = SHLCheck.IVRegister()
+    /// What the last `verify` call's folder walks left unread, in walk order: FIFOs, sockets and devices,
+    /// and symbolic links to folders outside the folder walked (`walk`). Each with what it is.
+    public private(set) var skipped: [(path: String, what: String)] = []
 
     /// Loads key sets.
     /// - Parameter keySets: `--jwks` arguments (`KeySetArgument`): a `jwks.json` file, a folder holding
@@ -69,11 +72,17 @@ public final class Verifier {
     var checker: JWSCheck { JWSCheck(keyRing: keyRing, now: now) }
 
     static func keySetFile(_ path: String) throws -> String {
+        let fix = "give a jwks.json file or a site folder holding .well-known/jwks.json"
         guard FileIO.exists(path) else {
-            throw HealthCardError(.usage, "--jwks \(path) does not exist; give a jwks.json file or a site folder holding .well-known/jwks.json")
+            throw HealthCardError(.usage, "--jwks \(path) does not exist; \(fix)")
         }
+        // A FIFO or device would wait or never end: refused by what it is, before it is opened.
+        try FileIO.requireRegularFile(path, role: "--jwks", allowFolder: true, fix: fix)
         guard FileIO.isDirectory(path) else { return path }
-        for candidate in ["\(path)/.well-known/jwks.json", "\(path)/jwks.json"] where FileIO.exists(candidate) { return candidate }
+        for candidate in ["\(path)/.well-known/jwks.json", "\(path)/jwks.json"] where FileIO.exists(candidate) {
+            try FileIO.requireRegularFile(candidate, role: "--jwks", fix: fix)
+            return candidate
+        }
         throw HealthCardError(.usage, "--jwks \(path) is a folder without .well-known/jwks.json or jwks.json")
     }
 
@@ -106,24 +115,37 @@ public final class Verifier {
     /// it: symbolic-link loops end) and returns one report per credential and key set found. When the paths
     /// hold nothing to check (e.g. an empty folder), the one report is a `NOTHING_TO_CHECK` error naming them.
     /// A PATH that is no file but SMART Health Link text (`shlink:/…`, or after a viewer URL's `#`) is checked
-    /// as that link.
-    /// - Throws: `HealthCardError(.usage)` for a path that does not exist.
+    /// as that link. A PATH is followed wherever its symbolic links lead; a FIFO, socket or device given as a
+    /// PATH is `FILE_UNREADABLE` (never opened: it could wait forever). What walks skip is in `skipped`.
+    /// - Throws: `HealthCardError(.usage)` for a path that does not exist or is a dangling symbolic link.
     public func verify(_ paths: [String]) throws -> [CredentialReport] {
-        for path in paths where !FileIO.exists(path) && !SHLinkText.looksLikeLink(path) {
-            throw HealthCardError(.usage, "\(path) does not exist")
+        for path in paths where !SHLinkText.looksLikeLink(path) || FileIO.exists(path) {
+            switch FileKind.of(path) {
+            case .missing: throw HealthCardError(.usage, "\(path) does not exist")
+            case .danglingLink: throw HealthCardError(.usage, "\(path) \(FileKind.of(path).phrase)")
+            default: continue
+            }
         }
         skippedKeySets = 0
         visited = []
+        skipped = []
         linkIVs = SHLCheck.IVRegister()
         var reports: [CredentialReport] = []
         var texts: [QRPiece] = []
         var images: [QRPiece] = []
         for (i, path) in paths.enumerated() {
+            let kind = FileKind.of(path)
             if !FileIO.exists(path) {
                 // The link text itself; its key stays out of the report (the argument is named by position).
                 reports += linkChecker.check(text: path, file: "argument \(i + 1)", ivs: linkIVs)
-            } else if FileIO.isDirectory(path) {
+            } else if kind == .folder {
                 reports += walk(path)
+            } else if kind.isSpecial {
+                var report = CredentialReport(source: .unknown, file: path)
+                report.findings.append(Finding(.fileUnreadable, "\(path) \(kind.phrase), not a regular file: verify reads "
+                    + "files and folders only (it never opens a FIFO, socket or device, which could wait forever)",
+                    at: .init(file: path)))
+                reports.append(report)
             } else if firstVisit(path) {
                 reports += file(path, explicit: true, texts: &texts, images: &images)
             }
@@ -147,10 +169,14 @@ public final class Verifier {
     }
 
     /// Walks a folder depth first without recursion: each folder's files (QR chunks grouped within the
-    /// folder), then its subfolders in name order. A folder already visited (a link to `.`, to a parent, or
-    /// any other cycle) is skipped, so the walk always ends.
+    /// folder), then its subfolders in name order. Like `find` without `-L`, the walk stays in the tree:
+    /// a symbolic link to a folder is not followed (one to a folder inside the tree is walked under its own
+    /// name; one to a folder outside it, such as `/` or `/dev`, is listed in `skipped`). A symbolic link to a
+    /// file is read. FIFOs, sockets and devices are never opened (listed in `skipped`). A folder already
+    /// visited is skipped, so the walk always ends.
     private func walk(_ root: String) -> [CredentialReport] {
         var reports: [CredentialReport] = []
+        let rootPath = FileIO.realPath(root) ?? root
         var pending = [root]
         while let dir = pending.popLast() {
             guard firstVisit(dir) else { continue }
@@ -159,8 +185,17 @@ public final class Verifier {
             var subdirs: [String] = []
             for name in FileIO.list(dir) {
                 let path = dir == "/" ? "/\(name)" : "\(dir)/\(name)"
-                if FileIO.isDirectory(path) {
+                let kind = FileKind.of(path)
+                let isLink = FileIO.linkTarget(path) != nil
+                if kind == .folder && isLink {
+                    let target = FileIO.realPath(path) ?? path
+                    if target != rootPath && !target.hasPrefix(rootPath == "/" ? "/" : rootPath + "/") {
+                        skipped.append((path, "a symbolic link to the folder \(target), outside \(root)"))
+                    }
+                } else if kind == .folder {
                     subdirs.append(path)
+                } else if kind.isSpecial {
+                    skipped.append((path, (isLink ? "a symbolic link to " : "") + kind.phrase.replacingFirst("is ", with: "")))
                 } else if firstVisit(path) {
                     reports += file(path, explicit: false, texts: &texts, images: &images)
                 }
