@@ -19,7 +19,8 @@ enum FixturesCommand {
         Reproducible: the same key, --issuer, --now and --seed give the same bytes (signatures use
         deterministic RFC 6979 nonces; names, lots and dates come from the seed; times from --now). Every
         verdict holds at --now: verify with `healthcards verify --now <now> --jwks DIR/site FILE`.
-        DIR must be new, empty, or an earlier catalogue (replaced whole). See docs/fixtures.md.
+        DIR must be new, empty, or an earlier catalogue (replaced whole), and not inside a published site.
+        See docs/fixtures.md.
         The catalogue is synthetic test material: never publish DIR/site as a real issuer's site.
 
         Options:
@@ -52,6 +53,10 @@ enum FixturesCommand {
         try Payload.validateIssuer(issuer)
         let keyPath = try parsed.required("key", command: "fixtures")
         let out = try parsed.required("out", command: "fixtures")
+        try IssuerSite.refuseHealthDataInside(
+            out, option: "--out",
+            what: "the catalogue holds valid cards of synthetic people signed with your key for your issuer (anyone "
+                + "could present them) and a key set carrying a private key (keyset-private-key)")
         var now = Clock.nowSeconds()
         if let text = parsed.value("now") { now = try TimeOption.parse("now", text, example: now) }
         guard now >= 800 * 86_400 else {

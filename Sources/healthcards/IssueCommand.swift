@@ -16,16 +16,23 @@ enum IssueCommand {
           qr/<id>.png                    the shc:/ QR (qr/<id>-<c>.png per chunk with --chunk)
           pdf/<id>.pdf                   with --pdf: the card printed for the person (docs/printing.md)
           report.ndjson                  one line per input record: source, id, status, errors, files,
-                                         and for issued cards kid, rid and ridFrom (what `revoke` checks)
+                                         and for issued cards kid, rid and ridFrom (what `revoke` checks);
+                                         "replaced" when the card replaced a different one of an earlier
+                                         run (its record or the options changed: the old card stays valid
+                                         unless revoked with --before, and a PDF or link still holding it
+                                         is named)
         and with --shl, a SMART Health Link per card (docs/shl.md):
           shl/<id>.txt                   the link (shlink:/…), 0600: the key in it opens the card
           shl/<id>.png                   the link's QR code (ECC M)
+                                         (a link withdrawn with `revoke --link` stays withdrawn: no new
+                                         one unless --shl-renew ID; see docs/shl.md)
           SITE/shl/<43 random chars>     the card encrypted (JWE, A256GCM) for the static host, 0644
         These are health data: files are written 0600 and folders 0700 whatever the umask (--share opts
         into group or world access). DIR must not be inside a published site (a folder holding
         .well-known/jwks.json or healthcards-nginx.conf). One run at a time writes into DIR (a second
-        one is refused, naming the first). The public demo key is refused unless the issuer is an
-        example host (example.org, example.com, example.net, localhost, *.example).
+        one is refused, naming the first); with --shl, the run also holds SITE's lock (as revoke and site
+        do), waiting at most 60 s for another command writing SITE. The public demo key is refused unless
+        the issuer is an example host (example.org, example.com, example.net, localhost, *.example).
         Every card is read back (inflate, parse, signature) before it is written; every file is written
         to a temporary name and renamed into place (images first, the card last).
 
@@ -46,7 +53,9 @@ enum IssueCommand {
                                 (pkcs11:token=...;object=...?module-path=...&pin-source=file:...)
           --site SITE           the issuer's site folder (written by `healthcards site --issuer URL`): before
                                 anything is issued, refuse unless --issuer is the issuer it records and the
-                                key's kid is in its .well-known/jwks.json (cards that no verifier accepts)
+                                key's kid is in its .well-known/jwks.json (cards that no verifier accepts); and
+                                reject (REVOKED, never signed) a record whose vc.rid the key's CRL there revokes
+                                for this run's nbf (revoke with --before, or --before --narrow, to reissue)
           --template FILE       template for CSV input (see templates/ and docs/templates.md)
           --out DIR             output folder (created if missing)
           --nbf SECONDS         nbf, integer seconds since 1970 (default: now), for reproducible fixtures;
@@ -58,7 +67,8 @@ enum IssueCommand {
           --rid-secret FILE     add vc.rid to each card: HMAC-SHA-256 of the patient id keyed by this secret
                                 and the kid (make one with `healthcards keygen --rid-secret FILE`). Without
                                 it no card can be revoked by itself. For Bundle input the id is the Patient's
-                                identifier (system|value); a Bundle without one gets no rid (the report says why)
+                                identifier (system|value), read before minimization drops it from the card; a
+                                Bundle without one gets no rid (the report says why)
           --patient-id-system URI
                                 for Bundle input: the Patient.identifier system that holds the issuer's
                                 patient id (default: the Patient's only identifier with a system and value)
@@ -73,6 +83,9 @@ enum IssueCommand {
                                 'SMART Health Card'); {name} puts the Patient's name in it, which anyone who
                                 sees the link or its QR can read: only when the person wants it
           --shl-exp SECONDS     the link's exp, integer seconds since 1970: a hint that the link is stale after
+          --shl-renew ID        make a new link for ID although its link was withdrawn (`revoke --link`) or its
+                                file is not in SITE: without it such a person gets no new link, and the report
+                                says so. The old link stays dead. May be repeated
           --viewer URL#         put a viewer URL ending in '#' in front of each link (and in its QR), so a phone
                                 camera opens the viewer; the link stays in the fragment, which is never sent
           --chunk               split a JWS over 1195 characters into chunked QRs (deprecated since SHC 1.3.0)
@@ -117,13 +130,16 @@ enum IssueCommand {
     static func run(_ args: [String]) throws -> ExitStatus {
         let parsed = try Arguments(
             args, valued: PrintOptions.valued.union(["issuer", "key", "template", "out", "nbf", "exp", "vc-types", "qr-scale", "rid-secret", "jobs",
-                           "share", "patient-id-system", "site", "shl", "shl-label", "shl-exp", "viewer"]),
+                           "share", "patient-id-system", "site", "shl", "shl-label", "shl-exp", "shl-renew", "viewer"]),
             flagNames: PrintOptions.flags.union(["chunk", "no-qr", "quiet", "force", "pdf", "deterministic"]), command: "issue")
         if parsed.has("help") {
             print(help)
             return .ok
         }
         let pdf = try pdfOptions(parsed)
+        if let path = pdf?.combinedPath {
+            try IssuerSite.refuseHealthDataInside(path, option: "--pdf-combined", what: "printed cards are health data")
+        }
         let issuerURL = try parsed.required("issuer", command: "issue")
         try Payload.validateIssuer(issuerURL)
         let keyPath = try parsed.required("key", command: "issue")
@@ -232,6 +248,10 @@ enum IssueCommand {
         batch.access = access
         batch.patientIDSystem = patientIDSystem
         batch.links = links
+        batch.siteRoot = site?.site.root
+        if let site, let crl = try site.site.readCRL(kid: JWK(key: key).kid) {
+            batch.revocations = SiteRevocations(crl: crl, path: site.site.crlPath(kid: crl.kid), site: site.site.root)
+        }
         if frozen.ridSecret == nil {
             printError("warning: no --rid-secret: the cards get no vc.rid, so none can be revoked by itself (only by "
                 + "dropping the whole key, which revokes every card it signed). Make a secret once with "
@@ -243,6 +263,7 @@ enum IssueCommand {
         let progress = ProgressLine(enabled: !quiet && isatty(2) == 1)
         batch.progress = { done, total in progress.update(done: done, total: total) }
         batch.fileRejected = { path, error in printError("nothing issued from \(path): \(error.message)") }
+        batch.notice = { printError($0) }
         Signals.install()
         defer { Signals.restore() }
         let summary: BatchSummary

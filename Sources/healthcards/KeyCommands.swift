@@ -9,6 +9,7 @@ enum KeygenCommand {
         mode 0600. Prints the key's kid (RFC 7638 thumbprint) on stdout. A private key is only ever written
         to a new regular file: never over an existing file, link, FIFO or device, never to standard output.
         With --rid-secret, makes the issuer-wide 256-bit revocation secret instead (base64url, mode 0600).
+        Neither is ever written inside a published site (a folder holding .well-known/jwks.json).
 
         Options:
           --out FILE          where to write the private key (missing folders are created, mode 0700)
@@ -26,6 +27,7 @@ enum KeygenCommand {
             guard parsed.value("out") == nil else {
                 throw HealthCardError(.usage, "give either --out (a signing key) or --rid-secret (a revocation secret), not both")
             }
+            try IssuerSite.refuseHealthDataInside(path, option: "--rid-secret", what: "a revocation secret is private")
             try RIDSecretFile.create(at: path)
             return .ok
         }
@@ -39,6 +41,7 @@ enum KeygenCommand {
                 "--out \(out) is a folder; keygen writes one key file: give the path of the file to create, "
                     + "e.g. \(out.hasSuffix("/") ? out : out + "/")issuer.pem")
         }
+        try IssuerSite.refuseHealthDataInside(out, option: "--out", what: "a private key is private")
         let key = try P256Key.generate()
         try KeyFile.writeNew(key, to: out)
         print(JWK(key: key).kid)
@@ -59,7 +62,8 @@ enum JWKSCommand {
         crlVersion: the revocation lists live beside the key set, in crl/<kid>.json next to FILE. Each key
         whose CRL is there gets crlVersion = that CRL's ctr; a key without one gets no crlVersion. So
         rewriting .well-known/jwks.json never loses or falsifies a crlVersion (`healthcards revoke` owns
-        the CRLs and their ctr).
+        the CRLs and their ctr). Written into a site (FILE is SITE/.well-known/jwks.json), it holds the
+        site's lock as `site` and `revoke` do, waiting while one of them writes the site.
 
         Replacing a key set: a key published in FILE and not given again is refused (its cards would stop
         verifying) unless --drop-kid names it.
@@ -73,7 +77,8 @@ enum JWKSCommand {
                            (pkcs11:token=...;object=...;type=private|public?module-path=...&pin-source=file:...),
                            or a .json file holding a public JWK or JWK Set (refused if any key in it has a
                            private member such as d). Give all keys whose cards are still in use (the
-                           current one and retired ones); each appears once.
+                           current one and retired ones); each appears once. A key whose point is not on
+                           P-256, in any of these forms, is refused (no one holds its private key).
         Options:
           --out FILE       where to write jwks.json (missing folders are created; a regular file is replaced
                            atomically, a link's target is replaced and the link kept, a FIFO or device is
@@ -106,6 +111,11 @@ enum JWKSCommand {
         if let issuer { try Payload.validateIssuer(issuer) }
         let entries = try KeyArguments.entries(keys: parsed.positionals, chains: parsed.values("x5c")).entries
         try DemoKey.check(kids: entries.map(\.kid), issuer: issuer, command: "jwks")
+        // A key set written into a site (SITE/.well-known/jwks.json) is written under the site's lock, like `site`.
+        let lock = try (out == "-" ? nil : IssuerSite.containing(keySet: out)).map {
+            try SiteLock.take(site: $0.root, waiting: { printError($0) })
+        }
+        defer { withExtendedLifetime(lock) {} }
         let keys: [JWK]
         var previous: JSONValue?
         if out == "-" {

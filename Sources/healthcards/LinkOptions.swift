@@ -7,12 +7,13 @@ enum LinkOptions {
         var base: String
         var label: String
         var exp: String
+        var renew: String
         var viewer = "viewer"
 
-        /// `issue`: `--shl BASE_URL --shl-label TEXT --shl-exp SECONDS --viewer URL#`.
-        static let issue = Names(base: "shl", label: "shl-label", exp: "shl-exp")
-        /// `shl`: `--base-url BASE_URL --label TEXT --exp SECONDS --viewer URL#`.
-        static let shl = Names(base: "base-url", label: "label", exp: "exp")
+        /// `issue`: `--shl BASE_URL --shl-label TEXT --shl-exp SECONDS --shl-renew ID --viewer URL#`.
+        static let issue = Names(base: "shl", label: "shl-label", exp: "shl-exp", renew: "shl-renew")
+        /// `shl`: `--base-url BASE_URL --label TEXT --exp SECONDS --renew ID --viewer URL#`.
+        static let shl = Names(base: "base-url", label: "label", exp: "exp", renew: "renew")
     }
 
     /// The link stage the options ask for, or nil when the base URL option is absent.
@@ -36,7 +37,7 @@ enum LinkOptions {
         _ parsed: Arguments, names: Names, site: PublishedSite?, makeQR: Bool, qrImage: QRImage, now: Int64
     ) throws -> (SHLDestination, SHLOptions)? {
         guard let base = parsed.value(names.base) else {
-            for name in [names.label, names.exp, names.viewer] where parsed.value(name) != nil {
+            for name in [names.label, names.exp, names.viewer, names.renew] where parsed.value(name) != nil {
                 throw HealthCardError(
                     .usage, "--\(name) is an option of the SMART Health Link; give --\(names.base) BASE_URL too")
             }
@@ -69,6 +70,8 @@ enum LinkOptions {
             options.exp = value
         }
         if let text = parsed.value(names.viewer) { options.viewer = try SHLOptions.checkViewer(text) }
+        // Ids whose withdrawn (or unlocatable) link is replaced by a new one: named one by one, never all at once.
+        options.renew = Set(parsed.values(names.renew).map { OutputNames.safe(PatientIdentity.normalize($0)) })
         return (destination, options)
     }
 }

@@ -12,7 +12,8 @@ enum PrintCommand {
         file and the error codes (never the person's data: run verify on the file for the details).
 
         Writes DIR/<card name>.pdf for each card (DIR/<card name>-<n>.pdf when a file holds several
-        credentials), mode 0600: a printed card is health data.
+        credentials), mode 0600: a printed card is health data, so neither DIR nor --pdf-combined may be
+        inside a published site (a folder holding .well-known/jwks.json).
 
         A card's SMART Health Link is printed with it: the link's QR code (40 mm, error correction M)
         beside the card's, or in place of the chunked codes of a card too large for one QR code. The link is
@@ -55,6 +56,10 @@ enum PrintCommand {
             )
         }
         if let outDir, outDir.isEmpty { throw HealthCardError(.usage, "--out is empty; give the folder for the PDFs") }
+        if let outDir { try IssuerSite.refuseHealthDataInside(outDir, option: "--out", what: "printed cards are health data") }
+        if let combinedPath {
+            try IssuerSite.refuseHealthDataInside(combinedPath, option: "--pdf-combined", what: "printed cards are health data")
+        }
         let cards = try cardFiles(parsed.positionals)
         let givenLink = parsed.value("link")
         if let givenLink {

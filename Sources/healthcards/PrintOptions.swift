@@ -20,7 +20,7 @@ enum PrintOptions {
           --no-lot              leave out each dose's lot number
           --no-performer        leave out who gave each dose or ran each test
           --pdf-combined FILE   also write every card into this one PDF, each person on new pages, in
-                                input order (for mass printing)
+                                input order (for mass printing); never inside a published site
         """
 
     /// The print settings from parsed arguments.

@@ -13,12 +13,17 @@ enum SHLCommand {
           DIR/shl/<name>.txt             the link, shlink:/… (with --viewer: URL#shlink:/…), mode 0600: the key
                                          in it opens the card, so treat it as the card itself
         <name> is the card's file name without .smart-health-card. A card that already has a link in DIR/shl keeps
-        it (its file is encrypted again with the same key and a fresh IV when the card changed); a link whose file
-        was withdrawn (`revoke --link`) is replaced by a new one. Each card is verified first with the site's keys
+        it (its file is encrypted again with the same key and a fresh IV when the card changed). A link text is
+        never overwritten while its file may be live: a card whose link was withdrawn (`revoke --link` leaves
+        DIR/shl/<name>.withdrawn) or whose link's file is not in SITE gets no new link unless --renew names it,
+        and when DIR's links were made into another site folder that still exists (DIR/shl/.healthcards-links.json
+        records it), the run is refused. Each card is verified first with the site's keys
         and must be the site issuer's: a card a verifier rejects gets no link. The link text is never printed.
         Publish SITE afterwards (the header rules of `healthcards site` serve shl/ as application/jose, CORS *,
         no-store). Like `issue`, it locks DIR for the run (DIR/.healthcards-issue.lock): while an `issue` or
-        another `shl` writes into DIR it stops at once, writing nothing. A PDF printed before the link was made
+        another `shl` writes into DIR it stops at once, writing nothing. It then holds SITE's lock
+        (SITE/.healthcards-site.lock), waiting at most 60 s while another command writes SITE (a revoke, an
+        issue --shl). A PDF printed before the link was made
         or replaced does not show it: print the card again (`healthcards print`, which finds DIR/shl/<name>.txt).
 
         Arguments:
@@ -37,15 +42,18 @@ enum SHLCommand {
           --no-qr               write no QR image
         \(QRScaleOption.help)
           --share group|world   let the group (0640/0750) or everyone (0644/0755) read DIR/shl; default 0600/0700
+          --renew ID            make a new link for ID (the card's name) although its link was withdrawn or its
+                                file is not in SITE (the old link stays dead). May be repeated
           -h, --help            show this help
 
-        Exit status: 0 every card linked; 1 some cards refused (not valid, or not the site issuer's); 2 usage or
-        configuration error, or a file could not be written.
+        Exit status: 0 every card linked; 1 some cards got no link (not valid, not the site issuer's, or a link
+        that stays withdrawn or must not be overwritten); 2 usage or configuration error, or a file could not be
+        written.
         """
 
     static func run(_ args: [String]) throws -> ExitStatus {
         let parsed = try Arguments(
-            args, valued: ["base-url", "site", "out", "label", "exp", "viewer", "qr-scale", "share"],
+            args, valued: ["base-url", "site", "out", "label", "exp", "viewer", "qr-scale", "share", "renew"],
             flagNames: ["no-qr"],
             command: "shl")
         if parsed.has("help") {
@@ -84,7 +92,9 @@ enum SHLCommand {
                     "CARD \(card) is not in a cards/ folder of an `issue` output; give --out DIR for its link (DIR/shl/)"
                 )
             }
-            try IssuerSite.refuseHealthDataInside(outDir, option: "--out")
+            try IssuerSite.refuseHealthDataInside(
+                outDir, option: parsed.value("out") == nil ? "the link folder of CARD \(card)," : "--out",
+                what: "links open the cards they carry")
             let name = OutputNames.safe(FileIO.stem(card))
             let slot = (FileIO.identity(outDir) ?? outDir) + "/" + name
             if let earlier = seen[slot] {
@@ -103,6 +113,9 @@ enum SHLCommand {
         // One run at a time per output folder: `issue --shl` and `shl` into one DIR would race on shl/<name>.txt.
         let locks = try lockOutputs(jobs.map(\.outDir), access: access)
         defer { withExtendedLifetime(locks) {} }
+        // Then the site: a `revoke --link` or another run writing SITE/shl waits, and this run waits for them.
+        let siteLock = try SiteLock.take(site: site.site.root, waiting: { printError($0) })
+        defer { withExtendedLifetime(siteLock) {} }
         let verifier = try Verifier(keySets: [site.site.root], now: now)
         var refused = 0
         var prepared: Set<String> = []
@@ -128,7 +141,12 @@ enum SHLCommand {
             }
             let bytes = try FileIO.read(job.card)
             let bundle = reports.first?.payload?["vc"]?["credentialSubject"]?["fhirBundle"]
-            let outcome = try stage.link(card: bytes, name: job.name, bundle: bundle, sync: true)
+            var notes: [HealthCardError] = []
+            guard let outcome = try stage.link(card: bytes, name: job.name, bundle: bundle, sync: true, notes: &notes) else {
+                for note in notes { printError("\(job.card): \(note.message)") }
+                refused += 1
+                continue
+            }
             for warning in outcome.warnings { printError("warning: \(job.card): \(warning.message)") }
             print(
                 "\(job.card): link \(outcome.files.map { "\(job.outDir)/\($0)" }.joined(separator: ", ")); file "

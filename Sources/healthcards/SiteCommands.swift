@@ -21,6 +21,12 @@ enum SiteCommand {
         cannot be revoked one by one). Run it again whenever the keys change (yearly rotation); it is
         safe to repeat. Files are world-readable (0644, folders 0755): they are public.
 
+        SITE must not hold what `issue` writes (report.ndjson, .healthcards-issue.lock, cards/*.smart-health-card,
+        pdf/*.pdf, shl/*.txt, in it or in a folder below): everything in a site is published, so such a
+        folder is refused. Every command that writes SITE (site, jwks into SITE/.well-known, revoke, shl,
+        issue --shl) holds SITE/.healthcards-site.lock while it writes; one that finds it held waits (at
+        most 60 s, then stops naming the holder), so no two of them lose each other's changes.
+
         A key that SITE publishes and that is not given again is refused (every card it signed would stop
         verifying) unless --drop-kid names it. The public demo key is refused unless --issuer is an example
         host (example.org, example.com, example.net, localhost, *.example).
@@ -28,7 +34,8 @@ enum SiteCommand {
         Arguments:
           KEY              PEM key file (private or public), DER SPKI public key (pkcs11-tool's output),
                            .json public JWK, or PKCS#11 URI
-                           (pkcs11:token=...;object=...;type=private|public?module-path=...&pin-source=file:...)
+                           (pkcs11:token=...;object=...;type=private|public?module-path=...&pin-source=file:...);
+                           refused when its point is not on P-256
         Options:
           --out SITE       the site folder (created if missing)
           --x5c CHAIN.pem  an X.509 chain (PEM, leaf first) certifying one of the keys; refused when its
@@ -71,9 +78,10 @@ enum SiteCommand {
         if parsed.has("crl") && parsed.has("no-crl") { throw HealthCardError(.usage, "give --crl or --no-crl, not both") }
         var pathPrefix = ""
         let site = IssuerSite(root: out)
+        try IssuerSite.refuseSiteHoldingHealthData(out)
+        let loaded = try KeyArguments.entries(keys: parsed.positionals, chains: parsed.values("x5c"))
         // Without --issuer, a site laid out before with one keeps it (and its _headers path).
         let issuer = try parsed.value("issuer") ?? site.readRecord()?.issuer
-        let loaded = try KeyArguments.entries(keys: parsed.positionals, chains: parsed.values("x5c"))
         if let issuer {
             try Payload.validateIssuer(issuer)
             let afterScheme = issuer.dropFirst("https://".count)
@@ -83,6 +91,10 @@ enum SiteCommand {
             }
         }
         try DemoKey.check(kids: loaded.entries.map(\.kid), issuer: issuer, command: "site")
+        // Everything below reads the site (key set, CRLs) under its lock: a `revoke` running now cannot bump a
+        // CRL between the read and the key set written from it.
+        let lock = try SiteLock.take(site: out, waiting: { printError($0) })
+        defer { withExtendedLifetime(lock) {} }
         let reports = parsed.values("report")
         for warning in try KeyRetirement.check(
             previous: try IssuerSite.publishedKids(keySetAt: site.keySetPath), next: loaded.entries.map(\.kid),
@@ -111,14 +123,17 @@ enum SiteCommand {
 enum RevokeCommand {
     static let help = """
         Usage: healthcards revoke --site SITE --key KEY --rid-secret FILE --id PATIENT_ID... --report REPORT...
-                                  [--before SECONDS] [--force]
+                                  [--before SECONDS [--narrow]] [--force]
                healthcards revoke --site SITE --key KEY --rid RID... --report REPORT... [--before SECONDS] [--force]
                healthcards revoke --site SITE --link LINK... [--force]
 
         Revokes the cards of a patient signed by KEY: adds their rid (the one `issue --rid-secret` put in
         vc.rid) to SITE/.well-known/crl/<kid>.json, increments its ctr, and sets the same crlVersion on
         that key in SITE/.well-known/jwks.json. The CRL is written first, then the key set, each
-        atomically. Revoking what is already revoked changes nothing. A list never shrinks.
+        atomically, and read back: a rid is reported revoked only when the list written holds it. Revoking
+        what is already revoked changes nothing. A list never shrinks. Runs at the same time take turns:
+        each holds the site's lock (SITE/.healthcards-site.lock) while it reads and writes the list, and
+        waits (at most 60 s) while another command writes the site.
 
         Checked first, against the reports of the runs that issued the cards (--report): each id must
         have a card signed by KEY, and the rid derived now must be the rid the report recorded (a wrong
@@ -126,8 +141,12 @@ enum RevokeCommand {
         Ids are normalized as `issue` reads them (surrounding spaces dropped).
 
         --link withdraws a SMART Health Link instead (or as well): its encrypted file is deleted from SITE, so
-        once the site is deployed the link opens nothing. The card itself stays valid (a copy already fetched
-        still verifies); revoke its rid as above when the card must stop verifying everywhere. See docs/shl.md.
+        once the site is deployed the link opens nothing. Given the link's file (OUT/shl/<id>.txt), the
+        withdrawal is remembered beside it (OUT/shl/<id>.withdrawn): later `issue --shl` and `shl` runs make
+        that person no new link unless --shl-renew ID (shl --renew ID) names them. A link text whose output
+        folder records another site folder (OUT/shl/.healthcards-links.json) is refused. The card itself
+        stays valid (a copy already fetched still verifies); revoke its rid as above when the card must stop
+        verifying everywhere. See docs/shl.md.
 
         Options:
           --site SITE         the site folder made by `healthcards site` (its jwks.json must list KEY)
@@ -143,17 +162,23 @@ enum RevokeCommand {
           --force             revoke ids or rids the reports do not show (or without any --report)
           --before SECONDS    revoke only cards issued before this time (nbf < SECONDS, integer seconds since
                               1970, at most a day from now): the CRL entry becomes <rid>.<SECONDS>. Without
-                              it, every card with the rid.
+                              it, every card with the rid, including any issued later: give --before when
+                              the person will get a corrected card (now, or just after the bad card's nbf)
+          --narrow            with --before: replace an entry that revokes more of the rid's cards (a plain
+                              <rid>, or a later timestamp) by <rid>.<SECONDS>, so a corrected card issued
+                              from SECONDS on verifies; cards issued before SECONDS stay revoked. The one way
+                              a list shrinks: cards issued between SECONDS and the old entry's end verify again
           -h, --help          show this help
 
-        Output: one line per rid (revoked, widened, already revoked) with the patient id, then the CRL's ctr.
+        Output: one line per rid (revoked, narrowed, already revoked) with the patient id, then the CRL's ctr.
         Exit status: 0 done (or nothing to do); 2 usage or configuration error, a check failed (nothing
         written), or a file could not be written.
         """
 
     static func run(_ args: [String]) throws -> ExitStatus {
         let parsed = try Arguments(
-            args, valued: ["site", "key", "rid-secret", "id", "rid", "before", "report", "link"], flagNames: ["force"],
+            args, valued: ["site", "key", "rid-secret", "id", "rid", "before", "report", "link"],
+            flagNames: ["force", "narrow"],
             command: "revoke")
         if parsed.has("help") {
             print(help)
@@ -164,7 +189,11 @@ enum RevokeCommand {
             guard parsed.positionals.isEmpty else {
                 throw HealthCardError(.usage, "revoke takes no positional arguments, found \(Quote.text(parsed.positionals[0])); use --link LINK")
             }
-            return try withdraw(links, site: try parsed.required("site", command: "revoke"), force: parsed.has("force"))
+            let root = try parsed.required("site", command: "revoke")
+            _ = try PublishedSite(root: root)
+            let lock = try SiteLock.take(site: root, waiting: { printError($0) })
+            defer { withExtendedLifetime(lock) {} }
+            return try withdraw(links, site: root, force: parsed.has("force"))
         }
         guard parsed.positionals.isEmpty else {
             throw HealthCardError(
@@ -196,6 +225,13 @@ enum RevokeCommand {
                         + "correction was issued (now is \(now)), or leave --before out to revoke all their cards")
             }
             before = value
+        }
+        let narrow = parsed.has("narrow")
+        if narrow && before == nil {
+            throw HealthCardError(
+                .usage,
+                "--narrow replaces a rid's entry with one that revokes only the cards issued before --before SECONDS; "
+                    + "give --before (the time after the cards to keep revoked, at most now)")
         }
         for rid in rids where !RID.isValid(rid) {
             throw HealthCardError(.usage, "--rid \(Quote.text(rid)) is not a rid (1 to 24 base64url characters)")
@@ -243,13 +279,26 @@ enum RevokeCommand {
         }
         for reason in unknown { printError("warning: --force: " + reason) }
         if issued == nil { printError("warning: --force without --report: nothing was checked against what was issued") }
-        let result = try site.revoke(requests.map(\.entry), kid: kid)
+        // Under the site's lock, the CRL is read after any other revoke has written it (a missing site is left
+        // for `revoke` to report, not created).
+        let lock = FileIO.isDirectory(site.root) ? try SiteLock.take(site: site.root, waiting: { printError($0) }) : nil
+        defer { withExtendedLifetime(lock) {} }
+        let result = try site.revoke(requests.map(\.entry), kid: kid, narrow: narrow)
         for ((entry, change), request) in zip(result.changes, requests) {
             let who = "patient \(request.patient)"
             switch change {
             case .added: print("revoked \(entry.text) (\(who))")
             case .widened(let old): print("revoked \(entry.text) (\(who); was \(old.text))")
-            case .alreadyRevoked(let by): print("already revoked \(entry.text) (\(who); by \(by.text))")
+            case .narrowed(let old):
+                print("narrowed \(old.text) to \(entry.text) (\(who)): cards issued from \(entry.before ?? 0) on verify again")
+            case .alreadyRevoked(let by):
+                print("already revoked \(entry.text) (\(who); by \(by.text))")
+                if let before = entry.before, by != entry {
+                    printError(
+                        "note: \(by.text) revokes more cards of \(request.patient) than \(entry.text) (also those issued "
+                            + "from \(before) on, so a corrected card would be revoked too); to revoke only the cards "
+                            + "before \(before), run this again with --narrow")
+                }
             }
         }
         let crlPath = site.crlPath(kid: kid)
@@ -264,23 +313,42 @@ enum RevokeCommand {
     /// before the first file is deleted.
     static func withdraw(_ links: [String], site root: String, force: Bool) throws -> ExitStatus {
         let site = try PublishedSite(root: root)
-        var texts: [(text: String, what: String)] = []
+        var texts: [(text: String, what: String, file: String?)] = []
         for (i, link) in links.enumerated() {
             if SHLinkText.looksLikeLink(link) && !FileIO.exists(link) {
-                texts.append((link, "argument \(i + 1)"))
+                texts.append((link, "argument \(i + 1)", nil))
             } else {
                 let bytes = try FileIO.read(link)
                 let text = String(decoding: bytes, as: UTF8.self).filter { !$0.isWhitespace }
-                texts.append((text, link))
+                texts.append((text, link, link))
             }
         }
-        for (text, what) in texts {
+        for (text, what, file) in texts {
             _ = try SHLWithdrawal.withdraw(linkText: text, site: site, force: force, what: what, dryRun: true)
+            // A link text of an output folder whose links were made into another site folder: that folder holds
+            // its file, so this site saying "not here" would be no withdrawal at all.
+            if let file {
+                try SHLSiteRecord.check(
+                    linkFolder: FileIO.parent(of: file), site: site.site.root, what: "nothing was deleted")
+            }
         }
-        for (text, what) in texts {
-            switch try SHLWithdrawal.withdraw(linkText: text, site: site, force: force, what: what) {
-            case .withdrawn(let path): print("withdrew \(what): deleted \(path); deploy the site now")
-            case .alreadyWithdrawn(let path): print("already withdrawn \(what): \(path) is not in the site")
+        for (text, what, file) in texts {
+            let result = try SHLWithdrawal.withdraw(linkText: text, site: site, force: force, what: what)
+            let path: String
+            switch result {
+            case .withdrawn(let deleted):
+                path = deleted
+                print("withdrew \(what): deleted \(deleted); deploy the site now")
+            case .alreadyWithdrawn(let missing):
+                path = missing
+                print("already withdrawn \(what): \(missing) is not in the site")
+            }
+            // Remembered beside the link text, so later runs make the person no new link unless asked.
+            if let file, SHLWithdrawalRecord.path(besideLinkFile: file) != nil {
+                try SHLWithdrawalRecord.record(
+                    besideLinkFile: file, siteFile: String(path.dropFirst(site.site.root.count + 1)))
+                print("recorded the withdrawal in \(SHLWithdrawalRecord.path(besideLinkFile: file) ?? ""): later runs make "
+                    + "no new link for it unless asked (--shl-renew ID)")
             }
         }
         return .ok

@@ -136,9 +136,9 @@ import Testing
         #expect(try IssuerSite(root: site).readRecord() == SiteRecord(issuer: Self.issuer))
         // The rules keep the record from being served.
         let htaccess = try String(contentsOfFile: site + "/.htaccess", encoding: .utf8)
-        #expect(htaccess.contains(#"RedirectMatch 404 (^|/)("#) && htaccess.contains(#"healthcards-site\.json)$"#))
+        #expect(htaccess.contains(#"RedirectMatch 404 (^|/)("#) && htaccess.contains(#"|healthcards-site\.json|"#))
         let nginx = try String(contentsOfFile: site + "/" + HostRules.nginxFileName, encoding: .utf8)
-        #expect(nginx.contains(#"location ~ (^|/)("#) && nginx.contains(#"healthcards-site\.json)$ {"#))
+        #expect(nginx.contains(#"location ~ (^|/)("#) && nginx.contains(#"|healthcards-site\.json|"#))
 
         // verify --jwks SITE: bound to the recorded issuer, said in the key set's report; no "not bound" line.
         let out = dir.appendingPathComponent("out")

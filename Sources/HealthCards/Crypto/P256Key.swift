@@ -60,6 +60,11 @@ public final class P256Key: @unchecked Sendable {
             xb = Array(UnsafeBufferPointer(start: point + 1, count: 32))
             yb = Array(UnsafeBufferPointer(start: point + 33, count: 32))
         }
+        guard Self.isOnCurve(x: xb, y: yb) else {
+            EVP_PKEY_free(pkey)
+            ERR_clear_error()
+            throw HealthCardError(.key, "the public point (x, y) is not on P-256: no one can hold its private key")
+        }
         x = xb
         y = yb
         hasPrivateKey = canSign || EVP_PKEY_get_bn_param(pkey, "priv", &bnD) == 1
@@ -183,6 +188,10 @@ public final class P256Key: @unchecked Sendable {
         }()
         guard let pkey else {
             ERR_clear_error()
+            // A public key is no secret, so it may be copied into a String to find its SPKI body.
+            if isPublic, let der = PEMLabel.body(of: label, in: String(decoding: pem, as: UTF8.self)), isP256SPKI(der) {
+                throw offCurve(source)
+            }
             throw HealthCardError(.key, "\(source) has a '\(label)' block that OpenSSL cannot parse (corrupt or "
                 + "truncated PEM); \(expected)")
         }
@@ -197,13 +206,22 @@ public final class P256Key: @unchecked Sendable {
         return try P256Key(taking: pkey)
     }
 
-    /// Builds a public key from JWK coordinates.
+    /// True when (x, y) is a point on P-256 (not the point at infinity): what every public key must be,
+    /// whatever form it came in (PEM, DER, JWK, a PKCS#11 token).
     /// - Parameters: x, y: 32 bytes each, big-endian.
-    /// - Throws: `HealthCardError(.key)` when the sizes are wrong or the point is not on P-256.
-    public static func publicKey(x: [UInt8], y: [UInt8]) throws -> P256Key {
-        guard x.count == 32, y.count == 32 else {
-            throw HealthCardError(.key, "JWK x and y must be 32 bytes each, found \(x.count) and \(y.count)")
-        }
+    public static func isOnCurve(x: [UInt8], y: [UInt8]) -> Bool {
+        guard x.count == 32, y.count == 32, let pkey = try? fromPoint(x: x, y: y) else { return false }
+        defer { EVP_PKEY_free(pkey) }
+        guard let check = EVP_PKEY_CTX_new_from_pkey(nil, pkey, nil) else { return false }
+        defer { EVP_PKEY_CTX_free(check) }
+        let valid = EVP_PKEY_public_check(check) == 1
+        ERR_clear_error()
+        return valid
+    }
+
+    /// An `EVP_PKEY` (owned by the caller) for the uncompressed point 04‖x‖y on P-256.
+    /// - Throws: `HealthCardError(.key)` when OpenSSL refuses the point, `.crypto` on other failures.
+    private static func fromPoint(x: [UInt8], y: [UInt8]) throws -> OpaquePointer {
         let point: [UInt8] = [0x04] + x + y
         guard let builder = OSSL_PARAM_BLD_new() else { throw cryptoError("parameter builder") }
         defer { OSSL_PARAM_BLD_free(builder) }
@@ -229,6 +247,17 @@ public final class P256Key: @unchecked Sendable {
             ERR_clear_error()
             throw HealthCardError(.key, "JWK x/y is not a point on P-256")
         }
+        return pkey
+    }
+
+    /// Builds a public key from JWK coordinates.
+    /// - Parameters: x, y: 32 bytes each, big-endian.
+    /// - Throws: `HealthCardError(.key)` when the sizes are wrong or the point is not on P-256.
+    public static func publicKey(x: [UInt8], y: [UInt8]) throws -> P256Key {
+        guard x.count == 32, y.count == 32 else {
+            throw HealthCardError(.key, "JWK x and y must be 32 bytes each, found \(x.count) and \(y.count)")
+        }
+        let pkey = try fromPoint(x: x, y: y)
         guard let check = EVP_PKEY_CTX_new_from_pkey(nil, pkey, nil) else {
             EVP_PKEY_free(pkey)
             throw cryptoError("EC context")
@@ -322,5 +351,22 @@ enum PEMLabel {
             }
         }
         return labels
+    }
+
+    /// The bytes of the first `-----BEGIN <label>-----` block (its base64 lines decoded), or nil.
+    static func body(of label: String, in text: String) -> [UInt8]? {
+        var inside = false
+        var base64 = ""
+        for line in text.unicodeScalars.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).map(String.init) {
+            let trimmed = line.trimmingCharacters(in: " \t")
+            if trimmed == "-----BEGIN \(label)-----" {
+                inside = true
+            } else if trimmed == "-----END \(label)-----" {
+                return inside ? Base64URL.decodeStandard(base64) : nil
+            } else if inside {
+                base64 += trimmed
+            }
+        }
+        return nil
     }
 }

@@ -3,7 +3,10 @@
 /// - `Bundle.id`, `Bundle.meta`, `Bundle.text` removed;
 /// - every `entry.fullUrl` becomes `resource:N` (N the 0-based entry index); other entry members
 ///   (`search`, `request`, `response`) are dropped, since a `collection` Bundle has no use for them;
-/// - in each resource: root `id` and `text` removed; a `meta` of FHIR Meta elements is removed unless
+/// - in each resource: root `id` and `text` removed; `Patient.identifier` removed (0..0 in the IG's
+///   data-minimization and US Patient profiles: it would show the issuer's record numbers to every verifier;
+///   `vc.rid` is derived from it before minimization, `PatientIdentity.ofBundle`); a `meta` of FHIR Meta
+///   elements is removed unless
 ///   it holds `security`, in which case only `meta.security` stays (the identity-assurance label). A
 ///   `meta` that is not a FHIR Meta (a string, an unknown member) is left as it is, for the validator
 ///   to refuse: it is not data to drop silently;
@@ -35,8 +38,12 @@ public enum BundleMinimizer {
         public static let codingDisplay = Steps(rawValue: 1 << 4)
         /// Rewrite `Reference.reference` to `resource:N`.
         public static let references = Steps(rawValue: 1 << 5)
+        /// Remove `Patient.identifier` (SHC IG `shc-patient-general-dm`, `shc-patient-us-*`: 0..0).
+        public static let patientIdentifier = Steps(rawValue: 1 << 6)
         /// Every step: what a card gets.
-        public static let all: Steps = [.resourceID, .narrative, .meta, .codeableConceptText, .codingDisplay, .references]
+        public static let all: Steps = [
+            .resourceID, .narrative, .meta, .codeableConceptText, .codingDisplay, .references, .patientIdentifier,
+        ]
     }
 
     /// Minimizes `bundle`.
@@ -123,6 +130,9 @@ public enum BundleMinimizer {
         var out = resource
         if steps.contains(.resourceID) { out.removeValue(forKey: "id") }
         if steps.contains(.narrative) { out.removeValue(forKey: "text") }
+        if steps.contains(.patientIdentifier), out["resourceType"]?.stringValue == "Patient" {
+            out.removeValue(forKey: "identifier")
+        }
         if steps.contains(.meta), let meta = out["meta"]?.objectValue, meta.keys.allSatisfy(metaElements.contains) {
             if let security = meta["security"], security.arrayValue?.isEmpty == false {
                 out["meta"] = .object(["security": security])

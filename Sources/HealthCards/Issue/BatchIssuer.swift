@@ -52,12 +52,19 @@ public final class BatchIssuer {
     public var patientIDSystem: String?
     /// The SMART Health Link stage (`issue --shl`): every card also gets a link; nil for none.
     public var links: SHLStage?
+    /// The revocation list the site publishes for the signing key (`issue --site`): a record whose rid it
+    /// revokes for this run's `nbf` is rejected before signing; nil when there is none to check.
+    public var revocations: SiteRevocations?
+    /// The issuer's site folder (`issue --site`), for the commands the report's messages suggest; nil for none.
+    public var siteRoot: String?
     /// Printed cards: `pdf/<id>.pdf` and/or one combined PDF (nil: none).
     public var pdf: PDFOptions?
     /// Pages written to the combined PDF by the last run (`pdf.combinedPath`).
     public private(set) var combinedPages = 0
     /// Called on the calling thread after each record with (records done, records in the input).
     public var progress: ((Int, Int) -> Void)?
+    /// Called with a sentence for the operator while the run waits (for the site's lock, `SiteLock`).
+    public var notice: ((String) -> Void)?
     /// Called once for each input file that cannot be used at all (not UTF-8, broken quoting, a missing
     /// column, no rows): its path and why. The file's one report line says the same.
     public var fileRejected: ((String, HealthCardError) -> Void)?
@@ -97,8 +104,9 @@ public final class BatchIssuer {
     ///   done so far is written if it can be, and files already written stay whole.
     ///   `HealthCardError(.input)` when a CSV file changes while the run reads it back to compare the
     ///   patient ids found in several files (nothing is issued then). `HealthCardError(.usage)`, with
-    ///   nothing written, when `outDir` is inside a published site (`IssuerSite.enclosingSite`) or
-    ///   another process is issuing into it (`OutputLock`).
+    ///   nothing written, when `outDir` is inside a published site (`IssuerSite.enclosingSite`),
+    ///   another process is issuing into it (`OutputLock`), or, with links, another command has been writing
+    ///   the site for longer than `SiteLock.defaultWait`.
     public func run(_ inputs: [BatchInput], stop: StopRequest = StopRequest()) throws -> BatchSummary {
         let start = Clock.monotonicSeconds()
         var summary = BatchSummary()
@@ -111,8 +119,11 @@ public final class BatchIssuer {
         for number in 0..<jobs {
             let issuer = try makeIssuer()
             if number == 0 { makeQR = issuer.settings.makeQR }
-            workers.append(Handoff(try BatchWorker(issuer: issuer, outDir: outDir, force: force, access: access,
-                                                   patientIDSystem: patientIDSystem, pdf: pdf, links: links)))
+            let worker = try BatchWorker(issuer: issuer, outDir: outDir, force: force, access: access,
+                                         patientIDSystem: patientIDSystem, pdf: pdf, links: links)
+            worker.revocations = revocations
+            worker.siteRoot = siteRoot
+            workers.append(Handoff(worker))
         }
         try ReportWriter.checkTarget("\(outDir)/report.ndjson")
         try FileIO.checkWritableFolder(outDir, mode: access.folderMode)
@@ -120,6 +131,9 @@ public final class BatchIssuer {
         if makeQR { try FileIO.checkWritableFolder("\(outDir)/qr", mode: access.folderMode) }
         let lock = try OutputLock(folder: outDir, mode: access.fileMode)
         defer { withExtendedLifetime(lock) {} }
+        // With links, the site too (after OUT, as `healthcards shl` does): a `revoke --link` waits for the run.
+        let siteLock = try links.map { try SiteLock.take(site: $0.destination.site.site.root, waiting: notice) }
+        defer { withExtendedLifetime(siteLock) {} }
         // After the lock: a run refused because another holds OUT makes no link folder.
         try links?.prepare()
         for folder in [outDir, "\(outDir)/cards", "\(outDir)/qr"] {
@@ -190,6 +204,8 @@ public final class BatchIssuer {
                 summary.ridCollisions += 1
             }
             if let kid = outcome.replacedKid { summary.reissuedForKid[kid, default: 0] += 1 }
+            if line.replaced == .recordChanged { summary.replacedRecordChanged += 1 }
+            summary.staleOutputs += outcome.staleOutputs
             if let printed = outcome.printed, let combined {
                 do { try combined.append(printed) } catch let error as HealthCardError {
                     if failure == nil { failure = error }
@@ -317,6 +333,42 @@ public final class StopRequest: Sendable {
 
     /// The signal that asked to stop, 0 while none has.
     public var signal: Int32 { received.load(ordering: .relaxed) }
+}
+
+/// The revocation list of the signing key in the issuer's site, as `issue --site` reads it before a run.
+public struct SiteRevocations: Sendable {
+    /// The list.
+    public var crl: CRL
+    /// Its file, `SITE/.well-known/crl/<kid>.json`, for messages.
+    public var path: String
+    /// The site folder, for the `revoke` command a message suggests.
+    public var site: String
+
+    public init(crl: CRL, path: String, site: String) {
+        self.crl = crl
+        self.path = path
+        self.site = site
+    }
+
+    /// Why a card with `rid` (derived from `ridFrom`) and `nbf` must not be signed, or nil when the list does
+    /// not revoke it. The message quotes the entry and says how the person gets a valid card.
+    /// - Parameter now: seconds since 1970, for the times the message suggests.
+    public func refusal(rid: String, ridFrom: String, nbf: Int64, now: Int64 = Clock.nowSeconds()) -> String? {
+        guard let entry = crl.entry(revoking: rid, nbf: nbf) else { return nil }
+        let revoke =
+            "`healthcards revoke --site \(site) --key KEY --rid-secret FILE --report REPORT --id '\(ridFrom)' "
+        guard let before = entry.before else {
+            return "REVOKED: vc.rid \(rid) (of id '\(ridFrom)') is revoked by the entry '\(entry.text)' in \(path), which "
+                + "revokes every card of this person signed by key \(crl.kid), those issued from now on included: every "
+                + "verifier that checks the list would reject this card, so it was not signed. To give the person a "
+                + "corrected card, revoke only the cards issued before it: \(revoke)--before \(now) --narrow` (or a "
+                + "time just after the bad card's nbf), then run this again"
+        }
+        let when = before > now ? "run this again from then on" : "leave --nbf out (or give one at or after \(before))"
+        return "REVOKED: vc.rid \(rid) (of id '\(ridFrom)') is revoked for cards issued before \(before) "
+            + "(\(Clock.describe(before))) by the entry '\(entry.text)' in \(path), and this card's nbf \(nbf) is before "
+            + "that: every verifier that checks the list would reject it, so it was not signed. To issue it, \(when)"
+    }
 }
 
 /// Output names seen in a run, to reject a second record with the same patient id.

@@ -6,18 +6,21 @@ extension BatchWorker {
     /// - Parameters:
     ///   - card: the `.smart-health-card` file's bytes, as written (or found) in `cards/`.
     /// - Returns: what the stage did: the link, its files for the report (`shl/<name>.txt`, `shl/<name>.png`:
-    ///   by name only, never the link text) and its warnings; nil without `--shl`.
+    ///   by name only, never the link text) and its warnings; nil without `--shl`, or when no link was made
+    ///   (withdrawn, or a link text that must not be overwritten: `notes` says why, for the report).
     /// - Throws: `HealthCardError(.io)` when a link file cannot be written (the run stops, as for a card file).
-    func link(card: [UInt8], name: String, bundle: JSONValue) throws -> SHLStage.Outcome? {
+    func link(card: [UInt8], name: String, bundle: JSONValue, notes: inout [HealthCardError]) throws -> SHLStage.Outcome? {
         guard let links else { return nil }
-        return try links.link(card: card, name: name, bundle: bundle)
+        return try links.link(card: card, name: name, bundle: bundle, notes: &notes)
     }
 
     /// For a record now rejected whose card from an earlier run has a SMART Health Link in `shl/`: the link
     /// still opens that card, so say how to withdraw it. Nil when there is no such link.
     func earlierLinkWarning(id: String, at source: String) -> HealthCardError? {
         let linkFile = "shl/\(OutputNames.safe(id)).txt"
-        guard FileIO.exists("\(outDir)/\(linkFile)") else { return nil }
+        guard FileIO.exists("\(outDir)/\(linkFile)"),
+            !SHLWithdrawalRecord.isWithdrawn(outDir: outDir, name: OutputNames.safe(id))
+        else { return nil }
         return HealthCardError(
             .link,
             "\(linkFile) is the SMART Health Link of that earlier card and still opens it; withdraw it with "

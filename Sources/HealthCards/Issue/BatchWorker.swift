@@ -19,6 +19,8 @@ struct BatchOutcome: Sendable {
     var replacedKid: String?
     /// The card's printed pages, for the run's combined PDF (`--pdf-combined`).
     var printed: PrintedCard?
+    /// Printed cards and links beside the card that still hold the card it replaced (each warned in the line).
+    var staleOutputs = 0
 }
 
 /// Who a rid in a run belongs to (see `RIDRegister`).
@@ -44,6 +46,10 @@ final class BatchWorker {
     var links: SHLStage?
     /// The PDF stage (`--pdf`, `--pdf-combined`); nil when nothing is printed.
     var pdf: PDFStage?
+    /// The site's revocation list for this key (`issue --site`), or nil.
+    var revocations: SiteRevocations?
+    /// The issuer's site folder (`--site`), for the commands messages suggest, or nil.
+    var siteRoot: String?
 
     /// - Parameter pdf: what to print; the worker makes its own `PDFStage` (font map, Cairo) from it.
     /// - Throws: `HealthCardError(.pdf)` when the PDF stage cannot start.
@@ -76,10 +82,11 @@ final class BatchWorker {
     private func process(_ job: BatchJob) -> BatchOutcome {
         // Every input reaches the issuer the same way: as a record with a checked Bundle.
         let record: CheckedRecord
-        var fromBundle = false
+        // Bundle input: the Bundle as read, whose Patient.identifier the rid comes from (minimization drops it).
+        var asRead: JSONValue?
         switch job {
         case .decided(let line): return BatchOutcome(line: line)
-        case .record(let read): (record, fromBundle) = (read.checked(), true)
+        case .record(let read): (record, asRead) = (read.checked(), read.bundle)
         case .rows(let rows, let template): record = rows.render(template)
         }
         var line = ReportLine(source: record.source, id: record.id, status: .rejected, errors: record.errors,
@@ -87,7 +94,7 @@ final class BatchWorker {
         line.profile = record.checked?.profile
         guard record.errors.isEmpty, let checked = record.checked, let id = record.id else { return BatchOutcome(line: line) }
         let name = OutputNames.safe(id)
-        let identity = ridIdentity(bundle: checked.bundle, id: id, fromBundle: fromBundle)
+        let identity = ridIdentity(id: id, asRead: asRead)
         let payload = issuer.payload(for: checked, patientID: identity?.id)
         if case .none(let reason)? = identity {
             line.warnings.append(HealthCardError(.input, "no vc.rid: \(reason). This card cannot be revoked by itself (only by dropping the whole key)", at: record.source))
@@ -97,6 +104,13 @@ final class BatchWorker {
             line.rid = rid
             line.ridFrom = from
             owner = RIDOwner(rid: rid, ridFrom: from, person: PatientIdentity.fingerprint(ofMinimized: checked.bundle))
+            // A card the site's list already revokes would be turned away at every door: never sign it.
+            if let why = revocations?.refusal(rid: rid, ridFrom: from, nbf: issuer.settings.notBefore) {
+                line.errors = [HealthCardError(.validation, why, at: record.source)]
+                line.kid = issuer.kid
+                line.revokedOnRecord = true
+                return BatchOutcome(line: line)
+            }
         }
         let cardFile = "cards/\(name).smart-health-card"
         do {
@@ -112,6 +126,7 @@ final class BatchWorker {
                 return BatchOutcome(line: line, identity: owner, printed: printed)
             }
             let replacedKid = force ? nil : signedByAnotherKey(cardFile)
+            let previous = (try? FileIO.read("\(outDir)/\(cardFile)")).flatMap { issuer.replacement(of: $0, by: payload) }
             let card: IssuedCard
             do { card = try issuer.issue(payload) } catch {
                 line.errors = error.errors
@@ -124,14 +139,24 @@ final class BatchWorker {
             for (file, png) in zip(images, card.pngs) {
                 try FileIO.writeAtomically(png, to: "\(outDir)/\(file)", access: access, sync: false)
             }
-            let linked = try link(card: card.fileBytes, name: name, bundle: checked.bundle)
+            var notes: [HealthCardError] = []
+            let linked = try link(card: card.fileBytes, name: name, bundle: checked.bundle, notes: &notes)
+            line.warnings += notes
             let print = try pdf?.run(jws: card.jws, codes: card.qrCodes, name: name, link: try linked?.printable())
             try FileIO.writeAtomically(card.fileBytes, to: "\(outDir)/\(cardFile)", access: access, sync: false)
             line.status = .issued
             line.files = [cardFile] + images + (print?.files ?? []) + (linked?.files ?? [])
             line.warnings += linked?.warnings ?? []
             line.kid = issuer.kid
-            return BatchOutcome(line: line, identity: owner, replacedKid: replacedKid, printed: print?.card)
+            var stale: [HealthCardError] = []
+            if let previous {
+                line.replaced = previous.reason
+                line.warnings.append(replacedWarning(previous, cardFile: cardFile, line: line, source: record.source))
+                stale = staleOutputs(name: name, printed: print != nil, linked: linked != nil || links != nil, source: record.source)
+                line.warnings += stale
+            }
+            return BatchOutcome(
+                line: line, identity: owner, replacedKid: replacedKid, printed: print?.card, staleOutputs: stale.count)
         } catch let error as HealthCardError {
             line.errors = [error]
             return BatchOutcome(line: line, failure: error)
@@ -143,10 +168,12 @@ final class BatchWorker {
 
     /// The id `vc.rid` is derived from, or why there is none; nil when the run has no rid secret.
     /// CSV records: the patient id (already normalized by the reader). Bundle records: the Patient's
-    /// identifier (`PatientIdentity.ofBundle`), never the record's `<file stem>-<n>`.
-    private func ridIdentity(bundle: JSONValue, id: String, fromBundle: Bool) -> PatientIdentity.Outcome? {
+    /// identifier in the Bundle as read (`PatientIdentity.ofBundle`; the card itself does not carry it), never
+    /// the record's `<file stem>-<n>`.
+    private func ridIdentity(id: String, asRead: JSONValue?) -> PatientIdentity.Outcome? {
         guard issuer.settings.ridSecret != nil else { return nil }
-        return fromBundle ? PatientIdentity.ofBundle(bundle, system: patientIDSystem) : .id(PatientIdentity.normalize(id))
+        guard let asRead else { return .id(PatientIdentity.normalize(id)) }
+        return PatientIdentity.ofBundle(asRead, system: patientIDSystem)
     }
 
     /// The kid of the card at `cardFile` when it is a card signed by another key than this run's (a
@@ -158,6 +185,68 @@ final class BatchWorker {
             let kid = header["kid"]?.stringValue, kid != issuer.kid
         else { return nil }
         return kid
+    }
+
+    /// The report's word on a card that replaced a different card of this key: why, and that the old card stays
+    /// valid until it is revoked (with the command, when the card has a rid).
+    private func replacedWarning(
+        _ previous: (reason: ReportLine.Replacement, nbf: Int64?), cardFile: String, line: ReportLine, source: String
+    ) -> HealthCardError {
+        let old = "the card of an earlier run" + (previous.nbf.map { " (nbf \($0))" } ?? "")
+        let why =
+            previous.reason == .recordChanged
+            ? "because its record changed" : "because the run's options changed (iss, exp, vc.type or vc.rid), not the record"
+        let nbf = issuer.settings.notBefore
+        let revoke =
+            line.rid != nil && line.ridFrom != nil
+            ? "revoke it with `healthcards revoke --site \(siteName) --key KEY --rid-secret FILE --report \(outDir)/report.ndjson "
+                + "--id '\(line.ridFrom ?? "")' --before \(nbf)` (the cards issued before this one's nbf \(nbf))"
+            : "it has no vc.rid, so it can be revoked only with its key"
+        return HealthCardError(
+            .input,
+            "\(cardFile) replaced \(old) \(why). The old card stays valid (anyone holding it can still show it) unless "
+                + "revoked: \(revoke)", at: source)
+    }
+
+    /// Warnings for the outputs beside a replaced card that this run did not rewrite and that still hold the old
+    /// card: `pdf/<name>.pdf` (no `--pdf` this run) and the link `shl/<name>.txt` (no `--shl`), whose file in the
+    /// site is the old card encrypted.
+    private func staleOutputs(name: String, printed: Bool, linked: Bool, source: String) -> [HealthCardError] {
+        var warnings: [HealthCardError] = []
+        let pdfFile = "pdf/\(name).pdf"
+        if !printed || pdf?.options.perCard != true, FileIO.exists("\(outDir)/\(pdfFile)") {
+            warnings.append(
+                HealthCardError(
+                    .input,
+                    "\(pdfFile) still shows the replaced card; print it again: `healthcards print --out \(outDir)/pdf "
+                        + "\(outDir)/cards/\(name).smart-health-card` (add --jwks SITE, and the print options of the first run)",
+                    at: source))
+        }
+        let linkFile = "shl/\(name).txt"
+        if !linked, FileIO.exists("\(outDir)/\(linkFile)"), !SHLWithdrawalRecord.isWithdrawn(outDir: outDir, name: name) {
+            let text = String(decoding: (try? FileIO.read("\(outDir)/\(linkFile)")) ?? [], as: UTF8.self)
+            let base = (try? SHLinkText.parse(text.trimmingCharacters(in: "\r\n"))).map { FileIO.parent(of: $0.url) } ?? "BASE_URL"
+            warnings.append(
+                HealthCardError(
+                    .link,
+                    "\(linkFile) is the SMART Health Link of the replaced card: its file in the site still holds that card. "
+                        + "Encrypt the new card under the same link (same key and URL, so the link handed out opens it): "
+                        + "`healthcards shl --base-url \(base) --site \(siteName) \(outDir)/cards/\(name).smart-health-card`, then "
+                        + "deploy the site (or withdraw the link: `healthcards revoke --site \(siteName) --link \(outDir)/\(linkFile)`)",
+                    at: source))
+        }
+        return warnings
+    }
+
+    /// The site folder of the run (`--site`) for the commands messages suggest, or `SITE`.
+    private var siteName: String { siteRoot ?? "SITE" }
+
+    /// The `nbf` of a card's JWS (whole seconds), or nil when it cannot be read.
+    static func notBefore(of jws: JWS) -> Int64? {
+        guard let parts = try? jws.parts(), let payload = try? RawInflate.inflate(parts.payload),
+            let lexeme = (try? JSONParser.parse(payload))?["nbf"]?.numberLexeme
+        else { return nil }
+        return Int64(lexeme) ?? Double(lexeme).flatMap { $0.isFinite && abs($0) < 1e15 ? Int64($0) : nil }
     }
 
     /// `qr/<name>.png`, or `qr/<name>-<c>.png` per chunk.
@@ -176,6 +265,17 @@ final class BatchWorker {
         guard payload.errors.isEmpty, FileIO.exists(path), let bytes = try? FileIO.read(path, maxBytes: InputBudget.cardFileBytes),
             let jws = issuer.existingCard(bytes, matches: payload)
         else { return nil }
+        // The card there may be one the site's list revokes (issued before a revocation): then it is replaced.
+        if let rid = payload.payload.rid, let list = revocations, let nbf = Self.notBefore(of: jws),
+            let entry = list.crl.entry(revoking: rid, nbf: nbf)
+        {
+            line.warnings.append(
+                HealthCardError(
+                    .validation,
+                    "\(cardFile) (nbf \(nbf)) is revoked by the entry '\(entry.text)' in \(list.path); this run issued a new "
+                        + "card (nbf \(issuer.settings.notBefore)) in its place: hand it out"))
+            return nil
+        }
         guard let images = try? issuer.images(for: jws) else { return nil }
         let files = Self.imageFiles(name: name, count: images.pngs.count)
         for (file, png) in zip(files, images.pngs) {
@@ -183,7 +283,9 @@ final class BatchWorker {
             if (try? FileIO.read(imagePath, maxBytes: InputBudget.imageFileBytes)) != png { try FileIO.writeAtomically(png, to: imagePath, access: access, sync: false) }
         }
         line.warnings += payload.warnings + images.warnings
-        let linked = try link(card: bytes, name: name, bundle: bundle)
+        var notes: [HealthCardError] = []
+        let linked = try link(card: bytes, name: name, bundle: bundle, notes: &notes)
+        line.warnings += notes
         let print = try pdf?.run(
             jws: jws, codes: images.codes, name: name, link: try linked?.printable(),
             keepExisting: !(linked?.textChanged ?? false))

@@ -276,6 +276,23 @@ extension CardIssuer {
     /// runs). This is how a resumed or repeated run knows a record is already issued.
     /// - Returns: the card's JWS when it matches; nil when the file is not such a card (unreadable,
     ///   torn by a crash, another key, another record, other options).
+    /// Why an existing card of this issuer (same key, signature verifies) differs from the card it would make
+    /// now from `card`: its Bundle differs (`recordChanged`: the record was corrected), or only other claims
+    /// do (`optionsChanged`: `iss`, `exp`, `vc.type`, `vc.rid`). Nil when the file is not such a card (another
+    /// key, unreadable, torn) or is the same card. Also returns the old card's `nbf`.
+    public func replacement(of fileBytes: [UInt8], by card: CardPayload) -> (reason: ReportLine.Replacement, nbf: Int64?)? {
+        guard let file = try? JSONParser.parse(fileBytes), let list = file["verifiableCredential"]?.arrayValue,
+            list.count == 1, let compact = list[0].stringValue,
+            let parts = try? JWS(compact: compact).parts(), parts.header == JWS.headerBytes(kid: kid),
+            let inflated = try? RawInflate.inflate(parts.payload),
+            ES256.verify(signature: parts.signature, message: parts.signingInput, key: publicKey),
+            !Self.equalIgnoringNotBefore(inflated, card.bytes), let old = try? JSONParser.parse(inflated)
+        else { return nil }
+        let nbf = old["nbf"]?.numberLexeme.flatMap { Int64($0) }
+        let oldBundle = old["vc"]?["credentialSubject"]?["fhirBundle"]
+        return (oldBundle == card.payload.fhirBundle ? .optionsChanged : .recordChanged, nbf)
+    }
+
     public func existingCard(_ fileBytes: [UInt8], matches card: CardPayload) -> JWS? {
         let payloadBytes = card.bytes
         guard let file = try? JSONParser.parse(fileBytes), let list = file["verifiableCredential"]?.arrayValue,

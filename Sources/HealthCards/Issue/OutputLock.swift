@@ -25,48 +25,85 @@ public final class OutputLock {
     ///   - mode: permission bits of the lock file when it is created.
     /// - Throws: `HealthCardError(.usage)` when another process holds the lock (its pid and command
     ///   line are named), `.io` when the lock file cannot be opened.
-    public init(folder: String, mode: mode_t) throws {
-        path = folder + "/" + Self.fileName
-        fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, mode)
-        guard fd >= 0 else {
-            throw HealthCardError(.io, "cannot open the lock file \(path): \(String(cString: strerror(errno)))")
-        }
-        _ = fchmod(fd, mode)  // whatever the umask (fails harmlessly on another user's lock file)
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            if errno == EINTR { continue }
-            let reason = errno
-            let holder = Self.holder(fd)
-            close(fd)
-            guard reason == EWOULDBLOCK else {
-                throw HealthCardError(.io, "cannot lock \(path): \(String(cString: strerror(reason)))")
-            }
-            throw HealthCardError(
+    public convenience init(folder: String, mode: mode_t) throws {
+        try self.init(folder: folder, fileName: Self.fileName, mode: mode, waitSeconds: 0, waiting: nil) { holder in
+            HealthCardError(
                 .usage,
                 "another \(holder.command) (\(holder.description)) is writing into \(folder) right now; two runs into "
                     + "one output folder would race for the same files. Wait for it to finish (then run again: cards "
                     + "and links already made are kept), or choose another --out. Nothing was written")
         }
-        var text = Array("\(getpid())\n".utf8)
-        _ = ftruncate(fd, 0)
-        _ = text.withUnsafeMutableBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+    }
+
+    /// Who holds a lock: "`healthcards shl`" (or "healthcards run" when unknown) and "pid 1234: healthcards …".
+    public struct Holder: Sendable {
+        public var command: String
+        public var description: String
+    }
+
+    /// Takes the lock on `folder/fileName`, waiting at most `waitSeconds` for another process to release it.
+    /// - Parameters:
+    ///   - waiting: called once, with the holder, when the call has waited a second for the lock.
+    ///   - refusal: the error thrown when the lock is still busy after the wait.
+    /// - Throws: `refusal(holder)`, or `HealthCardError(.io)` when the lock file cannot be opened or locked.
+    init(
+        folder: String, fileName: String, mode: mode_t, waitSeconds: Double, waiting: ((Holder) -> Void)?,
+        refusal: (Holder) -> HealthCardError
+    ) throws {
+        path = folder + "/" + fileName
+        var fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, mode)
+        // A lock file another user made (a site the web team shares) cannot be opened for writing, but flock
+        // works on a read-only descriptor too; only the pid is not recorded then.
+        let writable = fd >= 0
+        if fd < 0 && errno == EACCES { fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
+        guard fd >= 0 else {
+            throw HealthCardError(.io, "cannot open the lock file \(path): \(String(cString: strerror(errno)))")
+        }
+        self.fd = fd
+        if writable { _ = fchmod(fd, mode) }  // whatever the umask (fails harmlessly on another user's lock file)
+        let start = Clock.monotonicSeconds()
+        let deadline = start + waitSeconds
+        var announced = false
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            if errno == EINTR { continue }
+            let reason = errno
+            // No close(fd) before these throws: every stored property is set, so `deinit` runs and closes it
+            // (closing here too would close a descriptor number another thread may have opened since).
+            guard reason == EWOULDBLOCK else {
+                throw HealthCardError(.io, "cannot lock \(path): \(String(cString: strerror(reason)))")
+            }
+            if Clock.monotonicSeconds() >= deadline { throw refusal(Self.holder(fd)) }
+            if !announced && Clock.monotonicSeconds() >= start + 1 {
+                announced = true
+                waiting?(Self.holder(fd))
+            }
+            usleep(20_000)
+        }
+        if writable {
+            let text = Array("\(getpid())\n".utf8)
+            _ = ftruncate(fd, 0)
+            _ = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        }
     }
 
     deinit { close(fd) }
 
     /// The holder's command ("`healthcards shl`", from its second word; "healthcards run" when unknown) and
     /// "pid 1234: healthcards issue --issuer …", from the lock file and `/proc/<pid>/cmdline`.
-    private static func holder(_ fd: Int32) -> (command: String, description: String) {
+    private static func holder(_ fd: Int32) -> Holder {
         var buffer = [UInt8](repeating: 0, count: 32)
         let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
         let text = n > 0 ? String(decoding: buffer.prefix(n), as: UTF8.self).trimmingCharacters(in: " \n") : ""
         let unknown = "healthcards run"
-        guard let pid = Int32(text), pid > 0 else { return (unknown, "pid unknown: it has not written it yet") }
+        guard let pid = Int32(text), pid > 0 else {
+            return Holder(command: unknown, description: "pid unknown: it has not written it yet")
+        }
         guard let command = try? FileIO.read("/proc/\(pid)/cmdline"), !command.isEmpty else {
-            return (unknown, "pid \(pid)")
+            return Holder(command: unknown, description: "pid \(pid)")
         }
         let all = command.split(separator: 0)
         let words = all.prefix(4).map { String(decoding: $0, as: UTF8.self) }
         let subcommand = words.count > 1 && words[1].allSatisfy { $0.isLetter } ? "`healthcards \(words[1])`" : unknown
-        return (subcommand, "pid \(pid): \(words.joined(separator: " "))\(all.count > 4 ? " …" : "")")
+        return Holder(command: subcommand, description: "pid \(pid): \(words.joined(separator: " "))\(all.count > 4 ? " …" : "")")
     }
 }

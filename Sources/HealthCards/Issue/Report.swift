@@ -23,6 +23,18 @@ public struct ReportLine: Sendable {
     public var ridFrom: String?
     /// The profile that judged the record's Bundle; nil when no Bundle was made.
     public var profile: BundleProfile?
+    /// Why a card of an earlier run signed by this key was replaced by a different one (nil: it was not).
+    public enum Replacement: String, Sendable {
+        /// The record's Bundle changed (a corrected record).
+        case recordChanged
+        /// Only the other claims changed (`iss`, `exp`, `vc.type`, `vc.rid`).
+        case optionsChanged
+    }
+    /// Why this record's card replaced a different card of this key from an earlier run, or nil.
+    public var replaced: Replacement?
+    /// A rejected record whose rid the site's revocation list already revokes (`issue --site`): its cards of
+    /// earlier runs exist, so the line keeps `kid`, `rid` and `ridFrom`, for `revoke --narrow` to check.
+    public var revokedOnRecord = false
 
     public init(source: String, id: String?, status: Status, errors: [HealthCardError], warnings: [HealthCardError], files: [String]) {
         self.source = source
@@ -35,7 +47,9 @@ public struct ReportLine: Sendable {
 
     /// `{"source":…,"id":…,"status":…,"alreadyIssued":…,"profile":…,"errors":[…],"warnings":[…],"files":[…]}`
     /// with a final newline; `profile` is `vaccination`, `lab`, `generic` or null; an issued record adds
-    /// `"kid"`, and `"rid"` and `"ridFrom"` when its card has a rid.
+    /// `"kid"`, and `"rid"` and `"ridFrom"` when its card has a rid; a record rejected because the site's list
+    /// revokes its rid adds `"revoked":true` with the same three; a card that replaced a different card of this
+    /// key adds `"replaced":"recordChanged"` or `"optionsChanged"`.
     public var ndjson: [UInt8] {
         func issues(_ list: [HealthCardError]) -> JSONValue {
             .array(list.map { error in
@@ -50,7 +64,9 @@ public struct ReportLine: Sendable {
             "errors": issues(errors), "warnings": issues(warnings),
             "files": .array(files.map { .string($0) }),
         ]
-        if status == .issued {
+        if revokedOnRecord { object["revoked"] = .bool(true) }
+        if let replaced { object["replaced"] = .string(replaced.rawValue) }
+        if status == .issued || revokedOnRecord {
             if let kid { object["kid"] = .string(kid) }
             if let rid, let ridFrom {
                 object["rid"] = .string(rid)
@@ -82,6 +98,10 @@ public struct BatchSummary: Sendable, Equatable {
     public var reissuedForKid: [String: Int] = [:]
     /// Records whose rid was already another id's or another person's in this run (`RIDRegister`).
     public var ridCollisions = 0
+    /// Cards of this key from an earlier run replaced because their record changed (`Replacement.recordChanged`).
+    public var replacedRecordChanged = 0
+    /// Printed cards (`pdf/<id>.pdf`) and link files left holding a replaced card (warned in the report).
+    public var staleOutputs = 0
 
     public init() {}
 
@@ -109,6 +129,16 @@ extension BatchSummary {
         for (old, count) in reissuedForKid.sorted(by: { $0.key < $1.key }) {
             line += "; \(count) card\(count == 1 ? " was" : "s were") reissued because key \(old) had signed "
                 + "\(count == 1 ? "it" : "them") and this run signs with key \(kid) (a new key)"
+        }
+        if replacedRecordChanged > 0 {
+            line += "; \(replacedRecordChanged) card\(replacedRecordChanged == 1 ? " was" : "s were") replaced because "
+                + "\(replacedRecordChanged == 1 ? "its record" : "their records") changed: the old "
+                + "card\(replacedRecordChanged == 1 ? " stays" : "s stay") valid unless revoked with `revoke --before` "
+                + "(the report's warnings give the command)"
+        }
+        if staleOutputs > 0 {
+            line += "; \(staleOutputs) printed card\(staleOutputs == 1 ? "" : "s") or link\(staleOutputs == 1 ? "" : "s") "
+                + "still \(staleOutputs == 1 ? "holds" : "hold") a replaced card (see the report's warnings)"
         }
         if ridCollisions > 0 {
             line += "; \(ridCollisions) record\(ridCollisions == 1 ? " shares its" : "s share their") vc.rid with "

@@ -118,9 +118,10 @@ public struct JWKS: Equatable, Sendable {
 
 extension JWKS {
     /// The public keys of a `.json` file holding one JWK or a JWK Set, for republishing.
-    /// - Throws: `HealthCardError(.key)` when the file is not JSON, holds no EC P-256 key, or any key
+    /// - Throws: `HealthCardError(.key)` when the file is not JSON, holds no EC P-256 key, any key
     ///   carries a private member (`d`, …): a JWK Set publishes public keys only, so nothing is taken
-    ///   from such a file. The message names the members, never their values.
+    ///   from such a file (the message names the members, never their values), or any key's x/y is not a
+    ///   point on P-256 (no one can hold its private key, so it verifies nothing).
     public static func publicKeys(jsonFile bytes: [UInt8], source: String) throws -> [JWK] {
         let json: JSONValue
         do { json = try JSONParser.parse(bytes) } catch {
@@ -135,6 +136,13 @@ extension JWKS {
         guard !keys.isEmpty else {
             throw HealthCardError(
                 .key, "\(source) holds no EC P-256 key; expected a JWK or a JWK Set with kty EC, crv P-256")
+        }
+        for (i, key) in keys.enumerated() where !P256Key.isOnCurve(x: key.x, y: key.y) {
+            throw HealthCardError(
+                .key,
+                "\(source)\(keys.count > 1 ? " key \(i + 1)" : ""): x/y is not a point on P-256, so it is no one's public key "
+                    + "(a corrupted or made-up JWK) and verifies no card; it will not be published. Take the public key "
+                    + "from the key file or token itself (`healthcards jwks KEY`)")
         }
         return keys
     }

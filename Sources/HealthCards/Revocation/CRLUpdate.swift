@@ -8,6 +8,9 @@ extension CRL {
         /// An existing entry already revokes every card this one would (same or later timestamp, or
         /// no timestamp); nothing changed.
         case alreadyRevoked(by: Entry)
+        /// The rid was listed for more cards (no timestamp, or a later one); on request (`narrow`) this entry
+        /// replaced it, so cards with `nbf` from this entry's timestamp on are no longer revoked.
+        case narrowed(from: Entry)
     }
 
     /// True when `entry` revokes every card that `other` revokes (same rid; no timestamp, or a
@@ -23,7 +26,19 @@ extension CRL {
     /// per rid: an entry that already covers it leaves the list as it is, a narrower one is replaced
     /// in place. A list never shrinks: verifiers may already act on what it says. `ctr` is not changed
     /// here (`IssuerSite.revoke` increments it once per update).
-    public mutating func add(_ entry: Entry) -> Change {
+    ///
+    /// With `narrow` (and a timestamp on `entry`), an entry for the rid that revokes more cards is replaced by
+    /// `entry` instead: the one way a list shrinks, asked for by name, so that a corrected card issued after
+    /// the timestamp verifies while the cards before it stay revoked.
+    public mutating func add(_ entry: Entry, narrow: Bool = false) -> Change {
+        if narrow, entry.before != nil, let index = entries.firstIndex(where: { $0.rid == entry.rid && $0 != entry }),
+            CRL.covers(entries[index], entry)
+        {
+            let old = entries[index]
+            entries[index] = entry
+            entries.removeAll { $0.rid == entry.rid && $0 != entry }
+            return .narrowed(from: old)
+        }
         if let existing = entries.first(where: { CRL.covers($0, entry) }) { return .alreadyRevoked(by: existing) }
         guard let index = entries.firstIndex(where: { $0.rid == entry.rid }) else {
             entries.append(entry)
@@ -61,11 +76,15 @@ extension IssuerSite {
     /// list changed, then sets the key's `crlVersion` in `.well-known/jwks.json` to the same value.
     ///
     /// The CRL is written before the key set, each atomically, so a verifier never sees a
-    /// `crlVersion` whose list is not yet there. Revoking what is already revoked writes nothing,
-    /// except that a key set left behind by an interrupted run is brought up to the CRL's `ctr`.
+    /// `crlVersion` whose list is not yet there, and read back: every entry reported revoked is in the list
+    /// on disk. Revoking what is already revoked writes nothing, except that a key set left behind by an
+    /// interrupted run is brought up to the CRL's `ctr`. Callers hold the site's lock (`SiteLock`), so no
+    /// other command changes the list between the read and the write.
     /// - Throws: `HealthCardError(.usage)` when the site has no `jwks.json` or it does not publish
-    ///   `kid`; `.validation` for a malformed CRL; `.key` for a malformed key set; `.io` on write errors.
-    public func revoke(_ entries: [CRL.Entry], kid: String) throws -> RevocationResult {
+    ///   `kid`; `.validation` for a malformed CRL; `.key` for a malformed key set; `.io` on write errors
+    ///   or when the list read back lacks an entry.
+    /// - Parameter narrow: replace an entry of the same rid that revokes more cards (`CRL.add(_:narrow:)`).
+    public func revoke(_ entries: [CRL.Entry], kid: String, narrow: Bool = false) throws -> RevocationResult {
         guard FileIO.exists(keySetPath) else {
             throw HealthCardError(
                 .usage,
@@ -82,12 +101,20 @@ extension IssuerSite {
             guard RID.isValid(entry.rid) else {
                 throw HealthCardError(.usage, "\(Quote.text(entry.rid)) is not a rid (1 to 24 base64url characters)")
             }
-            changes.append((entry, crl.add(entry)))
+            changes.append((entry, crl.add(entry, narrow: narrow)))
         }
         let changed = changes.contains { if case .alreadyRevoked = $0.change { return false } else { return true } }
         if changed {
             crl.ctr += 1
             try FileIO.writeAtomically(crl.fileBytes, to: crlPath(kid: kid), access: .published)
+            // Read back: an entry is reported revoked only when the list on disk revokes it.
+            let written = try readCRL(kid: kid)
+            for (entry, _) in changes where !(written?.entries.contains { CRL.covers($0, entry) && $0.rid == entry.rid } ?? false) {
+                throw HealthCardError(
+                    .io,
+                    "\(crlPath(kid: kid)) was changed by another program while revoke wrote it: it does not hold "
+                        + "\(entry.text) (ctr \(written.map { String($0.ctr) } ?? "none")). Run the same revoke again")
+            }
         }
         var wroteKeySet = false
         if crl.ctr >= 1, KeySetFile.crlVersions(kid: kid, in: keySet).contains(where: { $0 != crl.ctr }) {

@@ -13,6 +13,9 @@ public struct IssuedCards: Sendable {
         public var kid: String?
         public var rid: String?
         public var ridFrom: String?
+        /// False for a rejected record whose rid the site's list already revoked (`"revoked": true`): its cards
+        /// were issued by earlier runs, whose reports may be gone; it counts for revocation checks only.
+        public var issuedHere = true
     }
 
     /// The report files read.
@@ -20,7 +23,8 @@ public struct IssuedCards: Sendable {
     /// Every issued card they list, in order.
     public private(set) var cards: [Card] = []
 
-    /// Reads report files; lines of rejected records are skipped.
+    /// Reads report files; lines of rejected records are skipped, except those rejected because the site's
+    /// list already revokes their rid (`"revoked": true`, `issuedHere` false).
     /// - Throws: `HealthCardError(.usage)` for a file that cannot be read, or a line that is not a report
     ///   line (naming `file:line`): a wrong file must not pass as "nothing issued".
     public init(reports: [String]) throws {
@@ -43,17 +47,18 @@ public struct IssuedCards: Sendable {
                         "--report \(path) line \(number) is not a line of an issue report (report.ndjson); "
                             + "give the report.ndjson that `healthcards issue` wrote")
                 }
-                guard status == "issued" else { continue }
+                let revoked = json["revoked"] == .bool(true)
+                guard status == "issued" || revoked else { continue }
                 cards.append(
                     Card(
                         place: "\(path):\(number)", id: json["id"]?.stringValue, kid: json["kid"]?.stringValue,
-                        rid: json["rid"]?.stringValue, ridFrom: json["ridFrom"]?.stringValue))
+                        rid: json["rid"]?.stringValue, ridFrom: json["ridFrom"]?.stringValue, issuedHere: !revoked))
             }
         }
     }
 
     /// Number of cards signed by `kid`.
-    public func count(kid: String) -> Int { cards.reduce(0) { $0 + ($1.kid == kid ? 1 : 0) } }
+    public func count(kid: String) -> Int { cards.reduce(0) { $0 + ($1.kid == kid && $1.issuedHere ? 1 : 0) } }
 
     /// Cards whose rid was derived from `ridFrom` (a normalized id).
     public func cards(ridFrom: String) -> [Card] { cards.filter { $0.ridFrom == ridFrom } }

@@ -11,6 +11,9 @@ public struct SHLOptions: Sendable {
     /// Raw-DEFLATE the card before encrypting (`"zip":"DEF"`). Off by default: the card's JWS is already
     /// compressed, and every receiver can read an uncompressed file.
     public var deflate: Bool
+    /// File names (`OutputNames.safe(id)`) whose withdrawn link is replaced by a new one (`--shl-renew ID`); for
+    /// any other name a withdrawn link stays withdrawn and no new link is made.
+    public var renew: Set<String> = []
 
     public init(
         label: SHLLabel = SHLLabel(), exp: Int64? = nil, viewer: String? = nil, makeQR: Bool = true,

@@ -7,7 +7,7 @@
 /// - SMART Health Link files, `shl/<43 base64url characters>` (`SHLDestination`): `Content-Type:
 ///   application/jose`, `Access-Control-Allow-Origin: *` (browser viewers fetch them cross-origin) and
 ///   `Cache-Control: no-store` (a withdrawn link stops working at once, and no cache keeps a copy);
-/// - the files in `deniedFiles` (the rule files themselves, the issuer record): 404 Not Found.
+/// - the files in `deniedFiles` (the rule files themselves, the issuer record, the site lock): 404 Not Found.
 public enum HostRules {
     /// One rules file: its name relative to the site root and its text.
     public struct File: Sendable, Equatable {
@@ -19,10 +19,10 @@ public enum HostRules {
     public static let nginxFileName = "healthcards-nginx.conf"
 
     /// Files `site` writes into the site folder that are not for visitors: the rule files themselves
-    /// (they show how the host is set up) and the toolkit's record of the issuer (`SiteRecord`,
-    /// bookkeeping). nginx and Apache answer 404 for any of these names, at any path. The one list: add a
+    /// (they show how the host is set up), the toolkit's record of the issuer (`SiteRecord`) and the lock
+    /// of the commands that write the site (`SiteLock`): bookkeeping. nginx and Apache answer 404 for any of these names, at any path. The one list: add a
     /// file here and every host's rules deny it.
-    public static let deniedFiles = [nginxFileName, ".htaccess", "_headers", SiteRecord.fileName]
+    public static let deniedFiles = [nginxFileName, ".htaccess", "_headers", SiteRecord.fileName, SiteLock.fileName]
 
     /// `deniedFiles` as a regular expression alternation, dots escaped: `healthcards-nginx\.conf|…`.
     static var deniedPattern: String {
@@ -48,7 +48,7 @@ public enum HostRules {
     static var nginxDenied: String {
         """
 
-        # The rule files and the toolkit's record of the issuer are not for visitors: 404 for them, at any path.
+        # The rule files and the toolkit's bookkeeping (issuer record, lock) are not for visitors: 404, at any path.
         location ~ (^|/)(\(deniedPattern))$ {
             return 404;
         }
@@ -104,7 +104,7 @@ public enum HostRules {
     static var apacheDenied: String {
         """
 
-        # The rule files and the toolkit's record of the issuer are not for visitors: 404 for them, at any path.
+        # The rule files and the toolkit's bookkeeping (issuer record, lock) are not for visitors: 404, at any path.
         RedirectMatch 404 (^|/)(\(deniedPattern))$
 
         """
@@ -154,7 +154,7 @@ public enum HostRules {
               Content-Type: application/json
 
             # These hosts cannot refuse a file by header rules: leave \(deniedFiles.filter { $0 != "_headers" }.joined(separator: ", "))
-            # (the other hosts' rules and the toolkit's record of the issuer) out of what you deploy.
+            # (the other hosts' rules and the toolkit's bookkeeping) out of what you deploy.
 
             # Card files, where the host's splat matches inside a name; otherwise keep cards in one folder
             # and use e.g. \(p)/cards/*

@@ -23,16 +23,79 @@ extension IssuerSite {
         return nil
     }
 
-    /// Refuses an output folder for health data (cards, QR images, reports, PDFs) inside a published site.
+    /// Refuses an output path for health data (cards, QR images, reports, PDFs, links) or private material
+    /// (keys, secrets) inside a published site: the path itself, or a folder above it, is a site.
+    /// - Parameters:
+    ///   - path: the folder or file the command would write.
+    ///   - option: the option that named it, for the message.
+    ///   - what: what would be written there, for the message ("cards, QR images and reports are health data").
     /// - Throws: `HealthCardError(.usage)` naming the site and the marker found.
-    public static func refuseHealthDataInside(_ path: String, option: String = "--out") throws {
+    public static func refuseHealthDataInside(
+        _ path: String, option: String = "--out",
+        what: String = "cards, QR images, PDFs, links and reports are health data"
+    ) throws {
         guard let found = enclosingSite(of: path) else { return }
         throw HealthCardError(
             .usage,
-            "\(option) \(path) is inside the published site \(found.site) (it holds \(found.marker)): cards, QR "
-                + "images and reports are health data, and a web server would hand them to anyone who asks. "
-                + "Choose a folder outside the web root; nothing was written")
+            "\(option) \(path) is inside the published site \(found.site) (it holds \(found.marker)): \(what), and "
+                + "a web server hands out whatever is in the site to anyone who asks. Choose a path outside the web "
+                + "root; nothing was written")
     }
+
+    /// What `issue` (and `print`, `shl`) leave in an output folder: when a folder holds one of these, it holds
+    /// health data. Folders are named with a trailing `/` and the kind of file in them that counts.
+    public static let issueOutputMarkers: [(name: String, fileSuffix: String?)] = [
+        ("report.ndjson", nil), (OutputLock.fileName, nil), ("cards/", ".smart-health-card"), ("pdf/", ".pdf"),
+        ("shl/", ".txt"),
+    ]
+
+    /// The first folder at or below `root` that holds an `issue` output (`issueOutputMarkers`), and the
+    /// marker found there, or nil. Symbolic links are not followed; at most `limit` entries are looked at.
+    public static func heldIssueOutput(under root: String, limit: Int = 200_000) -> (folder: String, marker: String)? {
+        var pending = [root]
+        var seen = 0
+        while let folder = pending.popLast() {
+            let names = FileIO.list(folder)
+            for (name, suffix) in issueOutputMarkers {
+                let path = folder + "/" + name
+                if let suffix {
+                    if isFolder(path), let file = FileIO.list(path).first(where: { $0.hasSuffix(suffix) }) {
+                        return (folder, name + file)
+                    }
+                } else if FileIO.exists(path) {
+                    return (folder, name)
+                }
+            }
+            for name in names {
+                seen += 1
+                if seen > limit { return nil }
+                let path = folder + "/" + name
+                if isFolder(path) { pending.append(path) }
+            }
+        }
+        return nil
+    }
+
+    /// Refuses to lay out a site in a folder that holds health data an `issue` run wrote (`heldIssueOutput`):
+    /// publishing the folder would publish the cards, reports, PDFs and links.
+    /// - Throws: `HealthCardError(.usage)` naming the folder and the file found.
+    public static func refuseSiteHoldingHealthData(_ root: String) throws {
+        guard FileIO.isDirectory(root), let found = heldIssueOutput(under: root) else { return }
+        throw HealthCardError(
+            .usage,
+            "--out \(root) holds the output of an `issue` run (\(found.folder)/\(found.marker)): cards, reports, PDFs and "
+                + "links are health data, and everything in a site folder is published. Lay out the site in a folder of "
+                + "its own (e.g. a new one beside it), or move the issue output out of \(root); nothing was written")
+    }
+
+    /// True for a folder itself (not a link to one).
+    private static func isFolder(_ path: String) -> Bool {
+        var st = stat()
+        return lstat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFDIR
+    }
+
+    /// `path` made absolute (against the working folder), without a trailing `/`; links are not resolved.
+    public static func absolutePath(_ path: String) -> String { absolute(path) }
 
     private static func absolute(_ path: String) -> String {
         var path = path

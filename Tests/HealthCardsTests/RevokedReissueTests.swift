@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+
+@testable import HealthCards
+
+/// `issue --site` never signs a card that the site's revocation list already revokes, says how to reissue, and
+/// `revoke --before --narrow` lets the corrected card through while the old one stays revoked. Through the CLI.
+@Suite struct RevokedReissueTests {
+    @Test func aRevokedPersonGetsNoRevokedCardAndNarrowingLetsTheCorrectionThrough() throws {
+        let f = try RevokeTests.fixture()
+        let rid = try f.rid(of: "P-1001")
+        let cardPath = f.out.path + "/cards/P-1001.smart-health-card"
+        let oldCard = try SiteTestSupport.bytes(cardPath)
+        try f.revoke(["--id", "P-1001"])
+
+        // Reissuing P-1001 (the tester's case: it was signed, reported "issued", and every verifier said REVOKED).
+        let siteArguments = ["--rid-secret", f.secret, "--site", f.site.path]
+        try SiteTestSupport.issueSample(key: f.key, out: f.out, extra: siteArguments + ["--force"], expect: 1)
+        let line = try #require(try TestSupport.report(f.out).first { $0["id"] == "P-1001" })
+        #expect(line["status"] == "rejected" && line["revoked"] == .bool(true))
+        #expect(line["rid"]?.stringValue == rid && line["ridFrom"] == "P-1001")
+        let error = try #require(line["errors"]?[0]?["message"]?.stringValue)
+        #expect(
+            error.hasPrefix("REVOKED: vc.rid \(rid) (of id 'P-1001') is revoked by the entry '\(rid)' in \(f.crlPath)"),
+            "\(error)")
+        #expect(error.contains("--id 'P-1001' --before ") && error.contains(" --narrow`"), "\(error)")
+        #expect(try SiteTestSupport.bytes(cardPath) == oldCard)  // not re-signed
+        // The others were issued.
+        #expect(try TestSupport.report(f.out).filter { $0["status"] == "issued" }.count == 3)
+
+        // --before alone cannot narrow the plain entry: nothing changes, and a note says --narrow.
+        let now = Clock.nowSeconds()
+        let before = now - 5
+        let plain = try f.revoke(["--id", "P-1001", "--before", String(before)])
+        #expect(plain.stdout.hasPrefix("already revoked \(rid).\(before) (patient P-1001; by \(rid))\n"))
+        #expect(plain.stderr.contains("run this again with --narrow"), "\(plain.stderr)")
+        #expect(try f.crl().entries.first { $0.rid == rid } == CRL.Entry(rid: rid))
+        // With --narrow (checked against the report of the refused run, whose line keeps the rid), it becomes rid.T.
+        let narrowed = try f.revoke(["--id", "P-1001", "--before", String(before), "--narrow"])
+        #expect(
+            narrowed.stdout.hasPrefix(
+                "narrowed \(rid) to \(rid).\(before) (patient P-1001): cards issued from \(before) on verify again\n"),
+            "\(narrowed.stdout)")
+        #expect(try f.crl().entries.first { $0.rid == rid } == CRL.Entry(rid: rid, before: before))
+
+        // Now the corrected card is issued in place of the revoked one, and verifies; the old one is still revoked.
+        try SiteTestSupport.issueSample(key: f.key, out: f.out, nbf: String(now), extra: siteArguments)
+        let reissued = try #require(try TestSupport.report(f.out).first { $0["id"] == "P-1001" })
+        #expect(reissued["status"] == "issued" && reissued["alreadyIssued"] == .bool(false))
+        #expect(
+            reissued["warnings"]?[0]?["message"]?.stringValue?.hasPrefix(
+                "cards/P-1001.smart-health-card (nbf 1700000000) is revoked by the entry '\(rid).\(before)'") == true,
+            "\(reissued)")
+        let verify = try SiteTestSupport.cli(["verify", "--jwks", f.site.path, cardPath])
+        #expect(verify.stdout.contains(" 0 error(s)"), "\(verify.stdout)")
+        let old = try TestSupport.write(
+            String(decoding: oldCard, as: UTF8.self), to: "old.smart-health-card", in: f.dir)
+        let verifyOld = try SiteTestSupport.cli(["verify", "--jwks", f.site.path, old], expect: 1)
+        #expect(verifyOld.stdout.contains("REVOKED"), "\(verifyOld.stdout)")
+    }
+
+    /// A list entry with a timestamp still to come revokes a card issued now: refused, saying from when it can be.
+    @Test func aCardBeforeAFutureTimestampIsRefusedUntilThen() throws {
+        let f = try RevokeTests.fixture()
+        let rid = try f.rid(of: "P-1002")
+        let until = Clock.nowSeconds() + 3_600
+        try f.revoke(["--id", "P-1002", "--before", String(until)])
+        try SiteTestSupport.issueSample(
+            key: f.key, out: f.out, nbf: String(Clock.nowSeconds()),
+            extra: ["--rid-secret", f.secret, "--site", f.site.path], expect: 1)
+        let line = try #require(try TestSupport.report(f.out).first { $0["id"] == "P-1002" })
+        let error = try #require(line["errors"]?[0]?["message"]?.stringValue)
+        #expect(error.contains("is revoked for cards issued before \(until)"), "\(error)")
+        #expect(
+            error.contains("by the entry '\(rid).\(until)'")
+                && error.hasSuffix("To issue it, run this again from then on"), "\(error)")
+    }
+}
