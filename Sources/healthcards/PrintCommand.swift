@@ -13,7 +13,8 @@ enum PrintCommand {
 
         Writes DIR/<card name>.pdf for each card (DIR/<card name>-<n>.pdf when a file holds several
         credentials), mode 0600: a printed card is health data, so neither DIR nor --pdf-combined may be
-        inside a published site (a folder holding .well-known/jwks.json).
+        inside a published site (a folder holding .well-known/jwks.json). A card whose PDF name another card of
+        the run took (the same file name in two folders) is not printed over it: print it into another DIR.
 
         A card's SMART Health Link is printed with it: the link's QR code (40 mm, error correction M)
         beside the card's, or in place of the chunked codes of a card too large for one QR code. The link is
@@ -94,6 +95,9 @@ enum PrintCommand {
         if let outDir { try FileIO.checkWritableFolder(outDir) }
         var printed = 0
         var refused = 0
+        // PDF name in --out → the card printed to it: two cards of one file name (from two folders) would
+        // otherwise write one PDF over the other while the summary counts both.
+        var pdfSources: [String: String] = [:]
         for path in cards {
             let reports = try verifier.verify([path])
             if reports.isEmpty || reports.contains(where: { $0.errorCount > 0 }) {
@@ -122,13 +126,24 @@ enum PrintCommand {
                     continue
                 }
             }
+            let names = credentials.indices.map {
+                OutputNames.safe(FileIO.stem(path)) + (credentials.count > 1 ? "-\($0 + 1)" : "")
+            }
+            if let outDir, let clash = names.first(where: { pdfSources[$0] != nil }), let other = pdfSources[clash] {
+                // The same file given twice is printed once.
+                if FileIO.identity(other) != nil && FileIO.identity(other) == FileIO.identity(path) { continue }
+                printError(
+                    "not printed: \(ControlCharacters.escaped(path)): its PDF would be \(outDir)/\(clash).pdf, which this "
+                        + "run has already printed \(ControlCharacters.escaped(other)) to (two cards with the same file name). "
+                        + "Print it with another --out folder")
+                refused += 1
+                continue
+            }
+            for name in names { pdfSources[name] = path }
             for (index, jws) in credentials.enumerated() {
                 let card = try printer.print(
                     try PDFStage.sheet(jws, today: settings.today), codes: try PDFStage.codes(jws), link: link)
-                if let outDir {
-                    let name = OutputNames.safe(FileIO.stem(path)) + (credentials.count > 1 ? "-\(index + 1)" : "")
-                    try FileIO.writeAtomically(try card.pdf(), to: "\(outDir)/\(name).pdf")
-                }
+                if let outDir { try FileIO.writeAtomically(try card.pdf(), to: "\(outDir)/\(names[index]).pdf") }
                 try combined?.append(card)
                 printed += 1
             }

@@ -82,6 +82,31 @@ import Testing
 
     /// A PNG or SVG logo is drawn at the top left (where the page is otherwise blank); a file that is
     /// neither is refused with the reason.
+    /// Two cards of one file name from two folders: the second is not printed over the first's PDF (it was, while
+    /// the summary said both were printed); the same file given twice is printed once.
+    @Test(.enabled(if: PDFTools.available, PDFTools.missing))
+    func cardsOfOneFileNameAreNotPrintedOverEachOther() throws {
+        let (out, site, dir) = try Self.issued("lab-result")
+        let first = dir.appendingPathComponent("a/X.smart-health-card")
+        let second = dir.appendingPathComponent("b/X.smart-health-card")
+        for (source, copy) in [("L-2001", first), ("L-2002", second)] {
+            try FileManager.default.createDirectory(at: copy.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileManager.default.copyItem(at: out.appendingPathComponent("cards/\(source).smart-health-card"), to: copy)
+        }
+        let pdfs = dir.appendingPathComponent("pdfs")
+        let run = try TestSupport.cli(["print", "--jwks", site.path, "--out", pdfs.path, first.path, second.path, first.path])
+        #expect(run.status == 1, "\(run.stderr)")
+        #expect(
+            run.stderr.contains(
+                "not printed: \(second.path): its PDF would be \(pdfs.path)/X.pdf, which this run has already printed "
+                    + "\(first.path) to"), "\(run.stderr)")
+        #expect(run.stderr.contains("print: 1 card(s) printed"), "\(run.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: pdfs.path) == ["X.pdf"])
+        let text = try PDFTools.text(pdfs.appendingPathComponent("X.pdf"))
+        #expect(text.contains("Erin Labperson"), "the first card's PDF stays: \(text)")
+        #expect(!text.contains("Farid"), "\(text)")
+    }
+
     @Test(.enabled(if: PDFTools.available, PDFTools.missing))
     func logos() throws {
         let (out, _, dir) = try Self.issued("covid19-vaccination")
