@@ -63,6 +63,21 @@ let versionLines =
     + Versions.runtimeLibraries.map { "\($0.library) \($0.version)" }
 let versionText = versionLines.joined(separator: "\n")
 
+// Swift reads each argument as UTF-8 and repairs what is not (a Latin-1 file name `caf\xE9.csv` becomes
+// `caf\u{FFFD}.csv`), so such a name could never be opened ("does not exist") and such a value would be
+// written with U+FFFD in it: refused by name first.
+for index in 1..<Int(CommandLine.argc) {
+    guard let raw = CommandLine.unsafeArgv[index] else { continue }
+    let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(raw).assumingMemoryBound(to: UInt8.self), count: strlen(raw))
+    guard String(validating: bytes, as: UTF8.self) == nil else { continue }
+    let text = String(decoding: bytes, as: UTF8.self)
+    printError(
+        "argument \(index) (\(Quote.text(text, limit: 4096)), \u{FFFD} standing for what cannot be read) is not UTF-8 text: healthcards "
+            + "reads file names and values as UTF-8, so it could not open that file or would write the value changed. "
+            + "Rename the file in UTF-8 (e.g. `convmv -f latin1 -t utf8 --notest FILE`) or give the value in UTF-8")
+    exit(ExitStatus.usage.rawValue)
+}
+
 var arguments = Array(CommandLine.arguments.dropFirst())
 guard let name = arguments.first else {
     print(usage)

@@ -203,6 +203,46 @@ import Testing
         #expect(keySet.stderr.contains("--jwks \(fifo) is a FIFO (named pipe), not a regular file"), "\(keySet.stderr)")
     }
 
+    /// A file whose name is not UTF-8 (Latin-1 `caf\xE9`, as a Windows share writes it): Swift reads such a name
+    /// with U+FFFD in it, a path no call can open. A folder walk said "FILE_UNREADABLE … it does not exist" (an
+    /// error, exit 1, beside a valid card) and the name given as an argument "does not exist"; now the walk skips
+    /// it, saying why, and an argument that is not UTF-8 is refused by name with what to do.
+    @Test func namesThatAreNotUTF8AreNamed() throws {
+        let f = try OutputSafetyTests.keySetFixture()
+        let out = f.dir.appendingPathComponent("issued")
+        try SiteTestSupport.issueSample(key: f.key, out: out)
+        let dir = f.dir.appendingPathComponent("cards")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let card = try [UInt8](Data(contentsOf: out.appendingPathComponent("cards/P-1001.smart-health-card")))
+        try Data(card).write(to: dir.appendingPathComponent("P-1001.smart-health-card"))
+        let latin1 = Array(dir.path.utf8) + Array("/caf".utf8) + [0xE9] + Array(".smart-health-card".utf8) + [0]
+        let fd = latin1.withUnsafeBufferPointer { open(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), O_WRONLY | O_CREAT, 0o600) }
+        #expect(fd >= 0)
+        #expect(card.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == card.count)
+        close(fd)
+        let jwks = f.dir.appendingPathComponent("jwks.json").path
+        try SiteTestSupport.cli(["jwks", f.key, "--out", jwks])
+
+        let walk = try TestSupport.cli(["verify", "--jwks", jwks, "--now", "1800000000", dir.path])
+        #expect(walk.status == 0, "\(walk.stdout)\(walk.stderr)")
+        #expect(walk.stdout.contains("verify: 1 credential(s) checked, 0 error(s)"), "\(walk.stdout)")
+        #expect(!walk.stdout.contains("FILE_UNREADABLE"), "\(walk.stdout)")
+        #expect(
+            walk.stdout.contains(
+                "skipped 1 path(s) in the folders walked, not read: \(dir.path)/caf\u{FFFD}.smart-health-card (a name that is "
+                    + "not UTF-8"), "\(walk.stdout)")
+
+        let given = try TestSupport.run(
+            "/bin/sh", ["-c", #"exec "$0" verify "$1/$(printf 'caf\351.smart-health-card')""#, TestSupport.healthcards, dir.path])
+        #expect(given.status == 2, "\(given.stderr)")
+        #expect(
+            given.stderr.contains(
+                "argument 2 ('\(dir.path)/caf\u{FFFD}.smart-health-card', \u{FFFD} standing for what cannot be read) is not "
+                    + "UTF-8 text"), "\(given.stderr)")
+        #expect(given.stderr.contains("convmv -f latin1 -t utf8"), "\(given.stderr)")
+        #expect(!given.stderr.contains("does not exist"), "\(given.stderr)")
+    }
+
     /// The library's reads take regular files only (a device here: a FIFO would block the test itself
     /// without the fix; the CLI tests above cover FIFOs with a deadline).
     @Test func readsRefuseDevices() throws {

@@ -187,6 +187,12 @@ public final class Verifier {
             for name in FileIO.list(dir) {
                 let path = dir == "/" ? "/\(name)" : "\(dir)/\(name)"
                 let kind = FileKind.of(path)
+                if kind == .missing && name.contains("\u{FFFD}") {
+                    // A name that is not UTF-8 comes back with U+FFFD in it, a path no call can open.
+                    skipped.append((path, "a name that is not UTF-8 (\u{FFFD} stands for what cannot be read), so it cannot be "
+                        + "opened; rename it in UTF-8 (e.g. `convmv -f latin1 -t utf8 --notest`) to check it"))
+                    continue
+                }
                 let isLink = FileIO.linkTarget(path) != nil
                 if kind == .folder && isLink {
                     let target = FileIO.realPath(path) ?? path
