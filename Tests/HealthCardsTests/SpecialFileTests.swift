@@ -82,6 +82,26 @@ import Testing
         }
     }
 
+    /// A FIFO left where `issue` writes a card (or `shl` a link text): writing opened it and waited for a reader
+    /// forever, and `issue`, waiting for that worker, then ignored SIGTERM. Now the write fails at once naming the
+    /// FIFO (exit 2), and the other cards are whole.
+    @Test func aFIFOAtAnOutputPathIsNotWaitedOn() throws {
+        let dir = try TestSupport.tempDir("special-output")
+        let key = try TestSupport.demoKey(in: dir)
+        let out = dir.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: out.appendingPathComponent("cards"), withIntermediateDirectories: true)
+        let fifo = try Self.fifo("cards/P-1001.smart-health-card", in: out)
+        let (run, timedOut) = try Self.cli([
+            "issue", "--issuer", "https://issuer.example.org", "--key", key, "--template", Self.template, "--out",
+            out.path, "--quiet", "--jobs", "1", "--nbf", "1700000000", Self.sample,
+        ])
+        #expect(!timedOut, "issue waited on the FIFO")
+        #expect(run.status == 2, "\(run.stderr)")
+        #expect(
+            run.stderr.contains("cannot write \(fifo): it is a FIFO (named pipe) and nothing is reading it"), "\(run.stderr)")
+        #expect(FileKind.of(fifo) == .fifo)
+    }
+
     /// A PKCS#11 module path that is a FIFO is refused by name before it is loaded (dlopen would wait on it).
     @Test func pkcs11ModuleFIFOIsRefused() throws {
         let dir = try TestSupport.tempDir("special-module")

@@ -64,7 +64,7 @@ public enum FileIO {
     /// Writes `bytes` to `path` atomically: to a temporary file in the same folder, flushed to disk,
     /// then renamed into place, so a reader sees the old file or the new one, never a part.
     /// Atomic replacement is for regular files only (`OutputTarget`): a FIFO or character device is
-    /// written directly, a symbolic link is followed (its target replaced, the link kept; to this
+    /// written directly (a FIFO nothing reads is an error, never waited on), a symbolic link is followed (its target replaced, the link kept; to this
     /// process's standard output, written there), a folder, socket or block device is refused.
     /// Missing parent folders are created with `access.folderMode`.
     /// The temporary file is named `.<name>.tmp-<pid>-<random>`; `removeStaleTemporaries` clears
@@ -85,9 +85,20 @@ public enum FileIO {
             if let reason = writeAll(bytes, to: fd) { throw HealthCardError(.io, "cannot write \(path): \(reason)") }
             return
         case .stream(let stream):
-            let fd = open(stream, O_WRONLY | O_NOCTTY | O_CLOEXEC)
-            guard fd >= 0 else { throw HealthCardError(.io, "cannot write \(path): \(String(cString: strerror(errno)))") }
+            // Non-blocking: a FIFO nothing reads would make open(2) wait forever (a FIFO left at a card's or a
+            // link's path hung `issue`, which then could not be stopped but by SIGKILL). Blocking again to write.
+            let fd = open(stream, O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK)
+            guard fd >= 0 else {
+                let reason = errno
+                if reason == ENXIO {
+                    throw HealthCardError(
+                        .io, "cannot write \(path): it is a FIFO (named pipe) and nothing is reading it; expected a file "
+                            + "or a FIFO with a reader. Remove it (the file is then written in its place) or start its reader")
+                }
+                throw HealthCardError(.io, "cannot write \(path): \(String(cString: strerror(reason)))")
+            }
             defer { close(fd) }
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
             if let reason = writeAll(bytes, to: fd) { throw HealthCardError(.io, "cannot write \(path): \(reason)") }
             return
         }
