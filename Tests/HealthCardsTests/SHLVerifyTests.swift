@@ -3,6 +3,10 @@ import Testing
 
 @testable import HealthCards
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `verify` on SMART Health Links: each broken link or file has its code; the key is never printed.
 @Suite struct SHLVerifyTests {
     /// A site with a key, one issued card (P-1001, no QR) and the card's file bytes.
@@ -99,6 +103,27 @@ import Testing
                 try SHLTestSupport.siteFile(of: try VerifyFixtures.text(URL(fileURLWithPath: notJWE)), site: f.site)),
             in: URL(fileURLWithPath: f.site + "/shl"))
         #expect(Self.codes(try f.verify([notJWE])) == ["SHL_JWE_FORM"])
+    }
+
+    /// A link whose file in the site is a FIFO or a folder: it is there, so "not in the site … withdrawn" was
+    /// wrong; the finding says what it is (the FIFO is never opened).
+    @Test func aLinkFileThatIsNoRegularFileIsNamed() throws {
+        let f = try Fixture()
+        for (name, make) in [("fifo", { (path: String) in #expect(mkfifo(path, 0o644) == 0) }), ("folder", { (path: String) in
+            #expect(mkdir(path, 0o755) == 0)
+        })] {
+            let link = try f.link(name)
+            let file = try SHLTestSupport.siteFile(of: try VerifyFixtures.text(URL(fileURLWithPath: link)), site: f.site)
+            #expect(unlink(file) == 0)
+            make(file)
+            let findings = try f.verify([link]).flatMap(\.findings)
+            #expect(findings.map(\.code.rawValue) == ["SHL_FILE_MISSING"])
+            let phrase = name == "fifo" ? "is a FIFO (named pipe)" : "is a folder"
+            #expect(
+                findings.first?.message
+                    == "the link's file \(file) \(phrase), not a regular file: a web server would not serve it as the link's "
+                    + "file. Put back the file `healthcards shl` wrote, or withdraw the link")
+        }
     }
 
     /// Two files of one run with the same IV: under one key (GCM broken) and under two keys (IVs not random).

@@ -207,7 +207,16 @@ struct SHLCheck {
             report.findings.append(Finding(code, message, at: .init(file: file)))
         }
         guard FileIO.isRegularFile(path) else {
-            add(.shlFileMissing, "the link's file \(path) is not in the site: the link is broken, or was withdrawn")
+            switch FileKind.of(path) {
+            case .missing, .danglingLink:
+                add(.shlFileMissing, "the link's file \(path) is not in the site: the link is broken, or was withdrawn")
+            case let kind:
+                // Present, but nothing a web server serves as the link's file (a FIFO is never opened: it would wait).
+                add(
+                    .shlFileMissing,
+                    "the link's file \(path) \(kind.phrase), not a regular file: a web server would not serve it as the "
+                        + "link's file. Put back the file `healthcards shl` wrote, or withdraw the link")
+            }
             return []
         }
         if let size = FileIO.size(path), size > JWE.maxCompactBytes {
