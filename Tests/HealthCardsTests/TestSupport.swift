@@ -51,8 +51,12 @@ enum TestSupport {
         var stderr: String
     }
 
-    /// Runs a program to completion and captures its output.
-    static func run(_ executable: String, _ arguments: [String], cwd: URL? = nil, environment: [String: String]? = nil) throws -> Run {
+    /// Runs a program to completion and captures its output. Its environment is this process's, with
+    /// `environment` added and the names in `unset` removed.
+    static func run(
+        _ executable: String, _ arguments: [String], cwd: URL? = nil, environment: [String: String]? = nil,
+        unset: [String] = []
+    ) throws -> Run {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -61,7 +65,9 @@ enum TestSupport {
         // `make sanitize`: LeakSanitizer checks each program the tests run (HEALTHCARDS_CHILD_ASAN_OPTIONS), not
         // the test runner, whose Swift Testing tasks and OpenSSL per-thread generators are alive when it exits.
         if let options = childEnvironment["HEALTHCARDS_CHILD_ASAN_OPTIONS"] { childEnvironment["ASAN_OPTIONS"] = options }
-        process.environment = childEnvironment.merging(environment ?? [:]) { $1 }
+        childEnvironment.merge(environment ?? [:]) { $1 }
+        for name in unset { childEnvironment[name] = nil }
+        process.environment = childEnvironment
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out
