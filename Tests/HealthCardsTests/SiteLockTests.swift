@@ -18,21 +18,6 @@ import Testing
         return try TestSupport.write(([header] + rows).joined(separator: "\n") + "\n", to: name, in: dir)
     }
 
-    /// Starts `healthcards ARGS` with its output captured in files under `dir` (read after it ends).
-    static func start(_ arguments: [String], log name: String, in dir: URL) throws -> (Process, URL, URL) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: TestSupport.healthcards)
-        process.arguments = arguments
-        let out = dir.appendingPathComponent("\(name).out")
-        let err = dir.appendingPathComponent("\(name).err")
-        FileManager.default.createFile(atPath: out.path, contents: nil)
-        FileManager.default.createFile(atPath: err.path, contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = try FileHandle(forWritingTo: err)
-        try process.run()
-        return (process, out, err)
-    }
-
     struct Clinic {
         let dir: URL
         let key: String
@@ -77,7 +62,7 @@ import Testing
     @Test func tenConcurrentRevokesAllLandInTheList() throws {
         let c = try Self.clinic(patients: 10)
         let ids = (1...10).map { "Q\($0)" }
-        let runs = try ids.map { try Self.start(c.revokeArguments($0), log: $0, in: c.dir) }
+        let runs = try ids.map { try TestSupport.start(c.revokeArguments($0), log: $0, in: c.dir) }
         for (process, _, _) in runs { process.waitUntilExit() }
         var rids: [String] = []
         for (id, (process, out, err)) in zip(ids, runs) {
@@ -125,7 +110,7 @@ import Testing
                 ]
             ),
         ]
-        let runs = try writers.map { try Self.start($0.1, log: $0.0, in: c.dir) }
+        let runs = try writers.map { try TestSupport.start($0.1, log: $0.0, in: c.dir) }
         // Each says, after waiting a second, whom it waits for (polled: a loaded machine starts them slowly).
         let deadline = Date().addingTimeInterval(60)
         func waiting(_ err: URL) -> Bool {

@@ -80,6 +80,22 @@ enum TestSupport {
                    stderr: String(decoding: errData, as: UTF8.self))
     }
 
+    /// Starts `healthcards ARGS` without waiting, its stdout and stderr going to the files `dir/<log>.out`
+    /// and `dir/<log>.err` (files, not pipes: nothing blocks however much it writes; read them after it ends).
+    static func start(_ arguments: [String], log name: String, in dir: URL) throws -> (Process, URL, URL) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: healthcards)
+        process.arguments = arguments
+        let out = dir.appendingPathComponent("\(name).out")
+        let err = dir.appendingPathComponent("\(name).err")
+        FileManager.default.createFile(atPath: out.path, contents: nil)
+        FileManager.default.createFile(atPath: err.path, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = try FileHandle(forWritingTo: err)
+        try process.run()
+        return (process, out, err)
+    }
+
     /// Runs `healthcards` with arguments.
     static func cli(_ arguments: [String], cwd: URL? = nil) throws -> Run { try run(healthcards, arguments, cwd: cwd) }
 
