@@ -106,6 +106,16 @@ enum TestSupport {
         return try run(python, [checker] + arguments)
     }
 
+    /// The bytes of hex text, two digits a byte, either case (known-answer vectors, `openssl -text` dumps).
+    /// Test data only: a character that is not a hex digit, or an odd number of digits, traps.
+    static func hex(_ text: String) -> [UInt8] {
+        let digits = Array(text.utf8)
+        precondition(digits.count % 2 == 0, "odd number of hex digits: \(text)")
+        return stride(from: 0, to: digits.count, by: 2).map {
+            UInt8(String(decoding: digits[$0..<$0 + 2], as: UTF8.self), radix: 16)!
+        }
+    }
+
     /// A new empty temporary folder.
     static func tempDir(_ name: String = "hc") throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID().uuidString)")
