@@ -70,6 +70,17 @@ public enum AESGCM {
     /// - Throws: `HealthCardError(.crypto)` when the generator is not seeded.
     public static func randomIV() throws(HealthCardError) -> [UInt8] { try Digest.randomBytes(ivByteCount) }
 
+    /// What both directions refuse before OpenSSL sees anything: an IV that is not 12 bytes, and a
+    /// plaintext or ciphertext (`byteCount` bytes) or `aad` over `maxByteCount` bytes.
+    private static func checkInput(iv: [UInt8], byteCount: Int, aad: [UInt8]) throws(HealthCardError) {
+        guard iv.count == ivByteCount else {
+            throw HealthCardError(.crypto, "an A256GCM IV is 12 bytes, found \(iv.count)")
+        }
+        guard byteCount <= maxByteCount, aad.count <= maxByteCount else {
+            throw HealthCardError(.crypto, "AES-GCM input over \(maxByteCount) bytes")
+        }
+    }
+
     /// Encrypts and authenticates.
     /// - Parameters:
     ///   - plaintext: at most `maxByteCount` bytes.
@@ -80,12 +91,7 @@ public enum AESGCM {
     public static func seal(_ plaintext: [UInt8], key: AES256Key, iv: [UInt8], aad: [UInt8]) throws(HealthCardError)
         -> (ciphertext: [UInt8], tag: [UInt8])
     {
-        guard iv.count == ivByteCount else {
-            throw HealthCardError(.crypto, "an A256GCM IV is 12 bytes, found \(iv.count)")
-        }
-        guard plaintext.count <= maxByteCount, aad.count <= maxByteCount else {
-            throw HealthCardError(.crypto, "AES-GCM input over \(maxByteCount) bytes")
-        }
+        try checkInput(iv: iv, byteCount: plaintext.count, aad: aad)
         let context = try CipherContext()
         let ctx = context.ctx
         var ciphertext = [UInt8](repeating: 0, count: plaintext.count + 16)
@@ -119,14 +125,9 @@ public enum AESGCM {
     public static func open(_ ciphertext: [UInt8], tag: [UInt8], key: AES256Key, iv: [UInt8], aad: [UInt8])
         throws(HealthCardError) -> [UInt8]?
     {
-        guard iv.count == ivByteCount else {
-            throw HealthCardError(.crypto, "an A256GCM IV is 12 bytes, found \(iv.count)")
-        }
+        try checkInput(iv: iv, byteCount: ciphertext.count, aad: aad)
         guard tag.count == tagByteCount else {
             throw HealthCardError(.crypto, "an A256GCM tag is 16 bytes, found \(tag.count)")
-        }
-        guard ciphertext.count <= maxByteCount, aad.count <= maxByteCount else {
-            throw HealthCardError(.crypto, "AES-GCM input over \(maxByteCount) bytes")
         }
         let context = try CipherContext()
         let ctx = context.ctx
