@@ -94,33 +94,50 @@ static void set_read_limits(png_structp png) {
     png_set_chunk_cache_max(png, 1000);
 }
 
+/* The start of both readers: checks the PNG signature and makes libpng's read and info structs, reporting
+   errors to `sink` (which must outlive them). Returns 0 with *png and *info set; otherwise 1 with a message in
+   the sink and nothing to free. setjmp stays with the caller: it must be set in the frame that outlives the
+   reading. */
+static int open_reader(const uint8_t *data, size_t size, error_sink *sink, png_structp *png, png_infop *info) {
+    if (size < 8 || png_sig_cmp((png_const_bytep)data, 0, 8) != 0) {
+        snprintf(sink->err, sink->err_len, "not a PNG file (bad signature)");
+        return 1;
+    }
+    *png = png_create_read_struct(PNG_LIBPNG_VER_STRING, sink, on_error, on_warning);
+    if (!*png) {
+        snprintf(sink->err, sink->err_len, "libpng: cannot create read struct");
+        return 1;
+    }
+    *info = png_create_info_struct(*png);
+    if (!*info) {
+        png_destroy_read_struct(png, NULL, NULL);
+        snprintf(sink->err, sink->err_len, "libpng: cannot create info struct");
+        return 1;
+    }
+    return 0;
+}
+
+/* Reads the header (IHDR and the chunks before the image data) from `src`, under the read limits. On a
+   libpng error this longjmps to the caller's setjmp. */
+static void read_header(png_structp png, png_infop info, read_source *src) {
+    set_read_limits(png);
+    png_set_read_fn(png, src, read_from_buffer);
+    png_read_info(png, info);
+}
+
 int CPNG_read_size(const uint8_t *data, size_t size, uint32_t *width, uint32_t *height, char *err, size_t err_len) {
     error_sink sink = {err, err_len};
     *width = 0;
     *height = 0;
-    if (size < 8 || png_sig_cmp((png_const_bytep)data, 0, 8) != 0) {
-        snprintf(err, err_len, "not a PNG file (bad signature)");
-        return 1;
-    }
-    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &sink, on_error, on_warning);
-    if (!png) {
-        snprintf(err, err_len, "libpng: cannot create read struct");
-        return 1;
-    }
-    png_infop info = png_create_info_struct(png);
-    if (!info) {
-        png_destroy_read_struct(&png, NULL, NULL);
-        snprintf(err, err_len, "libpng: cannot create info struct");
-        return 1;
-    }
+    png_structp png;
+    png_infop info;
+    if (open_reader(data, size, &sink, &png, &info) != 0) return 1;
     if (setjmp(png_jmpbuf(png))) {
         png_destroy_read_struct(&png, &info, NULL);
         return 1;
     }
-    set_read_limits(png);
     read_source src = {data, size, 0};
-    png_set_read_fn(png, &src, read_from_buffer);
-    png_read_info(png, info);
+    read_header(png, info, &src);
     *width = png_get_image_width(png, info);
     *height = png_get_image_height(png, info);
     png_destroy_read_struct(&png, &info, NULL);
@@ -132,31 +149,17 @@ int CPNG_decode_gray8(const uint8_t *data, size_t size, uint8_t *gray, size_t ca
     error_sink sink = {err, err_len};
     *width = 0;
     *height = 0;
-    if (size < 8 || png_sig_cmp((png_const_bytep)data, 0, 8) != 0) {
-        snprintf(err, err_len, "not a PNG file (bad signature)");
-        return 1;
-    }
-    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &sink, on_error, on_warning);
-    if (!png) {
-        snprintf(err, err_len, "libpng: cannot create read struct");
-        return 1;
-    }
-    png_infop info = png_create_info_struct(png);
-    if (!info) {
-        png_destroy_read_struct(&png, NULL, NULL);
-        snprintf(err, err_len, "libpng: cannot create info struct");
-        return 1;
-    }
+    png_structp png;
+    png_infop info;
+    if (open_reader(data, size, &sink, &png, &info) != 0) return 1;
     png_bytep *volatile rows = NULL;
     if (setjmp(png_jmpbuf(png))) {
         png_destroy_read_struct(&png, &info, NULL);
         free(rows);
         return 1;
     }
-    set_read_limits(png);
     read_source src = {data, size, 0};
-    png_set_read_fn(png, &src, read_from_buffer);
-    png_read_info(png, info);
+    read_header(png, info, &src);
     png_uint_32 w = png_get_image_width(png, info), h = png_get_image_height(png, info);
     /* The caller sized `gray` from CPNG_read_size and its pixel budget: any other size is refused before a
        pixel is decoded. */

@@ -1,3 +1,5 @@
+import HealthCards
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -14,18 +16,11 @@ struct SyntheticCVRS {
     static let sites = ["ABC General Hospital", "Main St Pharmacy", "County Clinic, North", "School Clinic"]
     static let vaccines = [("207", "80777-0273-10", "MOD"), ("208", "59267-1000-01", "PFR"), ("212", "59676-0580-15", "JSN"), ("229", "80777-0282-05", "MOD")]
 
-    var state: UInt64
+    var random: SeededRandom
 
-    init(seed: UInt64) { state = seed }
+    init(seed: UInt64) { random = SeededRandom(state: seed) }
 
-    /// SplitMix64.
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    mutating func next() -> UInt64 { random.next() }
 
     mutating func pick<T>(_ list: [T]) -> T { list[Int(next() % UInt64(list.count))] }
 

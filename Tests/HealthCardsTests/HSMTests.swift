@@ -46,22 +46,7 @@ struct HSMTests {
 
     /// Runs `healthcards` with this process's environment changed: `set` added, `unset` removed.
     static func cli(_ arguments: [String], set: [String: String] = [:], unset: [String] = []) throws -> TestSupport.Run {
-        var environment = ProcessInfo.processInfo.environment.merging(set) { $1 }
-        for name in unset { environment[name] = nil }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: TestSupport.healthcards)
-        process.arguments = arguments
-        process.environment = environment
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return TestSupport.Run(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                               stderr: String(decoding: errData, as: UTF8.self))
+        try TestSupport.run(TestSupport.healthcards, arguments, environment: set, unset: unset)
     }
 
     /// A PIN is read only from a file (mode 0600) or the environment, never from the command line, where

@@ -54,13 +54,7 @@ import Testing
                 hex += line.filter { $0.isHexDigit }
             }
         }
-        var bytes: [UInt8] = []
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            bytes.append(UInt8(hex[index..<next], radix: 16)!)
-            index = next
-        }
+        var bytes = TestSupport.hex(hex)
         while bytes.count > 32, bytes.first == 0 { bytes.removeFirst() }
         while bytes.count < 32 { bytes.insert(0, at: 0) }
         return bytes

@@ -67,7 +67,7 @@ import Testing
         for (c, card) in cards.enumerated() {
             for i in card.chunks.indices { paths.append(try forge.write(try Self.text(card, i), "t/\(c)-\(i).txt")) }
         }
-        var generator = SeededGenerator(seed: 7)
+        var generator = SeededRandom(state: 7)
         paths.shuffle(using: &generator)
         let reports = try forge.verify(paths, keySets: []).filter { $0.source == .qrText }
         #expect(reports.count == 3)
@@ -189,18 +189,5 @@ import Testing
             QRAssembly.match(rows: 3, columns: 3) { r, c in
                 (r == 0 && c < 2) || (r == 1 && c == 0) || (r == 2 && c == 2)
             } == [1, 0, 2])
-    }
-}
-
-/// A small deterministic random generator (SplitMix64) so shuffles in tests are reproducible.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

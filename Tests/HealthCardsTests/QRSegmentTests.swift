@@ -99,7 +99,7 @@ import Testing
     /// Hostile bits never trap the reader: random data codewords and random module grids of every version
     /// parse to segments or to nil, and segments never hold more data than the bits carried.
     @Test func randomBitsAndGridsNeverTrap() throws {
-        var generator = SeededGenerator(seed: 2024)
+        var generator = SeededRandom(state: 2024)
         for round in 0..<3000 {
             let version = 1 + round % 40
             let count = Int.random(in: 0...200, using: &generator)

@@ -6,18 +6,8 @@ import Testing
 /// Deterministic ECDSA nonces (RFC 6979, HMAC-SHA-256) for ES256: the RFC's own P-256 vectors, and the
 /// PyPI `ecdsa` package as an independent implementation.
 @Suite struct RFC6979Tests {
-    static func hex(_ text: String) -> [UInt8] {
-        var out: [UInt8] = []
-        var chars = Array(text.utf8)[...]
-        while chars.count >= 2 {
-            out.append(UInt8(String(decoding: chars.prefix(2), as: UTF8.self), radix: 16)!)
-            chars = chars.dropFirst(2)
-        }
-        return out
-    }
-
     /// RFC 6979 appendix A.2.5: the P-256 key x and, for SHA-256, k, r and s for "sample" and "test".
-    static let privateKey = hex("C9AFA9D845BA75166B5C215767B1D6934E50C3DB36E89B127B8A622B120F6721")
+    static let privateKey = TestSupport.hex("C9AFA9D845BA75166B5C215767B1D6934E50C3DB36E89B127B8A622B120F6721")
 
     @Test(arguments: [
         (
@@ -33,9 +23,9 @@ import Testing
     ])
     func rfcVectors(message: String, k: String, r: String, s: String) throws {
         let signature = try RFC6979.sign(Array(message.utf8), privateKey: Self.privateKey)
-        #expect(signature.k == Self.hex(k))
-        #expect(signature.r == Self.hex(r))
-        #expect(signature.s == Self.hex(s))
+        #expect(signature.k == TestSupport.hex(k))
+        #expect(signature.r == TestSupport.hex(r))
+        #expect(signature.s == TestSupport.hex(s))
     }
 
     /// The vector key as a P256Key (PKCS#8 built by OpenSSL from the scalar) signs the same bytes through
@@ -46,8 +36,8 @@ import Testing
         let message = Array("sample".utf8)
         let raw = try signer.sign(message)
         #expect(
-            raw == Self.hex("EFD48B2AACB6A8FD1140DD9CD45E81D69D2C877B56AAF991C34D0EA84EAF3716")
-                + Self.hex("F7CB1C942D657C41D436C7A1B6E29F65F3E900DBB9AFF4064DC4AB2F843ACDA8"))
+            raw == TestSupport.hex("EFD48B2AACB6A8FD1140DD9CD45E81D69D2C877B56AAF991C34D0EA84EAF3716")
+                + TestSupport.hex("F7CB1C942D657C41D436C7A1B6E29F65F3E900DBB9AFF4064DC4AB2F843ACDA8"))
         #expect(try signer.sign(message) == raw)
         #expect(ES256.verify(signature: raw, message: message, key: key))
         #expect(!ES256.verify(signature: raw, message: Array("Sample".utf8), key: key))

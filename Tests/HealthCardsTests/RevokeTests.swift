@@ -5,40 +5,9 @@ import Testing
 
 /// `healthcards revoke`: CRL updates, `ctr`, and the key's `crlVersion` (digest section 8).
 @Suite struct RevokeTests {
-    struct Fixture {
-        let dir: URL
-        let key: String
-        let kid: String
-        let secret: String
-        let site: URL
-        let out: URL
-        var keySetPath: String { site.path + "/.well-known/jwks.json" }
-        var crlPath: String { site.path + "/.well-known/crl/\(kid).json" }
-
-        func crl() throws -> CRL { try CRL(bytes: try SiteTestSupport.bytes(crlPath), source: crlPath) }
-        func crlVersion() throws -> Int? {
-            try JWKS(bytes: try SiteTestSupport.bytes(keySetPath), source: "jwks").key(kid: kid)?.crlVersion
-        }
-        var report: String { out.path + "/report.ndjson" }
-        /// `revoke` with the site, key, secret and the run's report, plus `extra`.
-        @discardableResult
-        func revoke(_ extra: [String], expect status: Int32 = 0, sourceLocation: SourceLocation = #_sourceLocation)
-            throws -> TestSupport.Run
-        {
-            try SiteTestSupport.cli(
-                ["revoke", "--site", site.path, "--key", key, "--rid-secret", secret, "--report", report] + extra,
-                expect: status, sourceLocation: sourceLocation)
-        }
-        /// The vc.rid of a patient's card.
-        func rid(of patient: String) throws -> String {
-            try #require(
-                try TestSupport.payload(of: try SiteTestSupport.jws(in: out, id: patient))["vc"]?["rid"]?.stringValue)
-        }
-    }
-
     /// A site for the demo key (with an empty CRL unless `siteOptions` say otherwise) and cards issued
     /// with a rid secret.
-    static func fixture(siteOptions: [String] = ["--crl"]) throws -> Fixture {
+    static func fixture(siteOptions: [String] = ["--crl"]) throws -> RevocationSite {
         let dir = try TestSupport.tempDir("revoke")
         let key = try TestSupport.demoKey(in: dir)
         let secret = dir.appendingPathComponent("rid.secret").path
@@ -48,7 +17,7 @@ import Testing
         let kid = String(run.stdout.prefix(43))
         let out = dir.appendingPathComponent("out")
         try SiteTestSupport.issueSample(key: key, out: out, extra: ["--rid-secret", secret])
-        return Fixture(dir: dir, key: key, kid: kid, secret: secret, site: site, out: out)
+        return RevocationSite(dir: dir, key: key, kid: kid, secret: secret, site: site, out: out)
     }
 
     @Test func revokeAddsTheCardsRidAndBumpsCtrAndCrlVersion() throws {

@@ -5,17 +5,6 @@ import Testing
 
 /// AES-256-GCM and the compact JWE of SMART Health Link files, against outside known answers.
 @Suite struct SHLCryptoTests {
-    static func hex(_ text: String) -> [UInt8] {
-        var out: [UInt8] = []
-        var index = text.startIndex
-        while index < text.endIndex {
-            let next = text.index(index, offsetBy: 2)
-            out.append(UInt8(text[index..<next], radix: 16)!)
-            index = next
-        }
-        return out
-    }
-
     /// The IG's own example ("Example Encryption" / "Example Decryption"): the key, the header and the
     /// SHA-256 of the plaintext, a .smart-health-card file.
     @Test func igExampleDecrypts() throws {
@@ -44,20 +33,20 @@ import Testing
     /// AES-256-GCM Test Case 16 of the GCM specification (McGrew and Viega; NIST SP 800-38D validation):
     /// key, 96-bit IV, AAD and plaintext give exactly this ciphertext and tag, and open back.
     @Test func aesGCMKnownAnswer() throws {
-        let keyBytes = Self.hex("feffe9928665731c6d6a8f9467308308feffe9928665731c6d6a8f9467308308")
+        let keyBytes = TestSupport.hex("feffe9928665731c6d6a8f9467308308feffe9928665731c6d6a8f9467308308")
         let key = try #require(AES256Key.decode(base64url: Base64URL.encode(keyBytes)))
-        let iv = Self.hex("cafebabefacedbaddecaf888")
-        let aad = Self.hex("feedfacedeadbeeffeedfacedeadbeefabaddad2")
-        let plaintext = Self.hex(
+        let iv = TestSupport.hex("cafebabefacedbaddecaf888")
+        let aad = TestSupport.hex("feedfacedeadbeeffeedfacedeadbeefabaddad2")
+        let plaintext = TestSupport.hex(
             "d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a721c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b39"
         )
         let sealed = try AESGCM.seal(plaintext, key: key, iv: iv, aad: aad)
         #expect(
             sealed.ciphertext
-                == Self.hex(
+                == TestSupport.hex(
                     "522dc1f099567d07f47f37a32a84427d643a8cdcbfe5c0c97598a2bd2555d1aa8cb08e48590dbb3da7b08b1056828838c5f61e6393ba7a0abcc9f662"
                 ))
-        #expect(sealed.tag == Self.hex("76fc6ece0f4e1768cddf8853bb2d551b"))
+        #expect(sealed.tag == TestSupport.hex("76fc6ece0f4e1768cddf8853bb2d551b"))
         #expect(try AESGCM.open(sealed.ciphertext, tag: sealed.tag, key: key, iv: iv, aad: aad) == plaintext)
         var badAAD = aad
         badAAD[0] ^= 1

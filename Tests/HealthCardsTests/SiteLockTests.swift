@@ -18,58 +18,22 @@ import Testing
         return try TestSupport.write(([header] + rows).joined(separator: "\n") + "\n", to: name, in: dir)
     }
 
-    /// Starts `healthcards ARGS` with its output captured in files under `dir` (read after it ends).
-    static func start(_ arguments: [String], log name: String, in dir: URL) throws -> (Process, URL, URL) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: TestSupport.healthcards)
-        process.arguments = arguments
-        let out = dir.appendingPathComponent("\(name).out")
-        let err = dir.appendingPathComponent("\(name).err")
-        FileManager.default.createFile(atPath: out.path, contents: nil)
-        FileManager.default.createFile(atPath: err.path, contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = try FileHandle(forWritingTo: err)
-        try process.run()
-        return (process, out, err)
-    }
-
-    struct Clinic {
-        let dir: URL
-        let key: String
-        let kid: String
-        let secret: String
-        let site: String
-        let out: URL
-        var crlPath: String { site + "/.well-known/crl/\(kid).json" }
-        func crl() throws -> CRL { try CRL(bytes: try SiteTestSupport.bytes(crlPath), source: crlPath) }
-        func rid(_ id: String) throws -> String {
-            try #require(
-                try TestSupport.payload(of: try SiteTestSupport.jws(in: out, id: id))["vc"]?["rid"]?.stringValue)
-        }
-        func revokeArguments(_ id: String) -> [String] {
-            [
-                "revoke", "--site", site, "--key", key, "--rid-secret", secret, "--report", out.path + "/report.ndjson",
-                "--id", id,
-            ]
-        }
-    }
-
     /// A site with an empty CRL and `patients` cards issued with a rid secret.
-    static func clinic(patients: Int) throws -> Clinic {
+    static func clinic(patients: Int) throws -> RevocationSite {
         let dir = try TestSupport.tempDir("sitelock")
         let key = try SiteTestSupport.keygen("issuer.pem", in: dir)
         let secret = dir.appendingPathComponent("rid.secret").path
         try SiteTestSupport.cli(["keygen", "--rid-secret", secret])
-        let site = dir.appendingPathComponent("site").path
-        try SiteTestSupport.cli(["site", "--out", site, "--issuer", SiteTestSupport.issuer, "--crl", key.path])
+        let site = dir.appendingPathComponent("site")
+        try SiteTestSupport.cli(["site", "--out", site.path, "--issuer", SiteTestSupport.issuer, "--crl", key.path])
         let out = dir.appendingPathComponent("out")
         try SiteTestSupport.cli(
             [
-                "issue", "--issuer", SiteTestSupport.issuer, "--key", key.path, "--site", site, "--rid-secret", secret,
-                "--template", BatchTestSupport.template, "--out", out.path, "--nbf", "1700000000", "--no-qr", "--quiet",
-                try patientsCSV(patients, in: dir),
+                "issue", "--issuer", SiteTestSupport.issuer, "--key", key.path, "--site", site.path, "--rid-secret",
+                secret, "--template", BatchTestSupport.template, "--out", out.path, "--nbf", "1700000000", "--no-qr",
+                "--quiet", try patientsCSV(patients, in: dir),
             ])
-        return Clinic(dir: dir, key: key.path, kid: key.kid, secret: secret, site: site, out: out)
+        return RevocationSite(dir: dir, key: key.path, kid: key.kid, secret: secret, site: site, out: out)
     }
 
     /// The tester's case: ten `revoke` processes at once. Before the lock, each read the CRL, added its rid and
@@ -77,14 +41,14 @@ import Testing
     @Test func tenConcurrentRevokesAllLandInTheList() throws {
         let c = try Self.clinic(patients: 10)
         let ids = (1...10).map { "Q\($0)" }
-        let runs = try ids.map { try Self.start(c.revokeArguments($0), log: $0, in: c.dir) }
+        let runs = try ids.map { try TestSupport.start(c.revokeArguments(["--id", $0]), log: $0, in: c.dir) }
         for (process, _, _) in runs { process.waitUntilExit() }
         var rids: [String] = []
         for (id, (process, out, err)) in zip(ids, runs) {
             let stdout = try VerifyFixtures.text(out)
             let stderr = try VerifyFixtures.text(err)
             #expect(process.terminationStatus == 0, "\(id): \(stderr)")
-            let rid = try c.rid(id)
+            let rid = try c.rid(of: id)
             #expect(stdout.hasPrefix("revoked \(rid) (patient \(id))\n"), "\(id): \(stdout)")
             rids.append(rid)
         }
@@ -92,7 +56,7 @@ import Testing
         #expect(Set(crl.entries.map(\.rid)) == Set(rids))
         #expect(crl.entries.count == 10)
         #expect(crl.ctr == 11)  // 1 (site --crl) + one step per revoke
-        let keySet = try JWKS(bytes: try SiteTestSupport.bytes(c.site + "/.well-known/jwks.json"), source: "jwks")
+        let keySet = try JWKS(bytes: try SiteTestSupport.bytes(c.keySetPath), source: "jwks")
         #expect(keySet.key(kid: c.kid)?.crlVersion == 11)
     }
 
@@ -101,17 +65,17 @@ import Testing
     @Test func everySiteWriterWaitsForTheLock() throws {
         let c = try Self.clinic(patients: 2)
         let before = try SiteTestSupport.bytes(c.crlPath)
-        let keySetBefore = try SiteTestSupport.bytes(c.site + "/.well-known/jwks.json")
-        var lock: OutputLock? = try SiteLock.take(site: c.site, waitSeconds: 0)
+        let keySetBefore = try SiteTestSupport.bytes(c.keySetPath)
+        var lock: OutputLock? = try SiteLock.take(site: c.site.path, waitSeconds: 0)
         let linked = c.dir.appendingPathComponent("linked")
         let writers: [(String, [String])] = [
-            ("revoke", c.revokeArguments("Q1")),
-            ("site", ["site", "--out", c.site, c.key]),
-            ("jwks", ["jwks", c.key, "--out", c.site + "/.well-known/jwks.json"]),
+            ("revoke", c.revokeArguments(["--id", "Q1"])),
+            ("site", ["site", "--out", c.site.path, c.key]),
+            ("jwks", ["jwks", c.key, "--out", c.keySetPath]),
             (
                 "shl",
                 [
-                    "shl", "--base-url", SiteTestSupport.issuer + "/shl", "--site", c.site, "--out",
+                    "shl", "--base-url", SiteTestSupport.issuer + "/shl", "--site", c.site.path, "--out",
                     c.dir.path + "/links",
                     c.out.path + "/cards/Q2.smart-health-card",
                 ]
@@ -119,17 +83,17 @@ import Testing
             (
                 "issue-shl",
                 [
-                    "issue", "--issuer", SiteTestSupport.issuer, "--key", c.key, "--site", c.site, "--shl",
+                    "issue", "--issuer", SiteTestSupport.issuer, "--key", c.key, "--site", c.site.path, "--shl",
                     SiteTestSupport.issuer + "/shl", "--template", BatchTestSupport.template, "--out", linked.path,
                     "--no-qr", "--quiet", try Self.patientsCSV(1, in: c.dir, name: "one.csv"),
                 ]
             ),
         ]
-        let runs = try writers.map { try Self.start($0.1, log: $0.0, in: c.dir) }
+        let runs = try writers.map { try TestSupport.start($0.1, log: $0.0, in: c.dir) }
         // Each says, after waiting a second, whom it waits for (polled: a loaded machine starts them slowly).
         let deadline = Date().addingTimeInterval(60)
         func waiting(_ err: URL) -> Bool {
-            ((try? VerifyFixtures.text(err)) ?? "").contains("which is writing the site \(c.site)")
+            ((try? VerifyFixtures.text(err)) ?? "").contains("which is writing the site \(c.site.path)")
         }
         while Date() < deadline && !runs.allSatisfy({ waiting($0.2) || !$0.0.isRunning }) {
             Thread.sleep(forTimeInterval: 0.2)
@@ -140,8 +104,8 @@ import Testing
             #expect(waiting(err), "\(name): \(stderr)")
         }
         #expect(try SiteTestSupport.bytes(c.crlPath) == before)
-        #expect(try SiteTestSupport.bytes(c.site + "/.well-known/jwks.json") == keySetBefore)
-        #expect(!FileManager.default.fileExists(atPath: c.site + "/shl"))
+        #expect(try SiteTestSupport.bytes(c.keySetPath) == keySetBefore)
+        #expect(!FileManager.default.fileExists(atPath: c.site.path + "/shl"))
         lock = nil
         _ = lock
         for ((name, _), (process, _, err)) in zip(writers, runs) {
@@ -149,7 +113,7 @@ import Testing
             let stderr = try VerifyFixtures.text(err)
             #expect(process.terminationStatus == 0, "\(name): \(stderr)")
         }
-        #expect(try c.crl().entries == [CRL.Entry(rid: try c.rid("Q1"))])
+        #expect(try c.crl().entries == [CRL.Entry(rid: try c.rid(of: "Q1"))])
         #expect(FileManager.default.fileExists(atPath: c.dir.path + "/links/shl/Q2.txt"))
         #expect(FileManager.default.fileExists(atPath: linked.path + "/shl/Q1.txt"))
     }

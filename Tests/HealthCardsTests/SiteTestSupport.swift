@@ -112,3 +112,41 @@ enum SiteTestSupport {
         return try Data(contentsOf: URL(fileURLWithPath: der)).base64EncodedString()
     }
 }
+
+/// An issuer site with a CRL for one key, and cards issued into `out` with a rid secret: what the revocation
+/// tests (`RevokeTests`, `SiteLockTests`) set up, each in its own way, and then revoke from.
+struct RevocationSite {
+    let dir: URL
+    /// The signing key file.
+    let key: String
+    let kid: String
+    /// The rid secret file the cards were issued with.
+    let secret: String
+    let site: URL
+    let out: URL
+    var keySetPath: String { site.path + "/.well-known/jwks.json" }
+    var crlPath: String { site.path + "/.well-known/crl/\(kid).json" }
+    /// The issue run's report.
+    var report: String { out.path + "/report.ndjson" }
+
+    func crl() throws -> CRL { try CRL(bytes: try SiteTestSupport.bytes(crlPath), source: crlPath) }
+    func crlVersion() throws -> Int? {
+        try JWKS(bytes: try SiteTestSupport.bytes(keySetPath), source: "jwks").key(kid: kid)?.crlVersion
+    }
+    /// The arguments of `revoke` with the site, key, secret and the run's report, plus `extra`.
+    func revokeArguments(_ extra: [String]) -> [String] {
+        ["revoke", "--site", site.path, "--key", key, "--rid-secret", secret, "--report", report] + extra
+    }
+    /// Runs `revoke` with `revokeArguments(extra)`.
+    @discardableResult
+    func revoke(_ extra: [String], expect status: Int32 = 0, sourceLocation: SourceLocation = #_sourceLocation)
+        throws -> TestSupport.Run
+    {
+        try SiteTestSupport.cli(revokeArguments(extra), expect: status, sourceLocation: sourceLocation)
+    }
+    /// The vc.rid of a patient's card.
+    func rid(of patient: String) throws -> String {
+        try #require(
+            try TestSupport.payload(of: try SiteTestSupport.jws(in: out, id: patient))["vc"]?["rid"]?.stringValue)
+    }
+}

@@ -13,17 +13,8 @@ import Testing
 @Suite struct SpecialFileTests {
     /// Runs `healthcards ARGS`, killing it after `seconds`; `timedOut` says whether it had to be killed.
     static func cli(_ arguments: [String], seconds: Double = 20) throws -> (run: TestSupport.Run, timedOut: Bool) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: TestSupport.healthcards)
-        process.arguments = arguments
-        let dir = try TestSupport.tempDir("special-out")
-        let outURL = dir.appendingPathComponent("stdout")
-        let errURL = dir.appendingPathComponent("stderr")
-        FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: outURL)
-        process.standardError = try FileHandle(forWritingTo: errURL)
-        try process.run()
+        let (process, outURL, errURL) = try TestSupport.start(
+            arguments, log: "healthcards", in: try TestSupport.tempDir("special-out"))
         let deadline = Date().addingTimeInterval(seconds)
         while process.isRunning && Date() < deadline { usleep(20_000) }
         let timedOut = process.isRunning

@@ -51,8 +51,12 @@ enum TestSupport {
         var stderr: String
     }
 
-    /// Runs a program to completion and captures its output.
-    static func run(_ executable: String, _ arguments: [String], cwd: URL? = nil, environment: [String: String]? = nil) throws -> Run {
+    /// Runs a program to completion and captures its output. Its environment is this process's, with
+    /// `environment` added and the names in `unset` removed.
+    static func run(
+        _ executable: String, _ arguments: [String], cwd: URL? = nil, environment: [String: String]? = nil,
+        unset: [String] = []
+    ) throws -> Run {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -61,7 +65,9 @@ enum TestSupport {
         // `make sanitize`: LeakSanitizer checks each program the tests run (HEALTHCARDS_CHILD_ASAN_OPTIONS), not
         // the test runner, whose Swift Testing tasks and OpenSSL per-thread generators are alive when it exits.
         if let options = childEnvironment["HEALTHCARDS_CHILD_ASAN_OPTIONS"] { childEnvironment["ASAN_OPTIONS"] = options }
-        process.environment = childEnvironment.merging(environment ?? [:]) { $1 }
+        childEnvironment.merge(environment ?? [:]) { $1 }
+        for name in unset { childEnvironment[name] = nil }
+        process.environment = childEnvironment
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out
@@ -74,6 +80,22 @@ enum TestSupport {
                    stderr: String(decoding: errData, as: UTF8.self))
     }
 
+    /// Starts `healthcards ARGS` without waiting, its stdout and stderr going to the files `dir/<log>.out`
+    /// and `dir/<log>.err` (files, not pipes: nothing blocks however much it writes; read them after it ends).
+    static func start(_ arguments: [String], log name: String, in dir: URL) throws -> (Process, URL, URL) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: healthcards)
+        process.arguments = arguments
+        let out = dir.appendingPathComponent("\(name).out")
+        let err = dir.appendingPathComponent("\(name).err")
+        FileManager.default.createFile(atPath: out.path, contents: nil)
+        FileManager.default.createFile(atPath: err.path, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = try FileHandle(forWritingTo: err)
+        try process.run()
+        return (process, out, err)
+    }
+
     /// Runs `healthcards` with arguments.
     static func cli(_ arguments: [String], cwd: URL? = nil) throws -> Run { try run(healthcards, arguments, cwd: cwd) }
 
@@ -82,6 +104,16 @@ enum TestSupport {
     static func check(_ arguments: [String]) throws -> Run {
         guard let python, checkerAvailable else { throw HealthCardError(.usage, "the checker is not available: \(checkerMissing)") }
         return try run(python, [checker] + arguments)
+    }
+
+    /// The bytes of hex text, two digits a byte, either case (known-answer vectors, `openssl -text` dumps).
+    /// Test data only: a character that is not a hex digit, or an odd number of digits, traps.
+    static func hex(_ text: String) -> [UInt8] {
+        let digits = Array(text.utf8)
+        precondition(digits.count % 2 == 0, "odd number of hex digits: \(text)")
+        return stride(from: 0, to: digits.count, by: 2).map {
+            UInt8(String(decoding: digits[$0..<$0 + 2], as: UTF8.self), radix: 16)!
+        }
     }
 
     /// A new empty temporary folder.

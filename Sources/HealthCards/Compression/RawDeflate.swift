@@ -115,46 +115,68 @@ public enum RawInflate {
     private static func run(_ input: [UInt8], windowBits: Int32) throws(Failure) -> [UInt8] {
         // Compressed input comes from a file of at most `InputBudget.cardFileBytes`; zlib counts in 32 bits.
         guard input.count <= Int(UInt32.max) else { throw .tooLarge }
-        // On the heap at a stable address: zlib keeps a pointer back to the stream between calls.
-        let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
-        stream.initialize(to: z_stream())
-        defer {
-            stream.deinitialize(count: 1)
-            stream.deallocate()
+        guard let pass = Pass(input, windowBits: windowBits) else { throw .invalid("inflateInit2 failed") }
+        if pass.overBudget { throw .tooLarge }
+        guard pass.status == Z_STREAM_END else {
+            throw .invalid(
+                pass.message.isEmpty
+                    ? "the DEFLATE stream is truncated or corrupt (zlib status \(pass.status))" : pass.message)
         }
-        guard CZlib_inflateInit2(stream, windowBits) == Z_OK else { throw .invalid("inflateInit2 failed") }
-        defer { inflateEnd(stream) }
+        if pass.leftover > 0 { throw .trailingData(pass.leftover) }
+        return pass.output
+    }
+
+    /// One run of zlib's inflate over all of an input: what `inflate` and `inflatePrefix` judge.
+    private struct Pass {
+        /// The bytes inflated, at most `maxOutput` plus one 16 KiB chunk.
         var output: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16384)
+        /// zlib's last status: `Z_STREAM_END` when the stream ended, `Z_BUF_ERROR` when the input ran out
+        /// before it did, a negative error otherwise.
         var status: Int32 = Z_OK
+        /// Input bytes left after the stream ended (or where it stopped).
         var leftover = 0
+        /// zlib's message for an error, or empty.
         var message = ""
-        input.withUnsafeBufferPointer { inBuffer in
-            // zlib never writes through next_in.
-            stream.pointee.next_in = UnsafeMutablePointer(mutating: inBuffer.baseAddress)
-            stream.pointee.avail_in = uInt(inBuffer.count)
-            repeat {
-                chunk.withUnsafeMutableBufferPointer { outBuffer in
-                    stream.pointee.next_out = outBuffer.baseAddress
-                    stream.pointee.avail_out = uInt(outBuffer.count)
-                    status = CZlib.inflate(stream, Z_NO_FLUSH)
-                }
-                let produced = chunk.count - Int(stream.pointee.avail_out)
-                output.append(contentsOf: chunk.prefix(produced))
-                if output.count > maxOutput { status = -100; break }
-                if status == Z_BUF_ERROR && stream.pointee.avail_in == 0 { break }
-            } while status == Z_OK
-            leftover = Int(stream.pointee.avail_in)
-            if let msg = stream.pointee.msg { message = String(cString: msg) }
-            stream.pointee.next_in = nil
-            stream.pointee.next_out = nil
+        /// True when the output passed `maxOutput` bytes (inflating stopped there).
+        var overBudget = false
+
+        /// Inflates `input` (at most 4 GiB: zlib counts in 32 bits) until the stream ends, fails, runs out
+        /// of input or passes `maxOutput` bytes. nil when zlib cannot initialise.
+        init?(_ input: [UInt8], windowBits: Int32) {
+            // On the heap at a stable address: zlib keeps a pointer back to the stream between calls.
+            let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+            stream.initialize(to: z_stream())
+            defer {
+                stream.deinitialize(count: 1)
+                stream.deallocate()
+            }
+            guard CZlib_inflateInit2(stream, windowBits) == Z_OK else { return nil }
+            defer { inflateEnd(stream) }
+            var chunk = [UInt8](repeating: 0, count: 16384)
+            input.withUnsafeBufferPointer { inBuffer in
+                // zlib never writes through next_in.
+                stream.pointee.next_in = UnsafeMutablePointer(mutating: inBuffer.baseAddress)
+                stream.pointee.avail_in = uInt(inBuffer.count)
+                repeat {
+                    chunk.withUnsafeMutableBufferPointer { outBuffer in
+                        stream.pointee.next_out = outBuffer.baseAddress
+                        stream.pointee.avail_out = uInt(outBuffer.count)
+                        status = CZlib.inflate(stream, Z_NO_FLUSH)
+                    }
+                    let produced = chunk.count - Int(stream.pointee.avail_out)
+                    output.append(contentsOf: chunk.prefix(produced))
+                    if output.count > maxOutput {
+                        overBudget = true
+                        break
+                    }
+                    if status == Z_BUF_ERROR && stream.pointee.avail_in == 0 { break }
+                } while status == Z_OK
+                leftover = Int(stream.pointee.avail_in)
+                if let msg = stream.pointee.msg { message = String(cString: msg) }
+                stream.pointee.next_in = nil
+                stream.pointee.next_out = nil
+            }
         }
-        if status == -100 { throw .tooLarge }
-        guard status == Z_STREAM_END else {
-            throw .invalid(message.isEmpty ? "the DEFLATE stream is truncated or corrupt (zlib status \(status))" : message)
-        }
-        if leftover > 0 { throw .trailingData(leftover) }
-        return output
     }
 }
 
@@ -164,38 +186,12 @@ extension RawInflate {
     /// - Returns: the bytes inflated so far and whether the stream ended within `input`; nil when the data
     ///   is not DEFLATE (a zlib data error), or inflates to more than `maxOutput` bytes.
     public static func inflatePrefix(_ input: [UInt8]) -> (output: [UInt8], ended: Bool)? {
-        // The stream lives on the heap: zlib keeps a pointer to it between calls.
-        let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
-        stream.initialize(to: z_stream())
-        defer {
-            stream.deinitialize(count: 1)
-            stream.deallocate()
+        guard input.count <= Int(UInt32.max), let pass = Pass(input, windowBits: -15), !pass.overBudget else {
+            return nil
         }
-        guard CZlib_inflateInit2(stream, -15) == Z_OK else { return nil }
-        defer { inflateEnd(stream) }
-        var output: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16384)
-        var status: Int32 = Z_OK
-        var leftover = 0
-        input.withUnsafeBufferPointer { inBuffer in
-            stream.pointee.next_in = UnsafeMutablePointer(mutating: inBuffer.baseAddress)
-            stream.pointee.avail_in = uInt(inBuffer.count)
-            repeat {
-                chunk.withUnsafeMutableBufferPointer { outBuffer in
-                    stream.pointee.next_out = outBuffer.baseAddress
-                    stream.pointee.avail_out = uInt(outBuffer.count)
-                    status = CZlib.inflate(stream, Z_NO_FLUSH)
-                }
-                output.append(contentsOf: chunk.prefix(chunk.count - Int(stream.pointee.avail_out)))
-                if output.count > maxOutput { status = Z_DATA_ERROR }
-            } while status == Z_OK && (stream.pointee.avail_in > 0 || stream.pointee.avail_out == 0)
-            leftover = Int(stream.pointee.avail_in)
-            stream.pointee.next_in = nil
-            stream.pointee.next_out = nil
-        }
-        switch status {
-        case Z_STREAM_END: return leftover == 0 ? (output, true) : nil
-        case Z_OK, Z_BUF_ERROR: return (output, false)
+        switch pass.status {
+        case Z_STREAM_END: return pass.leftover == 0 ? (pass.output, true) : nil
+        case Z_OK, Z_BUF_ERROR: return (pass.output, false)
         default: return nil
         }
     }

@@ -70,6 +70,17 @@ public enum AESGCM {
     /// - Throws: `HealthCardError(.crypto)` when the generator is not seeded.
     public static func randomIV() throws(HealthCardError) -> [UInt8] { try Digest.randomBytes(ivByteCount) }
 
+    /// What both directions refuse before OpenSSL sees anything: an IV that is not 12 bytes, and a
+    /// plaintext or ciphertext (`byteCount` bytes) or `aad` over `maxByteCount` bytes.
+    private static func checkInput(iv: [UInt8], byteCount: Int, aad: [UInt8]) throws(HealthCardError) {
+        guard iv.count == ivByteCount else {
+            throw HealthCardError(.crypto, "an A256GCM IV is 12 bytes, found \(iv.count)")
+        }
+        guard byteCount <= maxByteCount, aad.count <= maxByteCount else {
+            throw HealthCardError(.crypto, "AES-GCM input over \(maxByteCount) bytes")
+        }
+    }
+
     /// Encrypts and authenticates.
     /// - Parameters:
     ///   - plaintext: at most `maxByteCount` bytes.
@@ -80,37 +91,29 @@ public enum AESGCM {
     public static func seal(_ plaintext: [UInt8], key: AES256Key, iv: [UInt8], aad: [UInt8]) throws(HealthCardError)
         -> (ciphertext: [UInt8], tag: [UInt8])
     {
-        guard iv.count == ivByteCount else {
-            throw HealthCardError(.crypto, "an A256GCM IV is 12 bytes, found \(iv.count)")
-        }
-        guard plaintext.count <= maxByteCount, aad.count <= maxByteCount else {
-            throw HealthCardError(.crypto, "AES-GCM input over \(maxByteCount) bytes")
-        }
+        try checkInput(iv: iv, byteCount: plaintext.count, aad: aad)
         let context = try CipherContext()
         let ctx = context.ctx
         var ciphertext = [UInt8](repeating: 0, count: plaintext.count + 16)
         var tag = [UInt8](repeating: 0, count: tagByteCount)
         var length: Int32 = 0
-        var total = 0
-        let ok = key.withUnsafeBytes { keyBytes -> Bool in
-            guard EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), nil, nil, nil) == 1,
-                EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_IVLEN, Int32(ivByteCount), nil) == 1,
-                EVP_EncryptInit_ex(ctx, nil, nil, keyBytes.baseAddress?.assumingMemoryBound(to: UInt8.self), iv) == 1,
-                EVP_EncryptUpdate(ctx, nil, &length, aad, Int32(aad.count)) == 1
-            else { return false }
-            let update = ciphertext.withUnsafeMutableBufferPointer { out in
-                EVP_EncryptUpdate(ctx, out.baseAddress, &length, plaintext, Int32(plaintext.count))
-            }
-            guard update == 1 else { return false }
-            total = Int(length)
-            let final = ciphertext.withUnsafeMutableBufferPointer { out in
-                EVP_EncryptFinal_ex(ctx, out.baseAddress! + total, &length)
-            }
-            guard final == 1 else { return false }
-            total += Int(length)
-            return EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, Int32(tagByteCount), &tag) == 1
+        guard context.begin(encrypting: true, key: key, iv: iv, aad: aad) else {
+            throw cryptoError("AES-256-GCM encryption")
         }
-        guard ok, total == plaintext.count else { throw cryptoError("AES-256-GCM encryption") }
+        let update = ciphertext.withUnsafeMutableBufferPointer { out in
+            EVP_EncryptUpdate(ctx, out.baseAddress, &length, plaintext, Int32(plaintext.count))
+        }
+        guard update == 1 else { throw cryptoError("AES-256-GCM encryption") }
+        var total = Int(length)
+        let final = ciphertext.withUnsafeMutableBufferPointer { out in
+            EVP_EncryptFinal_ex(ctx, out.baseAddress! + total, &length)
+        }
+        guard final == 1 else { throw cryptoError("AES-256-GCM encryption") }
+        total += Int(length)
+        guard EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, Int32(tagByteCount), &tag) == 1, total == plaintext.count
+        else {
+            throw cryptoError("AES-256-GCM encryption")
+        }
         ciphertext.removeLast(ciphertext.count - total)
         return (ciphertext, tag)
     }
@@ -122,14 +125,9 @@ public enum AESGCM {
     public static func open(_ ciphertext: [UInt8], tag: [UInt8], key: AES256Key, iv: [UInt8], aad: [UInt8])
         throws(HealthCardError) -> [UInt8]?
     {
-        guard iv.count == ivByteCount else {
-            throw HealthCardError(.crypto, "an A256GCM IV is 12 bytes, found \(iv.count)")
-        }
+        try checkInput(iv: iv, byteCount: ciphertext.count, aad: aad)
         guard tag.count == tagByteCount else {
             throw HealthCardError(.crypto, "an A256GCM tag is 16 bytes, found \(tag.count)")
-        }
-        guard ciphertext.count <= maxByteCount, aad.count <= maxByteCount else {
-            throw HealthCardError(.crypto, "AES-GCM input over \(maxByteCount) bytes")
         }
         let context = try CipherContext()
         let ctx = context.ctx
@@ -137,13 +135,9 @@ public enum AESGCM {
         var tagCopy = tag
         var length: Int32 = 0
         var total = 0
-        let setUp = key.withUnsafeBytes { keyBytes -> Bool in
-            EVP_DecryptInit_ex(ctx, EVP_aes_256_gcm(), nil, nil, nil) == 1
-                && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_IVLEN, Int32(ivByteCount), nil) == 1
-                && EVP_DecryptInit_ex(ctx, nil, nil, keyBytes.baseAddress?.assumingMemoryBound(to: UInt8.self), iv) == 1
-                && EVP_DecryptUpdate(ctx, nil, &length, aad, Int32(aad.count)) == 1
+        guard context.begin(encrypting: false, key: key, iv: iv, aad: aad) else {
+            throw cryptoError("AES-256-GCM decryption setup")
         }
-        guard setUp else { throw cryptoError("AES-256-GCM decryption setup") }
         let update = plaintext.withUnsafeMutableBufferPointer { out in
             EVP_DecryptUpdate(ctx, out.baseAddress, &length, ciphertext, Int32(ciphertext.count))
         }
@@ -175,4 +169,19 @@ private final class CipherContext {
         self.ctx = ctx
     }
     deinit { EVP_CIPHER_CTX_free(ctx) }
+
+    /// Starts one AES-256-GCM message, sealing or opening: the cipher, the IV length (`AESGCM.ivByteCount`),
+    /// `key` and the 12-byte `iv`, then `aad` as additional authenticated data.
+    /// - Returns: false when OpenSSL refuses a step (its reason is on OpenSSL's error queue).
+    func begin(encrypting: Bool, key: AES256Key, iv: [UInt8], aad: [UInt8]) -> Bool {
+        let enc: Int32 = encrypting ? 1 : 0
+        var length: Int32 = 0
+        return key.withUnsafeBytes { keyBytes in
+            EVP_CipherInit_ex(ctx, EVP_aes_256_gcm(), nil, nil, nil, enc) == 1
+                && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_IVLEN, Int32(AESGCM.ivByteCount), nil) == 1
+                && EVP_CipherInit_ex(ctx, nil, nil, keyBytes.baseAddress?.assumingMemoryBound(to: UInt8.self), iv, enc)
+                    == 1
+                && EVP_CipherUpdate(ctx, nil, &length, aad, Int32(aad.count)) == 1
+        }
+    }
 }

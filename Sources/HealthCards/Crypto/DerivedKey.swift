@@ -11,27 +11,7 @@ public enum DerivedKey {
         let d = try scalar(from: material, curve: curve)
         defer { BN_clear_free(d) }
         let (x, y) = try curve.publicPoint(d)
-        let point: [UInt8] = [0x04] + x + y
-        guard let builder = OSSL_PARAM_BLD_new() else { throw cryptoError("parameter builder") }
-        defer { OSSL_PARAM_BLD_free(builder) }
-        func cString(_ s: StaticString) -> UnsafePointer<CChar> {
-            UnsafeRawPointer(s.utf8Start).assumingMemoryBound(to: CChar.self)
-        }
-        let built: UnsafeMutablePointer<OSSL_PARAM>? = point.withUnsafeBufferPointer { buffer in
-            guard OSSL_PARAM_BLD_push_utf8_string(builder, cString("group"), cString("prime256v1"), 0) == 1,
-                OSSL_PARAM_BLD_push_octet_string(builder, cString("pub"), buffer.baseAddress, 65) == 1,
-                OSSL_PARAM_BLD_push_BN(builder, cString("priv"), d) == 1
-            else { return nil }
-            return OSSL_PARAM_BLD_to_param(builder)
-        }
-        guard let params = built else { throw cryptoError("building key parameters") }
-        defer { OSSL_PARAM_free(params) }
-        guard let ctx = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { throw cryptoError("EC context") }
-        defer { EVP_PKEY_CTX_free(ctx) }
-        var pkey: OpaquePointer? = nil
-        guard EVP_PKEY_fromdata_init(ctx) == 1,
-            EVP_PKEY_fromdata(ctx, &pkey, COpenSSL_EVP_PKEY_KEYPAIR(), params) == 1, let pkey
-        else { throw cryptoError("deriving a P-256 key") }
+        let pkey = try P256Key.fromPoint(x: x, y: y, privateScalar: d)
         return try P256Key(taking: pkey)
     }
 

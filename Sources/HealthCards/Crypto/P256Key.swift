@@ -219,9 +219,11 @@ public final class P256Key: @unchecked Sendable {
         return valid
     }
 
-    /// An `EVP_PKEY` (owned by the caller) for the uncompressed point 04‖x‖y on P-256.
-    /// - Throws: `HealthCardError(.key)` when OpenSSL refuses the point, `.crypto` on other failures.
-    private static func fromPoint(x: [UInt8], y: [UInt8]) throws -> OpaquePointer {
+    /// An `EVP_PKEY` (owned by the caller) for the uncompressed point 04‖x‖y on P-256: a public key, or
+    /// with `privateScalar` (a `BIGNUM` the caller keeps and frees) the key pair `DerivedKey` makes.
+    /// - Throws: `HealthCardError(.key)` when OpenSSL refuses the public point, `.crypto` on other failures
+    ///   (a refused key pair included: its point was computed from the scalar, so that is OpenSSL failing).
+    static func fromPoint(x: [UInt8], y: [UInt8], privateScalar: OpaquePointer? = nil) throws -> OpaquePointer {
         let point: [UInt8] = [0x04] + x + y
         guard let builder = OSSL_PARAM_BLD_new() else { throw cryptoError("parameter builder") }
         defer { OSSL_PARAM_BLD_free(builder) }
@@ -234,16 +236,20 @@ public final class P256Key: @unchecked Sendable {
             guard OSSL_PARAM_BLD_push_utf8_string(builder, cString("group"), cString("prime256v1"), 0) == 1,
                 OSSL_PARAM_BLD_push_octet_string(builder, cString("pub"), buffer.baseAddress, 65) == 1
             else { return nil }
+            if let privateScalar, OSSL_PARAM_BLD_push_BN(builder, cString("priv"), privateScalar) != 1 { return nil }
             return OSSL_PARAM_BLD_to_param(builder)
         }
-        guard let params = built else { throw cryptoError("building public key parameters") }
+        guard let params = built else {
+            throw cryptoError(privateScalar == nil ? "building public key parameters" : "building key parameters")
+        }
         defer { OSSL_PARAM_free(params) }
         guard let ctx = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { throw cryptoError("EC context") }
         defer { EVP_PKEY_CTX_free(ctx) }
+        let selection = privateScalar == nil ? COpenSSL_EVP_PKEY_PUBLIC_KEY() : COpenSSL_EVP_PKEY_KEYPAIR()
         var pkey: OpaquePointer? = nil
-        guard EVP_PKEY_fromdata_init(ctx) == 1,
-            EVP_PKEY_fromdata(ctx, &pkey, COpenSSL_EVP_PKEY_PUBLIC_KEY(), params) == 1, let pkey
+        guard EVP_PKEY_fromdata_init(ctx) == 1, EVP_PKEY_fromdata(ctx, &pkey, selection, params) == 1, let pkey
         else {
+            if privateScalar != nil { throw cryptoError("deriving a P-256 key") }
             ERR_clear_error()
             throw HealthCardError(.key, "JWK x/y is not a point on P-256")
         }

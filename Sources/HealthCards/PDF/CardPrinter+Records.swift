@@ -67,6 +67,19 @@ extension CardPrinter {
                 return layout(text, style, width: columnWidths[c] - 2 * pad, maxLines: 4)
             }
         }
+        /// One row of the table (the heading row or a record): `cells` side by side across the columns at
+        /// `page.y`, on `background` when given; `page.y` moves below it.
+        func drawRow(_ cells: [TextLayout], height: Double, background: RGB?) {
+            if let background {
+                page.canvas.fill(x: page.margin, y: page.y, width: page.width, height: height, color: background)
+            }
+            var x = page.margin
+            for (c, cell) in cells.enumerated() {
+                cell.draw(on: page.canvas, x: x + pad, y: page.y + pad)
+                x += columnWidths[c]
+            }
+            page.y += height
+        }
         func drawTitle(continued: Bool) {
             let heading = layout(
                 continued ? "\(title), continued" : title, TextStyle(size: 12, bold: true, color: Palette.ink),
@@ -76,14 +89,7 @@ extension CardPrinter {
             let heads = columns.enumerated().map { c, column in
                 layout(column.heading.uppercased(), headingStyle, width: columnWidths[c] - 2 * pad)
             }
-            let height = (heads.map(\.height).max() ?? 0) + 2 * pad
-            page.canvas.fill(x: page.margin, y: page.y, width: page.width, height: height, color: Palette.tint)
-            var x = page.margin
-            for (c, head) in heads.enumerated() {
-                head.draw(on: page.canvas, x: x + pad, y: page.y + pad)
-                x += columnWidths[c]
-            }
-            page.y += height
+            drawRow(heads, height: (heads.map(\.height).max() ?? 0) + 2 * pad, background: Palette.tint)
             page.placed()
         }
         let titleHeight = layout(title, TextStyle(size: 12, bold: true), width: page.width).height + mm(2) + mm(8)
@@ -97,15 +103,7 @@ extension CardPrinter {
                 try page.newPage()
                 drawTitle(continued: true)
             }
-            if row % 2 == 1 {
-                page.canvas.fill(x: page.margin, y: page.y, width: page.width, height: height, color: Palette.zebra)
-            }
-            var x = page.margin
-            for (c, cell) in cells.enumerated() {
-                cell.draw(on: page.canvas, x: x + pad, y: page.y + pad)
-                x += columnWidths[c]
-            }
-            page.y += height
+            drawRow(cells, height: height, background: row % 2 == 1 ? Palette.zebra : nil)
             page.canvas.line(
                 from: page.margin, page.y, to: page.margin + page.width, page.y, color: Palette.rule, width: 0.5)
             page.placed()
