@@ -27,4 +27,22 @@ import Testing
         let reparsed = try CRL(bytes: crl.fileBytes, source: "ours")
         #expect(reparsed == crl)
     }
+
+    /// A timestamp suffix is digits: `rid.-1` was read as -1 (no card revoked) and `rid.+5` as 5, while the
+    /// independent checker reads a suffix of anything but digits as none (every card of the rid revoked), so the
+    /// two judged one card in opposite ways. Such a list is refused as malformed, as `rid.1e3` was.
+    @Test func timestampSuffixesAreDigitsOnly() throws {
+        for entry in ["AAAA.-1", "AAAA.+5", "AAAA. 5", "AAAA.1e3", "AAAA."] {
+            let json = #"{"kid":"\#(Self.kid)","method":"rid","ctr":1,"rids":["\#(entry)"]}"#
+            #expect(throws: HealthCardError.self, "\(entry)") { try CRL(bytes: Array(json.utf8), source: "crl.json") }
+            do { _ = try CRL(bytes: Array(json.utf8), source: "crl.json") } catch let error as HealthCardError {
+                #expect(
+                    error.message == "crl.json: '\(entry)' has a timestamp suffix that is not integer seconds since 1970 "
+                        + "(digits only, e.g. rid.1700000000)")
+            }
+        }
+        let json = #"{"kid":"\#(Self.kid)","method":"rid","ctr":1,"rids":["AAAA.0","BBBB.1700000000"]}"#
+        let crl = try CRL(bytes: Array(json.utf8), source: "crl.json")
+        #expect(crl.entries.map(\.before) == [0, 1_700_000_000])
+    }
 }

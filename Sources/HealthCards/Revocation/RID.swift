@@ -97,8 +97,13 @@ public struct CRL: Sendable, Equatable {
             guard RID.isValid(rid) else { throw HealthCardError(.validation, "\(source): \(Quote.text(text)) is not a rid (1 to 24 base64url characters)") }
             var before: Int64?
             if parts.count == 2 {
-                guard let seconds = Int64(parts[1]) else {
-                    throw HealthCardError(.validation, "\(source): \(Quote.text(text)) has a timestamp suffix that is not integer seconds")
+                // Digits only: Int64 also reads "-1" and "+5", which checkers that take a suffix of anything but
+                // digits for no suffix read as "every card of the rid" (this one read "none").
+                guard parts[1].utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let seconds = Int64(parts[1]) else {
+                    throw HealthCardError(
+                        .validation,
+                        "\(source): \(Quote.text(text)) has a timestamp suffix that is not integer seconds since 1970 (digits "
+                            + "only, e.g. rid.1700000000)")
                 }
                 before = seconds
             }
