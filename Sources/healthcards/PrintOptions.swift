@@ -47,7 +47,7 @@ enum PrintOptions {
             settings.issuerName = name
         }
         if let path = parsed.value("logo") {
-            do { settings.logo = try Logo(bytes: try FileIO.read(path), source: path) } catch let error
+            do { settings.logo = try Logo(bytes: try FileIO.read(path, maxBytes: Logo.maxBytes), source: path) } catch let error
                 as HealthCardError
             {
                 throw HealthCardError(.usage, "--logo: \(error.message)")

@@ -144,6 +144,37 @@ import Testing
         #expect(refused.stderr.contains("--logo: \(bad) is not an SVG image librsvg can read"), "\(refused.stderr)")
     }
 
+    /// A logo librsvg reads but refuses to draw (over its 500,000 referenced elements: 2^19 nested `<use>`)
+    /// is refused before the batch: exit 2 and nothing written (it stopped the run at the first PDF, after
+    /// the QR images were written). A logo file over 4 MiB is refused by its size.
+    @Test func aLogoThatCannotBeDrawnStopsTheRunBeforeAnythingIsWritten() throws {
+        let dir = try TestSupport.tempDir("print")
+        let key = try TestSupport.demoKey(in: dir)
+        var svg = ##"<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" "##
+            + ##"width="10" height="10"><defs><rect id="a0" width="1" height="1"/>"##
+        for level in 1...19 {
+            let use = ##"<use xlink:href="#a\##(level - 1)"/>"##
+            svg += ##"<g id="a\##(level)">"## + use + use + "</g>"
+        }
+        svg += ##"</defs><use xlink:href="#a19"/></svg>"##
+        let laughs = try TestSupport.write(svg, to: "logo.svg", in: dir)
+        let large = try TestSupport.write(String(repeating: " ", count: Logo.maxBytes + 1), to: "large.svg", in: dir)
+        for (logo, reason) in [
+            (laughs, "is an SVG image librsvg cannot draw: exceeded more than 500000 referenced elements"),
+            (large, "\(Logo.maxBytes + 1) bytes"),
+        ] {
+            let out = dir.appendingPathComponent("out")
+            let run = try TestSupport.cli([
+                "issue", "--issuer", "https://issuer.example.org", "--key", key, "--template",
+                Self.templates.appendingPathComponent("covid19-vaccination.json").path, "--out", out.path, "--pdf",
+                "--logo", logo, Self.templates.appendingPathComponent("covid19-vaccination.sample.csv").path,
+            ])
+            #expect(run.status == 2, "\(run.stderr)")
+            #expect(run.stderr.contains("--logo: \(logo)") && run.stderr.contains(reason), "\(run.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: out.path), "nothing written")
+        }
+    }
+
     /// The QR PNGs say how large they print: `pHYs` in pixels per metre, so the symbol is 40 mm wide.
     @Test func qrImagesCarryTheirPrintSize() throws {
         let code = try QRCode(jws: "abc.def.ghi")

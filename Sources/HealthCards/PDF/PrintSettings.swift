@@ -56,7 +56,7 @@ public struct Logo: Sendable {
 
     /// Reads a logo from bytes: PNG by its signature, otherwise SVG.
     /// - Throws: `HealthCardError(.pdf)` when it is neither, is larger than `maxBytes`, or cannot be
-    ///   decoded (with the decoder's message).
+    ///   decoded or (an SVG) drawn (with the decoder's message).
     public init(bytes: [UInt8], source: String) throws {
         guard bytes.count <= Self.maxBytes else {
             throw HealthCardError(
@@ -65,7 +65,14 @@ public struct Logo: Sendable {
         self.bytes = bytes
         self.source = source
         format = bytes.starts(with: [0x89, 0x50, 0x4E, 0x47]) ? .png : .svg
-        _ = try decoded()
+        if case .svg(let image) = try decoded() {
+            // Drawn once now: librsvg finds some faults only when it draws (over 500,000 referenced
+            // elements, say), and found at the first card's PDF they stopped a run that had already
+            // written QR images. Now such a logo is refused before anything is written.
+            let canvas = try Canvas(width: 100, height: 100)
+            try image.draw(on: canvas, x: 0, y: 0, width: 100, height: 100)
+            _ = try canvas.finish()
+        }
     }
 
     /// Decodes the logo for one thread.

@@ -6,6 +6,8 @@ internal import CRsvg
 /// own).
 final class SVGImage {
     private let handle: UnsafeMutablePointer<RsvgHandle>
+    /// Where the SVG came from, for messages.
+    private let source: String
     /// The SVG's own aspect ratio, width / height (1 when it states no size or view box).
     let aspectRatio: Double
 
@@ -21,6 +23,7 @@ final class SVGImage {
             throw HealthCardError(.pdf, "\(source) is not an SVG image librsvg can read: \(message)")
         }
         self.handle = handle
+        self.source = source
         var width = 0.0
         var height = 0.0
         if rsvg_handle_get_intrinsic_size_in_pixels(handle, &width, &height) != 0, width > 0, height > 0 {
@@ -50,7 +53,7 @@ final class SVGImage {
         if ok == 0 {
             let message = error.map { String(cString: $0.pointee.message) } ?? "unknown error"
             if let error { g_error_free(error) }
-            throw HealthCardError(.pdf, "the SVG logo could not be drawn: \(message)")
+            throw HealthCardError(.pdf, "\(source) is an SVG image librsvg cannot draw: \(message)")
         }
     }
 }
