@@ -247,6 +247,26 @@ import Testing
         }
     }
 
+    /// A JWK whose coordinates are not 32 bytes each is refused saying what each one holds.
+    @Test func jwkCoordinatesOfTheWrongSizeAreNamed() throws {
+        let key = try P256Key.generate()
+        let good = JWK(key: key)
+        let cases: [(x: JSONValue?, y: JSONValue?, found: String)] = [
+            (.string(Base64URL.encode(Array(good.x.dropFirst()))), .string(Base64URL.encode(good.y)),
+             "but x holds 31 bytes and y holds 32 bytes"),
+            (nil, .integer(5), "but x is absent and y is not a string"),
+            (.string("AA=="), .string(Base64URL.encode(good.y)),
+             "but x is not base64url without padding (4 characters) and y holds 32 bytes"),
+        ]
+        for item in cases {
+            var object: JSONObject = ["kty": .string("EC"), "crv": .string("P-256")]
+            if let x = item.x { object["x"] = x }
+            if let y = item.y { object["y"] = y }
+            let error = try #require(throws: HealthCardError.self) { try JWK(json: .object(object), source: "k.json") }
+            #expect(error.message == "k.json x and y must be base64url of 32 bytes each, \(item.found)", "\(error.message)")
+        }
+    }
+
     /// A full run (keygen, jwks, issue with good and bad records, error cases) never shows the private key:
     /// every output file, stdout and stderr is scanned for d (base64url, base64, hex) and the PEM body.
     @Test func noPrivateKeyMaterialInAnyOutput() throws {

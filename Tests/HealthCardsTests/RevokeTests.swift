@@ -232,6 +232,16 @@ import Testing
             ["revoke", "--site", f.site.path, "--key", f.key, "--rid-secret", f.secret, "--report", notReport,
              "--id", "P-1001"], expect: 2)
         #expect(wrongFile.stderr.contains("line 1 is not a line of an issue report"))
+        // A line over the report line budget is named as such, not as "not a report line".
+        let longLine = try TestSupport.write(
+            "{\"status\":\"issued\",\"source\":\"" + String(repeating: "x", count: InputBudget.reportLineBytes) + "\"}\n",
+            to: "long-report.ndjson", in: f.dir)
+        let tooLong = try SiteTestSupport.cli(
+            ["revoke", "--site", f.site.path, "--key", f.key, "--rid-secret", f.secret, "--report", longLine,
+             "--id", "P-1001"], expect: 2)
+        #expect(
+            tooLong.stderr.contains("line 1 is longer than \(InputBudget.reportLineBytes) bytes, the most a report line may be"),
+            "\(tooLong.stderr)")
 
         // Cards issued without a rid secret, and a report from before kids and rids were recorded: named.
         let plain = f.dir.appendingPathComponent("plain")

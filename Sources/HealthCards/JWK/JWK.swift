@@ -68,7 +68,18 @@ public struct JWK: Equatable, Sendable {
         guard let x = object["x"]?.stringValue.flatMap(Base64URL.decode),
             let y = object["y"]?.stringValue.flatMap(Base64URL.decode),
             x.count == 32, y.count == 32
-        else { throw HealthCardError(.key, "\(source) x and y must be base64url of 32 bytes each") }
+        else {
+            func found(_ name: String) -> String {
+                guard let member = object[name] else { return "\(name) is absent" }
+                guard let text = member.stringValue else { return "\(name) is not a string" }
+                guard let bytes = Base64URL.decode(text) else {
+                    return "\(name) is not base64url without padding (\(text.utf8.count) characters)"
+                }
+                return "\(name) holds \(bytes.count) bytes"
+            }
+            throw HealthCardError(
+                .key, "\(source) x and y must be base64url of 32 bytes each, but \(found("x")) and \(found("y"))")
+        }
         self.init(x: x, y: y)
         if let chain = object["x5c"]?.arrayValue { x5c = chain.compactMap(\.stringValue) }
         if let version = object["crlVersion"]?.numberLexeme.flatMap({ Int($0) }) { crlVersion = version }

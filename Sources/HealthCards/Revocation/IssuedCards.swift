@@ -37,7 +37,13 @@ public struct IssuedCards: Sendable {
             }
             while let next = try lines.next() {
                 let number = next.number
-                let line = next.bytes ?? Array("not a report line".utf8)
+                guard let line = next.bytes else {
+                    throw HealthCardError(
+                        .usage,
+                        "--report \(path) line \(number) is longer than \(InputBudget.reportLineBytes) bytes, the most a "
+                            + "report line may be (see docs/verify.md, \"Budgets\"); give the report.ndjson that "
+                            + "`healthcards issue` wrote")
+                }
                 if line.allSatisfy({ $0 == 0x20 || $0 == 0x0D }) { continue }
                 guard let json = try? JSONParser.parse(line), let status = json["status"]?.stringValue,
                     json["source"]?.stringValue != nil
