@@ -284,3 +284,30 @@ import Testing
         #expect(third.status == 0, "\(third.stderr)")
     }
 }
+
+/// The output lock within one process: a run of this process that holds it refuses another at once; a lock
+/// busy under this process's pid that no run here holds (a child between fork and exec holding a copy of
+/// a descriptor already closed) is waited for, not called "another run" (a library user running two
+/// batches in turn into one folder, while it starts processes, was refused the second).
+@Suite struct OutputLockInProcessTests {
+    @Test func aCopyOfAReleasedLockIsWaitedForAndARealHolderRefused() throws {
+        let dir = try TestSupport.tempDir("lock")
+        var first: OutputLock? = try OutputLock(folder: dir.path, mode: 0o600)
+        #expect(throws: HealthCardError.self) { try OutputLock(folder: dir.path, mode: 0o600) }
+        withExtendedLifetime(first) {}
+        first = nil
+        // The copy a child would hold: the lock file locked under this process's pid by a descriptor no
+        // OutputLock owns, released a moment later (as the child's exec closes it).
+        let path = dir.appendingPathComponent(OutputLock.fileName).path
+        let copy = open(path, O_RDWR | O_CLOEXEC)
+        #expect(copy >= 0 && flock(copy, LOCK_EX | LOCK_NB) == 0)
+        let releaser = Thread {
+            usleep(300_000)
+            close(copy)
+        }
+        releaser.start()
+        let second = try OutputLock(folder: dir.path, mode: 0o600)
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "\(getpid())\n")
+        withExtendedLifetime(second) {}
+    }
+}

@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -18,6 +20,17 @@ public final class OutputLock {
     /// The lock file.
     public let path: String
     private let fd: Int32
+    /// The lock file's device and inode while this value holds its lock, nil before.
+    private var identity: String?
+
+    /// The lock files this process holds (device and inode), so a lock found busy under this process's own pid
+    /// is told apart from one a run in this process really holds.
+    private static let heldHere = Mutex<Set<String>>([])
+
+    /// How long a lock busy under this process's own pid, but held by no value of this process, is waited
+    /// for, in seconds: a child this process is starting holds a copy of every descriptor (a lock released
+    /// a moment ago too) until its `exec` closes it (`O_CLOEXEC`), which takes milliseconds.
+    static let inheritedCopyWait = 5.0
 
     /// Takes the lock, or fails at once naming the process that holds it.
     /// - Parameters:
@@ -72,7 +85,10 @@ public final class OutputLock {
             guard reason == EWOULDBLOCK else {
                 throw HealthCardError(.io, "cannot lock \(path): \(String(cString: strerror(reason)))")
             }
-            if Clock.monotonicSeconds() >= deadline { throw refusal(Self.holder(fd)) }
+            let now = Clock.monotonicSeconds()
+            if now >= deadline && !(now < start + Self.inheritedCopyWait && Self.isInheritedCopy(fd)) {
+                throw refusal(Self.holder(fd))
+            }
             if !announced && Clock.monotonicSeconds() >= start + 1 {
                 announced = true
                 waiting?(Self.holder(fd))
@@ -84,18 +100,39 @@ public final class OutputLock {
             _ = ftruncate(fd, 0)
             _ = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
         }
+        if let held = FileIO.identity(fd: fd) {
+            identity = held
+            _ = Self.heldHere.withLock { $0.insert(held) }
+        }
     }
 
-    deinit { close(fd) }
+    deinit {
+        if let identity { _ = Self.heldHere.withLock { $0.remove(identity) } }
+        close(fd)
+    }
+
+    /// Whether the busy lock on `fd`'s file names this process as its holder while no value of this process
+    /// holds it: then the holder is a copy of a descriptor this process has closed, in a child between its
+    /// fork and its exec, and the lock is free in a moment.
+    private static func isInheritedCopy(_ fd: Int32) -> Bool {
+        guard let identity = FileIO.identity(fd: fd), recordedPID(fd) == getpid() else { return false }
+        return !heldHere.withLock { $0.contains(identity) }
+    }
+
+    /// The pid written in the lock file, or nil.
+    private static func recordedPID(_ fd: Int32) -> Int32? {
+        var buffer = [UInt8](repeating: 0, count: 32)
+        let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        let text = n > 0 ? String(decoding: buffer.prefix(n), as: UTF8.self).trimmingCharacters(in: " \n") : ""
+        guard let pid = Int32(text), pid > 0 else { return nil }
+        return pid
+    }
 
     /// The holder's command ("`healthcards shl`", from its second word; "healthcards run" when unknown) and
     /// "pid 1234: healthcards issue --issuer …", from the lock file and `/proc/<pid>/cmdline`.
     private static func holder(_ fd: Int32) -> Holder {
-        var buffer = [UInt8](repeating: 0, count: 32)
-        let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
-        let text = n > 0 ? String(decoding: buffer.prefix(n), as: UTF8.self).trimmingCharacters(in: " \n") : ""
         let unknown = "healthcards run"
-        guard let pid = Int32(text), pid > 0 else {
+        guard let pid = recordedPID(fd) else {
             return Holder(command: unknown, description: "pid unknown: it has not written it yet")
         }
         guard let command = try? FileIO.read("/proc/\(pid)/cmdline"), !command.isEmpty else {

@@ -212,6 +212,12 @@ public enum FileIO {
         return stat(path, &st) == 0 ? "\(st.st_dev):\(st.st_ino)" : nil
     }
 
+    /// The same for an open file: "device:inode" of `fd`, or nil if it cannot be stat'ed.
+    public static func identity(fd: Int32) -> String? {
+        var st = stat()
+        return fstat(fd, &st) == 0 ? "\(st.st_dev):\(st.st_ino)" : nil
+    }
+
     /// Size of a file in bytes, or nil if it cannot be stat'ed.
     public static func size(_ path: String) -> Int? {
         var st = stat()
