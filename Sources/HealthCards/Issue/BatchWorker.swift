@@ -267,7 +267,7 @@ final class BatchWorker {
         else { return nil }
         // The card there may be one the site's list revokes (issued before a revocation): then it is replaced.
         if let rid = payload.payload.rid, let list = revocations, let nbf = Self.notBefore(of: jws),
-            let entry = list.crl.entry(revoking: rid, nbf: nbf)
+            let entry = list.entry(revoking: rid, nbf: nbf)
         {
             line.warnings.append(
                 HealthCardError(
