@@ -241,12 +241,12 @@ final class BatchWorker {
     /// The site folder of the run (`--site`) for the commands messages suggest, or `SITE`.
     private var siteName: String { siteRoot ?? "SITE" }
 
-    /// The `nbf` of a card's JWS (whole seconds), or nil when it cannot be read.
+    /// The `nbf` of a card's JWS (whole seconds, `CardIssuer.notBefore`), or nil when it cannot be read.
     static func notBefore(of jws: JWS) -> Int64? {
         guard let parts = try? jws.parts(), let payload = try? RawInflate.inflate(parts.payload),
-            let lexeme = (try? JSONParser.parse(payload))?["nbf"]?.numberLexeme
+            let json = try? JSONParser.parse(payload)
         else { return nil }
-        return Int64(lexeme) ?? Double(lexeme).flatMap { $0.isFinite && abs($0) < 1e15 ? Int64($0) : nil }
+        return CardIssuer.notBefore(of: json)
     }
 
     /// `qr/<name>.png`, or `qr/<name>-<c>.png` per chunk.
