@@ -337,18 +337,6 @@ enum PEMLabel {
         return false
     }
 
-    static func all(in text: String) -> [String] {
-        var labels: [String] = []
-        // Split on scalars: in Swift "\r\n" is one Character, equal to neither "\r" nor "\n".
-        for line in text.unicodeScalars.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).map(String.init) {
-            let trimmed = line.trimmingCharacters(in: " \t")
-            if trimmed.hasPrefix("-----BEGIN "), trimmed.hasSuffix("-----") {
-                labels.append(String(trimmed.dropFirst(11).dropLast(5)))
-            }
-        }
-        return labels
-    }
-
     /// The bytes of the first `-----BEGIN <label>-----` block (its base64 lines decoded), or nil.
     static func body(of label: String, in text: String) -> [UInt8]? {
         var inside = false
