@@ -75,4 +75,26 @@ import Testing
             error.contains("by the entry '\(rid).\(until)'")
                 && error.hasSuffix("To issue it, run this again from then on"), "\(error)")
     }
+
+    /// The lookup `issue --site` makes for every record (indexed by rid) finds the list's first entry that revokes
+    /// the card, as a scan of the list would, when a hand-edited list names a rid more than once.
+    @Test func theIndexedLookupFindsTheFirstEntryThatRevokes() {
+        let entries = [
+            CRL.Entry(rid: "aaa", before: 100), CRL.Entry(rid: "bbb"), CRL.Entry(rid: "aaa", before: 300),
+            CRL.Entry(rid: "aaa"), CRL.Entry(rid: "ccc", before: 50),
+        ]
+        let list = SiteRevocations(crl: CRL(kid: "k", entries: entries), path: "crl.json", site: "site")
+        #expect(list.entry(revoking: "aaa", nbf: 99) == CRL.Entry(rid: "aaa", before: 100))
+        #expect(list.entry(revoking: "aaa", nbf: 100) == CRL.Entry(rid: "aaa", before: 300))
+        #expect(list.entry(revoking: "aaa", nbf: 300) == CRL.Entry(rid: "aaa"))
+        #expect(list.entry(revoking: "bbb", nbf: 1_700_000_000) == CRL.Entry(rid: "bbb"))
+        #expect(list.entry(revoking: "ccc", nbf: 49) == CRL.Entry(rid: "ccc", before: 50))
+        #expect(list.entry(revoking: "ccc", nbf: 50) == nil)
+        #expect(list.entry(revoking: "ddd", nbf: 0) == nil)
+        for rid in ["aaa", "bbb", "ccc", "ddd"] {
+            for nbf: Int64 in [0, 49, 50, 99, 100, 299, 300] {
+                #expect((list.entry(revoking: rid, nbf: nbf) != nil) == list.crl.revokes(rid: rid, nbf: Double(nbf)))
+            }
+        }
+    }
 }

@@ -263,18 +263,8 @@ public final class P256Key: @unchecked Sendable {
         guard x.count == 32, y.count == 32 else {
             throw HealthCardError(.key, "JWK x and y must be 32 bytes each, found \(x.count) and \(y.count)")
         }
-        let pkey = try fromPoint(x: x, y: y)
-        guard let check = EVP_PKEY_CTX_new_from_pkey(nil, pkey, nil) else {
-            EVP_PKEY_free(pkey)
-            throw cryptoError("EC context")
-        }
-        defer { EVP_PKEY_CTX_free(check) }
-        guard EVP_PKEY_public_check(check) == 1 else {
-            EVP_PKEY_free(pkey)
-            ERR_clear_error()
-            throw HealthCardError(.key, "JWK x/y is not a valid point on P-256")
-        }
-        return try P256Key(taking: pkey)
+        // `init(taking:)` checks the point (`isOnCurve`), as for a key in any other form.
+        return try P256Key(taking: try fromPoint(x: x, y: y))
     }
 
     /// The key pair as PKCS#8 PEM text (`-----BEGIN PRIVATE KEY-----`), for writing a key file.
@@ -345,18 +335,6 @@ enum PEMLabel {
             if bytes[i..<(i + needle.count)].elementsEqual(needle) { return true }
         }
         return false
-    }
-
-    static func all(in text: String) -> [String] {
-        var labels: [String] = []
-        // Split on scalars: in Swift "\r\n" is one Character, equal to neither "\r" nor "\n".
-        for line in text.unicodeScalars.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).map(String.init) {
-            let trimmed = line.trimmingCharacters(in: " \t")
-            if trimmed.hasPrefix("-----BEGIN "), trimmed.hasSuffix("-----") {
-                labels.append(String(trimmed.dropFirst(11).dropLast(5)))
-            }
-        }
-        return labels
     }
 
     /// The bytes of the first `-----BEGIN <label>-----` block (its base64 lines decoded), or nil.

@@ -71,7 +71,7 @@ public struct X509Chain: Sendable, Equatable {
     /// - Throws: `HealthCardError(.key)` for text with no certificate, a private key in the file, a
     ///   certificate OpenSSL cannot parse, or a chain `init(der:source:)` refuses.
     public init(pem: [UInt8], source: String) throws {
-        let labels = PEMLabel.all(in: String(decoding: pem, as: UTF8.self))
+        let labels = pem.withUnsafeBytes { PEMLabel.all(in: $0) }
         if labels.contains(where: { $0.hasSuffix("PRIVATE KEY") }) {
             throw HealthCardError(
                 .key,

@@ -113,11 +113,14 @@ final class BatchWorker {
             }
         }
         let cardFile = "cards/\(name).smart-health-card"
+        // The card an earlier run left there, read once for the three questions asked of it below.
+        let existing = try? FileIO.read("\(outDir)/\(cardFile)")
         do {
             var printed: PrintedCard?
-            if !force,
+            if !force, let existing,
                 let files = try alreadyIssued(
-                    payload, name: name, cardFile: cardFile, bundle: checked.bundle, line: &line, printed: &printed)
+                    payload, existing: existing, name: name, cardFile: cardFile, bundle: checked.bundle, line: &line,
+                    printed: &printed)
             {
                 line.status = .issued
                 line.alreadyIssued = true
@@ -125,8 +128,8 @@ final class BatchWorker {
                 line.kid = issuer.kid
                 return BatchOutcome(line: line, identity: owner, printed: printed)
             }
-            let replacedKid = force ? nil : signedByAnotherKey(cardFile)
-            let previous = (try? FileIO.read("\(outDir)/\(cardFile)")).flatMap { issuer.replacement(of: $0, by: payload) }
+            let replacedKid = force ? nil : existing.flatMap(signedByAnotherKey)
+            let previous = existing.flatMap { issuer.replacement(of: $0, by: payload) }
             let card: IssuedCard
             do { card = try issuer.issue(payload) } catch {
                 line.errors = error.errors
@@ -176,10 +179,10 @@ final class BatchWorker {
         return PatientIdentity.ofBundle(asRead, system: patientIDSystem)
     }
 
-    /// The kid of the card at `cardFile` when it is a card signed by another key than this run's (a
-    /// key rotation since it was issued), else nil.
-    private func signedByAnotherKey(_ cardFile: String) -> String? {
-        guard let bytes = try? FileIO.read("\(outDir)/\(cardFile)"), let file = try? JSONParser.parse(bytes),
+    /// The kid of a card file's first JWS when another key than this run's signed it (a key rotation since it
+    /// was issued), else nil.
+    private func signedByAnotherKey(_ bytes: [UInt8]) -> String? {
+        guard let file = try? JSONParser.parse(bytes),
             let compact = file["verifiableCredential"]?[0]?.stringValue,
             let header = try? JSONParser.parse(try JWS(compact: compact).parts().header),
             let kid = header["kid"]?.stringValue, kid != issuer.kid
@@ -241,12 +244,12 @@ final class BatchWorker {
     /// The site folder of the run (`--site`) for the commands messages suggest, or `SITE`.
     private var siteName: String { siteRoot ?? "SITE" }
 
-    /// The `nbf` of a card's JWS (whole seconds), or nil when it cannot be read.
+    /// The `nbf` of a card's JWS (whole seconds, `CardIssuer.notBefore`), or nil when it cannot be read.
     static func notBefore(of jws: JWS) -> Int64? {
         guard let parts = try? jws.parts(), let payload = try? RawInflate.inflate(parts.payload),
-            let lexeme = (try? JSONParser.parse(payload))?["nbf"]?.numberLexeme
+            let json = try? JSONParser.parse(payload)
         else { return nil }
-        return Int64(lexeme) ?? Double(lexeme).flatMap { $0.isFinite && abs($0) < 1e15 ? Int64($0) : nil }
+        return CardIssuer.notBefore(of: json)
     }
 
     /// `qr/<name>.png`, or `qr/<name>-<c>.png` per chunk.
@@ -259,15 +262,15 @@ final class BatchWorker {
     /// deterministic: rewritten when missing or different), keeps or makes its link (`--shl`), and returns
     /// the record's files. Returns nil when the record must be issued. A missing PDF is printed; an existing
     /// one is kept, unless this run made the card a new link (the old page would show no link, or a dead one).
-    private func alreadyIssued(_ payload: CardPayload, name: String, cardFile: String, bundle: JSONValue,
-                               line: inout ReportLine, printed: inout PrintedCard?) throws -> [String]? {
-        let path = "\(outDir)/\(cardFile)"
-        guard payload.errors.isEmpty, FileIO.exists(path), let bytes = try? FileIO.read(path, maxBytes: InputBudget.cardFileBytes),
+    /// - Parameter bytes: the file's bytes as read (a card file over `InputBudget.cardFileBytes` is no card of ours).
+    private func alreadyIssued(_ payload: CardPayload, existing bytes: [UInt8], name: String, cardFile: String,
+                               bundle: JSONValue, line: inout ReportLine, printed: inout PrintedCard?) throws -> [String]? {
+        guard payload.errors.isEmpty, bytes.count <= InputBudget.cardFileBytes,
             let jws = issuer.existingCard(bytes, matches: payload)
         else { return nil }
         // The card there may be one the site's list revokes (issued before a revocation): then it is replaced.
         if let rid = payload.payload.rid, let list = revocations, let nbf = Self.notBefore(of: jws),
-            let entry = list.crl.entry(revoking: rid, nbf: nbf)
+            let entry = list.entry(revoking: rid, nbf: nbf)
         {
             line.warnings.append(
                 HealthCardError(

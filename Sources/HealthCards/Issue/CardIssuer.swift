@@ -276,35 +276,44 @@ extension CardIssuer {
     /// runs). This is how a resumed or repeated run knows a record is already issued.
     /// - Returns: the card's JWS when it matches; nil when the file is not such a card (unreadable,
     ///   torn by a crash, another key, another record, other options).
+    public func existingCard(_ fileBytes: [UInt8], matches card: CardPayload) -> JWS? {
+        signedCard(in: fileBytes, where: { Self.equalIgnoringNotBefore($0, card.bytes) })?.jws
+    }
+
     /// Why an existing card of this issuer (same key, signature verifies) differs from the card it would make
     /// now from `card`: its Bundle differs (`recordChanged`: the record was corrected), or only other claims
     /// do (`optionsChanged`: `iss`, `exp`, `vc.type`, `vc.rid`). Nil when the file is not such a card (another
-    /// key, unreadable, torn) or is the same card. Also returns the old card's `nbf`.
-    public func replacement(of fileBytes: [UInt8], by card: CardPayload) -> (reason: ReportLine.Replacement, nbf: Int64?)? {
-        guard let file = try? JSONParser.parse(fileBytes), let list = file["verifiableCredential"]?.arrayValue,
-            list.count == 1, let compact = list[0].stringValue,
-            let parts = try? JWS(compact: compact).parts(), parts.header == JWS.headerBytes(kid: kid),
-            let inflated = try? RawInflate.inflate(parts.payload),
-            ES256.verify(signature: parts.signature, message: parts.signingInput, key: publicKey),
-            !Self.equalIgnoringNotBefore(inflated, card.bytes), let old = try? JSONParser.parse(inflated)
+    /// key, unreadable, torn) or is the same card. Also returns the old card's `nbf` (whole seconds).
+    public func replacement(
+        of fileBytes: [UInt8], by card: CardPayload
+    ) -> (reason: ReportLine.Replacement, nbf: Int64?)? {
+        guard let existing = signedCard(in: fileBytes, where: { !Self.equalIgnoringNotBefore($0, card.bytes) }),
+            let old = try? JSONParser.parse(existing.payload)
         else { return nil }
-        let nbf = old["nbf"]?.numberLexeme.flatMap { Int64($0) }
         let oldBundle = old["vc"]?["credentialSubject"]?["fhirBundle"]
-        return (oldBundle == card.payload.fhirBundle ? .optionsChanged : .recordChanged, nbf)
+        return (oldBundle == card.payload.fhirBundle ? .optionsChanged : .recordChanged, Self.notBefore(of: old))
     }
 
-    public func existingCard(_ fileBytes: [UInt8], matches card: CardPayload) -> JWS? {
-        let payloadBytes = card.bytes
+    /// The one JWS of a `.smart-health-card` file and its inflated payload, when the file holds exactly one, its
+    /// header is this issuer's (`kid`), `accept` takes its payload, and its signature verifies with this key
+    /// (checked last, the costliest test); nil otherwise.
+    private func signedCard(in fileBytes: [UInt8], where accept: ([UInt8]) -> Bool) -> (jws: JWS, payload: [UInt8])? {
         guard let file = try? JSONParser.parse(fileBytes), let list = file["verifiableCredential"]?.arrayValue,
             list.count == 1, let compact = list[0].stringValue
         else { return nil }
         let jws = JWS(compact: compact)
         guard let parts = try? jws.parts(), parts.header == JWS.headerBytes(kid: kid),
-            let inflated = try? RawInflate.inflate(parts.payload),
-            Self.equalIgnoringNotBefore(inflated, payloadBytes),
+            let inflated = try? RawInflate.inflate(parts.payload), accept(inflated),
             ES256.verify(signature: parts.signature, message: parts.signingInput, key: publicKey)
         else { return nil }
-        return jws
+        return (jws, inflated)
+    }
+
+    /// The `nbf` of a card's payload in whole seconds, or nil when it is missing or not a number within
+    /// ±10^15 seconds (`DateRules.wholeSeconds`, so no conversion traps).
+    static func notBefore(of payload: JSONValue) -> Int64? {
+        guard let lexeme = payload["nbf"]?.numberLexeme else { return nil }
+        return Int64(lexeme) ?? Double(lexeme).flatMap(DateRules.wholeSeconds)
     }
 
     /// Compares two minified payloads, skipping the number after the first `,"nbf":`. A raw `"`

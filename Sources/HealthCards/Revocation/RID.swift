@@ -56,11 +56,6 @@ public struct CRL: Sendable, Equatable {
         self.entries = entries
     }
 
-    /// The entry that revokes a card with `rid` and `nbf` (seconds), or nil when the list does not revoke it.
-    public func entry(revoking rid: String, nbf: Int64) -> Entry? {
-        entries.first { $0.rid == rid && ($0.before.map { nbf < $0 } ?? true) }
-    }
-
     /// True when a card with `rid` and `nbf` (seconds) is revoked by this list.
     public func revokes(rid: String, nbf: Double) -> Bool {
         entries.contains { $0.rid == rid && ($0.before.map { nbf < Double($0) } ?? true) }
