@@ -346,6 +346,16 @@ import Testing
         let issue = try SHLTestSupport.issue(template: "covid19-vaccination", key: key, site: site, out: out, expect: 2)
         #expect(issue.stderr.contains("is writing into \(out.path) right now"), "\(issue.stderr)")
         #expect(!FileManager.default.fileExists(atPath: out.path + "/shl/P-1001.txt"))
+        // Nor does a refused run make the PDF folder or the combined PDF.
+        let printed = try TestSupport.cli([
+            "issue", "--issuer", "https://issuer.example.org", "--key", key, "--template",
+            SiteTestSupport.templates.appendingPathComponent("covid19-vaccination.json").path, "--out", out.path,
+            "--pdf", "--pdf-combined", dir.path + "/all.pdf",
+            SiteTestSupport.templates.appendingPathComponent("covid19-vaccination.sample.csv").path,
+        ])
+        #expect(printed.status == 2 && printed.stderr.contains("right now"), "\(printed.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out.path + "/pdf"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains("all") }.isEmpty)
         #expect(try FileManager.default.contentsOfDirectory(atPath: site) == siteFiles)
         #expect(FileIO.list(site + "/shl").isEmpty)
         withExtendedLifetime(lock) {}

@@ -113,7 +113,6 @@ public final class BatchIssuer {
         try IssuerSite.refuseHealthDataInside(outDir)
         // Each worker's issuer (zlib stream, signing context) and PDF stage are made here, so a key that
         // cannot sign stops the run before anything is written, then handed to the one thread that uses them.
-        let combined = try preparePDF()
         var workers: [Handoff<BatchWorker>] = []
         var makeQR = false
         for number in 0..<jobs {
@@ -136,6 +135,8 @@ public final class BatchIssuer {
         defer { withExtendedLifetime(siteLock) {} }
         // After the lock: a run refused because another holds OUT makes no link folder.
         try links?.prepare()
+        // The PDF folder and the combined PDF's temporary file too.
+        let combined = try preparePDF()
         for folder in [outDir, "\(outDir)/cards", "\(outDir)/qr"] {
             summary.leftoversRemoved += FileIO.removeStaleTemporaries(in: folder).count
         }
