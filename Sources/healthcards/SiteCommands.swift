@@ -343,8 +343,13 @@ enum RevokeCommand {
                 path = missing
                 print("already withdrawn \(what): \(missing) is not in the site")
             }
-            // Remembered beside the link text, so later runs make the person no new link unless asked.
-            if let file, SHLWithdrawalRecord.path(besideLinkFile: file) != nil {
+            // Remembered beside the link text, so later runs make the person no new link unless asked. A link
+            // withdrawn before keeps its first record (and the time it went).
+            if let file, let marker = SHLWithdrawalRecord.path(besideLinkFile: file) {
+                if case .alreadyWithdrawn = result, FileIO.exists(marker) {
+                    print("kept the withdrawal recorded in \(marker)")
+                    continue
+                }
                 try SHLWithdrawalRecord.record(
                     besideLinkFile: file, siteFile: String(path.dropFirst(site.site.root.count + 1)))
                 print("recorded the withdrawal in \(SHLWithdrawalRecord.path(besideLinkFile: file) ?? ""): later runs make "

@@ -184,8 +184,17 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: firstFile))
         let dead = try TestSupport.cli(["verify", "--shl-site", site, out.path + "/shl/P-1001.txt"])
         #expect(dead.status == 1 && dead.stdout.contains("error SHL_FILE_MISSING"), "\(dead.stdout)")
+        // Withdrawn again: the first withdrawal's record (and its time) is kept, not rewritten.
+        let marker = out.path + "/shl/P-1001.withdrawn"
+        let recorded = try #require(try JSONParser.parse(try SiteTestSupport.bytes(marker)).objectValue)
+        var earlier = recorded
+        earlier["withdrawn"] = .integer(1_700_000_000)
+        let earlierBytes = JSONWriter.minified(.object(earlier))
+        try FileIO.writeAtomically(earlierBytes, to: marker)
         let again = try SiteTestSupport.cli(["revoke", "--site", site, "--link", out.path + "/shl/P-1001.txt"])
         #expect(again.stdout.contains("already withdrawn"))
+        #expect(try SiteTestSupport.bytes(marker) == earlierBytes)
+        #expect(again.stdout.contains("kept the withdrawal recorded in \(marker)"), "\(again.stdout)")
 
         // The next run makes no new link for a withdrawn one (LinkMemoryTests); named, it does.
         try SHLTestSupport.issue(template: "covid19-vaccination", key: key, site: site, out: out)
