@@ -160,7 +160,10 @@ enum KeyArguments {
             if argument.lowercased().hasSuffix(".json") {
                 // A public JWK or JWK Set: refused when any key in it has a private member (d, ...). Only the
                 // point is taken; x5c and crlVersion come from --x5c and the CRLs as for PEM keys.
-                return try JWKS.publicKeys(jsonFile: try FileIO.read(argument, maxBytes: InputBudget.cardFileBytes), source: argument).map { JWK(x: $0.x, y: $0.y) }
+                let bytes = try FileIO.read(argument, maxBytes: InputBudget.cardFileBytes)
+                let keys = try JWKS.publicKeys(jsonFile: bytes, source: argument).map { JWK(x: $0.x, y: $0.y) }
+                for warning in JWKS.kidWarnings(jsonFile: bytes, source: argument) { printError("warning: " + warning) }
+                return keys
             }
             return [JWK(key: try KeySource.load(argument, requirePrivate: false))]
         }

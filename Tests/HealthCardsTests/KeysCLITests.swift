@@ -247,6 +247,27 @@ import Testing
         }
     }
 
+    /// A JWK file whose own kid is not the key's thumbprint: published under the thumbprint, with a warning
+    /// that names both (the given kid was dropped without a word); a kid that is the thumbprint gives none.
+    @Test func aGivenKidThatIsNotTheThumbprintIsNamed() throws {
+        let dir = try TestSupport.tempDir("jwk-kid")
+        let jwk = JWK(key: try P256Key.generate())
+        var object = try #require(jwk.json.objectValue)
+        let right = try TestSupport.write(JSONWriter.minifiedString(.object(object)), to: "right.json", in: dir)
+        object["kid"] = .string("my-key-1")
+        let wrong = try TestSupport.write(JSONWriter.minifiedString(.object(object)), to: "wrong.json", in: dir)
+        let out = dir.appendingPathComponent("jwks.json").path
+        let run = try TestSupport.cli(["jwks", wrong, "--out", out])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(
+            run.stderr.contains(
+                "warning: \(wrong) says kid 'my-key-1', which is not its thumbprint; it is published as kid \(jwk.kid)"),
+            "\(run.stderr)")
+        #expect(try JWKS(bytes: try VerifyFixtures.bytes(URL(fileURLWithPath: out)), source: out).keys.map(\.kid) == [jwk.kid])
+        let quiet = try TestSupport.cli(["jwks", right, "--out", out])
+        #expect(quiet.status == 0 && !quiet.stderr.contains("warning"), "\(quiet.stderr)")
+    }
+
     /// A JWK whose coordinates are not 32 bytes each is refused saying what each one holds.
     @Test func jwkCoordinatesOfTheWrongSizeAreNamed() throws {
         let key = try P256Key.generate()

@@ -128,6 +128,27 @@ public struct JWKS: Equatable, Sendable {
 }
 
 extension JWKS {
+    /// Warnings for the keys of a `.json` file (one JWK or a JWK Set) whose own `kid` member is not their
+    /// RFC 7638 thumbprint: a published key's kid is always its thumbprint (digest section 7), so the kid
+    /// the file gave is dropped, and cards signed with it in their header find no key. Empty when every
+    /// given kid is the thumbprint, or the file gives none (or is not a JWK file: `publicKeys` says why).
+    public static func kidWarnings(jsonFile bytes: [UInt8], source: String) -> [String] {
+        guard let json = try? JSONParser.parse(bytes) else { return [] }
+        let items = json["keys"]?.arrayValue ?? [json]
+        var warnings: [String] = []
+        for (i, item) in items.enumerated() {
+            guard let given = item["kid"]?.stringValue, let key = try? JWK(json: item, source: source),
+                given != key.kid
+            else { continue }
+            let which = items.count > 1 ? " keys[\(i)]" : ""
+            warnings.append(
+                "\(source)\(which) says kid \(Quote.text(given)), which is not its thumbprint; it is "
+                    + "published as kid \(key.kid), as the spec requires. Cards whose header says the other kid will "
+                    + "not find this key")
+        }
+        return warnings
+    }
+
     /// The public keys of a `.json` file holding one JWK or a JWK Set, for republishing.
     /// - Throws: `HealthCardError(.key)` when the file is not JSON, holds no EC P-256 key, any key
     ///   carries a private member (`d`, …): a JWK Set publishes public keys only, so nothing is taken
