@@ -291,4 +291,20 @@ import Testing
         #expect(crl.entries.map(\.text) == ["AAA", "BBB"])
         #expect(crl.ctr == 1)
     }
+
+    /// A hand-edited list naming a rid twice, the narrowed entry among them: one entry is left, where the rid's
+    /// first entry was (it was left twice).
+    @Test func narrowingAListThatNamesTheRidTwiceLeavesOneEntry() {
+        for entries: [CRL.Entry] in [
+            [.init(rid: "AAA"), .init(rid: "BBB"), .init(rid: "AAA", before: 100)],
+            [.init(rid: "AAA", before: 100), .init(rid: "BBB"), .init(rid: "AAA")],
+        ] {
+            var crl = CRL(kid: "k", entries: entries)
+            #expect(crl.add(.init(rid: "AAA", before: 100), narrow: true) == .narrowed(from: .init(rid: "AAA")))
+            #expect(crl.entries.map(\.text) == ["AAA.100", "BBB"])
+        }
+        var widened = CRL(kid: "k", entries: [.init(rid: "CCC", before: 5), .init(rid: "DDD"), .init(rid: "CCC", before: 9)])
+        #expect(widened.add(.init(rid: "CCC")) == .widened(from: .init(rid: "CCC", before: 5)))
+        #expect(widened.entries.map(\.text) == ["CCC", "DDD"])
+    }
 }

@@ -35,8 +35,7 @@ extension CRL {
             CRL.covers(entries[index], entry)
         {
             let old = entries[index]
-            entries[index] = entry
-            entries.removeAll { $0.rid == entry.rid && $0 != entry }
+            replaceEntries(of: entry.rid, with: entry)
             return .narrowed(from: old)
         }
         if let existing = entries.first(where: { CRL.covers($0, entry) }) { return .alreadyRevoked(by: existing) }
@@ -45,9 +44,16 @@ extension CRL {
             return .added
         }
         let old = entries[index]
-        entries[index] = entry
-        entries.removeAll { $0.rid == entry.rid && $0 != entry }
+        replaceEntries(of: entry.rid, with: entry)
         return .widened(from: old)
+    }
+
+    /// Leaves `entry` as the one entry of `rid`, where its first entry was. (A hand-edited list may hold the
+    /// rid more than once, `entry` itself among them: it is kept once.)
+    private mutating func replaceEntries(of rid: String, with entry: Entry) {
+        let position = entries.firstIndex { $0.rid == rid } ?? entries.count
+        entries.removeAll { $0.rid == rid }
+        entries.insert(entry, at: min(position, entries.count))
     }
 }
 
