@@ -20,8 +20,9 @@ enum PrintCommand {
         beside the card's, or in place of the chunked codes of a card too large for one QR code. The link is
         the one given with --link FILE, or else the one `issue --shl` or `healthcards shl` wrote beside the
         card: OUT/shl/<name>.txt for a card at OUT/cards/<name>.smart-health-card. It is checked as `verify`
-        checks links; with --shl-site SITE its file is opened and must hold this very card. A card whose link
-        has an error is not printed (or give --no-link).
+        checks links, and its file is opened from the site folder (--shl-site SITE, or else the one the link
+        was made into, recorded in OUT/shl/.healthcards-links.json) and must hold this very card. A card whose
+        link has an error, or opens another card, is not printed (or give --no-link).
 
         Arguments:
           CARD                  a .smart-health-card file, or a folder: its *.smart-health-card files (or
@@ -78,8 +79,19 @@ enum PrintCommand {
             }
         }
         let settings = try PrintOptions.settings(parsed, environment: PrintOptions.environment())
-        let verifier = try Verifier(
-            keySets: parsed.values("jwks"), now: Clock.nowSeconds(), linkSites: parsed.values("shl-site"))
+        // Without --shl-site, the site folders the links were made into (OUT/shl/.healthcards-links.json), where
+        // they are here: a link is then opened and checked to hold its card, not printed on trust.
+        var linkSites = parsed.values("shl-site")
+        if linkSites.isEmpty && !parsed.has("no-link") {
+            for card in cards {
+                guard let linkFile = givenLink ?? PrintedLink.file(besideCard: card),
+                    let site = SHLSiteRecord.recordedSite(linkFolder: FileIO.parent(of: linkFile)),
+                    FileIO.isRegularFile(site + "/" + SiteRecord.fileName), !linkSites.contains(site)
+                else { continue }
+                linkSites.append(site)
+            }
+        }
+        let verifier = try Verifier(keySets: parsed.values("jwks"), now: Clock.nowSeconds(), linkSites: linkSites)
         if parsed.values("jwks").isEmpty {
             // Once per run: without keys a card altered after it was issued verifies as well as any other.
             printError(
