@@ -248,6 +248,24 @@ import Testing
         #expect(cased.run.stderr.contains("'Recip_First_Name', which differs from 'recip_first_name' only in case"))
     }
 
+    @Test func anExportWithoutAHeaderLineIsRefusedWithoutRepeatingTheRowItStartsWith() throws {
+        // The rows alone, as an export with "include column names" unticked writes them.
+        let rows = "A,Ada,Zyxwvut,1960-04-12,2021-06-15,207,,E1\nB,Bo,Zyxwvut,1961-04-12,2021-06-15,207,,E2\n"
+        let (run, out, input) = try Self.issue(Array(rows.utf8), template: try Self.template())
+        #expect(run.status == 1)
+        #expect(
+            run.stderr.contains(
+                "\(input): the first line has none of the columns of template 'covid19-vaccination' (required: recip_id,"
+            ),
+            "\(run.stderr)")
+        #expect(run.stderr.contains("it has 8 field(s), not shown here"))
+        // Neither stderr nor the report repeats the person's name or birth date.
+        #expect(!run.stderr.contains("Zyxwvut") && !run.stderr.contains("1960-04-12"), "\(run.stderr)")
+        let report = try TestSupport.report(out)
+        #expect(report.count == 1 && report[0]["status"]?.stringValue == "rejected")
+        #expect(report[0]["errors"]?[0]?["message"]?.stringValue?.contains("Zyxwvut") == false)
+    }
+
     // MARK: repeated rows and dose order
 
     @Test func withoutAnEventKeyARepeatedRowIsCountedOnceAndADifferentRowOfTheSameDoseIsRefused() throws {

@@ -78,9 +78,21 @@ public final class CSVTemplateInput {
         }
         let missing = template.columns.filter { $0.required && columnIndex[$0.name] == nil }.map(\.name)
         if !missing.isEmpty {
+            let hint = Self.headerHint(header: header, missing: missing, template: template)
+            let names = Set(template.columns.map { $0.name.lowercased() })
+            guard !hint.isEmpty || header.contains(where: { names.contains($0.lowercased()) }) else {
+                // No cell names a column: the first line is most likely a patient's row (an export without
+                // a header line), so its values are not repeated (this message also goes to stderr).
+                let required = missing.joined(separator: ", ")
+                throw HealthCardError(
+                    .input,
+                    "\(path): the first line has none of the columns of template '\(template.name)' (required: "
+                        + "\(required)); it has \(header.count) field(s), not shown here because a file without a "
+                        + "header line starts with a patient's row. Export with the column names in the first line, "
+                        + "or check that this is the right file and template")
+            }
             let found = header.map(ControlCharacters.escaped).joined(separator: ", ")
-            throw HealthCardError(.input, "\(path): the header lacks required column(s) \(missing.joined(separator: ", ")) of template '\(template.name)'; found: \(found)"
-                + Self.headerHint(header: header, missing: missing, template: template))
+            throw HealthCardError(.input, "\(path): the header lacks required column(s) \(missing.joined(separator: ", ")) of template '\(template.name)'; found: \(found)" + hint)
         }
         // `Template` requires patientKey to be a required column, and required columns were found above.
         guard let keyIndex = columnIndex[template.patientKey] else {
