@@ -59,8 +59,13 @@ enum FixturesCommand {
                 + "could present them) and a key set carrying a private key (keyset-private-key)")
         var now = Clock.nowSeconds()
         if let text = parsed.value("now") { now = try TimeOption.parse("now", text, example: now) }
-        guard now >= 800 * 86_400 else {
-            throw HealthCardError(.usage, "--now \(now) is too early: the catalogue's dates reach 800 days before it")
+        guard now >= FixtureCatalogue.earliestNow else {
+            throw HealthCardError(
+                .usage,
+                "--now \(now) (\(Clock.describe(now))) is too early: the catalogue's dates reach 800 days before it, and "
+                    + "its nbf-milliseconds card (nbf × 1000) reads as milliseconds only from --now "
+                    + "\(FixtureCatalogue.earliestNow) (\(Clock.describe(FixtureCatalogue.earliestNow))); give a later "
+                    + "time, e.g. \(Clock.nowSeconds())")
         }
         guard now <= TimeOption.lastSecond - 4_000 * 86_400 else {
             throw HealthCardError(

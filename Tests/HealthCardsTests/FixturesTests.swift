@@ -263,6 +263,33 @@ import Testing
         #expect(fixtures.stderr.contains("PKCS#11") && fixtures.stderr.contains("RFC 6979"))
     }
 
+    /// Every `--now` that is accepted gives a catalogue whose manifest holds: the earliest one still has an
+    /// `nbf-milliseconds` card that reads as milliseconds (at 1972-09-27 its nbf × 1000 was only a future
+    /// time, NBF_NOT_YET_VALID, while the manifest said NBF_MILLISECONDS).
+    @Test func theEarliestNowStillMakesTheMillisecondsFault() throws {
+        let dir = try TestSupport.tempDir("fixtures-early")
+        let key = try TestSupport.demoKey(in: dir)
+        func fixtures(_ now: Int64) throws -> (TestSupport.Run, String) {
+            let out = dir.appendingPathComponent("c\(now)").path
+            let run = try TestSupport.cli([
+                "fixtures", "--issuer", Self.issuer, "--key", key, "--out", out, "--now", String(now),
+            ])
+            return (run, out)
+        }
+        #expect(FixtureCatalogue.earliestNow == 100_003_600)
+        let (early, earlyOut) = try fixtures(86_400_000)
+        #expect(early.status == 2, "\(early.stderr)")
+        #expect(early.stderr.contains("reads as milliseconds only from --now 100003600"), "\(early.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: earlyOut))
+        let (first, out) = try fixtures(FixtureCatalogue.earliestNow)
+        #expect(first.status == 0, "\(first.stderr)")
+        let manifest = try Self.manifest(URL(fileURLWithPath: out))
+        let entry = try #require(manifest.entries.first { $0.name == "nbf-milliseconds" })
+        let verifier = try Verifier(keySets: ["\(out)/site"], now: manifest.now)
+        let codes = try verifier.verify(entry.files.map { "\(out)/\($0)" }).flatMap(\.findings).map(\.code)
+        #expect(codes == [.nbfMilliseconds])
+    }
+
     /// `--out` is a new or empty folder, or an earlier catalogue (replaced whole); anything else is refused
     /// and left as it is.
     @Test func outFolderRules() throws {

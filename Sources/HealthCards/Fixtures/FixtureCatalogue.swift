@@ -55,6 +55,11 @@ public struct FixtureCatalogue {
 
     /// `nbf` of the catalogue's cards: an hour before `now`.
     var notBefore: Int64 { options.now - 3_600 }
+    /// The earliest `now` whose catalogue holds what its manifest says, in seconds since 1970
+    /// (1973-03-03 09:46:40 UTC): `nbf-milliseconds` carries `nbf` × 1000, which verifiers take for
+    /// milliseconds only at or above `NumericDate.millisecondsThreshold` (10^11, the year 5138 in seconds);
+    /// below it that card is only "not yet valid". It also covers the 800 days of dates before `now`.
+    public static let earliestNow = Int64(NumericDate.millisecondsThreshold) / 1_000 + 3_600
     /// The revocation list revokes the `rid` person's cards issued before this time (`rid.<cutoff>`).
     var ridCutoff: Int64 { options.now - 7 * 86_400 }
 
