@@ -214,6 +214,36 @@ import Testing
         #expect(g.map(\.code) == [.immunizationOccurrence], "\(g)")
     }
 
+    /// A birthDate that is not a JSON string (a number, null, true, an array) is not "missing": it is not a
+    /// FHIR date, and the independent checker rejects such a card; nor may a Patient-only or other generic
+    /// Bundle carry a birthDate that is no date. Both were signed with a warning at most.
+    @Test func aBirthDateThatIsNoFHIRDateIsAnErrorInEveryProfile() throws {
+        for bad: JSONValue in [.number("19600412"), .null, .bool(true), ["1960"]] {
+            let f = findings(Self.bundle { $0["birthDate"] = bad })
+            #expect(f.map(\.code) == [.patientBirthDate], "\(bad): \(f)")
+            #expect(f.first?.severity == .error && f.first?.location.path == "Bundle.entry[0].resource.birthDate")
+        }
+        let number = try #require(findings(Self.bundle { $0["birthDate"] = .number("19600412") }).first)
+        #expect(number.message.hasPrefix("19600412 is not a FHIR date"), "\(number.message)")
+        var patient = VerifyForge.bundle()["entry"]![0]!["resource"]!.objectValue!
+        for (bad, code) in [("not a date", RuleCode.patientBirthDate), ("1960-13-01", .patientBirthDate)] {
+            patient["birthDate"] = .string(bad)
+            let generic: JSONValue = .object([
+                "resourceType": "Bundle", "type": "collection",
+                "entry": [.object(["fullUrl": "resource:0", "resource": .object(patient)])],
+            ])
+            let f = BundleValidator.validate(generic, now: Self.now)
+            #expect(f.profile == .generic)
+            #expect(f.all.filter(\.isError).map(\.code) == [code], "\(bad): \(f.all)")
+        }
+        patient["birthDate"] = "1960-04-12"
+        let good: JSONValue = .object([
+            "resourceType": "Bundle", "type": "collection",
+            "entry": [.object(["fullUrl": "resource:0", "resource": .object(patient)])],
+        ])
+        #expect(BundleValidator.validate(good, now: Self.now).all.map(\.code) == [.bundleNoClinicalEntry])
+    }
+
     @Test func epochSecondsAgreeWithFoundation() {
         for text in [
             "1970-01-01T00:00:00Z", "2026-11-30T23:59:00-11:00", "2000-02-29T12:34:56+14:00",

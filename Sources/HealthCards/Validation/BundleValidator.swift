@@ -92,6 +92,11 @@ public enum BundleValidator {
             MinimizationRules.checkMinimal(resource, path: path + ".resource", count: entries.count, findings: &f)
         }
         guard profile != .generic else {
+            // Any content: a birth date, when given, is still a FHIR date (the IG profiles check it below).
+            for i in patientIndices {
+                guard let value = entries[i]["resource"]?["birthDate"] else { continue }
+                _ = PatientRules.checkBirthDate(value, path: "Bundle.entry[\(i)].resource", findings: &f)
+            }
             checkGenericContent(entries, others: others, findings: &f)
             return f
         }

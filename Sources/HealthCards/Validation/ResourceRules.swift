@@ -14,12 +14,28 @@ enum PatientRules {
             }
         }
         if patient["photo"] != nil { f.error(.patientPhoto, path + ".photo", "Patient.photo is not allowed in a health card") }
-        guard let birthDate = patient["birthDate"]?.stringValue else {
+        guard let value = patient["birthDate"] else {
             f.warn(.patientBirthDateMissing, path + ".birthDate", "birthDate is missing; verifiers match the card to a photo ID by name and birth date")
             return nil
         }
+        return checkBirthDate(value, path: path, findings: &f)
+    }
+
+    /// The form of a `Patient.birthDate` that is present, for every profile (a card's Bundle is FHIR R4
+    /// JSON, whose `date` is a string `YYYY`, `YYYY-MM` or `YYYY-MM-DD`; JSON `null`, a number or any other
+    /// value is none). Returns the string, valid or not, for the date rules; nil when it is not a string.
+    static func checkBirthDate(
+        _ value: JSONValue, path: String, findings f: inout BundleValidator.Findings
+    ) -> String? {
+        let expected = "a FHIR date (YYYY, YYYY-MM or YYYY-MM-DD, a real calendar date in the years 0001 to 9999)"
+        guard let birthDate = value.stringValue else {
+            f.error(
+                .patientBirthDate, path + ".birthDate",
+                "\(quoted(value)) is not \(expected): FHIR JSON writes a date as a string, e.g. \"1960-04-12\"")
+            return nil
+        }
         if !FHIRDate.isValidDate(birthDate) {
-            f.error(.patientBirthDate, path + ".birthDate", "\(quoted(.string(birthDate))) is not a FHIR date (YYYY, YYYY-MM or YYYY-MM-DD, a real calendar date in the years 0001 to 9999)")
+            f.error(.patientBirthDate, path + ".birthDate", "\(quoted(.string(birthDate))) is not \(expected)")
         }
         return birthDate
     }
