@@ -244,6 +244,25 @@ import Testing
         #expect(BundleValidator.validate(good, now: Self.now).all.map(\.code) == [.bundleNoClinicalEntry])
     }
 
+    /// A name part of the wrong JSON type was signed without a word (`"given": "Ada"`, `"family": 5`,
+    /// `"given": [null]`): it is not FHIR's HumanName, and an app shows no name or refuses the card.
+    @Test func aNamePartOfTheWrongJSONTypeIsPatientNameForm() throws {
+        let cases: [(String, JSONValue)] = [
+            ("family", .number("5")), ("given", "Ada"), ("given", [.null]), ("text", ["Ada"]), ("prefix", "Dr"),
+        ]
+        for (part, bad) in cases {
+            var name: JSONObject = part == "text" ? [:] : ["family": "Testperson", "given": ["Ada"]]
+            name[part] = bad
+            let f = findings(Self.bundle { $0["name"] = [.object(name)] })
+            #expect(f.map(\.code) == [.patientNameForm], "\(part) \(bad): \(f)")
+            #expect(f.first?.location.path == "Bundle.entry[0].resource.name[0].\(part)")
+        }
+        let bare = Self.bundle { $0["name"] = [.object(["family": "T", "given": "Ada"])] }
+        let given = try #require(findings(bare).first)
+        #expect(given.message == "given is 'Ada'; FHIR writes given as a list of strings, e.g. \"given\": [\"Ada\"]")
+        #expect(findings(Self.bundle { $0["name"] = [.object(["text": "Ada Testperson"])] }).isEmpty)
+    }
+
     @Test func epochSecondsAgreeWithFoundation() {
         for text in [
             "1970-01-01T00:00:00Z", "2026-11-30T23:59:00-11:00", "2000-02-29T12:34:56+14:00",

@@ -165,6 +165,17 @@ enum NameRules {
                     }
                 default: values = []
                 }
+                // FHIR JSON's HumanName: family and text are strings, given, prefix and suffix lists of strings.
+                // Anything else (a number, a bare string for given, null) is not FHIR, and apps show no name.
+                let list = part == "given" || part == "prefix" || part == "suffix"
+                let strings = { (value: JSONValue) in value.arrayValue?.allSatisfy { $0.stringValue != nil } == true }
+                if let value = name[part], list ? !strings(value) : value.stringValue == nil {
+                    let example = list ? "[\"Ada\"]" : "\"Testperson\""
+                    f.error(
+                        .patientNameForm, "\(path).name[\(i)].\(part)",
+                        "\(part) is \(quoted(value)); FHIR writes \(part) as \(list ? "a list of strings" : "a string"), "
+                            + "e.g. \"\(part)\": \(example)")
+                }
                 // Characters no FHIR string may hold are already STRING_CONTROL_CHARACTER.
                 for (value, at) in values where ControlCharacters.firstForbidden(in: value) == nil {
                     guard let (scalar, offset) = firstControl(in: value) else { continue }
