@@ -171,6 +171,21 @@ import Testing
         #expect(try forge.codes([garbage]) == ["QR_IMAGE_UNREADABLE"])
     }
 
+    /// Every `source` a `--json` credential object can carry is named in docs/verify.md (`unknown`, which an
+    /// empty folder's NOTHING_TO_CHECK carries, was not), and that report has it.
+    @Test func everyJSONSourceIsDocumented() throws {
+        let doc = try String(contentsOf: VerifyFixtures.repoRoot.appendingPathComponent("docs/verify.md"), encoding: .utf8)
+        let json = try #require(doc.range(of: "- `--json`:").map { String(doc[$0.lowerBound...].prefix(1500)) })
+        let missing = CredentialReport.Source.allCases.filter { !json.contains("`\($0.rawValue)`") }
+        #expect(missing.isEmpty, "undocumented: \(missing.map(\.rawValue))")
+        let empty = try TestSupport.tempDir("verify-empty")
+        let run = try TestSupport.cli(["verify", "--json", empty.path])
+        #expect(run.status == 1)
+        let credential = try JSONParser.parse(Array(run.stdout.utf8))["credentials"]?[0]
+        #expect(credential?["source"]?.stringValue == "unknown" && credential?["index"] == nil)
+        #expect(credential?["findings"]?[0]?["code"]?.stringValue == "NOTHING_TO_CHECK")
+    }
+
     /// Every code has its line in docs/error-codes.md.
     @Test func everyCodeIsDocumented() throws {
         let doc = try String(contentsOf: VerifyFixtures.repoRoot.appendingPathComponent("docs/error-codes.md"), encoding: .utf8)

@@ -2,7 +2,7 @@
 /// one key set.
 public struct CredentialReport: Sendable {
     /// Where the credential came from.
-    public enum Source: String, Sendable {
+    public enum Source: String, Sendable, CaseIterable {
         case smartHealthCard = "smart-health-card"
         case jws
         case qrText = "qr-text"
