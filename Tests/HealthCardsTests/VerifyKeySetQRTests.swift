@@ -174,7 +174,8 @@ import Testing
     /// Every `source` a `--json` credential object can carry is named in docs/verify.md (`unknown`, which an
     /// empty folder's NOTHING_TO_CHECK carries, was not), and that report has it.
     @Test func everyJSONSourceIsDocumented() throws {
-        let doc = try String(contentsOf: VerifyFixtures.repoRoot.appendingPathComponent("docs/verify.md"), encoding: .utf8)
+        let page = VerifyFixtures.repoRoot.appendingPathComponent("docs/verify.md")
+        let doc = try String(contentsOf: page, encoding: .utf8)
         let json = try #require(doc.range(of: "- `--json`:").map { String(doc[$0.lowerBound...].prefix(1500)) })
         let missing = CredentialReport.Source.allCases.filter { !json.contains("`\($0.rawValue)`") }
         #expect(missing.isEmpty, "undocumented: \(missing.map(\.rawValue))")
