@@ -364,6 +364,10 @@ import Testing
         #expect(bytes.count == 46)
         #expect(bytes.trimmingFinalNewline().count == 45 && bytes.trimmingWhitespace().count == 43)
         #expect(bytes.slice(2, 4).withUnsafeBytes { Array($0) } == Array("GWdb".utf8))
+        // A file holding more than its size said (a kernel file: size 0, text inside) is named as such, not as
+        // over a budget of 0 bytes.
+        let kernel = try #require(throws: HealthCardError.self) { try SecretBytes.read(path: "/proc/self/status") }
+        #expect(kernel.kind == .io && kernel.message.contains("holds more than the 0 bytes its size said"), "\(kernel)")
         // Keys still load from a secret buffer, and the PEM labels are read from the bytes.
         let keyPath = try TestSupport.demoKey(in: dir)
         #expect(try KeyFile.load(path: keyPath, requirePrivate: true).hasPrivateKey)

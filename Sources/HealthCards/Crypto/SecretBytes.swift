@@ -97,8 +97,8 @@ public final class SecretBytes: @unchecked Sendable {
 
     /// Reads a whole file of at most `maxBytes` into a secret buffer, sized once from `fstat` (one byte
     /// more, so a file that grows is noticed), so no copy of the secret is left anywhere else.
-    /// - Throws: `HealthCardError(.io)` naming the file and the system's reason; `HealthCardError(.input)`
-    ///   for a file over `maxBytes`. Messages never hold the content.
+    /// - Throws: `HealthCardError(.io)` naming the file and the system's reason, or when it holds more than
+    ///   its size said; `HealthCardError(.input)` for a file over `maxBytes`. Messages never hold the content.
     public static func read(path: String, maxBytes: Int = InputBudget.secretFileBytes) throws -> SecretBytes {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw HealthCardError(.io, "cannot read \(path): \(String(cString: strerror(errno)))") }
@@ -118,8 +118,14 @@ public final class SecretBytes: @unchecked Sendable {
             if n == 0 { break }
             filled += n
         }
-        guard filled <= maxBytes, filled <= room else {
-            throw FileIO.tooLarge(path, size: nil, maxBytes: min(room, maxBytes))
+        guard filled <= maxBytes else { throw FileIO.tooLarge(path, size: nil, maxBytes: maxBytes) }
+        guard filled <= room else {
+            // The buffer was sized from fstat: the file holds more than its size said (it grew while it was read,
+            // or it is a kernel file whose size says 0). Its budget was not what stopped it.
+            throw HealthCardError(
+                .io,
+                "\(path) holds more than the \(room) bytes its size said when it was opened: it changed while it was "
+                    + "read, or it is not an ordinary file. Read it from a file that nothing is writing")
         }
         return buffer.slice(0, filled)
     }
