@@ -67,6 +67,41 @@ import Testing
         #expect(InputCSVTests.cardExists(out, "P2") && InputCSVTests.cardExists(out, "P3"))
     }
 
+    /// f1.csv holds P1's first dose, then a quote that never closes (the file is refused); f2.csv holds P1's
+    /// second dose. P1 gets no card from f2.csv alone (it would lack the first dose; it was issued without a
+    /// word), while P3, whom f1.csv did not name before it broke, is issued.
+    @Test func patientOfARefusedFileGetsNoCardFromAnotherFile() throws {
+        let (run, out, paths) = try Self.issue([
+            (
+                "f1.csv",
+                Self.csv([
+                    "P1,Ada,Test,1960-04-12,2021-01-15,207,Clinic,E1",
+                    "P2,\"Bob,Test,1970-01-02,2021-01-16,207,Clinic,E3",
+                ])
+            ),
+            (
+                "f2.csv",
+                Self.csv([
+                    "P3,Cy,Test,1980-03-04,2021-01-17,207,Clinic,E4",
+                    "P1,Ada,Test,1960-04-12,2021-02-12,207,Clinic,E2",
+                ])
+            ),
+        ])
+        #expect(run.status == 1, "\(run.stderr)")
+        let report = try TestSupport.report(out)
+        #expect(report.map { $0["source"]?.stringValue ?? "" } == [paths[0], "\(paths[1]):2", "\(paths[1]):3"])
+        #expect(report.map { $0["status"]?.stringValue ?? "" } == ["rejected", "issued", "rejected"])
+        #expect(report[2]["id"]?.stringValue == "P1")
+        let errors = InputCSVTests.errors(report[2])
+        #expect(
+            errors.contains {
+                $0.message.contains("patient id 'P1' also has rows in \(paths[0]), which was refused")
+                    && $0.message.contains("fix \(paths[0]) and run again")
+            }, "\(errors)")
+        #expect(!FileManager.default.fileExists(atPath: out.path + "/cards/P1.smart-health-card"))
+        #expect(FileManager.default.fileExists(atPath: out.path + "/cards/P3.smart-health-card"))
+    }
+
     /// Three files: every place is named, in input order; ids that merely differ (P1 and P10) are not confused.
     @Test func patientInThreeFilesNamesEveryPlace() throws {
         let row = "Ada,Test,1960-04-12,2021-01-15,207,Clinic"

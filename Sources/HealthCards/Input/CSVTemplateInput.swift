@@ -56,7 +56,15 @@ public final class CSVTemplateInput {
     ///   UTF-8, broken quoting, no header, a required column missing from the header, a column the
     ///   template reads appearing twice in the header, or no data rows below the header. Nothing is
     ///   issued from such a file.
-    public init(path: String, template: Template) throws {
+    public convenience init(path: String, template: Template) throws {
+        var indexed: [UInt64] = []
+        try self.init(path: path, template: template, patientsBeforeFailure: &indexed)
+    }
+
+    /// The same, and when the rows cannot be read to the end (broken quoting, a byte that is not UTF-8, too many
+    /// rows), `patientsBeforeFailure` gets the key hashes (`hash(_:)`) of the patients indexed before that
+    /// point, so a run can hold back those patients' rows in its other inputs (`CrossFilePatients`).
+    init(path: String, template: Template, patientsBeforeFailure: inout [UInt64]) throws {
         self.path = path
         self.template = template
         let reader = try CSVReader(path: path, delimiter: template.delimiter)
@@ -99,7 +107,10 @@ public final class CSVTemplateInput {
             throw HealthCardError(.input, "\(path): the header lacks the patient id column '\(template.patientKey)' of template '\(template.name)'")
         }
         self.keyIndex = keyIndex
-        try index(reader)
+        do { try index(reader) } catch {
+            patientsBeforeFailure = patientHashes
+            throw error
+        }
         fileSize = FileIO.size(path) ?? 0
         if rowOffsetLow.isEmpty {
             throw HealthCardError(.input, "\(path) has a header but no data rows; expected one row per event (a dose, a test) below the header. Check that the export finished and that this is the right file")

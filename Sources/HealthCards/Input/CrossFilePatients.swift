@@ -14,13 +14,19 @@ struct CrossFilePatients {
     /// input order.
     private(set) var places: [String: [String]] = [:]
 
+    /// CSV inputs refused while their rows were read, with the key hashes of the patients read before that.
+    /// A patient among them gets no card from another input either: it could lack the refused file's rows.
+    private(set) var refused: [(path: String, patients: Set<UInt64>)] = []
+
     /// No shared patients (a run with one CSV input, or Bundle input only).
     init() {}
 
     /// Finds the patients shared by `inputs`.
     /// - Throws: `HealthCardError(.input)` when a file changed since it was indexed or cannot be read.
-    init(_ inputs: [CSVTemplateInput]) throws {
+    /// - Parameter refused: CSV inputs refused partway, with the patients read before (see `refused`).
+    init(_ inputs: [CSVTemplateInput], refused: [(path: String, patients: Set<UInt64>)] = []) throws {
         try self.init(inputs, candidates: Self.sharedHashes(inputs))
+        self.refused = refused.filter { !$0.patients.isEmpty }
     }
 
     /// Reads back the patients of `inputs` whose key hash is in `candidates` and keeps the ids that
@@ -56,6 +62,17 @@ struct CrossFilePatients {
 
     /// The rejection of patient `id` at one of its places, naming all of them.
     func error(for id: String, at source: String) -> HealthCardError? {
+        if !refused.isEmpty {
+            let hash = CSVTemplateInput.hash(id)
+            if let file = refused.first(where: { $0.patients.contains(hash) }) {
+                return HealthCardError(
+                    .input,
+                    "patient id \(Quote.text(id)) also has rows in \(file.path), which was refused (its report line says "
+                        + "why); rows of one patient must be in one input file, and a card from this file alone could "
+                        + "lack that file's rows, so none is issued: fix \(file.path) and run again",
+                    at: source)
+            }
+        }
         guard let list = places[id] else { return nil }
         let named =
             list.count == 2

@@ -143,11 +143,14 @@ public final class BatchIssuer {
         let report = try ReportWriter(path: "\(outDir)/report.ndjson", access: access)
 
         var opened: [Opened] = []
+        var refusedCSV: [(path: String, patients: Set<UInt64>)] = []
         for input in inputs {
             do {
                 switch input {
                 case .csv(let path, let template):
-                    let csv = try CSVTemplateInput(path: path, template: template)
+                    var readBefore: [UInt64] = []
+                    defer { if !readBefore.isEmpty { refusedCSV.append((path, Set(readBefore))) } }
+                    let csv = try CSVTemplateInput(path: path, template: template, patientsBeforeFailure: &readBefore)
                     summary.total += csv.count
                     opened.append(.csv(csv, template))
                 case .bundles(let path):
@@ -162,8 +165,10 @@ public final class BatchIssuer {
             }
         }
 
-        // Patients with rows in several CSV files are rejected in all of them (found before any card).
-        let shared = try CrossFilePatients(opened.compactMap { if case .csv(let csv, _) = $0 { csv } else { nil } })
+        // Patients with rows in several CSV files are rejected in all of them (found before any card), and so are
+        // patients of a CSV file refused partway in the other files.
+        let shared = try CrossFilePatients(
+            opened.compactMap { if case .csv(let csv, _) = $0 { csv } else { nil } }, refused: refusedCSV)
 
         let pipe = BatchPipe<BatchJob, BatchOutcome>()
         var threads: [WorkerThread] = []
