@@ -251,4 +251,22 @@ import Testing
         #expect(
             message2.hasPrefix("\(second.input):2: a quoted field opened on this line is never closed"), "\(message2)")
     }
+
+    /// A warning the validator finds in a card issued from CSV is reported at the row and column that caused it,
+    /// with the FHIR path in the message, as errors are (it was at the Bundle path only).
+    @Test func bundleWarningsAreAtTheirRowAndColumn() throws {
+        let rows = [
+            Self.header, "P1,Ada,Test,1960-04-12,2021-01-15,207,Clinic,E1", "P1,Ada,Test,1960-04-12,2021-02-12,999,Clinic,E2",
+        ]
+        let (run, out, input) = try Self.issue(Array((rows.joined(separator: "\n") + "\n").utf8))
+        #expect(run.status == 0, "\(run.stderr)")
+        let line = try TestSupport.report(out)[0]
+        #expect(line["status"] == "issued")
+        let warnings = (line["warnings"]?.arrayValue ?? []).map {
+            ($0["at"]?.stringValue ?? "", $0["message"]?.stringValue ?? "")
+        }
+        let cvx = try #require(warnings.first { $0.1.hasPrefix("CODE_CVX_UNSPECIFIED:") }, "\(warnings)")
+        #expect(cvx.0 == "\(input):3 column cvx", "\(cvx)")
+        #expect(cvx.1.hasSuffix("(Bundle.entry[2].resource.vaccineCode.coding[0].code)"), "\(cvx)")
+    }
 }

@@ -313,7 +313,10 @@ public final class CSVTemplateInput {
         public func render(_ template: Template, now: Int64 = Clock.nowSeconds()) -> CheckedRecord {
             guard errors.isEmpty, let id else { return CheckedRecord(source: source, id: id, checked: nil, errors: errors, warnings: []) }
             let rendered = template.render(rows: rows, now: now)
-            return CheckedRecord(source: source, id: id, checked: rendered.checked, errors: rendered.errors, warnings: rendered.warnings)
+            var record = CheckedRecord(
+                source: source, id: id, checked: rendered.checked, errors: rendered.errors, warnings: rendered.warnings)
+            record.provenance = rendered.provenance
+            return record
         }
     }
 

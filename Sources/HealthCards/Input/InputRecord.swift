@@ -52,6 +52,15 @@ public struct CheckedRecord: Sendable {
     public var errors: [HealthCardError]
     /// Reading and rendering warnings (the Bundle's own warnings come with the issued card).
     public var warnings: [HealthCardError]
+    /// For CSV rows: where each entry and value came from (`located(_:)`); nil for Bundle input.
+    var provenance: Template.Provenance?
+
+    /// A warning of the issued card at the CSV row and column that caused it (its FHIR path kept in the
+    /// message), as the record's errors are; unchanged for Bundle input or a warning with no Bundle path.
+    func located(_ warning: HealthCardError) -> HealthCardError {
+        guard let provenance, let checked, warning.location?.hasPrefix("Bundle.") == true else { return warning }
+        return provenance.located(warning, origins: checked.origins)
+    }
 
     public init(source: String, id: String?, checked: CheckedBundle?, errors: [HealthCardError], warnings: [HealthCardError]) {
         self.source = source

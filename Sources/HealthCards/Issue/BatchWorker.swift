@@ -135,7 +135,7 @@ final class BatchWorker {
                 line.errors = error.errors
                 return BatchOutcome(line: line)
             }
-            line.warnings += card.warnings
+            line.warnings += card.warnings.map(record.located)
             // Images, link and PDF first, the card last: a card file on disk means they are there too. The link
             // comes before the PDF, which prints it beside the card's QR code (or in its place).
             let images = Self.imageFiles(name: name, count: card.pngs.count)

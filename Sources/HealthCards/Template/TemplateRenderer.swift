@@ -21,6 +21,8 @@ public struct RenderedBundle: Sendable {
     public var errors: [HealthCardError]
     /// Rendering warnings (repeated rows); the Bundle's own warnings are in `checked`.
     public var warnings: [HealthCardError]
+    /// Where each entry and value came from, to put the Bundle's warnings at their row and column too.
+    var provenance: Template.Provenance?
 }
 
 extension Template {
@@ -87,7 +89,7 @@ extension Template {
         var bundle = self.bundle
         bundle["entry"] = .array(produced)
         let (checked, checkErrors) = provenance.check(.object(bundle), now: now)
-        return RenderedBundle(checked: checked, errors: checkErrors, warnings: warnings)
+        return RenderedBundle(checked: checked, errors: checkErrors, warnings: warnings, provenance: provenance)
     }
 
     static func rewriteReferences(_ node: inout JSONValue, urlIndex: [String: Int]) {

@@ -105,6 +105,12 @@ extension Template {
             return (checked, errors)
         }
 
+        /// A finding of the checked Bundle (at its FHIR path, as `CheckedBundle.findings` give it) at the row and
+        /// column that caused it, its path kept in the message; anything else as it is.
+        func located(_ finding: HealthCardError, origins: [Int]) -> HealthCardError {
+            located(finding, renderedPath: finding.location.map { Self.path($0, origins: origins) })
+        }
+
         /// `error` at the row and column of `renderedPath`, its own path kept in the message.
         private func located(_ error: HealthCardError, renderedPath: String?) -> HealthCardError {
             guard let path = error.location, let renderedPath else { return error }
