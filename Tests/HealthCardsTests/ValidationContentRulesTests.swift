@@ -8,6 +8,16 @@ import Testing
 /// control characters, duplicate doses, entry order, and the vaccination, lab and generic profiles.
 /// The reported cases (`Tests/Fixtures/cases/`) are run as found; the others are the same kinds of fault.
 @Suite struct ValidationContentRulesTests {
+    /// A LOINC answer code given as SNOMED CT (the lab template's SNOMED CT column) is refused, and the message
+    /// says which system it belongs to; another bad SNOMED CT code gets no such hint.
+    @Test func aLOINCAnswerCodeGivenAsSNOMEDCTIsNamed() throws {
+        let answer = try #require(Terminology.problem(system: Terminology.snomedCT, code: "LA11883-8"))
+        #expect(answer.hasPrefix("'LA11883-8' is not a SNOMED CT concept: "), "\(answer)")
+        #expect(answer.contains("shaped like a LOINC answer code, whose system is http://loinc.org"), "\(answer)")
+        let other = try #require(Terminology.problem(system: Terminology.snomedCT, code: "12345"))
+        #expect(!other.contains("LOINC"), "\(other)")
+    }
+
     static let now = DateRulesPrecisionTests.seconds("2026-11-30T12:00:00Z")
 
     /// Codes of the findings `issue` would report (minimized and checked) for a Bundle.

@@ -33,7 +33,14 @@ public enum Terminology {
         case loinc:
             if let problem = LOINC.problem(code) { return "\(Quote.text(code)) is not a valid LOINC code: \(problem)" }
         case snomedCT:
-            if let problem = SNOMEDCT.conceptIDProblem(code) { return "\(Quote.text(code)) is not a SNOMED CT concept: \(problem)" }
+            if let problem = SNOMEDCT.conceptIDProblem(code) {
+                // A LOINC answer code given as SNOMED CT (a lab template's SNOMED CT column): say which system it is.
+                let hint =
+                    LabResultLOINCAnswer.looksLikeAnswerCode(code)
+                    ? "; it is shaped like a LOINC answer code, whose system is \(LabResultLOINCAnswer.system) (in a "
+                        + "template, give it in a coding whose system is LOINC)" : ""
+                return "\(Quote.text(code)) is not a SNOMED CT concept: \(problem)\(hint)"
+            }
         default: break
         }
         return nil
