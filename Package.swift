@@ -1,11 +1,26 @@
 // swift-tools-version:6.0
 // healthcards: a SMART Health Cards issuer toolkit. Only the toolchain and Debian C libraries are used.
+//
+// The library comes in layers (docs/library.md), each a product that depends only on those above it, so a
+// program links only the C libraries of what it calls:
+//   HealthCardsCore      JSON, Base64URL, JWS/JWK, payload, FHIR, minimization, validation, findings,
+//                        in-memory issuing, keys, JWE and link payloads        (libcrypto, zlib)
+//   HealthCardsVerify    checks on bytes: card files, JWS, shc:/ texts, key sets and CRLs, links
+//   HealthCardsQR        QR symbols and PNG images, and reading QR images      (+ libqrencode, libpng, zbar)
+//   HealthCardsPrint     printable cards (PDF)                                 (+ Cairo, Pango, librsvg)
+//   HealthCardsIssuing   batch runs, the issuer's site, revocation, static SMART Health Links, files
+//   HealthCardsFixtures  the catalogue of valid and broken test cards
 import PackageDescription
 
 let package = Package(
     name: "healthcards",
     products: [
-        .library(name: "HealthCards", targets: ["HealthCards"]),
+        .library(name: "HealthCardsCore", targets: ["HealthCardsCore"]),
+        .library(name: "HealthCardsVerify", targets: ["HealthCardsVerify"]),
+        .library(name: "HealthCardsQR", targets: ["HealthCardsQR"]),
+        .library(name: "HealthCardsPrint", targets: ["HealthCardsPrint"]),
+        .library(name: "HealthCardsIssuing", targets: ["HealthCardsIssuing"]),
+        .library(name: "HealthCardsFixtures", targets: ["HealthCardsFixtures"]),
         .executable(name: "healthcards", targets: ["healthcards"]),
         .executable(name: "healthcards-bench", targets: ["healthcards-bench"]),
     ],
@@ -24,13 +39,37 @@ let package = Package(
         .systemLibrary(name: "CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"])]),
         .systemLibrary(name: "CPango", pkgConfig: "pangocairo", providers: [.apt(["libpango1.0-dev"])]),
         .systemLibrary(name: "CRsvg", pkgConfig: "librsvg-2.0", providers: [.apt(["librsvg2-dev"])]),
+
+        .target(name: "HealthCardsCore", dependencies: ["COpenSSL", "CZlib", "CProcess"]),
+        .target(name: "HealthCardsVerify", dependencies: ["HealthCardsCore"]),
+        .target(name: "HealthCardsQR", dependencies: ["HealthCardsCore", "HealthCardsVerify", "CQRencode", "CPNG", "CZbar"]),
         .target(
-            name: "HealthCards",
-            dependencies: ["COpenSSL", "CZlib", "CQRencode", "CPNG", "CZbar", "CProcess", "CCairo", "CPango", "CRsvg"]
-        ),
-        .executableTarget(name: "healthcards", dependencies: ["HealthCards"]),
+            name: "HealthCardsPrint",
+            dependencies: ["HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "CCairo", "CPango", "CRsvg"]),
+        .target(
+            name: "HealthCardsIssuing",
+            dependencies: ["HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsPrint"]),
+        .target(
+            name: "HealthCardsFixtures",
+            dependencies: ["HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsPrint", "HealthCardsIssuing"]),
+        .executableTarget(
+            name: "healthcards",
+            dependencies: [
+                "HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsPrint", "HealthCardsIssuing",
+                "HealthCardsFixtures",
+            ]),
         // `make bench`: the pipeline measured stage by stage and end to end on synthetic data.
-        .executableTarget(name: "healthcards-bench", dependencies: ["HealthCards"]),
-        .testTarget(name: "HealthCardsTests", dependencies: ["HealthCards"]),
+        .executableTarget(
+            name: "healthcards-bench",
+            dependencies: [
+                "HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsPrint", "HealthCardsIssuing",
+                "HealthCardsFixtures",
+            ]),
+        .testTarget(
+            name: "HealthCardsTests",
+            dependencies: [
+                "HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsPrint", "HealthCardsIssuing",
+                "HealthCardsFixtures",
+            ]),
     ]
 )

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds one libFuzzer binary per parser target (Fuzz/targets/*.swift) against the HealthCards sources
+# Builds one libFuzzer binary per parser target (Fuzz/targets/*.swift) against the library's sources
 # compiled with -sanitize=fuzzer,address, then runs each for FUZZ_SECONDS seconds.
 #
 # Usage: Fuzz/run.sh [TARGET...]   (default: every target)
@@ -28,17 +28,31 @@ pdf_cflags=()
 for flag in $(pkg-config --cflags-only-I cairo pangocairo librsvg-2.0); do pdf_cflags+=(-Xcc "$flag"); done
 flags=(-parse-as-library -sanitize=fuzzer,address -g -I Sources/COpenSSL -I Sources/CZlib -I Sources/CQRencode -I Sources/CZbar
        -I Sources/CProcess -I Sources/CCairo -I Sources/CPango -I Sources/CRsvg "${pdf_cflags[@]}" -I "$FUZZ_DIR/CPNG")
-# The library: every HealthCards source, instrumented, as one static library (rebuilt when a source changes).
-sources=($(find Sources/HealthCards -name '*.swift' | sort))
-if [ ! -f "$FUZZ_DIR/libHealthCards.a" ] || [ ! -f "$FUZZ_DIR/CPNG.o" ] || [ -n "$(find Sources/HealthCards Sources/CPNG -newer "$FUZZ_DIR/libHealthCards.a" -print -quit)" ]; then
-    printf 'module CPNG {\n    header "%s/Sources/CPNG/include/CPNG.h"\n    export *\n}\n' "$PWD" > "$FUZZ_DIR/CPNG/module.modulemap"
-    echo "fuzz: compiling the HealthCards library with -sanitize=fuzzer,address"
-    "${NICE[@]}" "$CLANG" -fsanitize=fuzzer-no-link,address -g -O1 $(pkg-config --cflags libpng) -I Sources/CPNG/include \
-        -c Sources/CPNG/CPNG.c -o "$FUZZ_DIR/CPNG.o"
-    "${NICE[@]}" "$SWIFTC" "${flags[@]}" -enable-testing -module-name HealthCards -emit-module -emit-module-path "$FUZZ_DIR/HealthCards.swiftmodule" \
-        -emit-library -static -o "$FUZZ_DIR/libHealthCards.a" "${sources[@]}" 2>&1 | grep -v "^/usr/bin/ld.gold: warning" || true
-    test -f "$FUZZ_DIR/libHealthCards.a"
-fi
+# The library: each layer's sources (docs/library.md), instrumented, as one static library per module, compiled
+# in dependency order (each rebuilt, with the layers above it, when a source changes).
+modules=(HealthCardsCore HealthCardsVerify HealthCardsQR HealthCardsPrint HealthCardsIssuing HealthCardsFixtures)
+libs=()
+rebuild=0
+[ -f "$FUZZ_DIR/CPNG.o" ] || rebuild=1
+for module in "${modules[@]}"; do
+    lib="$FUZZ_DIR/lib$module.a"
+    if [ "$rebuild" = 1 ] || [ ! -f "$lib" ] || [ -n "$(find "Sources/$module" Sources/CPNG -newer "$lib" -print -quit)" ]; then
+        rebuild=1
+        if [ ! -f "$FUZZ_DIR/CPNG.o" ] || [ Sources/CPNG/CPNG.c -nt "$FUZZ_DIR/CPNG.o" ]; then
+            printf 'module CPNG {\n    header "%s/Sources/CPNG/include/CPNG.h"\n    export *\n}\n' "$PWD" > "$FUZZ_DIR/CPNG/module.modulemap"
+            "${NICE[@]}" "$CLANG" -fsanitize=fuzzer-no-link,address -g -O1 $(pkg-config --cflags libpng) -I Sources/CPNG/include \
+                -c Sources/CPNG/CPNG.c -o "$FUZZ_DIR/CPNG.o"
+        fi
+        echo "fuzz: compiling $module with -sanitize=fuzzer,address"
+        "${NICE[@]}" "$SWIFTC" "${flags[@]}" -I "$FUZZ_DIR" -enable-testing -package-name healthcards -module-name "$module" \
+            -emit-module -emit-module-path "$FUZZ_DIR/$module.swiftmodule" -emit-library -static -o "$lib" \
+            $(find "Sources/$module" -name '*.swift' | sort) 2>&1 | grep -v "^/usr/bin/ld.gold: warning" || true
+        test -f "$lib"
+    fi
+    libs+=(-l"$module")
+done
+# The fuzz targets import every layer (the modules' names, as the tests do).
+newest_lib=$(ls -t "$FUZZ_DIR"/libHealthCards*.a | head -n 1)
 status=0
 for target in "${targets[@]}"; do
     binary="$FUZZ_DIR/fuzz-$target"
@@ -52,9 +66,10 @@ for target in "${targets[@]}"; do
         # grow the length limit from a handful of bytes, leaving most choices at "unbent").
         limits=(-max_len=512 -len_control=0)
     fi
-    if [ ! -x "$binary" ] || [ -n "$(find "${files[@]}" -newer "$binary" -print -quit)" ] || [ "$FUZZ_DIR/libHealthCards.a" -nt "$binary" ]; then
+    if [ ! -x "$binary" ] || [ -n "$(find "${files[@]}" -newer "$binary" -print -quit)" ] || [ "$newest_lib" -nt "$binary" ]; then
         echo "fuzz: building $target"
-        "${NICE[@]}" "$SWIFTC" "${flags[@]}" -I "$FUZZ_DIR" "${files[@]}" "$FUZZ_DIR/CPNG.o" -L "$FUZZ_DIR" -lHealthCards \
+        "${NICE[@]}" "$SWIFTC" "${flags[@]}" -I "$FUZZ_DIR" "${files[@]}" "$FUZZ_DIR/CPNG.o" -L "$FUZZ_DIR" \
+            $(for ((i=${#libs[@]}-1; i>=0; i--)); do echo "${libs[$i]}"; done) -package-name healthcards \
             -lcrypto -lz -lqrencode -lpng16 -lzbar $(pkg-config --libs cairo pangocairo librsvg-2.0) -o "$binary" 2>&1 | grep -v "^/usr/bin/ld.gold: warning" || true
         test -x "$binary"
     fi

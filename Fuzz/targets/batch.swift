@@ -3,7 +3,12 @@
 // BatchIssuer with one worker (into a scratch folder), sometimes run twice so the second run resumes.
 // Properties: the run never stops or traps; the one record is reported issued or rejected, on one report
 // line; an issued card verifies.
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzBatch(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

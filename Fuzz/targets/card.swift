@@ -3,7 +3,12 @@
 // (Tests/HealthCardsTests/FuzzShapes.swift), verified as a .smart-health-card file, a bare JWS and QR texts,
 // so every rule runs on hostile values behind a valid signature.
 // Properties: never traps; every report prints and its JSON parses again; the unbent card has no error.
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzCard(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

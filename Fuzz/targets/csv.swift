@@ -1,4 +1,9 @@
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 // libFuzzer target: CSVReader (RFC 4180 records, BOM, line ends, UTF-8 checks) over arbitrary bytes.
 // Property: any input either reads or throws HealthCardError; a record read again from its byte

@@ -2,7 +2,12 @@
 // references, statuses, member types bent; ids, narratives and absolute references for minimization to
 // undo) issued by CardIssuer: minimized, validated, signed, read back, QR and PNG (now and then).
 // Properties: never traps; a card issue signs is one verify accepts (no error finding at the same time).
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzIssue(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

@@ -1,6 +1,11 @@
 // libFuzzer target: JSONParser (strict RFC 8259, ordered members, number lexemes) and the JWK/JWKS readers.
 // Property: what parses, written minified and parsed again, is the same value; written again, the same bytes.
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzJSON(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

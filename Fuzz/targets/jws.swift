@@ -1,6 +1,11 @@
 // libFuzzer target: compact JWS parsing (JWS.parts, base64url without padding).
 // Property: a JWS that splits into parts re-encodes to the same compact text.
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzJWS(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

@@ -1,7 +1,12 @@
 // libFuzzer target: PEM key loading (labels, encrypted/public/unsupported keys) through OpenSSL.
 // Property: any input either loads a P-256 key or throws HealthCardError(.key); a loaded key has
 // 32-byte coordinates.
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzPEM(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

@@ -1,6 +1,11 @@
 // libFuzzer target: the numeric shc:/ segment decoder (QRNumeric.jws(fromDigits:)).
 // Property: digits that decode re-encode to the same digits.
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzQRNumeric(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

@@ -2,7 +2,12 @@
 // template (templates/covid19-vaccination.json; run from the repository root), their dates, zones, codes,
 // ids and names bent by the fuzzer's bytes, rendered (typed placeholders, minimization, validation) and issued.
 // Properties: never traps; a card issue signs is one verify accepts.
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 let template = try? Template(
     bytes: FileIO.read("templates/covid19-vaccination.json"), source: "covid19-vaccination.json")

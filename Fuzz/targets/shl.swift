@@ -3,7 +3,12 @@
 // Properties: a link that parses, written again by `SHLink.text`, parses to the same link; no key reaches a
 // report; a JWE that splits into parts keeps its first part as the AAD; decrypting never crashes (the IG
 // example seed opens with this key, so mutations of it reach the inflate and content paths).
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// One key for every input: the IG example's, so the seed `ig-example-file.jwe` decrypts.
 let fuzzKey = AES256Key.decode(base64url: "rxTgYlOaKJPFtcEd0qcceN8wEU4p94SqAwIWQe6uX7Q")!

@@ -1,6 +1,11 @@
 // libFuzzer target: template placeholders ({{column|type}}), typed values, and whole template files.
 // Property: any input either parses or throws HealthCardError; typed values never crash.
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzTemplate(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

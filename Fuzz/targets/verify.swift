@@ -2,7 +2,12 @@
 // (JSON, then every JWS: header, raw DEFLATE, payload, claims, FHIR Bundle), a bare JWS, shc:/ QR texts
 // (chunk headers, digit pairs, chunk assembly) and a jwks.json.
 // Property: never crashes; a QR text that decodes re-encodes to the same digits.
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzVerify(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

@@ -1,8 +1,12 @@
-import HealthCards
-
 #if canImport(Glibc)
     import Glibc
 #endif
+import HealthCardsCore
+import HealthCardsVerify
+import HealthCardsQR
+import HealthCardsPrint
+import HealthCardsIssuing
+import HealthCardsFixtures
 
 /// Synthetic vaccination data in the CVRS layout (the columns of templates/covid19-vaccination.json):
 /// N patients with 1 to 4 doses each, made-up names, deterministic for a seed. Rows come in dose

@@ -1,4 +1,9 @@
-import HealthCards
+import HealthCardsCore
+import HealthCardsVerify
+import HealthCardsQR
+import HealthCardsPrint
+import HealthCardsIssuing
+import HealthCardsFixtures
 
 /// The pipeline's stages timed one by one in this process, one thread, over the same calls the
 /// `issue` command makes (CSVTemplateInput, Template.render with its CheckedBundle, CardIssuer.payload,
@@ -63,7 +68,7 @@ struct StageTimes {
             }
             guard ok, jws.compact.utf8.count <= 1195 else { continue }
             let code = try time("qr") { try QRCode(jws: jws.compact) }
-            let png = try time("png") { try settings.qrImage.png(code) }
+            let png = try time("png") { try QRSettings().qrImage.png(code) }
             let name = OutputNames.safe(record(rows))
             try time("fileWrite") {
                 let card = JSONWriter.minified(.object(["verifiableCredential": .array([.string(jws.compact)])]))

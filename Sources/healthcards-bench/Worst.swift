@@ -1,8 +1,12 @@
-import HealthCards
-
 #if canImport(Glibc)
     import Glibc
 #endif
+import HealthCardsCore
+import HealthCardsVerify
+import HealthCardsQR
+import HealthCardsPrint
+import HealthCardsIssuing
+import HealthCardsFixtures
 
 /// `healthcards-bench worst`: the largest input of each kind that `verify` and `issue` accept (each at its
 /// budget, `InputBudget`; docs/verify.md, "Budgets"), and the inputs that used to cost without bound (a PNG

@@ -1,8 +1,12 @@
-import HealthCards
-
 #if canImport(Glibc)
     import Glibc
 #endif
+import HealthCardsCore
+import HealthCardsVerify
+import HealthCardsQR
+import HealthCardsPrint
+import HealthCardsIssuing
+import HealthCardsFixtures
 
 // healthcards-bench: measures the issuing pipeline on synthetic CVRS data (see docs/performance.md).
 

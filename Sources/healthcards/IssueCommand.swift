@@ -1,8 +1,12 @@
-import HealthCards
-
 #if canImport(Glibc)
     import Glibc
 #endif
+import HealthCardsCore
+import HealthCardsVerify
+import HealthCardsQR
+import HealthCardsPrint
+import HealthCardsIssuing
+import HealthCardsFixtures
 
 enum IssueCommand {
     static let help = """
@@ -234,15 +238,15 @@ enum IssueCommand {
         let links = try LinkOptions.stage(parsed, names: .issue, site: site, outDir: outDir, access: access,
                                           makeQR: !parsed.has("no-qr"), qrImage: image, now: now)
         try DemoKey.check(kids: [JWK(key: key).kid], issuer: issuerURL, command: "issue")
-        var settings = IssueSettings(issuer: issuerURL, notBefore: nbf, expires: exp, typePolicy: policy,
-                                     chunk: parsed.has("chunk"), makeQR: !parsed.has("no-qr"), qrImage: image)
+        var settings = IssueSettings(issuer: issuerURL, notBefore: nbf, expires: exp, typePolicy: policy)
         if let path = parsed.value("rid-secret") { settings.ridSecret = try RIDSecretFile.read(path) }
-        settings.linksOversized = links != nil
         let frozen = settings
         let batch = BatchIssuer(outDir: outDir, jobs: jobs) {
             let signer: any JWSSigner = deterministic ? try DeterministicES256Signer(key: key) : try ES256Signer(key: key)
             return try CardIssuer(signer: signer, settings: frozen)
         }
+        batch.qr = QRSettings(
+            makeQR: !parsed.has("no-qr"), chunk: parsed.has("chunk"), qrImage: image, linksOversized: links != nil)
         batch.force = parsed.has("force")
         batch.pdf = pdf
         batch.access = access

@@ -1,4 +1,9 @@
-import HealthCards
+import HealthCardsCore
+import HealthCardsVerify
+import HealthCardsQR
+import HealthCardsPrint
+import HealthCardsIssuing
+import HealthCardsFixtures
 
 enum KeygenCommand {
     static let help = """

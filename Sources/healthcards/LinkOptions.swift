@@ -1,4 +1,9 @@
-import HealthCards
+import HealthCardsCore
+import HealthCardsVerify
+import HealthCardsQR
+import HealthCardsPrint
+import HealthCardsIssuing
+import HealthCardsFixtures
 
 /// The SMART Health Link options shared by `issue --shl` and `healthcards shl`: base URL, label, exp, viewer.
 enum LinkOptions {

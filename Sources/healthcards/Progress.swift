@@ -1,8 +1,12 @@
-import HealthCards
-
 #if canImport(Glibc)
     import Glibc
 #endif
+import HealthCardsCore
+import HealthCardsVerify
+import HealthCardsQR
+import HealthCardsPrint
+import HealthCardsIssuing
+import HealthCardsFixtures
 
 /// The `issue` progress line on a terminal: records done, rate, estimated time left, redrawn in
 /// place at most 4 times a second on stderr. Holds nothing per record.

@@ -1,4 +1,9 @@
-import HealthCards
+import HealthCardsCore
+import HealthCardsVerify
+import HealthCardsQR
+import HealthCardsPrint
+import HealthCardsIssuing
+import HealthCardsFixtures
 
 /// `--qr-scale PIXELS` of `issue` and `shl`: pixels per QR module, from `QRImage.minimumReliableScale` to 64.
 enum QRScaleOption {

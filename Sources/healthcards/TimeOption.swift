@@ -1,4 +1,9 @@
-import HealthCards
+import HealthCardsCore
+import HealthCardsVerify
+import HealthCardsQR
+import HealthCardsPrint
+import HealthCardsIssuing
+import HealthCardsFixtures
 
 /// Options that take a time as integer seconds since 1970 (`--nbf`, `--exp`, `--before`).
 enum TimeOption {

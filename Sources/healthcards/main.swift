@@ -1,8 +1,12 @@
-import HealthCards
-
 #if canImport(Glibc)
     import Glibc
 #endif
+import HealthCardsCore
+import HealthCardsVerify
+import HealthCardsQR
+import HealthCardsPrint
+import HealthCardsIssuing
+import HealthCardsFixtures
 
 /// Exit statuses: 0 every record issued / no error; 1 some records rejected or problems found (the
 /// command itself ran to its end); 2 the command stopped: a usage or configuration error, or an output

@@ -1,6 +1,11 @@
 import Foundation
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// Helpers for the batch runner tests: synthetic inputs, background runs, output comparisons.
 enum BatchTestSupport {

@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// The reported content cases (`Tests/Fixtures/cases/`, README there) run exactly as reported, through
 /// the real `healthcards issue` and `healthcards verify`, with their right answers.

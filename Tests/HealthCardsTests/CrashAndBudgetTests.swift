@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// The reported inputs of `Tests/Fixtures/cases/crash-and-budget/` and the kinds of fault behind them: no
 /// input traps (each is a finding, or a rejected record, with exit status 0 or 1), and every input has a
@@ -329,11 +334,13 @@ import Testing
         let line = JSONWriter.minifiedString(VerifyForge.bundle(doses: 1))
         let input = try TestSupport.write(
             Array(repeating: line, count: 5).joined(separator: "\n"), to: "in.ndjson", in: dir)
-        let settings = IssueSettings(issuer: "https://a.example", notBefore: 1_690_000_000, makeQR: false)
+        let settings = IssueSettings(issuer: "https://a.example", notBefore: 1_690_000_000)
         func batch(_ name: String) -> BatchIssuer {
-            BatchIssuer(outDir: dir.appendingPathComponent(name).path, jobs: 2) {
+            let batch = BatchIssuer(outDir: dir.appendingPathComponent(name).path, jobs: 2) {
                 try CardIssuer(signer: try ES256Signer(key: key), settings: settings)
             }
+            batch.qr = QRSettings(makeQR: false)
+            return batch
         }
         let stopped = StopRequest()
         stopped.request(signal: SIGINT)

@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// Every date rule (in the future, before birth, after `nbf`) with every FHIR precision (`YYYY`,
 /// `YYYY-MM`, `YYYY-MM-DD`, dateTime with a zone) on both sides, at the boundary: one value just on each

@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// The committed demo key signs nothing real: `issue`, `jwks` and `site` refuse it for any issuer that
 /// is not an example host, whatever the file is called. Through the real CLI.

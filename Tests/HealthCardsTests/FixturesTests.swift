@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// `healthcards fixtures`: the catalogue is judged three ways (`verify` reaches every manifest verdict and
 /// code, the independent checker agrees where it can judge, two runs are byte-identical), its pipeline is

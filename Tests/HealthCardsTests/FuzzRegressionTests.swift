@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// Replays the fuzz seeds (`Fuzz/seeds/<target>/`) and every input the fuzzers found
 /// (`Fixtures/fuzz-regressions/<target>/`) through the same properties the libFuzzer targets check

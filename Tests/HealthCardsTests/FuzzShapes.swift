@@ -1,4 +1,9 @@
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 #if canImport(Glibc)
     import Glibc
@@ -374,11 +379,12 @@ enum FuzzShapes {
     }
 
     /// Settings for the issuing targets, bent by the bytes (QR images only now and then: they are slow).
-    static func settings(_ f: inout FuzzBytes) -> IssueSettings {
-        var settings = IssueSettings(issuer: issuer, notBefore: nbf, makeQR: f.chance(2))
+    static func settings(_ f: inout FuzzBytes) -> (IssueSettings, QRSettings) {
+        var qr = QRSettings(makeQR: f.chance(2))
+        var settings = IssueSettings(issuer: issuer, notBefore: nbf)
         if f.chance(2) { settings.expires = f.pick([now + 1_000_000, nbf - 1, nbf, 100_000_000_000]) }
-        if f.chance(2) { settings.chunk = true }
-        return settings
+        if f.chance(2) { qr.chunk = true }
+        return (settings, qr)
     }
 
     /// What `issue` makes must pass `verify`: a card the issuer signed is checked as a verifier would, with
@@ -422,12 +428,14 @@ enum FuzzShapes {
             }
             bundle = .object(object)
         }
-        let settings = settings(&f)
+        let (settings, qr) = settings(&f)
         // Settings the issuer refuses (an exp not after nbf, …) are a refusal, as the CLI reports them.
         guard let key, let issuer = try? CardIssuer(signer: try ES256Signer(key: key), settings: settings) else {
             return []
         }
-        guard let card = try? issuer.issue(bundle: bundle, patientID: "fuzz") else { return [] }
+        guard let card = try? issuer.issue(bundle: bundle, patientID: "fuzz"),
+            (try? CardImages(jws: card.jws, settings: qr)) != nil
+        else { return [] }
         return checkIssued(card, name: "issue")
     }
 
@@ -461,11 +469,13 @@ enum FuzzShapes {
         let rows = rows(&f).enumerated().map { TemplateRow(values: $1, source: "fuzz:\($0 + 2)") }
         let rendered = template.render(rows: rows)
         guard rendered.errors.isEmpty, let checked = rendered.checked else { return [] }
-        let settings = settings(&f)
+        let (settings, qr) = settings(&f)
         guard let key, let issuer = try? CardIssuer(signer: try ES256Signer(key: key), settings: settings) else {
             return []
         }
-        guard let card = try? issuer.issue(issuer.payload(for: checked, patientID: rows.first?["recip_id"])) else {
+        guard let card = try? issuer.issue(issuer.payload(for: checked, patientID: rows.first?["recip_id"])),
+            (try? CardImages(jws: card.jws, settings: qr)) != nil
+        else {
             return []
         }
         return checkIssued(card, name: "row")
@@ -508,7 +518,7 @@ enum FuzzShapes {
         } catch {
             return ["could not write the input: \(error)"]
         }
-        let settings = settings(&f)
+        let (settings, qr) = settings(&f)
         // Settings the issuer refuses stop a run before its first record, by design (exit 2 from the CLI).
         guard (try? settings.validate()) != nil else { return [] }
         var problems: [String] = []
@@ -523,6 +533,7 @@ enum FuzzShapes {
             let batch = BatchIssuer(outDir: out, jobs: 1) {
                 try CardIssuer(signer: try ES256Signer(key: key), settings: settings)
             }
+            batch.qr = qr
             do {
                 let summary = try batch.run([input])
                 if summary.total != records || summary.issued + summary.rejected != records {

@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// The key lifecycle through the CLI with the signing key in SoftHSM2 (a PKCS#11 token): issue, jwks,
 /// site and revoke all take the `pkcs11:` URI, and the PIN never shows.

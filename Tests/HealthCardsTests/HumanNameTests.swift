@@ -1,6 +1,11 @@
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// The name shown for a person (verify's summary, printed cards): FHIR HumanName's use, period, prefix,
 /// suffix and text.

@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// CSV input through the real `healthcards issue`: RFC 4180 quoting, BOM, line ends, non-UTF-8 files,
 /// bad rows (a bad row rejects its whole patient; every other patient is still issued) and duplicate events.

@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// What `make install` ships beside the binary: `--version`, and the bash completion
 /// (`completions/healthcards.bash`) checked against every command's `--help`.

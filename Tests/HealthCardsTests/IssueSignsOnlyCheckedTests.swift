@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// The library signs only what it checked: the issuer makes the signed bytes from the `CheckedBundle` it
 /// judged, its settings are checked when it is made, and through its public API it cannot be made to

@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// Keys belong to one issuer: a key verifies a card only when it comes from the key set of the card's
 /// `iss` (case `key-bound-to-iss/`); site folders record their issuer; `issue --site` refuses another

@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// Key safety through the real CLI: exposed key files, unsupported keys made with `openssl`, JWKS that
 /// refuse private members, and a scan of every output of a full run for the private key.

@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// What an output folder remembers about its SMART Health Links: a withdrawn link stays withdrawn (no new link by
 /// the next run unless the operator names the person), and a link text is never overwritten because a run was

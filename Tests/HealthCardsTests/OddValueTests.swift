@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// Values no real issuer has, which used to be accepted and cost a run dearly or produced something no
 /// one can use: a payload larger than verifiers inflate, a DNS label of 300 characters, a patient id or

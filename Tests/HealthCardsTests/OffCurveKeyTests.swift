@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// `jwks` and `site` refuse a public key whose point is not on P-256, in every form a public key comes in: no one
 /// holds its private key, so a key set publishing it verifies nothing. Through the CLI.

@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// Messages an operator reads when something is wrong: each names the right option, says what the value
 /// is, and quotes values from outside cut to a line (`Quote.text`). Through the real CLI where the

@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// `OutputNames.safe`: when a record's file name gets the hash suffix, checked against the examples in
 /// docs/batch.md and docs/pipeline.md, so the two pages and the code say the same thing.

@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// Reading printed cards back as a person would: poppler's `pdftoppm` renders pages to PNG, zbar
 /// decodes the QR codes from them, `pdftotext` reads the text. `make test` installs poppler-utils.

@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// A SoftHSM2 store made once per test process by scripts/softhsm-setup.sh.
 ///
@@ -170,9 +175,10 @@ struct PKCS11Tests {
         let dir = try TestSupport.tempDir("token-jobs")
         let line = JSONWriter.minifiedString(VerifyForge.bundle(doses: 1))
         let input = try TestSupport.write(Array(repeating: line, count: 24).joined(separator: "\n"), to: "in.ndjson", in: dir)
-        let settings = IssueSettings(issuer: "https://issuer.example.org", notBefore: 1_690_000_000, makeQR: false)
+        let settings = IssueSettings(issuer: "https://issuer.example.org", notBefore: 1_690_000_000)
         let out = dir.appendingPathComponent("out").path
         let batch = BatchIssuer(outDir: out, jobs: 3) { try CardIssuer(signer: try ES256Signer(key: key), settings: settings) }
+        batch.qr = QRSettings(makeQR: false)
         let summary = try batch.run([.bundles(path: input)])
         #expect(summary.issued == 24 && summary.rejected == 0)
         let keySet = try TestSupport.write(JWKSFileText(key), to: "jwks.json", in: dir)

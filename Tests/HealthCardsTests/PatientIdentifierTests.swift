@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// Bundle input with `--rid-secret`: the rid comes from `Patient.identifier`, and the card does not carry it (the
 /// IG's data-minimization and US Patient profiles leave it out; our validator warns `PATIENT_IDENTIFIER`, since it

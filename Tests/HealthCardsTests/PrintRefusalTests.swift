@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// What `healthcards print` says on stderr, which often ends up in a cron log: that signatures go
 /// unchecked without `--jwks` (once), and, for a card it refuses, the file and the finding codes, never

@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// Printed cards read back as a person would: rendered with pdftoppm, the QR decoded with zbar from the
 /// page, measured on it, and the text read with pdftotext (docs/printing.md).

@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// A card printed with its SMART Health Link (`issue --pdf --shl`, `print` with a link), read back as a person
 /// would: the page rendered with pdftoppm at 150 dpi, every QR code on it decoded with zbar and measured, the

@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// Chunked QRs of several cards in one call are grouped into their cards by content (any order, any names,
 /// equal chunk counts); needless chunking is an error; chunk counts are bounded before anything is

@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// QR segments read to the bit (`QRSymbolLayout`, `QRBitStream`): the layout agrees with libqrencode for
 /// every version and level, segments come back exactly as encoded, and `verify` judges the segment layout

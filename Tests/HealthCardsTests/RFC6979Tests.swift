@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// Deterministic ECDSA nonces (RFC 6979, HMAC-SHA-256) for ES256: the RFC's own P-256 vectors, and the
 /// PyPI `ecdsa` package as an independent implementation.

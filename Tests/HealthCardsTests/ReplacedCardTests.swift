@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// A re-run after a data correction replaces the card: the report and summary say so (the old card stays valid
 /// unless revoked with `--before`), and each printed card or link beside it that still holds the old card is

@@ -1,6 +1,11 @@
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 @Suite struct RevocationTests {
     static let secret = "GWdbF5850vxNt3HhHFl0dRvvN--C6rD77obJgGjK_Zg"

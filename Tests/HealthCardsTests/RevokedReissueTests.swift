@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// `issue --site` never signs a card that the site's revocation list already revokes, says how to reissue, and
 /// `revoke --before --narrow` lets the corrected card through while the old one stays revoked. Through the CLI.

@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// `issue --shl` and `healthcards shl`, driven through the real CLI; link files opened by an independent
 /// AES-GCM implementation (pyca/cryptography) and the link QR read back by zbar.

@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// Commands that write an issuer site take its lock (`SiteLock`): concurrent `revoke` runs each land
 /// their rid, and every writer waits while another holds the site. Real processes, through the CLI.

@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// A card changed after it was signed, one character at a time in its header, payload or signature, is
 /// reported as what it is: a signature that does not verify (or a kid no key has), never as a key of

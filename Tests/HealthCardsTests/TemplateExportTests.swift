@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// Exports as clinics really write them, through the real `healthcards issue`: stated date formats
 /// (ambiguous dates refused, never guessed), template members checked by name, UTF-16 files named as

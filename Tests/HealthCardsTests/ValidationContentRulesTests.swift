@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// The IG's content rules exactly, in the one rule set `issue` (before signing) and `verify` share:
 /// `meta` (the identity-assurance label), one `occurrenceDateTime`, LOINC answer codes, names without

@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// Validator rules: control characters in FHIR strings, the IG's forbidden and data-minimization
 /// elements, year 0000, and future dates judged with time zones against a fixed `now`.

@@ -1,6 +1,11 @@
 import Foundation
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// Makes deliberately broken cards, key sets and QR codes for the verify tests, from synthetic data.
 struct VerifyForge {

@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// What `verify` says about odd inputs: control characters from cards, nothing to check, a PEM given as
 /// key set, malformed key sets and crlVersion, an unreadable header. Also `issue` refusing control

@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// How `verify` reads its inputs: folders with link cycles are walked once, a final newline is not a
 /// finding, and messages say what was found (DEFLATE without a zip header, needless chunking, URLs).

@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// `issue` and `verify` agree: what `issue` writes verifies cleanly, and Bundles that break a rule are
 /// refused by `issue` with the rule's code and FHIR path while the good records of the batch are issued.

@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// The spec's and the HL7 IG's example cards through `verify`, and the CLI's exit codes and outputs.
 @Suite(.serialized) struct VerifySpecExampleTests {

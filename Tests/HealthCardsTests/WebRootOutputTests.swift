@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// Health data and private material never land in a published site, whichever command writes them, and a site is
 /// never laid out over an `issue` output (`PublishedSiteGuard`). Through the CLI.

@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCards
+@testable import HealthCardsCore
+@testable import HealthCardsVerify
+@testable import HealthCardsQR
+@testable import HealthCardsPrint
+@testable import HealthCardsIssuing
+@testable import HealthCardsFixtures
 
 /// `verify` and `x5c`: OpenSSL verifies the chain (`X509_STORE`, `X509_verify_cert`); the leaf's key is the
 /// JWK; its subjectAltName URI is the card's `iss` (case `x5c-san-other-issuer/`); a leaf outside its

@@ -1,0 +1,474 @@
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+import HealthCardsCore
+import HealthCardsVerify
+import HealthCardsQR
+import HealthCardsPrint
+
+/// An input of a batch run.
+public enum BatchInput: Sendable {
+    /// A CSV file read with a template.
+    case csv(path: String, template: Template)
+    /// A `.json` (one Bundle) or `.ndjson` (one Bundle per line) file.
+    case bundles(path: String)
+
+    var path: String {
+        switch self {
+        case .csv(let p, _), .bundles(let p): return p
+        }
+    }
+}
+
+/// Runs the issuing pipeline over a batch and writes, under `outDir`:
+/// `cards/<id>.smart-health-card`, `qr/<id>.png` (or `qr/<id>-<c>.png` for chunks) and
+/// `report.ndjson` (one line per input record, in input order).
+///
+/// - Every file is written to a temporary name and renamed into place; images before the card, so
+///   a card file means its images are there. Files are not synced one by one: the file system is
+///   flushed once at the end (`syncfs`) and when the run stops.
+/// - Records are issued by `jobs` worker threads, each with its own `CardIssuer`; the report is
+///   written in input order, and the results are those of one job except for the signatures.
+/// - Run again with the same arguments after a crash or a kill: temporary files of dead runs are
+///   removed, a record whose card is already there (it verifies with this key and was made from the
+///   same record, `CardIssuer.existingCard`) is skipped and reported `alreadyIssued`, and the
+///   rest is issued. `force` reissues everything.
+/// - A `StopRequest` (set from a signal handler) stops the run it was given to cleanly: cards being
+///   made are finished, the rest are not started, the report of the records done is written.
+/// - A record that cannot be judged is rejected with its reason; only an output that cannot be written
+///   stops the run. So a run always finishes, and running it again finishes what a stop left.
+/// - Threads: each worker owns its `CardIssuer` (handed over once, `Handoff`); the reading thread and
+///   the workers exchange only `Sendable` jobs and results (`BatchPipe`); a key held in a PKCS#11 token
+///   is used by one thread at a time whatever `jobs` is (`P256Key` serialises its use).
+public final class BatchIssuer {
+    public let outDir: String
+    /// Worker threads.
+    public let jobs: Int
+    /// Reissue records whose card is already in `outDir`.
+    public var force = false
+    /// Permission bits of what the run writes: owner only (0600 files, 0700 folders) unless the
+    /// operator opts into sharing a hand-off folder (`issue --share group|world`).
+    public var access: OutputAccess = .ownerOnly
+    /// For Bundle input: the `Patient.identifier` system whose value identifies the person, for
+    /// `vc.rid` (`PatientIdentity.ofBundle`); nil takes the Patient's only identifier.
+    public var patientIDSystem: String?
+    /// The SMART Health Link stage (`issue --shl`): every card also gets a link; nil for none.
+    public var links: SHLStage?
+    /// The revocation list the site publishes for the signing key (`issue --site`): a record whose rid it
+    /// revokes for this run's `nbf` is rejected before signing; nil when there is none to check.
+    public var revocations: SiteRevocations?
+    /// The issuer's site folder (`issue --site`), for the commands the report's messages suggest; nil for none.
+    public var siteRoot: String?
+    /// How each card's QR images are made (`qr/`).
+    public var qr = QRSettings()
+    /// Printed cards: `pdf/<id>.pdf` and/or one combined PDF (nil: none).
+    public var pdf: PDFOptions?
+    /// Pages written to the combined PDF by the last run (`pdf.combinedPath`).
+    public private(set) var combinedPages = 0
+    /// Called on the calling thread after each record with (records done, records in the input).
+    public var progress: ((Int, Int) -> Void)?
+    /// Called with a sentence for the operator while the run waits (for the site's lock, `SiteLock`).
+    public var notice: ((String) -> Void)?
+    /// Called once for each input file that cannot be used at all (not UTF-8, broken quoting, a missing
+    /// column, no rows): its path and why. The file's one report line says the same.
+    public var fileRejected: ((String, HealthCardError) -> Void)?
+    private let makeIssuer: () throws -> CardIssuer
+
+    /// The number of processors online: the default `jobs`.
+    public static func activeCores() -> Int { max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))) }
+
+    /// - Parameters:
+    ///   - jobs: worker threads (at least 1).
+    ///   - makeIssuer: makes one `CardIssuer` per worker (each owns a zlib stream and a signing context).
+    public init(outDir: String, jobs: Int = 1, makeIssuer: @escaping () throws -> CardIssuer) {
+        self.outDir = outDir
+        self.jobs = max(1, jobs)
+        self.makeIssuer = makeIssuer
+    }
+
+    /// One worker using `issuer`.
+    public convenience init(issuer: CardIssuer, outDir: String) {
+        self.init(outDir: outDir, jobs: 1, makeIssuer: { issuer })
+    }
+
+    /// An input opened for reading: a CSV index, a Bundle reader, or the record saying why it cannot be read.
+    private enum Opened {
+        case csv(CSVTemplateInput, Template)
+        case bundles(BundleInput.Reader)
+        case rejected(InputRecord)
+    }
+
+    /// Issues every record of `inputs` and writes the report.
+    /// - Parameter stop: asks this run to stop (e.g. from a SIGINT handler); each run has its own unless
+    ///   the caller shares one.
+    /// - Returns: the counts; `interruptedBy` is non-zero when a signal stopped the run.
+    /// - Throws: `HealthCardError(.io)` when an output cannot be written: checked before the first
+    ///   card (the output folders get a probe file, and `report.ndjson` must not be a folder), so
+    ///   usually nothing is written; in the middle of the run, it stops, the report of the records
+    ///   done so far is written if it can be, and files already written stay whole.
+    ///   `HealthCardError(.input)` when a CSV file changes while the run reads it back to compare the
+    ///   patient ids found in several files (nothing is issued then). `HealthCardError(.usage)`, with
+    ///   nothing written, when `outDir` is inside a published site (`IssuerSite.enclosingSite`),
+    ///   another process is issuing into it (`OutputLock`), or, with links, another command has been writing
+    ///   the site for longer than `SiteLock.defaultWait`.
+    public func run(_ inputs: [BatchInput], stop: StopRequest = StopRequest()) throws -> BatchSummary {
+        let start = Clock.monotonicSeconds()
+        var summary = BatchSummary()
+        try IssuerSite.refuseHealthDataInside(outDir)
+        // Each worker's issuer (zlib stream, signing context) and PDF stage are made here, so a key that
+        // cannot sign stops the run before anything is written, then handed to the one thread that uses them.
+        var workers: [Handoff<BatchWorker>] = []
+        for _ in 0..<jobs {
+            let issuer = try makeIssuer()
+            let worker = try BatchWorker(issuer: issuer, qr: qr, outDir: outDir, force: force, access: access,
+                                         patientIDSystem: patientIDSystem, pdf: pdf, links: links)
+            worker.revocations = revocations
+            worker.siteRoot = siteRoot
+            workers.append(Handoff(worker))
+        }
+        try ReportWriter.checkTarget("\(outDir)/report.ndjson")
+        try FileIO.checkWritableFolder(outDir, mode: access.folderMode)
+        try FileIO.checkWritableFolder("\(outDir)/cards", mode: access.folderMode)
+        if qr.makeQR { try FileIO.checkWritableFolder("\(outDir)/qr", mode: access.folderMode) }
+        let lock = try OutputLock(folder: outDir, mode: access.fileMode)
+        defer { withExtendedLifetime(lock) {} }
+        // With links, the site too (after OUT, as `healthcards shl` does): a `revoke --link` waits for the run.
+        let siteLock = try links.map { try SiteLock.take(site: $0.destination.site.site.root, waiting: notice) }
+        defer { withExtendedLifetime(siteLock) {} }
+        // After the lock: a run refused because another holds OUT makes no link folder.
+        try links?.prepare()
+        // The PDF folder and the combined PDF's temporary file too.
+        let combined = try preparePDF()
+        for folder in [outDir, "\(outDir)/cards", "\(outDir)/qr"] {
+            summary.leftoversRemoved += FileIO.removeStaleTemporaries(in: folder).count
+        }
+        let report = try ReportWriter(path: "\(outDir)/report.ndjson", access: access)
+
+        var opened: [Opened] = []
+        var refusedCSV: [(path: String, patients: Set<UInt64>)] = []
+        for input in inputs {
+            do {
+                switch input {
+                case .csv(let path, let template):
+                    var readBefore: [UInt64] = []
+                    defer { if !readBefore.isEmpty { refusedCSV.append((path, Set(readBefore))) } }
+                    let csv = try CSVTemplateInput(path: path, template: template, patientsBeforeFailure: &readBefore)
+                    summary.total += csv.count
+                    opened.append(.csv(csv, template))
+                case .bundles(let path):
+                    let reader = try BundleInput.Reader(path: path)
+                    summary.total += reader.count
+                    opened.append(.bundles(reader))
+                }
+            } catch let error as HealthCardError {
+                summary.total += 1
+                fileRejected?(input.path, error)
+                opened.append(.rejected(InputRecord(source: input.path, id: nil, bundle: nil, errors: [error])))
+            }
+        }
+
+        // Patients with rows in several CSV files are rejected in all of them (found before any card), and so are
+        // patients of a CSV file refused partway in the other files.
+        let shared = try CrossFilePatients(
+            opened.compactMap { if case .csv(let csv, _) = $0 { csv } else { nil } }, refused: refusedCSV)
+
+        let pipe = BatchPipe<BatchJob, BatchOutcome>()
+        var threads: [WorkerThread] = []
+        for worker in workers {
+            do {
+                threads.append(try WorkerThread {
+                    guard let worker = worker.take() else { return }
+                    while let (number, job) = pipe.take() { pipe.finish(number, worker.run(job)) }
+                })
+            } catch {
+                // The threads already started wait for jobs: close the pipe so they end, then stop.
+                pipe.close()
+                for thread in threads { thread.join() }
+                throw error
+            }
+        }
+        var names = NameRegister(all: inputs.contains { if case .bundles = $0 { true } else { false } })
+        var rids = RIDRegister()
+        var next = 0
+        var failure: HealthCardError?
+        var reportFailure: HealthCardError?
+        let window = jobs * 16
+        // Bytes of input submitted and not yet reported, by job number (`InputBudget.inFlightBytes`).
+        var inFlight: [Int: Int] = [:]
+        var inFlightBytes = 0
+
+        /// Takes the next result in order (waiting at most `wait` seconds) and reports it.
+        func collect(wait: Double) {
+            guard next < pipe.submitted, let outcome = pipe.result(next, wait: wait) else { return }
+            inFlightBytes -= inFlight.removeValue(forKey: next) ?? 0
+            next += 1
+            if let error = outcome.failure {
+                if failure == nil { failure = error }
+                return
+            }
+            var line = outcome.line
+            if let owner = outcome.identity, let clash = rids.register(owner, reportLine: next - 1) {
+                line.warnings.append(HealthCardError(.input, clash, at: line.source))
+                summary.ridCollisions += 1
+            }
+            if let kid = outcome.replacedKid { summary.reissuedForKid[kid, default: 0] += 1 }
+            if line.replaced == .recordChanged { summary.replacedRecordChanged += 1 }
+            summary.staleOutputs += outcome.staleOutputs
+            if let printed = outcome.printed, let combined {
+                do { try combined.append(printed) } catch let error as HealthCardError {
+                    if failure == nil { failure = error }
+                } catch {}
+            }
+            if line.status == .issued { summary.issued += 1 } else { summary.rejected += 1 }
+            if line.alreadyIssued { summary.alreadyIssued += 1 }
+            summary.warnings += line.warnings.count
+            do { try report.append(line.ndjson) } catch let error as HealthCardError {
+                if reportFailure == nil { reportFailure = error }
+            } catch {}
+            progress?(summary.issued + summary.rejected, summary.total)
+        }
+        func stopping() -> Bool { failure != nil || reportFailure != nil || stop.signal != 0 }
+
+        do {
+            reading: for input in opened {
+                var bundles: BundleInput.Reader?
+                var rejected: InputRecord?
+                var cursor: CSVTemplateInput.Cursor?
+                var template: Template?
+                switch input {
+                case .csv(let c, let t): (cursor, template) = (c.cursor(), t)
+                case .bundles(let reader): bundles = reader
+                case .rejected(let record): rejected = record
+                }
+                while true {
+                    if stopping() { break reading }
+                    let job: BatchJob
+                    let id: String?
+                    let source: String
+                    var bytes = 0  // of the input file, held until the record is reported
+                    var splitPatient: [HealthCardError]?  // a patient with rows in several files, and its row errors
+                    if let cursor, let template {
+                        do {
+                            guard let rows = try cursor.next() else { break }
+                            job = .rows(rows, template)
+                            (id, source, bytes) = (rows.id, rows.source, rows.inputBytes)
+                            if let id, !rows.rows.isEmpty, let error = shared.error(for: id, at: source) { splitPatient = [error] + rows.errors }
+                        } catch let error as HealthCardError {
+                            pipe.submit(.record(InputRecord(source: cursor.path, id: nil, bundle: nil, errors: [error])))
+                            break
+                        }
+                    } else if let bundles {
+                        let record: InputRecord
+                        do {
+                            guard let next = try bundles.next() else { break }
+                            record = next
+                        } catch let error as HealthCardError {
+                            pipe.submit(.record(InputRecord(source: bundles.path, id: nil, bundle: nil, errors: [error])))
+                            break
+                        }
+                        job = .record(record)
+                        (id, source, bytes) = (record.id, record.source, bundles.lastRecordBytes)
+                    } else {
+                        guard let record = rejected else { break }
+                        rejected = nil
+                        job = .record(record)
+                        (id, source) = (record.id, record.source)
+                    }
+                    if let splitPatient {
+                        pipe.submit(.decided(ReportLine(source: source, id: id, status: .rejected, errors: splitPatient, warnings: [], files: [])))
+                    } else if let id, let earlier = names.register(OutputNames.safe(id), id: id, source: source) {
+                        pipe.submit(.decided(ReportLine(source: source, id: id, status: .rejected, errors: [
+                            HealthCardError(.input, "patient id \(Quote.text(id)) was already issued in this run (from \(earlier)); each patient must appear under one id in one input", at: source)
+                        ], warnings: [], files: [])))
+                    } else {
+                        inFlight[pipe.submit(job)] = bytes
+                        inFlightBytes += bytes
+                    }
+                    collect(wait: 0)
+                    // At most `window` records, and at most `InputBudget.inFlightBytes` of input, wait or are worked on.
+                    while (pipe.submitted - next >= window || inFlightBytes > InputBudget.inFlightBytes) && !stopping() {
+                        collect(wait: 0.1)
+                    }
+                }
+            }
+        }
+        if stopping() { pipe.discardWaiting() }
+        while next < pipe.submitted { collect(wait: 0.1) }
+        pipe.close()
+        for thread in threads { thread.join() }
+
+        summary.interruptedBy = stop.signal
+        summary.seconds = Clock.monotonicSeconds() - start
+        if let failure {
+            try? report.commit()
+            try? FileIO.syncFileSystem(outDir)
+            throw HealthCardError(.io, "\(failure.message). The run stopped after \(summary.issued + summary.rejected) of \(summary.total) records; the files written so far are whole, and running the same command again skips the cards already made")
+        }
+        if let reportFailure { throw reportFailure }
+        if let combined, combined.cards > 0, summary.interruptedBy == 0 {
+            try combined.finish()
+            combinedPages = combined.pages
+        }
+        try report.commit()
+        try FileIO.syncFileSystem(outDir)
+        try links?.finish()
+        return summary
+    }
+}
+
+extension BatchIssuer {
+    /// Checks the `pdf/` folder and opens the combined PDF (each worker gets its own `PDFStage`).
+    func preparePDF() throws -> CombinedPDF? {
+        combinedPages = 0
+        guard let pdf else { return nil }
+        if pdf.perCard {
+            try FileIO.checkWritableFolder("\(outDir)/pdf", mode: access.folderMode)
+            FileIO.removeStaleTemporaries(in: "\(outDir)/pdf")
+        }
+        return try pdf.combinedPath.map { try CombinedPDF(path: $0, access: access) }
+    }
+}
+
+/// A request to stop one batch run (`BatchIssuer.run(_:stop:)`), settable from a signal handler.
+public final class StopRequest: Sendable {
+    private let received = Atomic<Int32>(0)
+
+    public init() {}
+
+    /// Asks the run to stop; safe to call from a signal handler (one atomic store).
+    /// - Parameter signal: the signal number (SIGINT 2, SIGTERM 15), reported as `BatchSummary.interruptedBy`.
+    public func request(signal: Int32) { received.store(signal, ordering: .relaxed) }
+
+    /// The signal that asked to stop, 0 while none has.
+    public var signal: Int32 { received.load(ordering: .relaxed) }
+}
+
+/// The revocation list of the signing key in the issuer's site, as `issue --site` reads it before a run.
+public struct SiteRevocations: Sendable {
+    /// The list.
+    public let crl: CRL
+    /// Its file, `SITE/.well-known/crl/<kid>.json`, for messages.
+    public var path: String
+    /// The site folder, for the `revoke` command a message suggests.
+    public var site: String
+    /// The index in `crl.entries` of each rid's first entry. Every record of a batch is looked up, and a list
+    /// may hold a million rids (`InputBudget.crlFileBytes`): scanned per record, that was 30 ms a record.
+    private let firstEntry: [String: Int]
+
+    public init(crl: CRL, path: String, site: String) {
+        self.crl = crl
+        self.path = path
+        self.site = site
+        var firstEntry: [String: Int] = [:]
+        firstEntry.reserveCapacity(crl.entries.count)
+        for (index, entry) in crl.entries.enumerated() where firstEntry[entry.rid] == nil {
+            firstEntry[entry.rid] = index
+        }
+        self.firstEntry = firstEntry
+    }
+
+    /// The first entry of the list that revokes a card with `rid` and `nbf` (seconds): the rid's entry without a
+    /// timestamp, or with one after `nbf`. Nil when the list does not revoke it.
+    public func entry(revoking rid: String, nbf: Int64) -> CRL.Entry? {
+        guard let first = firstEntry[rid] else { return nil }
+        return crl.entries[first...].first { $0.rid == rid && ($0.before.map { nbf < $0 } ?? true) }
+    }
+
+    /// Why a card with `rid` (derived from `ridFrom`) and `nbf` must not be signed, or nil when the list does
+    /// not revoke it. The message quotes the entry and says how the person gets a valid card.
+    /// - Parameter now: seconds since 1970, for the times the message suggests.
+    public func refusal(rid: String, ridFrom: String, nbf: Int64, now: Int64 = Clock.nowSeconds()) -> String? {
+        guard let entry = self.entry(revoking: rid, nbf: nbf) else { return nil }
+        let revoke =
+            "`healthcards revoke --site \(site) --key KEY --rid-secret FILE --report REPORT --id '\(ridFrom)' "
+        guard let before = entry.before else {
+            return "REVOKED: vc.rid \(rid) (of id '\(ridFrom)') is revoked by the entry '\(entry.text)' in \(path), which "
+                + "revokes every card of this person signed by key \(crl.kid), those issued from now on included: every "
+                + "verifier that checks the list would reject this card, so it was not signed. To give the person a "
+                + "corrected card, revoke only the cards issued before it: \(revoke)--before \(now) --narrow` (or a "
+                + "time just after the bad card's nbf), then run this again"
+        }
+        let when = before > now ? "run this again from then on" : "leave --nbf out (or give one at or after \(before))"
+        return "REVOKED: vc.rid \(rid) (of id '\(ridFrom)') is revoked for cards issued before \(before) "
+            + "(\(Clock.describe(before))) by the entry '\(entry.text)' in \(path), and this card's nbf \(nbf) is before "
+            + "that: every verifier that checks the list would reject it, so it was not signed. To issue it, \(when)"
+    }
+}
+
+/// Output names seen in a run, to reject a second record with the same patient id.
+///
+/// Within one CSV input the patient ids are unique by construction, and across CSV inputs a shared id
+/// is rejected before issuing (`CrossFilePatients`); `OutputNames.safe` keeps
+/// distinct ids apart, except in two ways: two ids it changed (`a b`, `a/b`) whose 32-bit hash
+/// suffixes collide, or an id it left alone that equals another id's changed name. So only changed
+/// names, and unchanged ones that look like a changed name (a `-` and 8 hex digits at the end and a
+/// `_` inside, or a leading `-`), are kept; memory does not grow with ordinary ids. With Bundle input
+/// every name is kept: two Bundle files with the same stem (`a/x.json`, `b/x.json`) give the same
+/// ids (`x-1`), and a CSV patient id may equal a Bundle record's id.
+struct NameRegister {
+    let all: Bool
+    private var seen: [String: String] = [:]
+
+    init(all: Bool) { self.all = all }
+
+    /// Registers `name` (made from `id`); returns the source of an earlier record with the same name.
+    mutating func register(_ name: String, id: String, source: String) -> String? {
+        guard all || name != id || (Self.hasHashSuffix(name) && (name.contains("_") || name.hasPrefix("-"))) else { return nil }
+        if let earlier = seen[name] { return earlier }
+        seen[name] = source
+        return nil
+    }
+
+    /// Ends in `-` and 8 lowercase hex digits, as `OutputNames.safe` appends.
+    static func hasHashSuffix(_ name: String) -> Bool {
+        let bytes = Array(name.utf8.suffix(9))
+        return bytes.count == 9 && bytes[0] == UInt8(ascii: "-")
+            && bytes.dropFirst().allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
+    }
+}
+
+/// The rids of a run, to find two records that share one (digest section 8: one rid per person).
+///
+/// Two records with one rid are either the same person (same id and the same name and birth date: two
+/// cards of one person, which is right) or not: two people given one identifier in the export, or,
+/// about once in 2^64, two ids whose HMACs share their first 8 bytes. Revoking either would revoke
+/// both, so the later record gets a warning naming the earlier one's report line. Memory: 12 bytes a
+/// slot in a `HashIndex` plus 20 bytes a rid, only in runs with a rid secret.
+struct RIDRegister {
+    private var index = HashIndex()
+    private var ids: [UInt64] = []
+    private var people: [UInt64] = []
+    private var lines: [Int32] = []
+
+    /// Registers a card's rid; returns a warning when an earlier record of the run has the same rid
+    /// for another id or another person.
+    /// - Parameter reportLine: the 0-based position of the record in the report.
+    mutating func register(_ owner: RIDOwner, reportLine: Int) -> String? {
+        let key = Base64URL.decode(owner.rid).map { $0.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) } } ?? 0
+        var hasher = Hasher()
+        hasher.combine(owner.ridFrom)
+        let id = UInt64(bitPattern: Int64(hasher.finalize()))
+        if let slot = index.find(key).map(Int.init) {
+            let earlier = "report line \(lines[slot] + 1)"
+            if ids[slot] != id {
+                return "vc.rid \(owner.rid) of this card (from id \(Quote.text(owner.ridFrom))) is also the rid of another id "
+                    + "(\(earlier)): revoking one would revoke the other. This is an HMAC collision; report it"
+            }
+            if people[slot] != owner.person {
+                return "this record's Patient (name, birth date) differs from the one at \(earlier), but both have the "
+                    + "id \(Quote.text(owner.ridFrom)), so both cards got vc.rid \(owner.rid): revoking one would revoke the "
+                    + "other. Two people share one identifier in the export; correct it and issue again"
+            }
+            return nil
+        }
+        // Slots are numbered in 32 bits; past 2^31 cards in one run, later rids are no longer compared.
+        guard let slot = Int32(exactly: ids.count), slot < Int32.max else { return nil }
+        index.set(key, slot)
+        ids.append(id)
+        people.append(owner.person)
+        lines.append(Int32(truncatingIfNeeded: reportLine))
+        return nil
+    }
+}

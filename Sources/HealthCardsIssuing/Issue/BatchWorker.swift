@@ -1,0 +1,314 @@
+import HealthCardsCore
+import HealthCardsVerify
+import HealthCardsQR
+import HealthCardsPrint
+
+/// One record's work in a batch, handed from the reading thread to a worker.
+enum BatchJob: Sendable {
+    /// A patient's CSV rows, rendered by the worker.
+    case rows(CSVTemplateInput.PatientRows, Template)
+    /// A record read from Bundle input (or rejected while reading).
+    case record(InputRecord)
+    /// A line the reading thread already decided (a duplicate id); passed through in order.
+    case decided(ReportLine)
+}
+
+/// What a worker made of one job: the report line, or the write failure that stops the run.
+struct BatchOutcome: Sendable {
+    var line: ReportLine
+    /// An output file could not be written (disk full, folder not writable): the run stops.
+    var failure: HealthCardError?
+    /// For a card with a `vc.rid`: the person it was derived from, to find two people with one rid in a run.
+    var identity: RIDOwner?
+    /// The kid of a card from an earlier run that this run replaced because another key signed it.
+    var replacedKid: String?
+    /// The card's printed pages, for the run's combined PDF (`--pdf-combined`).
+    var printed: PrintedCard?
+    /// Printed cards and links beside the card that still hold the card it replaced (each warned in the line).
+    var staleOutputs = 0
+}
+
+/// Who a rid in a run belongs to (see `RIDRegister`).
+struct RIDOwner: Sendable {
+    var rid: String
+    /// The normalized id the rid was derived from (`PatientIdentity`).
+    var ridFrom: String
+    /// `PatientIdentity.fingerprint` of the card's Patient.
+    var person: UInt64
+}
+
+/// The per-thread part of a batch: its own `CardIssuer` (zlib stream, signing context), turning a
+/// job into files and a report line.
+final class BatchWorker {
+    let issuer: CardIssuer
+    /// How the card's QR images are made.
+    let qr: QRSettings
+    let outDir: String
+    let force: Bool
+    /// Permission bits of the files written (health data: 0600 unless the run opted into sharing).
+    let access: OutputAccess
+    /// The identifier system naming the person in Bundle input (`PatientIdentity.ofBundle`), or nil.
+    let patientIDSystem: String?
+    /// The SMART Health Link stage (`issue --shl`), or nil (see `BatchWorker+SHL.swift`).
+    var links: SHLStage?
+    /// The PDF stage (`--pdf`, `--pdf-combined`); nil when nothing is printed.
+    var pdf: PDFStage?
+    /// The site's revocation list for this key (`issue --site`), or nil.
+    var revocations: SiteRevocations?
+    /// The issuer's site folder (`--site`), for the commands messages suggest, or nil.
+    var siteRoot: String?
+
+    /// - Parameter pdf: what to print; the worker makes its own `PDFStage` (font map, Cairo) from it.
+    /// - Throws: `HealthCardError(.pdf)` when the PDF stage cannot start.
+    init(issuer: CardIssuer, qr: QRSettings = QRSettings(), outDir: String, force: Bool, access: OutputAccess = .ownerOnly,
+         patientIDSystem: String? = nil, pdf: PDFOptions? = nil, links: SHLStage? = nil) throws {
+        self.pdf = try pdf.map { try PDFStage(options: $0, outDir: outDir, access: access) }
+        self.links = links
+        self.issuer = issuer
+        self.qr = qr
+        self.outDir = outDir
+        self.force = force
+        self.access = access
+        self.patientIDSystem = patientIDSystem
+    }
+
+    /// Issues one job. A rejected record whose card from an earlier run is still in `cards/` gets a
+    /// warning saying so: that card is left alone (nothing issued is ever deleted), but the person
+    /// running the batch should know it no longer matches the input.
+    func run(_ job: BatchJob) -> BatchOutcome {
+        var outcome = process(job)
+        if outcome.failure == nil, outcome.line.status == .rejected, let id = outcome.line.id {
+            let cardFile = "cards/\(OutputNames.safe(id)).smart-health-card"
+            if FileIO.exists("\(outDir)/\(cardFile)") {
+                outcome.line.warnings.append(HealthCardError(.input, "\(cardFile) is a card from an earlier run, and this record is now rejected; it was left in place. Remove it (and its QR images) if it must not be handed out", at: outcome.line.source))
+                if let warning = earlierLinkWarning(id: id, at: outcome.line.source) { outcome.line.warnings.append(warning) }
+            }
+        }
+        return outcome
+    }
+
+    private func process(_ job: BatchJob) -> BatchOutcome {
+        // Every input reaches the issuer the same way: as a record with a checked Bundle.
+        let record: CheckedRecord
+        // Bundle input: the Bundle as read, whose Patient.identifier the rid comes from (minimization drops it).
+        var asRead: JSONValue?
+        switch job {
+        case .decided(let line): return BatchOutcome(line: line)
+        case .record(let read): (record, asRead) = (read.checked(), read.bundle)
+        case .rows(let rows, let template): record = rows.render(template)
+        }
+        var line = ReportLine(source: record.source, id: record.id, status: .rejected, errors: record.errors,
+                              warnings: record.warnings, files: [])
+        line.profile = record.checked?.profile
+        guard record.errors.isEmpty, let checked = record.checked, let id = record.id else { return BatchOutcome(line: line) }
+        let name = OutputNames.safe(id)
+        let identity = ridIdentity(id: id, asRead: asRead)
+        let payload = issuer.payload(for: checked, patientID: identity?.id)
+        if case .none(let reason)? = identity {
+            line.warnings.append(HealthCardError(.input, "no vc.rid: \(reason). This card cannot be revoked by itself (only by dropping the whole key)", at: record.source))
+        }
+        var owner: RIDOwner?
+        if let rid = payload.payload.rid, let from = identity?.id {
+            line.rid = rid
+            line.ridFrom = from
+            owner = RIDOwner(rid: rid, ridFrom: from, person: PatientIdentity.fingerprint(ofMinimized: checked.bundle))
+            // A card the site's list already revokes would be turned away at every door: never sign it.
+            if let why = revocations?.refusal(rid: rid, ridFrom: from, nbf: issuer.settings.notBefore) {
+                line.errors = [HealthCardError(.validation, why, at: record.source)]
+                line.kid = issuer.kid
+                line.revokedOnRecord = true
+                return BatchOutcome(line: line)
+            }
+        }
+        let cardFile = "cards/\(name).smart-health-card"
+        // The card an earlier run left there, read once for the three questions asked of it below.
+        let existing = try? FileIO.read("\(outDir)/\(cardFile)")
+        do {
+            var printed: PrintedCard?
+            if !force, let existing,
+                let files = try alreadyIssued(
+                    payload, existing: existing, name: name, cardFile: cardFile, bundle: checked.bundle, line: &line,
+                    printed: &printed)
+            {
+                line.status = .issued
+                line.alreadyIssued = true
+                line.files = files
+                line.kid = issuer.kid
+                return BatchOutcome(line: line, identity: owner, printed: printed)
+            }
+            let replacedKid = force ? nil : existing.flatMap(signedByAnotherKey)
+            let previous = existing.flatMap { issuer.replacement(of: $0, by: payload) }
+            let card: IssuedCard
+            let images: CardImages
+            do {
+                card = try issuer.issue(payload)
+                images = try CardImages(jws: card.jws, settings: qr)
+            } catch let error as HealthCardErrors {
+                line.errors = error.errors
+                return BatchOutcome(line: line)
+            } catch let error as HealthCardError {
+                line.errors = [error]
+                return BatchOutcome(line: line)
+            }
+            line.warnings += (card.warnings + images.warnings).map(record.located)
+            // Images, link and PDF first, the card last: a card file on disk means they are there too. The link
+            // comes before the PDF, which prints it beside the card's QR code (or in its place).
+            let imageFiles = Self.imageFiles(name: name, count: images.pngs.count)
+            for (file, png) in zip(imageFiles, images.pngs) {
+                try FileIO.writeAtomically(png, to: "\(outDir)/\(file)", access: access, sync: false)
+            }
+            var notes: [HealthCardError] = []
+            let linked = try link(card: card.fileBytes, name: name, bundle: checked.bundle, notes: &notes)
+            line.warnings += notes
+            let print = try pdf?.run(jws: card.jws, codes: images.codes, name: name, link: try linked?.printable())
+            try FileIO.writeAtomically(card.fileBytes, to: "\(outDir)/\(cardFile)", access: access, sync: false)
+            line.status = .issued
+            line.files = [cardFile] + imageFiles + (print?.files ?? []) + (linked?.files ?? [])
+            line.warnings += linked?.warnings ?? []
+            line.kid = issuer.kid
+            var stale: [HealthCardError] = []
+            if let previous {
+                line.replaced = previous.reason
+                line.warnings.append(replacedWarning(previous, cardFile: cardFile, line: line, source: record.source))
+                stale = staleOutputs(name: name, printed: print != nil, linked: linked != nil || links != nil, source: record.source)
+                line.warnings += stale
+            }
+            return BatchOutcome(
+                line: line, identity: owner, replacedKid: replacedKid, printed: print?.card, staleOutputs: stale.count)
+        } catch let error as HealthCardError {
+            line.errors = [error]
+            return BatchOutcome(line: line, failure: error)
+        } catch {
+            let failure = HealthCardError(.io, "\(error)")
+            return BatchOutcome(line: line, failure: failure)
+        }
+    }
+
+    /// The id `vc.rid` is derived from, or why there is none; nil when the run has no rid secret.
+    /// CSV records: the patient id (already normalized by the reader). Bundle records: the Patient's
+    /// identifier in the Bundle as read (`PatientIdentity.ofBundle`; the card itself does not carry it), never
+    /// the record's `<file stem>-<n>`.
+    private func ridIdentity(id: String, asRead: JSONValue?) -> PatientIdentity.Outcome? {
+        guard issuer.settings.ridSecret != nil else { return nil }
+        guard let asRead else { return .id(PatientIdentity.normalize(id)) }
+        return PatientIdentity.ofBundle(asRead, system: patientIDSystem)
+    }
+
+    /// The kid of a card file's first JWS when another key than this run's signed it (a key rotation since it
+    /// was issued), else nil.
+    private func signedByAnotherKey(_ bytes: [UInt8]) -> String? {
+        guard let file = try? JSONParser.parse(bytes),
+            let compact = file["verifiableCredential"]?[0]?.stringValue,
+            let header = try? JSONParser.parse(try JWS(compact: compact).parts().header),
+            let kid = header["kid"]?.stringValue, kid != issuer.kid
+        else { return nil }
+        return kid
+    }
+
+    /// The report's word on a card that replaced a different card of this key: why, and that the old card stays
+    /// valid until it is revoked (with the command, when the card has a rid).
+    private func replacedWarning(
+        _ previous: (reason: ReportLine.Replacement, nbf: Int64?), cardFile: String, line: ReportLine, source: String
+    ) -> HealthCardError {
+        let old = "the card of an earlier run" + (previous.nbf.map { " (nbf \($0))" } ?? "")
+        let why =
+            previous.reason == .recordChanged
+            ? "because its record changed" : "because the run's options changed (iss, exp, vc.type or vc.rid), not the record"
+        let nbf = issuer.settings.notBefore
+        let revoke =
+            line.rid != nil && line.ridFrom != nil
+            ? "revoke it with `healthcards revoke --site \(siteName) --key KEY --rid-secret FILE --report \(outDir)/report.ndjson "
+                + "--id '\(line.ridFrom ?? "")' --before \(nbf)` (the cards issued before this one's nbf \(nbf))"
+            : "it has no vc.rid, so it can be revoked only with its key"
+        return HealthCardError(
+            .input,
+            "\(cardFile) replaced \(old) \(why). The old card stays valid (anyone holding it can still show it) unless "
+                + "revoked: \(revoke)", at: source)
+    }
+
+    /// Warnings for the outputs beside a replaced card that this run did not rewrite and that still hold the old
+    /// card: `pdf/<name>.pdf` (no `--pdf` this run) and the link `shl/<name>.txt` (no `--shl`), whose file in the
+    /// site is the old card encrypted.
+    private func staleOutputs(name: String, printed: Bool, linked: Bool, source: String) -> [HealthCardError] {
+        var warnings: [HealthCardError] = []
+        let pdfFile = "pdf/\(name).pdf"
+        if !printed || pdf?.options.perCard != true, FileIO.exists("\(outDir)/\(pdfFile)") {
+            warnings.append(
+                HealthCardError(
+                    .input,
+                    "\(pdfFile) still shows the replaced card; print it again: `healthcards print --out \(outDir)/pdf "
+                        + "\(outDir)/cards/\(name).smart-health-card` (add --jwks SITE, and the print options of the first run)",
+                    at: source))
+        }
+        let linkFile = "shl/\(name).txt"
+        if !linked, FileIO.exists("\(outDir)/\(linkFile)"), !SHLWithdrawalRecord.isWithdrawn(outDir: outDir, name: name) {
+            let text = String(decoding: (try? FileIO.read("\(outDir)/\(linkFile)")) ?? [], as: UTF8.self)
+            let base = (try? SHLinkText.parse(text.trimmingCharacters(in: "\r\n"))).map { FileIO.parent(of: $0.url) } ?? "BASE_URL"
+            warnings.append(
+                HealthCardError(
+                    .link,
+                    "\(linkFile) is the SMART Health Link of the replaced card: its file in the site still holds that card. "
+                        + "Encrypt the new card under the same link (same key and URL, so the link handed out opens it): "
+                        + "`healthcards shl --base-url \(base) --site \(siteName) \(outDir)/cards/\(name).smart-health-card`, then "
+                        + "deploy the site (or withdraw the link: `healthcards revoke --site \(siteName) --link \(outDir)/\(linkFile)`)",
+                    at: source))
+        }
+        return warnings
+    }
+
+    /// The site folder of the run (`--site`) for the commands messages suggest, or `SITE`.
+    private var siteName: String { siteRoot ?? "SITE" }
+
+    /// The `nbf` of a card's JWS (whole seconds, `CardIssuer.notBefore`), or nil when it cannot be read.
+    static func notBefore(of jws: JWS) -> Int64? {
+        guard let parts = try? jws.parts(), let payload = try? RawInflate.inflate(parts.payload),
+            let json = try? JSONParser.parse(payload)
+        else { return nil }
+        return CardIssuer.notBefore(of: json)
+    }
+
+    /// `qr/<name>.png`, or `qr/<name>-<c>.png` per chunk.
+    static func imageFiles(name: String, count: Int) -> [String] {
+        count == 1 ? ["qr/\(name).png"] : (0..<count).map { "qr/\(name)-\($0 + 1).png" }
+    }
+
+    /// When `cards/<name>.smart-health-card` is already the card for this payload (see
+    /// `CardIssuer.existingCard`), makes sure its images are there and whole (they are
+    /// deterministic: rewritten when missing or different), keeps or makes its link (`--shl`), and returns
+    /// the record's files. Returns nil when the record must be issued. A missing PDF is printed; an existing
+    /// one is kept, unless this run made the card a new link (the old page would show no link, or a dead one).
+    /// - Parameter bytes: the file's bytes as read (a card file over `InputBudget.cardFileBytes` is no card of ours).
+    private func alreadyIssued(_ payload: CardPayload, existing bytes: [UInt8], name: String, cardFile: String,
+                               bundle: JSONValue, line: inout ReportLine, printed: inout PrintedCard?) throws -> [String]? {
+        guard payload.errors.isEmpty, bytes.count <= InputBudget.cardFileBytes,
+            let jws = issuer.existingCard(bytes, matches: payload)
+        else { return nil }
+        // The card there may be one the site's list revokes (issued before a revocation): then it is replaced.
+        if let rid = payload.payload.rid, let list = revocations, let nbf = Self.notBefore(of: jws),
+            let entry = list.entry(revoking: rid, nbf: nbf)
+        {
+            line.warnings.append(
+                HealthCardError(
+                    .validation,
+                    "\(cardFile) (nbf \(nbf)) is revoked by the entry '\(entry.text)' in \(list.path); this run issued a new "
+                        + "card (nbf \(issuer.settings.notBefore)) in its place: hand it out"))
+            return nil
+        }
+        guard let images = try? CardImages(jws: jws, settings: qr) else { return nil }
+        let files = Self.imageFiles(name: name, count: images.pngs.count)
+        for (file, png) in zip(files, images.pngs) {
+            let imagePath = "\(outDir)/\(file)"
+            if (try? FileIO.read(imagePath, maxBytes: InputBudget.imageFileBytes)) != png { try FileIO.writeAtomically(png, to: imagePath, access: access, sync: false) }
+        }
+        line.warnings += payload.warnings + images.warnings
+        var notes: [HealthCardError] = []
+        let linked = try link(card: bytes, name: name, bundle: bundle, notes: &notes)
+        line.warnings += notes
+        let print = try pdf?.run(
+            jws: jws, codes: images.codes, name: name, link: try linked?.printable(),
+            keepExisting: !(linked?.textChanged ?? false))
+        printed = print?.card
+        line.warnings += linked?.warnings ?? []
+        return [cardFile] + files + (print?.files ?? []) + (linked?.files ?? [])
+    }
+}

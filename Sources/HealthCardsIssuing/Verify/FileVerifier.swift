@@ -1,0 +1,334 @@
+import HealthCardsCore
+import HealthCardsVerify
+import HealthCardsQR
+import HealthCardsPrint
+
+/// `healthcards verify`: reads cards, JWS texts, QR texts and images, key sets and folders of them, and
+/// reports every problem with a stable code (`RuleCode`).
+public final class Verifier {
+    /// The `--jwks` key sets, each bound to its issuer or not (`KeyRing`).
+    public let keyRing: KeyRing
+    /// Reports of the `--jwks` key sets themselves.
+    public let keySetReports: [CredentialReport]
+    /// The time `nbf`, `exp` and clinical dates are judged against, in seconds since the epoch.
+    public let now: Int64
+    /// The `--jwks` key set files, in the order given.
+    public var keySetFiles: [String] { keyRing.sets.map(\.file) }
+    /// Identities (`FileIO.identity`) of the `--jwks` key set files.
+    private let givenKeySets: Set<String>
+    /// Identities of the files and folders already visited in this `verify` call.
+    private var visited: Set<String> = []
+    /// Key set files met among the PATHs that were already checked as `--jwks` (so not reported again).
+    private var skippedKeySets = 0
+    /// The `--shl-site` folders: a SMART Health Link whose URL lies under one's issuer is opened from it.
+    public let linkSites: [PublishedSite]
+    /// The IVs of the link files opened in this `verify` call (`SHLCheck.IVRegister`).
+    private var linkIVs = SHLCheck.IVRegister()
+    /// What the last `verify` call's folder walks left unread, in walk order: FIFOs, sockets and devices,
+    /// and symbolic links to folders outside the folder walked (`walk`). Each with what it is.
+    public private(set) var skipped: [(path: String, what: String)] = []
+
+    /// Loads key sets.
+    /// - Parameter keySets: `--jwks` arguments (`KeySetArgument`): a `jwks.json` file, a folder holding
+    ///   `.well-known/jwks.json` (or `jwks.json`), or either as `ISSUER_URL=PATH`. A site folder (or its
+    ///   `.well-known/jwks.json`) with a `healthcards-site.json` record is bound to the recorded issuer.
+    /// - Parameter linkSites: `--shl-site` folders (`PublishedSite`): site folders holding SMART Health Link
+    ///   files, standing offline for the hosts of their issuer URLs.
+    /// - Throws: `HealthCardError(.usage)` for a path that does not exist, a URL without `=PATH`, a key set
+    ///   given twice, a malformed site record, `URL=SITE` whose site records another issuer, or a link site
+    ///   that is not a site folder with an issuer record.
+    public init(keySets: [String], now: Int64, linkSites: [String] = []) throws {
+        self.now = now
+        self.linkSites = try linkSites.map { root in
+            do { return try PublishedSite(root: root) } catch let error as HealthCardError {
+                throw HealthCardError(.usage, error.message.replacingFirst("--site", with: "--shl-site"))
+            }
+        }
+        var sets: [KeyRing.KeySet] = []
+        var reports: [CredentialReport] = []
+        var given: [String: String] = [:]
+        for argument in keySets {
+            let parsed = try KeySetArgument.parse(argument)
+            let file = try Self.keySetFile(parsed.path)
+            let identity = FileIO.identity(file) ?? file
+            if let earlier = given[identity] {
+                throw HealthCardError(.usage, "--jwks \(argument) is the key set \(earlier) given again; give each key set once")
+            }
+            given[identity] = argument
+            let (issuer, binding) = try Self.binding(of: file, folder: FileIO.isDirectory(parsed.path) ? parsed.path : nil,
+                                                     argument: parsed)
+            let bytes: [UInt8]
+            do { bytes = try FileIO.read(file, maxBytes: InputBudget.cardFileBytes) } catch {
+                throw HealthCardError(.usage, "--jwks \(file) cannot be read: \(error)")
+            }
+            let result = KeySetCheck.check(bytes: bytes, file: file, issuer: issuer, now: now)
+            var report = CredentialReport(source: .keySet, file: file)
+            report.findings = result.findings
+            report.notes = result.notes
+            report.keySetBinding = (issuer, binding)
+            reports.append(report)
+            sets.append(KeyRing.KeySet(file: file, issuer: issuer, binding: binding, keys: result.keys))
+        }
+        self.keyRing = KeyRing(sets: sets)
+        self.keySetReports = reports
+        self.givenKeySets = Set(given.keys)
+    }
+
+    /// The JWS checker with this verifier's keys and time.
+    var checker: JWSCheck { JWSCheck(keyRing: keyRing, now: now) }
+
+    static func keySetFile(_ path: String) throws -> String {
+        let fix = "give a jwks.json file or a site folder holding .well-known/jwks.json"
+        guard FileIO.exists(path) else {
+            throw HealthCardError(.usage, "--jwks \(path) does not exist; \(fix)")
+        }
+        // A FIFO or device would wait or never end: refused by what it is, before it is opened.
+        try FileIO.requireRegularFile(path, role: "--jwks", allowFolder: true, fix: fix)
+        guard FileIO.isDirectory(path) else { return path }
+        for candidate in ["\(path)/.well-known/jwks.json", "\(path)/jwks.json"] where FileIO.exists(candidate) {
+            try FileIO.requireRegularFile(candidate, role: "--jwks", fix: fix)
+            return candidate
+        }
+        throw HealthCardError(.usage, "--jwks \(path) is a folder without .well-known/jwks.json or jwks.json")
+    }
+
+    /// The issuer a key set file belongs to: the argument's `URL=`, else the record of the site folder given
+    /// (or of the site whose `.well-known/jwks.json` it is).
+    /// - Throws: `HealthCardError(.usage)` for a malformed record, or one that names another issuer than `URL=`.
+    static func binding(of file: String, folder: String?, argument: KeySetArgument?) throws -> (String?, KeyRing.KeySet.Binding) {
+        let site = folder.map { IssuerSite(root: $0) } ?? IssuerSite.containing(keySet: file)
+        let record = try site?.readRecord()
+        if let issuer = argument?.issuer {
+            if let record, record.issuer != issuer, let site {
+                throw HealthCardError(
+                    .usage,
+                    "--jwks \(issuer)=\(argument?.path ?? file): that site records the issuer \(record.issuer) (\(site.recordPath)); "
+                        + "a key set belongs to one issuer. Give --jwks \(argument?.path ?? file) alone, or the key set of \(issuer)")
+            }
+            return (issuer, .argument)
+        }
+        if let record, let site { return (record.issuer, .siteRecord(site.recordPath)) }
+        return (nil, .unbound)
+    }
+
+    /// What a file holds, judged by its name and first bytes.
+    enum Kind { case card, keySet, jws, qrText, qrImage, shlink }
+
+    /// The SMART Health Link checker with this verifier's sites, keys and time.
+    var linkChecker: SHLCheck { SHLCheck(files: SiteLinkFiles(sites: linkSites), now: now, checker: checker) }
+
+    /// Checks every path (folders are walked, each file and folder visited once however many names lead to
+    /// it: symbolic-link loops end) and returns one report per credential and key set found. When the paths
+    /// hold nothing to check (e.g. an empty folder), the one report is a `NOTHING_TO_CHECK` error naming them.
+    /// A PATH that is no file but SMART Health Link text (`shlink:/…`, or after a viewer URL's `#`) is checked
+    /// as that link. A PATH is followed wherever its symbolic links lead; a FIFO, socket or device given as a
+    /// PATH is `FILE_UNREADABLE` (never opened: it could wait forever). What walks skip is in `skipped`.
+    /// - Throws: `HealthCardError(.usage)` for a path that does not exist or is a dangling symbolic link.
+    public func verify(_ paths: [String]) throws -> [CredentialReport] {
+        for path in paths where !SHLinkText.looksLikeLink(path) || FileIO.exists(path) {
+            switch FileKind.of(path) {
+            case .missing: throw HealthCardError(.usage, "\(path) does not exist")
+            case .danglingLink: throw HealthCardError(.usage, "\(path) \(FileKind.of(path).phrase)")
+            default: continue
+            }
+        }
+        skippedKeySets = 0
+        visited = []
+        skipped = []
+        linkIVs = SHLCheck.IVRegister()
+        var reports: [CredentialReport] = []
+        var texts: [QRPiece] = []
+        var images: [QRPiece] = []
+        for (i, path) in paths.enumerated() {
+            let kind = FileKind.of(path)
+            if !FileIO.exists(path) {
+                // The link text itself; its key stays out of the report (the argument is named by position).
+                reports += linkChecker.check(text: path, file: "argument \(i + 1)", ivs: linkIVs)
+            } else if kind == .folder {
+                reports += walk(path)
+            } else if kind.isSpecial {
+                var report = CredentialReport(source: .unknown, file: path)
+                report.findings.append(Finding(.fileUnreadable, "\(path) \(kind.phrase), not a regular file: verify reads "
+                    + "files and folders only (it never opens a FIFO, socket or device, which could wait forever)",
+                    at: .init(file: path)))
+                reports.append(report)
+            } else if firstVisit(path) {
+                reports += file(path, explicit: true, texts: &texts, images: &images)
+            }
+        }
+        reports += qrReports(texts, source: .qrText) + qrReports(images, source: .qrImage)
+        if reports.isEmpty && skippedKeySets == 0 {
+            var report = CredentialReport(source: .unknown, file: paths.joined(separator: ", "))
+            let names = paths.map { "'\($0)'" }.joined(separator: ", ")
+            report.findings.append(Finding(.nothingToCheck, "found nothing to check in \(names): no .smart-health-card file, JWS, "
+                + "shc:/ QR text, PNG QR image or jwks.json (files of other kinds are skipped when walking a folder). Give the folder or files holding the cards",
+                at: .init(file: report.file)))
+            reports.append(report)
+        }
+        return reports
+    }
+
+    /// True the first time a file or folder (by device and inode, so through any link) is met.
+    private func firstVisit(_ path: String) -> Bool {
+        guard let identity = FileIO.identity(path) else { return true }  // unreadable: reported once, by its path
+        return visited.insert(identity).inserted
+    }
+
+    /// Walks a folder depth first without recursion: each folder's files (QR chunks grouped within the
+    /// folder), then its subfolders in name order. Like `find` without `-L`, the walk stays in the tree:
+    /// a symbolic link to a folder is not followed (one to a folder inside the tree is walked under its own
+    /// name; one to a folder outside it, such as `/` or `/dev`, is listed in `skipped`). A symbolic link to a
+    /// file is read. FIFOs, sockets and devices are never opened (listed in `skipped`). A folder already
+    /// visited is skipped, so the walk always ends.
+    private func walk(_ root: String) -> [CredentialReport] {
+        var reports: [CredentialReport] = []
+        let rootPath = FileIO.realPath(root) ?? root
+        var pending = [root]
+        while let dir = pending.popLast() {
+            guard firstVisit(dir) else { continue }
+            var texts: [QRPiece] = []
+            var images: [QRPiece] = []
+            var subdirs: [String] = []
+            for name in FileIO.list(dir) {
+                let path = dir == "/" ? "/\(name)" : "\(dir)/\(name)"
+                let kind = FileKind.of(path)
+                if kind == .missing && name.contains("\u{FFFD}") {
+                    // A name that is not UTF-8 comes back with U+FFFD in it, a path no call can open.
+                    skipped.append((path, "a name that is not UTF-8 (\u{FFFD} stands for what cannot be read), so it cannot be "
+                        + "opened; rename it in UTF-8 (e.g. `convmv -f latin1 -t utf8 --notest`) to check it"))
+                    continue
+                }
+                let isLink = FileIO.linkTarget(path) != nil
+                if kind == .folder && isLink {
+                    let target = FileIO.realPath(path) ?? path
+                    if target != rootPath && !target.hasPrefix(rootPath == "/" ? "/" : rootPath + "/") {
+                        skipped.append((path, "a symbolic link to the folder \(target), outside \(root)"))
+                    }
+                } else if kind == .folder {
+                    subdirs.append(path)
+                } else if kind.isSpecial {
+                    skipped.append((path, (isLink ? "a symbolic link to " : "") + kind.phrase.replacingFirst("is ", with: "")))
+                } else if firstVisit(path) {
+                    reports += file(path, explicit: false, texts: &texts, images: &images)
+                }
+            }
+            reports += qrReports(texts, source: .qrText) + qrReports(images, source: .qrImage)
+            pending += subdirs.reversed()
+        }
+        return reports
+    }
+
+    private func file(_ path: String, explicit: Bool, texts: inout [QRPiece], images: inout [QRPiece]) -> [CredentialReport] {
+        let bytes: [UInt8]
+        do {
+            let image = path.lowercased().hasSuffix(".png")
+            bytes = try FileIO.read(path, maxBytes: image ? InputBudget.imageFileBytes : InputBudget.cardFileBytes)
+        } catch let error as HealthCardError where error.kind == .input {
+            // Over its budget: reported when it was asked for, or when its first bytes show a kind verify reads.
+            guard explicit || Self.classify(path, (try? FileIO.readPrefix(path, count: 4096)) ?? [], prefixOnly: true) != nil
+            else { return [] }
+            var report = CredentialReport(source: .unknown, file: path)
+            report.findings.append(Finding(.fileTooLarge, error.message, at: .init(file: path)))
+            return [report]
+        } catch {
+            var report = CredentialReport(source: .unknown, file: path)
+            report.findings.append(Finding(.fileUnreadable, "the file cannot be read: \(error)", at: .init(file: path)))
+            return [report]
+        }
+        guard let kind = Self.classify(path, bytes) else {
+            guard explicit else { return [] }
+            var report = CredentialReport(source: .unknown, file: path)
+            report.findings.append(Finding(.fileUnknownType, "not a .smart-health-card file, JWS, shc:/ QR text, PNG QR image or jwks.json; nothing to check", at: .init(file: path)))
+            return [report]
+        }
+        switch kind {
+        case .keySet:
+            guard !givenKeySets.contains(FileIO.identity(path) ?? path) else {
+                skippedKeySets += 1
+                return []
+            }
+            var report = CredentialReport(source: .keySet, file: path)
+            do {
+                let (issuer, binding) = try Self.binding(of: path, folder: nil, argument: nil)
+                let result = KeySetCheck.check(bytes: bytes, file: path, issuer: issuer, now: now)
+                report.findings = result.findings
+                report.notes = result.notes
+                report.keySetBinding = (issuer, binding)
+            } catch {
+                report.findings = KeySetCheck.check(bytes: bytes, file: path, now: now).findings
+                report.notes = ["the site record beside it cannot be used: \(error)"]
+            }
+            return [report]
+        case .card:
+            return CardFile.check(bytes, file: path, checker: checker)
+        case .jws:
+            var report = CredentialReport(source: .jws, file: path)
+            let text = CardFile.cleanText(bytes, file: path, findings: &report.findings)
+            checker.check(text, into: &report)
+            return [report]
+        case .shlink:
+            var findings: [Finding] = []
+            let text = CardFile.cleanText(bytes, file: path, findings: &findings)
+            return linkChecker.check(text: text, file: path, findings: findings, ivs: linkIVs)
+        case .qrText:
+            var findings: [Finding] = []
+            let text = CardFile.cleanText(bytes, file: path, findings: &findings)
+            var piece = QRPiece(text: Array(text.utf8), file: path)
+            piece.findings = findings + piece.findings
+            texts.append(piece)
+            return []
+        case .qrImage:
+            let (pieces, links, findings) = QRImageCheck.read(png: bytes, file: path)
+            if !findings.isEmpty {
+                var report = CredentialReport(source: .qrImage, file: path)
+                report.findings = findings
+                return [report]
+            }
+            images += pieces
+            return links.flatMap { linkChecker.check(text: $0.text, file: path, symbolErrorCorrection: $0.errorCorrection, ivs: linkIVs) }
+        }
+    }
+
+    private func qrReports(_ pieces: [QRPiece], source: CredentialReport.Source) -> [CredentialReport] {
+        let checker = self.checker
+        return QRAssembly.assemble(pieces, checker: checker).map { set in
+            var report = CredentialReport(source: source, file: set.pieces.map(\.file).joined(separator: ", "))
+            report.findings = set.findings
+            report.qrSymbols = set.pieces.compactMap(\.symbol)
+            if let jws = set.jws { checker.check(jws, into: &report) }
+            return report
+        }
+    }
+
+    /// - Parameter prefixOnly: `bytes` are the file's first bytes only (a file over its budget).
+    static func classify(_ path: String, _ bytes: [UInt8], prefixOnly: Bool = false) -> Kind? {
+        let lower = path.lowercased()
+        if lower.hasSuffix(".png") { return .qrImage }
+        if lower.hasSuffix(".smart-health-card") { return .card }
+        var body = bytes[...]
+        if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
+        body = body.drop { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
+        if body.first == UInt8(ascii: "{") {
+            if FileIO.basename(lower) == "jwks.json" { return .keySet }
+            guard let json = try? JSONParser.parse(body) else {
+                let start = String(decoding: body.prefix(200), as: UTF8.self)
+                if start.contains("\"verifiableCredential\"") { return .card }
+                return start.contains("\"keys\"") ? .keySet : nil
+            }
+            if json["keys"]?.arrayValue != nil { return .keySet }
+            if json["verifiableCredential"] != nil { return .card }
+            // `{"keys":{}}` and the like: a malformed key set, reported as such.
+            return json["keys"] != nil ? .keySet : nil
+        }
+        if body.starts(with: Array("shc:".utf8)) || body.starts(with: Array("SHC:".utf8)) { return .qrText }
+        if SHLinkText.looksLikeLink(String(decoding: body.prefix(SHLinkText.maxCharacters), as: UTF8.self)) { return .shlink }
+        // A JWS: its two dots may be far apart (a large payload), so count them in the whole file (at most
+        // `InputBudget.cardFileBytes`). A file cut to its first bytes for classifying still starts like one.
+        if body.count > 20, body.starts(with: Array("ey".utf8)),
+            prefixOnly || body.lazy.filter({ $0 == 0x2E }).count == 2
+        {
+            return .jws
+        }
+        return nil
+    }
+}

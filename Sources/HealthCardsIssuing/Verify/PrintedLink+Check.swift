@@ -1,0 +1,68 @@
+import HealthCardsCore
+import HealthCardsVerify
+import HealthCardsPrint
+
+/// Finding and checking the SMART Health Link that `healthcards print` prints with a card already issued.
+extension PrintedLink {
+    /// The link `issue --shl` or `healthcards shl` made for the card at `card`, when it is in an output's
+    /// `cards/` folder and the link file is there: `X/shl/<name>.txt` for `X/cards/<name>.smart-health-card`.
+    /// Nil otherwise.
+    public static func file(besideCard card: String) -> String? {
+        let folder = FileIO.parent(of: card)
+        guard FileIO.basename(folder) == "cards", card.lowercased().hasSuffix(".smart-health-card") else {
+            return nil
+        }
+        let path = FileIO.parent(of: folder) + "/shl/" + FileIO.stem(card) + ".txt"
+        return FileIO.isRegularFile(path) ? path : nil
+    }
+
+    /// Reads the link in `linkFile` and checks it is one to print with the card whose credentials are
+    /// `credentials` (compact JWS, in the card file's order): `verifier` checks it as `healthcards verify` does
+    /// (members, lengths, flags, `exp` against its time), and, when one of its link sites (`--shl-site`) holds
+    /// the link's file, opens it: the file must hold exactly these credentials. A link that was not opened
+    /// (no site given) is printed with a warning saying so.
+    /// - Returns: the link and the warnings to show (never the link text: it holds the key).
+    /// - Throws: `HealthCardError(.link)` saying why the link must not be printed (not a link, an error
+    ///   `verify` finds, its file opens another card), `.io` when the file cannot be read.
+    public static func check(linkFile: String, credentials: [String], verifier: Verifier) throws -> (
+        link: PrintedLink, warnings: [String]
+    ) {
+        guard let size = FileIO.size(linkFile), size <= SHLinkText.maxCharacters + 16 else {
+            throw HealthCardError(
+                .link, "\(linkFile) is not a link file: a SMART Health Link is a few hundred characters")
+        }
+        var text = String(decoding: try FileIO.read(linkFile), as: UTF8.self)
+        if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
+        text = text.trimmingCharacters(in: " \t\r\n")
+        guard SHLinkText.looksLikeLink(text), !text.contains(where: { $0.isNewline || $0 == " " }) else {
+            throw HealthCardError(
+                .link, "\(linkFile) does not hold one SMART Health Link (shlink:/…, or a viewer URL#shlink:/…)")
+        }
+        let reports = try verifier.verify([linkFile])
+        guard let report = reports.first, report.source == .shlink else {
+            throw HealthCardError(.link, "\(linkFile) does not hold a SMART Health Link")
+        }
+        let errors = reports.flatMap(\.findings).filter(\.isError)
+        if !errors.isEmpty {
+            throw HealthCardError(
+                .link,
+                "`healthcards verify` finds errors in the link \(linkFile): "
+                    + errors.prefix(3).map(\.descriptionWithoutHealthData).joined(separator: "; "))
+        }
+        let opened = reports.dropFirst().compactMap(\.jws)
+        var warnings = report.findings.filter { $0.code != .shlNotResolved }.map(\.descriptionWithoutHealthData)
+        if reports.count > 1 {
+            guard opened == credentials else {
+                throw HealthCardError(
+                    .link,
+                    "the link \(linkFile) opens another card than this one (made for an earlier card?); make the "
+                        + "card's link again with `healthcards shl`, or print without it (--no-link)")
+            }
+        } else {
+            warnings.append(
+                "the link \(linkFile) was printed without opening its file, so it is not known to open this card: "
+                    + "give --shl-site SITE (the issuer's site folder) to check it")
+        }
+        return (try PrintedLink(text: text), warnings)
+    }
+}

@@ -1,0 +1,405 @@
+internal import CCairo
+import HealthCardsCore
+import HealthCardsVerify
+import HealthCardsQR
+
+/// A length on paper in PDF points (1/72 inch), made from millimetres.
+public enum Points {
+    /// Points in one millimetre: 72 / 25.4.
+    public static let perMillimetre = 72.0 / 25.4
+    /// `mm` millimetres in points.
+    public static func mm(_ mm: Double) -> Double { mm * perMillimetre }
+}
+
+/// An RGB colour, each component 0 to 1.
+struct RGB: Sendable {
+    var r: Double, g: Double, b: Double
+    init(_ r: Double, _ g: Double, _ b: Double) { (self.r, self.g, self.b) = (r, g, b) }
+    /// From `0xRRGGBB`.
+    init(hex: UInt32) {
+        self.init(Double(hex >> 16 & 0xFF) / 255, Double(hex >> 8 & 0xFF) / 255, Double(hex & 0xFF) / 255)
+    }
+    static let black = RGB(0, 0, 0)
+    static let white = RGB(1, 1, 1)
+}
+
+/// One page drawn into a Cairo recording surface: vector operations (paths, glyph runs, images) kept
+/// in memory, to be played into one or more PDF files (a card's own PDF and the run's combined PDF)
+/// without laying the page out again. It owns the surface and frees it when released. A page is made
+/// on one thread and may be played on another, never on two at once.
+final class RecordedPage: @unchecked Sendable {
+    /// Page size in points.
+    let width: Double
+    let height: Double
+    fileprivate let surface: OpaquePointer
+
+    fileprivate init(surface: OpaquePointer, width: Double, height: Double) {
+        self.surface = surface
+        self.width = width
+        self.height = height
+    }
+
+    deinit { cairo_surface_destroy(surface) }
+}
+
+/// The Cairo drawing context of one page being drawn (Debian `libcairo2`): the one owner of Cairo
+/// objects in the toolkit. It draws into a recording surface (`RecordedPage`); `PDFFile` plays
+/// recorded pages into a PDF. Coordinates are points from the top-left corner, y down.
+///
+/// Text is not drawn here: `TextLayout` (Pango) draws on the context lent by `withContext`.
+final class Canvas {
+    let width: Double
+    let height: Double
+    private let surface: OpaquePointer
+    private let cr: OpaquePointer
+
+    /// A blank page of `width` × `height` points.
+    /// - Throws: `HealthCardError(.pdf)` when Cairo cannot make the surface (out of memory).
+    init(width: Double, height: Double) throws {
+        var extents = cairo_rectangle_t(x: 0, y: 0, width: width, height: height)
+        guard let surface = cairo_recording_surface_create(CAIRO_CONTENT_COLOR_ALPHA, &extents),
+            cairo_surface_status(surface) == CAIRO_STATUS_SUCCESS
+        else { throw HealthCardError(.pdf, "Cairo could not make a page of \(width)×\(height) points") }
+        guard let cr = cairo_create(surface), cairo_status(cr) == CAIRO_STATUS_SUCCESS else {
+            cairo_surface_destroy(surface)
+            throw HealthCardError(.pdf, "Cairo could not make a drawing context")
+        }
+        self.surface = surface
+        self.cr = cr
+        self.width = width
+        self.height = height
+    }
+
+    deinit {
+        cairo_destroy(cr)
+        cairo_surface_destroy(surface)
+    }
+
+    /// Ends drawing and hands the page over (the canvas must not be drawn on afterwards).
+    /// - Throws: `HealthCardError(.pdf)` when any drawing call failed (Cairo keeps the first error).
+    func finish() throws -> RecordedPage {
+        let status = cairo_status(cr)
+        guard status == CAIRO_STATUS_SUCCESS else {
+            throw HealthCardError(.pdf, "drawing the page failed: \(String(cString: cairo_status_to_string(status)))")
+        }
+        cairo_surface_flush(surface)
+        // The page takes its own reference; the canvas's is dropped in deinit.
+        return RecordedPage(surface: cairo_surface_reference(surface), width: width, height: height)
+    }
+
+    /// Lends the Cairo context (`cairo_t *`) to the text owner, which draws glyphs at the current point.
+    func withContext<T>(_ body: (OpaquePointer) throws -> T) rethrows -> T { try body(cr) }
+
+    /// Lends Cairo font options for print (`cairo_font_options_t *`): no hinting, unhinted metrics, so
+    /// text is laid out at its true size on paper.
+    func withPrintFontOptions(_ body: (OpaquePointer) -> Void) {
+        guard let options = cairo_font_options_create() else { return }
+        defer { cairo_font_options_destroy(options) }
+        cairo_font_options_set_hint_metrics(options, CAIRO_HINT_METRICS_OFF)
+        cairo_font_options_set_hint_style(options, CAIRO_HINT_STYLE_NONE)
+        body(options)
+    }
+
+    func setColor(_ c: RGB) { cairo_set_source_rgb(cr, c.r, c.g, c.b) }
+
+    /// Moves the current point, where the next text is drawn (its top-left corner).
+    func move(to x: Double, _ y: Double) { cairo_move_to(cr, x, y) }
+
+    /// Fills a rectangle.
+    func fill(x: Double, y: Double, width: Double, height: Double, color: RGB) {
+        setColor(color)
+        cairo_rectangle(cr, x, y, width, height)
+        cairo_fill(cr)
+    }
+
+    /// Fills a rectangle with rounded corners of radius `r`.
+    func fillRounded(x: Double, y: Double, width: Double, height: Double, radius r: Double, color: RGB) {
+        roundedPath(x: x, y: y, width: width, height: height, radius: r)
+        setColor(color)
+        cairo_fill(cr)
+    }
+
+    /// Strokes a rectangle with rounded corners; `dash` (points on, off) makes a cut line.
+    func strokeRounded(
+        x: Double, y: Double, width: Double, height: Double, radius r: Double, color: RGB,
+        lineWidth: Double, dash: [Double] = []
+    ) {
+        roundedPath(x: x, y: y, width: width, height: height, radius: r)
+        setColor(color)
+        cairo_set_line_width(cr, lineWidth)
+        cairo_set_dash(cr, dash, Int32(dash.count), 0)
+        cairo_stroke(cr)
+        cairo_set_dash(cr, nil, 0, 0)
+    }
+
+    /// A straight line.
+    func line(from x0: Double, _ y0: Double, to x1: Double, _ y1: Double, color: RGB, width: Double) {
+        setColor(color)
+        cairo_set_line_width(cr, width)
+        cairo_move_to(cr, x0, y0)
+        cairo_line_to(cr, x1, y1)
+        cairo_stroke(cr)
+    }
+
+    private func roundedPath(x: Double, y: Double, width w: Double, height h: Double, radius r: Double) {
+        let r = min(r, w / 2, h / 2)
+        cairo_new_sub_path(cr)
+        cairo_arc(cr, x + w - r, y + r, r, -Double.pi / 2, 0)
+        cairo_arc(cr, x + w - r, y + h - r, r, 0, Double.pi / 2)
+        cairo_arc(cr, x + r, y + h - r, r, Double.pi / 2, Double.pi)
+        cairo_arc(cr, x + r, y + r, r, Double.pi, 3 * Double.pi / 2)
+        cairo_close_path(cr)
+    }
+
+    /// Draws a QR symbol as vector modules: a white square for the symbol and its quiet zone, then the
+    /// symbol's modules (`QRSymbol`) scaled to `module` points each.
+    /// - Parameters:
+    ///   - x, y: top-left corner of the quiet zone.
+    ///   - module: the side of one module in points.
+    ///   - quietZone: light modules on each side (4, the QR standard's minimum).
+    func drawQR(_ symbol: QRSymbol, x: Double, y: Double, module: Double, quietZone: Int) {
+        let side = Double(symbol.size + 2 * quietZone) * module
+        fill(x: x, y: y, width: side, height: side, color: .white)
+        cairo_save(cr)
+        cairo_translate(cr, x + Double(quietZone) * module, y + Double(quietZone) * module)
+        cairo_scale(cr, module, module)
+        cairo_set_source_surface(cr, symbol.surface, 0, 0)
+        cairo_paint(cr)
+        cairo_restore(cr)
+    }
+
+    /// Draws an image scaled to fit `width` × `height` points (aspect kept, top-left aligned).
+    /// - Returns: the size drawn, in points.
+    @discardableResult
+    func drawImage(_ image: RasterImage, x: Double, y: Double, width: Double, height: Double) -> (
+        width: Double, height: Double
+    ) {
+        let scale = min(width / Double(image.width), height / Double(image.height))
+        cairo_save(cr)
+        cairo_translate(cr, x, y)
+        cairo_scale(cr, scale, scale)
+        cairo_set_source_surface(cr, image.surface, 0, 0)
+        cairo_pattern_set_filter(cairo_get_source(cr), CAIRO_FILTER_GOOD)
+        cairo_paint(cr)
+        cairo_restore(cr)
+        return (Double(image.width) * scale, Double(image.height) * scale)
+    }
+}
+
+/// A QR symbol's dark modules as vector rectangles in a Cairo recording surface of its own, one unit
+/// per module: each run of dark modules in a row, merged with the same run in the rows below, all in one
+/// path filled once, so a viewer that anti-aliases shows no seams between modules. Drawn scaled
+/// (`Canvas.drawQR`), it becomes one PDF form with small whole-number coordinates, written once however
+/// often the page shows it (the main code and the wallet card's).
+final class QRSymbol {
+    let size: Int
+    fileprivate let surface: OpaquePointer
+
+    /// - Throws: `HealthCardError(.pdf)` when Cairo cannot draw it (out of memory).
+    init(_ code: QRCode) throws {
+        size = code.size
+        var extents = cairo_rectangle_t(x: 0, y: 0, width: Double(code.size), height: Double(code.size))
+        guard let surface = cairo_recording_surface_create(CAIRO_CONTENT_COLOR_ALPHA, &extents) else {
+            throw HealthCardError(.pdf, "Cairo could not make a QR symbol")
+        }
+        self.surface = surface
+        guard let cr = cairo_create(surface) else { throw HealthCardError(.pdf, "Cairo could not draw a QR symbol") }
+        defer { cairo_destroy(cr) }
+        cairo_new_path(cr)
+        for rect in Self.rectangles(code) {
+            cairo_rectangle(cr, Double(rect.x), Double(rect.y), Double(rect.width), Double(rect.height))
+        }
+        cairo_set_fill_rule(cr, CAIRO_FILL_RULE_WINDING)
+        cairo_set_antialias(cr, CAIRO_ANTIALIAS_NONE)
+        cairo_set_source_rgb(cr, 0, 0, 0)
+        cairo_fill(cr)
+        guard cairo_status(cr) == CAIRO_STATUS_SUCCESS else {
+            throw HealthCardError(.pdf, "Cairo could not draw a QR symbol")
+        }
+    }
+
+    deinit { cairo_surface_destroy(surface) }
+
+    /// The dark modules as rectangles in module units: each run of dark modules in a row, extended down
+    /// while the rows below have the same run. Together they cover exactly the dark modules, once.
+    static func rectangles(_ code: QRCode) -> [(x: Int, y: Int, width: Int, height: Int)] {
+        var rects: [(x: Int, y: Int, width: Int, height: Int)] = []
+        var open: [Int: Int] = [:]  // run key (start × size + end) → index in rects, for the previous row
+        for row in 0..<code.size {
+            var next: [Int: Int] = [:]
+            var column = 0
+            while column < code.size {
+                guard code[column, row] else {
+                    column += 1
+                    continue
+                }
+                let start = column
+                while column < code.size && code[column, row] { column += 1 }
+                let key = start * code.size + column
+                if let index = open[key] {
+                    rects[index].height += 1
+                    next[key] = index
+                } else {
+                    next[key] = rects.count
+                    rects.append((start, row, column - start, 1))
+                }
+            }
+            open = next
+        }
+        return rects
+    }
+}
+
+/// A PNG image decoded by Cairo (an image surface), e.g. an issuer's logo; shareable between threads
+/// for reading.
+final class RasterImage: @unchecked Sendable {
+    let width: Int
+    let height: Int
+    fileprivate let surface: OpaquePointer
+
+    /// The largest side accepted, in pixels: a logo needs far less, and a hostile header could ask
+    /// for gigabytes.
+    static let maxSide = 8192
+
+    /// Decodes PNG bytes.
+    /// - Throws: `HealthCardError(.pdf)` when the bytes are not a PNG Cairo can read, or a side is over
+    ///   `maxSide` pixels.
+    init(png bytes: [UInt8], source: String) throws {
+        // IHDR: width and height, big-endian, at bytes 16 and 20, checked before decoding.
+        guard bytes.count > 24, bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) else {
+            throw HealthCardError(.pdf, "\(source) is not a PNG image (no PNG signature); give a PNG or SVG logo")
+        }
+        func be32(_ at: Int) -> Int { bytes[at..<at + 4].reduce(0) { $0 << 8 | Int($1) } }
+        let (w, h) = (be32(16), be32(20))
+        guard (1...Self.maxSide).contains(w), (1...Self.maxSide).contains(h) else {
+            throw HealthCardError(
+                .pdf, "\(source) is \(w)×\(h) pixels; a logo may be at most \(Self.maxSide) pixels on a side")
+        }
+        let reader = PNGByteReader(bytes)
+        let surface = withExtendedLifetime(reader) {
+            cairo_image_surface_create_from_png_stream(
+                { closure, data, length in
+                    guard let closure, let data else { return CAIRO_STATUS_READ_ERROR }
+                    let reader = Unmanaged<PNGByteReader>.fromOpaque(closure).takeUnretainedValue()
+                    return reader.read(into: data, count: Int(length)) ? CAIRO_STATUS_SUCCESS : CAIRO_STATUS_READ_ERROR
+                }, Unmanaged.passUnretained(reader).toOpaque())
+        }
+        guard let surface else { throw HealthCardError(.pdf, "Cairo could not read \(source)") }
+        let status = cairo_surface_status(surface)
+        guard status == CAIRO_STATUS_SUCCESS else {
+            cairo_surface_destroy(surface)
+            throw HealthCardError(
+                .pdf, "\(source) is not a PNG image Cairo can read: \(String(cString: cairo_status_to_string(status)))")
+        }
+        self.surface = surface
+        self.width = Int(cairo_image_surface_get_width(surface))
+        self.height = Int(cairo_image_surface_get_height(surface))
+    }
+
+    deinit { cairo_surface_destroy(surface) }
+}
+
+/// Hands PNG bytes to Cairo's read callback in pieces.
+private final class PNGByteReader {
+    let bytes: [UInt8]
+    var offset = 0
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    func read(into data: UnsafeMutablePointer<UInt8>, count: Int) -> Bool {
+        guard count >= 0, count <= bytes.count - offset else { return false }
+        bytes.withUnsafeBufferPointer { data.update(from: $0.baseAddress! + offset, count: count) }
+        offset += count
+        return true
+    }
+}
+
+/// A PDF being written (Cairo's PDF surface), page by page from recorded pages, to a byte sink: memory
+/// for one card's file, or a file for a whole run (`PDFFile.Sink`).
+package final class PDFFile {
+    /// Where the PDF's bytes go as Cairo writes them.
+    final class Sink {
+        /// Bytes kept in memory (when `write` is nil).
+        var bytes: [UInt8] = []
+        /// Receives each piece instead of `bytes`; returns false on a write error.
+        let write: ((UnsafeBufferPointer<UInt8>) -> Bool)?
+        /// Set when `write` failed: Cairo then stops, and `finish` reports it.
+        var failed = false
+        init(write: ((UnsafeBufferPointer<UInt8>) -> Bool)? = nil) { self.write = write }
+    }
+
+    private let surface: OpaquePointer
+    private let cr: OpaquePointer
+    private let sink: Sink
+    private var pages = 0
+    private var finished = false
+
+    /// - Parameters:
+    ///   - title, author: the PDF's document information (`/Title`, `/Author`).
+    /// - Throws: `HealthCardError(.pdf)` when Cairo cannot start the PDF.
+    init(sink: Sink = Sink(), title: String, author: String) throws {
+        self.sink = sink
+        let closure = Unmanaged.passUnretained(sink).toOpaque()
+        guard
+            let surface = cairo_pdf_surface_create_for_stream(
+                { closure, data, length in
+                    guard let closure, let data else { return CAIRO_STATUS_WRITE_ERROR }
+                    let sink = Unmanaged<Sink>.fromOpaque(closure).takeUnretainedValue()
+                    let piece = UnsafeBufferPointer(start: data, count: Int(length))
+                    if let write = sink.write {
+                        guard write(piece) else {
+                            sink.failed = true
+                            return CAIRO_STATUS_WRITE_ERROR
+                        }
+                    } else {
+                        sink.bytes.append(contentsOf: piece)
+                    }
+                    return CAIRO_STATUS_SUCCESS
+                }, closure, 595, 842), cairo_surface_status(surface) == CAIRO_STATUS_SUCCESS
+        else { throw HealthCardError(.pdf, "Cairo could not start a PDF") }
+        self.surface = surface
+        guard let cr = cairo_create(surface) else {
+            cairo_surface_destroy(surface)
+            throw HealthCardError(.pdf, "Cairo could not make a PDF drawing context")
+        }
+        self.cr = cr
+        cairo_pdf_surface_set_metadata(surface, CAIRO_PDF_METADATA_TITLE, title)
+        cairo_pdf_surface_set_metadata(surface, CAIRO_PDF_METADATA_AUTHOR, author)
+        cairo_pdf_surface_set_metadata(surface, CAIRO_PDF_METADATA_CREATOR, "healthcards")
+    }
+
+    deinit {
+        cairo_destroy(cr)
+        cairo_surface_destroy(surface)
+    }
+
+    /// Plays a recorded page as the next page of the PDF, at its own size.
+    func add(_ page: RecordedPage) {
+        cairo_pdf_surface_set_size(surface, page.width, page.height)
+        cairo_set_source_surface(cr, page.surface, 0, 0)
+        cairo_paint(cr)
+        cairo_show_page(cr)
+        pages += 1
+    }
+
+    /// Ends the PDF (fonts and the cross-reference table are written now).
+    /// - Returns: the PDF's bytes when the sink keeps them in memory (empty for a writing sink).
+    /// - Throws: `HealthCardError(.pdf)` when Cairo failed, `.io` when the sink could not write.
+    func finish() throws -> [UInt8] {
+        guard !finished else { return sink.bytes }
+        finished = true
+        let drawing = cairo_status(cr)
+        cairo_surface_finish(surface)
+        let status = drawing != CAIRO_STATUS_SUCCESS ? drawing : cairo_surface_status(surface)
+        if sink.failed { throw HealthCardError(.io, "writing the PDF failed") }
+        guard status == CAIRO_STATUS_SUCCESS else {
+            throw HealthCardError(
+                .pdf, "Cairo could not write the PDF: \(String(cString: cairo_status_to_string(status)))")
+        }
+        return sink.bytes
+    }
+}
+
+extension PDFFile {
+    /// The version of the Cairo this process runs with, as Cairo reports it (e.g. "1.16.0").
+    package static var cairoRuntimeVersion: String { String(cString: cairo_version_string()) }
+}

@@ -1,0 +1,248 @@
+import HealthCardsCore
+import HealthCardsVerify
+import HealthCardsQR
+
+/// Prints SMART Health Cards: lays out a `CardSheet` and its QR codes on A4 or Letter pages, as a
+/// clinic hands them to a person (`docs/printing.md`):
+/// - a header with the issuer's logo, name and URL and the card's title;
+/// - the person's name (`HumanName`) and birth date, who issued the card, and a short plain-language note;
+/// - the QR code as vector modules, 60 mm wide (the symbol, without its 4-module quiet zone), or one
+///   per chunk labelled "Code C of N" for a chunked card;
+/// - with a SMART Health Link, the link's QR code (40 mm) with a caption saying what a link is: beside the
+///   card's code, or in place of chunks for a card too large for one code;
+/// - every dose (date, vaccine from the CVX table, code, lot, performer) or lab result (date, test,
+///   result, performer) in date order, continued on more pages when needed;
+/// - a wallet-size cut-out (85.6 × 54 mm, ISO/IEC 7810 ID-1) with the name, birth date and a 42 mm QR
+///   code (one per chunk; the link's when the card has no code of its own);
+/// - a footer with the print date and "Page i of N".
+///
+/// Text is laid out by Pango (any script; right-to-left names run right to left); a name too long for
+/// its line is set smaller, then wrapped, and cut with "…" only past six lines, so nothing leaves the
+/// page. One printer per thread: it owns a Pango context and its decoded logo.
+public final class CardPrinter {
+    public let settings: PrintSettings
+    let text: TextContext
+    let logo: DecodedLogo?
+    let pageWidth: Double
+    let pageHeight: Double
+
+    /// Width of the main QR symbol (without quiet zone), millimetres.
+    public static let qrMillimetres = 60.0
+    /// Width of a SMART Health Link's QR symbol on the page (without quiet zone), millimetres, at least: a link
+    /// of 230–330 characters (no label or a short one, with or without a viewer URL) is version 11–13 at ECC M
+    /// (61–69 modules), so modules of 0.58–0.66 mm, as large as the card's at 60 mm. A longer link is printed
+    /// wider (`linkModuleMillimetres`).
+    public static let linkQRMillimetres = 40.0
+    /// Smallest module of a link's QR symbol on the page, millimetres (3.2 pixels at 150 dpi): a link long
+    /// enough for a version over 13 (a long label, a long viewer URL) is printed `size × 0.55` mm wide.
+    public static let linkModuleMillimetres = 0.55
+    /// Width of the wallet card's QR symbol (without quiet zone), millimetres.
+    public static let walletQRMillimetres = 42.0
+    /// Light modules around every symbol (ISO/IEC 18004 minimum).
+    public static let quietZone = 4
+    /// ISO/IEC 7810 ID-1 card size in millimetres.
+    public static let walletCard = (width: 85.6, height: 54.0)
+
+    /// - Throws: `HealthCardError(.pdf)` when Cairo cannot start, or the logo cannot be decoded.
+    public init(settings: PrintSettings) throws {
+        self.settings = settings
+        let paper = settings.paper.millimetres
+        pageWidth = Points.mm(paper.width)
+        pageHeight = Points.mm(paper.height)
+        text = try TextContext(canvas: try Canvas(width: 10, height: 10))
+        logo = try settings.logo?.decoded()
+    }
+
+    /// Lays out one card.
+    /// - Parameters:
+    ///   - codes: the card's QR symbols, one per chunk; empty when the card has no QR code of its own (it is
+    ///     over the single-QR limit) and `link` carries it.
+    ///   - link: the card's SMART Health Link, or nil. With a card of one QR code, the link's QR code is
+    ///     printed beside the card's, each with its caption, and the note moves beside the wallet card. With a
+    ///     card of several chunks (or none), the link's QR code takes the card's place: no chunk is printed
+    ///     (chunking is deprecated since SHC 1.3.0, and the links specification sends such cards to a link),
+    ///     the note says why, and the wallet card holds the link.
+    /// - Throws: `HealthCardError(.pdf)` when there is neither a QR code nor a link, or drawing fails.
+    public func print(_ sheet: CardSheet, codes: [QRCode], link: PrintedLink? = nil) throws -> PrintedCard {
+        let cardCodes = link != nil && codes.count > 1 ? [] : codes
+        guard !cardCodes.isEmpty || link != nil else {
+            throw HealthCardError(.pdf, "a printed card needs its QR code or its SMART Health Link; neither was made")
+        }
+        let symbols = try cardCodes.map(QRSymbol.init)
+        let page = PageFlow(printer: self)
+        try page.start()
+        let issuerName = settings.issuerDisplayName(sheet.issuer)
+        try drawHeader(sheet, issuerName: issuerName, on: page)
+        if let link {
+            let linkSymbol = try QRSymbol(link.code)
+            if let card = symbols.first {
+                // The card's code and the link's, side by side; the note goes beside the wallet card.
+                try drawIdentity(
+                    sheet, issuerName: issuerName,
+                    codes: [cardCode(card, titled: true), linkCode(linkSymbol, link: link, issuerName: issuerName)],
+                    note: nil, on: page)
+                try drawRecords(sheet, on: page)
+                try drawWalletCards(
+                    sheet, issuerName: issuerName, codes: symbols,
+                    aside: .note(Self.note(issuerName: issuerName, withLink: true)),
+                    on: page)
+            } else {
+                try drawIdentity(
+                    sheet, issuerName: issuerName, codes: [mainLinkCode(linkSymbol, link: link)],
+                    note: Self.linkOnlyNote(issuerName: issuerName, link: link), on: page)
+                try drawRecords(sheet, on: page)
+                try drawWalletCards(sheet, issuerName: issuerName, codes: [linkSymbol], aside: .linkTip, on: page)
+            }
+        } else {
+            try drawIdentity(
+                sheet, issuerName: issuerName, codes: symbols.count == 1 ? [cardCode(symbols[0], titled: false)] : [],
+                note: Self.note(issuerName: issuerName), on: page)
+            if symbols.count > 1 { try drawChunkGrid(symbols, on: page) }
+            try drawRecords(sheet, on: page)
+            try drawWalletCards(sheet, issuerName: issuerName, codes: symbols, aside: .cardTip, on: page)
+        }
+        let pages = try page.finish(footer: "Printed \(settings.today) · \(issuerName) · \(sheet.issuer)")
+        return PrintedCard(pages: pages, title: "SMART Health Card: \(sheet.title)", author: issuerName)
+    }
+
+    // MARK: Text helpers
+
+    func layout(_ string: String, _ style: TextStyle, width: Double?, maxLines: Int? = nil) -> TextLayout {
+        TextLayout(string, style: style, width: width, maxLines: maxLines, on: text)
+    }
+
+    /// A small capitalised label.
+    func label(
+        _ string: String, width: Double? = nil, color: RGB = Palette.muted, alignment: TextStyle.Alignment = .start
+    ) -> TextLayout {
+        layout(
+            string.uppercased(), TextStyle(size: 7, bold: true, color: color, alignment: alignment, tracking: 0.5),
+            width: width)
+    }
+
+    /// `string` at the largest size from `style.size` down to `minSize` that fits `width` in at most
+    /// `lines` lines; at `minSize`, wrapped to at most `maxLines` lines ("…" beyond).
+    func fitted(_ string: String, _ style: TextStyle, width: Double, lines: Int, minSize: Double, maxLines: Int)
+        -> TextLayout
+    {
+        var style = style
+        while style.size > minSize {
+            let candidate = layout(string, style, width: width, maxLines: lines)
+            if candidate.lineCount <= lines && !candidate.isEllipsized { return candidate }
+            style.size = max(minSize, style.size - 1)
+        }
+        return layout(string, style, width: width, maxLines: maxLines)
+    }
+
+    /// Points for `mm` millimetres.
+    func mm(_ mm: Double) -> Double { Points.mm(mm) }
+
+    /// The printed width of a link's QR symbol (without quiet zone), millimetres: 40, or more for a large version.
+    static func linkMillimetres(_ symbol: QRSymbol) -> Double {
+        max(linkQRMillimetres, Double(symbol.size) * linkModuleMillimetres)
+    }
+
+    /// Size of a QR symbol with quiet zone, and of one module, for a symbol `millimetres` wide.
+    func qrGeometry(_ code: QRSymbol, millimetres: Double) -> (side: Double, module: Double) {
+        let module = mm(millimetres) / Double(code.size)
+        return (module * Double(code.size + 2 * Self.quietZone), module)
+    }
+}
+
+/// The colours of a printed card.
+enum Palette {
+    static let ink = RGB(hex: 0x1A1F24)
+    static let muted = RGB(hex: 0x56616B)
+    static let accent = RGB(hex: 0x0B5D6B)
+    static let tint = RGB(hex: 0xEBF4F5)
+    static let rule = RGB(hex: 0xC5D0D4)
+    static let zebra = RGB(hex: 0xF4F6F7)
+}
+
+/// A card laid out on pages, ready to be written as a PDF (`pdf()`) or added to a combined PDF
+/// (`CombinedPDF`). Made on one thread, used on one thread at a time.
+public struct PrintedCard: @unchecked Sendable {
+    let pages: [RecordedPage]
+    /// The PDF's `/Title`: the card's kind, never the person's name (file managers show titles).
+    let title: String
+    let author: String
+
+    /// Pages the card takes.
+    public var pageCount: Int { pages.count }
+
+    /// The card as a PDF file of its own.
+    /// - Throws: `HealthCardError(.pdf)` when Cairo fails.
+    public func pdf() throws -> [UInt8] {
+        let file = try PDFFile(title: title, author: author)
+        for page in pages { file.add(page) }
+        return try file.finish()
+    }
+}
+
+/// Pages being filled from top to bottom: the current page, the next free y, the space left above the
+/// footer; a new page when a block does not fit.
+final class PageFlow {
+    let printer: CardPrinter
+    private(set) var canvases: [Canvas] = []
+    /// Next free y on the current page, points.
+    var y = 0.0
+    let margin: Double
+    let top: Double
+    /// Lowest y a block may reach (the footer is below).
+    let limit: Double
+    var width: Double { printer.pageWidth - 2 * margin }
+    var canvas: Canvas { canvases[canvases.count - 1] }
+    /// Drawn at the top of every page after the first (the person, "continued").
+    var continuation: ((PageFlow) throws -> Void)?
+
+    init(printer: CardPrinter) {
+        self.printer = printer
+        margin = Points.mm(15)
+        top = Points.mm(13)
+        limit = printer.pageHeight - Points.mm(17)
+    }
+
+    func start() throws {
+        canvases.append(try Canvas(width: printer.pageWidth, height: printer.pageHeight))
+        y = top
+    }
+
+    /// Space left on the current page, points.
+    var remaining: Double { limit - y }
+
+    /// Whether the current page has nothing but its heading yet.
+    private var atPageTop = true
+
+    /// Makes sure `height` points fit on the current page, starting a new page (with the continuation
+    /// heading) when they do not and the page already holds something.
+    func reserve(_ height: Double) throws {
+        if height <= remaining + 0.01 || atPageTop { return }
+        try newPage()
+    }
+
+    func newPage() throws {
+        try start()
+        try continuation?(self)
+        atPageTop = true
+    }
+
+    /// Marks that content was placed on the current page.
+    func placed() { atPageTop = false }
+
+    /// Draws the footer on every page and ends them.
+    func finish(footer: String) throws -> [RecordedPage] {
+        let count = canvases.count
+        for (index, canvas) in canvases.enumerated() {
+            let y = printer.pageHeight - Points.mm(11)
+            canvas.line(
+                from: margin, y - Points.mm(2), to: printer.pageWidth - margin, y - Points.mm(2), color: Palette.rule,
+                width: 0.5)
+            let style = TextStyle(size: 7, color: Palette.muted)
+            let pageText = printer.layout("Page \(index + 1) of \(count)", style, width: nil)
+            let left = printer.layout(footer, style, width: width - pageText.size.width - Points.mm(6), maxLines: 1)
+            left.draw(on: canvas, x: margin, y: y)
+            pageText.draw(on: canvas, x: printer.pageWidth - margin - pageText.size.width, y: y)
+        }
+        return try canvases.map { try $0.finish() }
+    }
+}

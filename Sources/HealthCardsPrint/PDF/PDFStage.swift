@@ -1,0 +1,80 @@
+import HealthCardsCore
+import HealthCardsVerify
+import HealthCardsQR
+
+/// What a batch prints, besides cards and QR images: a PDF per card (`pdf/<id>.pdf`), and/or one
+/// combined PDF of the whole run.
+public struct PDFOptions: Sendable {
+    public var settings: PrintSettings
+    /// Write `pdf/<id>.pdf` for each card (`issue --pdf`).
+    public var perCard: Bool
+    /// Write every card of the run into this one file, one person per page, in input order
+    /// (`--pdf-combined`).
+    public var combinedPath: String?
+
+    public init(settings: PrintSettings, perCard: Bool, combinedPath: String? = nil) {
+        self.settings = settings
+        self.perCard = perCard
+        self.combinedPath = combinedPath
+    }
+}
+
+/// The PDF stage of one batch worker: it prints a signed card (what the JWS says, not what the input
+/// said) and writes `pdf/<name>.pdf` atomically with the run's file mode (0600 unless shared: health
+/// data, like the cards).
+public final class PDFStage {
+    public let options: PDFOptions
+    let printer: CardPrinter
+    let outDir: String
+    /// Permission bits of the PDFs (0600 unless the run opted into sharing, `issue --share`).
+    let access: OutputAccess
+
+    /// - Throws: `HealthCardError(.pdf)` when the printer cannot start (Cairo, the logo).
+    public init(options: PDFOptions, outDir: String, access: OutputAccess = .ownerOnly) throws {
+        self.options = options
+        self.outDir = outDir
+        self.access = access
+        printer = try CardPrinter(settings: options.settings)
+    }
+
+    /// The file a card's PDF goes to, relative to the output folder.
+    public static func file(name: String) -> String { "pdf/\(name).pdf" }
+
+    /// Prints the card of `jws` and writes its PDF (when `perCard`; an existing one is kept when
+    /// `keepExisting`, as a resumed run does for cards already issued).
+    /// - Parameters:
+    ///   - codes: the card's QR symbols; made here from the JWS when empty (`--no-qr`, or a card over the
+    ///     single-QR limit that has a link).
+    ///   - link: the card's SMART Health Link (`issue --shl`), printed with the card; a card that needs more
+    ///     than one QR code is then printed with the link only (`CardPrinter.print`).
+    /// - Returns: the files written (relative to the output folder) and the printed pages (for the
+    ///   combined PDF, nil when there is none).
+    /// - Throws: `HealthCardError(.io)` when the PDF cannot be written, `.pdf` when it cannot be drawn,
+    ///   `.qr`/`.compression`/`.input` when the JWS cannot be read back.
+    public func run(jws: JWS, codes: [QRCode], name: String, link: PrintedLink? = nil, keepExisting: Bool = false)
+        throws -> (files: [String], card: PrintedCard?)
+    {
+        let file = Self.file(name: name)
+        let path = "\(outDir)/\(file)"
+        let needFile = options.perCard && !(keepExisting && FileIO.exists(path))
+        guard needFile || options.combinedPath != nil else { return (options.perCard ? [file] : [], nil) }
+        let card = try printer.print(
+            try Self.sheet(jws, today: options.settings.today), codes: codes.isEmpty ? try Self.codes(jws) : codes,
+            link: link)
+        if needFile { try FileIO.writeAtomically(try card.pdf(), to: path, access: access, sync: false) }
+        return (options.perCard ? [file] : [], options.combinedPath != nil ? card : nil)
+    }
+
+    /// What a signed card says, read back from its JWS (raw inflate and parse; the signature is not
+    /// checked here).
+    public static func sheet(_ jws: JWS, today: String) throws -> CardSheet {
+        let parts = try jws.parts()
+        return CardSheet(payload: try JSONParser.parse(try RawInflate.inflate(parts.payload)), today: today)
+    }
+
+    /// The QR symbols of a JWS: one, or one per chunk when it is over 1195 characters.
+    public static func codes(_ jws: JWS) throws -> [QRCode] {
+        let chunks = QRNumeric.chunks(jws.compact)
+        return try chunks.enumerated().map { try QRCode(jws: $1, chunk: $0 + 1, of: chunks.count) }
+    }
+}

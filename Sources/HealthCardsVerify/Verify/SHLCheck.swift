@@ -1,0 +1,326 @@
+import HealthCardsCore
+
+/// Where a verifier gets the file of a `U` link: the caller's way to fetch it (an offline site folder, an
+/// HTTP client, a test's dictionary). Verify never fetches a URL itself.
+public protocol SHLFileSource: Sendable {
+    /// The encrypted file (compact JWE bytes) at `url`, or why there is none.
+    func file(at url: String) -> SHLFileLookup
+}
+
+/// What an `SHLFileSource` found at a link's URL.
+public enum SHLFileLookup: Sendable {
+    /// The file's bytes (at most `JWE.maxCompactBytes` are read), a name for messages (a path or the URL), and
+    /// an identity: two URLs that reach the same file give the same identity (an IV met twice in one file is no reuse).
+    case found(bytes: [UInt8], name: String, identity: String)
+    /// The file is larger than `JWE.maxCompactBytes` (its name and size in bytes); it was not read.
+    case tooLarge(name: String, bytes: Int)
+    /// The source stands for the URL's host, but the file is not there (or not one a web server serves): why.
+    case missing(String)
+    /// The source does not stand for the URL's host: the file was not checked; the sentence says what would
+    /// let it be.
+    case notResolved(String)
+}
+
+/// No file source: every `U` link's file is left unchecked (`SHL_NOT_RESOLVED`).
+public struct NoSHLFiles: SHLFileSource {
+    public init() {}
+    public func file(at url: String) -> SHLFileLookup {
+        .notResolved("no source of link files was given; verify never fetches a URL")
+    }
+}
+
+/// Checks a SMART Health Link (links-specification): the link text and payload, and, for a `U` link, the
+/// encrypted file the caller's `SHLFileSource` gives for its URL, then the card inside as usual.
+///
+/// The link's key is never put in a finding, a note or the report's payload.
+package struct SHLCheck {
+    /// Where the files of `U` links come from.
+    package let files: any SHLFileSource
+    package let now: Int64
+    package let checker: JWSCheck
+
+    package init(files: any SHLFileSource, now: Int64, checker: JWSCheck) {
+        self.files = files
+        self.now = now
+        self.checker = checker
+    }
+
+    /// The IVs of the link files read in one `verify` run, to find an IV used by two files: under one key
+    /// that breaks AES-GCM (the XOR of the two plaintexts leaks and tags can be forged); under two keys it
+    /// means the IVs are not random.
+    package final class IVRegister {
+        private var seen: [[UInt8]: (file: String, identity: String, key: [UInt8])] = [:]
+
+        /// Registers the IV of the file `file` (`identity`: the same file reached by two links is not a reuse)
+        /// opened with the key named by `key` (a fingerprint); returns the earlier file and whether it had the same key.
+        package init() {}
+
+        package func register(iv: [UInt8], file: String, identity: String, key: [UInt8]?) -> (file: String, sameKey: Bool)? {
+            if let earlier = seen[iv] {
+                guard earlier.identity != identity else { return nil }
+                return (earlier.file, key != nil && earlier.key == key)
+            }
+            seen[iv] = (file, identity, key ?? [])
+            return nil
+        }
+    }
+
+    /// Checks link text read from `file` (a text file, a QR symbol, or a command-line argument).
+    /// - Parameters:
+    ///   - symbolErrorCorrection: the ECC level of the QR symbol the text came from, when it came from an image
+    ///     (the links specification asks for M).
+    /// - Returns: the link's report, then the reports of the card(s) in its file when it was opened.
+    package func check(
+        text: String, file: String, symbolErrorCorrection: QRErrorCorrection? = nil, findings initial: [Finding] = [],
+        ivs: IVRegister
+    ) -> [CredentialReport] {
+        var report = CredentialReport(source: .shlink, file: file)
+        report.findings = initial
+        func add(_ code: RuleCode, _ message: String, path: String? = nil, severity: Finding.Severity? = nil) {
+            report.findings.append(Finding(code, message, at: .init(file: file, path: path), severity: severity))
+        }
+        if let level = symbolErrorCorrection, level != .M {
+            add(.shlQRECC, "the link's QR uses error correction \(level.rawValue); the links specification asks for M")
+        }
+        guard text.utf8.count <= SHLinkText.maxCharacters else {
+            add(
+                .shlPayloadEncoding,
+                "the link text is \(text.utf8.count) characters; a SMART Health Link is a few hundred")
+            return [report]
+        }
+        guard let (viewer, encoded) = SHLinkText.split(text) else {
+            add(
+                .shlPrefix,
+                "the text \(Quote.text(text, limit: 20)) is not a SMART Health Link: expected 'shlink:/' and the payload, "
+                    + "optionally after a viewer URL ending in '#'")
+            return [report]
+        }
+        if let viewer, !viewer.hasPrefix("https://") {
+            add(.shlViewerURL, "the viewer prefix \(Quote.text(viewer)) is not an https URL ending in '#'")
+        }
+        guard let bytes = Base64URL.decode(String(encoded)) else {
+            add(
+                .shlPayloadEncoding,
+                "the payload after 'shlink:/' is not base64url without padding (RFC 4648 section 5)")
+            return [report]
+        }
+        guard let payload = try? JSONParser.parse(bytes), let object = payload.objectValue else {
+            add(.shlPayloadNotJSON, "the payload after 'shlink:/' does not decode to a JSON object")
+            return [report]
+        }
+        var redacted = object
+        if redacted["key"] != nil { redacted["key"] = "(not shown)" }
+        report.payload = .object(redacted)
+
+        var usable = true
+        if let v = payload["v"], v.numberLexeme != "1" {
+            add(
+                .shlVersionUnknown,
+                "the link says v \(JWE.describe(v)); this verifier knows version 1 only, and a receiver "
+                    + "SHOULD NOT resolve a link of a newer version", path: "v")
+            usable = false
+        }
+        let url = payload["url"]?.stringValue
+        if let url {
+            let length = url.unicodeScalars.count
+            if length > SHLink.maxURLCharacters {
+                add(
+                    .shlURLTooLong, "url is \(length) characters; at most \(SHLink.maxURLCharacters) are allowed",
+                    path: "url")
+            }
+            if !url.hasPrefix("https://") {
+                add(.shlURLNotHTTPS, "url \(Quote.text(url)) is not https", path: "url")
+            }
+            if !Self.carriesEntropy(url) {
+                add(
+                    .shlURLEntropy,
+                    "url has no path segment or query value of 43 or more base64url characters; it must carry "
+                        + "at least 256 bits of entropy (e.g. 32 random bytes, base64url, as a path segment)",
+                    path: "url")
+            }
+            report.notes.append("url \(url)")
+        } else {
+            add(.shlURLMissing, payload["url"] == nil ? "the payload has no url" : "url is not a string", path: "url")
+            usable = false
+        }
+        var key: AES256Key?
+        if let text = payload["key"]?.stringValue, let decoded = AES256Key.decode(base64url: text) {
+            key = decoded
+        } else {
+            add(
+                .shlKeyInvalid,
+                payload["key"] == nil ? "the payload has no key" : "key is not 43 base64url characters (32 bytes)",
+                path: "key")
+            usable = false
+        }
+        if let exp = payload["exp"] {
+            if let seconds = exp.doubleValue, seconds.isFinite, seconds >= 0, seconds < 1e11 {
+                if seconds < Double(now) {
+                    add(
+                        .shlExpired,
+                        "exp \(exp.numberLexeme ?? "") (\(Clock.describe(Int64(seconds)))) is before now "
+                            + "(\(Clock.describe(now))): receivers take the link as stale (the host may still serve its file)",
+                        path: "exp")
+                }
+                report.notes.append("exp \(Clock.describe(Int64(seconds)))")
+            } else {
+                // Milliseconds of a real date are 1e11 to 1e14 (the years 1973 to 5138); anything larger, or not
+                // finite, is no date at all.
+                var hint = ""
+                if let value = exp.doubleValue {
+                    hint =
+                        (1e11..<1e14).contains(value)
+                        ? " (it looks like milliseconds)" : (value < 0 ? " (it is before 1970)" : " (it is far beyond any date)")
+                }
+                add(
+                    .shlExpInvalid, "exp \(JWE.describe(exp)) is not a number of seconds since 1970\(hint)", path: "exp"
+                )
+            }
+        }
+        var flags = ""
+        if let flag = payload["flag"] {
+            if let text = flag.stringValue {
+                flags = text
+                let letters = Array(text.unicodeScalars)
+                let ordered = zip(letters, letters.dropFirst()).allSatisfy { $0.value < $1.value }
+                if !letters.allSatisfy({ ("A"..."Z").contains($0) }) || !ordered {
+                    add(
+                        .shlFlagInvalid,
+                        "flag \(Quote.text(text, limit: 20)) is not single capital letters in alphabetical order, each once",
+                        path: "flag")
+                }
+                if text.contains("U") && text.contains("P") {
+                    add(
+                        .shlFlagUWithP,
+                        "flag has both U and P: a U link is one file fetched with GET, which cannot ask for "
+                            + "a passcode (links-specification: U SHALL NOT be used with P)", path: "flag")
+                    usable = false
+                }
+            } else {
+                add(.shlFlagInvalid, "flag is not a string", path: "flag")
+            }
+            report.notes.append("flag \(flags.isEmpty ? "(none)" : flags)")
+        }
+        if let label = payload["label"] {
+            if let text = label.stringValue {
+                if !SHLink.labelFits(text) {
+                    add(
+                        .shlLabelInvalid,
+                        "label is \(text.utf16.count) characters; at most \(SHLink.maxLabelCharacters) are allowed",
+                        path: "label")
+                }
+                report.notes.append("label \(Quote.text(text, limit: SHLink.maxLabelCharacters))")
+            } else {
+                add(.shlLabelInvalid, "label is not a string", path: "label")
+            }
+        }
+        guard usable, let url, let key else { return [report] }
+        guard flags.contains("U") else {
+            add(
+                .shlManifestNotChecked,
+                "the link has no flag U, so its url is a manifest a receiver POSTs to; verify is offline and "
+                    + "checked the payload only")
+            return [report]
+        }
+        let path: String
+        let fileBytes: [UInt8]
+        let identity: String
+        switch files.file(at: url) {
+        case .notResolved(let hint):
+            add(.shlNotResolved, "the link's file was not checked: \(hint)")
+            return [report]
+        case .missing(let why):
+            report.notes.append("file \(url)")
+            add(.shlFileMissing, why)
+            return [report]
+        case .tooLarge(let name, let size):
+            report.notes.append("file \(name)")
+            add(.shlJWEForm, "\(name) is \(size) bytes; a link file holding one card is a few kB")
+            return [report]
+        case .found(let found, let name, let id):
+            (fileBytes, path, identity) = (found, name, id)
+        }
+        report.notes.append("file \(path)")
+        guard fileBytes.count <= JWE.maxCompactBytes else {
+            add(.shlJWEForm, "\(path) is \(fileBytes.count) bytes; a link file holding one card is a few kB")
+            return [report]
+        }
+        let cards = open(fileBytes, path: path, identity: identity, key: key, report: &report, ivs: ivs)
+        return [report] + cards
+    }
+
+    /// Opens the link file `bytes` (named `path`): form, header, IV, tag, then the card inside.
+    private func open(
+        _ bytes: [UInt8], path: String, identity: String, key: AES256Key, report: inout CredentialReport, ivs: IVRegister
+    ) -> [CredentialReport] {
+        let file = report.file
+        func add(_ code: RuleCode, _ message: String) {
+            report.findings.append(Finding(code, message, at: .init(file: file)))
+        }
+        let jwe = JWE(compact: String(decoding: bytes, as: UTF8.self))
+        let parts: JWE.Parts
+        do { parts = try jwe.parts() } catch {
+            switch error {
+            case .header(let why): add(.shlJWEHeader, "\(path): \(why)")
+            default: add(.shlJWEForm, "\(path): \(error)")
+            }
+            return []
+        }
+        if let earlier = ivs.register(
+            iv: parts.iv, file: path, identity: identity, key: key.fingerprint)
+        {
+            add(
+                .shlIVReused,
+                "\(path) has the IV of \(earlier.file)"
+                    + (earlier.sameKey
+                        ? " under the same key: AES-GCM with a repeated IV leaks the XOR of the two plaintexts and lets tags be "
+                            + "forged. Encrypt every file with a fresh random IV"
+                        : " (another key): the IVs are not random. Take every IV from a cryptographic random generator")
+            )
+        }
+        guard let contentType = parts.contentType else {
+            add(
+                .shlJWEHeader,
+                "\(path): the JWE header has no cty; a SMART Health Link file says its content type "
+                    + "(application/smart-health-card)")
+            return []
+        }
+        let plaintext: [UInt8]
+        do { plaintext = try jwe.decrypt(key: key).plaintext } catch JWE.Failure.authentication {
+            add(
+                .shlDecryptFailed,
+                "\(path) does not decrypt with the link's key: the key is wrong, or the file (its header, IV, "
+                    + "ciphertext or tag) was altered; AES-GCM cannot tell which")
+            return []
+        } catch {
+            add(.shlContent, "\(path): \(error)")
+            return []
+        }
+        guard contentType == JWE.smartHealthCard else {
+            report.notes.append(
+                "content \(contentType) (\(plaintext.count) bytes), not a SMART Health Card: not checked further")
+            return []
+        }
+        let cards = CardFile.check(plaintext, file: "\(path) (from link \(file))", checker: checker)
+        if cards.count == 1, cards[0].findings.contains(where: { $0.code == .fileNotJSON }) {
+            add(
+                .shlContent,
+                "\(path) decrypts, but not to a .smart-health-card file (JSON {\"verifiableCredential\":[…]}), "
+                    + "which its cty says it is")
+        }
+        return cards
+    }
+
+    /// True when a path segment or query value of `url` has at least 43 base64url characters (256 bits at
+    /// 6 bits each), the IG's suggested form of the URL's entropy.
+    static func carriesEntropy(_ url: String) -> Bool {
+        let separators: Set<Character> = ["/", "?", "&", "=", "#", "."]
+        return url.split(whereSeparator: { separators.contains($0) }).contains { part in
+            part.utf8.count >= 43
+                && part.utf8.allSatisfy {
+                    ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D
+                        || $0 == 0x5F
+                }
+        }
+    }
+}

@@ -1,0 +1,23 @@
+import HealthCardsCore
+import HealthCardsPrint
+import HealthCardsQR
+
+/// What `healthcards --version` reports beside `Versions.toolkit` and `Versions.shcFramework`: the C libraries
+/// it runs with. Each library's version is asked from the library itself at run time, in the one file that owns
+/// it, so a binary built on one machine and run on another (the `.deb`) names the libraries it really loaded.
+extension Versions {
+    /// `(library, version)` for OpenSSL's libcrypto, zlib, libqrencode, libpng, zbar, and the libraries printed
+    /// cards (PDF) run with: Cairo, Pango and librsvg; in that order, each as the loaded library reports it.
+    static var runtimeLibraries: [(library: String, version: String)] {
+        [
+            ("OpenSSL", openSSLRuntimeVersion()),
+            ("zlib", RawDeflater.zlibRuntimeVersion),
+            ("libqrencode", QRCode.libqrencodeRuntimeVersion),
+            ("libpng", QRImage.libpngRuntimeVersion),
+            ("zbar", QRDecoder.zbarRuntimeVersion),
+            ("Cairo", PDFFile.cairoRuntimeVersion),
+            ("Pango", TextContext.pangoRuntimeVersion),
+            ("librsvg", SVGImage.librsvgRuntimeVersion),
+        ]
+    }
+}
