@@ -96,7 +96,7 @@ enum FixturesCommand {
         try DemoKey.check(kids: [JWK(key: key).kid], issuer: issuer, command: "fixtures")
         let started = Clock.monotonicSeconds()
         let manifest = try FixtureFolder.write(
-            FixtureCatalogue.Options(issuer: issuer, key: key, now: now, seed: seed), to: out)
+            FixtureCatalogue.Options(issuer: issuer, key: key, now: now, seed: seed, messageStyle: .commandLine), to: out)
         let elapsed = Clock.monotonicSeconds() - started
         let milliseconds = elapsed.isFinite ? Int(min(max(elapsed * 1000, 0), 1e9)) : 0
         let valid = manifest.entries.filter { !$0.invalid }.count

@@ -15,7 +15,7 @@ public enum KeyFile {
     ///   with the `chmod` to run in the last case. The message never contains key material.
     public static func load(path: String, requirePrivate: Bool) throws -> P256Key {
         guard FileIO.exists(path) else {
-            throw HealthCardError(.key, "key file \(path) does not exist; make one with `healthcards keygen --out \(path)`")
+            throw HealthCardError(.key, "key file \(path) does not exist; make one with `\(Command.keygen) \(Setting.out) \(path)`")
         }
         // A FIFO or device would never end (or wait for a writer): refused by name before it is opened.
         try FileIO.requireRegularFile(path, role: "key file", kind: .key, allowFolder: true, fix: "give the PEM key file itself")

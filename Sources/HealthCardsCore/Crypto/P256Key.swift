@@ -139,7 +139,7 @@ public final class P256Key: @unchecked Sendable {
         let pem = whole.starts(with: [0xEF, 0xBB, 0xBF]) ? UnsafeRawBufferPointer(rebasing: whole.dropFirst(3)) : whole
         let expected = requirePrivate
             ? "expected an unencrypted ECDSA P-256 private key in PKCS#8 PEM (-----BEGIN PRIVATE KEY-----); "
-                + "make one with `healthcards keygen --out FILE`"
+                + "make one with `\(Command.keygen) \(Setting.out) FILE`"
             : "expected an ECDSA P-256 key: a private key in PKCS#8 PEM (-----BEGIN PRIVATE KEY-----) or a public "
                 + "key in SPKI PEM (-----BEGIN PUBLIC KEY-----)"
         let labels = PEMLabel.all(in: pem)

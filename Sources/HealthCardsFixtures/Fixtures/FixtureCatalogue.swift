@@ -26,12 +26,15 @@ public struct FixtureCatalogue {
         public var now: Int64
         /// Picks the synthetic content (names, birth dates, lots, dates) and the derived test keys.
         public var seed: UInt64
+        /// How the manifest's texts say the toolkit's settings and commands (the command line: as its options).
+        public var messageStyle: MessageStyle
 
-        public init(issuer: String, key: P256Key, now: Int64, seed: UInt64) {
+        public init(issuer: String, key: P256Key, now: Int64, seed: UInt64, messageStyle: MessageStyle = .words) {
             self.issuer = issuer
             self.key = key
             self.now = now
             self.seed = seed
+            self.messageStyle = messageStyle
         }
     }
 
@@ -103,7 +106,7 @@ public struct FixtureCatalogue {
         let manifest = FixtureManifest(
             issuer: options.issuer, kid: catalogue.kid, now: options.now, seed: options.seed,
             entries: catalogue.entries)
-        try FileIO.writeAtomically(manifest.fileBytes, to: folder + "/" + FixtureManifest.fileName, sync: false)
+        try FileIO.writeAtomically(manifest.fileBytes(style: options.messageStyle), to: folder + "/" + FixtureManifest.fileName, sync: false)
         try FileIO.syncFileSystem(folder)
         return manifest
     }
@@ -280,7 +283,7 @@ public struct FixtureCatalogue {
             }
         }
         throw HealthCardError(
-            .validation, "no fixture card of exactly 750 deflated bytes was found; try another --seed")
+            .validation, "no fixture card of exactly 750 deflated bytes was found; try another \(Setting.seed)")
     }
 
     /// The record of the chunked card: enough doses for a JWS over 1195 characters (two chunks).
@@ -300,7 +303,7 @@ public struct FixtureCatalogue {
         let length = jws.compact.utf8.count
         let description =
             "A card too long for one QR (a \(length)-character JWS), split into balanced chunked QR codes "
-            + "as issue --chunk does (deprecated since SHC 1.3.0, still accepted)."
+            + "as issue \(Setting.chunk) does (deprecated since SHC 1.3.0, still accepted)."
         addCardFile("valid", name, [jws], description)
         add("valid/\(name).jws", Array(jws.compact.utf8))
         add(
