@@ -20,7 +20,7 @@ public func fuzzSHL(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         precondition(
             (try? SHLinkText.parse(link.text)) == link, "a parsed link does not round-trip through SHLink.text")
     }
-    let check = SHLCheck(sites: [], now: 1_700_000_000, checker: JWSCheck(keys: [], now: 1_700_000_000))
+    let check = SHLCheck(files: NoSHLFiles(), now: 1_700_000_000, checker: JWSCheck(now: 1_700_000_000))
     for report in check.check(text: text, file: "fuzz", ivs: SHLCheck.IVRegister()) {
         precondition(
             report.payload?["key"] == nil || report.payload?["key"] == "(not shown)", "a key reached the report")

@@ -3,8 +3,15 @@ import HealthCardsCore
 /// `.smart-health-card` files and text files holding one JWS or one QR text.
 package enum CardFile {
     /// Checks `{"verifiableCredential":["<jws>",…]}` and each JWS in it.
-    package static func check(_ bytes: [UInt8], file: String, checker: JWSCheck) -> [CredentialReport] {
+    package static func check(_ bytes: [UInt8], file: String?, checker: JWSCheck) -> [CredentialReport] {
         var report = CredentialReport(source: .smartHealthCard, file: file)
+        let limits = checker.limits
+        guard bytes.count <= limits.fileBytes else {
+            report.findings.append(Finding(
+                .fileTooLarge, "the file is \(bytes.count) bytes; at most \(InputBudget.describe(bytes: limits.fileBytes)) are read (a "
+                    + "card meant for a QR code is under 2 KB; split a larger file)", at: .init(file: file)))
+            return [report]
+        }
         var body = bytes
         if body.starts(with: [0xEF, 0xBB, 0xBF]) {
             report.findings.append(Finding(.fileBOM, "the file starts with a UTF-8 byte order mark; remove it", at: .init(file: file)))
@@ -27,8 +34,8 @@ package enum CardFile {
         }
         var reports: [CredentialReport] = []
         var payloadBytes = 0
-        for (i, item) in list.prefix(InputBudget.credentialsPerFile).enumerated() {
-            guard payloadBytes < InputBudget.payloadBytesPerFile else { break }
+        for (i, item) in list.prefix(limits.credentialsPerFile).enumerated() {
+            guard payloadBytes < limits.payloadBytesPerFile else { break }
             guard let jws = item.stringValue else { continue }
             var one = CredentialReport(source: .smartHealthCard, file: file, index: i)
             if i == 0 { one.findings = report.findings }
@@ -37,9 +44,9 @@ package enum CardFile {
             reports.append(one)
         }
         if reports.count < list.count, !reports.isEmpty {
-            let why = reports.count < InputBudget.credentialsPerFile
-                ? "its payloads reached \(InputBudget.describe(bytes: InputBudget.payloadBytesPerFile)) after \(reports.count) of them"
-                : "verify checks the first \(InputBudget.credentialsPerFile) of a file"
+            let why = reports.count < limits.credentialsPerFile
+                ? "its payloads reached \(InputBudget.describe(bytes: limits.payloadBytesPerFile)) after \(reports.count) of them"
+                : "verify checks the first \(limits.credentialsPerFile) of a file"
             reports[reports.count - 1].findings.append(Finding(
                 .fileTooLarge, "the file holds \(list.count) credentials and \(why) (docs/verify.md, \"Budgets\"), so the other "
                     + "\(list.count - reports.count) were not checked. Split the file", at: .init(file: file, path: "verifiableCredential")))
@@ -49,7 +56,7 @@ package enum CardFile {
 
     /// The text of a JWS or QR text file: a BOM and surrounding whitespace are reported and removed; one
     /// final newline (`\n` or `\r\n`) is allowed.
-    package static func cleanText(_ bytes: [UInt8], file: String, findings: inout [Finding]) -> String {
+    package static func cleanText(_ bytes: [UInt8], file: String?, findings: inout [Finding]) -> String {
         var body = bytes[...]
         if body.starts(with: [0xEF, 0xBB, 0xBF]) {
             findings.append(Finding(.fileBOM, "the file starts with a UTF-8 byte order mark; remove it", at: .init(file: file)))

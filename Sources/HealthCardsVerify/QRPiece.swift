@@ -15,6 +15,9 @@ package struct QRPiece {
     /// allocating anything in proportion to it.
     static let maxChunkCount = QRNumeric.maxChunkCount
 
+    /// An ASCII letter in lower case; any other byte as it is.
+    package static func lower(_ byte: UInt8) -> UInt8 { (0x41...0x5A).contains(byte) ? byte + 0x20 : byte }
+
     /// Parses a QR text. Findings are located at `file` (and at the chunk, once known).
     package init(text: [UInt8], file: String, symbol: (version: Int?, errorCorrection: QRErrorCorrection?)? = nil) {
         self.file = file
@@ -23,12 +26,18 @@ package struct QRPiece {
             findings.append(Finding(code, message, at: .init(file: file, chunk: chunk?.index)))
         }
         let prefix = Array("shc:/".utf8)
-        guard text.starts(with: prefix) else {
+        guard text.count >= prefix.count, zip(text.prefix(prefix.count), prefix).allSatisfy({ Self.lower($0) == $1 }) else {
             let start = String(decoding: text.prefix(8), as: UTF8.self)
-            let hint = start.lowercased().hasPrefix("shc:/") ? " (the scheme is lowercase)" : ""
             let shown = text.count > 8 ? "'\(ControlCharacters.escaped(start))…'" : Quote.text(start)
-            add(.qrPrefix, "the QR text starts \(shown); a SMART Health Card QR starts 'shc:/'\(hint)")
+            add(.qrPrefix, "the QR text starts \(shown); a SMART Health Card QR starts 'shc:/'")
             return
+        }
+        if !text.starts(with: prefix) {
+            // RFC 3986 section 3.1: schemes are case-insensitive, so this is the same URI; the spec writes it in
+            // lower case (digest section 6), and some apps match it exactly.
+            add(.qrPrefixCase, "the QR text starts \(Quote.text(String(decoding: text.prefix(5), as: UTF8.self))); the scheme is "
+                + "case-insensitive (RFC 3986 section 3.1), so it is read, but the spec writes 'shc:/' in lower case and apps "
+                + "that compare it exactly refuse this QR. Write 'shc:/'")
         }
         var rest = Array(text.dropFirst(prefix.count))
         // Optional chunk header C/N/.

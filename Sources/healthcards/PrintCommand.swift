@@ -96,7 +96,7 @@ enum PrintCommand {
                 linkSites.append(site)
             }
         }
-        let verifier = try Verifier(keySets: parsed.values("jwks"), now: Clock.nowSeconds(), linkSites: linkSites)
+        let verifier = try FileVerifier(keySets: parsed.values("jwks"), now: Clock.nowSeconds(), linkSites: linkSites)
         if parsed.values("jwks").isEmpty {
             // Once per run: without keys a card altered after it was issued verifies as well as any other.
             printError(

@@ -121,7 +121,7 @@ enum SHLCommand {
         // Then the site: a `revoke --link` or another run writing SITE/shl waits, and this run waits for them.
         let siteLock = try SiteLock.take(site: site.site.root, waiting: { printError($0) })
         defer { withExtendedLifetime(siteLock) {} }
-        let verifier = try Verifier(keySets: [site.site.root], now: now)
+        let verifier = try FileVerifier(keySets: [site.site.root], now: now)
         var refused = 0
         var prepared: Set<String> = []
         for job in jobs {

@@ -61,31 +61,28 @@ enum VerifyCommand {
             }
             now = value
         }
-        let verifier = try Verifier(keySets: parsed.values("jwks"), now: now, linkSites: parsed.values("shl-site"))
-        let reports = verifier.keySetReports + (try verifier.verify(parsed.positionals))
+        let verifier = try FileVerifier(keySets: parsed.values("jwks"), now: now, linkSites: parsed.values("shl-site"))
+        let walked = try verifier.verify(parsed.positionals)
+        let keySets = verifier.keySetReports + walked.filter { $0.source == .keySet }
+        let checked = walked.filter { $0.source != .keySet }
+        let reports = verifier.keySetReports + walked
         let errors = reports.reduce(0) { $0 + $1.errorCount }
         let warnings = reports.reduce(0) { $0 + $1.warningCount }
-        let credentials = reports.filter { $0.source != .keySet && $0.source != .unknown && $0.source != .shlink }.count
-        let links = reports.filter { $0.source == .shlink }.count
-        let standIn = verifier.keyRing.standIn.map {
-            "key set \($0.file) is not bound to an issuer, so it was taken as the key set of every card's issuer; bind it with "
-                + "--jwks ISSUER_URL=\($0.file), or give the site folder written by `healthcards site --issuer ISSUER_URL`"
+        let credentials = checked.filter(\.isCredential).count
+        let links = checked.filter { $0.source == .shlink }.count
+        let standIn = verifier.standInKeySet.map {
+            "key set \($0) is not bound to an issuer, so it was taken as the key set of every card's issuer; bind it with "
+                + "--jwks ISSUER_URL=\($0), or give the site folder written by `healthcards site --issuer ISSUER_URL`"
         }
         if parsed.has("json") {
-            var summary: JSONObject = [
-                "credentials": .integer(Int64(credentials)), "errors": .integer(Int64(errors)), "warnings": .integer(Int64(warnings)),
-            ]
-            if links > 0 { summary["links"] = .integer(Int64(links)) }
-            if let standIn { summary["keySetNotBound"] = .string(standIn) }
+            var extra: JSONObject = [:]
+            if let standIn { extra["keySetNotBound"] = .string(standIn) }
             if !verifier.skipped.isEmpty {
-                summary["skipped"] = .array(verifier.skipped.map { .object(["path": .string($0.path), "what": .string($0.what)]) })
+                extra["skipped"] = .array(verifier.skipped.map { .object(["path": .string($0.path), "what": .string($0.what)]) })
             }
-            let object: JSONObject = [
-                "now": .integer(now),
-                "credentials": .array(reports.map { $0.json(style: .commandLine) }),
-                "summary": .object(summary),
-            ]
-            say(String(decoding: JSONWriter.pretty(.object(object)), as: UTF8.self))
+            let document = VerificationReport.json(
+                now: now, keySets: keySets, reports: checked, style: .commandLine, extra: extra)
+            say(String(decoding: JSONWriter.pretty(document), as: UTF8.self))
         } else {
             for report in reports {
                 say(report.summaryLines(style: .commandLine).joined(separator: "\n"))

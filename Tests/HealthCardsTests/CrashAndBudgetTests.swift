@@ -32,7 +32,7 @@ import Testing
         ])
         #expect(run.status == 1, "\(run.stderr)")
         let report = try JSONParser.parse(run.stdout)
-        let codes = (report["credentials"]?.arrayValue ?? []).flatMap { $0["findings"]?.arrayValue ?? [] }.compactMap {
+        let codes = TestSupport.allReports(report).flatMap { $0["findings"]?.arrayValue ?? [] }.compactMap {
             $0["code"]?.stringValue
         }
         #expect(codes.contains("NBF_OUT_OF_RANGE"))

@@ -54,7 +54,7 @@ import Testing
         #expect(manifest.now == Self.now && manifest.issuer == Self.issuer)
         #expect(manifest.entries.count > 80)
         for entry in manifest.entries {
-            let verifier = try Verifier(
+            let verifier = try FileVerifier(
                 keySets: entry.keySets.map { dir.appendingPathComponent($0).path }, now: manifest.now)
             for report in verifier.keySetReports {
                 #expect(report.findings.isEmpty, "\(entry.name): key set \(report.file): \(report.findings)")
@@ -290,7 +290,7 @@ import Testing
         #expect(first.status == 0, "\(first.stderr)")
         let manifest = try Self.manifest(URL(fileURLWithPath: out))
         let entry = try #require(manifest.entries.first { $0.name == "nbf-milliseconds" })
-        let verifier = try Verifier(keySets: ["\(out)/site"], now: manifest.now)
+        let verifier = try FileVerifier(keySets: ["\(out)/site"], now: manifest.now)
         let codes = try verifier.verify(entry.files.map { "\(out)/\($0)" }).flatMap(\.findings).map(\.code)
         #expect(codes == [.nbfMilliseconds])
     }

@@ -286,9 +286,9 @@ enum FuzzShapes {
     }
 
     /// A verifier with the shapes' key set, judging at `now`.
-    static func verifier() -> Verifier? {
+    static func verifier() -> FileVerifier? {
         guard let scratch else { return nil }
-        return try? Verifier(keySets: ["\(scratch)/site"], now: now)
+        return try? FileVerifier(keySets: ["\(scratch)/site"], now: now)
     }
 
     /// Empties a folder under the scratch folder and returns its path.

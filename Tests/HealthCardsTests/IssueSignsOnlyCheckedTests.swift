@@ -108,7 +108,7 @@ import Testing
         let site = dir.appendingPathComponent("site/.well-known/jwks.json")
         try FileManager.default.createDirectory(at: site.deletingLastPathComponent(), withIntermediateDirectories: true)
         try Data(JSONWriter.pretty(.object(["keys": [JWK(key: key).json]]))).write(to: site)
-        let verifier = try Verifier(keySets: [site.path], now: Clock.nowSeconds())
+        let verifier = try FileVerifier(keySets: [site.path], now: Clock.nowSeconds())
         var issued: [String] = []
         var refused: [String] = []
         for (name, bundle) in try Self.corpus() {

@@ -109,13 +109,13 @@ import Testing
         try check([site], .notChecked, [.keyNotFromIssuer])
         try check([setA], .notChecked, [.keyNotFromIssuer])  // its .well-known/jwks.json belongs to the site too
         _ = try forge.write(SiteRecord(issuer: Self.issuer).fileBytes, "a/\(SiteRecord.fileName)")
-        let verifier = try Verifier(keySets: [site, "\(Self.other)=\(setB)"], now: VerifyForge.now)
-        #expect(verifier.keyRing.sets.map(\.issuer) == [Self.issuer, Self.other])
-        #expect(verifier.keyRing.sets[0].binding == .siteRecord(site + "/" + SiteRecord.fileName))
+        let verifier = try FileVerifier(keySets: [site, "\(Self.other)=\(setB)"], now: VerifyForge.now)
+        #expect(verifier.verifier.trustStore.ring.sets.map(\.issuer) == [Self.issuer, Self.other])
+        #expect(verifier.verifier.trustStore.ring.sets[0].binding == .siteRecord(site + "/" + SiteRecord.fileName))
         #expect(try verifier.verify([card]).last?.signature == .verified)
         // URL= that contradicts the site's record, or one key set given twice, is a usage error.
-        #expect(throws: HealthCardError.self) { try Verifier(keySets: ["\(Self.other)=\(site)"], now: 0) }
-        #expect(throws: HealthCardError.self) { try Verifier(keySets: [site, setA], now: 0) }
+        #expect(throws: HealthCardError.self) { try FileVerifier(keySets: ["\(Self.other)=\(site)"], now: 0) }
+        #expect(throws: HealthCardError.self) { try FileVerifier(keySets: [site, setA], now: 0) }
     }
 
     /// `site --issuer` records the issuer once; verify binds the site's keys to it; the host rules do not
@@ -154,7 +154,7 @@ import Testing
         #expect(!run.stdout.contains("is not bound to an issuer"))
         let json = try JSONParser.parse(
             try TestSupport.cli(["verify", "--json", "--jwks", site, "--now", "1700000100", out.path]).stdout)
-        let keySet = try #require(json["credentials"]?.arrayValue?.first)
+        let keySet = try #require(json["keySets"]?.arrayValue?.first)
         #expect(keySet["issuer"]?.stringValue == Self.issuer && keySet["boundBy"]?.stringValue == "site-record")
         #expect(json["summary"]?["keySetNotBound"] == nil)
         let wrong = try TestSupport.cli(["verify", "--jwks", "\(Self.other)=\(site)", out.path])

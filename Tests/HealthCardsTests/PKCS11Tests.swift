@@ -182,7 +182,7 @@ struct PKCS11Tests {
         let summary = try batch.run([.bundles(path: input)])
         #expect(summary.issued == 24 && summary.rejected == 0)
         let keySet = try TestSupport.write(JWKSFileText(key), to: "jwks.json", in: dir)
-        let reports = try Verifier(keySets: [keySet], now: 1_700_000_000).verify([out + "/cards"])
+        let reports = try FileVerifier(keySets: [keySet], now: 1_700_000_000).verify([out + "/cards"])
         #expect(reports.filter { $0.source == .smartHealthCard }.count == 24)
         #expect(reports.allSatisfy { $0.signature == .verified || $0.source == .keySet })
     }

@@ -26,6 +26,11 @@ enum TestSupport {
     }()
 
     static var healthcards: String { binDir.appendingPathComponent("healthcards").path }
+
+    /// Every report object of a `verify --json` document: key sets, credentials, links, then other inputs.
+    static func allReports(_ document: JSONValue) -> [JSONValue] {
+        ["keySets", "credentials", "links", "other"].flatMap { document[$0]?.arrayValue ?? [] }
+    }
     static let checker = VerifyFixtures.shared.appendingPathComponent("conformance/shc_check.py").path
 
     /// The Python of the virtual environment `make test` makes under the build folder

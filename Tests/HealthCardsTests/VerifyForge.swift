@@ -97,7 +97,7 @@ struct VerifyForge {
     /// Verifies paths with the library and returns every report.
     func verify(_ paths: [String], keySets: [String]? = nil, now: Int64 = VerifyForge.now) throws -> [CredentialReport] {
         let sets = try keySets ?? [writeKeySet()]
-        let verifier = try Verifier(keySets: sets, now: now)
+        let verifier = try FileVerifier(keySets: sets, now: now)
         return verifier.keySetReports + (try verifier.verify(paths))
     }
 

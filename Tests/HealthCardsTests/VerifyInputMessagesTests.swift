@@ -46,7 +46,7 @@ import Testing
         #expect(run.stdout.contains("U+001B"))
         // --json keeps the data: the decoded payload still has the characters (JSON-escaped on the wire).
         let json = try TestSupport.cli(["verify", "--jwks", site, "--now", String(VerifyForge.now), "--json", card])
-        let family = try JSONParser.parse(json.stdout)["credentials"]?[1]?["payload"]?["vc"]?["credentialSubject"]?[
+        let family = try JSONParser.parse(json.stdout)["credentials"]?[0]?["payload"]?["vc"]?["credentialSubject"]?[
             "fhirBundle"]?["entry"]?[0]?["resource"]?["name"]?[0]?["family"]
         #expect(family?.stringValue == "Test" + Self.escape + "person")
         #expect(!Array(json.stdout.utf8).contains(0x1B))
@@ -114,9 +114,12 @@ import Testing
             "\(run.stdout)")
         #expect(run.stdout.contains("healthcards jwks KEY --out jwks.json"))
         #expect(!run.stdout.contains("digit was expected"))
+        // A key set given for the card's issuer that holds no usable key leaves the signature unverifiable: an error
+        // on the card (a forged card must never pass as "signature not checked").
         #expect(
             run.stdout.contains(
-                "SIG_NOT_CHECKED at signature: the key set given with --jwks (\(pem)) holds no usable key"),
+                "KEY_SET_INVALID at signature: the key set given for the card's issuer (\(pem) (not bound to an issuer)) "
+                    + "holds no usable signing key: JWKS_NOT_JSON"),
             "\(run.stdout)")
         #expect(!run.stdout.contains("no key set was given"))
         // Without --jwks the message is unchanged.
@@ -144,7 +147,7 @@ import Testing
             var key = good
             key["crlVersion"] = bad
             let path = try forge.writeKeySet([.object(key)], site: "s\(shown.hashValue)")
-            let findings = KeySetCheck.check(bytes: try VerifyFixtures.bytes(URL(fileURLWithPath: path)), file: path)
+            let findings = KeySetCheck.check(bytes: try VerifyFixtures.bytes(URL(fileURLWithPath: path)), file: path, now: VerifyForge.now)
                 .findings
             #expect(findings.map(\.code) == [.jwkCRLVersion], "\(shown): \(findings)")
             #expect(findings.first?.location.path == "keys[0].crlVersion")
@@ -153,7 +156,7 @@ import Testing
         var key = good
         key["crlVersion"] = .number("3")
         let path = try forge.writeKeySet([.object(key)], site: "ok")
-        let result = KeySetCheck.check(bytes: try VerifyFixtures.bytes(URL(fileURLWithPath: path)), file: path)
+        let result = KeySetCheck.check(bytes: try VerifyFixtures.bytes(URL(fileURLWithPath: path)), file: path, now: VerifyForge.now)
         #expect(result.findings.isEmpty && result.keys.first?.crlVersion == 3)
     }
 

@@ -19,7 +19,7 @@ import Testing
     func keySetCodes(_ keys: [JSONValue]) throws -> Set<String> {
         let forge = try VerifyForge()
         let path = try forge.writeKeySet(keys)
-        return Set(KeySetCheck.check(bytes: try VerifyFixtures.bytes(URL(fileURLWithPath: path)), file: path).findings.map(\.code.rawValue))
+        return Set(KeySetCheck.check(bytes: try VerifyFixtures.bytes(URL(fileURLWithPath: path)), file: path, now: VerifyForge.now).findings.map(\.code.rawValue))
     }
 
     func modified(_ key: JSONValue, _ change: (inout JSONObject) -> Void) -> JSONValue {
@@ -63,7 +63,7 @@ import Testing
         }
         let forge = try VerifyForge()
         let notJSON = try forge.write("{keys:", "jwks.json")
-        #expect(Set(KeySetCheck.check(bytes: Array("{keys:".utf8), file: notJSON).findings.map(\.code.rawValue)) == ["JWKS_NOT_JSON"])
+        #expect(Set(KeySetCheck.check(bytes: Array("{keys:".utf8), file: notJSON, now: 0).findings.map(\.code.rawValue)) == ["JWKS_NOT_JSON"])
         // A jwks.json given as PATH is checked as a key set.
         let leaked = try forge.writeKeySet([modified(good) { $0["d"] = "AAAA" }], site: "leaky")
         #expect(try forge.codes([leaked], keySets: []).contains("JWK_PRIVATE_MEMBER"))
@@ -102,7 +102,9 @@ import Testing
         ]
         for (code, text) in broken {
             try Data(text.utf8).write(to: URL(fileURLWithPath: crlPath))
-            let findings = KeySetCheck.check(bytes: try VerifyFixtures.bytes(URL(fileURLWithPath: keySet)), file: keySet).findings
+            let bytes = try VerifyFixtures.bytes(URL(fileURLWithPath: keySet))
+            let crls = FileVerifier.revocationLists(besideKeySet: keySet, bytes, limits: VerifyLimits())
+            let findings = KeySetCheck.check(bytes: bytes, file: keySet, crls: crls, now: VerifyForge.now).findings
             #expect(findings.contains { $0.code.rawValue == code }, "\(code): got \(findings.map(\.code.rawValue))")
         }
     }
@@ -115,7 +117,8 @@ import Testing
         let chunks = QRNumeric.chunks(long)
         #expect(chunks.count >= 2)
         let cases: [(String, [String])] = [
-            ("QR_PREFIX", ["SHC:/" + digits]),
+            ("QR_PREFIX_CASE", ["SHC:/" + digits]),
+            ("QR_PREFIX", ["shc:" + digits]),
             ("QR_ODD_DIGITS", ["shc:/" + digits + "5"]),
             ("QR_NON_DIGIT", ["shc:/" + digits.prefix(10) + "x" + digits.dropFirst(11)]),
             ("QR_PAIR_OUT_OF_RANGE", ["shc:/99" + digits.dropFirst(2)]),
@@ -187,7 +190,7 @@ import Testing
         let empty = try TestSupport.tempDir("verify-empty")
         let run = try TestSupport.cli(["verify", "--json", empty.path])
         #expect(run.status == 1)
-        let credential = try JSONParser.parse(Array(run.stdout.utf8))["credentials"]?[0]
+        let credential = try JSONParser.parse(Array(run.stdout.utf8))["other"]?[0]
         #expect(credential?["source"]?.stringValue == "unknown" && credential?["index"] == nil)
         #expect(credential?["findings"]?[0]?["code"]?.stringValue == "NOTHING_TO_CHECK")
     }

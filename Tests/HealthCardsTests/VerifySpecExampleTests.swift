@@ -63,7 +63,7 @@ import Testing
     @Test func example02ChunksReassembleAndReferencesAreReported() throws {
         let texts = (0..<3).map { TestSupport.spec("example-02-f-qr-code-numeric-value-\($0).txt").path }
         let pngs = (0..<3).map { TestSupport.spec("derived/qr-png/example-02-g-qr-code-\($0).png").path }
-        let verifier = try Verifier(keySets: [try siteWithoutCRL()], now: Int64(Self.now)!)
+        let verifier = try FileVerifier(keySets: [try siteWithoutCRL()], now: Int64(Self.now)!)
         let reports = try verifier.verify(texts.reversed() + pngs)
         #expect(reports.count == 2)
         let jws = try VerifyFixtures.text(TestSupport.spec("example-02-d-jws.txt"))
@@ -82,7 +82,7 @@ import Testing
 
     /// The HL7 IG scenarios (another generator, deprecated vc.type extras) verify with no finding.
     @Test func igScenariosVerifyCleanly() throws {
-        let verifier = try Verifier(keySets: [try siteWithoutCRL()], now: Int64(Self.now)!)
+        let verifier = try FileVerifier(keySets: [try siteWithoutCRL()], now: Int64(Self.now)!)
         let reports = try verifier.verify([TestSupport.spec("ig-vaccination-examples").path])
         #expect(reports.count == 12)
         for report in reports {

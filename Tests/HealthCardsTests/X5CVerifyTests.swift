@@ -18,7 +18,7 @@ import Testing
 
     func findings(_ run: TestSupport.Run) throws -> [(file: String, code: String, severity: String)] {
         let json = try JSONParser.parse(run.stdout)
-        return (json["credentials"]?.arrayValue ?? []).flatMap { credential in
+        return TestSupport.allReports(json).flatMap { credential in
             (credential["findings"]?.arrayValue ?? []).map {
                 (
                     credential["file"]?.stringValue ?? "", $0["code"]?.stringValue ?? "",

@@ -10,6 +10,7 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case fileBOM = "FILE_BOM"
     case fileTooLarge = "FILE_TOO_LARGE"
     case nothingToCheck = "NOTHING_TO_CHECK"
+    case findingsCapped = "FINDINGS_CAPPED"
 
     // Compact JWS (digest section 1)
     case jwsCompactForm = "JWS_COMPACT_FORM"
@@ -20,6 +21,7 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case headerZip = "JWS_HEADER_ZIP"
     case headerKidMissing = "JWS_HEADER_KID_MISSING"
     case headerExtraMember = "JWS_HEADER_EXTRA_MEMBER"
+    case headerCrit = "JWS_HEADER_CRIT"
 
     // Compression (digest section 4)
     case deflateZlibWrapped = "DEFLATE_ZLIB_WRAPPED"
@@ -122,12 +124,14 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case codeSNOMEDInvalid = "CODE_SNOMED_INVALID"
     case metaSecurity = "META_SECURITY"
     case patientNameCharacter = "PATIENT_NAME_CHARACTER"
+    case patientNameInvisible = "PATIENT_NAME_INVISIBLE"
     case immunizationDuplicate = "IMMUNIZATION_DUPLICATE"
     case bundleEntryOrder = "BUNDLE_ENTRY_ORDER"
     case bundleMixedContent = "BUNDLE_MIXED_CONTENT"
 
     // QR text and images (digest section 6)
     case qrPrefix = "QR_PREFIX"
+    case qrPrefixCase = "QR_PREFIX_CASE"
     case qrOddDigits = "QR_ODD_DIGITS"
     case qrNonDigit = "QR_NON_DIGIT"
     case qrPairOutOfRange = "QR_PAIR_OUT_OF_RANGE"
@@ -172,32 +176,38 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case crlKidMismatch = "CRL_KID_MISMATCH"
     case crlVersionMismatch = "CRL_VERSION_MISMATCH"
     case crlDuplicateRID = "CRL_DUPLICATE_RID"
+    case crlRIDTimestamp = "CRL_RID_TIMESTAMP"
 
     // SMART Health Links (links-specification; docs/shl.md)
     case shlPrefix = "SHL_PREFIX"
     case shlViewerURL = "SHL_VIEWER_URL"
     case shlPayloadEncoding = "SHL_PAYLOAD_ENCODING"
     case shlPayloadNotJSON = "SHL_PAYLOAD_NOT_JSON"
+    case shlPayloadForm = "SHL_PAYLOAD_FORM"
     case shlVersionUnknown = "SHL_VERSION_UNKNOWN"
     case shlURLMissing = "SHL_URL_MISSING"
     case shlURLTooLong = "SHL_URL_TOO_LONG"
     case shlURLNotHTTPS = "SHL_URL_NOT_HTTPS"
     case shlURLEntropy = "SHL_URL_ENTROPY"
     case shlKeyInvalid = "SHL_KEY_INVALID"
+    case shlKeyText = "SHL_KEY_TEXT"
     case shlExpInvalid = "SHL_EXP_INVALID"
     case shlExpired = "SHL_EXPIRED"
     case shlFlagInvalid = "SHL_FLAG_INVALID"
     case shlFlagUWithP = "SHL_FLAG_U_WITH_P"
     case shlLabelInvalid = "SHL_LABEL_INVALID"
     case shlQRECC = "SHL_QR_ECC"
+    case shlQRNotMinimal = "SHL_QR_NOT_MINIMAL"
     case shlManifestNotChecked = "SHL_MANIFEST_NOT_CHECKED"
     case shlNotResolved = "SHL_NOT_RESOLVED"
     case shlFileMissing = "SHL_FILE_MISSING"
     case shlJWEForm = "SHL_JWE_FORM"
     case shlJWEHeader = "SHL_JWE_HEADER"
+    case shlJWEKid = "SHL_JWE_KID"
     case shlDecryptFailed = "SHL_DECRYPT_FAILED"
     case shlIVReused = "SHL_IV_REUSED"
     case shlContent = "SHL_CONTENT"
+    case shlContentNotChecked = "SHL_CONTENT_NOT_CHECKED"
 
     // Issuing: inputs, templates, settings and outputs (the codes of `report.ndjson` and thrown errors). Every
     // `HealthCardError` has a code: its rule's, or its kind's general one (the first of each pair below).
@@ -239,7 +249,8 @@ public enum RuleCode: String, Sendable, CaseIterable {
             .qrVersionNotMinimal, .qrECCLevel, .jwkNotSHCKey, .crlDuplicateRID, .codeCVXUnspecified, .patientIdentifier,
             .patientGender, .patientDataMinimization, .immunizationDataMinimization, .observationDataMinimization,
             .bundleEntryOrder, .bundleMixedContent, .jwkX5CValidity, .qrSegmentsUnreadable, .shlViewerURL, .shlURLNotHTTPS,
-            .shlURLEntropy, .shlQRECC, .shlManifestNotChecked, .shlNotResolved, .ridNone, .ridCollision, .cardReplaced:
+            .shlURLEntropy, .shlQRECC, .shlManifestNotChecked, .shlNotResolved, .findingsCapped, .patientNameInvisible,
+            .qrPrefixCase, .shlPayloadForm, .shlKeyText, .shlQRNotMinimal, .shlJWEKid, .shlContentNotChecked, .shlExpired, .ridNone, .ridCollision, .cardReplaced:
             return .warning
         default:
             return .error

@@ -14,6 +14,15 @@ public struct JWE: Sendable, Equatable {
     /// The content type of a `.smart-health-card` file (links-specification "what to share").
     public static let smartHealthCard = "application/smart-health-card"
 
+    /// Whether the media type `value` (a `cty`, a `Content-Type`) is `expected` (`type/subtype`, lower case):
+    /// compared case-insensitively and without parameters, as RFC 9110 section 8.3.1 says
+    /// (`Application/Smart-Health-Card; charset=utf-8` is `application/smart-health-card`).
+    public static func mediaType(_ value: String, is expected: String) -> Bool {
+        let essence = value.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        let trimmed = essence.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed()
+        return String(trimmed).lowercased() == expected.lowercased()
+    }
+
     /// Largest compact JWE read, in bytes. A link file holds one card (a few kB); the limit keeps a
     /// hostile file from costing memory (base64 text, then ciphertext, then plaintext).
     public static let maxCompactBytes = 4 * 1024 * 1024
@@ -129,6 +138,14 @@ public struct JWE: Sendable, Equatable {
         }
         if let zip = header["zip"], zip.stringValue != "DEF" {
             throw .header("the JWE header's zip is \(Self.describe(zip)); the only value is \"DEF\" (raw DEFLATE)")
+        }
+        if let crit = header["crit"] {
+            // RFC 7516 section 4.1.13: a recipient that does not understand an extension crit names must refuse
+            // the JWE; this reader implements none.
+            throw .header(
+                "the JWE header has crit \(Self.describe(crit)), naming extension(s) this reader does not implement; a "
+                    + "JWE whose crit names an extension the recipient does not understand is invalid (RFC 7516 section "
+                    + "4.1.13). \(expected)")
         }
         if let cty = header["cty"], cty.stringValue == nil {
             throw .header("the JWE header's cty is \(Self.describe(cty)), not a content type string")

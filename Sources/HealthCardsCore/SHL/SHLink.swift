@@ -13,8 +13,9 @@ public struct SHLink: Sendable, Equatable {
     public static let scheme = "shlink:/"
     /// Most characters in `url` (links-specification: the manifest URL "SHALL NOT exceed 128 characters").
     public static let maxURLCharacters = 128
-    /// Most characters in `label`, counted as UTF-16 code units (what a JavaScript receiver counts; never
-    /// fewer than the Unicode characters).
+    /// Most characters in `label`: "no longer than 80 characters", a FHIR `string` in the IG's logical model
+    /// (`ShlPayload.label`), whose characters are Unicode characters: counted as code points (an emoji with a
+    /// skin tone is 2, an accented letter written as letter and combining mark is 2).
     public static let maxLabelCharacters = 80
     /// The protocol version this toolkit writes and reads.
     public static let version = 1
@@ -56,8 +57,21 @@ public struct SHLink: Sendable, Equatable {
     /// The link as handed out: the viewer URL (when set) followed by `bare`.
     public var text: String { (viewer ?? "") + bare }
 
-    /// The length rule for labels: at most 80 UTF-16 code units.
-    public static func labelFits(_ label: String) -> Bool { label.utf16.count <= maxLabelCharacters }
+    /// The length rule for labels: at most 80 Unicode characters (code points), as the IG counts.
+    public static func labelFits(_ label: String) -> Bool { label.unicodeScalars.count <= maxLabelCharacters }
+
+    /// Why `label` is too long, saying what was counted.
+    public static func labelLengthProblem(_ label: String) -> String {
+        let points = label.unicodeScalars.count
+        let units = label.utf16.count
+        let shown = label.count
+        var counted = "\(points) Unicode characters (code points)"
+        if shown != points || units != points {
+            counted += "; \(shown) as a reader sees them, \(units) UTF-16 code units"
+        }
+        return "label is \(counted); the links specification allows at most \(maxLabelCharacters) characters, counted as "
+            + "Unicode characters (code points), as FHIR counts a string's characters"
+    }
 }
 
 /// Reading link text: the viewer prefix, the payload, and a structural parse.

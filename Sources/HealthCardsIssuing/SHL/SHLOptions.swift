@@ -96,7 +96,7 @@ public struct SHLLabel: Sendable, Equatable {
         guard SHLink.labelFits(fixed) else {
             throw HealthCardError(
                 .configuration,
-                "\(option) is \(fixed.utf16.count) characters without \(Self.namePlaceholder); a link label has at most "
+                "\(option) is \(fixed.unicodeScalars.count) Unicode characters (code points) without \(Self.namePlaceholder); a link label has at most "
                     + "\(SHLink.maxLabelCharacters)")
         }
         self.template = template
@@ -108,7 +108,7 @@ public struct SHLLabel: Sendable, Equatable {
     /// The label for one card.
     /// - Parameter bundle: the card's Bundle, for `{name}` (its Patient's first name entry: `text`, or the
     ///   given names and family name).
-    /// - Returns: the label (at most 80 UTF-16 code units) and whether the name was shortened to fit.
+    /// - Returns: the label (at most 80 Unicode characters, code points) and whether the name was shortened to fit.
     public func render(bundle: JSONValue?) -> (label: String, shortened: Bool) {
         guard namesThePerson else { return (template, false) }
         var name = Array(Self.patientName(in: bundle) ?? "")

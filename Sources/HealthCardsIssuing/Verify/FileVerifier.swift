@@ -3,17 +3,26 @@ import HealthCardsVerify
 import HealthCardsQR
 import HealthCardsPrint
 
-/// `healthcards verify`: reads cards, JWS texts, QR texts and images, key sets and folders of them, and
-/// reports every problem with a stable code (`RuleCode`).
-public final class Verifier {
-    /// The `--jwks` key sets, each bound to its issuer or not (`KeyRing`).
-    public let keyRing: KeyRing
+/// `healthcards verify` over files and folders: reads cards, JWS texts, QR texts and images, key sets and
+/// folders of them, and reports every problem with a stable code (`RuleCode`). A thin layer over the bytes
+/// API (`HealthCardVerifier`, `TrustStore`): this type reads files (never FIFOs or devices), walks folders,
+/// reads site records and the revocation lists beside key set files, and keeps what one run needs (files
+/// visited, link IVs, the findings listed); every check on the bytes is the Verify layer's.
+///
+/// One choice is this walker's own, not the library's: a key set file given without an issuer (no site
+/// record, no `ISSUER_URL=`), when it is the only one, stands for the issuer of every card
+/// (`standInKeySet`; the command line says so in its summary). The bytes API binds every key set to an issuer.
+public final class FileVerifier {
+    /// The checks on bytes, with the trust store built from the `--jwks` key sets.
+    public let verifier: HealthCardVerifier
     /// Reports of the `--jwks` key sets themselves.
-    public let keySetReports: [CredentialReport]
+    public var keySetReports: [CredentialReport] { verifier.trustStore.keySets }
     /// The time `nbf`, `exp` and clinical dates are judged against, in seconds since the epoch.
     public let now: Int64
     /// The `--jwks` key set files, in the order given.
-    public var keySetFiles: [String] { keyRing.sets.map(\.file) }
+    public var keySetFiles: [String] { verifier.trustStore.ring.sets.map(\.file) }
+    /// The key set file that stood for every card's issuer (one unbound key set given alone), or nil.
+    public var standInKeySet: String? { verifier.trustStore.ring.standIn?.file }
     /// Identities (`FileIO.identity`) of the `--jwks` key set files.
     private let givenKeySets: Set<String>
     /// Identities of the files and folders already visited in this `verify` call.
@@ -24,28 +33,36 @@ public final class Verifier {
     public let linkSites: [PublishedSite]
     /// The IVs of the link files opened in this `verify` call (`SHLCheck.IVRegister`).
     private var linkIVs = SHLCheck.IVRegister()
+    /// The findings listed in this `verify` call, against `VerifyLimits.findingsPerRun`.
+    private var ledger: FindingLedger
     /// What the last `verify` call's folder walks left unread, in walk order: FIFOs, sockets and devices,
     /// and symbolic links to folders outside the folder walked (`walk`). Each with what it is.
     public private(set) var skipped: [(path: String, what: String)] = []
 
+    private var limits: VerifyLimits { verifier.limits }
+
     /// Loads key sets.
     /// - Parameter keySets: `--jwks` arguments (`KeySetArgument`): a `jwks.json` file, a folder holding
     ///   `.well-known/jwks.json` (or `jwks.json`), or either as `ISSUER_URL=PATH`. A site folder (or its
-    ///   `.well-known/jwks.json`) with a `healthcards-site.json` record is bound to the recorded issuer.
+    ///   `.well-known/jwks.json`) with a `healthcards-site.json` record is bound to the recorded issuer. The
+    ///   revocation lists `crl/<kid>.json` beside each key set file are read with it.
     /// - Parameter linkSites: `--shl-site` folders (`PublishedSite`): site folders holding SMART Health Link
     ///   files, standing offline for the hosts of their issuer URLs.
+    /// - Parameter limits: what a run reads and lists at most (`VerifyLimits`; default `InputBudget`'s).
     /// - Throws: `HealthCardError(.configuration)` for a path that does not exist, a URL without `=PATH`, a key set
     ///   given twice, a malformed site record, `URL=SITE` whose site records another issuer, or a link site
     ///   that is not a site folder with an issuer record.
-    public init(keySets: [String], now: Int64, linkSites: [String] = []) throws {
+    public init(keySets: [String], now: Int64, linkSites: [String] = [], limits: VerifyLimits = VerifyLimits()) throws {
         self.now = now
         self.linkSites = try linkSites.map { root in
             do { return try PublishedSite(root: root) } catch let error as HealthCardError {
                 throw HealthCardError(.configuration, error.text.replacingFirst("\(Setting.site)", with: "\(Setting.shlSite)"))
             }
         }
-        var sets: [KeyRing.KeySet] = []
-        var reports: [CredentialReport] = []
+        var trust = TrustStore()
+        // The walker's explicit choice (docs/verify.md, "Keys belong to their issuer"): one bare key set given
+        // alone stands for every card's issuer. The library never makes it.
+        trust.unboundStandsIn = true
         var given: [String: String] = [:]
         for argument in keySets {
             let parsed = try KeySetArgument.parse(argument)
@@ -58,24 +75,31 @@ public final class Verifier {
             let (issuer, binding) = try Self.binding(of: file, folder: FileIO.isDirectory(parsed.path) ? parsed.path : nil,
                                                      argument: parsed)
             let bytes: [UInt8]
-            do { bytes = try FileIO.read(file, maxBytes: InputBudget.cardFileBytes) } catch {
+            do { bytes = try FileIO.read(file, maxBytes: limits.fileBytes) } catch {
                 throw HealthCardError(.configuration, "\(Setting.jwks) \(file) cannot be read: \(error)")
             }
-            let result = KeySetCheck.check(bytes: bytes, file: file, issuer: issuer, now: now)
-            var report = CredentialReport(source: .keySet, file: file)
-            report.findings = result.findings
-            report.notes = result.notes
-            report.keySetBinding = (issuer, binding)
-            reports.append(report)
-            sets.append(KeyRing.KeySet(file: file, issuer: issuer, binding: binding, keys: result.keys))
+            trust.add(jwks: bytes, file: file, issuer: issuer, binding: binding, crls: Self.revocationLists(besideKeySet: file, bytes, limits: limits),
+                      now: now, limits: limits)
         }
-        self.keyRing = KeyRing(sets: sets)
-        self.keySetReports = reports
+        self.verifier = HealthCardVerifier(trustStore: trust, limits: limits)
         self.givenKeySets = Set(given.keys)
+        self.ledger = FindingLedger(limit: limits.findingsPerRun)
     }
 
-    /// The JWS checker with this verifier's keys and time.
-    var checker: JWSCheck { JWSCheck(keyRing: keyRing, now: now) }
+    /// The revocation lists `crl/<kid>.json` beside a key set file, for each kid it names that can name a
+    /// file (base64url only). A list that is there but cannot be read (a FIFO, over its budget, unreadable) is
+    /// given as such: it revokes nothing, and the key set's report says so.
+    static func revocationLists(besideKeySet file: String, _ bytes: [UInt8], limits: VerifyLimits) -> [String: CRLInput] {
+        var lists: [String: CRLInput] = [:]
+        for kid in KeySetCheck.fileKids(bytes) where lists[kid] == nil {
+            let path = "\(FileIO.parent(of: file))/crl/\(kid).json"
+            guard FileIO.exists(path) else { continue }
+            do { lists[kid] = .bytes(try FileIO.read(path, maxBytes: limits.crlBytes), name: path) } catch {
+                lists[kid] = .unreadable(name: path, reason: "\(error)")
+            }
+        }
+        return lists
+    }
 
     static func keySetFile(_ path: String) throws -> String {
         let fix = "give a jwks.json file or a site folder holding .well-known/jwks.json"
@@ -95,7 +119,7 @@ public final class Verifier {
     /// The issuer a key set file belongs to: the argument's `URL=`, else the record of the site folder given
     /// (or of the site whose `.well-known/jwks.json` it is).
     /// - Throws: `HealthCardError(.configuration)` for a malformed record, or one that names another issuer than `URL=`.
-    static func binding(of file: String, folder: String?, argument: KeySetArgument?) throws -> (String?, KeyRing.KeySet.Binding) {
+    static func binding(of file: String, folder: String?, argument: KeySetArgument?) throws -> (String?, KeySetBinding) {
         let site = folder.map { IssuerSite(root: $0) } ?? IssuerSite.containing(keySet: file)
         let record = try site?.readRecord()
         if let issuer = argument?.issuer {
@@ -105,7 +129,7 @@ public final class Verifier {
                     "\(Setting.jwks) \(issuer)=\(argument?.path ?? file): that site records the issuer \(record.issuer) (\(site.recordPath)); "
                         + "a key set belongs to one issuer. Give \(Setting.jwks) \(argument?.path ?? file) alone, or the key set of \(issuer)")
             }
-            return (issuer, .argument)
+            return (issuer, .given)
         }
         if let record, let site { return (record.issuer, .siteRecord(site.recordPath)) }
         return (nil, .unbound)
@@ -115,7 +139,13 @@ public final class Verifier {
     enum Kind { case card, keySet, jws, qrText, qrImage, shlink }
 
     /// The SMART Health Link checker with this verifier's sites, keys and time.
-    var linkChecker: SHLCheck { SHLCheck(files: SiteLinkFiles(sites: linkSites), now: now, checker: checker) }
+    var linkChecker: SHLCheck { verifier.linkChecker(now: now, files: SiteLinkFiles(sites: linkSites)) }
+
+    /// The JWS checker with this verifier's keys, limits and time.
+    var checker: JWSCheck { verifier.checker(now: now) }
+
+    /// The report as it is kept: within the limits on findings (`VerifyLimits`).
+    private func admit(_ report: CredentialReport) -> CredentialReport { ledger.admit(report, perCode: limits.findingsPerCode) }
 
     /// Checks every path (folders are walked, each file and folder visited once however many names lead to
     /// it: symbolic-link loops end) and returns one report per credential and key set found. When the paths
@@ -125,7 +155,7 @@ public final class Verifier {
     /// PATH is `FILE_UNREADABLE` (never opened: it could wait forever). What walks skip is in `skipped`.
     /// - Throws: `HealthCardError(.configuration)` for a path that does not exist or is a dangling symbolic link.
     public func verify(_ paths: [String]) throws -> [CredentialReport] {
-        for path in paths where !SHLinkText.looksLikeLink(path) || FileIO.exists(path) {
+        for path in paths where !Self.isLinkText(path) {
             switch FileKind.of(path) {
             case .missing: throw HealthCardError(.configuration, "\(path) does not exist")
             case .danglingLink: throw HealthCardError(.configuration, "\(path) \(FileKind.of(path).phrase)")
@@ -136,12 +166,13 @@ public final class Verifier {
         visited = []
         skipped = []
         linkIVs = SHLCheck.IVRegister()
+        ledger = FindingLedger(limit: limits.findingsPerRun)
         var reports: [CredentialReport] = []
         var texts: [QRPiece] = []
         var images: [QRPiece] = []
         for (i, path) in paths.enumerated() {
             let kind = FileKind.of(path)
-            if !FileIO.exists(path) {
+            if Self.isLinkText(path) {
                 // The link text itself; its key stays out of the report (the argument is named by position).
                 reports += linkChecker.check(text: path, file: "argument \(i + 1)", ivs: linkIVs)
             } else if kind == .folder {
@@ -165,7 +196,13 @@ public final class Verifier {
                 at: .init(file: report.file)))
             reports.append(report)
         }
-        return reports
+        return reports.map(admit)
+    }
+
+    /// True for a PATH that is no file but SMART Health Link text: it names `shlink:/` (in any case, bare or
+    /// after a viewer URL). Such a PATH is checked as a link and never echoed (it holds the key).
+    static func isLinkText(_ path: String) -> Bool {
+        !FileIO.exists(path) && (SHLinkText.looksLikeLink(path) || path.lowercased().contains(SHLink.scheme))
     }
 
     /// True the first time a file or folder (by device and inode, so through any link) is met.
@@ -222,7 +259,7 @@ public final class Verifier {
         let bytes: [UInt8]
         do {
             let image = path.lowercased().hasSuffix(".png")
-            bytes = try FileIO.read(path, maxBytes: image ? InputBudget.imageFileBytes : InputBudget.cardFileBytes)
+            bytes = try FileIO.read(path, maxBytes: image ? InputBudget.imageFileBytes : limits.fileBytes)
         } catch let error as HealthCardError where error.kind == .input {
             // Over its budget: reported when it was asked for, or when its first bytes show a kind verify reads.
             guard explicit || Self.classify(path, (try? FileIO.readPrefix(path, count: 4096)) ?? [], prefixOnly: true) != nil
@@ -247,18 +284,18 @@ public final class Verifier {
                 skippedKeySets += 1
                 return []
             }
-            var report = CredentialReport(source: .keySet, file: path)
+            // Checked and reported; its keys verify nothing in this run (only `--jwks` key sets do).
+            var scratch = TrustStore()
+            let crls = Self.revocationLists(besideKeySet: path, bytes, limits: limits)
             do {
                 let (issuer, binding) = try Self.binding(of: path, folder: nil, argument: nil)
-                let result = KeySetCheck.check(bytes: bytes, file: path, issuer: issuer, now: now)
-                report.findings = result.findings
-                report.notes = result.notes
-                report.keySetBinding = (issuer, binding)
+                return [scratch.add(jwks: bytes, file: path, issuer: issuer, binding: binding, crls: crls, now: now, limits: limits)]
             } catch {
-                report.findings = KeySetCheck.check(bytes: bytes, file: path, now: now).findings
+                var report = scratch.add(jwks: bytes, file: path, issuer: nil, binding: .unbound, crls: crls, now: now, limits: limits)
+                report.keySetBinding = nil
                 report.notes = ["the site record beside it cannot be used: \(error)"]
+                return [report]
             }
-            return [report]
         case .card:
             return CardFile.check(bytes, file: path, checker: checker)
         case .jws:
@@ -285,19 +322,14 @@ public final class Verifier {
                 return [report]
             }
             images += pieces
-            return links.flatMap { linkChecker.check(text: $0.text, file: path, symbolErrorCorrection: $0.errorCorrection, ivs: linkIVs) }
+            return links.flatMap { symbol in
+                linkChecker.check(text: symbol.text, file: path, symbol: QRImageCheck.linkSymbol(symbol), ivs: linkIVs)
+            }
         }
     }
 
     private func qrReports(_ pieces: [QRPiece], source: CredentialReport.Source) -> [CredentialReport] {
-        let checker = self.checker
-        return QRAssembly.assemble(pieces, checker: checker).map { set in
-            var report = CredentialReport(source: source, file: set.pieces.map(\.file).joined(separator: ", "))
-            report.findings = set.findings
-            report.qrSymbols = set.pieces.compactMap(\.symbol)
-            if let jws = set.jws { checker.check(jws, into: &report) }
-            return report
-        }
+        verifier.qrReports(pieces, source: source, now: now)
     }
 
     /// - Parameter prefixOnly: `bytes` are the file's first bytes only (a file over its budget).
@@ -320,7 +352,7 @@ public final class Verifier {
             // `{"keys":{}}` and the like: a malformed key set, reported as such.
             return json["keys"] != nil ? .keySet : nil
         }
-        if body.starts(with: Array("shc:".utf8)) || body.starts(with: Array("SHC:".utf8)) { return .qrText }
+        if body.count >= 4, body.prefix(4).map(QRPiece.lower) == Array("shc:".utf8) { return .qrText }
         if SHLinkText.looksLikeLink(String(decoding: body.prefix(SHLinkText.maxCharacters), as: UTF8.self)) { return .shlink }
         // A JWS: its two dots may be far apart (a large payload), so count them in the whole file (at most
         // `InputBudget.cardFileBytes`). A file cut to its first bytes for classifying still starts like one.

@@ -24,7 +24,7 @@ extension PrintedLink {
     /// - Returns: the link and the warnings to show (never the link text: it holds the key).
     /// - Throws: `HealthCardError(.link)` saying why the link must not be printed (not a link, an error
     ///   `verify` finds, its file opens another card), `.io` when the file cannot be read.
-    public static func check(linkFile: String, credentials: [String], verifier: Verifier) throws -> (
+    public static func check(linkFile: String, credentials: [String], verifier: FileVerifier) throws -> (
         link: PrintedLink, warnings: [String]
     ) {
         guard let size = FileIO.size(linkFile), size <= SHLinkText.maxCharacters + 16 else {

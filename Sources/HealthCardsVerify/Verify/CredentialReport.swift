@@ -1,7 +1,8 @@
 import HealthCardsCore
 
-/// What `verify` found about one credential (one JWS, from a file, a JWS text, QR text or QR images) or
-/// one key set.
+/// What a check found about one credential (one JWS, from a `.smart-health-card` file, a JWS text, QR text
+/// or QR images), one key set, or one SMART Health Link: an immutable value (the checks make it; a client
+/// reads it).
 public struct CredentialReport: Sendable {
     /// Where the credential came from.
     public enum Source: String, Sendable, CaseIterable {
@@ -24,56 +25,84 @@ public struct CredentialReport: Sendable {
         case failed
     }
 
-    public var source: Source
-    /// The file(s) read, joined with `, ` for a QR chunk set.
-    public var file: String
+    public package(set) var source: Source
+    /// The names of what was read (file paths, or the names a caller gave the bytes), in chunk order for a
+    /// QR chunk set; empty when the bytes were given no name.
+    public package(set) var files: [String]
+    /// `files` joined with `, `: the name the readable output uses.
+    public var file: String { files.joined(separator: ", ") }
+    /// The file a finding on the whole credential is located at: the one file, or nil for a chunk set (its
+    /// `files` say) or unnamed bytes.
+    package var locationFile: String? { files.count == 1 ? files[0] : nil }
     /// 0-based index in a `.smart-health-card` file.
-    public var index: Int?
+    public package(set) var index: Int?
     /// The compact JWS, when one was found.
-    public var jws: String?
+    public package(set) var jws: String?
     /// The decoded JWS header.
-    public var header: JSONValue?
+    public package(set) var header: JSONValue?
     /// The decoded payload (JWT claims), when it inflated and parsed; for a link, its payload with the key
     /// left out.
-    public var payload: JSONValue?
+    public package(set) var payload: JSONValue?
     /// The payload's size once inflated, in bytes (0 when it could not be inflated): what a
-    /// `.smart-health-card` file's payload budget counts (`InputBudget.payloadBytesPerFile`).
-    public var payloadBytes = 0
-    public var signature: Signature = .notChecked
+    /// `.smart-health-card` file's payload budget counts (`VerifyLimits.payloadBytesPerFile`).
+    public package(set) var payloadBytes = 0
+    public package(set) var signature: Signature = .notChecked
     /// The profile whose rules judged the card's FHIR Bundle (`BundleProfile`); nil when there was none.
-    public var profile: BundleProfile?
+    public package(set) var profile: BundleProfile?
     /// QR version and error correction level of each image symbol, in chunk order.
-    public var qrSymbols: [(version: Int?, errorCorrection: QRErrorCorrection?)] = []
-    public var findings: [Finding] = []
-    /// Sentences about what was checked that are not findings (for a key set: its x5c chains).
-    public var notes: [String] = []
+    public package(set) var qrSymbols: [(version: Int?, errorCorrection: QRErrorCorrection?)] = []
+    /// Every finding, in the order found, at most `VerifyLimits.findingsPerCode` of each rule code (the next
+    /// says how many more there were).
+    public package(set) var findings: [Finding] = []
+    /// How many findings of each rule code were left out of `findings` by the limits (`VerifyLimits`).
+    public package(set) var omittedFindings: [RuleCode: Int] = [:]
+    /// Sentences about what was checked that are not findings (for a key set: its x5c chains; for a link: its
+    /// url, flag, label, exp and file).
+    public package(set) var notes: [String] = []
     /// For a key set: the issuer it is bound to (nil: not bound) and how that is known.
-    public var keySetBinding: (issuer: String?, binding: KeyRing.KeySet.Binding)?
+    public package(set) var keySetBinding: (issuer: String?, binding: KeySetBinding)?
 
-    public init(source: Source, file: String, index: Int? = nil) {
+    package init(source: Source, file: String?, index: Int? = nil) {
         self.source = source
-        self.file = file
+        self.files = file.map { [$0] } ?? []
         self.index = index
     }
 
+    package init(source: Source, files: [String], index: Int? = nil) {
+        self.source = source
+        self.files = files
+        self.index = index
+    }
+
+    /// Errors listed in `findings`.
     public var errorCount: Int { findings.filter(\.isError).count }
+    /// Warnings listed in `findings`.
     public var warningCount: Int { findings.count - errorCount }
-    /// True when no finding is an error.
+    /// True when no finding is an error. This does not say that the signature was verified: a card whose
+    /// issuer the trust store does not hold has `SIG_NOT_CHECKED`, a warning. Accept a card on `isVerified`.
     public var isValid: Bool { errorCount == 0 }
+    /// True for a credential with no error whose signature verified with a key of its issuer: the one
+    /// verdict on which a verifier may accept a card.
+    public var isVerified: Bool { isValid && signature == .verified }
+    /// True for a health card (not a key set, a link, or input read as none of them).
+    public var isCredential: Bool { ![.keySet, .shlink, .unknown].contains(source) }
 
     /// The `kid` from the JWS header.
     public var kid: String? { header?["kid"]?.stringValue }
 
-    /// `{"source","file","index","kid","signature","profile","valid","errors","warnings","findings":[…],"payload":{…}}`
-    /// (`profile`: `vaccination`, `lab`, `generic` or null); a key set has `"issuer"` (null when not bound)
-    /// and `"boundBy"` (`"site-record"`, `"argument"` or null) instead of kid, signature, profile and
-    /// payload, and `"notes"` when there are any; a link (`shlink`) has no kid, signature or profile, and its
-    /// payload is the link's with the key left out.
+    /// `{"source","files","file","index","kid","signature","profile","valid","errors","warnings","findings":[…],
+    /// "payload":{…}}` (docs/verify.md gives the schema): `files` always (empty for unnamed bytes), `file` when
+    /// there is exactly one; `profile`: `vaccination`, `lab`, `generic` or null; `findingsOmitted` `{CODE: N}`
+    /// when the limits left findings out. A key set has `"issuer"` (null when not bound) and `"boundBy"`
+    /// (`"site-record"`, `"argument"` or null) instead of kid, signature, profile and payload, and `"notes"`
+    /// when there are any; a link (`shlink`) has no kid, signature or profile, and its payload is the link's
+    /// with the key left out.
     public var json: JSONValue { json(style: .words) }
 
     /// `json` with the findings' messages said in `style`.
     public func json(style: MessageStyle) -> JSONValue {
-        var o: JSONObject = ["source": .string(source.rawValue), "file": .string(file)]
+        var o: JSONObject = ["source": .string(source.rawValue), "files": .array(files.map { .string($0) })]
+        if files.count == 1 { o["file"] = .string(files[0]) }
         if let index { o["index"] = .integer(Int64(index)) }
         if source != .keySet && source != .shlink {
             o["kid"] = kid.map { .string($0) } ?? .null
@@ -81,11 +110,7 @@ public struct CredentialReport: Sendable {
             o["profile"] = profile.map { .string($0.rawValue) } ?? .null
         } else if let (issuer, binding) = keySetBinding {
             o["issuer"] = issuer.map { .string($0) } ?? .null
-            switch binding {
-            case .unbound: o["boundBy"] = .null
-            case .argument: o["boundBy"] = "argument"
-            case .siteRecord: o["boundBy"] = "site-record"
-            }
+            o["boundBy"] = binding.jsonName.map { .string($0) } ?? .null
         }
         if !qrSymbols.isEmpty {
             o["qr"] = .array(qrSymbols.map { symbol in
@@ -99,6 +124,10 @@ public struct CredentialReport: Sendable {
         o["errors"] = .integer(Int64(errorCount))
         o["warnings"] = .integer(Int64(warningCount))
         o["findings"] = .array(findings.map { $0.json(style: style) })
+        if !omittedFindings.isEmpty {
+            o["findingsOmitted"] = .object(
+                JSONObject(omittedFindings.sorted { $0.key.rawValue < $1.key.rawValue }.map { ($0.key.rawValue, .integer(Int64($0.value))) }))
+        }
         if !notes.isEmpty { o["notes"] = .array(notes.map { .string($0) }) }
         if source != .keySet { o["payload"] = payload ?? .null }
         return .object(o)

@@ -3,30 +3,29 @@ import HealthCardsCore
 /// Checks one compact JWS as a SMART Health Cards verifier does: compact form, base64url, header, raw
 /// DEFLATE, payload JSON, claims, the FHIR Bundle (with `BundleValidator`, the same rules `issue`
 /// applies), signature and revocation (digest sections 1 to 4, 7 to 9).
-public struct JWSCheck {
-    /// The key sets to check signatures with, each bound to its issuer (or one unbound set standing for
-    /// every issuer); none means the signature is not checked (a warning says so).
-    public var keyRing: KeyRing
+package struct JWSCheck {
+    /// The key sets to check signatures with, each bound to its issuer (`TrustStore`); none means the
+    /// signature is not checked (a warning says so).
+    package var keyRing: KeyRing
     /// The time to judge `nbf`, `exp` and clinical dates against, in seconds since the epoch.
-    public var now: Int64
+    package var now: Int64
+    package var limits: VerifyLimits
 
-    public init(keyRing: KeyRing, now: Int64) {
+    package init(keyRing: KeyRing, now: Int64, limits: VerifyLimits = VerifyLimits()) {
         self.keyRing = keyRing
         self.now = now
+        self.limits = limits
     }
 
-    /// A checker whose keys form one unbound key set (the keys of `keySetFiles`, or none), which stands
-    /// for the issuer of every card.
-    public init(keys: [TrustedKey], now: Int64, keySetFiles: [String] = []) {
-        let sets = keys.isEmpty && keySetFiles.isEmpty
-            ? [] : [KeyRing.KeySet(file: keySetFiles.joined(separator: ", "), issuer: nil, binding: .unbound, keys: keys)]
-        self.init(keyRing: KeyRing(sets: sets), now: now)
+    /// A checker with no keys: everything but the signature is checked.
+    package init(now: Int64, limits: VerifyLimits = VerifyLimits()) {
+        self.init(keyRing: KeyRing(), now: now, limits: limits)
     }
 
     /// Checks `jws` and adds what it finds to `report` (which names the file and credential index).
-    public func check(_ jws: String, into report: inout CredentialReport, chunk: Int? = nil) {
+    package func check(_ jws: String, into report: inout CredentialReport, chunk: Int? = nil) {
         report.jws = jws
-        let base = Finding.Location(file: report.file, credential: report.index, chunk: chunk)
+        let base = Finding.Location(file: report.locationFile, credential: report.index, chunk: chunk)
         var found: [Finding] = []
         defer { report.findings += found }
         func add(_ code: RuleCode, _ path: String?, _ message: String, _ severity: Finding.Severity? = nil) {
@@ -78,11 +77,14 @@ public struct JWSCheck {
         }
         if let signature = decoded[2] {
             let signingInput = Array(bytes.prefix(pieces[0].count + 1 + pieces[1].count))
-            checkSignature(signature, signingInput: signingInput, report: &report, add: add)
+            let budget = SignatureBudget(limits.signatureVerificationsPerCredential)
+            checkSignature(signature, signingInput: signingInput, report: &report, budget: budget, add: add)
         }
     }
 
     static let allowedHeader: Set<String> = ["alg", "zip", "kid"]
+    /// The JWS extensions this verifier implements (`crit`, RFC 7515 section 4.1.11): none.
+    static let implementedExtensions: Set<String> = []
 
     private func checkHeader(_ bytes: [UInt8], report: inout CredentialReport, add: (RuleCode, String?, String, Finding.Severity?) -> Void) {
         guard let header = try? JSONParser.parse(bytes), let object = header.objectValue else {
@@ -99,7 +101,20 @@ public struct JWSCheck {
         if object["kid"]?.stringValue == nil {
             add(.headerKidMissing, "header.kid", "the header has no kid; it must be the RFC 7638 thumbprint of the signing key", nil)
         }
-        for key in object.keys where !Self.allowedHeader.contains(key) {
+        if let crit = object["crit"] {
+            let names = crit.arrayValue?.compactMap(\.stringValue) ?? []
+            let wellFormed = crit.arrayValue.map { !$0.isEmpty && names.count == $0.count } ?? false
+            let unknown = names.filter { !Self.implementedExtensions.contains($0) }
+            if !wellFormed {
+                add(.headerCrit, "header.crit", "crit is \(quoted(crit)); RFC 7515 section 4.1.11 makes it a non-empty array of the "
+                    + "header parameter names a verifier must understand, so a JWS with this header is invalid", nil)
+            } else if !unknown.isEmpty {
+                add(.headerCrit, "header.crit", "crit names \(unknown.map { Quote.text($0) }.joined(separator: ", ")), an extension "
+                    + "this verifier does not implement; RFC 7515 section 4.1.11: a JWS whose crit names one the verifier does "
+                    + "not understand is invalid (SMART Health Cards headers carry only alg, zip and kid)", nil)
+            }
+        }
+        for key in object.keys where !Self.allowedHeader.contains(key) && key != "crit" {
             add(.headerExtraMember, "header.\(key)", "the header has \(Quote.text(key)); SMART Health Cards headers carry only alg, zip and kid", nil)
         }
     }
@@ -170,7 +185,7 @@ public struct JWSCheck {
     }
 
     private func checkSignature(_ signature: [UInt8], signingInput: [UInt8], report: inout CredentialReport,
-                                add: (RuleCode, String?, String, Finding.Severity?) -> Void) {
+                                budget: SignatureBudget, add: (RuleCode, String?, String, Finding.Severity?) -> Void) {
         var raw = signature
         if signature.count != 64 {
             if let converted = try? ES256.rawSignature(fromDER: signature), signature.first == 0x30 {
@@ -188,7 +203,14 @@ public struct JWSCheck {
         }
         let iss = report.payload?["iss"]?.stringValue
         let kid = report.header?["kid"]?.stringValue
-        func verifies(_ key: TrustedKey) -> Bool { ES256.verify(signature: raw, message: signingInput, key: key.key) }
+        func verifies(_ key: TrustedKey) -> Bool {
+            budget.spend() && ES256.verify(signature: raw, message: signingInput, key: key.key)
+        }
+        /// What the budget left untried, for the message of a signature that did not verify.
+        func untried() -> String {
+            budget.refused == 0 ? "" : " (\(budget.refused) key(s) were not tried: at most \(limits.signatureVerificationsPerCredential) "
+                + "signature verifications are spent on one credential)"
+        }
         guard iss != nil || keyRing.standIn != nil else {
             // No readable iss (a payload that does not inflate or parse, or has no iss): which issuer's key set
             // applies cannot be known, so the signature is judged with the key the kid names in any set given.
@@ -222,8 +244,15 @@ public struct JWSCheck {
             return
         }
         guard !keys.isEmpty else {
-            add(.sigNotChecked, "signature", "the key set given with \(Setting.jwks) (\(mine.map(\.file).joined(separator: ", "))) holds no usable key "
-                + "(see its findings), so the signature was not checked; everything else was", nil)
+            // A key set was given for this issuer and none of it can be used: the signature cannot be verified,
+            // which is an error on the card (a forged card must never pass as "signature not checked").
+            let problems = mine.flatMap(\.problems).prefix(5).map { problem in
+                problem.code.rawValue + (problem.location.path.map { " at \($0)" } ?? "")
+            }
+            let listed = problems.isEmpty ? "" : ": \(problems.joined(separator: ", "))"
+            add(.keySetInvalid, "signature", "the key set given for the card's issuer (\(mine.map(\.described).joined(separator: ", "))) "
+                + "holds no usable signing key\(listed), so the card's signature cannot be verified; a card is only as good as "
+                + "the key that vouches for it (see the key set's findings)", nil)
             return
         }
         let candidates = keys.filter { $0.kid == kid || $0.thumbprint == kid }
@@ -235,7 +264,7 @@ public struct JWSCheck {
         }
         report.signature = .failed
         if !candidates.isEmpty {
-            add(.sigInvalid, "signature", "the signature does not verify with key \(kid ?? "?"); the card was altered or signed with another key", nil)
+            add(.sigInvalid, "signature", "the signature does not verify with key \(kid ?? "?"); the card was altered or signed with another key\(untried())", nil)
             return
         }
         if let other = keys.first(where: verifies) {
@@ -252,7 +281,7 @@ public struct JWSCheck {
         } else if report.header?["kid"] == nil {
             add(.kidUnknown, "header.kid", "the header has no kid, and no key in the key set (\(known)) verifies the signature", nil)
         } else {
-            add(.kidUnknown, "header.kid", "kid \(quoted(report.header?["kid"])) is not in the key set (\(known)) and no key in it verifies the signature", nil)
+            add(.kidUnknown, "header.kid", "kid \(quoted(report.header?["kid"])) is not in the key set (\(known)) and no key in it verifies the signature\(untried())", nil)
         }
     }
 
@@ -331,7 +360,7 @@ public struct JWSCheck {
 
     /// Whether `jws` is signed by any key of any key set given, judged from its bytes alone (header kid
     /// first, then every key); nil when no key was given. Used to tell apart QR chunk sets.
-    func signedByAnyKey(_ jws: String) -> Bool? {
+    func signedByAnyKey(_ jws: String, budget: SignatureBudget) -> Bool? {
         let keys = keyRing.sets.flatMap(\.keys)
         guard !keys.isEmpty else { return nil }
         let bytes = Array(jws.utf8)
@@ -345,7 +374,7 @@ public struct JWSCheck {
         let input = Array(bytes.prefix(pieces[0].count + 1 + pieces[1].count))
         let kid = Base64URL.decode(Array(pieces[0])).flatMap { try? JSONParser.parse($0) }?["kid"]?.stringValue
         let ordered = keys.filter { $0.kid == kid } + keys.filter { $0.kid != kid }
-        return ordered.contains { ES256.verify(signature: raw, message: input, key: $0.key) }
+        return ordered.contains { budget.spend() && ES256.verify(signature: raw, message: input, key: $0.key) }
     }
 
     private func checkRevocation(_ key: TrustedKey, report: CredentialReport, add: (RuleCode, String?, String, Finding.Severity?) -> Void) {
@@ -357,7 +386,15 @@ public struct JWSCheck {
         else { return }
         let scope = entry.before.map { ", which revokes cards with this rid issued before \(Clock.describe($0)) (nbf \(report.payload?["nbf"]?.numberLexeme ?? "?") is before it)" }
             ?? ", which revokes every card with this rid"
-        add(.revoked, "vc.rid", "the card is revoked: \(file) (ctr \(crl.ctr)) lists \"\(entry.text)\"\(scope)", nil)
+        var suspect = ""
+        if let entry = key.suspectEntries[entry.text] {
+            suspect = " The entry is suspect (CRL_RID_TIMESTAMP on the key set)"
+            if let meant = entry.meant {
+                suspect += ": read as milliseconds it revokes cards issued before \(Clock.describe(meant)), and this card was "
+                    + "issued \(nbf < Double(meant) ? "before" : "after") that (\(NumericDate(nbf).map { Clock.describe($0.whole) } ?? "?"))"
+            }
+        }
+        add(.revoked, "vc.rid", "the card is revoked: \(file) (ctr \(crl.ctr)) lists \"\(entry.text)\"\(scope), the entry that decided.\(suspect)", nil)
     }
 
     private func isCompactCharacter(_ c: UInt8) -> Bool { RID.isBase64URLCharacter(c) || c == 0x2E }

@@ -1,26 +1,36 @@
 import HealthCardsCore
 
-/// A public key `verify` trusts for signatures, read from a key set.
-public struct TrustedKey: Sendable {
+/// A public key a check trusts for signatures, read from a key set.
+package struct TrustedKey: Sendable {
     /// The `kid` the key set publishes (may differ from `thumbprint` in a broken key set).
-    public var kid: String
+    package var kid: String
     /// The RFC 7638 thumbprint of the key: the kid it should have.
-    public var thumbprint: String
-    public var key: P256Key
+    package var thumbprint: String
+    package var key: P256Key
     /// `crlVersion` as published, when present.
-    public var crlVersion: Int?
-    /// The revocation list found beside the key set for this kid, with its file.
-    public var crl: (list: CRL, file: String)?
-    /// The key set file.
-    public var source: String
+    package var crlVersion: Int?
+    /// The revocation list given for this kid, with its name.
+    package var crl: (list: CRL, file: String)?
+    /// The key set's name (file).
+    package var source: String
     /// The key's `x5c` chain, when it has one that OpenSSL verified.
-    public var x5c: X509Chain?
+    package var x5c: X509Chain?
     /// The errors of the key set and revocation list that a card verified by this key depends on: the
     /// key set as a whole, this key's entry, and this key's CRL. Empty when they are sound.
-    public var problems: [Finding] = []
+    package var problems: [Finding] = []
+    /// The CRL entries whose `rid.<timestamp>` is suspect (`CRL_RID_TIMESTAMP`), with what was probably
+    /// meant: a card these revoke says so.
+    package var suspectEntries: [String: SuspectEntry] = [:]
 
-    public init(kid: String, thumbprint: String, key: P256Key, crlVersion: Int? = nil, crl: (list: CRL, file: String)? = nil,
-                source: String, x5c: X509Chain? = nil) {
+    /// A CRL entry `rid.<timestamp>` whose timestamp is after now: why, and the time in seconds probably
+    /// meant when it can only be milliseconds.
+    package struct SuspectEntry: Sendable {
+        package var why: String
+        package var meant: Int64?
+    }
+
+    package init(kid: String, thumbprint: String, key: P256Key, crlVersion: Int? = nil, crl: (list: CRL, file: String)? = nil,
+                 source: String, x5c: X509Chain? = nil) {
         self.kid = kid
         self.thumbprint = thumbprint
         self.key = key
@@ -31,28 +41,58 @@ public struct TrustedKey: Sendable {
     }
 }
 
+/// A revocation list given for a kid: its bytes (and name), or why it could not be read.
+package enum CRLInput: Sendable {
+    case bytes([UInt8], name: String)
+    /// The list exists but could not be read (the reason): it revokes nothing, and that is an error.
+    case unreadable(name: String, reason: String)
+
+    package var name: String {
+        switch self {
+        case .bytes(_, let name), .unreadable(let name, _): return name
+        }
+    }
+}
+
 /// Checks a JWK Set as published at `<iss>/.well-known/jwks.json` (digest section 7) and the revocation
-/// lists beside it at `.well-known/crl/<kid>.json` (digest section 8).
-public enum KeySetCheck {
+/// lists given for its keys, as published at `.well-known/crl/<kid>.json` (digest section 8). Bytes in: the
+/// caller reads the files (`FileVerifier` reads `crl/<kid>.json` beside a key set file).
+package enum KeySetCheck {
     /// What a key set check found.
-    public struct Result: Sendable {
+    package struct Result: Sendable {
         /// The usable keys, each with the errors it depends on (`TrustedKey.problems`).
-        public var keys: [TrustedKey] = []
-        public var findings: [Finding] = []
+        package var keys: [TrustedKey] = []
+        package var findings: [Finding] = []
         /// Sentences about what was checked that are not findings (x5c chains verified, and what could
         /// not be checked without a card).
-        public var notes: [String] = []
+        package var notes: [String] = []
+    }
+
+    /// The kids a key set names that can name a file (`crl/<kid>.json`): base64url only, so a hostile kid
+    /// cannot point elsewhere. Empty when the bytes are not a key set.
+    package static func fileKids(_ bytes: [UInt8]) -> [String] {
+        guard let list = (try? JSONParser.parse(bytes))?["keys"]?.arrayValue else { return [] }
+        return list.compactMap { $0["kid"]?.stringValue }.filter { !$0.isEmpty && $0.utf8.allSatisfy(RID.isBase64URLCharacter) }
     }
 
     /// Checks key set bytes and returns the usable keys with every finding.
     /// - Parameters:
-    ///   - file: the key set's path, for locations and for finding `crl/<kid>.json` beside it.
+    ///   - file: the key set's name (its path), for locations.
     ///   - issuer: the issuer the key set is bound to (its `iss`), when known: an `x5c` leaf must name it.
-    ///   - now: the time an `x5c` leaf's validity is judged at, in seconds since 1970.
-    public static func check(bytes: [UInt8], file: String, issuer: String? = nil, now: Int64 = Clock.nowSeconds()) -> Result {
+    ///   - crls: the revocation list of each kid, as given.
+    ///   - now: the time an `x5c` leaf's validity and CRL timestamps are judged at, in seconds since 1970.
+    package static func check(
+        bytes: [UInt8], file: String, issuer: String? = nil, crls: [String: CRLInput] = [:], now: Int64,
+        limits: VerifyLimits = VerifyLimits()
+    ) -> Result {
         var result = Result()
         func add(_ code: RuleCode, _ path: String?, _ message: String, _ severity: Finding.Severity? = nil) {
             result.findings.append(Finding(code, message, at: .init(file: file, path: path), severity: severity))
+        }
+        guard bytes.count <= limits.fileBytes else {
+            add(.fileTooLarge, nil, "the key set is \(bytes.count) bytes; at most \(InputBudget.describe(bytes: limits.fileBytes)) are read (a key set of a few keys is a few kB)")
+            add(.jwksNoKeys, "keys", "the key set was not read, so it gives no usable key")
+            return result
         }
         if let pem = pemLabel(bytes) {
             let privateNote = pem.contains("PRIVATE") ? " It holds a private key: never publish it or pass it around" : ""
@@ -131,15 +171,24 @@ public enum KeySetCheck {
             }
             var trusted = TrustedKey(kid: kid ?? thumbprint, thumbprint: thumbprint, key: key,
                                      crlVersion: crlVersion, crl: nil, source: file, x5c: chain)
-            trusted.crl = loadCRL(for: trusted, keySetFile: file, keyPath: path, findings: &result.findings)
+            if let input = crls[trusted.kid] {
+                (trusted.crl, trusted.suspectEntries) = readCRL(input, for: trusted, keyPath: path, now: now, limits: limits,
+                                                                findings: &result.findings)
+            }
             keys.append((i, trusted))
         }
         if keys.isEmpty {
             add(.jwksNoKeys, "keys", "the key set has no usable EC P-256 signing key (kty EC, crv P-256, use sig, alg ES256)")
         }
+        let kids = Set(keys.map(\.key.kid))
+        for (kid, input) in crls.sorted(by: { $0.key < $1.key }) where !kids.contains(kid) {
+            result.findings.append(Finding(
+                .crlKidMismatch, "a revocation list was given for kid \(Quote.text(kid)), but the key set has no usable key with that "
+                    + "kid, so it revokes nothing", at: .init(file: input.name, path: "kid"), severity: .warning))
+        }
         result.keys = keys.map { index, key in
             var key = key
-            let crlFile = "\(FileIO.parent(of: file))/crl/\(key.kid).json"
+            let crlFile = crls[key.kid]?.name
             key.problems = result.findings.filter { finding in
                 guard finding.isError else { return false }
                 if finding.location.file == crlFile { return true }
@@ -171,35 +220,67 @@ public enum KeySetCheck {
         return String(decoding: label, as: UTF8.self)
     }
 
-    /// Reads `crl/<kid>.json` beside the key set, if there is one.
-    static func loadCRL(for key: TrustedKey, keySetFile: String, keyPath: String, findings: inout [Finding]) -> (CRL, String)? {
-        // A kid names a file here: only base64url kids do, so a hostile kid cannot point elsewhere.
-        guard !key.kid.isEmpty, key.kid.utf8.allSatisfy(RID.isBase64URLCharacter) else { return nil }
-        let file = "\(FileIO.parent(of: keySetFile))/crl/\(key.kid).json"
-        guard FileIO.exists(file) else { return nil }
+    /// Reads the revocation list given for `key`: form, kid, ctr against `crlVersion`, duplicate rids, and
+    /// `rid.<timestamp>` entries whose timestamp is after `now` or can only be milliseconds.
+    /// - Returns: the list (nil when it cannot be used) and its suspect entries with what was probably meant.
+    static func readCRL(
+        _ input: CRLInput, for key: TrustedKey, keyPath: String, now: Int64, limits: VerifyLimits, findings: inout [Finding]
+    ) -> ((CRL, String)?, [String: TrustedKey.SuspectEntry]) {
+        let file = input.name
         func add(_ code: RuleCode, _ path: String?, _ message: String) {
             findings.append(Finding(code, message, at: .init(file: file, path: path)))
         }
         let bytes: [UInt8]
-        do { bytes = try FileIO.read(file, maxBytes: InputBudget.crlFileBytes) } catch {
+        switch input {
+        case .unreadable(_, let reason):
             // A list that cannot be read revokes nothing, so say so rather than pass over it.
-            add(.crlInvalid, nil, "the revocation list cannot be read: \(error)")
-            return nil
+            add(.crlInvalid, nil, "the revocation list cannot be read: \(reason)")
+            return (nil, [:])
+        case .bytes(let given, _):
+            bytes = given
+        }
+        guard bytes.count <= limits.crlBytes else {
+            add(.crlInvalid, nil, "the revocation list is \(bytes.count) bytes; at most \(InputBudget.describe(bytes: limits.crlBytes)) are read")
+            return (nil, [:])
         }
         let crl: CRL
         do { crl = try CRL(bytes: bytes, source: FileIO.basename(file)) } catch {
             add(.crlInvalid, nil, "\(error); a CRL is {\"kid\":…,\"method\":\"rid\",\"ctr\":N,\"rids\":[…]} with rids of at most 24 base64url characters")
-            return nil
+            return (nil, [:])
         }
-        if crl.kid != key.kid { add(.crlKidMismatch, "kid", "the CRL's kid \(Quote.text(crl.kid)) is not the key's kid \(key.kid) from its file name") }
+        if crl.kid != key.kid { add(.crlKidMismatch, "kid", "the CRL's kid \(Quote.text(crl.kid)) is not the key's kid \(key.kid)") }
         if key.crlVersion != crl.ctr {
             let published = key.crlVersion.map(String.init) ?? "no crlVersion"
             add(.crlVersionMismatch, "ctr", "the CRL's ctr is \(crl.ctr) but the key set publishes \(published) for this key (\(keyPath).crlVersion); they must be equal, or verifiers keep a stale list")
         }
         var seen: Set<String> = []
-        for entry in crl.entries where !seen.insert(entry.rid).inserted {
-            add(.crlDuplicateRID, "rids", "rid \(Quote.text(entry.rid)) is listed more than once")
+        var suspect: [String: TrustedKey.SuspectEntry] = [:]
+        for (i, entry) in crl.entries.enumerated() {
+            if !seen.insert(entry.rid).inserted {
+                add(.crlDuplicateRID, "rids[\(i)]", "rid \(Quote.text(entry.rid)) is listed more than once")
+            }
+            guard let before = entry.before, let problem = Self.timestampProblem(before, now: now) else { continue }
+            suspect[entry.text] = problem
+            add(.crlRIDTimestamp, "rids[\(i)]", "\(Quote.text(entry.text)): \(problem.why)")
         }
-        return (crl, file)
+        return ((crl, file), suspect)
+    }
+
+    /// What is wrong with the timestamp `before` of a CRL entry `rid.<before>` (seconds since 1970, digest
+    /// section 8), judged at `now`, and what was probably meant; nil when it is a time up to `now`.
+    static func timestampProblem(_ before: Int64, now: Int64) -> TrustedKey.SuspectEntry? {
+        guard before > now else { return nil }
+        let literal = "as seconds (what the spec says it is) it revokes every card with this rid issued before "
+            + "\(Clock.describe(before)), that is every card with this rid, also one issued after the revocation"
+        if Double(before) >= NumericDate.millisecondsThreshold {
+            let seconds = before / 1000
+            return .init(
+                why: "the timestamp \(before) is after now (\(Clock.describe(now))) and can only be milliseconds: \(literal). "
+                    + "Probably meant: \(seconds) (\(Clock.describe(seconds))), in seconds", meant: seconds)
+        }
+        return .init(
+            why: "the timestamp \(before) (\(Clock.describe(before))) is after now (\(Clock.describe(now))): \(literal). A "
+                + "revocation's timestamp is when it was made (cards issued before it are revoked); write that time, or the bare rid",
+            meant: nil)
     }
 }

@@ -32,7 +32,8 @@ package enum QRAssembly {
         return prefixes * candidates.count + chunks * sets.count
     }
 
-    package static func assemble(_ pieces: [QRPiece], checker: JWSCheck = JWSCheck(keys: [], now: 0)) -> [Set] {
+    package static func assemble(_ pieces: [QRPiece], checker: JWSCheck = JWSCheck(now: 0)) -> [Set] {
+        let budget = SignatureBudget(checker.limits.signatureVerificationsPerGrouping)
         var sets: [Set] = []
         var chunked: [Int: [QRPiece]] = [:]
         var order: [Int] = []
@@ -45,7 +46,7 @@ package enum QRAssembly {
             chunked[chunk.total, default: []].append(piece)
         }
         for total in order {
-            for group in group(chunked[total] ?? [], total: total, checker: checker) {
+            for group in group(chunked[total] ?? [], total: total, checker: checker, budget: budget) {
                 sets.append(assembleChunks(group, total: total))
             }
         }
@@ -53,7 +54,7 @@ package enum QRAssembly {
     }
 
     /// Splits the chunks of one count `total` into the sets of their cards.
-    static func group(_ pieces: [QRPiece], total: Int, checker: JWSCheck) -> [[QRPiece]] {
+    static func group(_ pieces: [QRPiece], total: Int, checker: JWSCheck, budget: SignatureBudget) -> [[QRPiece]] {
         guard total >= 2 else { return pieces.map { [$0] } }
         var byIndex = [[QRPiece]](repeating: [], count: total + 1)
         for piece in pieces {
@@ -76,7 +77,7 @@ package enum QRAssembly {
                 if intact.count * candidates.count <= maxJudgedPairs
                     && judgedCharacters(intact, candidates) <= maxJudgedCharacters
                 {
-                    let fits = fitMatrix(intact, candidates, last: index == total, checker: checker)
+                    let fits = fitMatrix(intact, candidates, last: index == total, checker: checker, budget: budget)
                     assignment = match(rows: intact.count, columns: candidates.count) { fits[$0][$1] }
                 } else {
                     assignment = intact.indices.map { $0 < candidates.count ? $0 : nil }
@@ -108,7 +109,9 @@ package enum QRAssembly {
 
     /// `fits[set][chunk]`: whether the chunk continues the set as a JWS can. For the last chunk: the whole
     /// is signed by a key given, when any pair is; otherwise it is a well-formed JWS.
-    static func fitMatrix(_ sets: [[QRPiece]], _ candidates: [QRPiece], last: Bool, checker: JWSCheck) -> [[Bool]] {
+    static func fitMatrix(
+        _ sets: [[QRPiece]], _ candidates: [QRPiece], last: Bool, checker: JWSCheck, budget: SignatureBudget
+    ) -> [[Bool]] {
         let prefixes: [String?] = sets.map { set in
             let parts = set.compactMap(\.jws)
             return parts.count == set.count ? parts.joined() : nil
@@ -121,7 +124,7 @@ package enum QRAssembly {
             return sets.indices.map { row in candidates.indices.map { text(row, $0).map(JWSShape.isPrefix) ?? false } }
         }
         let signed = sets.indices.map { row in
-            candidates.indices.map { text(row, $0).flatMap(checker.signedByAnyKey) ?? false }
+            candidates.indices.map { text(row, $0).flatMap { checker.signedByAnyKey($0, budget: budget) } ?? false }
         }
         if signed.contains(where: { $0.contains(true) }) { return signed }
         return sets.indices.map { row in candidates.indices.map { text(row, $0).map(JWSShape.isComplete) ?? false } }
@@ -155,6 +158,9 @@ package enum QRAssembly {
         let sorted = group.sorted { ($0.chunk?.index ?? 0) < ($1.chunk?.index ?? 0) }
         var findings = sorted.flatMap(\.findings)
         let files = sorted.map(\.file)
+        // A finding on the set as a whole is at its one file, or at none when it spans several (the
+        // report's `files` list them).
+        let setFile = Swift.Set(files).count == 1 ? files.first : nil
         let have = Swift.Set(sorted.compactMap { $0.chunk?.index })
         let missing = (1...max(1, total)).filter { !have.contains($0) }
         if !missing.isEmpty {
@@ -162,7 +168,7 @@ package enum QRAssembly {
                 Finding(
                     .qrChunkMissing,
                     "chunk(s) \(missing.map(String.init).joined(separator: ", ")) of \(total) are missing; give all chunks of a set together (or in one folder)",
-                    at: .init(file: files.first)))
+                    at: .init(file: setFile)))
             return Set(pieces: sorted, jws: nil, findings: findings)
         }
         let parts = sorted.compactMap(\.jws)
@@ -173,14 +179,14 @@ package enum QRAssembly {
             Finding(
                 .qrChunked,
                 "the card is split into \(total) chunked QRs; chunking is deprecated since SHC 1.3.0 and some verifiers refuse it",
-                at: .init(file: files.first)))
+                at: .init(file: setFile)))
         let needed = QRNumeric.chunkCount(forLength: length)
         if needed == 1 {
             findings.append(
                 Finding(
                     .qrChunkNeedless,
                     "the JWS is \(length) characters, so it needs no chunking: one QR holds up to \(QRNumeric.maxSingleJWSCharacters); put it in a single QR ('shc:/' and the digits) instead of \(total) chunks",
-                    at: .init(file: files.first)))
+                    at: .init(file: setFile)))
             return Set(pieces: sorted, jws: jws, findings: findings)
         }
         let balanced = (length + total - 1) / total
@@ -189,7 +195,7 @@ package enum QRAssembly {
                 Finding(
                     .qrChunkUnbalanced,
                     "chunk sizes are \(parts.map { String($0.utf8.count) }.joined(separator: ", ")) characters; a \(length)-character JWS splits into \(needed) balanced chunks of at most \((length + needed - 1) / needed)",
-                    at: .init(file: files.first)))
+                    at: .init(file: setFile)))
         }
         return Set(pieces: sorted, jws: jws, findings: findings)
     }

@@ -39,7 +39,7 @@ extension CredentialReport {
         if let (issuer, binding) = keySetBinding {
             switch binding {
             case .unbound: lines.append("  issuer   not bound to an issuer")
-            case .argument: lines.append("  issuer   \(issuer ?? "?") (bound by \(style.render("\(Setting.jwks)")) URL=PATH)")
+            case .given: lines.append("  issuer   \(issuer ?? "?") (bound by \(style.render("\(Setting.jwks)")) URL=PATH)")
             case .siteRecord(let record): lines.append("  issuer   \(issuer ?? "?") (recorded in \(record))")
             }
         }

@@ -29,10 +29,25 @@ public struct NoSHLFiles: SHLFileSource {
     }
 }
 
+/// The QR symbol a link was read from: its version and error correction level, and the smallest version
+/// its text fits at that level (nil when not known).
+package struct LinkSymbol: Sendable {
+    package var version: Int?
+    package var errorCorrection: QRErrorCorrection?
+    package var smallestVersion: Int?
+
+    package init(version: Int?, errorCorrection: QRErrorCorrection?, smallestVersion: Int?) {
+        self.version = version
+        self.errorCorrection = errorCorrection
+        self.smallestVersion = smallestVersion
+    }
+}
+
 /// Checks a SMART Health Link (links-specification): the link text and payload, and, for a `U` link, the
 /// encrypted file the caller's `SHLFileSource` gives for its URL, then the card inside as usual.
 ///
-/// The link's key is never put in a finding, a note or the report's payload.
+/// Where the IG says SHALL, an error; where it says SHOULD or calls a value a hint, a warning. The link's key
+/// is never put in a finding, a note or the report's payload.
 package struct SHLCheck {
     /// Where the files of `U` links come from.
     package let files: any SHLFileSource
@@ -45,42 +60,47 @@ package struct SHLCheck {
         self.checker = checker
     }
 
-    /// The IVs of the link files read in one `verify` run, to find an IV used by two files: under one key
-    /// that breaks AES-GCM (the XOR of the two plaintexts leaks and tags can be forged); under two keys it
-    /// means the IVs are not random.
+    /// The IVs of the link files read in one check or run, to find an IV used twice under one key: that
+    /// breaks AES-GCM (the XOR of the two plaintexts leaks and tags can be forged). The same IV under two
+    /// different keys is no weakness (GCM's nonce rule is per key), so it is not a finding.
     package final class IVRegister {
-        private var seen: [[UInt8]: (file: String, identity: String, key: [UInt8])] = [:]
+        private var seen: [[UInt8]: [(file: String, identity: String, key: [UInt8])]] = [:]
 
-        /// Registers the IV of the file `file` (`identity`: the same file reached by two links is not a reuse)
-        /// opened with the key named by `key` (a fingerprint); returns the earlier file and whether it had the same key.
         package init() {}
 
-        package func register(iv: [UInt8], file: String, identity: String, key: [UInt8]?) -> (file: String, sameKey: Bool)? {
-            if let earlier = seen[iv] {
-                guard earlier.identity != identity else { return nil }
-                return (earlier.file, key != nil && earlier.key == key)
-            }
-            seen[iv] = (file, identity, key ?? [])
-            return nil
+        /// Registers the IV of the file `file` (`identity`: the same file reached by two links is not a reuse)
+        /// opened with the key named by `key` (a fingerprint); returns the earlier file with that IV and key.
+        package func register(iv: [UInt8], file: String, identity: String, key: [UInt8]) -> String? {
+            let earlier = seen[iv, default: []]
+            if earlier.contains(where: { $0.identity == identity && $0.key == key }) { return nil }
+            let reuse = earlier.first(where: { $0.key == key && $0.identity != identity })?.file
+            seen[iv, default: []].append((file, identity, key))
+            return reuse
         }
     }
 
     /// Checks link text read from `file` (a text file, a QR symbol, or a command-line argument).
     /// - Parameters:
-    ///   - symbolErrorCorrection: the ECC level of the QR symbol the text came from, when it came from an image
-    ///     (the links specification asks for M).
+    ///   - symbol: the QR symbol the text came from, when it came from an image (the links specification asks
+    ///     for error correction M; a symbol larger than its text needs is warned).
     /// - Returns: the link's report, then the reports of the card(s) in its file when it was opened.
     package func check(
-        text: String, file: String, symbolErrorCorrection: QRErrorCorrection? = nil, findings initial: [Finding] = [],
-        ivs: IVRegister
+        text: String, file: String?, symbol: LinkSymbol? = nil, findings initial: [Finding] = [], ivs: IVRegister
     ) -> [CredentialReport] {
         var report = CredentialReport(source: .shlink, file: file)
         report.findings = initial
         func add(_ code: RuleCode, _ message: String, path: String? = nil, severity: Finding.Severity? = nil) {
             report.findings.append(Finding(code, message, at: .init(file: file, path: path), severity: severity))
         }
-        if let level = symbolErrorCorrection, level != .M {
+        if let level = symbol?.errorCorrection, level != .M {
             add(.shlQRECC, "the link's QR uses error correction \(level.rawValue); the links specification asks for M")
+        }
+        if let version = symbol?.version, let smallest = symbol?.smallestVersion, version > smallest {
+            add(
+                .shlQRNotMinimal,
+                "the link's QR is version \(version), but its text fits version \(smallest) at ECC "
+                    + "\(symbol?.errorCorrection?.rawValue ?? "?"): a larger symbol has smaller modules and is harder to scan "
+                    + "from paper or a screen; let the encoder pick the smallest version")
         }
         guard text.utf8.count <= SHLinkText.maxCharacters else {
             add(
@@ -95,10 +115,30 @@ package struct SHLCheck {
                     + "optionally after a viewer URL ending in '#'")
             return [report]
         }
-        if let viewer, !viewer.hasPrefix("https://") {
-            add(.shlViewerURL, "the viewer prefix \(Quote.text(viewer)) is not an https URL ending in '#'")
+        if let viewer {
+            let hashes = viewer.filter { $0 == "#" }.count
+            if hashes != 1 {
+                add(
+                    .shlViewerURL,
+                    "the viewer prefix \(Quote.text(String(viewer), limit: 120)) has \(hashes) '#'; it must be a URL that ends "
+                        + "in exactly one '#' (links-specification), so the link starts right after the fragment's '#' and "
+                        + "never reaches the viewer's server. Give the viewer URL without a fragment", severity: .error)
+            } else if !viewer.hasPrefix("https://") {
+                add(.shlViewerURL, "the viewer prefix \(Quote.text(String(viewer), limit: 120)) is not an https URL ending in '#'")
+            }
         }
-        guard let bytes = Base64URL.decode(String(encoded)) else {
+        var payloadText = Substring(encoded)
+        if payloadText.hasSuffix("=") {
+            let unpadded = payloadText.prefix { $0 != "=" }
+            if payloadText[unpadded.endIndex...].allSatisfy({ $0 == "=" }), payloadText.count - unpadded.count <= 2 {
+                add(
+                    .shlPayloadForm,
+                    "the payload after 'shlink:/' ends in '=' padding; base64url in a link has no padding (RFC 4648 "
+                        + "section 5). It was read without it; receivers that decode strictly refuse it")
+                payloadText = unpadded
+            }
+        }
+        guard let bytes = Base64URL.decode(String(payloadText)) else {
             add(
                 .shlPayloadEncoding,
                 "the payload after 'shlink:/' is not base64url without padding (RFC 4648 section 5)")
@@ -107,6 +147,12 @@ package struct SHLCheck {
         guard let payload = try? JSONParser.parse(bytes), let object = payload.objectValue else {
             add(.shlPayloadNotJSON, "the payload after 'shlink:/' does not decode to a JSON object")
             return [report]
+        }
+        if let offset = JWSCheck.whitespaceOutsideStrings(bytes) {
+            add(
+                .shlPayloadForm,
+                "the payload JSON has whitespace at byte \(offset) (pretty-printed); the links specification says it is "
+                    + "minified, and each byte makes the QR denser")
         }
         var redacted = object
         if redacted["key"] != nil { redacted["key"] = "(not shown)" }
@@ -131,12 +177,8 @@ package struct SHLCheck {
             if !url.hasPrefix("https://") {
                 add(.shlURLNotHTTPS, "url \(Quote.text(url)) is not https", path: "url")
             }
-            if !Self.carriesEntropy(url) {
-                add(
-                    .shlURLEntropy,
-                    "url has no path segment or query value of 43 or more base64url characters; it must carry "
-                        + "at least 256 bits of entropy (e.g. 32 random bytes, base64url, as a path segment)",
-                    path: "url")
+            if let problem = SHLEntropy.problem(url: url) {
+                add(.shlURLEntropy, problem, path: "url")
             }
             report.notes.append("url \(url)")
         } else {
@@ -146,6 +188,13 @@ package struct SHLCheck {
         var key: AES256Key?
         if let text = payload["key"]?.stringValue, let decoded = AES256Key.decode(base64url: text) {
             key = decoded
+            if let bytes = Base64URL.decode(text), SHLEntropy.isText(bytes) {
+                add(
+                    .shlKeyText,
+                    "the key's 32 bytes are all text characters (ASCII letters, digits, punctuation: a passphrase or hex "
+                        + "digits, not random bytes), so it has far less than 256 bits of entropy; make the key from 32 "
+                        + "random bytes", path: "key")
+            }
         } else {
             add(
                 .shlKeyInvalid,
@@ -159,7 +208,8 @@ package struct SHLCheck {
                     add(
                         .shlExpired,
                         "exp \(exp.numberLexeme ?? "") (\(Clock.describe(Int64(seconds)))) is before now "
-                            + "(\(Clock.describe(now))): receivers take the link as stale (the host may still serve its file)",
+                            + "(\(Clock.describe(now))): exp is a hint, so receivers may take the link as stale (the host may "
+                            + "still serve its file)",
                         path: "exp")
                 }
                 report.notes.append("exp \(Clock.describe(Int64(seconds)))")
@@ -204,10 +254,7 @@ package struct SHLCheck {
         if let label = payload["label"] {
             if let text = label.stringValue {
                 if !SHLink.labelFits(text) {
-                    add(
-                        .shlLabelInvalid,
-                        "label is \(text.utf16.count) characters; at most \(SHLink.maxLabelCharacters) are allowed",
-                        path: "label")
+                    add(.shlLabelInvalid, SHLink.labelLengthProblem(text), path: "label")
                 }
                 report.notes.append("label \(Quote.text(text, limit: SHLink.maxLabelCharacters))")
             } else {
@@ -241,7 +288,7 @@ package struct SHLCheck {
             (fileBytes, path, identity) = (found, name, id)
         }
         report.notes.append("file \(path)")
-        guard fileBytes.count <= JWE.maxCompactBytes else {
+        guard fileBytes.count <= checker.limits.linkFileBytes else {
             add(.shlJWEForm, "\(path) is \(fileBytes.count) bytes; a link file holding one card is a few kB")
             return [report]
         }
@@ -253,11 +300,17 @@ package struct SHLCheck {
     private func open(
         _ bytes: [UInt8], path: String, identity: String, key: AES256Key, report: inout CredentialReport, ivs: IVRegister
     ) -> [CredentialReport] {
-        let file = report.file
+        let file = report.locationFile
         func add(_ code: RuleCode, _ message: String) {
             report.findings.append(Finding(code, message, at: .init(file: file)))
         }
-        let jwe = JWE(compact: String(decoding: bytes, as: UTF8.self))
+        // One final newline (LF or CRLF) is what an editor or `echo` leaves; it is not part of the JWE.
+        var body = bytes[...]
+        if body.last == 0x0A {
+            body = body.dropLast()
+            if body.last == 0x0D { body = body.dropLast() }
+        }
+        let jwe = JWE(compact: String(decoding: body, as: UTF8.self))
         let parts: JWE.Parts
         do { parts = try jwe.parts() } catch {
             switch error {
@@ -266,17 +319,17 @@ package struct SHLCheck {
             }
             return []
         }
-        if let earlier = ivs.register(
-            iv: parts.iv, file: path, identity: identity, key: key.fingerprint)
-        {
+        if let earlier = ivs.register(iv: parts.iv, file: path, identity: identity, key: key.fingerprint) {
             add(
                 .shlIVReused,
-                "\(path) has the IV of \(earlier.file)"
-                    + (earlier.sameKey
-                        ? " under the same key: AES-GCM with a repeated IV leaks the XOR of the two plaintexts and lets tags be "
-                            + "forged. Encrypt every file with a fresh random IV"
-                        : " (another key): the IVs are not random. Take every IV from a cryptographic random generator")
-            )
+                "\(path) has the IV of \(earlier) under the same key: AES-GCM with a repeated IV leaks the XOR of the two "
+                    + "plaintexts and lets tags be forged. Encrypt every file with a fresh random IV")
+        }
+        if parts.header["kid"] != nil {
+            add(
+                .shlJWEKid,
+                "\(path): the JWE header has a kid; with alg dir the key is the link's own, so a kid names nothing a "
+                    + "receiver can use and tells a reader of the file which key opens it. Leave kid out")
         }
         guard let contentType = parts.contentType else {
             add(
@@ -296,12 +349,15 @@ package struct SHLCheck {
             add(.shlContent, "\(path): \(error)")
             return []
         }
-        guard contentType == JWE.smartHealthCard else {
-            report.notes.append(
-                "content \(contentType) (\(plaintext.count) bytes), not a SMART Health Card: not checked further")
+        guard JWE.mediaType(contentType, is: JWE.smartHealthCard) else {
+            report.notes.append("content \(Quote.text(contentType, limit: 80)) (\(plaintext.count) bytes)")
+            add(
+                .shlContentNotChecked,
+                "\(path) decrypts to \(Quote.text(contentType, limit: 80)) content, which this verifier does not check (it "
+                    + "checks \(JWE.smartHealthCard)): the link opens, but what it carries was not looked at")
             return []
         }
-        let cards = CardFile.check(plaintext, file: "\(path) (from link \(file))", checker: checker)
+        let cards = CardFile.check(plaintext, file: "\(path) (from link \(file ?? "text"))", checker: checker)
         if cards.count == 1, cards[0].findings.contains(where: { $0.code == .fileNotJSON }) {
             add(
                 .shlContent,
@@ -309,18 +365,5 @@ package struct SHLCheck {
                     + "which its cty says it is")
         }
         return cards
-    }
-
-    /// True when a path segment or query value of `url` has at least 43 base64url characters (256 bits at
-    /// 6 bits each), the IG's suggested form of the URL's entropy.
-    static func carriesEntropy(_ url: String) -> Bool {
-        let separators: Set<Character> = ["/", "?", "&", "=", "#", "."]
-        return url.split(whereSeparator: { separators.contains($0) }).contains { part in
-            part.utf8.count >= 43
-                && part.utf8.allSatisfy {
-                    ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D
-                        || $0 == 0x5F
-                }
-        }
     }
 }
