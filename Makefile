@@ -16,7 +16,7 @@ SWIFT_FLAGS ?=
 # The tests' Python: a virtual environment under the build folder, never the system Python (PEP 668).
 VENV := .build/test-venv
 
-.PHONY: deps test-deps demo test build release bench lint clean man install uninstall install-test deb deb-test
+.PHONY: deps test-deps demo test build release bench lint clean man install uninstall install-test deb deb-test examples
 
 # Where `make install` puts things (DESTDIR for packagers: files go to $(DESTDIR)$(PREFIX)/...).
 PREFIX ?= /usr/local
@@ -86,13 +86,21 @@ demo: release
 	echo && echo "Program:   $(RELEASE_BIN) (put it on PATH with: sudo make install; see docs/install.md)"
 
 # Builds and runs the whole test suite (the tests run the conformance checker on what the CLI writes, when
-# ../shared is there), then checks `make install` into a temporary folder and, when this machine can build a
-# Debian 12 root (root, debootstrap, network), the .deb in one (skipped with a note otherwise).
+# ../shared is there), builds and runs the example clients (Examples/*), then checks `make install` into a
+# temporary folder and, when this machine can build a Debian 12 root (root, debootstrap, network), the .deb in
+# one (skipped with a note otherwise).
 test: test-deps
 	swift build $(SWIFT_FLAGS)
 	swift test $(SWIFT_FLAGS)
+	$(MAKE) --no-print-directory examples
 	$(MAKE) --no-print-directory install-test
 	$(MAKE) --no-print-directory deb-test DEB_TEST_FLAGS=--if-possible
+
+# The example clients under Examples/ (each a package depending on this one by path, public API only): each is
+# built and run from the root with no arguments and must exit 0; one with a must-not-link.txt must not link the
+# libraries it names (ldd). See scripts/examples-test.sh and docs/library.md.
+examples: deps
+	SWIFT_FLAGS="$(SWIFT_FLAGS)" scripts/examples-test.sh
 
 # Man pages, one per command, made from --help by help2man (scripts/make-man.sh).
 man: release
@@ -167,7 +175,7 @@ lint:
 	swift format lint --recursive Sources Tests
 
 clean:
-	rm -rf .build demo-out bench-results.json
+	rm -rf .build Examples/*/.build demo-out bench-results.json
 
 # Fuzzing: one libFuzzer target per parser of outside input (Fuzz/targets/*.swift), built with
 # swiftc -sanitize=fuzzer,address and run FUZZ_SECONDS each; FUZZ_TARGETS picks some (e.g. "csv json").

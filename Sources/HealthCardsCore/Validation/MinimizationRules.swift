@@ -185,6 +185,15 @@ enum NameRules {
                             + "(a line break, tab or other control character) at character \(offset + 1); a name is shown on one line. Remove it from the source data"
                     )
                 }
+                for (value, at) in values {
+                    guard let (scalar, offset) = firstInvisible(in: value) else { continue }
+                    f.warn(
+                        .patientNameInvisible, at,
+                        "the name part \(Quote.text(ControlCharacters.escaped(value))) holds \(ControlCharacters.codePoint(scalar)), an "
+                            + "invisible \(isBidiControl(scalar) ? "bidirectional control" : "format") character, at character "
+                            + "\(offset + 1): it can make the name display as another, and whoever checks the card cannot see it. "
+                            + "Remove it from the source data")
+                }
             }
         }
     }
@@ -200,6 +209,32 @@ enum NameRules {
             }
         }
         return String(out)
+    }
+
+    /// The first bidirectional control or invisible format character (`ControlCharacters.isInvisibleFormat`),
+    /// with its 0-based position in Unicode scalars. A zero-width (non-)joiner between two letters beyond
+    /// ASCII is how some scripts are written (Persian, the Indic scripts) and is not counted.
+    static func firstInvisible(in text: String) -> (scalar: Unicode.Scalar, offset: Int)? {
+        let scalars = Array(text.unicodeScalars)
+        for (i, scalar) in scalars.enumerated() where ControlCharacters.isInvisibleFormat(scalar) {
+            if scalar.value == 0x200C || scalar.value == 0x200D, i > 0, i + 1 < scalars.count,
+                scalars[i - 1].value > 0x7F, scalars[i + 1].value > 0x7F,
+                scalars[i - 1].properties.isAlphabetic || scalars[i - 1].properties.generalCategory == .nonspacingMark,
+                scalars[i + 1].properties.isAlphabetic
+            {
+                continue
+            }
+            return (scalar, i)
+        }
+        return nil
+    }
+
+    /// True for the Unicode `Bidi_Control` characters.
+    static func isBidiControl(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: return true
+        default: return false
+        }
     }
 
     /// The first C0 control (tab, CR and LF included), DEL, C1 control, or line or paragraph separator
