@@ -65,6 +65,8 @@ let package = Package(
                 "HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsPrint", "HealthCardsIssuing",
                 "HealthCardsFixtures",
             ]),
+        // The public API as a client sees it: no `@testable`, only the Verify layer and Core.
+        .testTarget(name: "HealthCardsPublicAPITests", dependencies: ["HealthCardsCore", "HealthCardsVerify"]),
         .testTarget(
             name: "HealthCardsTests",
             dependencies: [
