@@ -92,8 +92,8 @@ enum FixturesCommand {
                     + "scalar; a reproducible catalogue needs deterministic RFC 6979 signatures, which derive each nonce from it. "
                     + "Make the catalogue with a PEM key file (a test key: `healthcards keygen --out test-issuer.pem`)")
         }
-        let key = try KeySource.load(keyPath, requirePrivate: true)
-        try DemoKey.check(kids: [JWK(key: key).kid], issuer: issuer, command: "fixtures")
+        let key = try KeySource.privateKey(keyPath)
+        try DemoKey.check(kids: [key.publicKey.kid], issuer: issuer, command: "fixtures")
         let started = Clock.monotonicSeconds()
         let manifest = try FixtureFolder.write(
             FixtureCatalogue.Options(issuer: issuer, key: key, now: now, seed: seed, messageStyle: .commandLine), to: out)

@@ -243,7 +243,7 @@ enum IssueCommand {
         let frozen = settings
         let batch = BatchIssuer(outDir: outDir, jobs: jobs) {
             let signer: any JWSSigner = deterministic ? try DeterministicES256Signer(key: key) : try ES256Signer(key: key)
-            return try CardIssuer(signer: signer, settings: frozen)
+            return try CardIssuer(signer: signer, settings: frozen, clock: SystemWallClock())
         }
         batch.qr = QRSettings(
             makeQR: !parsed.has("no-qr"), chunk: parsed.has("chunk"), qrImage: image, linksOversized: links != nil)

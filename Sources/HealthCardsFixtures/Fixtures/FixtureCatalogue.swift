@@ -20,8 +20,8 @@ public struct FixtureCatalogue {
     public struct Options: Sendable {
         /// The issuer URL (`iss`) of the cards.
         public var issuer: String
-        /// The issuer's signing key; its private scalar must be readable (RFC 6979).
-        public var key: P256Key
+        /// The issuer's signing key, in memory (its private scalar must be readable: RFC 6979).
+        public var key: P256PrivateKey
         /// The time every verdict holds at, seconds since 1970; card times are counted from it.
         public var now: Int64
         /// Picks the synthetic content (names, birth dates, lots, dates) and the derived test keys.
@@ -29,7 +29,7 @@ public struct FixtureCatalogue {
         /// How the manifest's texts say the toolkit's settings and commands (the command line: as its options).
         public var messageStyle: MessageStyle
 
-        public init(issuer: String, key: P256Key, now: Int64, seed: UInt64, messageStyle: MessageStyle = .words) {
+        public init(issuer: String, key: P256PrivateKey, now: Int64, seed: UInt64, messageStyle: MessageStyle = .words) {
             self.issuer = issuer
             self.key = key
             self.now = now
@@ -75,8 +75,8 @@ public struct FixtureCatalogue {
     init(_ options: Options) throws {
         self.options = options
         people = FixturePeople(seed: options.seed, now: options.now)
-        signer = try DeterministicES256Signer(key: options.key)
-        kid = JWK(key: options.key).kid
+        signer = try DeterministicES256Signer(key: options.key.storage)
+        kid = JWK(key: options.key.publicKey).kid
         func derived(_ label: String) -> [UInt8] { Array("healthcards-fixtures/\(options.seed)/key/\(label)".utf8) }
         unpublishedKey = try DerivedKey.p256(from: derived("unpublished"))
         x5cKey = try DerivedKey.p256(from: derived("x5c"))
@@ -351,7 +351,7 @@ public struct FixtureCatalogue {
         certified.x5c = chain.map { Base64URL.encodeStandard($0) }
         let site = IssuerSite(root: folder + "/" + Self.site)
         _ = try site.publish(
-            keys: [JWK(key: options.key), certified], createCRLs: true,
+            keys: [JWK(key: options.key.publicKey), certified], createCRLs: true,
             pathPrefix: Self.pathPrefix(options.issuer), issuer: options.issuer)
         _ = try site.revoke(
             [CRL.Entry(rid: rid(covidRecord("revoked"))), CRL.Entry(rid: rid(covidRecord("rid")), before: ridCutoff)],

@@ -315,7 +315,7 @@ public final class CSVTemplateInput {
 
         /// Renders the rows with `template` into the record's checked Bundle (or its errors).
         /// - Parameter now: seconds since 1970 to judge future dates against.
-        public func render(_ template: Template, now: Int64 = Clock.nowSeconds()) -> CheckedRecord {
+        public func render(_ template: Template, now: Int64) -> CheckedRecord {
             guard errors.isEmpty, let id else { return CheckedRecord(source: source, id: id, checked: nil, errors: errors, warnings: []) }
             let rendered = template.render(rows: rows, now: now)
             var record = CheckedRecord(
@@ -486,10 +486,11 @@ public final class CSVTemplateInput {
     public func cursor() -> Cursor { Cursor(self) }
 
     /// Every record, rendered, in order of first appearance (holds them all: for small inputs and tests).
-    public func records() throws -> [CheckedRecord] {
+    /// - Parameter now: the time dates are judged at, seconds since 1970.
+    public func records(now: Int64) throws -> [CheckedRecord] {
         let cursor = self.cursor()
         var out: [CheckedRecord] = []
-        while let patient = try cursor.next() { out.append(patient.render(template)) }
+        while let patient = try cursor.next() { out.append(patient.render(template, now: now)) }
         return out
     }
 }

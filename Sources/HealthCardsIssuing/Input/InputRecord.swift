@@ -27,7 +27,7 @@ public struct InputRecord: Sendable {
     /// The record made ready for the issuer: its Bundle minimized and checked (`CheckedBundle.minimizing`),
     /// the Bundle's errors (`RULE_CODE: sentence` at the FHIR path) added to the record's.
     /// - Parameter now: seconds since 1970 to judge future dates against.
-    public func checked(now: Int64 = Clock.nowSeconds()) -> CheckedRecord {
+    public func checked(now: Int64) -> CheckedRecord {
         var record = CheckedRecord(source: source, id: id, checked: nil, errors: errors, warnings: warnings)
         guard errors.isEmpty, let bundle else { return record }
         do {

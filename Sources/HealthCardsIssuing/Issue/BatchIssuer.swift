@@ -381,7 +381,7 @@ public struct SiteRevocations: Sendable {
     /// Why a card with `rid` (derived from `ridFrom`) and `nbf` must not be signed, or nil when the list does
     /// not revoke it. The message quotes the entry and says how the person gets a valid card.
     /// - Parameter now: seconds since 1970, for the times the message suggests.
-    public func refusal(rid: String, ridFrom: String, nbf: Int64, now: Int64 = Clock.nowSeconds()) -> String? {
+    public func refusal(rid: String, ridFrom: String, nbf: Int64, now: Int64) -> String? {
         guard let entry = self.entry(revoking: rid, nbf: nbf) else { return nil }
         let revoke =
             "`\(Command.revoke) \(Setting.site) \(site) \(Setting.key) KEY \(Setting.ridSecret) FILE \(Setting.report) REPORT \(Setting.id) '\(ridFrom)' "

@@ -94,8 +94,8 @@ final class BatchWorker {
         var asRead: JSONValue?
         switch job {
         case .decided(let line): return BatchOutcome(line: line)
-        case .record(let read): (record, asRead) = (read.checked(), read.bundle)
-        case .rows(let rows, let template): record = rows.render(template)
+        case .record(let read): (record, asRead) = (read.checked(now: issuer.clock.nowSeconds()), read.bundle)
+        case .rows(let rows, let template): record = rows.render(template, now: issuer.clock.nowSeconds())
         }
         var line = ReportLine(source: record.source, id: record.id, status: .rejected, errors: record.errors,
                               warnings: record.warnings, files: [])
@@ -113,7 +113,7 @@ final class BatchWorker {
             line.ridFrom = from
             owner = RIDOwner(rid: rid, ridFrom: from, person: PatientIdentity.fingerprint(ofMinimized: checked.bundle))
             // A card the site's list already revokes would be turned away at every door: never sign it.
-            if let why = revocations?.refusal(rid: rid, ridFrom: from, nbf: issuer.settings.notBefore) {
+            if let why = revocations?.refusal(rid: rid, ridFrom: from, nbf: issuer.settings.notBefore, now: issuer.clock.nowSeconds()) {
                 line.errors = [HealthCardError(.validation, code: .ridRevoked, why, at: record.source)]
                 line.kid = issuer.kid
                 line.revokedOnRecord = true

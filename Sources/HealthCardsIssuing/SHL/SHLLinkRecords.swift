@@ -34,7 +34,7 @@ public enum SHLWithdrawalRecord {
     /// Records that the link whose text is at `linkFile` was withdrawn at `now`: `{"withdrawn":<seconds>,
     /// "file":"<the site file's path relative to the site>"}`, mode 0600.
     /// - Throws: `HealthCardError(.io)` when it cannot be written.
-    public static func record(besideLinkFile linkFile: String, siteFile: String, now: Int64 = Clock.nowSeconds()) throws
+    public static func record(besideLinkFile linkFile: String, siteFile: String, now: Int64) throws
     {
         guard let marker = path(besideLinkFile: linkFile) else { return }
         let json: JSONValue = .object(["withdrawn": .integer(now), "file": .string(siteFile)])

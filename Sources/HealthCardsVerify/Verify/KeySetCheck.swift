@@ -6,7 +6,7 @@ package struct TrustedKey: Sendable {
     package var kid: String
     /// The RFC 7638 thumbprint of the key: the kid it should have.
     package var thumbprint: String
-    package var key: P256Key
+    package var key: P256PublicKey
     /// `crlVersion` as published, when present.
     package var crlVersion: Int?
     /// The revocation list given for this kid, with its name.
@@ -29,7 +29,7 @@ package struct TrustedKey: Sendable {
         package var meant: Int64?
     }
 
-    package init(kid: String, thumbprint: String, key: P256Key, crlVersion: Int? = nil, crl: (list: CRL, file: String)? = nil,
+    package init(kid: String, thumbprint: String, key: P256PublicKey, crlVersion: Int? = nil, crl: (list: CRL, file: String)? = nil,
                  source: String, x5c: X509Chain? = nil) {
         self.kid = kid
         self.thumbprint = thumbprint
@@ -144,11 +144,11 @@ package enum KeySetCheck {
                 add(.jwkCoordinates, path, "x and y must be base64url (no padding) of 32 bytes each")
                 continue
             }
-            guard let key = try? P256Key.publicKey(x: x, y: y) else {
+            guard let key = try? P256PublicKey(x: x, y: y) else {
                 add(.jwkCoordinates, path, "x and y are not a point on the P-256 curve")
                 continue
             }
-            let thumbprint = JWK(x: x, y: y).kid
+            let thumbprint = JWK(key: key).kid
             let kid = object["kid"]?.stringValue
             if kid == nil {
                 add(.jwkKidMissing, path + ".kid", "the key has no kid; it must be the RFC 7638 thumbprint \(thumbprint)")
@@ -159,7 +159,7 @@ package enum KeySetCheck {
             if let x5c = object["x5c"] {
                 var found: [Finding] = []
                 chain = X5CCheck(path: path + ".x5c", issuer: issuer, now: now)
-                    .check(x5c, key: JWK(x: x, y: y), findings: &found, notes: &result.notes, file: file)
+                    .check(x5c, key: JWK(key: key), findings: &found, notes: &result.notes, file: file)
                 result.findings += found
             }
             var crlVersion: Int?
