@@ -96,7 +96,7 @@ public struct CredentialReport: Sendable {
     /// when the limits left findings out. A key set has `"issuer"` (null when not bound) and `"boundBy"`
     /// (`"site-record"`, `"argument"` or null) instead of kid, signature, profile and payload, and `"notes"`
     /// when there are any; a link (`shlink`) has no kid, signature or profile, and its payload is the link's
-    /// with the key left out.
+    /// with the key left out; an input read as none of these (`unknown`) has neither.
     public var json: JSONValue { json(style: .words) }
 
     /// `json` with the findings' messages said in `style`.
@@ -104,7 +104,7 @@ public struct CredentialReport: Sendable {
         var o: JSONObject = ["source": .string(source.rawValue), "files": .array(files.map { .string($0) })]
         if files.count == 1 { o["file"] = .string(files[0]) }
         if let index { o["index"] = .integer(Int64(index)) }
-        if source != .keySet && source != .shlink {
+        if isCredential {
             o["kid"] = kid.map { .string($0) } ?? .null
             o["signature"] = .string(signature.rawValue)
             o["profile"] = profile.map { .string($0.rawValue) } ?? .null
@@ -129,7 +129,7 @@ public struct CredentialReport: Sendable {
                 JSONObject(omittedFindings.sorted { $0.key.rawValue < $1.key.rawValue }.map { ($0.key.rawValue, .integer(Int64($0.value))) }))
         }
         if !notes.isEmpty { o["notes"] = .array(notes.map { .string($0) }) }
-        if source != .keySet { o["payload"] = payload ?? .null }
+        if isCredential || source == .shlink { o["payload"] = payload ?? .null }
         return .object(o)
     }
 }
