@@ -214,7 +214,9 @@ package struct JWSCheck {
         guard iss != nil || keyRing.standIn != nil else {
             // No readable iss (a payload that does not inflate or parse, or has no iss): which issuer's key set
             // applies cannot be known, so the signature is judged with the key the kid names in any set given.
-            checkSignatureWithoutIssuer(kid: kid, verifies: verifies, raw: raw, signature: signature, report: &report, add: add)
+            checkSignatureWithoutIssuer(
+                kid: kid, verifies: verifies, budgetRefused: { budget.refused }, raw: raw, signature: signature, report: &report,
+                add: add)
             return
         }
         let mine = keyRing.sets(for: iss)
@@ -262,6 +264,12 @@ package struct JWSCheck {
             checkKeyDependencies(key, report: report, add: add)
             return
         }
+        if budget.refused > 0 {
+            // A key the kid names was never tried: nothing is known of the signature, and saying it fails would
+            // be as wrong as saying it verifies.
+            Self.budgetSpent(limits, add: add)
+            return
+        }
         report.signature = .failed
         if !candidates.isEmpty {
             add(.sigInvalid, "signature", "the signature does not verify with key \(kid ?? "?"); the card was altered or signed with another key\(untried())", nil)
@@ -291,14 +299,19 @@ package struct JWSCheck {
     /// `KID_WRONG` when another key given does, `KID_UNKNOWN` when no key given is named or verifies. Never
     /// `KEY_NOT_FROM_ISSUER`: that needs a known issuer to compare the key's with.
     private func checkSignatureWithoutIssuer(
-        kid: String?, verifies: (TrustedKey) -> Bool, raw: [UInt8], signature: [UInt8], report: inout CredentialReport,
-        add: (RuleCode, String?, String, Finding.Severity?) -> Void
+        kid: String?, verifies: (TrustedKey) -> Bool, budgetRefused: () -> Int, raw: [UInt8], signature: [UInt8],
+        report: inout CredentialReport, add: (RuleCode, String?, String, Finding.Severity?) -> Void
     ) {
         let named = keyRing.sets.flatMap { set in set.keys.filter { $0.kid == kid || $0.thumbprint == kid }.map { (set, $0) } }
+        let refused = budgetRefused()
         if let (_, key) = named.first(where: { verifies($0.1) }) {
             report.signature = raw == signature ? .verified : .failed
             checkRevocation(key, report: report, add: add)
             checkKeyDependencies(key, report: report, add: add)
+            return
+        }
+        if budgetRefused() > refused {
+            Self.budgetSpent(limits, add: add)
             return
         }
         report.signature = .failed
@@ -322,6 +335,13 @@ package struct JWSCheck {
         } else {
             add(.kidUnknown, "header.kid", "kid \(quoted(report.header?["kid"])) names no key of the key sets given, and \(given) verifies the signature", nil)
         }
+    }
+
+    /// SIG_NOT_CHECKED, an error: the key the card names was not tried, the budget of verifications spent.
+    static func budgetSpent(_ limits: VerifyLimits, add: (RuleCode, String?, String, Finding.Severity?) -> Void) {
+        add(.sigNotChecked, "signature", "the signature was not checked: at most \(limits.signatureVerificationsPerCredential) "
+            + "signature verifications are spent on one credential, and the key its kid names was not reached (a key set "
+            + "with many keys of one kid?); the card is not verified", .error)
     }
 
     /// KEY_NOT_FROM_ISSUER: what was found about a key of a key set that is not the card's issuer's.
