@@ -30,17 +30,27 @@ import Testing
         }
 
         /// Encrypts `plaintext` into `SITE/shl/<new name>` (with `iv` when given: for the reuse test) and
-        /// writes `link` (defaults: flag U, that URL, that key) to a text file; returns its path.
+        /// writes `link` (defaults: flag U, that URL, that key; `edit` changes the payload, and is the one a
+        /// trailing closure gives) to a text file; returns its path.
+        /// - Parameters:
+        ///   - contentType: the JWE's `cty`; `header` edits the protected header further (a kid, a crit).
+        ///   - fileName: the file's name in `SITE/shl/` (default: 32 random bytes, as `shl` names them).
+        ///   - trailer: written after the compact JWE in the file (a final newline).
+        ///   - text: rewrites the link text before it is written (padding, a viewer prefix).
         func link(
             _ name: String, iv: [UInt8]? = nil, key: AES256Key? = nil, plaintext: [UInt8]? = nil,
-            edit: (inout JSONObject) -> Void = { _ in }
+            edit: (inout JSONObject) -> Void = { _ in }, contentType: String = JWE.smartHealthCard,
+            header: ((inout JSONObject) -> Void)? = nil, fileName: String? = nil, trailer: String = "",
+            text: (String) -> String = { $0 }
         ) throws -> String {
             let key = try key ?? AES256Key.random()
-            let fileName = try SHLDestination.newFileName()
+            let fileName = try fileName ?? SHLDestination.newFileName()
             let compact: String
-            if let iv {
-                let protected = Base64URL.encodeBytes(
-                    JWE.headerBytes(contentType: JWE.smartHealthCard, deflated: false))
+            if iv != nil || header != nil || contentType != JWE.smartHealthCard {
+                var object = try JSONParser.parse(JWE.headerBytes(contentType: contentType, deflated: false)).objectValue!
+                header?(&object)
+                let protected = Base64URL.encodeBytes(JSONWriter.minified(.object(object)))
+                let iv = try iv ?? AESGCM.randomIV()
                 let sealed = try AESGCM.seal(plaintext ?? card, key: key, iv: iv, aad: protected)
                 compact =
                     String(decoding: protected, as: UTF8.self) + ".." + Base64URL.encode(iv) + "."
@@ -49,12 +59,12 @@ import Testing
             } else {
                 compact = try JWE.encrypt(plaintext ?? card, key: key).compact
             }
-            try TestSupport.write(compact, to: "shl/\(fileName)", in: URL(fileURLWithPath: site))
+            try TestSupport.write(compact + trailer, to: "shl/\(fileName)", in: URL(fileURLWithPath: site))
             var payload = SHLink(url: SHLTestSupport.base + "/" + fileName, key: key.base64url, flag: "U").payload
                 .objectValue!
             edit(&payload)
-            let text = SHLink.scheme + Base64URL.encode(JSONWriter.minified(.object(payload)))
-            return try TestSupport.write(text + "\n", to: "\(name).txt", in: dir)
+            let linkText = text(SHLink.scheme + Base64URL.encode(JSONWriter.minified(.object(payload))))
+            return try TestSupport.write(linkText + "\n", to: "\(name).txt", in: dir)
         }
 
         func verify(_ paths: [String], now: Int64 = 1_800_000_000, sites: [String]? = nil) throws -> [CredentialReport]

@@ -108,6 +108,16 @@ package struct SHLCheck {
                 "the link text is \(text.utf8.count) characters; a SMART Health Link is a few hundred")
             return [report]
         }
+        var text = text
+        if SHLinkText.split(text) == nil, let start = Self.schemeInOtherCase(text) {
+            // RFC 3986 section 3.1: schemes are case-insensitive, so `SHLINK:/` is the same URI; the IG writes it in
+            // lower case, and receivers that compare it exactly do not open it.
+            let end = text.index(start, offsetBy: SHLink.scheme.count)
+            add(.shlPrefix, "the link's scheme is \(Quote.text(String(text[start..<end]))); schemes are case-insensitive "
+                + "(RFC 3986 section 3.1), so it is read, but the IG writes 'shlink:/' and receivers that compare it exactly "
+                + "do not open it. Write 'shlink:/'", severity: .warning)
+            text.replaceSubrange(start..<end, with: SHLink.scheme)
+        }
         guard let (viewer, encoded) = SHLinkText.split(text) else {
             add(
                 .shlPrefix,
@@ -294,6 +304,15 @@ package struct SHLCheck {
         }
         let cards = open(fileBytes, path: path, identity: identity, key: key, report: &report, ivs: ivs)
         return [report] + cards
+    }
+
+    /// Where `shlink:/` starts in `text` written in another case (at the start, or right after a viewer's `#`).
+    static func schemeInOtherCase(_ text: String) -> String.Index? {
+        let scheme = SHLink.scheme
+        if text.prefix(scheme.count).lowercased() == scheme { return text.startIndex }
+        guard let hash = text.firstIndex(of: "#") else { return nil }
+        let start = text.index(after: hash)
+        return text[start...].prefix(scheme.count).lowercased() == scheme ? start : nil
     }
 
     /// Opens the link file `bytes` (named `path`): form, header, IV, tag, then the card inside.
