@@ -46,6 +46,37 @@ import Testing
         return out
     }
 
+    /// The manifest separates what a verifier must reject (a broken signature, a wrong key, a bad chunk set)
+    /// from an issuer's non-conformance a verifier may accept (a Bundle not minimized, `SHC:/`): issue 21.
+    @Test func conformanceSaysWhatAVerifierMustReject() throws {
+        let manifest = try Self.manifest(try Self.catalogue.get())
+        let byName = Dictionary(manifest.entries.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        for entry in manifest.entries {
+            let inValid = entry.files.allSatisfy { $0.hasPrefix("valid/") }
+            #expect((entry.conformance == .valid) == inValid, "\(entry.name): \(entry.conformance)")
+            // Every verifier-must-reject file is an error in verify; an issuer's non-conformance says why a verifier
+            // may accept it.
+            if entry.conformance == .verifierMustReject { #expect(entry.invalid, "\(entry.name)") }
+            if entry.conformance == .issuerNonconformance { #expect(entry.conformanceNote?.isEmpty == false, "\(entry.name)") }
+        }
+        for name in ["bad-signature", "kid-wrong", "key-not-from-issuer", "qr-chunk-index-out-of-range", "revoked", "expired",
+                     "zlib-wrapped", "qr-odd-digits", "file-not-json"] {
+            #expect(byName[name]?.conformance == .verifierMustReject, "\(name)")
+        }
+        for name in ["min-resource-id", "min-meta", "payload-not-minified", "qr-prefix-uppercase", "qr-needless-chunks",
+                     "keyset-wrong-use"] {
+            #expect(byName[name]?.conformance == .issuerNonconformance, "\(name)")
+        }
+        #expect(manifest.entries.filter { $0.conformance == .issuerNonconformance }.count >= 10)
+        // SHC:/ is read, with a warning; the entry is an issuer's non-conformance with no error.
+        let upper = try #require(byName["qr-prefix-uppercase"])
+        #expect(upper.errors.isEmpty && upper.warnings == [.qrPrefixCase] && !upper.invalid)
+        // The JSON says it, and reads back.
+        let json = manifest.json
+        #expect(json["files"]?.arrayValue?.contains { $0["name"] == "min-meta" && $0["conformance"] == "issuer-nonconformance" } == true)
+        #expect(try FixtureManifest(bytes: manifest.fileBytes()).entries.map(\.conformance) == manifest.entries.map(\.conformance))
+    }
+
     /// Check 1: `healthcards verify` gives every file exactly the manifest's error and warning codes, and the
     /// key sets the entries name are themselves clean.
     @Test func verifyReachesEveryVerdict() throws {

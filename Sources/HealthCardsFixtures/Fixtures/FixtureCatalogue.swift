@@ -138,16 +138,43 @@ public struct FixtureCatalogue {
 
     mutating func add(_ entry: FixtureEntry) { entries.append(entry) }
 
-    /// An entry with the defaults of this catalogue: verified with the issuer's site, judged by the checker.
+    /// An entry with the defaults of this catalogue: verified with the issuer's site, judged by the checker;
+    /// its conformance from `issuerNonconformance` (else: valid without errors, verifier-must-reject with).
     func entry(
         _ name: String, _ files: [String], kind: String, _ description: String, stage: String? = nil,
         errors: [RuleCode] = [], warnings: [RuleCode] = [], reference: [String] = [],
         keySets: [String] = [FixtureCatalogue.site], checker: FixtureEntry.Checker = .judges
     ) -> FixtureEntry {
-        FixtureEntry(
+        let note = Self.issuerNonconformance[name]
+        return FixtureEntry(
             name: name, files: files, kind: kind, description: description, stage: stage, errors: errors,
-            warnings: warnings, referenceValidator: reference, keySets: keySets, checker: checker)
+            warnings: warnings, referenceValidator: reference, keySets: keySets, checker: checker,
+            conformance: note == nil ? nil : .issuerNonconformance, conformanceNote: note)
     }
+
+    /// The faults that break a rule on issuers but no rule a verifier must reject a card by, each with why a
+    /// verifier may accept the file. Every other broken file is verifier-must-reject: a broken or foreign
+    /// signature, a kid naming no key, a payload that does not inflate, a card not yet or no longer valid, a
+    /// revoked rid, QR text that does not decode, a bad chunk set, a file that is no card file.
+    static let issuerNonconformance: [String: String] = [
+        "payload-not-minified":
+            "the payload is still the card's JSON and verifies; minified JSON is the issuer's rule, for a smaller QR",
+        "min-resource-id": minimization, "min-narrative": minimization, "min-coding-display": minimization,
+        "min-codeableconcept-text": minimization, "min-meta": minimization,
+        "qr-one-byte-segment": qrLayout, "qr-forced-v22": qrLayout, "qr-ecc-m": qrLayout, "qr-too-long": qrLayout,
+        "qr-prefix-uppercase":
+            "schemes are case-insensitive (RFC 3986 section 3.1): SHC:/ is the same URI as shc:/, which the spec writes",
+        "qr-chunk-header-1-1": "the text decodes to the whole card; the spec writes a single QR without a chunk header",
+        "qr-needless-chunks": "the chunks assemble into the card, which verifies; needless chunking is the issuer's fault",
+        "keyset-wrong-use": "the encryption key is ignored, and the set's signing key verifies the issuer's cards",
+        "keyset-kid-not-thumbprint": "the kid still names its key, which verifies what it signed; the kid is the issuer's to compute",
+        "keyset-private-key":
+            "the public key still verifies; publishing the private key is the issuer's failure (the key must be replaced)",
+    ]
+    static let minimization =
+        "the card verifies and reads; data minimization is the issuer's rule (a smaller QR, less data shared)"
+    static let qrLayout =
+        "a scanner reads the symbol and the card inside verifies; the QR layout, version and ECC level are the issuer's rules"
 
     /// Writes a JWS as a `.smart-health-card` under `folder/name` and adds its entry.
     mutating func addCardFile(

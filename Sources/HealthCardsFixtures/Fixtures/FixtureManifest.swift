@@ -18,6 +18,19 @@ public struct FixtureEntry: Sendable {
         case differs(invalid: Bool, why: String)
     }
 
+    /// What the spec asks of a verifier given the file: a broken signature, a wrong key or a bad chunk set
+    /// must be rejected; an issuer's non-conformance (a Bundle not minimized, `SHC:/` in upper case, a QR
+    /// above version 22) is the issuer's fault, which a verifier may accept. `healthcards verify` reports both
+    /// (its `errors` and `warnings`): it judges issuers as well as cards.
+    public enum Conformance: String, Sendable, Equatable {
+        /// A conforming card: a verifier must accept it.
+        case valid
+        /// A verifier must reject it.
+        case verifierMustReject = "verifier-must-reject"
+        /// It breaks a rule on issuers, not one a verifier must reject by: a verifier may accept it.
+        case issuerNonconformance = "issuer-nonconformance"
+    }
+
     /// The card or fault's name, shared by the forms of one valid card (`covid19-1-dose`).
     public var name: String
     /// The files, relative to the catalogue folder: one, or the chunks of one QR set.
@@ -36,9 +49,32 @@ public struct FixtureEntry: Sendable {
     /// The key sets to verify it with (`verify --jwks`), relative to the catalogue folder.
     public var keySets: [String]
     public var checker: Checker
+    /// What a verifier must make of the file (`Conformance`); for an issuer's non-conformance, why a verifier
+    /// may accept it.
+    public var conformance: Conformance
+    public var conformanceNote: String?
 
-    /// True when a verifier must reject the file.
+    /// True when `healthcards verify` reports an error for the file (`verdict` `invalid`).
     public var invalid: Bool { !errors.isEmpty }
+
+    public init(
+        name: String, files: [String], kind: String, description: String, stage: String?, errors: [RuleCode],
+        warnings: [RuleCode], referenceValidator: [String], keySets: [String], checker: Checker,
+        conformance: Conformance? = nil, conformanceNote: String? = nil
+    ) {
+        self.name = name
+        self.files = files
+        self.kind = kind
+        self.description = description
+        self.stage = stage
+        self.errors = errors
+        self.warnings = warnings
+        self.referenceValidator = referenceValidator
+        self.keySets = keySets
+        self.checker = checker
+        self.conformance = conformance ?? (errors.isEmpty ? .valid : .verifierMustReject)
+        self.conformanceNote = conformanceNote
+    }
 
     public var json: JSONValue { json(style: .words) }
 
@@ -52,7 +88,9 @@ public struct FixtureEntry: Sendable {
             "warnings": .array(warnings.map { .string($0.rawValue) }),
             "referenceValidator": referenceValidator.isEmpty ? .null : .array(referenceValidator.map { .string($0) }),
             "keySets": .array(keySets.map { .string($0) }),
+            "conformance": .string(conformance.rawValue),
         ]
+        if let conformanceNote { o["conformanceNote"] = .string(conformanceNote) }
         switch checker {
         case .judges: o["independentChecker"] = .object(["judges": true])
         case .cannotJudge(let why): o["independentChecker"] = .object(["judges": false, "why": .string(why)])
@@ -87,6 +125,8 @@ public struct FixtureManifest: Sendable {
             "about": .string(style.render(
                 "Synthetic SMART Health Cards for verifier developers: valid/ holds cards a verifier must accept, "
                     + "invalid/ cards and key sets each broken in one way, site/ the issuer's key set and revocation lists. "
+                    + "Each file's conformance says what a verifier must make of it: verifier-must-reject, or "
+                    + "issuer-nonconformance (the issuer broke a rule a verifier may accept the card under), or valid. "
                     + "Every verdict holds at `now`: check each file with `\(Command.verify) \(Setting.now) <now> \(Setting.jwks) <keySets>... <files>` "
                     + "run in this folder. See docs/fixtures.md.")),
             "issuer": .string(issuer), "kid": .string(kid), "now": .integer(now), "seed": .number(JSONNumber(seed)),
@@ -135,7 +175,9 @@ public struct FixtureManifest: Sendable {
                     kind: item["kind"]?.stringValue ?? "", description: item["description"]?.stringValue ?? "",
                     stage: item["stage"]?.stringValue, errors: try codes("errors"), warnings: try codes("warnings"),
                     referenceValidator: (item["referenceValidator"]?.arrayValue ?? []).compactMap(\.stringValue),
-                    keySets: (item["keySets"]?.arrayValue ?? []).compactMap(\.stringValue), checker: checker))
+                    keySets: (item["keySets"]?.arrayValue ?? []).compactMap(\.stringValue), checker: checker,
+                    conformance: item["conformance"]?.stringValue.flatMap(FixtureEntry.Conformance.init(rawValue:)),
+                    conformanceNote: item["conformanceNote"]?.stringValue))
         }
         self.init(issuer: issuer, kid: kid, now: now, seed: seed, entries: entries)
     }

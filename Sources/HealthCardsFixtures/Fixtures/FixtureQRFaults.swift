@@ -104,8 +104,9 @@ extension FixtureCatalogue {
         jws = try faultCard("qr-prefix-uppercase")
         addQRText(
             "qr-prefix-uppercase", Array("SHC:/".utf8) + (try FixtureOutput.digits(jws.compact)),
-            "The text starts SHC:/ (upper case) instead of shc:/.", stage: "qr-text", errors: [.qrPrefix],
-            reference: ["INVALID_NUMERIC_QR_HEADER"])
+            "The text starts SHC:/ (upper case) instead of shc:/; schemes are case-insensitive, so it is read, with a "
+                + "warning.", stage: "qr-text", warnings: [.qrPrefixCase], reference: ["INVALID_NUMERIC_QR_HEADER"],
+            checker: .differs(invalid: true, why: "it requires the scheme in lower case"))
 
         jws = try faultCard("qr-chunk-header-1-1")
         addQRText(
