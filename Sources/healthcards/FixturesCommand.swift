@@ -18,8 +18,9 @@ enum FixturesCommand {
                              replaced (DER signature, wrong kid, zlib payload, nbf in milliseconds, revoked,
                              each minimization and IG fault, each QR fault, file faults, bad key sets, ...)
           DIR/site/          the issuer's .well-known/jwks.json and CRLs, as `healthcards site --issuer` lays out
-          DIR/manifest.json  every file: form, what is broken, the verdict and `healthcards verify` codes a
-                             verifier must reach, the reference validator's error names, and whether the
+          DIR/manifest.json  every file: form, what is broken, the `healthcards verify` verdict and codes,
+                             whether a verifier must reject it or it is an issuer's non-conformance a verifier
+                             may accept (conformance), the reference validator's error names, and whether the
                              independent checker can judge it
         Reproducible: the same key, --issuer, --now and --seed give the same bytes (signatures use
         deterministic RFC 6979 nonces; names, lots and dates come from the seed; times from --now). Every
