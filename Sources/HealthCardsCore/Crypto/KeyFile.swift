@@ -3,7 +3,7 @@
 #endif
 
 /// Reading and writing key files.
-public enum KeyFile {
+package enum KeyFile {
     /// Loads an ES256 key from a PEM file.
     ///
     /// A private key file that group or others can read is refused, as ssh does.

@@ -3,7 +3,7 @@
 #endif
 
 /// File reading and atomic writing with POSIX calls.
-public enum FileIO {
+package enum FileIO {
     /// Reads a whole regular file of at most `maxBytes` bytes. Anything else (a FIFO, a device, a socket,
     /// a folder) is refused before it is opened, never waited on (`openRegularFile`).
     ///

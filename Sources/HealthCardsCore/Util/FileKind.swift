@@ -8,7 +8,7 @@
 /// a key, secret, template or input that is not a regular file would hang the command. Such paths are
 /// refused before they are opened, and the file is opened with `O_NONBLOCK` and checked again with
 /// `fstat` (`FileIO.openRegularFile`), so one swapped in between is refused too.
-public enum FileKind: Equatable, Sendable {
+package enum FileKind: Equatable, Sendable {
     case regular
     case folder
     case fifo

@@ -14,7 +14,7 @@ import HealthCardsPrint
 ///
 /// The file is read in 64 KiB blocks and never held whole; each record carries the byte offset where
 /// it starts, so a caller can come back to it later with `init(path:offset:line:)`.
-public final class CSVReader {
+package final class CSVReader {
     /// One CSV record.
     public struct Record: Sendable {
         public var fields: [String]

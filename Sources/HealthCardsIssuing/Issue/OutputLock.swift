@@ -17,7 +17,7 @@ import HealthCardsPrint
 /// releases it when the process ends in any way (exit, crash, `kill -9`), so a dead run never leaves
 /// a folder locked; the file itself stays (removing it could let two runs lock two different files).
 /// The lock is held while the value lives; it is released when the value is freed.
-public final class OutputLock {
+package final class OutputLock {
     /// The lock file's name inside the output folder.
     public static let fileName = ".healthcards-issue.lock"
 

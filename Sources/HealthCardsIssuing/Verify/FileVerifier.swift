@@ -7,7 +7,7 @@ import HealthCardsPrint
 /// reports every problem with a stable code (`RuleCode`).
 public final class Verifier {
     /// The `--jwks` key sets, each bound to its issuer or not (`KeyRing`).
-    public let keyRing: KeyRing
+    package let keyRing: KeyRing
     /// Reports of the `--jwks` key sets themselves.
     public let keySetReports: [CredentialReport]
     /// The time `nbf`, `exp` and clinical dates are judged against, in seconds since the epoch.

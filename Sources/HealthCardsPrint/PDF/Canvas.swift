@@ -4,7 +4,7 @@ import HealthCardsVerify
 import HealthCardsQR
 
 /// A length on paper in PDF points (1/72 inch), made from millimetres.
-public enum Points {
+package enum Points {
     /// Points in one millimetre: 72 / 25.4.
     public static let perMillimetre = 72.0 / 25.4
     /// `mm` millimetres in points.

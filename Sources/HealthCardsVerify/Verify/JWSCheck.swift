@@ -6,11 +6,11 @@ import HealthCardsCore
 public struct JWSCheck {
     /// The key sets to check signatures with, each bound to its issuer (or one unbound set standing for
     /// every issuer); none means the signature is not checked (a warning says so).
-    public var keyRing: KeyRing
+    package var keyRing: KeyRing
     /// The time to judge `nbf`, `exp` and clinical dates against, in seconds since the epoch.
     public var now: Int64
 
-    public init(keyRing: KeyRing, now: Int64) {
+    package init(keyRing: KeyRing, now: Int64) {
         self.keyRing = keyRing
         self.now = now
     }
