@@ -52,6 +52,9 @@ final class Canvas {
     let height: Double
     private let surface: OpaquePointer
     private let cr: OpaquePointer
+    /// Characters of the text drawn on this page that no installed font has a glyph for (Unicode scalar
+    /// values): they print as empty boxes (`TextLayout.draw`).
+    var unknownCharacters: [UInt32] = []
 
     /// A blank page of `width` × `height` points.
     /// - Throws: `HealthCardError(.pdf)` when Cairo cannot make the surface (out of memory).
@@ -152,7 +155,11 @@ final class Canvas {
     }
 
     /// Draws a QR symbol as vector modules: a white square for the symbol and its quiet zone, then the
-    /// symbol's modules (`QRSymbol`) scaled to `module` points each.
+    /// symbol's dark modules (`QRSymbol.rectangles`) as one path in this page's own content, filled once.
+    ///
+    /// Drawn on the page, not as a shared form: Cairo 1.16 names a form once in a page's resources for each
+    /// time it is drawn, so a code drawn twice on one page (the card's code and the wallet card's) gave a
+    /// resource dictionary with a repeated key, which `qpdf --check` reports and strict readers refuse.
     /// - Parameters:
     ///   - x, y: top-left corner of the quiet zone.
     ///   - module: the side of one module in points.
@@ -163,8 +170,13 @@ final class Canvas {
         cairo_save(cr)
         cairo_translate(cr, x + Double(quietZone) * module, y + Double(quietZone) * module)
         cairo_scale(cr, module, module)
-        cairo_set_source_surface(cr, symbol.surface, 0, 0)
-        cairo_paint(cr)
+        cairo_new_path(cr)
+        for rect in symbol.rectangles {
+            cairo_rectangle(cr, Double(rect.x), Double(rect.y), Double(rect.width), Double(rect.height))
+        }
+        cairo_set_fill_rule(cr, CAIRO_FILL_RULE_WINDING)
+        cairo_set_source_rgb(cr, 0, 0, 0)
+        cairo_fill(cr)
         cairo_restore(cr)
     }
 
@@ -186,39 +198,17 @@ final class Canvas {
     }
 }
 
-/// A QR symbol's dark modules as vector rectangles in a Cairo recording surface of its own, one unit
-/// per module: each run of dark modules in a row, merged with the same run in the rows below, all in one
-/// path filled once, so a viewer that anti-aliases shows no seams between modules. Drawn scaled
-/// (`Canvas.drawQR`), it becomes one PDF form with small whole-number coordinates, written once however
-/// often the page shows it (the main code and the wallet card's).
+/// A QR symbol's dark modules as vector rectangles, one unit per module: each run of dark modules in a row,
+/// merged with the same run in the rows below, drawn as one path filled once (`Canvas.drawQR`), so a viewer
+/// that anti-aliases shows no seams between modules, with small whole-number coordinates.
 final class QRSymbol {
     let size: Int
-    fileprivate let surface: OpaquePointer
+    let rectangles: [(x: Int, y: Int, width: Int, height: Int)]
 
-    /// - Throws: `HealthCardError(.pdf)` when Cairo cannot draw it (out of memory).
-    init(_ code: QRCode) throws {
+    init(_ code: QRCode) {
         size = code.size
-        var extents = cairo_rectangle_t(x: 0, y: 0, width: Double(code.size), height: Double(code.size))
-        guard let surface = cairo_recording_surface_create(CAIRO_CONTENT_COLOR_ALPHA, &extents) else {
-            throw HealthCardError(.pdf, "Cairo could not make a QR symbol")
-        }
-        self.surface = surface
-        guard let cr = cairo_create(surface) else { throw HealthCardError(.pdf, "Cairo could not draw a QR symbol") }
-        defer { cairo_destroy(cr) }
-        cairo_new_path(cr)
-        for rect in Self.rectangles(code) {
-            cairo_rectangle(cr, Double(rect.x), Double(rect.y), Double(rect.width), Double(rect.height))
-        }
-        cairo_set_fill_rule(cr, CAIRO_FILL_RULE_WINDING)
-        cairo_set_antialias(cr, CAIRO_ANTIALIAS_NONE)
-        cairo_set_source_rgb(cr, 0, 0, 0)
-        cairo_fill(cr)
-        guard cairo_status(cr) == CAIRO_STATUS_SUCCESS else {
-            throw HealthCardError(.pdf, "Cairo could not draw a QR symbol")
-        }
+        rectangles = Self.rectangles(code)
     }
-
-    deinit { cairo_surface_destroy(surface) }
 
     /// The dark modules as rectangles in module units: each run of dark modules in a row, extended down
     /// while the rows below have the same run. Together they cover exactly the dark modules, once.

@@ -68,13 +68,13 @@ public final class CardPrinter {
         guard !cardCodes.isEmpty || link != nil else {
             throw HealthCardError(.pdf, "a printed card needs its QR code or its SMART Health Link; neither was made")
         }
-        let symbols = try cardCodes.map(QRSymbol.init)
+        let symbols = cardCodes.map(QRSymbol.init)
         let page = PageFlow(printer: self)
         try page.start()
         let issuerName = settings.issuerDisplayName(sheet.issuer)
         try drawHeader(sheet, issuerName: issuerName, on: page)
         if let link {
-            let linkSymbol = try QRSymbol(link.code)
+            let linkSymbol = QRSymbol(link.code)
             if let card = symbols.first {
                 // The card's code and the link's, side by side; the note goes beside the wallet card.
                 try drawIdentity(
