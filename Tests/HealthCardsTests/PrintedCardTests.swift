@@ -26,6 +26,7 @@ import Testing
                 "--paper", "a4", "--issuer-name", "Springfield Clinic",
             ] + extra + [templates.appendingPathComponent("covid19-vaccination.sample.csv").path])
         #expect(run.status == 0, "\(run.stderr)")
+        #expect(try PDFTools.checkEveryPDF(under: out) == 4)
         return out
     }
 

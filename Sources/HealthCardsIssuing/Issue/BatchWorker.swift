@@ -161,6 +161,7 @@ final class BatchWorker {
             let linked = try link(card: card.fileBytes, name: name, bundle: checked.bundle, notes: &notes)
             line.warnings += notes
             let print = try pdf?.run(jws: card.jws, codes: images.codes, name: name, link: try linked?.printable())
+            line.notPrinted = print?.refusal.map { HealthCardError($0.kind, $0.message, at: record.source) }
             try FileIO.writeAtomically(card.fileBytes, to: "\(outDir)/\(cardFile)", access: access, sync: false)
             line.status = .issued
             line.files = [cardFile] + imageFiles + (print?.files ?? []) + (linked?.files ?? [])
@@ -308,6 +309,7 @@ final class BatchWorker {
             jws: jws, codes: images.codes, name: name, link: try linked?.printable(),
             keepExisting: !(linked?.textChanged ?? false))
         printed = print?.card
+        line.notPrinted = print?.refusal.map { HealthCardError($0.kind, $0.message, at: line.source) }
         line.warnings += linked?.warnings ?? []
         return [cardFile] + files + (print?.files ?? []) + (linked?.files ?? [])
     }

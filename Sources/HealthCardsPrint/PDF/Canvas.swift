@@ -204,10 +204,13 @@ final class Canvas {
 final class QRSymbol {
     let size: Int
     let rectangles: [(x: Int, y: Int, width: Int, height: Int)]
+    /// A SMART Health Link's code (printed by its module size), not a card's.
+    let isLink: Bool
 
-    init(_ code: QRCode) {
+    init(_ code: QRCode, isLink: Bool = false) {
         size = code.size
         rectangles = Self.rectangles(code)
+        self.isLink = isLink
     }
 
     /// The dark modules as rectangles in module units: each run of dark modules in a row, extended down

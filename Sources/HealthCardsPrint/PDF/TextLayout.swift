@@ -162,6 +162,14 @@ final class TextLayout {
         } while pango_layout_iter_next_line(iter) != 0
     }
 
+    /// The ISO 15924 code of the script of a Unicode scalar value (`Arab`, `Hani`, `Zyyy` for common
+    /// characters, `Zzzz` when unknown), from GLib's Unicode tables.
+    static func scriptCode(_ value: UInt32) -> String {
+        let tag = g_unicode_script_to_iso15924(g_unichar_get_script(value))
+        guard tag != 0 else { return "Zzzz" }
+        return String(decoding: [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: tag >> $0) }, as: UTF8.self)
+    }
+
     static let emptyGlyph: UInt32 = 0x0FFF_FFFF
     static let invalidGlyph: UInt32 = 0xFFFF_FFFF
     static let unknownGlyphFlag: UInt32 = 0x1000_0000
