@@ -108,7 +108,10 @@ public final class CardPrinter {
     /// Why a page with characters no font can draw must not be handed out: they print as empty boxes (a name
     /// that reads wrong, or not at all). Says how many, their scripts (ISO 15924) and the first code point, to
     /// find a font; never the text itself (this goes to logs).
-    static func unknownGlyphRefusal(_ characters: [UInt32]) -> HealthCardError? {
+    static func unknownGlyphRefusal(_ drawn: [UInt32]) -> HealthCardError? {
+        // Each character once (a name is on the page and on the wallet card), in the order first drawn.
+        var characters: [UInt32] = []
+        for character in drawn where !characters.contains(character) { characters.append(character) }
         guard let first = characters.first else { return nil }
         var scripts: [String] = []
         for character in characters {

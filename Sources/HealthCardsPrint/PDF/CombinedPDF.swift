@@ -60,16 +60,26 @@ public final class CombinedPDF {
             return true
         }
 
-        /// Stops writing and removes the temporary file (once).
+        private var closed = false
+
+        /// Stops writing and removes the temporary file (once). The descriptor stays open until `close`: Cairo
+        /// may still try to write (refused) while the PDF is dropped.
         func discard() {
             guard !discarded else { return }
             discarded = true
             if let temporary { unlink(temporary.temp) }
         }
 
+        /// Closes the descriptor when it is ours: only then is a removed temporary's space free again.
+        func close() {
+            guard !closed else { return }
+            closed = true
+            if ownsDescriptor { _ = Glibc.close(fd) }
+        }
+
         deinit {
             discard()
-            if ownsDescriptor { close(fd) }
+            close()
         }
     }
 
@@ -105,8 +115,7 @@ public final class CombinedPDF {
 
     deinit {
         // Unfinished: nothing more is written, and the temporary goes (Cairo's closing writes are refused).
-        output.discard()
-        file = nil
+        discard()
     }
 
     /// Appends a card's pages.
@@ -131,6 +140,7 @@ public final class CombinedPDF {
     public func discard() {
         output.discard()
         file = nil
+        output.close()
     }
 
     /// Ends the PDF, flushes it to disk and renames it into place (a FIFO or device: ends writing it).
@@ -149,7 +159,11 @@ public final class CombinedPDF {
             discard()
             throw error
         }
-        guard let (temp, target) = output.temporary else { return }
+        guard let (temp, target) = output.temporary else {
+            output.discarded = true
+            output.close()
+            return
+        }
         guard fsync(output.fd) == 0 else {
             let reason = String(cString: strerror(errno))
             discard()
@@ -162,5 +176,6 @@ public final class CombinedPDF {
         }
         // Renamed: nothing to remove any more.
         output.discarded = true
+        output.close()
     }
 }

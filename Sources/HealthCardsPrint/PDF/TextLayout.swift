@@ -221,13 +221,15 @@ final class TextLayout {
                 penX += Double(info.geometry.width) / Double(PANGO_SCALE)
                 i += 1
             }
-            let bytes: ArraySlice<UInt8>
+            var bytes: ArraySlice<UInt8>
             if isEllipsis {
                 bytes = clusters.isEmpty ? Array("…".utf8)[...] : []
             } else {
                 let end = max(start, min(clusterEnd(start), itemText.count))
                 bytes = Array(itemText[min(start, itemText.count)..<end])[...]
             }
+            // A line separator (between a name and its other script's form) is the line break itself, no text.
+            if bytes.elementsEqual([0xE2, 0x80, 0xA8]) { bytes = [] }
             utf8 += bytes
             // Cairo refuses a cluster of no bytes and no glyphs (an empty glyph of an ellipsis).
             if !bytes.isEmpty || clusterGlyphs > 0 {
