@@ -24,7 +24,7 @@ enum PrintCommand {
         inside a published site (a folder holding .well-known/jwks.json). A card whose PDF name another card of
         the run took (the same file name in two folders) is not printed over it: print it into another DIR.
 
-        A card's SMART Health Link is printed with it: the link's QR code (40 mm, error correction M)
+        A card's SMART Health Link is printed with it: the link's QR code (0.65 mm a module, error correction M)
         beside the card's, or in place of the chunked codes of a card too large for one QR code. The link is
         the one given with --link FILE, or else the one `issue --shl` or `healthcards shl` wrote beside the
         card: OUT/shl/<name>.txt for a card at OUT/cards/<name>.smart-health-card. It is checked as `verify`

@@ -210,8 +210,9 @@ import Testing
         #expect(mkfifo(fifo, 0o600) == 0)
         let received = dir.appendingPathComponent("received.pdf")
         let reader = Process()
-        reader.executableURL = URL(fileURLWithPath: "/bin/cp")
-        reader.arguments = [fifo, received.path]
+        // Bounded: a run that never opened the FIFO (it replaced it with a file) must not leave the test waiting.
+        reader.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+        reader.arguments = ["60", "/bin/cp", fifo, received.path]
         try reader.run()
         usleep(100_000)
         let viaFIFO = try TestSupport.cli(["print", "--pdf-combined", fifo, out.path])

@@ -171,7 +171,7 @@ final class BatchWorker {
             if let previous {
                 line.replaced = previous.reason
                 line.warnings.append(replacedWarning(previous, cardFile: cardFile, line: line, source: record.source))
-                stale = staleOutputs(name: name, printed: print != nil, linked: linked != nil || links != nil, source: record.source)
+                stale = staleOutputs(name: name, printed: print != nil && print?.refusal == nil, linked: linked != nil || links != nil, source: record.source)
                 line.warnings += stale
             }
             return BatchOutcome(

@@ -154,29 +154,43 @@ final class Canvas {
         cairo_close_path(cr)
     }
 
+    /// The QR symbols already drawn on this page.
+    private var drawnSymbols: Set<ObjectIdentifier> = []
+
     /// Draws a QR symbol as vector modules: a white square for the symbol and its quiet zone, then the
-    /// symbol's dark modules (`QRSymbol.rectangles`) as one path in this page's own content, filled once.
+    /// symbol's form (`QRSymbol`), scaled to `module` points a module.
     ///
-    /// Drawn on the page, not as a shared form: Cairo 1.16 names a form once in a page's resources for each
-    /// time it is drawn, so a code drawn twice on one page (the card's code and the wallet card's) gave a
-    /// resource dictionary with a repeated key, which `qpdf --check` reports and strict readers refuse.
+    /// A symbol drawn a second time on one page (the card's code and the wallet card's) is drawn through a form
+    /// of its own that holds the first: Cairo 1.16 names a form once in a page's resources for each time it is
+    /// drawn, so the same form twice gave a resource dictionary with a repeated key, which `qpdf --check`
+    /// reports and strict readers refuse. The modules are still written once.
     /// - Parameters:
     ///   - x, y: top-left corner of the quiet zone.
     ///   - module: the side of one module in points.
     ///   - quietZone: light modules on each side (4, the QR standard's minimum).
-    func drawQR(_ symbol: QRSymbol, x: Double, y: Double, module: Double, quietZone: Int) {
+    /// - Throws: `HealthCardError(.pdf)` when Cairo cannot make the second form (out of memory).
+    func drawQR(_ symbol: QRSymbol, x: Double, y: Double, module: Double, quietZone: Int) throws {
         let side = Double(symbol.size + 2 * quietZone) * module
         fill(x: x, y: y, width: side, height: side, color: .white)
+        var source = symbol.surface
+        var wrapper: OpaquePointer?
+        defer { if let wrapper { cairo_surface_destroy(wrapper) } }
+        if !drawnSymbols.insert(ObjectIdentifier(symbol)).inserted {
+            var extents = cairo_rectangle_t(x: 0, y: 0, width: Double(symbol.size), height: Double(symbol.size))
+            guard let surface = cairo_recording_surface_create(CAIRO_CONTENT_COLOR_ALPHA, &extents),
+                cairo_surface_status(surface) == CAIRO_STATUS_SUCCESS, let inner = cairo_create(surface)
+            else { throw HealthCardError(.pdf, "Cairo could not draw a QR symbol") }
+            wrapper = surface
+            cairo_set_source_surface(inner, symbol.surface, 0, 0)
+            cairo_paint(inner)
+            cairo_destroy(inner)
+            source = surface
+        }
         cairo_save(cr)
         cairo_translate(cr, x + Double(quietZone) * module, y + Double(quietZone) * module)
         cairo_scale(cr, module, module)
-        cairo_new_path(cr)
-        for rect in symbol.rectangles {
-            cairo_rectangle(cr, Double(rect.x), Double(rect.y), Double(rect.width), Double(rect.height))
-        }
-        cairo_set_fill_rule(cr, CAIRO_FILL_RULE_WINDING)
-        cairo_set_source_rgb(cr, 0, 0, 0)
-        cairo_fill(cr)
+        cairo_set_source_surface(cr, source, 0, 0)
+        cairo_paint(cr)
         cairo_restore(cr)
     }
 
@@ -198,20 +212,42 @@ final class Canvas {
     }
 }
 
-/// A QR symbol's dark modules as vector rectangles, one unit per module: each run of dark modules in a row,
-/// merged with the same run in the rows below, drawn as one path filled once (`Canvas.drawQR`), so a viewer
-/// that anti-aliases shows no seams between modules, with small whole-number coordinates.
+/// A QR symbol's dark modules as vector rectangles in a Cairo recording surface of its own, one unit
+/// per module: each run of dark modules in a row, merged with the same run in the rows below, all in one
+/// path filled once, so a viewer that anti-aliases shows no seams between modules. Drawn scaled
+/// (`Canvas.drawQR`), it becomes one PDF form with small whole-number coordinates, written once however
+/// often the page shows it (the main code and the wallet card's).
 final class QRSymbol {
     let size: Int
-    let rectangles: [(x: Int, y: Int, width: Int, height: Int)]
+    fileprivate let surface: OpaquePointer
     /// A SMART Health Link's code (printed by its module size), not a card's.
     let isLink: Bool
 
-    init(_ code: QRCode, isLink: Bool = false) {
+    /// - Throws: `HealthCardError(.pdf)` when Cairo cannot draw it (out of memory).
+    init(_ code: QRCode, isLink: Bool = false) throws {
         size = code.size
-        rectangles = Self.rectangles(code)
         self.isLink = isLink
+        var extents = cairo_rectangle_t(x: 0, y: 0, width: Double(code.size), height: Double(code.size))
+        guard let surface = cairo_recording_surface_create(CAIRO_CONTENT_COLOR_ALPHA, &extents) else {
+            throw HealthCardError(.pdf, "Cairo could not make a QR symbol")
+        }
+        self.surface = surface
+        guard let cr = cairo_create(surface) else { throw HealthCardError(.pdf, "Cairo could not draw a QR symbol") }
+        defer { cairo_destroy(cr) }
+        cairo_new_path(cr)
+        for rect in Self.rectangles(code) {
+            cairo_rectangle(cr, Double(rect.x), Double(rect.y), Double(rect.width), Double(rect.height))
+        }
+        cairo_set_fill_rule(cr, CAIRO_FILL_RULE_WINDING)
+        cairo_set_antialias(cr, CAIRO_ANTIALIAS_NONE)
+        cairo_set_source_rgb(cr, 0, 0, 0)
+        cairo_fill(cr)
+        guard cairo_status(cr) == CAIRO_STATUS_SUCCESS else {
+            throw HealthCardError(.pdf, "Cairo could not draw a QR symbol")
+        }
     }
+
+    deinit { cairo_surface_destroy(surface) }
 
     /// The dark modules as rectangles in module units: each run of dark modules in a row, extended down
     /// while the rows below have the same run. Together they cover exactly the dark modules, once.

@@ -72,7 +72,7 @@ extension CardPrinter {
         for code in codes.reversed() {
             let (side, module) = qrGeometry(code.symbol, millimetres: code.millimetres)
             let qrX = right - side
-            canvas.drawQR(code.symbol, x: qrX, y: top, module: module, quietZone: Self.quietZone)
+            try canvas.drawQR(code.symbol, x: qrX, y: top, module: module, quietZone: Self.quietZone)
             var y = top + side + mm(0.5)
             if let title = code.title {
                 let heading = label(title, width: side, color: Palette.accent, alignment: .center)
@@ -170,7 +170,7 @@ extension CardPrinter {
                     "Code \(index + 1) of \(codes.count)",
                     TextStyle(size: 10, bold: true, color: Palette.accent, alignment: .center), width: side)
                 tag.draw(on: page.canvas, x: x, y: page.y)
-                page.canvas.drawQR(
+                try page.canvas.drawQR(
                     codes[index], x: x, y: page.y + labelHeight + mm(1), module: module, quietZone: Self.quietZone)
             }
             page.y += rowHeight

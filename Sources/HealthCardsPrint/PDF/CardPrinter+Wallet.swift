@@ -54,7 +54,7 @@ extension CardPrinter {
                 } else {
                     kicker = "SMART Health Card"
                 }
-                if let refusal = drawWalletCard(
+                if let refusal = try drawWalletCard(
                     sheet, issuerName: issuerName, code: codes[index], kicker: kicker, x: x, y: page.y,
                     on: page.canvas), page.refusal == nil
                 {
@@ -100,10 +100,11 @@ extension CardPrinter {
     /// goes down to `walletNameMinimumPoints`.
     /// - Returns: why the card must not be handed out, when the name does not fit whole even so (nothing is cut:
     ///   the name is drawn whole over the card's edge, and the card gets no PDF).
+    /// - Throws: `HealthCardError(.pdf)` when Cairo cannot draw the code.
     func drawWalletCard(
         _ sheet: CardSheet, issuerName: String, code: QRSymbol, kicker: String, x: Double, y: Double,
         on canvas: Canvas
-    ) -> HealthCardError? {
+    ) throws -> HealthCardError? {
         let cardW = mm(Self.walletCard.width)
         let cardH = mm(Self.walletCard.height)
         canvas.strokeRounded(
@@ -112,7 +113,7 @@ extension CardPrinter {
         let (side, module) = qrGeometry(code, millimetres: walletMillimetres(code))
         let qrX = x + cardW - side - mm(1.5)
         let qrY = y + (cardH - side) / 2
-        canvas.drawQR(code, x: qrX, y: qrY, module: module, quietZone: Self.quietZone)
+        try canvas.drawQR(code, x: qrX, y: qrY, module: module, quietZone: Self.quietZone)
         let textX = x + mm(4)
         let width = qrX - textX - mm(0.5)
         let top = y + mm(4)

@@ -8,17 +8,20 @@ import HealthCardsQR
 /// - the person's name (`HumanName`) and birth date, who issued the card, and a short plain-language note;
 /// - the QR code as vector modules, 60 mm wide (the symbol, without its 4-module quiet zone), or one
 ///   per chunk labelled "Code C of N" for a chunked card;
-/// - with a SMART Health Link, the link's QR code (40 mm) with a caption saying what a link is: beside the
-///   card's code, or in place of chunks for a card too large for one code;
+/// - with a SMART Health Link, the link's QR code (0.65 mm a module: 40–45 mm for a typical link) with a caption
+///   saying what a link is and that opening it needs an internet connection: beside the card's code (whose
+///   caption says it needs none), or in place of chunks for a card too large for one code;
 /// - every dose (date, vaccine from the CVX table, code, lot, performer) or lab result (date, test,
 ///   result, performer) in date order, continued on more pages when needed;
 /// - a wallet-size cut-out (85.6 × 54 mm, ISO/IEC 7810 ID-1) with the name, birth date and a 42 mm QR
 ///   code (one per chunk; the link's when the card has no code of its own);
 /// - a footer with the print date and "Page i of N".
 ///
-/// Text is laid out by Pango (any script; right-to-left names run right to left); a name too long for
-/// its line is set smaller, then wrapped, and cut with "…" only past six lines, so nothing leaves the
-/// page. One printer per thread: it owns a Pango context and its decoded logo.
+/// Text is laid out by Pango (any script; right-to-left names run right to left). A person's name is never
+/// cut: set smaller, then wrapped; with its form in another script when the card has one (`CardSheet.otherName`).
+/// A card that cannot be printed as it says (a character no installed font has, a name that does not fit whole
+/// on the wallet card) is laid out but refused (`PrintedCard.refusal`). One printer per thread: it owns a Pango
+/// context and its decoded logo.
 public final class CardPrinter {
     public let settings: PrintSettings
     let text: TextContext
@@ -66,13 +69,13 @@ public final class CardPrinter {
         guard !cardCodes.isEmpty || link != nil else {
             throw HealthCardError(.pdf, "a printed card needs its QR code or its SMART Health Link; neither was made")
         }
-        let symbols = cardCodes.map { QRSymbol($0) }
+        let symbols = try cardCodes.map { try QRSymbol($0) }
         let page = PageFlow(printer: self)
         try page.start()
         let issuerName = settings.issuerDisplayName(sheet.issuer)
         try drawHeader(sheet, issuerName: issuerName, on: page)
         if let link {
-            let linkSymbol = QRSymbol(link.code, isLink: true)
+            let linkSymbol = try QRSymbol(link.code, isLink: true)
             if let card = symbols.first {
                 // The card's code and the link's, side by side; the note goes beside the wallet card.
                 try drawIdentity(
