@@ -105,7 +105,7 @@ final class BatchWorker {
         let identity = ridIdentity(id: id, asRead: asRead)
         let payload = issuer.payload(for: checked, patientID: identity?.id)
         if case .none(let reason)? = identity {
-            line.warnings.append(HealthCardError(.input, "no vc.rid: \(reason). This card cannot be revoked by itself (only by dropping the whole key)", at: record.source))
+            line.warnings.append(HealthCardError(.input, code: .ridNone, severity: .warning, "no vc.rid: \(reason). This card cannot be revoked by itself (only by dropping the whole key)", at: record.source))
         }
         var owner: RIDOwner?
         if let rid = payload.payload.rid, let from = identity?.id {
@@ -114,7 +114,7 @@ final class BatchWorker {
             owner = RIDOwner(rid: rid, ridFrom: from, person: PatientIdentity.fingerprint(ofMinimized: checked.bundle))
             // A card the site's list already revokes would be turned away at every door: never sign it.
             if let why = revocations?.refusal(rid: rid, ridFrom: from, nbf: issuer.settings.notBefore) {
-                line.errors = [HealthCardError(.validation, why, at: record.source)]
+                line.errors = [HealthCardError(.validation, code: .ridRevoked, why, at: record.source)]
                 line.kid = issuer.kid
                 line.revokedOnRecord = true
                 return BatchOutcome(line: line)
@@ -143,11 +143,8 @@ final class BatchWorker {
             do {
                 card = try issuer.issue(payload)
                 images = try CardImages(jws: card.jws, settings: qr)
-            } catch let error as HealthCardErrors {
-                line.errors = error.errors
-                return BatchOutcome(line: line)
             } catch let error as HealthCardError {
-                line.errors = [error]
+                line.errors = error.all
                 return BatchOutcome(line: line)
             }
             line.warnings += (card.warnings + images.warnings).map(record.located)
@@ -161,7 +158,7 @@ final class BatchWorker {
             let linked = try link(card: card.fileBytes, name: name, bundle: checked.bundle, notes: &notes)
             line.warnings += notes
             let print = try pdf?.run(jws: card.jws, codes: images.codes, name: name, link: try linked?.printable())
-            line.notPrinted = print?.refusal.map { HealthCardError($0.kind, $0.message, at: record.source) }
+            line.notPrinted = print?.refusal.map { Self.at(record.source, $0) }
             try FileIO.writeAtomically(card.fileBytes, to: "\(outDir)/\(cardFile)", access: access, sync: false)
             line.status = .issued
             line.files = [cardFile] + imageFiles + (print?.files ?? []) + (linked?.files ?? [])
@@ -183,6 +180,13 @@ final class BatchWorker {
             let failure = HealthCardError(.io, "\(error)")
             return BatchOutcome(line: line, failure: failure)
         }
+    }
+
+    /// `error` (its code and text kept) at the record's `source`.
+    private static func at(_ source: String, _ error: HealthCardError) -> HealthCardError {
+        var located = error
+        located.location = HealthCardError.Location(source: source)
+        return located
     }
 
     /// The id `vc.rid` is derived from, or why there is none; nil when the run has no rid secret.
@@ -222,7 +226,7 @@ final class BatchWorker {
                 + "--id '\(line.ridFrom ?? "")' --before \(nbf)` (the cards issued before this one's nbf \(nbf))"
             : "it has no vc.rid, so it can be revoked only with its key"
         return HealthCardError(
-            .input,
+            .input, code: .cardReplaced, severity: .warning,
             "\(cardFile) replaced \(old) \(why). The old card stays valid (anyone holding it can still show it) unless "
                 + "revoked: \(revoke)", at: source)
     }
@@ -309,7 +313,7 @@ final class BatchWorker {
             jws: jws, codes: images.codes, name: name, link: try linked?.printable(),
             keepExisting: !(linked?.textChanged ?? false))
         printed = print?.card
-        line.notPrinted = print?.refusal.map { HealthCardError($0.kind, $0.message, at: line.source) }
+        line.notPrinted = print?.refusal.map { Self.at(line.source, $0) }
         line.warnings += linked?.warnings ?? []
         return [cardFile] + files + (print?.files ?? []) + (linked?.files ?? [])
     }

@@ -163,7 +163,7 @@ extension CardPrinter {
         }
         guard height() > bottom - top + 0.01 else { return nil }
         return HealthCardError(
-            .pdf,
+            .pdf, code: .pdfNameTooLong,
             "the person's name (\(nameText.count) characters) does not fit whole on the wallet card, even at "
                 + "\(Int(Self.walletNameMinimumPoints)) points on every line the card has: a printed name is never cut, so "
                 + "no PDF was made. The card itself is issued; check the name in the record")

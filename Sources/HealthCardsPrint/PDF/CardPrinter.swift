@@ -124,7 +124,7 @@ public final class CardPrinter {
         let hex = String(first, radix: 16, uppercase: true)
         let code = "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
         return HealthCardError(
-            .pdf,
+            .pdf, code: .pdfGlyphMissing,
             "no installed font has a glyph for \(characters.count) character\(characters.count == 1 ? "" : "s") on this "
                 + "card (script \(scripts.joined(separator: ", ")) in ISO 15924 codes; the first is \(code)): printed, "
                 + "\(characters.count == 1 ? "it" : "they") would be empty boxes, so no PDF was made. Install a font that "

@@ -154,7 +154,7 @@ public final class CombinedPDF {
             _ = try file.finish()
         } catch let error as HealthCardError where error.kind == .io {
             discard()
-            throw HealthCardError(.io, "cannot write \(path): \(output.writeError ?? error.message)")
+            throw HealthCardError(.io, "cannot write \(path): \(output.writeError ?? error.text)")
         } catch {
             discard()
             throw error
