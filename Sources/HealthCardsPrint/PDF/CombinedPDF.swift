@@ -91,7 +91,8 @@ public final class CombinedPDF {
     public init(path: String, access: OutputAccess = .ownerOnly) throws {
         self.path = path
         if FileIO.isDirectory(path) {
-            throw HealthCardError(.io, "cannot write \(path): it is a folder; give the path of a .pdf file")
+            throw HealthCardError(
+                .io, "cannot write \(path): it is a folder; give the path of a .pdf file (\(Setting.pdfCombined))")
         }
         switch try OutputTarget.resolve(path) {
         case .file(let target):
