@@ -68,9 +68,9 @@ let usage = """
 
     Run `healthcards COMMAND --help` for a command's options, `healthcards --version` (-V) for the versions
     of this program, the SMART Health Cards framework it implements and the libraries it runs with.
-    Exit status: 0 success; 1 some records rejected (issue) or problems found (verify); 2 the command
-    stopped: a usage or configuration error, or an output that could not be written; 130/143 issue was
-    interrupted by SIGINT/SIGTERM (run it again to finish).
+    Exit status: 0 success; 1 some records rejected or cards not printed (issue, print) or problems found
+    (verify); 2 the command stopped: a usage or configuration error, or an output that could not be
+    written; 130/143 issue or print was interrupted by SIGINT/SIGTERM (run it again to finish).
     """
 
 extension String {

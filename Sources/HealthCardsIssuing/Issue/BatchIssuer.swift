@@ -236,6 +236,7 @@ public final class BatchIssuer {
                 logger.log(.info, "batch.record-rejected", "a record was rejected", fields: ["source": line.source, "codes": codes])
             }
             if line.alreadyIssued { summary.alreadyIssued += 1 }
+            if line.notPrinted != nil { summary.notPrinted += 1 }
             summary.warnings += line.warnings.count
             do { try report.append(line.ndjson(style: messageStyle)) } catch let error as HealthCardError {
                 if reportFailure == nil { reportFailure = error }
@@ -314,6 +315,10 @@ public final class BatchIssuer {
 
         summary.interruptedBy = stop.signal
         summary.seconds = Clock.monotonicSeconds() - start
+        if failure != nil || reportFailure != nil || summary.interruptedBy != 0 {
+            // The unfinished combined PDF goes first: on a full disk its temporary holds the space the report needs.
+            combined?.discard()
+        }
         if let failure {
             try? report.commit()
             try? FileIO.syncFileSystem(outDir)
@@ -321,8 +326,16 @@ public final class BatchIssuer {
         }
         if let reportFailure { throw reportFailure }
         if let combined, combined.cards > 0, summary.interruptedBy == 0 {
-            try combined.finish()
-            combinedPages = combined.pages
+            do {
+                try combined.finish()
+                combinedPages = combined.pages
+            } catch let error as HealthCardError {
+                // Its closing writes (fonts, the cross-reference table) failed, the disk full: the temporary is
+                // gone, and the report of every record still goes where it belongs.
+                try? report.commit()
+                try? FileIO.syncFileSystem(outDir)
+                throw HealthCardError(error.kind, "\(error.message). Every record was done (\(summary.issued + summary.rejected) of \(summary.total); the report lists them), but the combined PDF was not written; the files written so far are whole, and running the same command again skips the cards already made and writes it")
+            }
         }
         try report.commit()
         try FileIO.syncFileSystem(outDir)
