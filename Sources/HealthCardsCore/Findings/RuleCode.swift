@@ -36,6 +36,7 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case issNotHTTPS = "ISS_NOT_HTTPS"
     case issTrailingSlash = "ISS_TRAILING_SLASH"
     case issMalformed = "ISS_MALFORMED"
+    case issNotCanonical = "ISS_NOT_CANONICAL"
     case nbfMissing = "NBF_MISSING"
     case nbfNotNumber = "NBF_NOT_NUMBER"
     case nbfMilliseconds = "NBF_MILLISECONDS"
@@ -245,7 +246,8 @@ public enum RuleCode: String, Sendable, CaseIterable {
             .qrVersionNotMinimal, .qrECCLevel, .jwkNotSHCKey, .crlDuplicateRID, .codeCVXUnspecified, .patientIdentifier,
             .patientGender, .patientDataMinimization, .immunizationDataMinimization, .observationDataMinimization,
             .bundleEntryOrder, .bundleMixedContent, .jwkX5CValidity, .qrSegmentsUnreadable, .shlViewerURL, .shlURLNotHTTPS,
-            .shlURLEntropy, .shlQRECC, .shlManifestNotChecked, .shlNotResolved, .ridNone, .ridCollision, .cardReplaced:
+            .shlURLEntropy, .shlQRECC, .shlManifestNotChecked, .shlNotResolved, .ridNone, .ridCollision, .cardReplaced,
+            .issNotCanonical:
             return .warning
         default:
             return .error
