@@ -36,7 +36,8 @@ enum VerifyCommand {
                                 printed
           --now SECONDS         judge nbf, exp (of cards and links) and clinical dates at this time (seconds since
                                 1970; default now)
-          --json                print a JSON report: one object per credential with its findings and payload
+          --json                print a JSON report (its schema is in docs/verify.md): the key sets, credentials,
+                                links and other inputs, each with its findings, and a summary of the counts
           -h, --help            show this help
 
         Control characters from cards and files are printed escaped (\\u{1B}); --json keeps the data as is.
