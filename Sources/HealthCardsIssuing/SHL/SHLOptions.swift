@@ -96,8 +96,8 @@ public struct SHLLabel: Sendable, Equatable {
         guard SHLink.labelFits(fixed) else {
             throw HealthCardError(
                 .configuration,
-                "\(option) is \(fixed.unicodeScalars.count) Unicode characters (code points) without \(Self.namePlaceholder); a link label has at most "
-                    + "\(SHLink.maxLabelCharacters)")
+                "\(option) is \(fixed.unicodeScalars.count) characters without \(Self.namePlaceholder) (Unicode characters, "
+                    + "code points, as the links specification counts them); a link label has at most \(SHLink.maxLabelCharacters)")
         }
         self.template = template
     }

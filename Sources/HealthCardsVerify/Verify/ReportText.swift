@@ -5,10 +5,10 @@ extension CredentialReport {
     /// Lines: what was read, issuer, kid, nbf/exp as dates, patient, one line per immunization or lab
     /// result (CVX short description from the shipped CVX list), then each finding. Control characters
     /// (C0, DEL, C1) from the card or file are escaped (`\u{1B}`), so a card cannot drive the terminal.
-    public var summaryLines: [String] { summaryLines(style: .words) }
+    package var summaryLines: [String] { summaryLines(style: .words) }
 
     /// `summaryLines` with the messages' settings and commands said in `style`.
-    public func summaryLines(style: MessageStyle) -> [String] {
+    package func summaryLines(style: MessageStyle) -> [String] {
         rawSummaryLines(style: style).map(ControlCharacters.escaped)
     }
 
