@@ -51,7 +51,8 @@ import Testing
         // Listed in full with a larger limit.
         var limits = VerifyLimits()
         limits.findingsPerCode = 100
-        let full = HealthCardVerifier(trustStore: verifier.trustStore, limits: limits).verify(cardFile: bytes, now: Fixtures.now)
+        let full = HealthCardVerifier(trustStore: verifier.trustStore, limits: limits).verify(
+            cardFile: bytes, now: Fixtures.now)
         #expect(full.findings.filter { $0.code == .referenceUnresolved }.count == 55)
         #expect(full.credentials[0].omittedFindings.isEmpty)
     }
@@ -94,7 +95,9 @@ import Testing
     }
 
     @Test func qrTextChunksInAnyOrderMakeOneVerifiedCard() throws {
-        let chunks = try (0..<3).map { try Fixtures.text(Fixtures.spec + "/example-02-f-qr-code-numeric-value-\($0).txt") }
+        let chunks = try (0..<3).map {
+            try Fixtures.text(Fixtures.spec + "/example-02-f-qr-code-numeric-value-\($0).txt")
+        }
         let single = try Fixtures.text(Fixtures.spec + "/example-00-f-qr-code-numeric-value-0.txt")
         let report = verifier.verify(qrTexts: [chunks[2], single, chunks[0], chunks[1]], now: Fixtures.now)
         #expect(report.credentials.count == 2)
@@ -127,7 +130,8 @@ import Testing
         let bytes = try Fixtures.bytes(Fixtures.spec + "/example-00-e-file.smart-health-card")
         let report = HealthCardVerifier(trustStore: other).verify(cardFile: bytes, now: Fixtures.now)
         // The card's iss is the spec's issuer; the key is in another issuer's set: never verified.
-        #expect(!report.isVerified && Fixtures.codes(report).contains("KEY_NOT_FROM_ISSUER"), "\(Fixtures.codes(report))")
+        #expect(
+            !report.isVerified && Fixtures.codes(report).contains("KEY_NOT_FROM_ISSUER"), "\(Fixtures.codes(report))")
         // An issuer is an http(s) URL with a host.
         var trust = TrustStore()
         #expect(throws: HealthCardError.self) { try trust.add(issuer: "spec.smarthealth.cards", jwks: [], now: 0) }

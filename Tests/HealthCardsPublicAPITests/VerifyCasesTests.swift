@@ -11,7 +11,8 @@ import Testing
     @Test func keySetOnlyEncKeyLeavesTheForgedCardInvalid() throws {
         let dir = Fixtures.cases + "/keyset-only-enc-key"
         var trust = TrustStore()
-        let keySet = try trust.add(issuer: Fixtures.issuer, jwks: try Fixtures.bytes(dir + "/jwks-only-enc-key.json"), now: Self.now)
+        let keySet = try trust.add(
+            issuer: Fixtures.issuer, jwks: try Fixtures.bytes(dir + "/jwks-only-enc-key.json"), now: Self.now)
         #expect(Set(keySet.findings.map(\.code)) == [.jwkNotSHCKey, .jwksNoKeys])
         let card = try Fixtures.bytes(dir + "/forged-claims-spec-kid.smart-health-card")
         let report = HealthCardVerifier(trustStore: trust).verify(cardFile: card, now: Self.now)
@@ -28,7 +29,8 @@ import Testing
         let spec = try #require(try JSONParser.parse(try Fixtures.specJWKS())["keys"]?[0]?.objectValue)
         var key = spec
         switch kind {
-        case "rsa": key = ["kty": "RSA", "kid": .string(Fixtures.kid), "use": "sig", "n": "sXchDaQebSXKcvL", "e": "AQAB"]
+        case "rsa":
+            key = ["kty": "RSA", "kid": .string(Fixtures.kid), "use": "sig", "n": "sXchDaQebSXKcvL", "e": "AQAB"]
         case "short-x": key["x"] = .string(String(spec["x"]!.stringValue!.dropLast(2)))
         case "p384": key["crv"] = "P-384"
         default: break
@@ -75,13 +77,16 @@ import Testing
         var trust = TrustStore()
         let keySet = try trust.add(
             issuer: Fixtures.issuer, jwks: try Fixtures.bytes(dir + "/site/.well-known/jwks.json"),
-            crls: [Fixtures.kid: try Fixtures.bytes(dir + "/site/.well-known/crl/\(Fixtures.kid).json")], now: 1_700_000_000)
+            crls: [Fixtures.kid: try Fixtures.bytes(dir + "/site/.well-known/crl/\(Fixtures.kid).json")],
+            now: 1_700_000_000)
         let timestamp = try #require(keySet.findings.first { $0.code == .crlRIDTimestamp })
         #expect(timestamp.isError && timestamp.location.path == "rids[0]")
-        #expect(timestamp.message.contains("Probably meant: 1687450765 (2023-06-22 16:19:25 UTC)"), "\(timestamp.message)")
+        #expect(
+            timestamp.message.contains("Probably meant: 1687450765 (2023-06-22 16:19:25 UTC)"), "\(timestamp.message)")
         let verifier = HealthCardVerifier(trustStore: trust)
         for (file, when) in [("example-03-e-file", "before"), ("corrected-card-issued-after-cutoff", "after")] {
-            let report = verifier.verify(cardFile: try Fixtures.bytes(dir + "/\(file).smart-health-card"), now: 1_700_000_000)
+            let report = verifier.verify(
+                cardFile: try Fixtures.bytes(dir + "/\(file).smart-health-card"), now: 1_700_000_000)
             let revoked = try #require(report.findings.first { $0.code == .revoked }, "\(file)")
             #expect(revoked.message.contains("\"vwAjHdarZuc.1687450765000\""), "\(revoked.message)")
             #expect(revoked.message.contains("this card was issued \(when) that"), "\(revoked.message)")
@@ -96,11 +101,14 @@ import Testing
         func findings(_ rid: String, now: Int64) throws -> [Finding] {
             let crl = #"{"kid":"\#(Fixtures.kid)","method":"rid","ctr":1,"rids":["\#(rid)"]}"#
             var trust = TrustStore()
-            return try trust.add(issuer: Fixtures.issuer, jwks: jwks, crls: [Fixtures.kid: Array(crl.utf8)], now: now).findings
+            return try trust.add(issuer: Fixtures.issuer, jwks: jwks, crls: [Fixtures.kid: Array(crl.utf8)], now: now)
+                .findings
                 .filter { $0.code == .crlRIDTimestamp }
         }
         let future = try findings("abc.1800000000", now: 1_700_000_000)
-        #expect(future.count == 1 && future[0].message.contains("is after now") && !future[0].message.contains("milliseconds"))
+        #expect(
+            future.count == 1 && future[0].message.contains("is after now")
+                && !future[0].message.contains("milliseconds"))
         #expect(try findings("abc.1600000000", now: 1_700_000_000).isEmpty)
         #expect(try findings("abc", now: 1_700_000_000).isEmpty)
         // The same entry judged later is sound: the finding depends on the time given.

@@ -2,9 +2,9 @@ import Foundation
 import Testing
 
 @testable import HealthCardsCore
-@testable import HealthCardsVerify
-@testable import HealthCardsQR
 @testable import HealthCardsIssuing
+@testable import HealthCardsQR
+@testable import HealthCardsVerify
 
 /// SMART Health Links judged as strictly as the IG, no stricter, no looser: where it says SHALL, an error;
 /// where it says SHOULD or calls a value a hint, a warning; each finding names its rule. Case
@@ -26,7 +26,9 @@ import Testing
         #expect(run.status == 0, "\(run.stdout)")
         let json = try JSONParser.parse(run.stdout)
         #expect(json["links"]?.arrayValue?.count == 2 && json["credentials"]?.arrayValue?.count == 2)
-        #expect(json["credentials"]?.arrayValue?.allSatisfy { $0["signature"] == "verified" && $0["valid"] == .bool(true) } == true)
+        #expect(
+            json["credentials"]?.arrayValue?.allSatisfy { $0["signature"] == "verified" && $0["valid"] == .bool(true) }
+                == true)
         #expect(json["summary"]?["errors"] == .integer(0) && json["summary"]?["warnings"] == .integer(0))
     }
 
@@ -52,7 +54,14 @@ import Testing
 
     @Test func jweCritIsAnErrorAndKidAWarning() throws {
         let f = try Fixture()
-        let crit = try f.verify([try f.link("crit", header: { $0["crit"] = ["exp"]; $0["exp"] = .integer(1) })])
+        let crit = try f.verify([
+            try f.link(
+                "crit",
+                header: {
+                    $0["crit"] = ["exp"]
+                    $0["exp"] = .integer(1)
+                })
+        ])
         let finding = try #require(crit[0].findings.first { $0.code == .shlJWEHeader })
         #expect(finding.isError && finding.message.contains("RFC 7516 section 4.1.13"), "\(finding.message)")
         #expect(crit.count == 1, "a JWE with an unknown crit is not opened")
@@ -86,10 +95,14 @@ import Testing
         let f = try Fixture()
         let text = try VerifyFixtures.text(URL(fileURLWithPath: try f.link("echo")))
         let key = try SHLinkText.parse(text).key
-        for argument in [text, "https://viewer.example/##" + text, "SHLINK:/" + text.dropFirst(8), "x" + text, text + " "] {
+        for argument in [
+            text, "https://viewer.example/##" + text, "SHLINK:/" + text.dropFirst(8), "x" + text, text + " ",
+        ] {
             for extra in [[], ["--json"]] {
                 let run = try TestSupport.cli(["verify", "--shl-site", f.site] + extra + [argument])
-                #expect(!run.stdout.contains(key) && !run.stderr.contains(key), "\(argument.prefix(30)): \(run.stdout)\(run.stderr)")
+                #expect(
+                    !run.stdout.contains(key) && !run.stderr.contains(key),
+                    "\(argument.prefix(30)): \(run.stdout)\(run.stderr)")
                 #expect(run.status != 2, "\(argument.prefix(30)): \(run.stderr)")
             }
         }
@@ -100,21 +113,25 @@ import Testing
         let stale = try f.verify([try f.link("stale") { $0["exp"] = .integer(1_700_000_000) }])
         #expect(Self.codes(stale) == ["SHL_EXPIRED"] && stale.allSatisfy(\.isValid) && stale.count == 2)
         // '=' padding: read, with a warning.
-        let padded = try f.link("padded", text: { text in
-            var t = text
-            while (t.count - 8) % 4 != 0 { t += "=" }
-            return t
-        })
+        let padded = try f.link(
+            "padded",
+            text: { text in
+                var t = text
+                while (t.count - 8) % 4 != 0 { t += "=" }
+                return t
+            })
         let paddedReports = try f.verify([padded])
         let paddedText = try VerifyFixtures.text(URL(fileURLWithPath: padded))
         if paddedText.hasSuffix("=") {
             #expect(Self.codes(paddedReports) == ["SHL_PAYLOAD_FORM"] && paddedReports.count == 2)
         }
         // Pretty-printed JSON: read, with a warning.
-        let pretty = try f.link("pretty", text: { text in
-            let payload = try! JSONParser.parse(Base64URL.decode(String(text.dropFirst(8)))!)
-            return SHLink.scheme + Base64URL.encode(JSONWriter.pretty(payload))
-        })
+        let pretty = try f.link(
+            "pretty",
+            text: { text in
+                let payload = try! JSONParser.parse(Base64URL.decode(String(text.dropFirst(8)))!)
+                return SHLink.scheme + Base64URL.encode(JSONWriter.pretty(payload))
+            })
         let prettyReports = try f.verify([pretty])
         #expect(Self.codes(prettyReports) == ["SHL_PAYLOAD_FORM"] && prettyReports.count == 2)
         #expect(prettyReports[0].findings[0].severity == .warning)
@@ -124,7 +141,8 @@ import Testing
         "0000000000000000000000000000000000000000001", "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQ",
         "patient-ada-lovelace-covid-vaccination-card", "0123456789abcdef0123456789abcdef0123456789abcdef",
         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "P1001P1001P1001P1001P1001P1001P1001P1001P10",
-        "vaccination-card-of-Ada-Testperson-born-1960", "AdaLovelaceVaccinationCardForSchool2024January", "1234567890123456789012345678901234567890123",
+        "vaccination-card-of-Ada-Testperson-born-1960", "AdaLovelaceVaccinationCardForSchool2024January",
+        "1234567890123456789012345678901234567890123",
     ])
     func lowEntropyFileNamesAreWarned(name: String) throws {
         let f = try Fixture()
@@ -172,7 +190,9 @@ import Testing
         try Data(try QRImage().png(big)).write(to: URL(fileURLWithPath: png))
         let reports = try f.verify([png])
         let finding = try #require(reports[0].findings.first { $0.code == .shlQRNotMinimal }, "\(Self.codes(reports))")
-        #expect(finding.message.contains("version \(smallest.version + 4)") && finding.message.contains("fits version \(smallest.version)"))
+        #expect(
+            finding.message.contains("version \(smallest.version + 4)")
+                && finding.message.contains("fits version \(smallest.version)"))
         let fine = try TestSupport.write("", to: "fine.png", in: f.dir)
         try Data(try QRImage().png(smallest)).write(to: URL(fileURLWithPath: fine))
         #expect(Self.codes(try f.verify([fine])) == [])

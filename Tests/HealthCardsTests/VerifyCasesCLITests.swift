@@ -2,8 +2,8 @@ import Foundation
 import Testing
 
 @testable import HealthCardsCore
-@testable import HealthCardsVerify
 @testable import HealthCardsIssuing
+@testable import HealthCardsVerify
 
 /// The verify cases of issue 21 (Tests/Fixtures/cases, README there) run exactly as their README says, through
 /// the real `healthcards verify`, with their right answers; and the kinds of fault they stand for, beyond the
@@ -40,7 +40,8 @@ import Testing
             "verify", "--jwks", "\(Self.spec)=\(Self.path("keyset-only-enc-key", "jwks-only-enc-key.json"))", "--now",
             "1700000100", Self.path("keyset-only-enc-key", "forged-claims-spec-kid.smart-health-card"),
         ])
-        #expect(text.stdout.contains("forged-claims-spec-kid.smart-health-card [credential 0]: INVALID"), "\(text.stdout)")
+        #expect(
+            text.stdout.contains("forged-claims-spec-kid.smart-health-card [credential 0]: INVALID"), "\(text.stdout)")
     }
 
     /// The same through a bare key set alone (the walker's stand-in choice): a key set with no usable key
@@ -56,7 +57,8 @@ import Testing
 
     @Test func jwsCritExp() throws {
         let run = try TestSupport.cli([
-            "verify", "--jwks", "\(Self.spec)=\(Self.path("jws-crit-exp", "jwks-spec-issuer.json"))", "--now", "1700000100",
+            "verify", "--jwks", "\(Self.spec)=\(Self.path("jws-crit-exp", "jwks-spec-issuer.json"))", "--now",
+            "1700000100",
             Self.path("jws-crit-exp", "jws-crit-exp.smart-health-card"),
         ])
         #expect(run.status == 1, "\(run.stdout)")
@@ -76,13 +78,16 @@ import Testing
         let keySet = try #require(json["keySets"]?[0])
         let finding = try #require(keySet["findings"]?.arrayValue?.first { $0["code"] == "CRL_RID_TIMESTAMP" })
         #expect(finding["severity"] == "error" && finding["path"] == "rids[0]")
-        #expect(finding["message"]?.stringValue?.contains("Probably meant: 1687450765 (2023-06-22 16:19:25 UTC)") == true)
+        #expect(
+            finding["message"]?.stringValue?.contains("Probably meant: 1687450765 (2023-06-22 16:19:25 UTC)") == true)
         #expect(keySet["valid"] == .bool(false))
         for (n, when) in [(0, "before"), (1, "after")] {
             let card = try Self.card(json, n)
             #expect(Self.codes(card).contains("REVOKED") && Self.codes(card).contains("KEY_SET_INVALID"))
             let revoked = card["findings"]?.arrayValue?.first { $0["code"] == "REVOKED" }?["message"]?.stringValue ?? ""
-            #expect(revoked.contains("the entry that decided") && revoked.contains("this card was issued \(when) that"), "\(revoked)")
+            #expect(
+                revoked.contains("the entry that decided") && revoked.contains("this card was issued \(when) that"),
+                "\(revoked)")
         }
         // The spec's own list (timestamps in seconds, before now) is sound.
         let spec = try TestSupport.cli([
@@ -116,7 +121,9 @@ import Testing
         let site = FileIO.parent(of: FileIO.parent(of: try forge.writeKeySet()))
         func findings(family: String) throws -> [Finding] {
             var bundle = VerifyForge.bundle().objectValue!
-            VerifyForge.changing(&bundle, "Patient") { $0["name"] = .array([.object(["family": .string(family), "given": ["Ada"]])]) }
+            VerifyForge.changing(&bundle, "Patient") {
+                $0["name"] = .array([.object(["family": .string(family), "given": ["Ada"]])])
+            }
             let card = try forge.card(try forge.jws(claims: VerifyForge.claims(bundle: .object(bundle))))
             return try forge.verify([card], keySets: [site]).flatMap(\.findings)
         }
@@ -127,7 +134,9 @@ import Testing
             #expect(found.first?.message.contains("\\u{") == true, "shown escaped: \(found.first?.message ?? "")")
         }
         #expect(try findings(family: "Testperson").filter { $0.code == .patientNameInvisible }.isEmpty)
-        #expect(try findings(family: "\u{645}\u{06CC}\u{200C}\u{0631}\u{0648}").filter { $0.code == .patientNameInvisible }.isEmpty)
+        #expect(
+            try findings(family: "\u{645}\u{06CC}\u{200C}\u{0631}\u{0648}").filter { $0.code == .patientNameInvisible }
+                .isEmpty)
     }
 
     /// A hostile card's findings are listed within the limit per code, so --json stays small: the payload it
@@ -135,19 +144,25 @@ import Testing
     @Test func aHostileCardGivesASmallJSONReport() throws {
         let dir = try TestSupport.tempDir("hostile")
         let count = 1500
-        var entries = [#"{"fullUrl":"resource:0","resource":{"resourceType":"Patient","name":[{"family":"X"}],"birthDate":"1960-01-01"}}"#]
+        var entries = [
+            #"{"fullUrl":"resource:0","resource":{"resourceType":"Patient","name":[{"family":"X"}],"birthDate":"1960-01-01"}}"#
+        ]
         for i in 1...count {
             entries.append(
                 #"{"fullUrl":"resource:\#(i)","resource":{"resourceType":"Immunization","status":"x","vaccineCode":{"coding":[{"#
                     + #""system":"http://hl7.org/fhir/sid/cvx","code":"999999"}]},"patient":{"reference":"resource:\#(i + count)"},"#
                     + #""occurrenceDateTime":"20x1","id":"a","meta":{"b":1},"text":{"div":"x"}}}"#)
         }
-        let payload = #"{"iss":"https://issuer.example.org","nbf":1700000000,"vc":{"type":["https://smarthealth.cards#health-card"],"#
+        let payload =
+            #"{"iss":"https://issuer.example.org","nbf":1700000000,"vc":{"type":["https://smarthealth.cards#health-card"],"#
             + #""credentialSubject":{"fhirVersion":"4.0.1","fhirBundle":{"resourceType":"Bundle","type":"collection","entry":["#
             + entries.joined(separator: ",") + "]}}}}"
-        let jws = Base64URL.encode(Array(#"{"zip":"DEF","alg":"ES256","kid":"k"}"#.utf8)) + "."
-            + Base64URL.encode(try RawDeflater(level: 9).deflate(Array(payload.utf8))) + "." + Base64URL.encode([UInt8](repeating: 0, count: 64))
-        let card = try TestSupport.write(#"{"verifiableCredential":["\#(jws)"]}"#, to: "hostile.smart-health-card", in: dir)
+        let jws =
+            Base64URL.encode(Array(#"{"zip":"DEF","alg":"ES256","kid":"k"}"#.utf8)) + "."
+            + Base64URL.encode(try RawDeflater(level: 9).deflate(Array(payload.utf8))) + "."
+            + Base64URL.encode([UInt8](repeating: 0, count: 64))
+        let card = try TestSupport.write(
+            #"{"verifiableCredential":["\#(jws)"]}"#, to: "hostile.smart-health-card", in: dir)
         let run = try TestSupport.cli(["verify", "--json", "--now", "1700000100", card])
         #expect(run.status == 1)
         let json = try JSONParser.parse(run.stdout)
@@ -158,6 +173,8 @@ import Testing
         // The findings are a few tens of kB; the rest of the document is the payload, echoed once.
         let findingsBytes = JSONWriter.pretty(credential["findings"]!).count
         #expect(findingsBytes < 96 * 1024, "\(findingsBytes)")
-        #expect(run.stdout.utf8.count < 4 * payload.utf8.count, "\(run.stdout.utf8.count) for a \(payload.utf8.count)-byte payload")
+        #expect(
+            run.stdout.utf8.count < 4 * payload.utf8.count,
+            "\(run.stdout.utf8.count) for a \(payload.utf8.count)-byte payload")
     }
 }

@@ -2,8 +2,8 @@ import Foundation
 import Testing
 
 @testable import HealthCardsCore
-@testable import HealthCardsVerify
 @testable import HealthCardsIssuing
+@testable import HealthCardsVerify
 
 /// `verify --json` output, of every shape (cards of each source, a chunk set, key sets bound and not,
 /// links, inputs read as nothing, skipped paths, findings over the per-code limit), validated with Python's
@@ -67,15 +67,18 @@ import Testing
         let walk = dir.appendingPathComponent("walk")
         try FileManager.default.createDirectory(at: walk, withIntermediateDirectories: true)
         for (from, to) in [
-            ("example-00-e-file.smart-health-card", "a.smart-health-card"), ("example-02-f-qr-code-numeric-value-2.txt", "q1.txt"),
-            ("example-02-f-qr-code-numeric-value-0.txt", "q2.txt"), ("example-02-f-qr-code-numeric-value-1.txt", "q3.txt"),
+            ("example-00-e-file.smart-health-card", "a.smart-health-card"),
+            ("example-02-f-qr-code-numeric-value-2.txt", "q1.txt"),
+            ("example-02-f-qr-code-numeric-value-0.txt", "q2.txt"),
+            ("example-02-f-qr-code-numeric-value-1.txt", "q3.txt"),
             ("example-01-d-jws.txt", "one.jws"), ("derived/qr-png/example-00-g-qr-code-0.png", "qr.png"),
             ("example-02-e-file.smart-health-card", "many-findings.smart-health-card"),
         ] {
             try FileManager.default.copyItem(at: spec.appendingPathComponent(from), to: walk.appendingPathComponent(to))
         }
         try FileManager.default.copyItem(
-            at: spec.appendingPathComponent("issuer/.well-known/jwks.json"), to: walk.appendingPathComponent("jwks.json"))
+            at: spec.appendingPathComponent("issuer/.well-known/jwks.json"),
+            to: walk.appendingPathComponent("jwks.json"))
         #expect(mkfifo(walk.appendingPathComponent("pipe").path, 0o600) == 0)
         let empty = dir.appendingPathComponent("empty")
         try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
@@ -84,10 +87,17 @@ import Testing
             // The spec's site: bound by URL=, with its CRL; the walk's own key set is reported, not used.
             ["--jwks", "https://spec.smarthealth.cards/examples/issuer=\(site)", walk.path],
             // One bare key set alone: it stands for every issuer, and the summary says it was not bound.
-            ["--jwks", spec.appendingPathComponent("issuer/.well-known/jwks.json").path, walk.appendingPathComponent("a.smart-health-card").path],
+            [
+                "--jwks", spec.appendingPathComponent("issuer/.well-known/jwks.json").path,
+                walk.appendingPathComponent("a.smart-health-card").path,
+            ],
             // Links: a card inside, and content of a type verify does not check.
-            ["--jwks", shl.appendingPathComponent("site").path, "--shl-site", shl.appendingPathComponent("site").path,
-             shl.appendingPathComponent("link-cty-upper.txt").path, shl.appendingPathComponent("link-cty-good.txt").path],
+            [
+                "--jwks", shl.appendingPathComponent("site").path, "--shl-site",
+                shl.appendingPathComponent("site").path,
+                shl.appendingPathComponent("link-cty-upper.txt").path,
+                shl.appendingPathComponent("link-cty-good.txt").path,
+            ],
             // Nothing to check, and no key set at all.
             [empty.path],
         ]
@@ -98,7 +108,9 @@ import Testing
             documents.append(try TestSupport.write(run.stdout, to: "run-\(i).json", in: dir))
         }
         // The shapes the runs were meant to cover are there.
-        let all = try documents.map { try JSONParser.parse(Array(try String(contentsOfFile: $0, encoding: .utf8).utf8)) }
+        let all = try documents.map {
+            try JSONParser.parse(Array(try String(contentsOfFile: $0, encoding: .utf8).utf8))
+        }
         #expect(all[0]["credentials"]?.arrayValue?.contains { $0["files"]?.arrayValue?.count == 3 } == true)
         #expect(all[0]["credentials"]?.arrayValue?.contains { $0["findingsOmitted"] != nil } == true)
         #expect(all[0]["credentials"]?.arrayValue?.contains { $0["source"] == "qr-image" } == true)
@@ -111,7 +123,8 @@ import Testing
         let check = try TestSupport.run(python, [script, schema] + documents)
         #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
         // And the checker can fail: a summary that miscounts, and a finding without a code, are caught.
-        var broken = try JSONParser.parse(Array(try String(contentsOfFile: documents[0], encoding: .utf8).utf8)).objectValue!
+        var broken = try JSONParser.parse(Array(try String(contentsOfFile: documents[0], encoding: .utf8).utf8))
+            .objectValue!
         var summary = broken["summary"]!.objectValue!
         summary["credentials"] = .integer(99)
         broken["summary"] = .object(summary)

@@ -31,12 +31,17 @@ package struct KeySetArgument: Sendable, Equatable {
         let issuer = String(argument[..<equals])
         let path = String(argument[argument.index(after: equals)...])
         guard !path.isEmpty else {
-            throw HealthCardError(.configuration, "\(Setting.jwks) \(argument) names no file after '='; give \(Setting.jwks) ISSUER_URL=PATH")
+            throw HealthCardError(
+                .configuration,
+                "\(Setting.jwks) \(argument) names no file after '='; give \(Setting.jwks) ISSUER_URL=PATH")
         }
         // Compared with each card's iss exactly, as verifiers build <iss>/.well-known/jwks.json from it; the
         // card's own iss rules (https, no trailing '/') are judged on the card.
         guard issuer.split(separator: "/", omittingEmptySubsequences: true).count >= 2 else {
-            throw HealthCardError(.configuration, "\(Setting.jwks) \(Quote.text(argument, limit: 200)): \(Quote.text(issuer)) has no host; give \(Setting.jwks) ISSUER_URL=PATH")
+            throw HealthCardError(
+                .configuration,
+                "\(Setting.jwks) \(Quote.text(argument, limit: 200)): \(Quote.text(issuer)) has no host; give \(Setting.jwks) ISSUER_URL=PATH"
+            )
         }
         return KeySetArgument(issuer: issuer, path: path)
     }

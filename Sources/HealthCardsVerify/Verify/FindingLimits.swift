@@ -50,13 +50,14 @@ extension CredentialReport {
         let left = findings.count - (firstError == nil ? 0 : 1)
         guard left > 0 else { return }
         for finding in findings where finding != firstError { omittedFindings[finding.code, default: 0] += 1 }
-        findings = (firstError.map { [$0] } ?? []) + [
-            Finding(
-                .findingsCapped,
-                "\(left) more finding(s) of this \(source == .keySet ? "key set" : "credential") were not listed: the run had "
-                    + "already listed \(runLimit) findings, its limit. Check fewer inputs at a time to see them",
-                at: .init(file: locationFile, credential: index))
-        ]
+        findings =
+            (firstError.map { [$0] } ?? []) + [
+                Finding(
+                    .findingsCapped,
+                    "\(left) more finding(s) of this \(source == .keySet ? "key set" : "credential") were not listed: the run had "
+                        + "already listed \(runLimit) findings, its limit. Check fewer inputs at a time to see them",
+                    at: .init(file: locationFile, credential: index))
+            ]
     }
 }
 

@@ -46,9 +46,11 @@ public struct HealthCardVerifier: Sendable {
     public func verify(jws: String, name: String? = nil, now: Int64) -> VerificationReport {
         var report = CredentialReport(source: .jws, file: name)
         if jws.utf8.count > limits.fileBytes {
-            report.findings.append(Finding(
-                .fileTooLarge, "the JWS is \(jws.utf8.count) bytes; at most \(InputBudget.describe(bytes: limits.fileBytes)) are read",
-                at: .init(file: name)))
+            report.findings.append(
+                Finding(
+                    .fileTooLarge,
+                    "the JWS is \(jws.utf8.count) bytes; at most \(InputBudget.describe(bytes: limits.fileBytes)) are read",
+                    at: .init(file: name)))
         } else {
             checker(now: now).check(jws, into: &report)
         }
@@ -72,9 +74,11 @@ public struct HealthCardVerifier: Sendable {
             let name = named ? names![i] : "qr \(i + 1)"
             guard text.utf8.count <= limits.fileBytes else {
                 var report = CredentialReport(source: .qrText, file: name)
-                report.findings.append(Finding(
-                    .fileTooLarge, "the QR text is \(text.utf8.count) bytes; at most \(InputBudget.describe(bytes: limits.fileBytes)) "
-                        + "are read (a QR holds under 4,300 characters)", at: .init(file: name)))
+                report.findings.append(
+                    Finding(
+                        .fileTooLarge,
+                        "the QR text is \(text.utf8.count) bytes; at most \(InputBudget.describe(bytes: limits.fileBytes)) "
+                            + "are read (a QR holds under 4,300 characters)", at: .init(file: name)))
                 oversized.append(report)
                 continue
             }
@@ -161,7 +165,8 @@ public struct VerificationReport: Sendable {
     /// The `--json` document for `keySets` and `reports`, messages said in `style`; `extra` members are added
     /// to `summary`.
     package static func json(
-        now: Int64, keySets: [CredentialReport], reports: [CredentialReport], style: MessageStyle, extra: JSONObject = [:]
+        now: Int64, keySets: [CredentialReport], reports: [CredentialReport], style: MessageStyle,
+        extra: JSONObject = [:]
     ) -> JSONValue {
         let credentials = reports.filter(\.isCredential)
         let links = reports.filter { $0.source == .shlink }

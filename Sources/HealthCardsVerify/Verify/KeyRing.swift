@@ -41,7 +41,9 @@ package struct KeyRing: Sendable {
         /// depends on when no key of it could verify the card.
         package var problems: [Finding] = []
 
-        package init(file: String, issuer: String?, binding: KeySetBinding, keys: [TrustedKey], problems: [Finding] = []) {
+        package init(
+            file: String, issuer: String?, binding: KeySetBinding, keys: [TrustedKey], problems: [Finding] = []
+        ) {
             self.file = file
             self.issuer = issuer
             self.binding = binding
@@ -50,7 +52,9 @@ package struct KeyRing: Sendable {
         }
 
         /// `F (issuer X)` or `F (not bound to an issuer)`, for messages.
-        package var described: String { "\(file) (" + (issuer.map { "issuer \($0)" } ?? "not bound to an issuer") + ")" }
+        package var described: String {
+            "\(file) (" + (issuer.map { "issuer \($0)" } ?? "not bound to an issuer") + ")"
+        }
     }
 
     package var sets: [KeySet]

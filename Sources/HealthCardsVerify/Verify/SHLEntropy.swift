@@ -22,7 +22,8 @@ package enum SHLEntropy {
         }
         let long = parts.filter { $0.utf8.count >= minimumCharacters }
         guard !long.isEmpty else {
-            return "url has no path segment or query value of \(minimumCharacters) or more base64url characters; it must carry "
+            return
+                "url has no path segment or query value of \(minimumCharacters) or more base64url characters; it must carry "
                 + "at least 256 bits of entropy (e.g. 32 random bytes, base64url, as a path segment)"
         }
         var reasons: [String] = []
@@ -30,7 +31,8 @@ package enum SHLEntropy {
             guard let why = weakness(Array(part.utf8)) else { return nil }
             reasons.append("\(Quote.text(String(part), limit: 60)) \(why)")
         }
-        return "url has no path segment or query value that looks random: \(reasons.prefix(3).joined(separator: "; ")). The "
+        return
+            "url has no path segment or query value that looks random: \(reasons.prefix(3).joined(separator: "; ")). The "
             + "links specification asks for at least 256 bits of entropy (e.g. 32 random bytes, base64url): a guessable "
             + "name lets anyone fetch the file"
     }
@@ -42,7 +44,9 @@ package enum SHLEntropy {
         let digits = s.filter { (0x30...0x39).contains($0) }.count
         if !upper || !lower {
             // Without one of the two cases, the alphabet is at most 38 characters (hex: 16, digits: 10).
-            let hex = s.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) || (0x41...0x46).contains($0) }
+            let hex = s.allSatisfy {
+                (0x30...0x39).contains($0) || (0x61...0x66).contains($0) || (0x41...0x46).contains($0)
+            }
             var alphabet = hex ? 16 : 0
             if !hex {
                 if digits > 0 { alphabet += 10 }
@@ -51,11 +55,14 @@ package enum SHLEntropy {
             }
             let bits = Double(s.count) * log2(Double(max(alphabet, 2)))
             if bits < 256 {
-                return "uses \(alphabet) kinds of characters (\(hex ? "hex digits" : "no \(upper ? "lower" : "upper")-case letters")), "
+                return
+                    "uses \(alphabet) kinds of characters (\(hex ? "hex digits" : "no \(upper ? "lower" : "upper")-case letters")), "
                     + "so its \(s.count) characters hold at most \(Int(bits)) bits"
             }
         }
-        if let run = longestRun(s, step: 0), run >= 5 { return "repeats one character \(run) times in a row (zero-padded?)" }
+        if let run = longestRun(s, step: 0), run >= 5 {
+            return "repeats one character \(run) times in a row (zero-padded?)"
+        }
         if let run = longestRun(s, step: 1), run >= 6 { return "has \(run) characters in sequence (a counter?)" }
         if let run = longestRun(s, step: -1), run >= 6 { return "has \(run) characters in sequence (a counter?)" }
         if Set(s).count < 20 { return "uses only \(Set(s).count) different characters" }

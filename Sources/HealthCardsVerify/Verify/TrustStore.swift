@@ -77,8 +77,9 @@ public struct TrustStore: Sendable {
         report.limitFindings(perCode: limits.findingsPerCode)
         keySets.append(report)
         ring.sets.append(
-            KeyRing.KeySet(file: file, issuer: issuer, binding: binding, keys: result.keys,
-                           problems: result.findings.filter(\.isError)))
+            KeyRing.KeySet(
+                file: file, issuer: issuer, binding: binding, keys: result.keys,
+                problems: result.findings.filter(\.isError)))
         return report
     }
 
@@ -93,7 +94,8 @@ public struct TrustStore: Sendable {
     /// - Throws: `HealthCardError(.configuration)` unless `issuer` is `http(s)://` with a host.
     static func requireIssuerURL(_ issuer: String) throws(HealthCardError) {
         let lower = issuer.lowercased()
-        let rest = lower.hasPrefix("https://") ? lower.dropFirst(8) : lower.hasPrefix("http://") ? lower.dropFirst(7) : nil
+        let rest =
+            lower.hasPrefix("https://") ? lower.dropFirst(8) : lower.hasPrefix("http://") ? lower.dropFirst(7) : nil
         guard let rest, let host = rest.split(separator: "/", omittingEmptySubsequences: false).first, !host.isEmpty,
             !issuer.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F })
         else {

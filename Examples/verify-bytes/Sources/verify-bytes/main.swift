@@ -41,7 +41,9 @@ func read(_ path: String) -> [UInt8] {
 func show(_ title: String, _ report: VerificationReport) {
     for credential in report.reports {
         let which = credential.index.map { " credential \($0)" } ?? ""
-        let verdict = credential.isVerified ? "verified" : (credential.isValid ? "valid, signature \(credential.signature.rawValue)" : "INVALID")
+        let verdict =
+            credential.isVerified
+            ? "verified" : (credential.isValid ? "valid, signature \(credential.signature.rawValue)" : "INVALID")
         print("\(title)\(which): \(verdict) (\(credential.errorCount) error(s), \(credential.warningCount) warning(s))")
         for finding in credential.findings {
             let location = finding.location.description
@@ -91,7 +93,8 @@ tampered[tampered.count - 2] = tampered[tampered.count - 2] == UInt8(ascii: "A")
 let forged = verifier.verify(jws: String(decoding: tampered, as: UTF8.self), now: now)
 show("example-01 JWS, one character changed", forged)
 
-let answers = card.isVerified && jws.isVerified && revoked.findings.contains { $0.code == .revoked }
+let answers =
+    card.isVerified && jws.isVerified && revoked.findings.contains { $0.code == .revoked }
     && forged.findings.contains { $0.code == .sigInvalid } && !forged.isVerified
 print(answers ? "verify-bytes: every answer is the spec's" : "verify-bytes: an answer differs from the spec's")
 exit(answers ? 0 : 1)
