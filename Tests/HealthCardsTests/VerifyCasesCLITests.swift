@@ -114,6 +114,19 @@ import Testing
         #expect(late.status == 0 && !late.stdout.contains("CRL_RID_TIMESTAMP"), "\(late.stdout)")
     }
 
+    /// The walker reads the revocation list beside a key set for the bytes API; one that is a FIFO is never
+    /// opened (it would wait forever): CRL_INVALID says it cannot be read, and it revokes nothing.
+    @Test func aRevocationListThatIsAFIFOIsRefusedNotWaitedOn() throws {
+        let forge = try VerifyForge()
+        let keySet = try forge.writeKeySet()
+        let crl = forge.dir.appendingPathComponent("site/.well-known/crl")
+        try FileManager.default.createDirectory(at: crl, withIntermediateDirectories: true)
+        #expect(mkfifo(crl.appendingPathComponent("\(forge.kid).json").path, 0o644) == 0)
+        let run = try TestSupport.cli(["verify", "--now", "1700000000", keySet])
+        #expect(run.status == 1 && run.stdout.contains("error CRL_INVALID"), "\(run.stdout)")
+        #expect(run.stdout.contains("FIFO"), "\(run.stdout)")
+    }
+
     /// Bidirectional controls and invisible characters in a name are a warning (the name may display as
     /// another), shown escaped; a Persian name's zero-width non-joiner between letters is how it is written.
     @Test func invisibleCharactersInANameAreAWarning() throws {
