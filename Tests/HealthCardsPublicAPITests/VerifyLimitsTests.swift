@@ -84,17 +84,17 @@ import Testing
     @Test func fileAndCredentialLimitsAreTheVerifiersOwn() throws {
         let card = try Fixtures.bytes(Fixtures.spec + "/example-00-e-file.smart-health-card")
         var small = VerifyLimits()
-        small.fileBytes = 100
+        small.input.cardFileBytes = 100
         let refused = HealthCardVerifier(trustStore: try Fixtures.specTrust(), limits: small).verify(
             cardFile: card, now: Fixtures.now)
         #expect(Fixtures.codes(refused) == ["FILE_TOO_LARGE"] && !refused.isValid)
         #expect(refused.findings[0].message.contains("at most 100 bytes"))
         // The defaults are InputBudget's.
         #expect(
-            VerifyLimits().fileBytes == InputBudget.cardFileBytes && VerifyLimits().crlBytes == InputBudget.crlFileBytes
+            VerifyLimits().input == InputLimits() && VerifyLimits().input.cardFileBytes == InputBudget.cardFileBytes
         )
         var one = VerifyLimits()
-        one.credentialsPerFile = 1
+        one.input.credentialsPerFile = 1
         let jws = try Fixtures.text(Fixtures.spec + "/example-00-d-jws.txt")
         let two = Array(#"{"verifiableCredential":["\#(jws)","\#(jws)"]}"#.utf8)
         let first = HealthCardVerifier(trustStore: try Fixtures.specTrust(), limits: one).verify(

@@ -9,12 +9,12 @@
 /// read is opted into (`issue --share group|world`). Published web content (the key set, CRLs, host
 /// rules) is `published`: a web server must read it.
 public struct OutputAccess: Sendable, Equatable {
-    /// Permission bits of files written (set with `fchmod`, so the umask does not change them).
-    public var fileMode: mode_t
-    /// Permission bits of folders created (set with `chmod` after `mkdir`).
-    public var folderMode: mode_t
+    /// Permission bits of files written, e.g. 0o600 (set with `fchmod`, so the umask does not change them).
+    public var fileMode: UInt32
+    /// Permission bits of folders created, e.g. 0o700 (set with `chmod` after `mkdir`).
+    public var folderMode: UInt32
 
-    public init(fileMode: mode_t, folderMode: mode_t) {
+    public init(fileMode: UInt32, folderMode: UInt32) {
         self.fileMode = fileMode
         self.folderMode = folderMode
     }

@@ -259,7 +259,7 @@ public final class FileVerifier {
         let bytes: [UInt8]
         do {
             let image = path.lowercased().hasSuffix(".png")
-            bytes = try FileIO.read(path, maxBytes: image ? InputBudget.imageFileBytes : limits.fileBytes)
+            bytes = try FileIO.read(path, maxBytes: image ? limits.input.imageFileBytes : limits.fileBytes)
         } catch let error as HealthCardError where error.kind == .input {
             // Over its budget: reported when it was asked for, or when its first bytes show a kind verify reads.
             guard explicit || Self.classify(path, (try? FileIO.readPrefix(path, count: 4096)) ?? [], prefixOnly: true) != nil

@@ -28,7 +28,7 @@ public struct HealthCardVerifier: Sendable {
     /// Verifies a `.smart-health-card` file: `{"verifiableCredential":["<JWS>",…]}` (digest section 5), each
     /// JWS a credential of its own (`CredentialReport.index` 0, 1, …).
     /// - Parameters:
-    ///   - bytes: the file's bytes (at most `limits.fileBytes`; more is `FILE_TOO_LARGE`, not parsed).
+    ///   - bytes: the file's bytes (at most `limits.input.cardFileBytes`; more is `FILE_TOO_LARGE`, not parsed).
     ///   - name: what findings are located at (a file name, a URL); none when nil.
     ///   - now: the time `nbf`, `exp` and clinical dates are judged at, in seconds since 1970.
     public func verify(cardFile bytes: [UInt8], name: String? = nil, now: Int64) -> VerificationReport {

@@ -40,9 +40,9 @@ public struct TrustStore: Sendable {
     ///   - issuer: the `iss` whose key set this is, compared with each card's `iss` exactly (e.g.
     ///     `https://spec.smarthealth.cards/examples/issuer`).
     ///   - jwks: the JWK Set bytes, as published at `<issuer>/.well-known/jwks.json` (digest section 7); at most
-    ///     `limits.fileBytes` are parsed (more: `FILE_TOO_LARGE`).
+    ///     `limits.input.cardFileBytes` are parsed (more: `FILE_TOO_LARGE`).
     ///   - crls: the revocation list bytes of each `kid`, as published at `<issuer>/.well-known/crl/<kid>.json`
-    ///     (digest section 8); at most `limits.crlBytes` each.
+    ///     (digest section 8); at most `limits.input.crlFileBytes` each.
     ///   - name: the name findings on the key set are located at; default `<issuer>/.well-known/jwks.json`
     ///     (and a CRL's, `<issuer>/.well-known/crl/<kid>.json`).
     ///   - now: the time, in seconds since 1970, that `x5c` leaf validity and CRL `rid.<timestamp>` entries

@@ -2,19 +2,15 @@ import HealthCardsCore
 
 /// What one verifier accepts and reports at most, so that no input, however it is made, costs more time,
 /// memory or output than these bounds (docs/verify.md, "Budgets"). A value per verifier
-/// (`HealthCardVerifier`, `TrustStore.add`): the defaults are `InputBudget`'s, and a program may pass
-/// smaller ones (a server) or larger ones.
+/// (`HealthCardVerifier`, `TrustStore.add`): the input sizes are Core's `InputLimits` (defaults
+/// `InputBudget`'s); the rest bound what a verifier spends and lists. A program may pass smaller ones (a
+/// server) or larger ones.
 public struct VerifyLimits: Sendable, Equatable {
-    /// Most bytes of a `.smart-health-card` file, a compact JWS, the `shc:/` texts of one call, or a key set
-    /// (`jwks.json`): 1 MiB (`InputBudget.cardFileBytes`). Larger input is `FILE_TOO_LARGE` and not parsed.
-    public var fileBytes: Int = InputBudget.cardFileBytes
-    /// Most credentials (JWS) checked in one `.smart-health-card` file: 64; the rest are `FILE_TOO_LARGE`.
-    public var credentialsPerFile: Int = InputBudget.credentialsPerFile
-    /// Most payload bytes, once inflated, checked in one `.smart-health-card` file: 16 MiB. Once a file's
-    /// payloads reach this, its other credentials are not checked (`FILE_TOO_LARGE`).
-    public var payloadBytesPerFile: Int = InputBudget.payloadBytesPerFile
-    /// Most bytes of one revocation list (`crl/<kid>.json`): 16 MiB; a larger one is `CRL_INVALID`.
-    public var crlBytes: Int = InputBudget.crlFileBytes
+    /// Input sizes and counts: `cardFileBytes` (a `.smart-health-card` file, a compact JWS, one `shc:/` text,
+    /// a key set: 1 MiB; more is `FILE_TOO_LARGE`, not parsed), `credentialsPerFile` (64), `payloadBytesPerFile`
+    /// (16 MiB once inflated; past either, a file's other credentials are `FILE_TOO_LARGE`), `crlFileBytes` (a
+    /// revocation list: 16 MiB, more is `CRL_INVALID`), and the image sizes a program's QR reader applies.
+    public var input = InputLimits()
     /// Most bytes of a SMART Health Link's file (a compact JWE): 4 MiB (`JWE.maxCompactBytes`).
     public var linkFileBytes: Int = JWE.maxCompactBytes
     /// Most findings of one rule code listed for one credential (or key set, or link): 20. The next one
@@ -26,7 +22,8 @@ public struct VerifyLimits: Sendable, Equatable {
     public var findingsPerRun: Int = 100_000
     /// Most ECDSA signature verifications spent on one credential: 64 (one is the usual cost: the key its
     /// `kid` names; the rest look for the key that did sign it, in the issuer's and other issuers' key sets).
-    /// Past it, the keys not tried are said in the finding.
+    /// Past it, the keys not tried are said in the finding; a key the kid names left untried is
+    /// `SIG_NOT_CHECKED`, an error.
     public var signatureVerificationsPerCredential: Int = 64
     /// Most ECDSA signature verifications spent telling apart the QR chunk sets of one call (each candidate
     /// last chunk is tried against the keys): 4,096. Past it, chunks are matched by their form alone.
@@ -34,6 +31,15 @@ public struct VerifyLimits: Sendable, Equatable {
 
     /// The defaults above.
     public init() {}
+
+    /// `input.cardFileBytes`.
+    package var fileBytes: Int { input.cardFileBytes }
+    /// `input.credentialsPerFile`.
+    package var credentialsPerFile: Int { input.credentialsPerFile }
+    /// `input.payloadBytesPerFile`.
+    package var payloadBytesPerFile: Int { input.payloadBytesPerFile }
+    /// `input.crlFileBytes`.
+    package var crlBytes: Int { input.crlFileBytes }
 }
 
 /// A count of ECDSA verifications left (`VerifyLimits.signatureVerificationsPerCredential`,
