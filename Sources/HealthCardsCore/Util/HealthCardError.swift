@@ -23,6 +23,8 @@ public struct HealthCardError: Error, CustomStringConvertible, Equatable, Sendab
         case qr
         /// PNG encoding or decoding failed.
         case png
+        /// An image other than a PNG (a JPEG) cannot be decoded, or bytes are no image format that is read.
+        case image
         /// Reading or writing a file failed.
         case io
         /// A SMART Health Link could not be made, or an earlier one was replaced or updated.
