@@ -45,12 +45,12 @@ enum FixturesCommand {
         let parsed = try Arguments(
             args, valued: ["issuer", "key", "out", "now", "seed"], flagNames: [], command: "fixtures")
         if parsed.has("help") {
-            print(help)
+            say(help)
             return .ok
         }
         guard parsed.positionals.isEmpty else {
             throw HealthCardError(
-                .usage,
+                .configuration,
                 "`healthcards fixtures` takes no arguments besides its options, found \(Quote.text(parsed.positionals[0])); "
                     + "see `healthcards fixtures --help`")
         }
@@ -66,7 +66,7 @@ enum FixturesCommand {
         if let text = parsed.value("now") { now = try TimeOption.parse("now", text, example: now) }
         guard now >= FixtureCatalogue.earliestNow else {
             throw HealthCardError(
-                .usage,
+                .configuration,
                 "--now \(now) (\(Clock.describe(now))) is too early: the catalogue's dates reach 800 days before it, and "
                     + "its nbf-milliseconds card (nbf × 1000) reads as milliseconds only from --now "
                     + "\(FixtureCatalogue.earliestNow) (\(Clock.describe(FixtureCatalogue.earliestNow))); give a later "
@@ -74,14 +74,14 @@ enum FixturesCommand {
         }
         guard now <= TimeOption.lastSecond - 4_000 * 86_400 else {
             throw HealthCardError(
-                .usage,
+                .configuration,
                 "--now \(now) is too late: the catalogue's times reach ten years after it (exp-future, "
                     + "the x5c certificates), past the year 9999")
         }
         var seed: UInt64 = 1
         if let text = parsed.value("seed") {
             guard let value = UInt64(text) else {
-                throw HealthCardError(.usage, "--seed \(Quote.text(text)) is not a whole number from 0 to \(UInt64.max)")
+                throw HealthCardError(.configuration, "--seed \(Quote.text(text)) is not a whole number from 0 to \(UInt64.max)")
             }
             seed = value
         }

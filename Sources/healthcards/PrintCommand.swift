@@ -52,17 +52,17 @@ enum PrintCommand {
             args, valued: PrintOptions.valued.union(["out", "jwks", "link", "shl-site"]),
             flagNames: PrintOptions.flags.union(["no-link"]), command: "print")
         if parsed.has("help") {
-            print(help)
+            say(help)
             return .ok
         }
         let outDir = parsed.value("out")
         let combinedPath = parsed.value("pdf-combined")
         guard outDir != nil || combinedPath != nil else {
             throw HealthCardError(
-                .usage, "`healthcards print` needs --out DIR or --pdf-combined FILE.pdf; see `healthcards print --help`"
+                .configuration, "`healthcards print` needs --out DIR or --pdf-combined FILE.pdf; see `healthcards print --help`"
             )
         }
-        if let outDir, outDir.isEmpty { throw HealthCardError(.usage, "--out is empty; give the folder for the PDFs") }
+        if let outDir, outDir.isEmpty { throw HealthCardError(.configuration, "--out is empty; give the folder for the PDFs") }
         if let outDir { try IssuerSite.refuseHealthDataInside(outDir, option: "--out", what: "printed cards are health data") }
         if let combinedPath {
             try IssuerSite.refuseHealthDataInside(combinedPath, option: "--pdf-combined", what: "printed cards are health data")
@@ -71,16 +71,16 @@ enum PrintCommand {
         let givenLink = parsed.value("link")
         if let givenLink {
             guard !parsed.has("no-link") else {
-                throw HealthCardError(.usage, "--link and --no-link contradict each other; give one")
+                throw HealthCardError(.configuration, "--link and --no-link contradict each other; give one")
             }
             guard cards.count == 1 else {
                 throw HealthCardError(
-                    .usage,
+                    .configuration,
                     "--link FILE is the link of one card, but \(cards.count) cards were given; print them one at a time, or "
                         + "leave --link out to use the link beside each card (OUT/shl/<name>.txt)")
             }
             guard FileIO.isRegularFile(givenLink) else {
-                throw HealthCardError(.usage, "--link \(givenLink) is not a file")
+                throw HealthCardError(.configuration, "--link \(givenLink) is not a file")
             }
         }
         let settings = try PrintOptions.settings(parsed, environment: PrintOptions.environment())
@@ -105,7 +105,7 @@ enum PrintCommand {
         }
         for report in verifier.keySetReports where report.errorCount > 0 {
             printError(report.summaryLines.joined(separator: "\n"))
-            throw HealthCardError(.usage, "the key set \(report.file) has errors; fix it or leave --jwks out")
+            throw HealthCardError(.configuration, "the key set \(report.file) has errors; fix it or leave --jwks out")
         }
         let printer = try CardPrinter(settings: settings)
         let combined = try combinedPath.map { try CombinedPDF(path: $0) }
@@ -138,7 +138,7 @@ enum PrintCommand {
                     for warning in checked.warnings { printError("warning: \(path): \(warning)") }
                     link = checked.link
                 } catch let error as HealthCardError where error.kind == .link {
-                    printError("not printed: \(path): \(error.message)")
+                    printError("not printed: \(path): \(error.text)")
                     refused += 1
                     continue
                 }
@@ -178,7 +178,7 @@ enum PrintCommand {
     static func cardFiles(_ paths: [String]) throws -> [String] {
         guard !paths.isEmpty else {
             throw HealthCardError(
-                .usage,
+                .configuration,
                 "`healthcards print` needs at least one CARD (.smart-health-card file or folder); see `healthcards print --help`"
             )
         }
@@ -190,10 +190,10 @@ enum PrintCommand {
                 while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
                 let folder = FileIO.isDirectory("\(path)/cards") ? "\(path)/cards" : path
                 let found = FileIO.list(folder).filter { $0.hasSuffix(".smart-health-card") }.map { "\(folder)/\($0)" }
-                guard !found.isEmpty else { throw HealthCardError(.usage, "\(path) holds no .smart-health-card file") }
+                guard !found.isEmpty else { throw HealthCardError(.configuration, "\(path) holds no .smart-health-card file") }
                 files += found
             } else {
-                guard FileIO.exists(path) else { throw HealthCardError(.usage, "\(path) does not exist") }
+                guard FileIO.exists(path) else { throw HealthCardError(.configuration, "\(path) does not exist") }
                 files.append(path)
             }
         }

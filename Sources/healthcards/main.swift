@@ -31,9 +31,27 @@ let commands: [(name: String, summary: String, run: ([String]) throws -> ExitSta
     ("fixtures", "write a reproducible catalogue of valid and deliberately broken test cards for verifier developers", FixturesCommand.run),
 ]
 
+extension MessageStyle {
+    /// How the command line says the settings and commands the library's messages name: as its options
+    /// (`--issuer`) and as its commands (`healthcards keygen`).
+    static let commandLine = MessageStyle(setting: { "--\($0.name)" }, command: { "healthcards \($0.name)" })
+}
+
+extension HealthCardError {
+    /// `location: CODE: message` for each error this one stands for, joined with `; `, with the settings and
+    /// commands said as the command line's options and commands.
+    var commandLineText: String { all.map { $0.described(.commandLine) }.joined(separator: "; ") }
+}
+
+/// Writes `healthcards: message` to standard error, the library's settings and commands said as options.
 func printError(_ message: String) {
-    var line = "healthcards: " + message + "\n"
+    var line = "healthcards: " + MessageStyle.commandLine.render(message) + "\n"
     line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
+}
+
+/// Writes a line to standard output, the library's settings and commands said as options.
+func say(_ text: String) {
+    Swift.print(MessageStyle.commandLine.render(text))
 }
 
 /// The width of the command names in the usage's list: the longest name and two spaces, so every summary
@@ -84,15 +102,15 @@ for index in 1..<Int(CommandLine.argc) {
 
 var arguments = Array(CommandLine.arguments.dropFirst())
 guard let name = arguments.first else {
-    print(usage)
+    say(usage)
     exit(ExitStatus.usage.rawValue)
 }
 if name == "--help" || name == "-h" || name == "help" {
-    print(usage)
+    say(usage)
     exit(0)
 }
 if name == "--version" || name == "-V" {
-    print(versionText)
+    say(versionText)
     exit(0)
 }
 guard let command = commands.first(where: { $0.name == name }) else {
@@ -106,7 +124,7 @@ do {
     let status = try command.run(Array(arguments.dropFirst()))
     exit(status.rawValue)
 } catch let error as HealthCardError {
-    printError(error.description)
+    printError(error.commandLineText)
     exit(ExitStatus.usage.rawValue)
 } catch {
     printError("\(error)")

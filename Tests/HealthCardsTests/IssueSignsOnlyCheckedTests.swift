@@ -160,7 +160,7 @@ import Testing
                 _ = try CardIssuer(signer: try ES256Signer(key: key), settings: settings)
                 Issue.record("accepted \(settings)")
             } catch let error as HealthCardError {
-                #expect(error.kind == .usage)
+                #expect(error.kind == .configuration)
                 #expect(error.message.contains(says), "\(error.message)")
             }
         }
@@ -181,7 +181,7 @@ import Testing
             _ = try other.issue(card)
             Issue.record("signed another issuer's payload")
         } catch {
-            #expect(error.errors.first?.message.contains("made by the issuer of kid") == true)
+            #expect(error.all.first?.message.contains("made by the issuer of kid") == true)
         }
     }
 

@@ -107,7 +107,7 @@ enum TestSupport {
     /// Runs the independent checker: `<test python> shc_check.py ARGS`. Only in tests enabled by
     /// `checkerAvailable`.
     static func check(_ arguments: [String]) throws -> Run {
-        guard let python, checkerAvailable else { throw HealthCardError(.usage, "the checker is not available: \(checkerMissing)") }
+        guard let python, checkerAvailable else { throw HealthCardError(.configuration, "the checker is not available: \(checkerMissing)") }
         return try run(python, [checker] + arguments)
     }
 

@@ -19,18 +19,18 @@ import Testing
 
     @Test func noVaccineAdministeredIsAnError() throws {
         let f = try findings(cvx: "998")
-        #expect(f.errors.map(\.message).contains { $0.hasPrefix("CODE_CVX_NO_VACCINE:") })
+        #expect(f.errors.map(\.code).contains(.codeCVXNoVaccine))
     }
 
     @Test func unknownVaccineIsAWarning() throws {
         let f = try findings(cvx: "999")
         #expect(f.errors.isEmpty)
-        #expect(f.warnings.map(\.message).contains { $0.hasPrefix("CODE_CVX_UNSPECIFIED:") })
+        #expect(f.warnings.map(\.code).contains(.codeCVXUnspecified))
     }
 
     @Test func codeOutsideTheListIsAnError() throws {
         let f = try findings(cvx: "777")
-        #expect(f.errors.map(\.message).contains { $0.hasPrefix("CODE_CVX_UNKNOWN:") })
+        #expect(f.errors.map(\.code).contains(.codeCVXUnknown))
         #expect(try findings(cvx: "208").errors.isEmpty)
     }
 }

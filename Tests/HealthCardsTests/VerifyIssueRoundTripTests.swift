@@ -79,7 +79,7 @@ import Testing
             let line = report[i + 1]
             #expect(line["status"]?.stringValue == "rejected", "\(rule)")
             let errors = line["errors"]?.arrayValue ?? []
-            let match = errors.first { $0["message"]?.stringValue?.hasPrefix("\(rule): ") == true }
+            let match = errors.first { $0["code"]?.stringValue == rule }
             #expect(match != nil, "\(rule): \(errors)")
             #expect(match?["at"]?.stringValue?.hasSuffix(path) == true, "\(rule): \(String(describing: match))")
         }

@@ -26,7 +26,7 @@ public enum KeyFile {
         SecureHeap.start()
         let pem: SecretBytes
         do { pem = try SecretBytes.read(path: path) } catch let error as HealthCardError {
-            throw HealthCardError(.key, "cannot read key file \(path): \(error.message)")
+            throw HealthCardError(.key, "cannot read key file \(path): \(error.text)")
         }
         let labels = pem.withUnsafeBytes { PEMLabel.all(in: $0) }
         if labels.isEmpty && pem.withUnsafeBytes({ $0.count > 2 && $0[0] == 0x30 }) {

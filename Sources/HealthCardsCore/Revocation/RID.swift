@@ -140,7 +140,7 @@ public enum RIDSecretFile {
         }
         let file: SecretBytes
         do { file = try SecretBytes.read(path: path) } catch let error as HealthCardError {
-            throw HealthCardError(.key, "revocation secret: \(error.message)")
+            throw HealthCardError(.key, "revocation secret: \(error.text)")
         }
         do { return try RIDSecret(text: file.trimmingWhitespace()) } catch {
             throw HealthCardError(.key, "revocation secret \(path) is not base64url text of at least 16 bytes (a 256-bit secret is 43 characters)")

@@ -29,14 +29,14 @@ public struct OutputAccess: Sendable, Equatable {
     public static let published = world
 
     /// `--share` values: `group`, `world`.
-    /// - Throws: `HealthCardError(.usage)` for any other word.
+    /// - Throws: `HealthCardError(.configuration)` for any other word.
     public init(share: String) throws {
         switch share {
         case "group": self = .group
         case "world": self = .world
         default:
             throw HealthCardError(
-                .usage,
+                .configuration,
                 "--share \(Quote.text(share)) is not known; expected group (files 0640, folders 0750) or world (0644, 0755). "
                     + "Leave it out to keep the output private (0600, 0700)")
         }

@@ -66,7 +66,7 @@ public final class CSVReader {
     /// bytes could reach a message.
     private func refuseNonUTF8Unicode() throws {
         if let encoding = TextEncoding.nonUTF8Unicode(buffer[..<bufferCount]) {
-            throw HealthCardError(.input, TextEncoding.message(path: path, encoding: encoding))
+            throw HealthCardError(.input, code: .inputEncoding, TextEncoding.message(path: path, encoding: encoding))
         }
     }
 
@@ -144,7 +144,7 @@ public final class CSVReader {
         var recordBytes = 0
         func overBudget() -> HealthCardError {
             HealthCardError(
-                .input,
+                .input, code: .inputTooLarge,
                 "\(path):\(startLine): the record starting on this line is longer than \(InputBudget.describe(bytes: InputBudget.csvRecordBytes)), "
                     + "the most one record may take (docs/verify.md, \"Budgets\"); check for a quote that is never closed")
         }
@@ -170,7 +170,7 @@ public final class CSVReader {
                 while true {
                     guard let c = try peek() else {
                         throw HealthCardError(
-                            .input,
+                            .input, code: .csvQuoting,
                             "\(path):\(quoteLine): a quoted field opened on this line is never closed; "
                                 + "check for a stray '\"' (quotes inside a quoted field are written twice: \"\")")
                     }
@@ -195,7 +195,7 @@ public final class CSVReader {
                 let after = try peek()
                 if let after, after != delimiter && after != 0x0A && after != 0x0D {
                     throw HealthCardError(
-                        .input,
+                        .input, code: .csvQuoting,
                         "\(path):\(line): unexpected character after a closing quote at byte \(position); "
                             + "a quoted field must end at a \(Template.delimiterName(delimiter)) or the end of the line"
                             + Self.delimiterHint(found: after, expected: delimiter))
@@ -215,7 +215,7 @@ public final class CSVReader {
                 return Record(fields: fields, line: startLine, offset: startOffset)
             case 0x22:
                 throw HealthCardError(
-                    .input,
+                    .input, code: .csvQuoting,
                     "\(path):\(line): a '\"' inside an unquoted field at byte \(position - 1); "
                         + "quote the whole field and write the quote twice (\"a \"\"b\"\" c\")")
             default:
@@ -250,7 +250,7 @@ public final class CSVReader {
             badLine += 1
         }
         throw HealthCardError(
-            .input,
+            .input, code: .inputEncoding,
             "\(path):\(badLine): byte offset \(fileOffset) (0x\(byte)) is not UTF-8; the file looks like a "
                 + "Latin-1 or Windows-1252 export. No card is issued from it; re-save it as UTF-8 (e.g. `iconv -f WINDOWS-1252 -t UTF-8 "
                 + "IN.csv > OUT.csv`) and run again")

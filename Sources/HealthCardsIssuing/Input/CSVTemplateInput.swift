@@ -74,7 +74,7 @@ public final class CSVTemplateInput {
         self.template = template
         let reader = try CSVReader(path: path, delimiter: template.delimiter)
         guard let head = try reader.next() else {
-            throw HealthCardError(.input, "\(path) is empty; expected a header line with the columns \(template.columns.filter(\.required).map(\.name).joined(separator: ", "))")
+            throw HealthCardError(.input, code: .csvHeader, "\(path) is empty; expected a header line with the columns \(template.columns.filter(\.required).map(\.name).joined(separator: ", "))")
         }
         header = head.fields.map { $0.trimmingCharacters(in: " \t") }
         headerFields = header.count
@@ -86,7 +86,7 @@ public final class CSVTemplateInput {
             // A repeated column the template reads: which copy holds the right value cannot be known.
             // Repeats of columns it does not read (often several blank header cells) cannot change a card.
             if template.column(name) != nil {
-                throw HealthCardError(.input, "\(path): the header has column \(Quote.text(name)) twice, at positions \(earlier + 1) and \(i + 1); template '\(template.name)' reads it, and which copy is right cannot be known. Remove or rename one of them and run again")
+                throw HealthCardError(.input, code: .csvHeader, "\(path): the header has column \(Quote.text(name)) twice, at positions \(earlier + 1) and \(i + 1); template '\(template.name)' reads it, and which copy is right cannot be known. Remove or rename one of them and run again")
             }
         }
         let missing = template.columns.filter { $0.required && columnIndex[$0.name] == nil }.map(\.name)
@@ -105,11 +105,11 @@ public final class CSVTemplateInput {
                         + "or check that this is the right file and template")
             }
             let found = header.map(ControlCharacters.escaped).joined(separator: ", ")
-            throw HealthCardError(.input, "\(path): the header lacks required column(s) \(missing.joined(separator: ", ")) of template '\(template.name)'; found: \(found)" + hint)
+            throw HealthCardError(.input, code: .csvHeader, "\(path): the header lacks required column(s) \(missing.joined(separator: ", ")) of template '\(template.name)'; found: \(found)" + hint)
         }
         // `Template` requires patientKey to be a required column, and required columns were found above.
         guard let keyIndex = columnIndex[template.patientKey] else {
-            throw HealthCardError(.input, "\(path): the header lacks the patient id column '\(template.patientKey)' of template '\(template.name)'")
+            throw HealthCardError(.input, code: .csvHeader, "\(path): the header lacks the patient id column '\(template.patientKey)' of template '\(template.name)'")
         }
         self.keyIndex = keyIndex
         do { try index(reader) } catch {
@@ -118,7 +118,7 @@ public final class CSVTemplateInput {
         }
         fileSize = FileIO.size(path) ?? 0
         if rowOffsetLow.isEmpty {
-            throw HealthCardError(.input, "\(path) has a header but no data rows; expected one row per event (a dose, a test) below the header. Check that the export finished and that this is the right file")
+            throw HealthCardError(.input, code: .csvHeader, "\(path) has a header but no data rows; expected one row per event (a dose, a test) below the header. Check that the export finished and that this is the right file")
         }
     }
 
@@ -162,7 +162,7 @@ public final class CSVTemplateInput {
             if rowOffsetLow.count == 64 { reserveRows(estimatedFrom: record.offset) }
             // Rows are numbered in 32 bits (12 bytes a row in all): the budget keeps them far below 2^31.
             guard rowOffsetLow.count < InputBudget.csvRows else {
-                throw HealthCardError(.input, "\(path) has more than \(InputBudget.csvRows) data rows, the most one input may hold "
+                throw HealthCardError(.input, code: .inputTooLarge, "\(path) has more than \(InputBudget.csvRows) data rows, the most one input may hold "
                     + "(docs/verify.md, \"Budgets\"); split it into several files, keeping each patient's rows in one file")
             }
             let row = Int32(rowOffsetLow.count)
@@ -175,7 +175,7 @@ public final class CSVTemplateInput {
             nextRow.append(-1)
             let source = "\(path):\(record.line)"
             if record.fields.count != headerFields {
-                let error = HealthCardError(.input, "row has \(record.fields.count) fields, the header has \(headerFields); check for an unquoted comma or a missing field. Its columns are shifted, so every patient whose id appears in it is rejected", at: source)
+                let error = HealthCardError(.input, code: .csvFieldCount, "row has \(record.fields.count) fields, the header has \(headerFields); check for an unquoted comma or a missing field. Its columns are shifted, so every patient whose id appears in it is rejected", at: source)
                 misfits.append((row, Set(record.fields.map { Self.hash($0.trimmingCharacters(in: " \t")) }), error))
                 if record.fields.count > keyIndex {
                     let key = record.fields[keyIndex].trimmingCharacters(in: " \t")
@@ -186,14 +186,14 @@ public final class CSVTemplateInput {
             }
             let key = record.fields[keyIndex].trimmingCharacters(in: " \t")
             if key.isEmpty {
-                orphanErrors[row] = HealthCardError(.input, "the patient id column '\(template.patientKey)' is empty, so the row cannot be matched to a patient", at: "\(source) column \(template.patientKey)")
+                orphanErrors[row] = HealthCardError(.input, code: .patientIDMissing, "the patient id column '\(template.patientKey)' is empty, so the row cannot be matched to a patient", at: "\(source) column \(template.patientKey)")
                 entries.append(-(row + 1))
                 continue
             }
             if key.utf8.count > Self.maxIDBytes {
                 // Never matched, never reported: the id itself is the problem.
                 orphanErrors[row] = HealthCardError(
-                    .input,
+                    .input, code: .inputTooLarge,
                     "the patient id in column '\(template.patientKey)' is \(key.utf8.count) bytes long; an id may have at most "
                         + "\(Self.maxIDBytes) (it goes into the rid, the file names and the report), so the row is rejected "
                         + "(its id is not repeated here). Check the export: is a column shifted, or a quote never closed?",
@@ -205,7 +205,7 @@ public final class CSVTemplateInput {
                 // The patient is rejected (its other rows too): a card without this row would lack a dose.
                 let column = long < header.count ? header[long] : "\(long + 1)"
                 let error = HealthCardError(
-                    .input,
+                    .input, code: .inputTooLarge,
                     "column \(Quote.text(column)) holds \(record.fields[long].utf8.count) bytes; a field may hold at most "
                         + "\(Self.maxFieldBytes) (a health card holds a few kB), so this patient is rejected. Check the export "
                         + "for a column that holds something else (a document, a note) or a quote never closed",
@@ -406,7 +406,7 @@ public final class CSVTemplateInput {
                 if slots[i] < 0 {
                     let row = Int(-(first + 1))
                     let error = input.orphanErrors[Int32(row)]
-                        ?? HealthCardError(.input, "the row matches no patient", at: "\(input.path):\(input.rowLines[row])")
+                        ?? HealthCardError(.input, code: .patientIDMissing, "the row matches no patient", at: "\(input.path):\(input.rowLines[row])")
                     ready.append(PatientRows(source: "\(input.path):\(input.rowLines[row])", id: input.orphanIDs[Int32(row)], rows: [],
                                              errors: [error]))
                     continue
@@ -417,7 +417,7 @@ public final class CSVTemplateInput {
                     let key = fields[Int(slot)].first.flatMap { $0.count > input.keyIndex ? $0[input.keyIndex] : nil }?
                         .trimmingCharacters(in: " \t")
                     ready.append(PatientRows(source: source, id: key, rows: [], errors: [HealthCardError(
-                        .input, "the patient has more than \(InputBudget.csvRowsPerPatient) rows (one row per dose or test is "
+                        .input, code: .inputTooLarge, "the patient has more than \(InputBudget.csvRowsPerPatient) rows (one row per dose or test is "
                             + "expected; docs/verify.md, \"Budgets\"), so no card is issued for it; check the patient id column",
                         at: source)]))
                     continue
@@ -447,7 +447,7 @@ public final class CSVTemplateInput {
                     g = groups.count - 1
                 }
                 if fields.count != input.headerFields {
-                    groups[g].errors.append(HealthCardError(.input, "row has \(fields.count) fields, the header has \(input.headerFields); check for an unquoted comma or a missing field", at: source))
+                    groups[g].errors.append(HealthCardError(.input, code: .csvFieldCount, "row has \(fields.count) fields, the header has \(input.headerFields); check for an unquoted comma or a missing field", at: source))
                 } else {
                     var values: [String: String] = [:]
                     for column in input.template.columns {

@@ -35,7 +35,7 @@ public struct InputRecord: Sendable {
             record.checked = checked
             record.errors = checked.errors.map(BundleValidator.Findings.asError)
         } catch {
-            record.errors = error.errors
+            record.errors = error.all
         }
         return record
     }
@@ -63,7 +63,7 @@ public struct CheckedRecord: Sendable {
     /// A warning of the issued card at the CSV row and column that caused it (its FHIR path kept in the
     /// message), as the record's errors are; unchanged for Bundle input or a warning with no Bundle path.
     func located(_ warning: HealthCardError) -> HealthCardError {
-        guard let provenance, let checked, warning.location?.hasPrefix("Bundle.") == true else { return warning }
+        guard let provenance, let checked, warning.location.path?.hasPrefix("Bundle.") == true else { return warning }
         return provenance.located(warning, origins: checked.origins)
     }
 
@@ -114,7 +114,7 @@ public enum BundleInput {
             self.path = path
             stem = FileIO.stem(path)
             if let encoding = TextEncoding.nonUTF8Unicode(try FileIO.readPrefix(path, count: 512)[...]) {
-                throw HealthCardError(.input, TextEncoding.message(path: path, encoding: encoding))
+                throw HealthCardError(.input, code: .inputEncoding, TextEncoding.message(path: path, encoding: encoding))
             }
             guard BundleInput.isNDJSON(path) else {
                 var text = try FileIO.read(path, maxBytes: InputBudget.bundleBytes)
@@ -129,12 +129,12 @@ public enum BundleInput {
                 if let bytes = line.bytes, Self.isBlank(bytes, first: line.number == 1) { continue }
                 records += 1
                 if records > InputBudget.bundleRecordsPerFile {
-                    throw HealthCardError(.input, "\(path) has more than \(InputBudget.bundleRecordsPerFile) Bundle lines, the most one input "
+                    throw HealthCardError(.input, code: .inputTooLarge, "\(path) has more than \(InputBudget.bundleRecordsPerFile) Bundle lines, the most one input "
                         + "may hold (docs/verify.md, \"Budgets\"); split it into several files")
                 }
             }
             if records == 0 {
-                throw HealthCardError(.input, "\(path) has no Bundle lines (it is empty or blank); expected one FHIR Bundle per line. Check that the export finished and that this is the right file")
+                throw HealthCardError(.input, code: .inputNotBundle, "\(path) has no Bundle lines (it is empty or blank); expected one FHIR Bundle per line. Check that the export finished and that this is the right file")
             }
             count = records
             lines = try LineReader(path: path, maxLineBytes: InputBudget.bundleBytes)
@@ -161,7 +161,7 @@ public enum BundleInput {
                 guard var text = line.bytes else {
                     index += 1
                     return InputRecord(source: source, id: "\(stem)-\(index)", bundle: nil, errors: [HealthCardError(
-                        .input, "the line is longer than \(InputBudget.describe(bytes: InputBudget.bundleBytes)), the most one Bundle may take "
+                        .input, code: .inputTooLarge, "the line is longer than \(InputBudget.describe(bytes: InputBudget.bundleBytes)), the most one Bundle may take "
                             + "(docs/verify.md, \"Budgets\"); check the export")])
                 }
                 if Self.isBlank(text, first: line.number == 1) { continue }
@@ -177,11 +177,11 @@ public enum BundleInput {
         do {
             let json = try JSONParser.parse(bytes)
             guard json["resourceType"]?.stringValue == "Bundle" else {
-                return InputRecord(source: source, id: id, bundle: nil, errors: [HealthCardError(.input, "expected a FHIR Bundle (\"resourceType\": \"Bundle\"), found \(json["resourceType"]?.stringValue.map { "resourceType '\($0)'" } ?? "no resourceType")")])
+                return InputRecord(source: source, id: id, bundle: nil, errors: [HealthCardError(.input, code: .inputNotBundle, "expected a FHIR Bundle (\"resourceType\": \"Bundle\"), found \(json["resourceType"]?.stringValue.map { "resourceType '\($0)'" } ?? "no resourceType")")])
             }
             return InputRecord(source: source, id: id, bundle: json)
         } catch {
-            return InputRecord(source: source, id: id, bundle: nil, errors: [HealthCardError(.input, "not valid JSON: \(error)")])
+            return InputRecord(source: source, id: id, bundle: nil, errors: [HealthCardError(.input, code: .inputNotBundle, "not valid JSON: \(error)")])
         }
     }
 }

@@ -67,6 +67,8 @@ public final class BatchIssuer {
     public var pdf: PDFOptions?
     /// Pages written to the combined PDF by the last run (`pdf.combinedPath`).
     public private(set) var combinedPages = 0
+    /// How the report's messages say settings and commands (the command line: as its options).
+    public var messageStyle: MessageStyle = .words
     /// Called on the calling thread after each record with (records done, records in the input).
     public var progress: ((Int, Int) -> Void)?
     /// Called with a sentence for the operator while the run waits (for the site's lock, `SiteLock`).
@@ -109,7 +111,7 @@ public final class BatchIssuer {
     ///   usually nothing is written; in the middle of the run, it stops, the report of the records
     ///   done so far is written if it can be, and files already written stay whole.
     ///   `HealthCardError(.input)` when a CSV file changes while the run reads it back to compare the
-    ///   patient ids found in several files (nothing is issued then). `HealthCardError(.usage)`, with
+    ///   patient ids found in several files (nothing is issued then). `HealthCardError(.configuration)`, with
     ///   nothing written, when `outDir` is inside a published site (`IssuerSite.enclosingSite`),
     ///   another process is issuing into it (`OutputLock`), or, with links, another command has been writing
     ///   the site for longer than `SiteLock.defaultWait`.
@@ -210,7 +212,7 @@ public final class BatchIssuer {
             }
             var line = outcome.line
             if let owner = outcome.identity, let clash = rids.register(owner, reportLine: next - 1) {
-                line.warnings.append(HealthCardError(.input, clash, at: line.source))
+                line.warnings.append(HealthCardError(.input, code: .ridCollision, severity: .warning, clash, at: line.source))
                 summary.ridCollisions += 1
             }
             if let kid = outcome.replacedKid { summary.reissuedForKid[kid, default: 0] += 1 }
@@ -224,7 +226,7 @@ public final class BatchIssuer {
             if line.status == .issued { summary.issued += 1 } else { summary.rejected += 1 }
             if line.alreadyIssued { summary.alreadyIssued += 1 }
             summary.warnings += line.warnings.count
-            do { try report.append(line.ndjson) } catch let error as HealthCardError {
+            do { try report.append(line.ndjson(style: messageStyle)) } catch let error as HealthCardError {
                 if reportFailure == nil { reportFailure = error }
             } catch {}
             progress?(summary.issued + summary.rejected, summary.total)
@@ -280,7 +282,7 @@ public final class BatchIssuer {
                         pipe.submit(.decided(ReportLine(source: source, id: id, status: .rejected, errors: splitPatient, warnings: [], files: [])))
                     } else if let id, let earlier = names.register(OutputNames.safe(id), id: id, source: source) {
                         pipe.submit(.decided(ReportLine(source: source, id: id, status: .rejected, errors: [
-                            HealthCardError(.input, "patient id \(Quote.text(id)) was already issued in this run (from \(earlier)); each patient must appear under one id in one input", at: source)
+                            HealthCardError(.input, code: .patientIDDuplicate, "patient id \(Quote.text(id)) was already issued in this run (from \(earlier)); each patient must appear under one id in one input", at: source)
                         ], warnings: [], files: [])))
                     } else {
                         inFlight[pipe.submit(job)] = bytes
@@ -304,7 +306,7 @@ public final class BatchIssuer {
         if let failure {
             try? report.commit()
             try? FileIO.syncFileSystem(outDir)
-            throw HealthCardError(.io, "\(failure.message). The run stopped after \(summary.issued + summary.rejected) of \(summary.total) records; the files written so far are whole, and running the same command again skips the cards already made")
+            throw HealthCardError(.io, "\(failure.text). The run stopped after \(summary.issued + summary.rejected) of \(summary.total) records; the files written so far are whole, and running the same command again skips the cards already made")
         }
         if let reportFailure { throw reportFailure }
         if let combined, combined.cards > 0, summary.interruptedBy == 0 {

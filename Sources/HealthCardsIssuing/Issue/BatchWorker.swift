@@ -105,7 +105,7 @@ final class BatchWorker {
         let identity = ridIdentity(id: id, asRead: asRead)
         let payload = issuer.payload(for: checked, patientID: identity?.id)
         if case .none(let reason)? = identity {
-            line.warnings.append(HealthCardError(.input, "no vc.rid: \(reason). This card cannot be revoked by itself (only by dropping the whole key)", at: record.source))
+            line.warnings.append(HealthCardError(.input, code: .ridNone, severity: .warning, "no vc.rid: \(reason). This card cannot be revoked by itself (only by dropping the whole key)", at: record.source))
         }
         var owner: RIDOwner?
         if let rid = payload.payload.rid, let from = identity?.id {
@@ -114,7 +114,7 @@ final class BatchWorker {
             owner = RIDOwner(rid: rid, ridFrom: from, person: PatientIdentity.fingerprint(ofMinimized: checked.bundle))
             // A card the site's list already revokes would be turned away at every door: never sign it.
             if let why = revocations?.refusal(rid: rid, ridFrom: from, nbf: issuer.settings.notBefore) {
-                line.errors = [HealthCardError(.validation, why, at: record.source)]
+                line.errors = [HealthCardError(.validation, code: .ridRevoked, why, at: record.source)]
                 line.kid = issuer.kid
                 line.revokedOnRecord = true
                 return BatchOutcome(line: line)
@@ -143,11 +143,8 @@ final class BatchWorker {
             do {
                 card = try issuer.issue(payload)
                 images = try CardImages(jws: card.jws, settings: qr)
-            } catch let error as HealthCardErrors {
-                line.errors = error.errors
-                return BatchOutcome(line: line)
             } catch let error as HealthCardError {
-                line.errors = [error]
+                line.errors = error.all
                 return BatchOutcome(line: line)
             }
             line.warnings += (card.warnings + images.warnings).map(record.located)
@@ -221,7 +218,7 @@ final class BatchWorker {
                 + "--id '\(line.ridFrom ?? "")' --before \(nbf)` (the cards issued before this one's nbf \(nbf))"
             : "it has no vc.rid, so it can be revoked only with its key"
         return HealthCardError(
-            .input,
+            .input, code: .cardReplaced, severity: .warning,
             "\(cardFile) replaced \(old) \(why). The old card stays valid (anyone holding it can still show it) unless "
                 + "revoked: \(revoke)", at: source)
     }

@@ -40,12 +40,12 @@ public final class OutputLock {
     /// - Parameters:
     ///   - folder: the output folder (must exist).
     ///   - mode: permission bits of the lock file when it is created.
-    /// - Throws: `HealthCardError(.usage)` when another process holds the lock (its pid and command
+    /// - Throws: `HealthCardError(.configuration)` when another process holds the lock (its pid and command
     ///   line are named), `.io` when the lock file cannot be opened.
     public convenience init(folder: String, mode: mode_t) throws {
         try self.init(folder: folder, fileName: Self.fileName, mode: mode, waitSeconds: 0, waiting: nil) { holder in
             HealthCardError(
-                .usage,
+                .configuration,
                 "another \(holder.command) (\(holder.description)) is writing into \(folder) right now; two runs into "
                     + "one output folder would race for the same files. Wait for it to finish (then run again: cards "
                     + "and links already made are kept), or choose another --out. Nothing was written")

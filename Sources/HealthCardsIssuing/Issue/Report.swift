@@ -51,15 +51,20 @@ public struct ReportLine: Sendable {
     }
 
     /// `{"source":…,"id":…,"status":…,"alreadyIssued":…,"profile":…,"errors":[…],"warnings":[…],"files":[…]}`
-    /// with a final newline; `profile` is `vaccination`, `lab`, `generic` or null; an issued record adds
+    /// with a final newline; each error and warning is `{"code","kind","message","at"}` (`code` the rule's or
+    /// the kind's general one, `at` absent when there is no location), its message said in `style`;
+    /// `profile` is `vaccination`, `lab`, `generic` or null; an issued record adds
     /// `"kid"`, and `"rid"` and `"ridFrom"` when its card has a rid; a record rejected because the site's list
     /// revokes its rid adds `"revoked":true` with the same three; a card that replaced a different card of this
     /// key adds `"replaced":"recordChanged"` or `"optionsChanged"`.
-    public var ndjson: [UInt8] {
+    public func ndjson(style: MessageStyle = .words) -> [UInt8] {
         func issues(_ list: [HealthCardError]) -> JSONValue {
             .array(list.map { error in
-                var o: JSONObject = ["kind": .string(error.kind.rawValue), "message": .string(error.message)]
-                if let at = error.location { o["at"] = .string(at) }
+                var o: JSONObject = [
+                    "code": .string(error.reportedCode.rawValue), "kind": .string(error.kind.name),
+                    "message": .string(error.rendered(style)),
+                ]
+                if !error.location.isEmpty { o["at"] = .string(error.location.description) }
                 return .object(o)
             })
         }

@@ -25,7 +25,7 @@ public enum RevocationCheck {
     ///   - id: the normalized id (`PatientIdentity.normalize`).
     ///   - rid: `RID.derive(secret:kid:patientID:)` of `id` with the secret given now.
     ///   - kid: the kid of the key whose CRL is updated.
-    /// - Throws: `HealthCardError(.usage)` when the reports show this id's card signed by this key with
+    /// - Throws: `HealthCardError(.configuration)` when the reports show this id's card signed by this key with
     ///   another rid: the rid secret is not the one the card was issued with (refused even with
     ///   `--force`, since the entry would revoke nothing).
     public static func check(id: String, rid: String, kid: String, in issued: IssuedCards) throws -> Verdict {
@@ -64,7 +64,7 @@ public enum RevocationCheck {
         guard !matching.isEmpty else {
             let recorded = signed.compactMap(\.rid).first ?? "none"
             throw HealthCardError(
-                .usage,
+                .configuration,
                 "the card of \(Quote.text(id)) signed by \(kid) has vc.rid \(recorded) (\(signed[0].place)), but --rid-secret gives "
                     + "\(rid): it is not the secret the card was issued with, and its entry would revoke nothing. "
                     + "Give the rid secret that `issue --rid-secret` used. Nothing was written")

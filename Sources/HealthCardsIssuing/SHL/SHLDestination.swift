@@ -31,7 +31,7 @@ public struct SHLDestination: Sendable {
     public var folder: String { site.site.root + "/" + relativeFolder }
 
     /// Checks `baseURL` against the site's issuer.
-    /// - Throws: `HealthCardError(.usage)` when the base URL is not under the issuer URL the site is published
+    /// - Throws: `HealthCardError(.configuration)` when the base URL is not under the issuer URL the site is published
     ///   at, names no folder or an unsafe one (`..`, a hidden or percent-encoded segment, a query or
     ///   fragment), is not a folder named `shl`, or is too long for a 128-character link URL; the message
     ///   says why and gives a base URL that works.
@@ -42,7 +42,7 @@ public struct SHLDestination: Sendable {
         let issuer = site.issuer
         let example = issuer + "/" + Self.folderName
         func refuse(_ why: String) -> HealthCardError {
-            HealthCardError(.usage, "\(option) \(baseURL) \(why); e.g. \(option) \(example)")
+            HealthCardError(.configuration, "\(option) \(baseURL) \(why); e.g. \(option) \(example)")
         }
         guard base.hasPrefix(issuer + "/") else {
             throw refuse(

@@ -70,13 +70,13 @@ public enum SHLSiteRecord {
 
     /// Refuses `site` when the links in `linkFolder` were made into another site folder that still exists.
     /// - Parameter what: what is refused, for the message (e.g. "no link was made").
-    /// - Throws: `HealthCardError(.usage)` naming both folders and what to do.
+    /// - Throws: `HealthCardError(.configuration)` naming both folders and what to do.
     public static func check(linkFolder: String, site: String, what: String) throws {
         guard let recorded = recordedSite(linkFolder: linkFolder), let theirs = FileIO.identity(recorded),
             FileIO.exists(recorded + "/.well-known/jwks.json"), theirs != FileIO.identity(site)
         else { return }
         throw HealthCardError(
-            .usage,
+            .configuration,
             "the links in \(linkFolder) were made into the site folder \(recorded) (\(path(linkFolder: linkFolder))), "
                 + "not \(site): their files are there, and \(site) is another folder (a copy?) that holds none of them. "
                 + "Give --site \(recorded); \(what)")

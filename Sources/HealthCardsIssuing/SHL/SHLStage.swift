@@ -66,7 +66,7 @@ public struct SHLStage: Sendable {
 
     /// Checks, before a run writes anything, that the link folders can be written, and removes temporary files
     /// left by killed runs in both.
-    /// - Throws: `HealthCardError(.io)` naming the folder; `.usage` when the links of `outDir` were made into
+    /// - Throws: `HealthCardError(.io)` naming the folder; `.configuration` when the links of `outDir` were made into
     ///   another site folder that still exists (`SHLSiteRecord`).
     public func prepare() throws {
         try SHLSiteRecord.check(

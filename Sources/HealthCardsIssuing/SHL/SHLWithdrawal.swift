@@ -26,7 +26,7 @@ public enum SHLWithdrawal {
     /// - Parameters:
     ///   - what: how to name the link in messages (a file name or "argument 2"; never the text).
     ///   - dryRun: check everything, delete nothing (the result says what would be done).
-    /// - Throws: `HealthCardError(.usage)` saying which check failed and what to do; `.io` when the file
+    /// - Throws: `HealthCardError(.configuration)` saying which check failed and what to do; `.io` when the file
     ///   cannot be deleted.
     public static func withdraw(
         linkText text: String, site: PublishedSite, force: Bool, what: String, dryRun: Bool = false
@@ -35,11 +35,11 @@ public enum SHLWithdrawal {
     {
         let link: SHLink
         do { link = try SHLinkText.parse(text) } catch {
-            throw HealthCardError(.usage, "--link \(what): \(error.message)")
+            throw HealthCardError(.configuration, "--link \(what): \(error.text)")
         }
         guard link.flag?.contains("U") == true else {
             throw HealthCardError(
-                .usage,
+                .configuration,
                 "--link \(what) has no flag U: its URL is a manifest on a server, not a file in a static site; withdraw it "
                     + "with the server that made it")
         }
@@ -48,7 +48,7 @@ public enum SHLWithdrawal {
             SHLDestination.isFileName(FileIO.basename(path))
         else {
             throw HealthCardError(
-                .usage,
+                .configuration,
                 "--link \(what) points to \(link.url), which is not a link file of site \(site.site.root) (published at "
                     + "\(site.issuer)): expected \(site.issuer)/…/\(SHLDestination.folderName)/<43 characters>. Give the "
                     + "site the link was made for")
@@ -65,7 +65,7 @@ public enum SHLWithdrawal {
             }
             guard opens else {
                 throw HealthCardError(
-                    .usage,
+                    .configuration,
                     "--link \(what): the file \(path) does not open with this link's key, so it is not this link's file; "
                         + "nothing was deleted. Check the link, or pass --force to delete the file anyway")
             }

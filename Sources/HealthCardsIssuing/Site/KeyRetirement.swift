@@ -16,7 +16,7 @@ public enum KeyRetirement {
     ///   - keySetPath: the key set's path, for messages.
     ///   - issued: the issue reports at hand, to say how many cards each dropped key signed.
     /// - Returns: warnings (a `--drop-kid` that names no published key).
-    /// - Throws: `HealthCardError(.usage)` when a published kid is left out without `--drop-kid`, or a kid
+    /// - Throws: `HealthCardError(.configuration)` when a published kid is left out without `--drop-kid`, or a kid
     ///   is both given and dropped. Nothing has been written then.
     public static func check(
         previous: [String], next: [String], dropping: [String], keySetPath: String,
@@ -24,7 +24,7 @@ public enum KeyRetirement {
     ) throws -> [String] {
         for kid in dropping where next.contains(kid) {
             throw HealthCardError(
-                .usage, "--drop-kid \(kid) names a key that is also given; give it or drop it, not both")
+                .configuration, "--drop-kid \(kid) names a key that is also given; give it or drop it, not both")
         }
         let missing = previous.reduce(into: [String]()) { if !next.contains($1) && !$0.contains($1) { $0.append($1) } }
         for kid in missing where !dropping.contains(kid) {
@@ -37,7 +37,7 @@ public enum KeyRetirement {
                 cards = "give --report OUT/report.ndjson to count the cards it signed"
             }
             throw HealthCardError(
-                .usage,
+                .configuration,
                 "key \(kid) is published in \(keySetPath) and is not among the keys given: leaving it out stops every "
                     + "card it signed from verifying (\(cards)). A retired key stays published: give it again (its "
                     + "public half is enough). Only if it is compromised, drop it on purpose with --drop-kid \(kid). "

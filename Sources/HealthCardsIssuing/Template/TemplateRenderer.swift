@@ -47,7 +47,7 @@ extension Template {
             for column in columns where column.required && row[column.name].isEmpty {
                 errors.append(
                     HealthCardError(
-                        .template, "required column '\(column.name)' is empty; fill it in or drop the row",
+                        .template, code: .templateRequiredEmpty, "required column '\(column.name)' is empty; fill it in or drop the row",
                         at: "\(row.source) column \(column.name)"))
             }
         }
@@ -131,7 +131,7 @@ extension Template {
                     columns[path] = p.column
                     return typed
                 } catch {
-                    errors.append(HealthCardError(.template, error.message, at: "\(row.source) column \(p.column)"))
+                    errors.append(HealthCardError(.template, error.text, at: "\(row.source) column \(p.column)"))
                     return nil
                 }
             }

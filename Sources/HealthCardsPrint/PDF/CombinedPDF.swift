@@ -71,7 +71,7 @@ public final class CombinedPDF {
     public func finish() throws {
         guard let file else { throw HealthCardError(.pdf, "no card was printed, so \(path) was not written") }
         do { _ = try file.finish() } catch let error as HealthCardError where error.kind == .io {
-            throw HealthCardError(.io, "cannot write \(path): \(writeError ?? error.message)")
+            throw HealthCardError(.io, "cannot write \(path): \(writeError ?? error.text)")
         }
         guard fsync(fd) == 0 else {
             throw HealthCardError(.io, "cannot write \(path): \(String(cString: strerror(errno)))")

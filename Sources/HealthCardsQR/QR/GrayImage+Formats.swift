@@ -36,14 +36,14 @@ extension GrayImage {
     /// - Parameter maxPixels: the most width × height accepted, checked from the file's header before any pixel
     ///   is decoded (`InputBudget.imagePixels` by default).
     /// - Throws: `HealthCardError(.input)` naming the size and the budget for an image over `maxPixels`;
-    ///   `HealthCardError(.png)` for a PNG libpng cannot decode, `.image` for a JPEG libjpeg cannot decode or
+    ///   `HealthCardError(.png)` for a PNG libpng or a JPEG libjpeg cannot decode, or for
     ///   bytes that are neither.
     public init(imageBytes data: [UInt8], maxPixels: Int = InputBudget.imagePixels) throws {
         switch QRImageFormat.sniff(data) {
         case .png: try self.init(png: data, maxPixels: maxPixels)
         case .jpeg: try self.init(jpeg: data, maxPixels: maxPixels)
         case nil:
-            throw HealthCardError(.image, "neither a PNG nor a JPEG (the file does not start with either's signature)")
+            throw HealthCardError(.png, "neither a PNG nor a JPEG (the file does not start with either's signature)")
         }
     }
 
@@ -56,7 +56,7 @@ extension GrayImage {
     /// Corrupt or cut-off data is decoded as far as it goes, as image viewers do. EXIF orientation is not
     /// applied (the QR decoders read any orientation).
     /// - Parameter maxPixels: the most width × height accepted (`InputBudget.imagePixels` by default).
-    /// - Throws: `HealthCardError(.image)` with libjpeg's message; `HealthCardError(.input)` naming the size
+    /// - Throws: `HealthCardError(.png)` (the image kind) with libjpeg's message; `HealthCardError(.input)` naming the size
     ///   and the budget when the image has more than `maxPixels` pixels.
     public init(jpeg data: [UInt8], maxPixels: Int = InputBudget.imagePixels) throws {
         func message(_ buffer: [CChar]) -> String {
@@ -66,7 +66,7 @@ extension GrayImage {
         var height: UInt32 = 0
         var error = [CChar](repeating: 0, count: 256)
         guard CJPEG_read_size(data, data.count, &width, &height, &error, error.count) == 0 else {
-            throw HealthCardError(.image, message(error))
+            throw HealthCardError(.png, message(error))
         }
         let pixels = Int(width) * Int(height)
         guard width > 0, height > 0, pixels <= maxPixels else {
@@ -81,7 +81,7 @@ extension GrayImage {
             if status != 0 { buffer.initialize(repeating: 0) }
             count = pixels
         }
-        guard status == 0, Int(width) * Int(height) == pixels else { throw HealthCardError(.image, message(error)) }
+        guard status == 0, Int(width) * Int(height) == pixels else { throw HealthCardError(.png, message(error)) }
         self.init(checkedWidth: Int(width), height: Int(height), pixels: decoded)
     }
 

@@ -257,7 +257,7 @@ public enum SHCQRCodeReader {
     /// Decodes every QR symbol in a PNG or a JPEG (told apart by their first bytes).
     /// - Parameter image: the file's bytes.
     /// - Returns: as `read(png:)`.
-    /// - Throws: `HealthCardError(.input)` for an image over `InputBudget.imagePixels`, `.png` or `.image` for
+    /// - Throws: `HealthCardError(.input)` for an image over `InputBudget.imagePixels`, `.png` for
     ///   one that cannot be decoded (or bytes that are neither format), `.qr` when a decoder fails.
     public static func read(image: [UInt8]) throws -> [DecodedQR] {
         try QRDecoder().decode(GrayImage(imageBytes: image))

@@ -75,7 +75,7 @@ public struct KeySetArgument: Sendable, Equatable {
     }
 
     /// Parses an argument.
-    /// - Throws: `HealthCardError(.usage)` for a URL without `=PATH` (verify is offline: it never fetches a
+    /// - Throws: `HealthCardError(.configuration)` for a URL without `=PATH` (verify is offline: it never fetches a
     ///   key set), or an issuer URL with no host or an empty PATH.
     public static func parse(_ argument: String) throws -> KeySetArgument {
         let lower = argument.lowercased()
@@ -84,7 +84,7 @@ public struct KeySetArgument: Sendable, Equatable {
         }
         guard let equals = argument.firstIndex(of: "=") else {
             throw HealthCardError(
-                .usage,
+                .configuration,
                 "--jwks \(argument): verify is offline and does not fetch URLs. Download the key set "
                     + "(<iss>/.well-known/jwks.json) and give it bound to its issuer: --jwks ISSUER_URL=PATH, e.g. "
                     + "--jwks https://issuer.example.org=jwks.json")
@@ -92,12 +92,12 @@ public struct KeySetArgument: Sendable, Equatable {
         let issuer = String(argument[..<equals])
         let path = String(argument[argument.index(after: equals)...])
         guard !path.isEmpty else {
-            throw HealthCardError(.usage, "--jwks \(argument) names no file after '='; give --jwks ISSUER_URL=PATH")
+            throw HealthCardError(.configuration, "--jwks \(argument) names no file after '='; give --jwks ISSUER_URL=PATH")
         }
         // Compared with each card's iss exactly, as verifiers build <iss>/.well-known/jwks.json from it; the
         // card's own iss rules (https, no trailing '/') are judged on the card.
         guard issuer.split(separator: "/", omittingEmptySubsequences: true).count >= 2 else {
-            throw HealthCardError(.usage, "--jwks \(Quote.text(argument, limit: 200)): \(Quote.text(issuer)) has no host; give --jwks ISSUER_URL=PATH")
+            throw HealthCardError(.configuration, "--jwks \(Quote.text(argument, limit: 200)): \(Quote.text(issuer)) has no host; give --jwks ISSUER_URL=PATH")
         }
         return KeySetArgument(issuer: issuer, path: path)
     }
