@@ -32,6 +32,8 @@ import Testing
         let checked: Bool
         let findings: [Finding]
         let readBy: DecodedQR.Decoder?
+        /// zbar alone (what verify read with before zxing-cpp and the other passes) read the source's text.
+        let zbarAlone: Bool
     }
 
     /// The sources: (name, PNG, modules across with the quiet zone, the symbol's text).
@@ -51,11 +53,10 @@ import Testing
         let bigPath = dir.appendingPathComponent("source-ours-v22.png")
         try Data(try QRImage().png(big)).write(to: bigPath)
         out.append(("ours-v22", bigPath, big.size + 8, "shc:/" + digits))
-        // The spec's: its own example 00 QR (version 18, 6 px per module) and a chunk of example 02 (version 21),
-        // and the vaccination IG's scenario 1 QR (version 18, 2 px per module).
+        // The spec's: its own example 00 QR (version 18, 6 px per module), and the vaccination IG's scenario 1 QR
+        // (version 18, 2 px per module).
         for (name, png, txt, modules) in [
             ("spec-00", "derived/qr-png/example-00-g-qr-code-0.png", "example-00-f-qr-code-numeric-value-0.txt", 97),
-            ("spec-02", "derived/qr-png/example-02-g-qr-code-0.png", "example-02-f-qr-code-numeric-value-0.txt", 109),
             ("ig-1", "ig-vaccination-examples/Scenario1Bundle-qr-code-0.png", "ig-vaccination-examples/Scenario1Bundle-qr-code-numeric-value-0.txt", 97),
         ] {
             out.append((name, examples.appendingPathComponent(png), modules, try VerifyFixtures.text(examples.appendingPathComponent(txt))))
@@ -63,9 +64,10 @@ import Testing
         return out
     }
 
-    static func outcomes() throws -> [Outcome] {
+    /// - Parameter only: the names of the sources to render (all when nil).
+    static func outcomes(only: Set<String>? = nil) throws -> [Outcome] {
         let dir = try TestSupport.tempDir("qr-robust")
-        let sources = try sources(in: dir)
+        let sources = try sources(in: dir).filter { only?.contains($0.0) ?? true }
         let job: [String: Any] = [
             "out": dir.path,
             "sources": sources.map { ["name": $0.0, "path": $0.1.path, "modules": $0.2] },
@@ -84,13 +86,19 @@ import Testing
             let findings = symbol.map { QRImageCheck.symbolFindings($0, file: rendering.file, chunk: nil) } ?? []
             let unchecked: Set<RuleCode> = [.qrGridUnreadable, .qrSegmentsUnreadable]
             let checked = symbol != nil && symbol!.fullyRead && !findings.contains { unchecked.contains($0.code) }
-            return Outcome(rendering: rendering, read: symbol != nil, checked: checked, findings: findings, readBy: symbol?.readBy)
+            let image = try? GrayImage(imageBytes: bytes)
+            let zbarAlone = try image.map { try QRDecoder().decode($0, decoders: [.zbar]).contains { $0.text == texts[rendering.source]! } } ?? false
+            return Outcome(rendering: rendering, read: symbol != nil, checked: checked, findings: findings, readBy: symbol?.readBy,
+                           zbarAlone: zbarAlone)
         }
     }
 
     /// The decode rates per distortion, as the Markdown table in docs/verify.md.
     static func table(_ outcomes: [Outcome]) -> String {
-        var rows: [String] = ["| distortion | level | images | read by verify | all checks made | read by zxing-cpp (Python) |", "|---|---|---:|---:|---:|---:|"]
+        var rows: [String] = [
+            "| distortion | level | images | read by verify | all checks made | zbar alone | zxing-cpp 2 (Python) |",
+            "|---|---|---:|---:|---:|---:|---:|",
+        ]
         var seen: [String] = []
         for o in outcomes where !seen.contains(o.rendering.distortion + "\u{0}" + o.rendering.level) {
             seen.append(o.rendering.distortion + "\u{0}" + o.rendering.level)
@@ -99,22 +107,56 @@ import Testing
             let group = outcomes.filter { $0.rendering.distortion + "\u{0}" + $0.rendering.level == key }
             let parts = key.split(separator: "\u{0}")
             rows.append("| \(parts[0]) | \(parts[1]) | \(group.count) | \(group.filter(\.read).count) | \(group.filter(\.checked).count) | "
-                + "\(group.filter { $0.rendering.zxingcpp != nil }.count) |")
+                + "\(group.filter(\.zbarAlone).count) | \(group.filter { $0.rendering.zxingcpp != nil }.count) |")
         }
         let all = outcomes.count
         rows.append("| **all** | | \(all) | \(outcomes.filter(\.read).count) | \(outcomes.filter(\.checked).count) | "
-            + "\(outcomes.filter { $0.rendering.zxingcpp != nil }.count) |")
+            + "\(outcomes.filter(\.zbarAlone).count) | \(outcomes.filter { $0.rendering.zxingcpp != nil }.count) |")
         return rows.joined(separator: "\n")
     }
 
+    /// True under `make sanitize` (ASan or TSan), where the suite runs many times slower: the renderings of one
+    /// source are decoded instead of five (the same code paths; the rates are measured in the plain run).
+    static let sanitized = TestSupport.threadSanitizer || dlsym(nil, "__asan_init") != nil
+
     @Test(.enabled(if: TestSupport.python != nil, "no test Python at .build/test-venv (run `make test`); skipped"))
     func distortedRenderingsAreReadAndChecked() throws {
-        let outcomes = try Self.outcomes()
+        let outcomes = try Self.outcomes(only: Self.sanitized ? ["spec-00"] : nil)
         let table = Self.table(outcomes)
         print(table)
         try? table.write(toFile: VerifyFixtures.repoRoot.appendingPathComponent(".build/qr-robustness.md").path, atomically: true, encoding: .utf8)
-        for o in outcomes {
-            print(o.rendering.file, o.read, o.checked, o.readBy?.rawValue ?? "-", o.rendering.zxingcpp != nil, o.findings.map(\.code.rawValue))
+        func rate(_ distortion: String, _ level: String? = nil) -> (read: Int, checked: Int, total: Int) {
+            let group = outcomes.filter { $0.rendering.distortion == distortion && (level == nil || $0.rendering.level == level) }
+            return (group.filter(\.read).count, group.filter(\.checked).count, group.count)
+        }
+        // What a mainstream decoder reads, verify reads (allowing for one image in fifty: the zxing-cpp Python
+        // package is newer than Debian's library and may improve).
+        let mainstream = outcomes.filter { $0.rendering.zxingcpp != nil }
+        let missed = mainstream.filter { !$0.read }
+        #expect(missed.count * 50 <= mainstream.count, "read by zxing-cpp but not by verify: \(missed.map(\.rendering.file))")
+        // Never a silent OK: a symbol read but not fully checked carries the warning that says so.
+        let unchecked: Set<RuleCode> = [.qrGridUnreadable, .qrSegmentsUnreadable]
+        for o in outcomes where o.read && !o.checked {
+            #expect(o.findings.contains { unchecked.contains($0.code) }, "\(o.rendering.file): \(o.findings.map(\.code))")
+        }
+        #expect(outcomes.filter(\.checked).count * 20 >= outcomes.filter(\.read).count * 19, "\(table)")
+        // Floors, from the measurement in docs/verify.md: every turn, JPEG quality, contrast, light, noise and
+        // photo rendering, and every scale from 1.5 pixels per module, is read with every check.
+        for family in ["rotation", "jpeg", "contrast", "light", "noise", "photo"] {
+            let r = rate(family)
+            #expect(r.checked == r.total, "\(family): \(r)\n\(table)")
+        }
+        for level in ["1.5 px/module", "2 px/module", "3 px/module"] {
+            let r = rate("scale", level)
+            #expect(r.checked == r.total, "scale \(level): \(r)")
+        }
+        let perspective = rate("perspective")
+        #expect(perspective.checked * 10 >= perspective.total * 9, "perspective: \(perspective)")
+        // The limits: a blur of half a module or more, or 1.25 pixels per module, defeats the mainstream
+        // decoder too (what the docs say verify cannot read).
+        for (family, level) in [("blur", "σ 0.75 module"), ("scale", "1.25 px/module")] {
+            let group = outcomes.filter { $0.rendering.distortion == family && $0.rendering.level == level }
+            #expect(group.allSatisfy { $0.rendering.zxingcpp == nil }, "\(family) \(level)")
         }
     }
 }

@@ -18,11 +18,11 @@ public enum QRImageFormat: String, Sendable {
 }
 
 extension GrayImage {
-    /// The version of libjpeg's API this was built with (e.g. "62", libjpeg-turbo 2.1.5). libjpeg has no
-    /// run-time version call, so this is what the program was compiled against.
-    public static var libjpegBuildVersion: String {
+    /// The libjpeg-turbo version this was built with (e.g. "2.1.5"; with another libjpeg, its API version, e.g.
+    /// "API 62"). libjpeg has no run-time version call.
+    public static var libjpegTurboBuildVersion: String {
         let turbo = String(cString: CJPEG_turbo_version())
-        return turbo.isEmpty ? "\(CJPEG_lib_version())" : "\(CJPEG_lib_version()) (libjpeg-turbo \(turbo))"
+        return turbo.isEmpty ? "API \(CJPEG_lib_version())" : turbo
     }
 
     /// Builds a raster from pixels already in memory.
@@ -106,6 +106,30 @@ extension GrayImage {
                     let bottom = Double(src[y1 * width + x0]) * (1 - tx) + Double(src[y1 * width + x1]) * tx
                     out[y * w + x] = UInt8((top * (1 - ty) + bottom * ty).rounded())
                 }
+            }
+        }
+        return GrayImage(checkedWidth: w, height: h, pixels: out)
+    }
+
+    /// This image shrunk `factor` times in each direction, each pixel the mean of a `factor` × `factor` block
+    /// (the last blocks of a row or column may be smaller).
+    func shrunk(by factor: Int) -> GrayImage {
+        guard factor > 1 else { return self }
+        let w = (width + factor - 1) / factor, h = (height + factor - 1) / factor
+        var out = [UInt8](repeating: 0, count: w * h)
+        var sums = [Int](repeating: 0, count: w)
+        var counts = [Int](repeating: 0, count: w)
+        pixels.withUnsafeBufferPointer { src in
+            for by in 0..<h {
+                for i in 0..<w { (sums[i], counts[i]) = (0, 0) }
+                for y in (by * factor)..<min(height, (by + 1) * factor) {
+                    let row = y * width
+                    for x in 0..<width {
+                        sums[x / factor] += Int(src[row + x])
+                        counts[x / factor] += 1
+                    }
+                }
+                for i in 0..<w { out[by * w + i] = UInt8(sums[i] / max(1, counts[i])) }
             }
         }
         return GrayImage(checkedWidth: w, height: h, pixels: out)

@@ -68,6 +68,11 @@ public final class QRDecoder {
     /// Symbols that small images hold at under 2 pixels per module are what the enlarging is for.
     public static let enlargeMaxPixels = 1 << 20
 
+    /// The most pixels the binarizing pass works on: 4,194,304 (2048 × 2048). A larger image is shrunk by a
+    /// whole factor (averaging) first, so the pass costs the same for a 64-megapixel image as for a 4-megapixel
+    /// one.
+    public static let binarizeMaxPixels = 1 << 22
+
     /// - Throws: `HealthCardError(.qr)` when zbar cannot create or configure its scanner.
     public init() throws {
         guard let scanner = zbar_image_scanner_create() else {
@@ -112,7 +117,7 @@ public final class QRDecoder {
         guard image.width > 0, image.height > 0, image.pixels.count == image.width * image.height else {
             throw HealthCardError(.qr, "the image is empty or its pixel count does not match \(image.width)×\(image.height)")
         }
-        var found = decoders.contains(.zbar) ? try zbarSymbols(image, scale: 1, readBy: .zbar) : []
+        var found = decoders.contains(.zbar) ? try zbarSymbols(image, readBy: .zbar, original: image) : []
         if decoders.contains(.zxing), found.isEmpty || found.contains(where: { !$0.fullyRead }) {
             for symbol in try ZXingReader.read(image) {
                 if let i = found.firstIndex(where: { $0.bytes == symbol.bytes && !$0.fullyRead }) {
@@ -126,26 +131,28 @@ public final class QRDecoder {
             image.width * image.height <= Self.enlargeMaxPixels,
             let enlarged = image.enlarged(by: 2, maxPixels: 4 * Self.enlargeMaxPixels)
         {
-            found = try zbarSymbols(enlarged, scale: 2, readBy: .zbarEnlarged)
+            found = try zbarSymbols(enlarged, readBy: .zbarEnlarged, original: image, factor: 0.5)
         }
         if decoders.contains(.binarized), found.isEmpty {
+            // A large image (a photo of many megapixels, whose symbol's modules are many pixels wide) is first
+            // shrunk to at most `binarizeMaxPixels`, so this pass costs the same whatever the image's size.
+            let shrink = image.width * image.height > Self.binarizeMaxPixels
+                ? Int((Double(image.width * image.height) / Double(Self.binarizeMaxPixels)).squareRoot().rounded(.up)) : 1
+            let small = shrink > 1 ? image.shrunk(by: shrink) : image
             // A neighbourhood about a fortieth of the image across: a few modules of a symbol that fills a
             // good part of it. The grid is still sampled from the image as given.
-            let binary = image.binarized(radius: max(4, min(image.width, image.height) / 40))
-            found = try zbarSymbols(binary, scale: 1, readBy: .binarized, sampling: image)
+            let binary = small.binarized(radius: max(4, min(small.width, small.height) / 40))
+            found = try zbarSymbols(binary, readBy: .binarized, original: image, factor: Double(shrink))
             if found.isEmpty {
-                found = try ZXingReader.read(binary).map { DecodedQR(zxing: $0, image: image, readBy: .binarized) }
+                found = try ZXingReader.read(binary).map {
+                    DecodedQR(zxing: $0.scaled(by: Double(shrink)), image: image, readBy: .binarized)
+                }
             }
         }
         if decoders.contains(.zxingEnlarged), found.isEmpty, image.width * image.height <= Self.enlargeMaxPixels,
             let enlarged = image.enlarged(by: 1.5, maxPixels: 3 * Self.enlargeMaxPixels)
         {
-            found = try ZXingReader.read(enlarged).map { symbol in
-                let corners = symbol.corners.map { (x: $0.x / 1.5, y: $0.y / 1.5) }
-                return DecodedQR(zxing: ZXingSymbol(bytes: symbol.bytes, codewords: symbol.codewords, corners: corners,
-                                                    errorCorrection: symbol.errorCorrection, mirrored: symbol.mirrored),
-                                 image: image, readBy: .zxingEnlarged)
-            }
+            found = try ZXingReader.read(enlarged).map { DecodedQR(zxing: $0.scaled(by: 1 / 1.5), image: image, readBy: .zxingEnlarged) }
         }
         return found.sorted {
             let a = $0.corners.first ?? .init(x: 0, y: 0), b = $1.corners.first ?? .init(x: 0, y: 0)
@@ -153,10 +160,9 @@ public final class QRDecoder {
         }
     }
 
-    /// zbar's symbols in `image`, which is the caller's image enlarged `scale` times (corners are given back
-    /// in the caller's pixels).
-    /// - Parameter sampling: the image to sample grids from, the same size as `image` (default: `image`).
-    private func zbarSymbols(_ image: GrayImage, scale: Int, readBy: DecodedQR.Decoder, sampling: GrayImage? = nil) throws -> [DecodedQR] {
+    /// zbar's symbols in `image`, which is `original` transformed (enlarged, shrunk, binarized) so that a point
+    /// (x, y) of it is (x, y) × `factor` in `original`: corners are given back, and grids sampled, in `original`.
+    private func zbarSymbols(_ image: GrayImage, readBy: DecodedQR.Decoder, original: GrayImage, factor: Double = 1) throws -> [DecodedQR] {
         guard let zimage = zbar_image_create() else {
             throw HealthCardError(.qr, "zbar could not create an image")
         }
@@ -178,7 +184,7 @@ public final class QRDecoder {
             var symbol = zbar_image_first_symbol(zimage)
             while let current = symbol {
                 if zbar_symbol_get_type(current) == ZBAR_QRCODE {
-                    found.append(DecodedQR(symbol: current, image: sampling ?? image, scale: scale, readBy: readBy))
+                    found.append(DecodedQR(symbol: current, original: original, factor: factor, readBy: readBy))
                 }
                 symbol = zbar_symbol_next(current)
             }
@@ -188,8 +194,9 @@ public final class QRDecoder {
 }
 
 extension DecodedQR {
-    /// Copies data and corners out of a zbar symbol (valid only during the scan) and samples the grid.
-    fileprivate init(symbol: OpaquePointer, image: GrayImage, scale: Int, readBy: Decoder) {
+    /// Copies data and corners out of a zbar symbol (valid only during the scan) and samples the grid in
+    /// `original`, where a point of the scanned image is that point × `factor`.
+    fileprivate init(symbol: OpaquePointer, original: GrayImage, factor: Double, readBy: Decoder) {
         let length = Int(zbar_symbol_get_data_length(symbol))
         var bytes: [UInt8] = []
         if length > 0, let data = zbar_symbol_get_data(symbol) {
@@ -198,8 +205,13 @@ extension DecodedQR {
         let points = (0..<zbar_symbol_get_loc_size(symbol)).map {
             (x: Int(zbar_symbol_get_loc_x(symbol, $0)), y: Int(zbar_symbol_get_loc_y(symbol, $0)))
         }
-        self.init(bytes: bytes, corners: points.map { Point(x: $0.x / scale, y: $0.y / scale) }, readBy: readBy) { refine in
-            QRModuleGrid(image: image, zbarCorners: points, refine: refine)
+        let corners = points.map { Point(x: Int((Double($0.x) * factor).rounded(.down)), y: Int((Double($0.y) * factor).rounded(.down))) }
+        self.init(bytes: bytes, corners: corners, readBy: readBy) { refine in
+            if factor == 1 { return QRModuleGrid(image: original, zbarCorners: points, refine: refine) }
+            // zbar's corners are the symbol's outermost pixels: their outer edges, in the original's pixels.
+            guard points.count == 4 else { return nil }
+            let edges = QRModuleGrid.expanded(points.map { (x: Double($0.x) + 0.5, y: Double($0.y) + 0.5) }, by: 0.5)
+            return QRModuleGrid(image: original, edgeCorners: edges.map { (x: $0.x * factor, y: $0.y * factor) }, refine: refine)
         }
     }
 

@@ -133,9 +133,20 @@ public struct QRModuleGrid: Sendable {
                 if best.mismatch <= Self.maxMismatch { break }
             }
         }
-        guard best.mismatch <= Self.maxMismatch, let map = Projective(best.corners) else { return nil }
+        guard best.mismatch <= Self.maxMismatch, var map = Projective(best.corners) else { return nil }
         var size = 17 + 4 * best.version
         var dark = Self.sampler(image, map, size, threshold)
+        // Every function pattern is symmetric about the main diagonal, so a symbol and its mirror image turned a
+        // quarter match equally well; the format information is not. Keep the way whose format information
+        // reads with fewer wrong bits (the one given first on a tie).
+        let transposed = [best.corners[0], best.corners[3], best.corners[2], best.corners[1]]
+        if let otherMap = Projective(transposed) {
+            let otherDark = Self.sampler(image, otherMap, size, threshold)
+            let errors = QRFormatInfo.readErrors(size: size, dark: dark) ?? .max
+            if let otherErrors = QRFormatInfo.readErrors(size: size, dark: otherDark), otherErrors < errors {
+                (best.corners, map, dark) = (transposed, otherMap, otherDark)
+            }
+        }
         // From version 7 the symbol says its version (6.10): a grid whose version information names another
         // version (read within 3 bit errors) is sampled at that one, or not at all.
         if best.version >= 7, let stated = QRVersionInformation.read(size: size, dark: dark), stated != best.version {
@@ -355,5 +366,24 @@ enum QRVersionInformation {
             }
         }
         return best?.version
+    }
+}
+
+extension QRFormatInfo {
+    /// The fewest wrong bits with which either copy of the format information in a grid decodes (the positions
+    /// of ISO/IEC 18004:2015, Figure 25, as `read(size:dark:)` reads them); nil when neither is within 3.
+    static func readErrors(size: Int, dark: (_ x: Int, _ y: Int) -> Bool) -> Int? {
+        var first: [(Int, Int)] = (0..<6).map { (8, $0) }
+        first += [(8, 7), (8, 8), (7, 8)]
+        first += (9..<15).map { (14 - $0, 8) }
+        var second: [(Int, Int)] = (0..<8).map { (size - 1 - $0, 8) }
+        second += (8..<15).map { (8, size - 15 + $0) }
+        var best: Int? = nil
+        for positions in [first, second] {
+            var bits = 0
+            for (i, (x, y)) in positions.enumerated() where dark(x, y) { bits |= 1 << i }
+            if let found = decode(bits) { best = min(best ?? found.errors, found.errors) }
+        }
+        return best
     }
 }

@@ -24,6 +24,12 @@ struct ZXingSymbol: Sendable {
         return (1...40).first { QRSymbolLayout.dataCodewords(version: $0, level: level) == codewords.count }
     }
 
+    /// This symbol with its corners multiplied by `factor` (read from an image enlarged or shrunk).
+    func scaled(by factor: Double) -> ZXingSymbol {
+        ZXingSymbol(bytes: bytes, codewords: codewords, corners: corners.map { (x: $0.x * factor, y: $0.y * factor) },
+                    errorCorrection: errorCorrection, mirrored: mirrored)
+    }
+
     /// The segments read from `codewords`, when their data is exactly `bytes`.
     var segments: [QRSegment]? {
         guard let codewords, let version else { return nil }
