@@ -19,7 +19,7 @@ package enum QRImageCheck {
             image = try GrayImage(imageBytes: bytes)
             symbols = try QRDecoder().decode(image)
         } catch let error as HealthCardError where error.kind == .input {
-            return ([], [], [Finding(.fileTooLarge, error.message, at: .init(file: file))])
+            return ([], [], [Finding(.fileTooLarge, error.text, at: .init(file: file))])
         } catch {
             let format = QRImageFormat.sniff(bytes)?.rawValue ?? "image"
             return ([], [], [Finding(.qrImageUnreadable, "the \(format) cannot be read: \(error). Save the image again as a PNG or a JPEG "

@@ -92,11 +92,11 @@ enum FixturesCommand {
                     + "scalar; a reproducible catalogue needs deterministic RFC 6979 signatures, which derive each nonce from it. "
                     + "Make the catalogue with a PEM key file (a test key: `healthcards keygen --out test-issuer.pem`)")
         }
-        let key = try KeySource.load(keyPath, requirePrivate: true)
-        try DemoKey.check(kids: [JWK(key: key).kid], issuer: issuer, command: "fixtures")
+        let key = try KeySource.privateKey(keyPath)
+        try DemoKey.check(kids: [key.publicKey.kid], issuer: issuer, command: "fixtures")
         let started = Clock.monotonicSeconds()
         let manifest = try FixtureFolder.write(
-            FixtureCatalogue.Options(issuer: issuer, key: key, now: now, seed: seed), to: out)
+            FixtureCatalogue.Options(issuer: issuer, key: key, now: now, seed: seed, messageStyle: .commandLine), to: out)
         let elapsed = Clock.monotonicSeconds() - started
         let milliseconds = elapsed.isFinite ? Int(min(max(elapsed * 1000, 0), 1e9)) : 0
         let valid = manifest.entries.filter { !$0.invalid }.count

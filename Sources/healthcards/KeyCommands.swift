@@ -166,7 +166,7 @@ enum KeyArguments {
                 // A public JWK or JWK Set: refused when any key in it has a private member (d, ...). Only the
                 // point is taken; x5c and crlVersion come from --x5c and the CRLs as for PEM keys.
                 let bytes = try FileIO.read(argument, maxBytes: InputBudget.cardFileBytes)
-                let keys = try JWKS.publicKeys(jsonFile: bytes, source: argument).map { JWK(x: $0.x, y: $0.y) }
+                let keys = try JWKS.publicKeys(jsonFile: bytes, source: argument).map { try JWK(x: $0.x, y: $0.y) }
                 for warning in JWKS.kidWarnings(jsonFile: bytes, source: argument) { printError("warning: " + warning) }
                 return keys
             }

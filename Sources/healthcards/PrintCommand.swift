@@ -104,7 +104,7 @@ enum PrintCommand {
                     + "printed like any other. Give the issuer's key set (--jwks SITE or --jwks jwks.json)")
         }
         for report in verifier.keySetReports where report.errorCount > 0 {
-            printError(report.summaryLines.joined(separator: "\n"))
+            printError(report.summaryLines(style: .commandLine).joined(separator: "\n"))
             throw HealthCardError(.configuration, "the key set \(report.file) has errors; fix it or leave --jwks out")
         }
         let printer = try CardPrinter(settings: settings)
@@ -120,7 +120,7 @@ enum PrintCommand {
             if reports.isEmpty || reports.contains(where: { $0.errorCount > 0 }) {
                 // Codes and where they are, never the person's data (this often goes to a cron log).
                 let lines = reports.flatMap { report in
-                    report.errorLinesWithoutHealthData.map { (report.index.map { "[credential \($0)] " } ?? "") + $0 }
+                    report.errorLinesWithoutHealthData(style: .commandLine).map { (report.index.map { "[credential \($0)] " } ?? "") + $0 }
                 }
                 printError(
                     "not printed: \(ControlCharacters.escaped(path)): `healthcards verify` finds \(lines.count) error(s) in it "

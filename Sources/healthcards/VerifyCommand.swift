@@ -83,13 +83,13 @@ enum VerifyCommand {
             }
             let object: JSONObject = [
                 "now": .integer(now),
-                "credentials": .array(reports.map(\.json)),
+                "credentials": .array(reports.map { $0.json(style: .commandLine) }),
                 "summary": .object(summary),
             ]
             say(String(decoding: JSONWriter.pretty(.object(object)), as: UTF8.self))
         } else {
             for report in reports {
-                say(report.summaryLines.joined(separator: "\n"))
+                say(report.summaryLines(style: .commandLine).joined(separator: "\n"))
                 say("")
             }
             if let standIn { say("verify: " + ControlCharacters.escaped(standIn)) }

@@ -13,9 +13,9 @@ public enum KeyFile {
     ///   - requirePrivate: the key must be able to sign.
     /// - Throws: `HealthCardError(.key)` for a missing, unreadable (or a folder), unsupported or over-exposed key file,
     ///   with the `chmod` to run in the last case. The message never contains key material.
-    public static func load(path: String, requirePrivate: Bool) throws -> P256Key {
+    package static func load(path: String, requirePrivate: Bool) throws -> P256Key {
         guard FileIO.exists(path) else {
-            throw HealthCardError(.key, "key file \(path) does not exist; make one with `healthcards keygen --out \(path)`")
+            throw HealthCardError(.key, "key file \(path) does not exist; make one with `\(Command.keygen) \(Setting.out) \(path)`")
         }
         // A FIFO or device would never end (or wait for a writer): refused by name before it is opened.
         try FileIO.requireRegularFile(path, role: "key file", kind: .key, allowFolder: true, fix: "give the PEM key file itself")
@@ -52,7 +52,7 @@ public enum KeyFile {
     /// `FileIO.writeNewPrivateFile`: never over anything that exists, never through a link, never to
     /// standard output); a missing folder is created with mode 0700.
     /// - Throws: `HealthCardError(.key)` when `path` exists or is `-`, `.io` when it cannot be written.
-    public static func writeNew(_ key: P256Key, to path: String) throws {
+    package static func writeNew(_ key: P256Key, to path: String) throws {
         var pem = try key.pkcs8PEM()
         defer { pem.wipe() }
         try FileIO.writeNewPrivateFile(pem, to: path, what: "key")

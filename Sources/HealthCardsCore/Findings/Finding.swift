@@ -17,16 +17,23 @@ public struct Finding: Sendable, Equatable, CustomStringConvertible {
     public var code: RuleCode
     public var severity: Severity
     public var location: Location
-    public var message: String
+    /// The sentence with its `Setting` and `Command` tokens (`MessageStyle`); `message` says them in words.
+    public var text: String
 
     public init(_ code: RuleCode, _ message: String, at location: Location = Location(), severity: Severity? = nil) {
         self.code = code
         self.severity = severity ?? code.severity
         self.location = location
-        self.message = message
+        self.text = message
     }
 
     public var isError: Bool { severity == .error }
+
+    /// The sentence, its settings and commands in words (`MessageStyle.words`).
+    public var message: String { MessageStyle.words.render(text) }
+
+    /// The sentence in a program's own terms.
+    public func rendered(_ style: MessageStyle) -> String { style.render(text) }
 
     /// `error CODE at LOCATION: message`.
     public var description: String {
@@ -36,7 +43,10 @@ public struct Finding: Sendable, Equatable, CustomStringConvertible {
 
     /// The finding as JSON: `{"code","severity","file","line","column","credential","chunk","path","message"}` (absent
     /// members left out).
-    public var json: JSONValue {
+    public var json: JSONValue { json(style: .words) }
+
+    /// The finding as JSON, its message said in `style`.
+    public func json(style: MessageStyle) -> JSONValue {
         var o: JSONObject = ["code": .string(code.rawValue), "severity": .string(severity.rawValue)]
         if let file = location.file { o["file"] = .string(file) }
         if let line = location.line { o["line"] = .integer(Int64(line)) }
@@ -44,7 +54,7 @@ public struct Finding: Sendable, Equatable, CustomStringConvertible {
         if let credential = location.credential { o["credential"] = .integer(Int64(credential)) }
         if let chunk = location.chunk { o["chunk"] = .integer(Int64(chunk)) }
         if let path = location.path { o["path"] = .string(path) }
-        o["message"] = .string(message)
+        o["message"] = .string(style.render(text))
         return .object(o)
     }
 }

@@ -114,7 +114,7 @@ public final class CardIssuer {
     private let deflater: RawDeflater
     /// The signing key's kid (RFC 7638 thumbprint).
     public let kid: String
-    private let publicKey: P256Key
+    private let publicKey: P256PublicKey
 
     /// - Throws: `HealthCardError(.configuration)` for settings whose cards verifiers would reject
     ///   (`IssueSettings.validate`), `HealthCardError(.key)` when the key cannot sign.

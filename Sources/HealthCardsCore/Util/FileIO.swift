@@ -163,12 +163,12 @@ public enum FileIO {
     public static func checkWritableFolder(_ folder: String, mode: mode_t = OutputAccess.ownerOnly.folderMode) throws {
         try createDirectories(folder, mode: mode)
         guard isDirectory(folder) else {
-            throw HealthCardError(.io, "cannot write in \(folder): it exists and is not a folder; remove it or choose another --out")
+            throw HealthCardError(.io, "cannot write in \(folder): it exists and is not a folder; remove it or choose another \(Setting.out)")
         }
         let probe = temporaryName(for: "\(folder)/.probe")
         let fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
-            throw HealthCardError(.io, "cannot write in \(folder): \(String(cString: strerror(errno))); choose a folder you can write to (--out)")
+            throw HealthCardError(.io, "cannot write in \(folder): \(String(cString: strerror(errno))); choose a folder you can write to (\(Setting.out))")
         }
         close(fd)
         unlink(probe)

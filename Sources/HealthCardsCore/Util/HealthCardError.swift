@@ -3,8 +3,8 @@
 /// was expected and what to do, and a description free of health data for logs.
 ///
 /// Messages name the settings a program passes (`Setting`) and the next steps it offers (`Command`) as
-/// tokens, so that each program says them its own way: `message` renders them in words ("the `issuer`
-/// setting"), the command-line program as its options (`--issuer`), through `rendered(_:)`.
+/// tokens, so that each program says them its own way: `message` renders them by name (`issuer`), the
+/// command-line program as its options (`--issuer`), through `rendered(_:)`.
 ///
 /// One error may stand for several found together (every reason a record cannot be issued): `all` lists
 /// them, and `self` is the first.

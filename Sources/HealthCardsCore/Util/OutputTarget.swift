@@ -37,7 +37,7 @@ public struct OutputAccess: Sendable, Equatable {
         default:
             throw HealthCardError(
                 .configuration,
-                "--share \(Quote.text(share)) is not known; expected group (files 0640, folders 0750) or world (0644, 0755). "
+                "\(Setting.share) \(Quote.text(share)) is not known; expected group (files 0640, folders 0750) or world (0644, 0755). "
                     + "Leave it out to keep the output private (0600, 0700)")
         }
     }

@@ -60,7 +60,7 @@ public enum FixtureFolder {
         guard FileIO.exists(out) else { return false }
         guard FileIO.isDirectory(out) else {
             throw HealthCardError(
-                .configuration, "--out \(out) is a file; give a new or empty folder, or the folder of an earlier catalogue")
+                .configuration, "\(Setting.out) \(out) is a file; give a new or empty folder, or the folder of an earlier catalogue")
         }
         let names = FileIO.list(out)
         if names.isEmpty { return false }
@@ -72,10 +72,10 @@ public enum FixtureFolder {
             let found =
                 isCatalogue
                 ? "files that are not part of a catalogue: \(others.prefix(5).joined(separator: ", "))"
-                : "no catalogue (no \(FixtureManifest.fileName) written by `healthcards fixtures`)"
+                : "no catalogue (no \(FixtureManifest.fileName) written by `\(Command.fixtures)`)"
             throw HealthCardError(
                 .configuration,
-                "--out \(out) is not empty and holds \(found); it is replaced only when it holds an "
+                "\(Setting.out) \(out) is not empty and holds \(found); it is replaced only when it holds an "
                     + "earlier catalogue and nothing else. Give a new or empty folder")
         }
         return true

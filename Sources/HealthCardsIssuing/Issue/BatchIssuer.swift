@@ -384,15 +384,15 @@ public struct SiteRevocations: Sendable {
     public func refusal(rid: String, ridFrom: String, nbf: Int64, now: Int64 = Clock.nowSeconds()) -> String? {
         guard let entry = self.entry(revoking: rid, nbf: nbf) else { return nil }
         let revoke =
-            "`healthcards revoke --site \(site) --key KEY --rid-secret FILE --report REPORT --id '\(ridFrom)' "
+            "`\(Command.revoke) \(Setting.site) \(site) \(Setting.key) KEY \(Setting.ridSecret) FILE \(Setting.report) REPORT \(Setting.id) '\(ridFrom)' "
         guard let before = entry.before else {
             return "REVOKED: vc.rid \(rid) (of id '\(ridFrom)') is revoked by the entry '\(entry.text)' in \(path), which "
                 + "revokes every card of this person signed by key \(crl.kid), those issued from now on included: every "
                 + "verifier that checks the list would reject this card, so it was not signed. To give the person a "
-                + "corrected card, revoke only the cards issued before it: \(revoke)--before \(now) --narrow` (or a "
+                + "corrected card, revoke only the cards issued before it: \(revoke)\(Setting.before) \(now) \(Setting.narrow)` (or a "
                 + "time just after the bad card's nbf), then run this again"
         }
-        let when = before > now ? "run this again from then on" : "leave --nbf out (or give one at or after \(before))"
+        let when = before > now ? "run this again from then on" : "leave \(Setting.nbf) out (or give one at or after \(before))"
         return "REVOKED: vc.rid \(rid) (of id '\(ridFrom)') is revoked for cards issued before \(before) "
             + "(\(Clock.describe(before))) by the entry '\(entry.text)' in \(path), and this card's nbf \(nbf) is before "
             + "that: every verifier that checks the list would reject it, so it was not signed. To issue it, \(when)"

@@ -214,8 +214,8 @@ final class BatchWorker {
         let nbf = issuer.settings.notBefore
         let revoke =
             line.rid != nil && line.ridFrom != nil
-            ? "revoke it with `healthcards revoke --site \(siteName) --key KEY --rid-secret FILE --report \(outDir)/report.ndjson "
-                + "--id '\(line.ridFrom ?? "")' --before \(nbf)` (the cards issued before this one's nbf \(nbf))"
+            ? "revoke it with `\(Command.revoke) \(Setting.site) \(siteName) \(Setting.key) KEY \(Setting.ridSecret) FILE \(Setting.report) \(outDir)/report.ndjson "
+                + "\(Setting.id) '\(line.ridFrom ?? "")' \(Setting.before) \(nbf)` (the cards issued before this one's nbf \(nbf))"
             : "it has no vc.rid, so it can be revoked only with its key"
         return HealthCardError(
             .input, code: .cardReplaced, severity: .warning,
@@ -233,8 +233,8 @@ final class BatchWorker {
             warnings.append(
                 HealthCardError(
                     .input,
-                    "\(pdfFile) still shows the replaced card; print it again: `healthcards print --out \(outDir)/pdf "
-                        + "\(outDir)/cards/\(name).smart-health-card` (add --jwks SITE, and the print options of the first run)",
+                    "\(pdfFile) still shows the replaced card; print it again: `\(Command.print) \(Setting.out) \(outDir)/pdf "
+                        + "\(outDir)/cards/\(name).smart-health-card` (add \(Setting.jwks) SITE, and the print options of the first run)",
                     at: source))
         }
         let linkFile = "shl/\(name).txt"
@@ -246,8 +246,8 @@ final class BatchWorker {
                     .link,
                     "\(linkFile) is the SMART Health Link of the replaced card: its file in the site still holds that card. "
                         + "Encrypt the new card under the same link (same key and URL, so the link handed out opens it): "
-                        + "`healthcards shl --base-url \(base) --site \(siteName) \(outDir)/cards/\(name).smart-health-card`, then "
-                        + "deploy the site (or withdraw the link: `healthcards revoke --site \(siteName) --link \(outDir)/\(linkFile)`)",
+                        + "`\(Command.shl) \(Setting.baseUrl) \(base) \(Setting.site) \(siteName) \(outDir)/cards/\(name).smart-health-card`, then "
+                        + "deploy the site (or withdraw the link: `\(Command.revoke) \(Setting.site) \(siteName) \(Setting.link) \(outDir)/\(linkFile)`)",
                     at: source))
         }
         return warnings

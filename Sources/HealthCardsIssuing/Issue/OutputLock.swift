@@ -48,7 +48,7 @@ public final class OutputLock {
                 .configuration,
                 "another \(holder.command) (\(holder.description)) is writing into \(folder) right now; two runs into "
                     + "one output folder would race for the same files. Wait for it to finish (then run again: cards "
-                    + "and links already made are kept), or choose another --out. Nothing was written")
+                    + "and links already made are kept), or choose another \(Setting.out). Nothing was written")
         }
     }
 

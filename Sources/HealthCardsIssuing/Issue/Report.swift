@@ -143,7 +143,7 @@ extension BatchSummary {
         if replacedRecordChanged > 0 {
             line += "; \(replacedRecordChanged) card\(replacedRecordChanged == 1 ? " was" : "s were") replaced because "
                 + "\(replacedRecordChanged == 1 ? "its record" : "their records") changed: the old "
-                + "card\(replacedRecordChanged == 1 ? " stays" : "s stay") valid unless revoked with `revoke --before` "
+                + "card\(replacedRecordChanged == 1 ? " stays" : "s stay") valid unless revoked with `revoke \(Setting.before)` "
                 + "(the report's warnings give the command)"
         }
         if staleOutputs > 0 {

@@ -100,7 +100,7 @@ extension IssuerSite {
             throw HealthCardError(
                 .configuration,
                 "\(keySetPath) does not exist; lay out the site first with "
-                    + "`healthcards site --out \(root) KEY...`")
+                    + "`\(Command.site) \(Setting.out) \(root) KEY...`")
         }
         let keySet = try KeySetFile.parse(try FileIO.read(keySetPath, maxBytes: InputBudget.cardFileBytes), source: keySetPath)
         // Fails early, before the CRL is touched, when the key is not published.

@@ -38,16 +38,16 @@ public struct IssuedCards: Sendable {
             // Read a line at a time: the report of a large run is larger than any file read whole.
             let lines: LineReader
             do { lines = try LineReader(path: path, maxLineBytes: InputBudget.reportLineBytes) } catch let error as HealthCardError {
-                throw HealthCardError(.configuration, "--report: \(error.text)")
+                throw HealthCardError(.configuration, "\(Setting.report): \(error.text)")
             }
             while let next = try lines.next() {
                 let number = next.number
                 guard let line = next.bytes else {
                     throw HealthCardError(
                         .configuration,
-                        "--report \(path) line \(number) is longer than \(InputBudget.reportLineBytes) bytes, the most a "
+                        "\(Setting.report) \(path) line \(number) is longer than \(InputBudget.reportLineBytes) bytes, the most a "
                             + "report line may be (see docs/verify.md, \"Budgets\"); give the report.ndjson that "
-                            + "`healthcards issue` wrote")
+                            + "`\(Command.issue)` wrote")
                 }
                 if line.allSatisfy({ $0 == 0x20 || $0 == 0x0D }) { continue }
                 guard let json = try? JSONParser.parse(line), let status = json["status"]?.stringValue,
@@ -55,8 +55,8 @@ public struct IssuedCards: Sendable {
                 else {
                     throw HealthCardError(
                         .configuration,
-                        "--report \(path) line \(number) is not a line of an issue report (report.ndjson); "
-                            + "give the report.ndjson that `healthcards issue` wrote")
+                        "\(Setting.report) \(path) line \(number) is not a line of an issue report (report.ndjson); "
+                            + "give the report.ndjson that `\(Command.issue)` wrote")
                 }
                 let revoked = json["revoked"] == .bool(true)
                 guard status == "issued" || revoked else { continue }

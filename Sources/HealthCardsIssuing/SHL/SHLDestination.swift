@@ -36,7 +36,7 @@ public struct SHLDestination: Sendable {
     ///   fragment), is not a folder named `shl`, or is too long for a 128-character link URL; the message
     ///   says why and gives a base URL that works.
     /// - Parameter option: the command-line option that gave the base URL, for messages.
-    public init(site: PublishedSite, baseURL: String, option: String = "--shl") throws(HealthCardError) {
+    public init(site: PublishedSite, baseURL: String, option: String = "\(Setting.shl)") throws(HealthCardError) {
         var base = baseURL
         while base.hasSuffix("/") { base.removeLast() }
         let issuer = site.issuer
@@ -60,7 +60,7 @@ public struct SHLDestination: Sendable {
         guard segments.last == Substring(Self.folderName) else {
             throw refuse(
                 "names the folder \(Quote.text(segments.last ?? "")); link files go in a folder named '\(Self.folderName)' (at "
-                    + "\(issuer)/\(Self.folderName) or deeper), which the header rules of `healthcards site` serve as "
+                    + "\(issuer)/\(Self.folderName) or deeper), which the header rules of `\(Command.site)` serve as "
                     + "application/jose with CORS and no caching")
         }
         guard base.count <= Self.maxBaseURLCharacters else {

@@ -79,7 +79,7 @@ public enum SHLSiteRecord {
             .configuration,
             "the links in \(linkFolder) were made into the site folder \(recorded) (\(path(linkFolder: linkFolder))), "
                 + "not \(site): their files are there, and \(site) is another folder (a copy?) that holds none of them. "
-                + "Give --site \(recorded); \(what)")
+                + "Give \(Setting.site) \(recorded); \(what)")
     }
 
     /// Records `site` (made absolute) for the links in `linkFolder`, unless it is recorded already.

@@ -37,22 +37,22 @@ public struct SHLOptions: Sendable {
     /// - Returns: the URL as given.
     /// - Throws: `HealthCardError(.configuration)` saying what is wrong.
     public static func checkViewer(_ viewer: String) throws(HealthCardError) -> String {
-        let example = "e.g. --viewer https://viewer.example.org/#"
+        let example = "e.g. \(Setting.viewer) https://viewer.example.org/#"
         guard viewer.hasPrefix("https://") || viewer.hasPrefix("http://localhost") else {
-            throw HealthCardError(.configuration, "--viewer \(viewer) is not an https URL; \(example)")
+            throw HealthCardError(.configuration, "\(Setting.viewer) \(viewer) is not an https URL; \(example)")
         }
         guard viewer.hasSuffix("#"), viewer.filter({ $0 == "#" }).count == 1 else {
             throw HealthCardError(
                 .configuration,
-                "--viewer \(viewer) must end with '#' (and have no other '#'): the link goes in the fragment, which a "
+                "\(Setting.viewer) \(viewer) must end with '#' (and have no other '#'): the link goes in the fragment, which a "
                     + "browser never sends to the viewer's server; \(example)")
         }
         guard !viewer.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else {
-            throw HealthCardError(.configuration, "--viewer has spaces or control characters; \(example)")
+            throw HealthCardError(.configuration, "\(Setting.viewer) has spaces or control characters; \(example)")
         }
         guard viewer.count <= 200 else {
             throw HealthCardError(
-                .configuration, "--viewer is \(viewer.count) characters; keep it under 200 so the link's QR stays small")
+                .configuration, "\(Setting.viewer) is \(viewer.count) characters; keep it under 200 so the link's QR stays small")
         }
         return viewer
     }
@@ -79,7 +79,7 @@ public struct SHLLabel: Sendable, Equatable {
     ///   `issue`, `--label` of `shl`).
     /// - Throws: `HealthCardError(.configuration)` for an empty template, control characters, a `{…}` other than
     ///   `{name}`, or a text (without `{name}`) over 80 characters.
-    public init(template: String, option: String = "--shl-label") throws(HealthCardError) {
+    public init(template: String, option: String = "\(Setting.shlLabel)") throws(HealthCardError) {
         guard !template.trimmingCharacters(in: " ").isEmpty else {
             throw HealthCardError(.configuration, "\(option) is empty; leave it out for the label '\(Self.defaultText)'")
         }

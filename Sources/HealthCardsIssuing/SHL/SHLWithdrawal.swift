@@ -35,12 +35,12 @@ public enum SHLWithdrawal {
     {
         let link: SHLink
         do { link = try SHLinkText.parse(text) } catch {
-            throw HealthCardError(.configuration, "--link \(what): \(error.text)")
+            throw HealthCardError(.configuration, "\(Setting.link) \(what): \(error.text)")
         }
         guard link.flag?.contains("U") == true else {
             throw HealthCardError(
                 .configuration,
-                "--link \(what) has no flag U: its URL is a manifest on a server, not a file in a static site; withdraw it "
+                "\(Setting.link) \(what) has no flag U: its URL is a manifest on a server, not a file in a static site; withdraw it "
                     + "with the server that made it")
         }
         guard let path = site.localPath(forURL: link.url),
@@ -49,7 +49,7 @@ public enum SHLWithdrawal {
         else {
             throw HealthCardError(
                 .configuration,
-                "--link \(what) points to \(link.url), which is not a link file of site \(site.site.root) (published at "
+                "\(Setting.link) \(what) points to \(link.url), which is not a link file of site \(site.site.root) (published at "
                     + "\(site.issuer)): expected \(site.issuer)/…/\(SHLDestination.folderName)/<43 characters>. Give the "
                     + "site the link was made for")
         }
@@ -66,8 +66,8 @@ public enum SHLWithdrawal {
             guard opens else {
                 throw HealthCardError(
                     .configuration,
-                    "--link \(what): the file \(path) does not open with this link's key, so it is not this link's file; "
-                        + "nothing was deleted. Check the link, or pass --force to delete the file anyway")
+                    "\(Setting.link) \(what): the file \(path) does not open with this link's key, so it is not this link's file; "
+                        + "nothing was deleted. Check the link, or pass \(Setting.force) to delete the file anyway")
             }
         }
         if dryRun { return .withdrawn(path) }

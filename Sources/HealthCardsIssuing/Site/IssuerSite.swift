@@ -183,7 +183,7 @@ public enum KeySetFile {
             throw HealthCardError(
                 .configuration,
                 "\(source) does not publish key \(kid); publish it first with "
-                    + "`healthcards site --out SITE KEY...` (a CRL is useless to verifiers without its key)")
+                    + "`\(Command.site) \(Setting.out) SITE KEY...` (a CRL is useless to verifiers without its key)")
         }
         root["keys"] = .array(updated)
         return .object(root)

@@ -24,7 +24,7 @@ public enum KeyRetirement {
     ) throws -> [String] {
         for kid in dropping where next.contains(kid) {
             throw HealthCardError(
-                .configuration, "--drop-kid \(kid) names a key that is also given; give it or drop it, not both")
+                .configuration, "\(Setting.dropKid) \(kid) names a key that is also given; give it or drop it, not both")
         }
         let missing = previous.reduce(into: [String]()) { if !next.contains($1) && !$0.contains($1) { $0.append($1) } }
         for kid in missing where !dropping.contains(kid) {
@@ -34,17 +34,17 @@ public enum KeyRetirement {
                 cards =
                     "the reports (\(issued.reports.joined(separator: ", "))) say it signed \(n) card\(n == 1 ? "" : "s")"
             } else {
-                cards = "give --report OUT/report.ndjson to count the cards it signed"
+                cards = "give \(Setting.report) OUT/report.ndjson to count the cards it signed"
             }
             throw HealthCardError(
                 .configuration,
                 "key \(kid) is published in \(keySetPath) and is not among the keys given: leaving it out stops every "
                     + "card it signed from verifying (\(cards)). A retired key stays published: give it again (its "
-                    + "public half is enough). Only if it is compromised, drop it on purpose with --drop-kid \(kid). "
+                    + "public half is enough). Only if it is compromised, drop it on purpose with \(Setting.dropKid) \(kid). "
                     + "Nothing was written")
         }
         return dropping.filter { !previous.contains($0) }.map {
-            "--drop-kid \($0): no such key is published in \(keySetPath); nothing to drop"
+            "\(Setting.dropKid) \($0): no such key is published in \(keySetPath); nothing to drop"
         }
     }
 }

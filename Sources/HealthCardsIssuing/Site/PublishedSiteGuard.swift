@@ -35,7 +35,7 @@ extension IssuerSite {
     ///   - what: what would be written there, for the message ("cards, QR images and reports are health data").
     /// - Throws: `HealthCardError(.configuration)` naming the site and the marker found.
     public static func refuseHealthDataInside(
-        _ path: String, option: String = "--out",
+        _ path: String, option: String = "\(Setting.out)",
         what: String = "cards, QR images, PDFs, links and reports are health data"
     ) throws {
         guard let found = enclosingSite(of: path) else { return }
@@ -87,7 +87,7 @@ extension IssuerSite {
         guard FileIO.isDirectory(root), let found = heldIssueOutput(under: root) else { return }
         throw HealthCardError(
             .configuration,
-            "--out \(root) holds the output of an `issue` run (\(found.folder)/\(found.marker)): cards, reports, PDFs and "
+            "\(Setting.out) \(root) holds the output of an `issue` run (\(found.folder)/\(found.marker)): cards, reports, PDFs and "
                 + "links are health data, and everything in a site folder is published. Lay out the site in a folder of "
                 + "its own (e.g. a new one beside it), or move the issue output out of \(root); nothing was written")
     }

@@ -41,7 +41,7 @@ public final class Verifier {
         self.now = now
         self.linkSites = try linkSites.map { root in
             do { return try PublishedSite(root: root) } catch let error as HealthCardError {
-                throw HealthCardError(.configuration, error.message.replacingFirst("--site", with: "--shl-site"))
+                throw HealthCardError(.configuration, error.text.replacingFirst("\(Setting.site)", with: "\(Setting.shlSite)"))
             }
         }
         var sets: [KeyRing.KeySet] = []
@@ -52,14 +52,14 @@ public final class Verifier {
             let file = try Self.keySetFile(parsed.path)
             let identity = FileIO.identity(file) ?? file
             if let earlier = given[identity] {
-                throw HealthCardError(.configuration, "--jwks \(argument) is the key set \(earlier) given again; give each key set once")
+                throw HealthCardError(.configuration, "\(Setting.jwks) \(argument) is the key set \(earlier) given again; give each key set once")
             }
             given[identity] = argument
             let (issuer, binding) = try Self.binding(of: file, folder: FileIO.isDirectory(parsed.path) ? parsed.path : nil,
                                                      argument: parsed)
             let bytes: [UInt8]
             do { bytes = try FileIO.read(file, maxBytes: InputBudget.cardFileBytes) } catch {
-                throw HealthCardError(.configuration, "--jwks \(file) cannot be read: \(error)")
+                throw HealthCardError(.configuration, "\(Setting.jwks) \(file) cannot be read: \(error)")
             }
             let result = KeySetCheck.check(bytes: bytes, file: file, issuer: issuer, now: now)
             var report = CredentialReport(source: .keySet, file: file)
@@ -80,16 +80,16 @@ public final class Verifier {
     static func keySetFile(_ path: String) throws -> String {
         let fix = "give a jwks.json file or a site folder holding .well-known/jwks.json"
         guard FileIO.exists(path) else {
-            throw HealthCardError(.configuration, "--jwks \(path) does not exist; \(fix)")
+            throw HealthCardError(.configuration, "\(Setting.jwks) \(path) does not exist; \(fix)")
         }
         // A FIFO or device would wait or never end: refused by what it is, before it is opened.
-        try FileIO.requireRegularFile(path, role: "--jwks", allowFolder: true, fix: fix)
+        try FileIO.requireRegularFile(path, role: "\(Setting.jwks)", allowFolder: true, fix: fix)
         guard FileIO.isDirectory(path) else { return path }
         for candidate in ["\(path)/.well-known/jwks.json", "\(path)/jwks.json"] where FileIO.exists(candidate) {
-            try FileIO.requireRegularFile(candidate, role: "--jwks", fix: fix)
+            try FileIO.requireRegularFile(candidate, role: "\(Setting.jwks)", fix: fix)
             return candidate
         }
-        throw HealthCardError(.configuration, "--jwks \(path) is a folder without .well-known/jwks.json or jwks.json")
+        throw HealthCardError(.configuration, "\(Setting.jwks) \(path) is a folder without .well-known/jwks.json or jwks.json")
     }
 
     /// The issuer a key set file belongs to: the argument's `URL=`, else the record of the site folder given
@@ -102,8 +102,8 @@ public final class Verifier {
             if let record, record.issuer != issuer, let site {
                 throw HealthCardError(
                     .configuration,
-                    "--jwks \(issuer)=\(argument?.path ?? file): that site records the issuer \(record.issuer) (\(site.recordPath)); "
-                        + "a key set belongs to one issuer. Give --jwks \(argument?.path ?? file) alone, or the key set of \(issuer)")
+                    "\(Setting.jwks) \(issuer)=\(argument?.path ?? file): that site records the issuer \(record.issuer) (\(site.recordPath)); "
+                        + "a key set belongs to one issuer. Give \(Setting.jwks) \(argument?.path ?? file) alone, or the key set of \(issuer)")
             }
             return (issuer, .argument)
         }
@@ -228,7 +228,7 @@ public final class Verifier {
             guard explicit || Self.classify(path, (try? FileIO.readPrefix(path, count: 4096)) ?? [], prefixOnly: true) != nil
             else { return [] }
             var report = CredentialReport(source: .unknown, file: path)
-            report.findings.append(Finding(.fileTooLarge, error.message, at: .init(file: path)))
+            report.findings.append(Finding(.fileTooLarge, error.text, at: .init(file: path)))
             return [report]
         } catch {
             var report = CredentialReport(source: .unknown, file: path)

@@ -25,7 +25,7 @@ public final class CombinedPDF {
         self.path = path
         if FileIO.isDirectory(path) {
             throw HealthCardError(
-                .io, "cannot write \(path): it is a folder; give the path of a .pdf file (--pdf-combined)")
+                .io, "cannot write \(path): it is a folder; give the path of a .pdf file (\(Setting.pdfCombined))")
         }
         let folder = FileIO.parent(of: path)
         if !FileIO.isDirectory(folder) { try FileIO.createDirectories(folder, mode: access.folderMode) }

@@ -85,19 +85,19 @@ public struct KeySetArgument: Sendable, Equatable {
         guard let equals = argument.firstIndex(of: "=") else {
             throw HealthCardError(
                 .configuration,
-                "--jwks \(argument): verify is offline and does not fetch URLs. Download the key set "
-                    + "(<iss>/.well-known/jwks.json) and give it bound to its issuer: --jwks ISSUER_URL=PATH, e.g. "
-                    + "--jwks https://issuer.example.org=jwks.json")
+                "\(Setting.jwks) \(argument): verify is offline and does not fetch URLs. Download the key set "
+                    + "(<iss>/.well-known/jwks.json) and give it bound to its issuer: \(Setting.jwks) ISSUER_URL=PATH, e.g. "
+                    + "\(Setting.jwks) https://issuer.example.org=jwks.json")
         }
         let issuer = String(argument[..<equals])
         let path = String(argument[argument.index(after: equals)...])
         guard !path.isEmpty else {
-            throw HealthCardError(.configuration, "--jwks \(argument) names no file after '='; give --jwks ISSUER_URL=PATH")
+            throw HealthCardError(.configuration, "\(Setting.jwks) \(argument) names no file after '='; give \(Setting.jwks) ISSUER_URL=PATH")
         }
         // Compared with each card's iss exactly, as verifiers build <iss>/.well-known/jwks.json from it; the
         // card's own iss rules (https, no trailing '/') are judged on the card.
         guard issuer.split(separator: "/", omittingEmptySubsequences: true).count >= 2 else {
-            throw HealthCardError(.configuration, "--jwks \(Quote.text(argument, limit: 200)): \(Quote.text(issuer)) has no host; give --jwks ISSUER_URL=PATH")
+            throw HealthCardError(.configuration, "\(Setting.jwks) \(Quote.text(argument, limit: 200)): \(Quote.text(issuer)) has no host; give \(Setting.jwks) ISSUER_URL=PATH")
         }
         return KeySetArgument(issuer: issuer, path: path)
     }
