@@ -29,6 +29,9 @@ public struct QRModuleGrid: Sendable {
     /// Largest `functionPatternMismatch` accepted as a found grid.
     public static let maxMismatch = 0.05
 
+    /// A mismatch so small that no other way of placing the corners is tried (see the sampling initializer).
+    static let clearMatch = 0.01
+
     /// The module at column `x`, row `y` (0-based, no quiet zone); true is dark.
     public subscript(x: Int, y: Int) -> Bool { modules[y * size + x] }
 
@@ -90,8 +93,11 @@ public struct QRModuleGrid: Sendable {
         }
         typealias Candidate = (corners: [(x: Double, y: Double)], version: Int, mismatch: Double)
         var candidates: [Candidate] = []
-        for mirrored in [false, true] {
+        // The ways are tried in turn; once one matches almost perfectly (a clean image), the rest cannot match
+        // as well (but for its mirror image turned a quarter, which is told apart below), so they are not tried.
+        placements: for mirrored in [false, true] {
             for rotation in 0..<4 {
+                if candidates.contains(where: { $0.mismatch <= Self.clearMatch }) { break placements }
                 let placed = placement(rotation, mirrored, ring)
                 guard let map = Projective(placed) else { continue }
                 for version in 1...40 {
@@ -274,6 +280,14 @@ public struct QRModuleGrid: Sendable {
     /// (row and column 6, dark on even indices), and the alignment patterns (5×5: dark ring, light ring, dark
     /// centre), which tie down the inside and the bottom right of the symbol, where there is no finder pattern.
     static func functionPatterns(size: Int) -> [(x: Int, y: Int, dark: Bool)] {
+        guard (21...177).contains(size), (size - 17) % 4 == 0 else { return makeFunctionPatterns(size: size) }
+        return functionPatternTable[(size - 17) / 4]
+    }
+
+    /// `functionPatterns` of every version, made once (index 0 unused).
+    private static let functionPatternTable: [[(x: Int, y: Int, dark: Bool)]] = [[]] + (1...40).map { makeFunctionPatterns(size: 17 + 4 * $0) }
+
+    private static func makeFunctionPatterns(size: Int) -> [(x: Int, y: Int, dark: Bool)] {
         var out: [(x: Int, y: Int, dark: Bool)] = []
         for (ox, oy) in [(0, 0), (size - 7, 0), (0, size - 7)] {
             for dy in -1...7 {
