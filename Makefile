@@ -5,8 +5,9 @@ APT_PACKAGES := pkg-config libssl-dev zlib1g-dev libqrencode-dev libpng-dev libz
 APT_PACKAGES += libjpeg-dev libzxing-dev
 # Printed cards (PDF): Cairo, Pango, librsvg (SVG logos) and the Noto fonts for every script.
 APT_PACKAGES += libcairo2-dev libpango1.0-dev librsvg2-dev fonts-noto-core fonts-noto-cjk
-# What only the tests need: the checker's virtual environment; pdftoppm and pdftotext to read printed cards.
-TEST_APT_PACKAGES := python3-venv poppler-utils
+# What only the tests need: the checker's virtual environment; pdftoppm and pdftotext to read printed cards, qpdf
+# to check their structure (`qpdf --check`).
+TEST_APT_PACKAGES := python3-venv poppler-utils qpdf
 # `make install`: help2man makes the man pages from each command's --help.
 INSTALL_APT_PACKAGES := help2man
 # `make deb`: dpkg-shlibdeps (dpkg-dev) computes Depends from the libraries the binary links.

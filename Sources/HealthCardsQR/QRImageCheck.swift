@@ -12,11 +12,15 @@ package enum QRImageCheck {
     }
 
     /// As `read(png:file:)` for a PNG or a JPEG, told apart by their first bytes.
-    package static func read(image bytes: [UInt8], file: String) -> (pieces: [QRPiece], links: [DecodedQR], findings: [Finding]) {
+    /// - Parameter maxPixels: the most width × height decoded (`InputLimits.imagePixels`), checked from the
+    ///   header; over it, `FILE_TOO_LARGE`.
+    package static func read(image bytes: [UInt8], file: String, maxPixels: Int = InputBudget.imagePixels)
+        -> (pieces: [QRPiece], links: [DecodedQR], findings: [Finding])
+    {
         let symbols: [DecodedQR]
         let image: GrayImage
         do {
-            image = try GrayImage(imageBytes: bytes)
+            image = try GrayImage(imageBytes: bytes, maxPixels: maxPixels)
             symbols = try QRDecoder().decode(image)
         } catch let error as HealthCardError where error.kind == .input {
             return ([], [], [Finding(.fileTooLarge, error.text, at: .init(file: file))])

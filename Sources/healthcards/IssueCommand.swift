@@ -113,7 +113,8 @@ enum IssueCommand {
           -h, --help            show this help
 
         Exit status: 0 every record issued; 1 some records rejected (the others are issued; see
-        report.ndjson); 2 usage or configuration error (nothing issued), or an output that cannot be
+        report.ndjson), or a card issued without its PDF (notPrinted in the report: a character no installed font
+        has, a name too long for the wallet card); 2 usage or configuration error (nothing issued), or an output that cannot be
         written (disk full, folder not writable: the run stops; files written so far are whole);
         130/143 stopped by SIGINT/SIGTERM (run again to finish).
         """
@@ -243,7 +244,7 @@ enum IssueCommand {
         let frozen = settings
         let batch = BatchIssuer(outDir: outDir, jobs: jobs) {
             let signer: any JWSSigner = deterministic ? try DeterministicES256Signer(key: key) : try ES256Signer(key: key)
-            return try CardIssuer(signer: signer, settings: frozen)
+            return try CardIssuer(signer: signer, settings: frozen, clock: SystemWallClock())
         }
         batch.qr = QRSettings(
             makeQR: !parsed.has("no-qr"), chunk: parsed.has("chunk"), qrImage: image, linksOversized: links != nil)
@@ -283,7 +284,7 @@ enum IssueCommand {
             printError("combined PDF: \(path) (\(batch.combinedPages) pages)")
         }
         switch summary.interruptedBy {
-        case 0: return summary.rejected > 0 ? .partial : .ok
+        case 0: return summary.rejected > 0 || summary.notPrinted > 0 ? .partial : .ok
         case SIGTERM: return .terminated
         default: return .interrupted
         }

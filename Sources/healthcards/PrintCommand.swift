@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
 import HealthCardsCore
 import HealthCardsVerify
 import HealthCardsQR
@@ -21,7 +24,7 @@ enum PrintCommand {
         inside a published site (a folder holding .well-known/jwks.json). A card whose PDF name another card of
         the run took (the same file name in two folders) is not printed over it: print it into another DIR.
 
-        A card's SMART Health Link is printed with it: the link's QR code (40 mm, error correction M)
+        A card's SMART Health Link is printed with it: the link's QR code (0.65 mm a module, error correction M)
         beside the card's, or in place of the chunked codes of a card too large for one QR code. The link is
         the one given with --link FILE, or else the one `issue --shl` or `healthcards shl` wrote beside the
         card: OUT/shl/<name>.txt for a card at OUT/cards/<name>.smart-health-card. It is checked as `verify`
@@ -43,8 +46,13 @@ enum PrintCommand {
         \(PrintOptions.help)
           -h, --help            show this help
 
+        --pdf-combined FILE.pdf is written to a temporary file beside it, renamed into place at the end; a FIFO or a
+        device (/dev/null) is written in place, never replaced.
+
         Exit status: 0 every card printed; 1 some cards not printed (verify found an error in the card or its
-        link); 2 usage error, or a PDF that could not be written.
+        link, or the card cannot be printed as it is: a character no installed font has, a name too long for the
+        wallet card); 2 usage error, or a PDF that could not be written; 130/143 stopped by SIGINT/SIGTERM (no
+        combined PDF is written; run it again).
         """
 
     static func run(_ args: [String]) throws -> ExitStatus {
@@ -109,13 +117,24 @@ enum PrintCommand {
         }
         let printer = try CardPrinter(settings: settings)
         let combined = try combinedPath.map { try CombinedPDF(path: $0) }
-        if let outDir { try FileIO.checkWritableFolder(outDir) }
+        if let outDir {
+            try FileIO.checkWritableFolder(outDir)
+            // The PDF temporaries a killed run left (health data).
+            FileIO.removeStaleTemporaries(in: outDir)
+        }
+        // SIGINT/SIGTERM: the card being printed is finished, no other is started, the unfinished combined PDF is
+        // removed (its temporary too), and the exit status is 130/143.
+        Signals.install()
+        defer { Signals.restore() }
         var printed = 0
         var refused = 0
         // PDF name in --out → the card printed to it: two cards of one file name (from two folders) would
         // otherwise write one PDF over the other while the summary counts both.
         var pdfSources: [String: String] = [:]
+        var done = 0
         for path in cards {
+            if Signals.stop.signal != 0 { break }
+            done += 1
             let reports = try verifier.verify([path])
             if reports.isEmpty || reports.contains(where: { $0.errorCount > 0 }) {
                 // Codes and where they are, never the person's data (this often goes to a cron log).
@@ -160,10 +179,26 @@ enum PrintCommand {
             for (index, jws) in credentials.enumerated() {
                 let card = try printer.print(
                     try PDFStage.sheet(jws, today: settings.today), codes: try PDFStage.codes(jws), link: link)
+                if let refusal = card.refusal {
+                    printError(
+                        "not printed: \(ControlCharacters.escaped(path))"
+                            + (credentials.count > 1 ? " [credential \(index + 1)]" : "") + ": \(refusal.message)")
+                    refused += 1
+                    continue
+                }
                 if let outDir { try FileIO.writeAtomically(try card.pdf(), to: "\(outDir)/\(names[index]).pdf") }
                 try combined?.append(card)
                 printed += 1
             }
+        }
+        let signal = Signals.stop.signal
+        if signal != 0 {
+            combined?.discard()
+            var summary = "print: stopped by signal \(signal) after \(done) of \(cards.count) card file(s): \(printed) card(s) printed"
+            if let outDir { summary += " to \(outDir)/" }
+            if let combinedPath { summary += "; \(combinedPath) was not written" }
+            printError(summary + ". Run the same command again to print them all")
+            return signal == SIGTERM ? .terminated : .interrupted
         }
         if let combined, printed > 0 { try combined.finish() }
         var summary = "print: \(printed) card(s) printed"

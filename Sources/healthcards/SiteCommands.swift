@@ -356,7 +356,8 @@ enum RevokeCommand {
                     continue
                 }
                 try SHLWithdrawalRecord.record(
-                    besideLinkFile: file, siteFile: String(path.dropFirst(site.site.root.count + 1)))
+                    besideLinkFile: file, siteFile: String(path.dropFirst(site.site.root.count + 1)),
+                    now: Clock.nowSeconds())
                 say("recorded the withdrawal in \(SHLWithdrawalRecord.path(besideLinkFile: file) ?? ""): later runs make "
                     + "no new link for it unless asked (--shl-renew ID)")
             }

@@ -68,9 +68,9 @@ let usage = """
 
     Run `healthcards COMMAND --help` for a command's options, `healthcards --version` (-V) for the versions
     of this program, the SMART Health Cards framework it implements and the libraries it runs with.
-    Exit status: 0 success; 1 some records rejected (issue) or problems found (verify); 2 the command
-    stopped: a usage or configuration error, or an output that could not be written; 130/143 issue was
-    interrupted by SIGINT/SIGTERM (run it again to finish).
+    Exit status: 0 success; 1 some records rejected or cards not printed (issue, print) or problems found
+    (verify); 2 the command stopped: a usage or configuration error, or an output that could not be
+    written; 130/143 issue or print was interrupted by SIGINT/SIGTERM (run it again to finish).
     """
 
 extension String {
@@ -117,9 +117,11 @@ guard let command = commands.first(where: { $0.name == name }) else {
     printError("unknown command \(Quote.text(name)); expected one of \(commands.map(\.name).joined(separator: ", ")). See `healthcards --help`")
     exit(ExitStatus.usage.rawValue)
 }
-// Commands that may hold a private key, a PIN or the revocation secret start OpenSSL's secure heap and
-// turn off core dumps and tracing first (`ProcessProtection`).
-if ["issue", "keygen", "jwks", "site", "revoke"].contains(command.name) { ProcessProtection.protectSecrets() }
+// Commands that may hold a private key, a PIN, the revocation secret or a link's key start OpenSSL's secure
+// heap and turn off core dumps and tracing first (`ProcessProtection`); the library never does by itself.
+if ["issue", "keygen", "jwks", "site", "revoke", "shl", "fixtures"].contains(command.name) {
+    ProcessProtection.protectSecrets()
+}
 do {
     let status = try command.run(Array(arguments.dropFirst()))
     exit(status.rawValue)

@@ -338,7 +338,7 @@ import Testing
         let settings = IssueSettings(issuer: "https://a.example", notBefore: 1_690_000_000)
         func batch(_ name: String) -> BatchIssuer {
             let batch = BatchIssuer(outDir: dir.appendingPathComponent(name).path, jobs: 2) {
-                try CardIssuer(signer: try ES256Signer(key: key), settings: settings)
+                try CardIssuer(signer: try ES256Signer(key: key), settings: settings, clock: SystemWallClock())
             }
             batch.qr = QRSettings(makeQR: false)
             return batch

@@ -348,8 +348,8 @@ import Testing
     static func signedCard(nbf: Int64, key: String) throws -> String {
         let bundle = try JSONParser.parse(try VerifyFixtures.bytes(TestSupport.spec("example-00-a-fhirBundle.json")))
         let signingKey = try KeyFile.load(path: key, requirePrivate: true)
-        let issuer = try CardIssuer(signer: try ES256Signer(key: signingKey), settings: IssueSettings(issuer: Self.issuer, notBefore: nbf))
-        let card = issuer.payload(for: try CheckedBundle.minimizing(bundle))
+        let issuer = try CardIssuer(signer: try ES256Signer(key: signingKey), settings: IssueSettings(issuer: Self.issuer, notBefore: nbf), clock: SystemWallClock())
+        let card = issuer.payload(for: try CheckedBundle.minimizing(bundle, now: Clock.nowSeconds()))
         #expect(card.errors.map(\.code) == [.nbfBeforeEvent])
         #expect(throws: HealthCardError.self) { try issuer.issue(card) }
         return try issuer.sign(card.bytes).compact

@@ -144,7 +144,7 @@ import Testing
             var key = good
             key["crlVersion"] = bad
             let path = try forge.writeKeySet([.object(key)], site: "s\(shown.hashValue)")
-            let findings = KeySetCheck.check(bytes: try VerifyFixtures.bytes(URL(fileURLWithPath: path)), file: path)
+            let findings = KeySetCheck.check(bytes: try VerifyFixtures.bytes(URL(fileURLWithPath: path)), file: path, now: Clock.nowSeconds())
                 .findings
             #expect(findings.map(\.code) == [.jwkCRLVersion], "\(shown): \(findings)")
             #expect(findings.first?.location.path == "keys[0].crlVersion")
@@ -153,7 +153,7 @@ import Testing
         var key = good
         key["crlVersion"] = .number("3")
         let path = try forge.writeKeySet([.object(key)], site: "ok")
-        let result = KeySetCheck.check(bytes: try VerifyFixtures.bytes(URL(fileURLWithPath: path)), file: path)
+        let result = KeySetCheck.check(bytes: try VerifyFixtures.bytes(URL(fileURLWithPath: path)), file: path, now: Clock.nowSeconds())
         #expect(result.findings.isEmpty && result.keys.first?.crlVersion == 3)
     }
 

@@ -3,7 +3,7 @@
 #endif
 
 /// Reading and writing key files.
-public enum KeyFile {
+package enum KeyFile {
     /// Loads an ES256 key from a PEM file.
     ///
     /// A private key file that group or others can read is refused, as ssh does.
@@ -23,7 +23,6 @@ public enum KeyFile {
             throw HealthCardError(.key, "\(path) is a folder, not a key file; give the PEM key file itself (e.g. \(path)/issuer.pem)")
         }
         // The file is read into a secret buffer (never a String or a growing Array), wiped when done.
-        SecureHeap.start()
         let pem: SecretBytes
         do { pem = try SecretBytes.read(path: path) } catch let error as HealthCardError {
             throw HealthCardError(.key, "cannot read key file \(path): \(error.text)")

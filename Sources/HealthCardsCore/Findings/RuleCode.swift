@@ -36,6 +36,7 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case issNotHTTPS = "ISS_NOT_HTTPS"
     case issTrailingSlash = "ISS_TRAILING_SLASH"
     case issMalformed = "ISS_MALFORMED"
+    case issNotCanonical = "ISS_NOT_CANONICAL"
     case nbfMissing = "NBF_MISSING"
     case nbfNotNumber = "NBF_NOT_NUMBER"
     case nbfMilliseconds = "NBF_MILLISECONDS"
@@ -229,6 +230,12 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case outputFailed = "OUTPUT_FAILED"
     case linkFailed = "LINK_FAILED"
     case pdfFailed = "PDF_FAILED"
+    /// A printed card would show a character no installed font has a glyph for (an empty box): its PDF is
+    /// refused, the card itself is not.
+    case pdfGlyphMissing = "PDF_GLYPH_MISSING"
+    /// A person's name does not fit whole on the printed wallet card even at its smallest size: its PDF is
+    /// refused rather than a letter of the name lost.
+    case pdfNameTooLong = "PDF_NAME_TOO_LONG"
 
     /// The usual severity. A few codes are reported as warnings in some contexts; the `Finding` says.
     public var severity: Finding.Severity {
@@ -239,7 +246,8 @@ public enum RuleCode: String, Sendable, CaseIterable {
             .qrVersionNotMinimal, .qrECCLevel, .jwkNotSHCKey, .crlDuplicateRID, .codeCVXUnspecified, .patientIdentifier,
             .patientGender, .patientDataMinimization, .immunizationDataMinimization, .observationDataMinimization,
             .bundleEntryOrder, .bundleMixedContent, .jwkX5CValidity, .qrSegmentsUnreadable, .shlViewerURL, .shlURLNotHTTPS,
-            .shlURLEntropy, .shlQRECC, .shlManifestNotChecked, .shlNotResolved, .ridNone, .ridCollision, .cardReplaced:
+            .shlURLEntropy, .shlQRECC, .shlManifestNotChecked, .shlNotResolved, .ridNone, .ridCollision, .cardReplaced,
+            .issNotCanonical:
             return .warning
         default:
             return .error

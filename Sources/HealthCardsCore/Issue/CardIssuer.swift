@@ -31,7 +31,7 @@ public struct IssueSettings: Sendable {
     /// `exp` in milliseconds, not after `nbf` (`EXP_BEFORE_NBF`) or not after `now` (`EXP_EXPIRED`).
     /// - Parameter now: seconds since 1970.
     /// - Throws: `HealthCardError(.configuration)` saying what is wrong.
-    public func validate(now: Int64 = Clock.nowSeconds()) throws {
+    public func validate(now: Int64) throws {
         try Payload.validateIssuer(issuer)
         guard notBefore >= 0, notBefore < Self.maxSeconds else {
             throw HealthCardError(.configuration, "nbf \(notBefore) is not whole seconds since 1970 (e.g. \(now)); milliseconds are a classic bug")
@@ -115,11 +115,16 @@ public final class CardIssuer {
     /// The signing key's kid (RFC 7638 thumbprint).
     public let kid: String
     private let publicKey: P256PublicKey
+    /// The time Bundles are judged at (dates in the future) and the settings were checked against.
+    public let clock: any WallClock
 
+    /// - Parameter clock: the time the settings are checked against (`nbf` not in the future, `exp` not
+    ///   past) and `issue(bundle:)` judges dates at.
     /// - Throws: `HealthCardError(.configuration)` for settings whose cards verifiers would reject
     ///   (`IssueSettings.validate`), `HealthCardError(.key)` when the key cannot sign.
-    public init(signer: any JWSSigner, settings: IssueSettings) throws {
-        try settings.validate()
+    public init(signer: any JWSSigner, settings: IssueSettings, clock: any WallClock) throws {
+        try settings.validate(now: clock.nowSeconds())
+        self.clock = clock
         self.signer = signer
         self.settings = settings
         self.publicKey = signer.publicKey
@@ -149,13 +154,13 @@ public final class CardIssuer {
     ///   validation, size) or a `.crypto`/`.compression` failure.
     /// - Parameter patientID: the issuer's id of the person, for `vc.rid` (ignored without a rid secret).
     public func issue(bundle: JSONValue, patientID: String? = nil) throws(HealthCardError) -> IssuedCard {
-        try issue(payload(for: try CheckedBundle.minimizing(bundle), patientID: patientID))
+        try issue(payload(for: try CheckedBundle.minimizing(bundle, now: clock.nowSeconds()), patientID: patientID))
     }
 
     /// Issues one card from a payload this issuer made (`payload(for:patientID:)`): refused when any of
     /// its findings is an error; else its bytes are raw-DEFLATEd, signed and read back as a verifier reads
     /// them. Its QR symbols and images are made by `CardImages` (HealthCardsQR).
-    /// - Throws: `HealthCardError` (`all`: every error finding (`RULE_CODE: sentence` at the FHIR path),
+    /// - Throws: `HealthCardError` (`all`: every error finding, with its code and FHIR path),
     ///   `.configuration` for a payload another issuer made, or a `.crypto`/`.compression` failure.
     public func issue(_ card: CardPayload) throws(HealthCardError) -> IssuedCard {
         guard card.kid == kid else {

@@ -110,7 +110,7 @@ public struct CRL: Sendable, Equatable {
 
 /// The issuer-wide revocation secret file: 32 random bytes as base64url text (43 characters) and a
 /// final newline, mode 0600.
-public enum RIDSecretFile {
+package enum RIDSecretFile {
     /// Makes a new 256-bit secret and writes it, only ever to a new regular file (mode 0600; a missing
     /// folder is created 0700). Refuses to overwrite anything: every rid depends on the secret.
     /// - Throws: `HealthCardError(.key)` when the path exists or is `-`, `.io`/`.crypto` on failure.

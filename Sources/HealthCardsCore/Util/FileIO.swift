@@ -3,7 +3,7 @@
 #endif
 
 /// File reading and atomic writing with POSIX calls.
-public enum FileIO {
+package enum FileIO {
     /// Reads a whole regular file of at most `maxBytes` bytes. Anything else (a FIFO, a device, a socket,
     /// a folder) is refused before it is opened, never waited on (`openRegularFile`).
     ///
@@ -26,9 +26,8 @@ public enum FileIO {
         out.reserveCapacity(expected + 1)
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { throw HealthCardError(.io, "cannot read \(path): \(String(cString: strerror(errno)))") }
+            let n = chunk.withUnsafeMutableBytes { OS.read(fd, $0.baseAddress, $0.count) }
+            guard n >= 0 else { throw HealthCardError(.io, "cannot read \(path): \(OS.errorText())") }
             if n == 0 { break }
             guard out.count + n <= maxBytes else { throw tooLarge(path, size: nil, maxBytes: maxBytes) }
             out.append(contentsOf: chunk[0..<n])
@@ -44,9 +43,8 @@ public enum FileIO {
         var out = [UInt8](repeating: 0, count: max(0, count))
         var filled = 0
         while filled < out.count {
-            let n = out.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + filled, $0.count - filled) }
-            if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { throw HealthCardError(.io, "cannot read \(path): \(String(cString: strerror(errno)))") }
+            let n = out.withUnsafeMutableBytes { OS.read(fd, $0.baseAddress! + filled, $0.count - filled) }
+            guard n >= 0 else { throw HealthCardError(.io, "cannot read \(path): \(OS.errorText())") }
             if n == 0 { break }
             filled += n
         }
@@ -85,20 +83,10 @@ public enum FileIO {
             if let reason = writeAll(bytes, to: fd) { throw HealthCardError(.io, "cannot write \(path): \(reason)") }
             return
         case .stream(let stream):
-            // Non-blocking: a FIFO nothing reads would make open(2) wait forever (a FIFO left at a card's or a
-            // link's path hung `issue`, which then could not be stopped but by SIGKILL). Blocking again to write.
-            let fd = open(stream, O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK)
-            guard fd >= 0 else {
-                let reason = errno
-                if reason == ENXIO {
-                    throw HealthCardError(
-                        .io, "cannot write \(path): it is a FIFO (named pipe) and nothing is reading it; expected a file "
-                            + "or a FIFO with a reader. Remove it (the file is then written in its place) or start its reader")
-                }
-                throw HealthCardError(.io, "cannot write \(path): \(String(cString: strerror(reason)))")
-            }
+            // A FIFO left at a card's or a link's path once hung `issue`, which then could not be stopped but by
+            // SIGKILL: `openStream` never waits for a reader.
+            let fd = try OutputTarget.openStream(stream, shownAs: path)
             defer { close(fd) }
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
             if let reason = writeAll(bytes, to: fd) { throw HealthCardError(.io, "cannot write \(path): \(reason)") }
             return
         }
@@ -106,10 +94,10 @@ public enum FileIO {
         if !isDirectory(folder) { try createDirectories(folder, mode: access.folderMode) }
         let temp = temporaryName(for: target)
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, access.fileMode)
-        guard fd >= 0 else { throw HealthCardError(.io, "cannot write \(path): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw HealthCardError(.io, "cannot write \(path): \(OS.errorText())") }
         var failure = writeAll(bytes, to: fd)
         if failure == nil, fchmod(fd, access.fileMode) != 0 || (sync && fsync(fd) != 0) {
-            failure = String(cString: strerror(errno))
+            failure = OS.errorText()
         }
         close(fd)
         if let failure {
@@ -117,7 +105,7 @@ public enum FileIO {
             throw HealthCardError(.io, "cannot write \(path): \(failure)")
         }
         guard rename(temp, target) == 0 else {
-            let reason = String(cString: strerror(errno))
+            let reason = OS.errorText()
             unlink(temp)
             throw HealthCardError(.io, "cannot move the new \(path) into place: \(reason)")
         }
@@ -130,11 +118,13 @@ public enum FileIO {
 
     /// Removes the temporary files (`.<name>.tmp-<pid>-<random>`) in `folder` that a process no
     /// longer running left behind (killed, power loss). Files of a live process are kept.
+    /// - Parameter file: only the temporaries of this file name (`.<file>.tmp-…`), for a folder that is not
+    ///   the toolkit's own (the folder of a combined PDF); nil for every one.
     /// - Returns: the names removed.
     @discardableResult
-    public static func removeStaleTemporaries(in folder: String) -> [String] {
+    public static func removeStaleTemporaries(in folder: String, of file: String? = nil) -> [String] {
         var removed: [String] = []
-        for name in list(folder) where name.hasPrefix(".") {
+        for name in list(folder) where name.hasPrefix(file.map { ".\($0).tmp-" } ?? ".") {
             let parts = name.split(separator: "-", omittingEmptySubsequences: false)
             guard parts.count >= 3, parts[parts.count - 3].hasSuffix(".tmp"), let pid = Int32(parts[parts.count - 2]),
                 UInt32(parts[parts.count - 1]) != nil
@@ -150,10 +140,10 @@ public enum FileIO {
     /// - Throws: `HealthCardError(.io)` when the flush fails (e.g. a write error the disk reported late).
     public static func syncFileSystem(_ path: String) throws {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw HealthCardError(.io, "cannot open \(path) to flush it: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw HealthCardError(.io, "cannot open \(path) to flush it: \(OS.errorText())") }
         defer { close(fd) }
         guard c_syncfs(fd) == 0, fsync(fd) == 0 else {
-            throw HealthCardError(.io, "flushing \(path) to disk failed: \(String(cString: strerror(errno)))")
+            throw HealthCardError(.io, "flushing \(path) to disk failed: \(OS.errorText())")
         }
     }
 
@@ -168,7 +158,7 @@ public enum FileIO {
         let probe = temporaryName(for: "\(folder)/.probe")
         let fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
-            throw HealthCardError(.io, "cannot write in \(folder): \(String(cString: strerror(errno))); choose a folder you can write to (\(Setting.out))")
+            throw HealthCardError(.io, "cannot write in \(folder): \(OS.errorText()); choose a folder you can write to (\(Setting.out))")
         }
         close(fd)
         unlink(probe)
@@ -182,7 +172,7 @@ public enum FileIO {
         try createDirectories(parent(of: path), mode: mode)
         if mkdir(path, mode) != 0 {
             guard errno == EEXIST else {
-                throw HealthCardError(.io, "cannot create folder \(path): \(String(cString: strerror(errno)))")
+                throw HealthCardError(.io, "cannot create folder \(path): \(OS.errorText())")
             }
             return
         }

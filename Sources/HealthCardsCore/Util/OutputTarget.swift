@@ -9,12 +9,12 @@
 /// read is opted into (`issue --share group|world`). Published web content (the key set, CRLs, host
 /// rules) is `published`: a web server must read it.
 public struct OutputAccess: Sendable, Equatable {
-    /// Permission bits of files written (set with `fchmod`, so the umask does not change them).
-    public var fileMode: mode_t
-    /// Permission bits of folders created (set with `chmod` after `mkdir`).
-    public var folderMode: mode_t
+    /// Permission bits of files written, e.g. 0o600 (set with `fchmod`, so the umask does not change them).
+    public var fileMode: UInt32
+    /// Permission bits of folders created, e.g. 0o700 (set with `chmod` after `mkdir`).
+    public var folderMode: UInt32
 
-    public init(fileMode: mode_t, folderMode: mode_t) {
+    public init(fileMode: UInt32, folderMode: UInt32) {
         self.fileMode = fileMode
         self.folderMode = folderMode
     }
@@ -54,7 +54,10 @@ public struct OutputAccess: Sendable, Equatable {
 ///   file (or a missing one in an existing folder), the target is replaced atomically and the link
 ///   kept;
 /// - a folder, a socket, a block device, a link to a folder, or a link loop is refused.
-enum OutputTarget: Equatable {
+///
+/// Every writer of an output path goes through it: `FileIO.writeAtomically` for whole files, and the writers
+/// that stream a file as they go (the combined PDF of a run, `CombinedPDF`).
+package enum OutputTarget: Equatable {
     /// Replace (or create) this regular file atomically.
     case file(String)
     /// Open this path (a FIFO or character device) and write to it.
@@ -63,11 +66,11 @@ enum OutputTarget: Equatable {
     case descriptor(Int32)
 
     /// - Throws: `HealthCardError(.io)` saying what `path` is and what is expected.
-    static func resolve(_ path: String) throws -> OutputTarget {
+    package static func resolve(_ path: String) throws -> OutputTarget {
         var st = stat()
         guard lstat(path, &st) == 0 else {
             if errno == ENOENT { return .file(path) }
-            throw HealthCardError(.io, "cannot write \(path): \(String(cString: strerror(errno)))")
+            throw HealthCardError(.io, "cannot write \(path): \(OS.errorText())")
         }
         switch st.st_mode & S_IFMT {
         case S_IFREG: return .file(path)
@@ -77,6 +80,26 @@ enum OutputTarget: Equatable {
         }
     }
 
+    /// Opens a `.stream` target (a FIFO or a character device) for writing, in place: without waiting for a
+    /// FIFO's reader (a FIFO nothing reads would make open(2) wait forever), then blocking again to write.
+    /// - Parameter path: the path given, for messages.
+    /// - Returns: the open descriptor (the caller closes it).
+    /// - Throws: `HealthCardError(.io)` when it cannot be opened, saying so for a FIFO without a reader.
+    package static func openStream(_ stream: String, shownAs path: String) throws -> Int32 {
+        let fd = open(stream, O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else {
+            let reason = errno
+            if reason == ENXIO {
+                throw HealthCardError(
+                    .io, "cannot write \(path): it is a FIFO (named pipe) and nothing is reading it; expected a file "
+                        + "or a FIFO with a reader. Remove it (the file is then written in its place) or start its reader")
+            }
+            throw HealthCardError(.io, "cannot write \(path): \(OS.errorText(reason))")
+        }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+        return fd
+    }
+
     private static func followLink(_ path: String) throws -> OutputTarget {
         var target = stat()
         guard stat(path, &target) == 0 else {
@@ -84,7 +107,7 @@ enum OutputTarget: Equatable {
                 throw HealthCardError(
                     .io,
                     "cannot write \(path): it is a symbolic link that cannot be followed "
-                        + "(\(String(cString: strerror(errno)))); give the path of a file")
+                        + "(\(OS.errorText())); give the path of a file")
             }
             return .file(try danglingTarget(path))
         }
@@ -101,7 +124,7 @@ enum OutputTarget: Equatable {
                 throw HealthCardError(
                     .io,
                     "cannot write \(path): the file its link points to cannot be named "
-                        + "(\(String(cString: strerror(errno))))")
+                        + "(\(OS.errorText()))")
             }
             defer { free(resolved) }
             return .file(String(cString: resolved))
@@ -148,14 +171,7 @@ extension FileIO {
     /// Writes all of `bytes` to an open descriptor.
     /// - Returns: nil, or the system's reason for a failure.
     static func writeAll(_ bytes: [UInt8], to fd: Int32) -> String? {
-        var written = 0
-        while written < bytes.count {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return String(cString: strerror(errno)) }
-            written += n
-        }
-        return nil
+        bytes.withUnsafeBytes { OS.writeAll($0, to: fd) }
     }
 
     /// Writes a public output: `-` is standard output; any other path goes through `writeAtomically`
@@ -207,9 +223,9 @@ extension FileIO {
         if !isDirectory(folder) { try createDirectories(folder, mode: OutputAccess.ownerOnly.folderMode) }
         let temp = temporaryName(for: path)
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw HealthCardError(.io, "cannot write \(path): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw HealthCardError(.io, "cannot write \(path): \(OS.errorText())") }
         var failure = writeAll(bytes, to: fd)
-        if failure == nil, fchmod(fd, 0o600) != 0 || fsync(fd) != 0 { failure = String(cString: strerror(errno)) }
+        if failure == nil, fchmod(fd, 0o600) != 0 || fsync(fd) != 0 { failure = OS.errorText() }
         close(fd)
         defer { unlink(temp) }
         if let failure { throw HealthCardError(.io, "cannot write \(path): \(failure)") }
@@ -219,16 +235,16 @@ extension FileIO {
                 .key, "\(path) appeared while it was being written; a private \(what) is never overwritten")
         }
         guard errno == EPERM || errno == EOPNOTSUPP else {
-            throw HealthCardError(.io, "cannot write \(path): \(String(cString: strerror(errno)))")
+            throw HealthCardError(.io, "cannot write \(path): \(OS.errorText())")
         }
         // A file system without hard links (FAT, some network shares): create the file itself, exclusively.
         let direct = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard direct >= 0 else {
-            throw HealthCardError(.io, "cannot write \(path): \(String(cString: strerror(errno)))")
+            throw HealthCardError(.io, "cannot write \(path): \(OS.errorText())")
         }
         failure = writeAll(bytes, to: direct)
         if failure == nil, fchmod(direct, 0o600) != 0 || fsync(direct) != 0 {
-            failure = String(cString: strerror(errno))
+            failure = OS.errorText()
         }
         close(direct)
         if let failure {

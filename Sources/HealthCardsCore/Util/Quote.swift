@@ -4,7 +4,7 @@
 ///
 /// Every message that quotes such a value goes through `Quote.text`, so a 5,000-character `--rid` or a
 /// 200 MB CSV field is never echoed back whole, and a shortened value always says it was shortened.
-public enum Quote {
+package enum Quote {
     /// The most characters of a value a message shows: enough to recognise it, short enough for one line.
     public static let maxCharacters = 60
 

@@ -43,7 +43,7 @@ public enum BundleValidator {
     ///   - now: the time to judge dates in the future against, in seconds since 1970 (the issuing or
     ///     verifying time; `verify --now`); nil skips that check. See `DateRules`.
     ///   - purpose: issuing (the default) or verifying; decides the severity of `IMMUNIZATION_DUPLICATE`.
-    public static func validate(_ bundle: JSONValue, now: Int64? = Clock.nowSeconds(), purpose: Purpose = .issuing)
+    public static func validate(_ bundle: JSONValue, now: Int64?, purpose: Purpose = .issuing)
         -> Findings
     {
         // Any Int64 is accepted: beyond ±2^40 s (±34,000 years, far outside FHIR's years 0001 to 9999) the

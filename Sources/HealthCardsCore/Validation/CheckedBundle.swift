@@ -35,7 +35,7 @@ public struct CheckedBundle: Sendable {
     /// - Parameter now: seconds since 1970 to judge future dates against (default: now).
     /// - Throws: `HealthCardError` (`all`: every problem) when the Bundle cannot be minimized (not a Bundle, no entries, a
     ///   reference that resolves to nothing), each with the FHIR path in the input.
-    public static func minimizing(_ bundle: JSONValue, now: Int64? = Clock.nowSeconds()) throws(HealthCardError)
+    public static func minimizing(_ bundle: JSONValue, now: Int64?) throws(HealthCardError)
         -> CheckedBundle
     {
         let (minimized, origins) = try BundleMinimizer.minimizeKeepingOrigins(bundle)

@@ -14,7 +14,7 @@ import HealthCardsPrint
 ///
 /// The file is read in 64 KiB blocks and never held whole; each record carries the byte offset where
 /// it starts, so a caller can come back to it later with `init(path:offset:line:)`.
-public final class CSVReader {
+package final class CSVReader {
     /// One CSV record.
     public struct Record: Sendable {
         public var fields: [String]
@@ -25,6 +25,8 @@ public final class CSVReader {
     }
 
     private let fd: Int32
+    /// The most bytes one record (all its fields) may take (`InputLimits.csvRecordBytes`).
+    private let maxRecordBytes: Int
     private let path: String
     /// The byte between fields.
     private let delimiter: UInt8
@@ -45,7 +47,8 @@ public final class CSVReader {
     ///   - delimiter: the byte between fields (`,` `;` tab `|`; not a quote or line break).
     /// - Throws: `HealthCardError(.input)` when the file cannot be opened (or is not a regular file: a FIFO
     ///   would never end), or is UTF-16 or UTF-32.
-    public init(path: String, offset: Int = 0, line: Int = 1, delimiter: UInt8 = 0x2C) throws {
+    public init(path: String, offset: Int = 0, line: Int = 1, delimiter: UInt8 = 0x2C, limits: InputLimits = .standard) throws {
+        self.maxRecordBytes = limits.csvRecordBytes
         self.path = path
         self.line = line
         self.delimiter = delimiter == 0x22 || delimiter == 0x0A || delimiter == 0x0D ? 0x2C : delimiter
@@ -77,10 +80,9 @@ public final class CSVReader {
         bufferIndex = 0
         bufferCount = 0
         while true {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
+            let n = buffer.withUnsafeMutableBytes { OS.read(fd, $0.baseAddress, $0.count) }
             guard n >= 0 else {
-                throw HealthCardError(.input, "cannot read \(path): \(String(cString: strerror(errno)))")
+                throw HealthCardError(.input, "cannot read \(path): \(OS.errorText())")
             }
             bufferCount = n
             if n == 0 { atEOF = true }
@@ -139,18 +141,18 @@ public final class CSVReader {
         var fieldLine = line
         // Indices in `field` where a doubled quote "" was read as one byte, to map field bytes back to file offsets.
         var collapsedQuotes: [Int] = []
-        // The record's bytes so far, against `InputBudget.csvRecordBytes`: a line that never ends (a
+        // The record's bytes so far, against `maxRecordBytes`: a line that never ends (a
         // quote never closed in a huge file) is refused after its budget, not read into memory whole.
         var recordBytes = 0
         func overBudget() -> HealthCardError {
             HealthCardError(
                 .input, code: .inputTooLarge,
-                "\(path):\(startLine): the record starting on this line is longer than \(InputBudget.describe(bytes: InputBudget.csvRecordBytes)), "
+                "\(path):\(startLine): the record starting on this line is longer than \(InputBudget.describe(bytes: maxRecordBytes)), "
                     + "the most one record may take (docs/verify.md, \"Budgets\"); check for a quote that is never closed")
         }
         func finishField() throws -> String {
             recordBytes += field.count + 1
-            if recordBytes > InputBudget.csvRecordBytes { throw overBudget() }
+            if recordBytes > maxRecordBytes { throw overBudget() }
             let text = try decode(field, offset: fieldOffset, line: fieldLine, collapsedQuotes: collapsedQuotes)
             field.removeAll(keepingCapacity: true)
             collapsedQuotes.removeAll()
@@ -175,7 +177,7 @@ public final class CSVReader {
                                 + "check for a stray '\"' (quotes inside a quoted field are written twice: \"\")")
                     }
                     advance()
-                    if recordBytes + field.count >= InputBudget.csvRecordBytes { throw overBudget() }
+                    if recordBytes + field.count >= maxRecordBytes { throw overBudget() }
                     if c == 0x22 {
                         if try peek() == 0x22 {
                             advance()
@@ -219,7 +221,7 @@ public final class CSVReader {
                     "\(path):\(line): a '\"' inside an unquoted field at byte \(position - 1); "
                         + "quote the whole field and write the quote twice (\"a \"\"b\"\" c\")")
             default:
-                if recordBytes + field.count >= InputBudget.csvRecordBytes { throw overBudget() }
+                if recordBytes + field.count >= maxRecordBytes { throw overBudget() }
                 field.append(b)
             }
         }

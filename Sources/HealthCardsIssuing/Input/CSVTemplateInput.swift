@@ -27,6 +27,8 @@ public final class CSVTemplateInput {
 
     public let path: String
     public let template: Template
+    /// The budgets the file is read within (rows, rows per patient, record size, bytes in flight).
+    public let limits: InputLimits
     /// Header columns in file order.
     public private(set) var header: [String] = []
     private var columnIndex: [String: Int] = [:]
@@ -61,18 +63,20 @@ public final class CSVTemplateInput {
     ///   UTF-8, broken quoting, no header, a required column missing from the header, a column the
     ///   template reads appearing twice in the header, or no data rows below the header. Nothing is
     ///   issued from such a file.
-    public convenience init(path: String, template: Template) throws {
+    /// - Parameter limits: the budgets the file is read within (`InputLimits.standard` by default).
+    public convenience init(path: String, template: Template, limits: InputLimits = .standard) throws {
         var indexed: [UInt64] = []
-        try self.init(path: path, template: template, patientsBeforeFailure: &indexed)
+        try self.init(path: path, template: template, limits: limits, patientsBeforeFailure: &indexed)
     }
 
     /// The same, and when the rows cannot be read to the end (broken quoting, a byte that is not UTF-8, too many
     /// rows), `patientsBeforeFailure` gets the key hashes (`hash(_:)`) of the patients indexed before that
     /// point, so a run can hold back those patients' rows in its other inputs (`CrossFilePatients`).
-    init(path: String, template: Template, patientsBeforeFailure: inout [UInt64]) throws {
+    init(path: String, template: Template, limits: InputLimits, patientsBeforeFailure: inout [UInt64]) throws {
         self.path = path
+        self.limits = limits
         self.template = template
-        let reader = try CSVReader(path: path, delimiter: template.delimiter)
+        let reader = try CSVReader(path: path, delimiter: template.delimiter, limits: limits)
         guard let head = try reader.next() else {
             throw HealthCardError(.input, code: .csvHeader, "\(path) is empty; expected a header line with the columns \(template.columns.filter(\.required).map(\.name).joined(separator: ", "))")
         }
@@ -161,8 +165,8 @@ public final class CSVTemplateInput {
         while let record = try reader.next() {
             if rowOffsetLow.count == 64 { reserveRows(estimatedFrom: record.offset) }
             // Rows are numbered in 32 bits (12 bytes a row in all): the budget keeps them far below 2^31.
-            guard rowOffsetLow.count < InputBudget.csvRows else {
-                throw HealthCardError(.input, code: .inputTooLarge, "\(path) has more than \(InputBudget.csvRows) data rows, the most one input may hold "
+            guard rowOffsetLow.count < limits.csvRows else {
+                throw HealthCardError(.input, code: .inputTooLarge, "\(path) has more than \(limits.csvRows) data rows, the most one input may hold "
                     + "(docs/verify.md, \"Budgets\"); split it into several files, keeping each patient's rows in one file")
             }
             let row = Int32(rowOffsetLow.count)
@@ -234,7 +238,7 @@ public final class CSVTemplateInput {
     private func reserveRows(estimatedFrom offset: Int) {
         guard let size = FileIO.size(path), let first = rowOffsetLow.first, offset > Int(first) else { return }
         let mean = Double(offset - Int(first)) / Double(rowOffsetLow.count)
-        let rows = Int(min(Double(InputBudget.csvRows), Double(size) / mean * 1.05)) + 64
+        let rows = Int(min(Double(limits.csvRows), Double(size) / mean * 1.05)) + 64
         rowOffsetLow.reserveCapacity(rows)
         rowLines.reserveCapacity(rows)
         nextRow.reserveCapacity(rows)
@@ -315,7 +319,7 @@ public final class CSVTemplateInput {
 
         /// Renders the rows with `template` into the record's checked Bundle (or its errors).
         /// - Parameter now: seconds since 1970 to judge future dates against.
-        public func render(_ template: Template, now: Int64 = Clock.nowSeconds()) -> CheckedRecord {
+        public func render(_ template: Template, now: Int64) -> CheckedRecord {
             guard errors.isEmpty, let id else { return CheckedRecord(source: source, id: id, checked: nil, errors: errors, warnings: []) }
             let rendered = template.render(rows: rows, now: now)
             var record = CheckedRecord(
@@ -361,7 +365,7 @@ public final class CSVTemplateInput {
         }
 
         /// Reads the next window of records into `ready`: at most `window` records, and no more rows
-        /// than `InputBudget.inFlightBytes` of the file (at least one record), sizes known from the index.
+        /// than `InputLimits.inFlightBytes` of the file (at least one record), sizes known from the index.
         private func fill() throws {
             guard entry < input.entries.count else { return }
             // (row, slot) for every row of the window's patients, read in file order.
@@ -372,7 +376,7 @@ public final class CSVTemplateInput {
             var overfull: Set<Int32> = []  // slots of patients with more rows than the budget (first row read only)
             var end = entry
             var bytes = 0
-            while end < input.entries.count && end - entry < window && (end == entry || bytes < InputBudget.inFlightBytes) {
+            while end < input.entries.count && end - entry < window && (end == entry || bytes < input.limits.inFlightBytes) {
                 let first = input.entries[end]
                 end += 1
                 guard first >= 0 else {
@@ -385,12 +389,12 @@ public final class CSVTemplateInput {
                 var chain: [Int32] = []
                 var size = 0
                 var row = first
-                while row >= 0 && chain.count <= InputBudget.csvRowsPerPatient {
+                while row >= 0 && chain.count <= input.limits.csvRowsPerPatient {
                     chain.append(row)
                     size += input.rowBytes(Int(row))
                     row = input.nextRow[Int(row)]
                 }
-                if chain.count > InputBudget.csvRowsPerPatient {
+                if chain.count > input.limits.csvRowsPerPatient {
                     overfull.insert(slot)
                     chain = [first]
                     size = input.rowBytes(Int(first))
@@ -417,7 +421,7 @@ public final class CSVTemplateInput {
                     let key = fields[Int(slot)].first.flatMap { $0.count > input.keyIndex ? $0[input.keyIndex] : nil }?
                         .trimmingCharacters(in: " \t")
                     ready.append(PatientRows(source: source, id: key, rows: [], errors: [HealthCardError(
-                        .input, code: .inputTooLarge, "the patient has more than \(InputBudget.csvRowsPerPatient) rows (one row per dose or test is "
+                        .input, code: .inputTooLarge, "the patient has more than \(input.limits.csvRowsPerPatient) rows (one row per dose or test is "
                             + "expected; docs/verify.md, \"Budgets\"), so no card is issued for it; check the patient id column",
                         at: source)]))
                     continue
@@ -467,7 +471,7 @@ public final class CSVTemplateInput {
         func read(_ row: Int) throws -> [String] {
             if reader == nil || row < readerRow || row - readerRow > 32 {
                 reader = try CSVReader(path: input.path, offset: input.offset(ofRow: row), line: Int(input.rowLines[row]),
-                                       delimiter: input.template.delimiter)
+                                       delimiter: input.template.delimiter, limits: input.limits)
                 readerRow = row
             }
             while true {
@@ -486,10 +490,11 @@ public final class CSVTemplateInput {
     public func cursor() -> Cursor { Cursor(self) }
 
     /// Every record, rendered, in order of first appearance (holds them all: for small inputs and tests).
-    public func records() throws -> [CheckedRecord] {
+    /// - Parameter now: the time dates are judged at, seconds since 1970.
+    public func records(now: Int64) throws -> [CheckedRecord] {
         let cursor = self.cursor()
         var out: [CheckedRecord] = []
-        while let patient = try cursor.next() { out.append(patient.render(template)) }
+        while let patient = try cursor.next() { out.append(patient.render(template, now: now)) }
         return out
     }
 }

@@ -63,12 +63,17 @@ public final class BatchIssuer {
     public var siteRoot: String?
     /// How each card's QR images are made (`qr/`).
     public var qr = QRSettings()
+    /// The budgets inputs are read within (rows, record and Bundle sizes, input held in flight).
+    public var limits = InputLimits.standard
     /// Printed cards: `pdf/<id>.pdf` and/or one combined PDF (nil: none).
     public var pdf: PDFOptions?
     /// Pages written to the combined PDF by the last run (`pdf.combinedPath`).
     public private(set) var combinedPages = 0
     /// How the report's messages say settings and commands (the command line: as its options).
     public var messageStyle: MessageStyle = .words
+    /// Where the run's log records go (`batch.file-rejected`, `batch.record-rejected` with the codes only,
+    /// `batch.finished` with the counts): never a record's values.
+    public var logger: any HealthCardsLogger = NoLogger()
     /// Called on the calling thread after each record with (records done, records in the input).
     public var progress: ((Int, Int) -> Void)?
     /// Called with a sentence for the operator while the run waits (for the site's lock, `SiteLock`).
@@ -156,17 +161,19 @@ public final class BatchIssuer {
                 case .csv(let path, let template):
                     var readBefore: [UInt64] = []
                     defer { if !readBefore.isEmpty { refusedCSV.append((path, Set(readBefore))) } }
-                    let csv = try CSVTemplateInput(path: path, template: template, patientsBeforeFailure: &readBefore)
+                    let csv = try CSVTemplateInput(
+                        path: path, template: template, limits: limits, patientsBeforeFailure: &readBefore)
                     summary.total += csv.count
                     opened.append(.csv(csv, template))
                 case .bundles(let path):
-                    let reader = try BundleInput.Reader(path: path)
+                    let reader = try BundleInput.Reader(path: path, limits: limits)
                     summary.total += reader.count
                     opened.append(.bundles(reader))
                 }
             } catch let error as HealthCardError {
                 summary.total += 1
                 fileRejected?(input.path, error)
+                logger.log(LogRecord(.warning, "batch.file-rejected", error: error, fields: ["input": input.path]))
                 opened.append(.rejected(InputRecord(source: input.path, id: nil, bundle: nil, errors: [error])))
             }
         }
@@ -197,7 +204,7 @@ public final class BatchIssuer {
         var failure: HealthCardError?
         var reportFailure: HealthCardError?
         let window = jobs * 16
-        // Bytes of input submitted and not yet reported, by job number (`InputBudget.inFlightBytes`).
+        // Bytes of input submitted and not yet reported, by job number (`limits.inFlightBytes`).
         var inFlight: [Int: Int] = [:]
         var inFlightBytes = 0
 
@@ -224,7 +231,12 @@ public final class BatchIssuer {
                 } catch {}
             }
             if line.status == .issued { summary.issued += 1 } else { summary.rejected += 1 }
+            if line.status == .rejected, logger.minimumLevel <= .info {
+                let codes = line.errors.map(\.reportedCode.rawValue).joined(separator: ",")
+                logger.log(.info, "batch.record-rejected", "a record was rejected", fields: ["source": line.source, "codes": codes])
+            }
             if line.alreadyIssued { summary.alreadyIssued += 1 }
+            if line.notPrinted != nil { summary.notPrinted += 1 }
             summary.warnings += line.warnings.count
             do { try report.append(line.ndjson(style: messageStyle)) } catch let error as HealthCardError {
                 if reportFailure == nil { reportFailure = error }
@@ -289,8 +301,8 @@ public final class BatchIssuer {
                         inFlightBytes += bytes
                     }
                     collect(wait: 0)
-                    // At most `window` records, and at most `InputBudget.inFlightBytes` of input, wait or are worked on.
-                    while (pipe.submitted - next >= window || inFlightBytes > InputBudget.inFlightBytes) && !stopping() {
+                    // At most `window` records, and at most `limits.inFlightBytes` of input, wait or are worked on.
+                    while (pipe.submitted - next >= window || inFlightBytes > limits.inFlightBytes) && !stopping() {
                         collect(wait: 0.1)
                     }
                 }
@@ -303,6 +315,10 @@ public final class BatchIssuer {
 
         summary.interruptedBy = stop.signal
         summary.seconds = Clock.monotonicSeconds() - start
+        if failure != nil || reportFailure != nil || summary.interruptedBy != 0 {
+            // The unfinished combined PDF goes first: on a full disk its temporary holds the space the report needs.
+            combined?.discard()
+        }
         if let failure {
             try? report.commit()
             try? FileIO.syncFileSystem(outDir)
@@ -310,12 +326,26 @@ public final class BatchIssuer {
         }
         if let reportFailure { throw reportFailure }
         if let combined, combined.cards > 0, summary.interruptedBy == 0 {
-            try combined.finish()
-            combinedPages = combined.pages
+            do {
+                try combined.finish()
+                combinedPages = combined.pages
+            } catch let error as HealthCardError {
+                // Its closing writes (fonts, the cross-reference table) failed, the disk full: the temporary is
+                // gone, and the report of every record still goes where it belongs.
+                try? report.commit()
+                try? FileIO.syncFileSystem(outDir)
+                throw HealthCardError(error.kind, "\(error.message). Every record was done (\(summary.issued + summary.rejected) of \(summary.total); the report lists them), but the combined PDF was not written; the files written so far are whole, and running the same command again skips the cards already made and writes it")
+            }
         }
         try report.commit()
         try FileIO.syncFileSystem(outDir)
         try links?.finish()
+        logger.log(
+            .notice, "batch.finished", "the run finished",
+            fields: [
+                "issued": String(summary.issued), "rejected": String(summary.rejected), "total": String(summary.total),
+                "interruptedBy": String(summary.interruptedBy),
+            ])
         return summary
     }
 }
@@ -381,7 +411,7 @@ public struct SiteRevocations: Sendable {
     /// Why a card with `rid` (derived from `ridFrom`) and `nbf` must not be signed, or nil when the list does
     /// not revoke it. The message quotes the entry and says how the person gets a valid card.
     /// - Parameter now: seconds since 1970, for the times the message suggests.
-    public func refusal(rid: String, ridFrom: String, nbf: Int64, now: Int64 = Clock.nowSeconds()) -> String? {
+    public func refusal(rid: String, ridFrom: String, nbf: Int64, now: Int64) -> String? {
         guard let entry = self.entry(revoking: rid, nbf: nbf) else { return nil }
         let revoke =
             "`\(Command.revoke) \(Setting.site) \(site) \(Setting.key) KEY \(Setting.ridSecret) FILE \(Setting.report) REPORT \(Setting.id) '\(ridFrom)' "

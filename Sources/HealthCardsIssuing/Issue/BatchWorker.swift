@@ -94,8 +94,8 @@ final class BatchWorker {
         var asRead: JSONValue?
         switch job {
         case .decided(let line): return BatchOutcome(line: line)
-        case .record(let read): (record, asRead) = (read.checked(), read.bundle)
-        case .rows(let rows, let template): record = rows.render(template)
+        case .record(let read): (record, asRead) = (read.checked(now: issuer.clock.nowSeconds()), read.bundle)
+        case .rows(let rows, let template): record = rows.render(template, now: issuer.clock.nowSeconds())
         }
         var line = ReportLine(source: record.source, id: record.id, status: .rejected, errors: record.errors,
                               warnings: record.warnings, files: [])
@@ -113,7 +113,7 @@ final class BatchWorker {
             line.ridFrom = from
             owner = RIDOwner(rid: rid, ridFrom: from, person: PatientIdentity.fingerprint(ofMinimized: checked.bundle))
             // A card the site's list already revokes would be turned away at every door: never sign it.
-            if let why = revocations?.refusal(rid: rid, ridFrom: from, nbf: issuer.settings.notBefore) {
+            if let why = revocations?.refusal(rid: rid, ridFrom: from, nbf: issuer.settings.notBefore, now: issuer.clock.nowSeconds()) {
                 line.errors = [HealthCardError(.validation, code: .ridRevoked, why, at: record.source)]
                 line.kid = issuer.kid
                 line.revokedOnRecord = true
@@ -158,6 +158,7 @@ final class BatchWorker {
             let linked = try link(card: card.fileBytes, name: name, bundle: checked.bundle, notes: &notes)
             line.warnings += notes
             let print = try pdf?.run(jws: card.jws, codes: images.codes, name: name, link: try linked?.printable())
+            line.notPrinted = print?.refusal.map { Self.at(record.source, $0) }
             try FileIO.writeAtomically(card.fileBytes, to: "\(outDir)/\(cardFile)", access: access, sync: false)
             line.status = .issued
             line.files = [cardFile] + imageFiles + (print?.files ?? []) + (linked?.files ?? [])
@@ -167,7 +168,7 @@ final class BatchWorker {
             if let previous {
                 line.replaced = previous.reason
                 line.warnings.append(replacedWarning(previous, cardFile: cardFile, line: line, source: record.source))
-                stale = staleOutputs(name: name, printed: print != nil, linked: linked != nil || links != nil, source: record.source)
+                stale = staleOutputs(name: name, printed: print != nil && print?.refusal == nil, linked: linked != nil || links != nil, source: record.source)
                 line.warnings += stale
             }
             return BatchOutcome(
@@ -179,6 +180,13 @@ final class BatchWorker {
             let failure = HealthCardError(.io, "\(error)")
             return BatchOutcome(line: line, failure: failure)
         }
+    }
+
+    /// `error` (its code and text kept) at the record's `source`.
+    private static func at(_ source: String, _ error: HealthCardError) -> HealthCardError {
+        var located = error
+        located.location = HealthCardError.Location(source: source)
+        return located
     }
 
     /// The id `vc.rid` is derived from, or why there is none; nil when the run has no rid secret.
@@ -305,6 +313,7 @@ final class BatchWorker {
             jws: jws, codes: images.codes, name: name, link: try linked?.printable(),
             keepExisting: !(linked?.textChanged ?? false))
         printed = print?.card
+        line.notPrinted = print?.refusal.map { Self.at(line.source, $0) }
         line.warnings += linked?.warnings ?? []
         return [cardFile] + files + (print?.files ?? []) + (linked?.files ?? [])
     }

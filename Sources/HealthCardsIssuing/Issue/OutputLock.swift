@@ -17,7 +17,7 @@ import HealthCardsPrint
 /// releases it when the process ends in any way (exit, crash, `kill -9`), so a dead run never leaves
 /// a folder locked; the file itself stays (removing it could let two runs lock two different files).
 /// The lock is held while the value lives; it is released when the value is freed.
-public final class OutputLock {
+package final class OutputLock {
     /// The lock file's name inside the output folder.
     public static let fileName = ".healthcards-issue.lock"
 
@@ -74,7 +74,7 @@ public final class OutputLock {
         let writable = fd >= 0
         if fd < 0 && errno == EACCES { fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
         guard fd >= 0 else {
-            throw HealthCardError(.io, "cannot open the lock file \(path): \(String(cString: strerror(errno)))")
+            throw HealthCardError(.io, "cannot open the lock file \(path): \(OS.errorText())")
         }
         self.fd = fd
         if writable { _ = fchmod(fd, mode) }  // whatever the umask (fails harmlessly on another user's lock file)
@@ -87,7 +87,7 @@ public final class OutputLock {
             // No close(fd) before these throws: every stored property is set, so `deinit` runs and closes it
             // (closing here too would close a descriptor number another thread may have opened since).
             guard reason == EWOULDBLOCK else {
-                throw HealthCardError(.io, "cannot lock \(path): \(String(cString: strerror(reason)))")
+                throw HealthCardError(.io, "cannot lock \(path): \(OS.errorText(reason))")
             }
             let now = Clock.monotonicSeconds()
             if now >= deadline && !(now < start + Self.inheritedCopyWait && Self.isInheritedCopy(fd)) {

@@ -25,7 +25,7 @@ final class ReportWriter {
         temp = FileIO.temporaryName(for: path)
         fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, access.fileMode)
         guard fd >= 0 else {
-            throw HealthCardError(.io, "cannot write in the output folder \(folder): \(String(cString: strerror(errno))); choose a folder you can write to (\(Setting.out))")
+            throw HealthCardError(.io, "cannot write in the output folder \(folder): \(OS.errorText()); choose a folder you can write to (\(Setting.out))")
         }
         fchmod(fd, access.fileMode)
         buffer.reserveCapacity(65536)
@@ -53,12 +53,8 @@ final class ReportWriter {
     }
 
     private func flush() throws {
-        var written = 0
-        while written < buffer.count {
-            let n = buffer.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { throw HealthCardError(.io, "cannot write \(path): \(String(cString: strerror(errno)))") }
-            written += n
+        if let failure = buffer.withUnsafeBytes({ OS.writeAll($0, to: fd) }) {
+            throw HealthCardError(.io, "cannot write \(path): \(failure)")
         }
         buffer.removeAll(keepingCapacity: true)
     }
@@ -66,11 +62,11 @@ final class ReportWriter {
     /// Flushes, syncs and renames the report into place.
     func commit() throws {
         try flush()
-        guard fsync(fd) == 0 else { throw HealthCardError(.io, "cannot write \(path): \(String(cString: strerror(errno)))") }
+        guard fsync(fd) == 0 else { throw HealthCardError(.io, "cannot write \(path): \(OS.errorText())") }
         close(fd)
         fd = -1
         guard rename(temp, path) == 0 else {
-            let reason = String(cString: strerror(errno))
+            let reason = OS.errorText()
             unlink(temp)
             throw HealthCardError(.io, "cannot move the new \(path) into place: \(reason)")
         }

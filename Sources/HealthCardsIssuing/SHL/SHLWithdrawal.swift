@@ -9,7 +9,7 @@ import HealthCardsPrint
 /// Withdrawing a SMART Health Link from a static host (`revoke --link`): its encrypted file is deleted from the
 /// site folder, so once the site is deployed a receiver's `GET` gets 404 and the link opens nothing. The
 /// card itself is not revoked: a copy someone already fetched still verifies (revoke the card's rid for that).
-public enum SHLWithdrawal {
+package enum SHLWithdrawal {
     /// What `withdraw` did.
     public enum Result: Sendable, Equatable {
         /// The file at this path was deleted.
@@ -72,7 +72,7 @@ public enum SHLWithdrawal {
         }
         if dryRun { return .withdrawn(path) }
         guard unlink(path) == 0 else {
-            throw HealthCardError(.io, "cannot delete \(path): \(String(cString: strerror(errno)))")
+            throw HealthCardError(.io, "cannot delete \(path): \(OS.errorText())")
         }
         return .withdrawn(path)
     }

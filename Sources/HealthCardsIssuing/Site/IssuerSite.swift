@@ -144,7 +144,7 @@ public struct IssuerSite: Sendable {
 
 /// Edits of a published `jwks.json` at the JSON level, so that keys and members this toolkit does not
 /// model (other key types, `x5c`, extra members) are kept exactly.
-public enum KeySetFile {
+package enum KeySetFile {
     /// Parses a JWK Set.
     /// - Throws: `HealthCardError(.key)` for text that is not JSON or has no `keys` array.
     public static func parse(_ bytes: [UInt8], source: String) throws -> JSONValue {

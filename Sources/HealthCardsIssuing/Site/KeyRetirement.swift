@@ -7,7 +7,7 @@ import HealthCardsPrint
 /// compromised key, a disaster for a retired one (digest section 7: old public keys stay published as
 /// long as their cards are in use). So a key set is never rewritten without a published key unless
 /// the operator names its kid as dropped on purpose.
-public enum KeyRetirement {
+package enum KeyRetirement {
     /// Checks the kids a new key set leaves out.
     /// - Parameters:
     ///   - previous: the kids of the key set being replaced (empty when there is none).

@@ -4,7 +4,7 @@ import HealthCardsQR
 import HealthCardsPrint
 
 /// Builds the entries of a published key set from keys and certificate chains (digest section 7).
-public enum PublishedKeys {
+package enum PublishedKeys {
     /// A certificate chain and where it came from (for messages).
     public struct Chain: Sendable {
         public var chain: X509Chain

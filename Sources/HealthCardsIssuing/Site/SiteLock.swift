@@ -15,7 +15,7 @@ import HealthCardsPrint
 /// answer 404 for it, `HostRules.deniedFiles`). A command that finds the site locked waits for it, at most
 /// `defaultWait` seconds (a `revoke` takes milliseconds, an `issue --shl` as long as its batch), then stops
 /// naming the holder. The kernel releases the lock when the holder ends in any way; the file stays.
-public enum SiteLock {
+package enum SiteLock {
     /// The lock file's name at the site root.
     public static let fileName = ".healthcards-site.lock"
     /// Seconds a command waits for another one to finish writing the site.

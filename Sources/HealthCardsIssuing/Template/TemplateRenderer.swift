@@ -37,7 +37,7 @@ extension Template {
     ///
     /// Any bad row rejects the whole patient: a card with a missing dose is worse than no card.
     /// - Parameter now: seconds since 1970 to judge future dates against.
-    public func render(rows: [TemplateRow], now: Int64 = Clock.nowSeconds()) -> RenderedBundle {
+    public func render(rows: [TemplateRow], now: Int64) -> RenderedBundle {
         var errors: [HealthCardError] = []
         var warnings: [HealthCardError] = []
         guard let first = rows.first else {

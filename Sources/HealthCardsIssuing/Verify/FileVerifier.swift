@@ -7,7 +7,7 @@ import HealthCardsPrint
 /// reports every problem with a stable code (`RuleCode`).
 public final class Verifier {
     /// The `--jwks` key sets, each bound to its issuer or not (`KeyRing`).
-    public let keyRing: KeyRing
+    package let keyRing: KeyRing
     /// Reports of the `--jwks` key sets themselves.
     public let keySetReports: [CredentialReport]
     /// The time `nbf`, `exp` and clinical dates are judged against, in seconds since the epoch.
@@ -311,8 +311,7 @@ public final class Verifier {
         let lower = path.lowercased()
         if isImageName(lower) { return .qrImage }
         if lower.hasSuffix(".smart-health-card") { return .card }
-        var body = bytes[...]
-        if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
+        var body = UTF8BOM.strip(bytes)
         body = body.drop { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
         if body.first == UInt8(ascii: "{") {
             if FileIO.basename(lower) == "jwks.json" { return .keySet }

@@ -3,14 +3,14 @@ import HealthCardsCore
 import HealthCardsVerify
 
 /// The image formats QR images are read from, told apart by their first bytes (not their names).
-public enum QRImageFormat: String, Sendable {
+package enum QRImageFormat: String, Sendable {
     /// PNG (signature `89 50 4E 47 0D 0A 1A 0A`).
     case png = "PNG"
     /// JPEG/JFIF/Exif (start-of-image marker `FF D8 FF`): what phones and scanners save photos as.
     case jpeg = "JPEG"
 
     /// The format of `bytes`, from their signature; nil for anything else.
-    public static func sniff(_ bytes: [UInt8]) -> QRImageFormat? {
+    package static func sniff(_ bytes: [UInt8]) -> QRImageFormat? {
         if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return .png }
         if bytes.starts(with: [0xFF, 0xD8, 0xFF]) { return .jpeg }
         return nil
@@ -20,14 +20,14 @@ public enum QRImageFormat: String, Sendable {
 extension GrayImage {
     /// The libjpeg-turbo version this was built with (e.g. "2.1.5"; with another libjpeg, its API version, e.g.
     /// "API 62"). libjpeg has no run-time version call.
-    public static var libjpegTurboBuildVersion: String {
+    package static var libjpegTurboBuildVersion: String {
         let turbo = String(cString: CJPEG_turbo_version())
         return turbo.isEmpty ? "API \(CJPEG_lib_version())" : turbo
     }
 
     /// Builds a raster from pixels already in memory.
     /// - Returns: nil unless `pixels.count == width × height` with both at least 1.
-    public init?(width: Int, height: Int, pixels: [UInt8]) {
+    package init?(width: Int, height: Int, pixels: [UInt8]) {
         guard width > 0, height > 0, pixels.count == width * height else { return nil }
         self.init(checkedWidth: width, height: height, pixels: pixels)
     }
@@ -38,7 +38,7 @@ extension GrayImage {
     /// - Throws: `HealthCardError(.input)` naming the size and the budget for an image over `maxPixels`;
     ///   `HealthCardError(.png)` for a PNG libpng or a JPEG libjpeg cannot decode, or for
     ///   bytes that are neither.
-    public init(imageBytes data: [UInt8], maxPixels: Int = InputBudget.imagePixels) throws {
+    package init(imageBytes data: [UInt8], maxPixels: Int = InputBudget.imagePixels) throws {
         switch QRImageFormat.sniff(data) {
         case .png: try self.init(png: data, maxPixels: maxPixels)
         case .jpeg: try self.init(jpeg: data, maxPixels: maxPixels)
@@ -58,7 +58,7 @@ extension GrayImage {
     /// - Parameter maxPixels: the most width × height accepted (`InputBudget.imagePixels` by default).
     /// - Throws: `HealthCardError(.png)` (the image kind) with libjpeg's message; `HealthCardError(.input)` naming the size
     ///   and the budget when the image has more than `maxPixels` pixels.
-    public init(jpeg data: [UInt8], maxPixels: Int = InputBudget.imagePixels) throws {
+    package init(jpeg data: [UInt8], maxPixels: Int = InputBudget.imagePixels) throws {
         func message(_ buffer: [CChar]) -> String {
             String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
         }

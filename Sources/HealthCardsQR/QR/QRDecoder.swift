@@ -20,12 +20,12 @@ public struct DecodedQR: Sendable, Equatable {
     /// counts, which zbar does not report. They come from the module grid sampled from the image or, when that
     /// does not read cleanly, from the data codewords zxing-cpp error-corrected. Nil when neither gives them:
     /// the segments' data must concatenate to exactly `bytes`, or they are not trusted.
-    public let segments: [QRSegment]?
+    package let segments: [QRSegment]?
     /// Which decoder found the symbol.
-    public let readBy: Decoder
+    package let readBy: Decoder
 
     /// The decoders `QRDecoder` tries, in order.
-    public enum Decoder: String, Sendable {
+    package enum Decoder: String, Sendable {
         /// zbar on the image as given.
         case zbar
         /// zxing-cpp (trying harder: rotations, downscaling), where zbar found nothing or left a symbol unchecked.
@@ -110,7 +110,7 @@ public final class QRDecoder {
     /// zbar does not report them; where the grid cannot be sampled, from what zxing-cpp read of the same symbol.
     /// - Returns: an empty array when no decoder finds a readable QR symbol.
     /// - Throws: `HealthCardError(.qr)` when a decoder fails (not when it merely finds nothing).
-    public func decode(_ image: GrayImage) throws -> [DecodedQR] {
+    package func decode(_ image: GrayImage) throws -> [DecodedQR] {
         try decode(image, decoders: [.zbar, .zxing, .zbarEnlarged, .binarized, .zxingEnlarged])
     }
 
@@ -258,7 +258,7 @@ extension DecodedQR {
 }
 
 /// Reads SMART Health Card QR images: PNG bytes in, the QR symbols' texts with version and ECC level out.
-public enum SHCQRCodeReader {
+package enum SHCQRCodeReader {
     /// Decodes every QR symbol in a PNG.
     /// - Parameter png: the file's bytes; any PNG colour type or bit depth.
     /// - Returns: the symbols top to bottom, then left to right; empty when there is none. A SMART Health Card

@@ -112,7 +112,7 @@ public struct QRImage: Sendable {
 }
 
 /// An 8-bit grayscale raster decoded from a PNG or a JPEG (for reading QR images back).
-public struct GrayImage: Sendable {
+package struct GrayImage: Sendable {
     public let width: Int
     public let height: Int
     /// Row-major luminance, 0 black … 255 white.

@@ -13,7 +13,7 @@ import HealthCardsVerify
 /// whose samples match best; from version 7 on, the version information (6.10) must then agree. A module is
 /// dark when its centre (interpolated between pixels) is darker than the midpoint of the symbol's darkest and
 /// lightest pixels (5th and 95th percentile), which copes with a gray, low-contrast or slightly blurred image.
-public struct QRModuleGrid: Sendable {
+package struct QRModuleGrid: Sendable {
     /// QR version, 1…40.
     public let version: Int
     /// Modules per side, `17 + 4 × version`.

@@ -48,7 +48,7 @@ public struct CredentialReport: Sendable {
     /// Sentences about what was checked that are not findings (for a key set: its x5c chains).
     public var notes: [String] = []
     /// For a key set: the issuer it is bound to (nil: not bound) and how that is known.
-    public var keySetBinding: (issuer: String?, binding: KeyRing.KeySet.Binding)?
+    package var keySetBinding: (issuer: String?, binding: KeyRing.KeySet.Binding)?
 
     public init(source: Source, file: String, index: Int? = nil) {
         self.source = source

@@ -6,11 +6,11 @@ import HealthCardsCore
 public struct JWSCheck {
     /// The key sets to check signatures with, each bound to its issuer (or one unbound set standing for
     /// every issuer); none means the signature is not checked (a warning says so).
-    public var keyRing: KeyRing
+    package var keyRing: KeyRing
     /// The time to judge `nbf`, `exp` and clinical dates against, in seconds since the epoch.
     public var now: Int64
 
-    public init(keyRing: KeyRing, now: Int64) {
+    package init(keyRing: KeyRing, now: Int64) {
         self.keyRing = keyRing
         self.now = now
     }
@@ -138,7 +138,7 @@ public struct JWSCheck {
             }
         }
         inflatedBytes = bytes.count
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
+        if bytes.starts(with: UTF8BOM.bytes) {
             add(.payloadBOM, "payload", "the payload JSON starts with a UTF-8 byte order mark; remove it (some mobile JSON parsers fail on it)", nil)
             bytes.removeFirst(3)
         }

@@ -7,7 +7,7 @@ import HealthCardsCore
 /// issuers. A key set is bound to an issuer by the site folder's record (`SiteRecord`, written by
 /// `site --issuer`) or by the argument `--jwks URL=PATH`. One unbound key set given alone stands for the
 /// issuer of every card (the everyday "check my own cards" case); with several, only bound ones verify.
-public struct KeyRing: Sendable {
+package struct KeyRing: Sendable {
     /// One key set and its issuer.
     public struct KeySet: Sendable {
         /// How the key set's issuer is known.
@@ -63,7 +63,7 @@ public struct KeyRing: Sendable {
 
 /// A `--jwks` argument: `PATH` (a `jwks.json` or a site folder) or `URL=PATH`, which binds the key set
 /// at PATH to the issuer URL.
-public struct KeySetArgument: Sendable, Equatable {
+package struct KeySetArgument: Sendable, Equatable {
     /// The issuer given with `URL=`, if any.
     public var issuer: String?
     /// The file or folder.

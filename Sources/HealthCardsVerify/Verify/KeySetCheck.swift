@@ -49,7 +49,7 @@ public enum KeySetCheck {
     ///   - file: the key set's path, for locations and for finding `crl/<kid>.json` beside it.
     ///   - issuer: the issuer the key set is bound to (its `iss`), when known: an `x5c` leaf must name it.
     ///   - now: the time an `x5c` leaf's validity is judged at, in seconds since 1970.
-    public static func check(bytes: [UInt8], file: String, issuer: String? = nil, now: Int64 = Clock.nowSeconds()) -> Result {
+    public static func check(bytes: [UInt8], file: String, issuer: String? = nil, now: Int64) -> Result {
         var result = Result()
         func add(_ code: RuleCode, _ path: String?, _ message: String, _ severity: Finding.Severity? = nil) {
             result.findings.append(Finding(code, message, at: .init(file: file, path: path), severity: severity))
@@ -162,8 +162,7 @@ public enum KeySetCheck {
     /// The label of a PEM file (`PRIVATE KEY`, `PUBLIC KEY`, `CERTIFICATE`…) when `bytes` start with
     /// `-----BEGIN ` after an optional BOM and whitespace.
     static func pemLabel(_ bytes: [UInt8]) -> String? {
-        var body = bytes[...]
-        if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
+        var body = UTF8BOM.strip(bytes)
         body = body.drop { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
         let begin = Array("-----BEGIN ".utf8)
         guard body.starts(with: begin) else { return nil }
