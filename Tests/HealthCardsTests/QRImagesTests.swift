@@ -27,7 +27,7 @@ import Testing
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
         #expect(run.stdout.contains("version 18, ECC L") && run.stdout.contains("signature verified"), "\(run.stdout)")
         #expect(!run.stdout.contains("QR_"), "\(run.stdout)")
-        let verifier = try Verifier(keySets: ["https://spec.smarthealth.cards/examples/issuer=\(jwks)"], now: 1_700_000_000)
+        let verifier = try FileVerifier(keySets: ["https://spec.smarthealth.cards/examples/issuer=\(jwks)"], now: 1_700_000_000)
         let card = try #require(try verifier.verify([png]).first { $0.source == .qrImage })
         #expect(card.signature == .verified && card.isValid, "\(card.findings)")
         #expect(card.qrSymbols.count == 1 && card.qrSymbols[0].version == 18 && card.qrSymbols[0].errorCorrection == .L)
