@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
 import HealthCardsCore
 import HealthCardsVerify
 import HealthCardsQR
@@ -21,9 +24,12 @@ enum FixturesCommand {
           DIR/manifest.json  every file: form, what is broken, the verdict and `healthcards verify` codes a
                              verifier must reach, the reference validator's error names, and whether the
                              independent checker can judge it
-        Reproducible: the same key, --issuer, --now and --seed give the same bytes (signatures use
-        deterministic RFC 6979 nonces; names, lots and dates come from the seed; times from --now). Every
-        verdict holds at --now: verify with `healthcards verify --now <now> --jwks DIR/site FILE`.
+        Reproducible with a public test key (the demo key, the spec's example keys): the same key, --issuer,
+        --now and --seed give the same bytes (signatures use deterministic RFC 6979 nonces; names, lots and
+        dates come from the seed; times from --now). With any other key (your own test key) the cards are
+        signed with OpenSSL's random nonces, since the RFC 6979 code is not constant-time: two runs then
+        differ in their signatures only. Every verdict holds at --now: verify with
+        `healthcards verify --now <now> --jwks DIR/site FILE`.
         DIR must be new, empty, or an earlier catalogue (replaced whole), and not inside a published site.
         See docs/fixtures.md.
         The catalogue is synthetic test material: never publish DIR/site as a real issuer's site.
@@ -38,7 +44,9 @@ enum FixturesCommand {
           --seed N           picks the synthetic people and the derived test keys (default 1)
           -h, --help         show this help
 
-        Exit status: 0 written; 2 usage or configuration error, or the catalogue could not be written.
+        Exit status: 0 written; 2 usage or configuration error, or the catalogue could not be written;
+        130/143 stopped by SIGINT/SIGTERM (nothing written, DIR as it was; the temporary folder beside it is
+        removed, and one a killed run left is removed by the next run).
         """
 
     static func run(_ args: [String]) throws -> ExitStatus {
@@ -95,8 +103,17 @@ enum FixturesCommand {
         let key = try KeySource.privateKey(keyPath)
         try DemoKey.check(kids: [key.publicKey.kid], issuer: issuer, command: "fixtures")
         let started = Clock.monotonicSeconds()
-        let manifest = try FixtureFolder.write(
-            FixtureCatalogue.Options(issuer: issuer, key: key, now: now, seed: seed, messageStyle: .commandLine), to: out)
+        Signals.install()
+        defer { Signals.restore() }
+        let manifest: FixtureManifest
+        do {
+            manifest = try FixtureFolder.write(
+                FixtureCatalogue.Options(issuer: issuer, key: key, now: now, seed: seed, messageStyle: .commandLine), to: out,
+                stop: Signals.stop)
+        } catch let stopped as FixtureFolder.Stopped {
+            printError("stopped by signal \(stopped.signal): no catalogue was written (\(out) is as it was); run the same command again")
+            return stopped.signal == SIGTERM ? .terminated : .interrupted
+        }
         let elapsed = Clock.monotonicSeconds() - started
         let milliseconds = elapsed.isFinite ? Int(min(max(elapsed * 1000, 0), 1e9)) : 0
         let valid = manifest.entries.filter { !$0.invalid }.count

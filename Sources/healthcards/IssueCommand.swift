@@ -106,8 +106,9 @@ enum IssueCommand {
           --force               reissue records whose card is already in DIR (new signature and nbf)
           --deterministic       sign with deterministic ECDSA nonces (RFC 6979) instead of random ones, so the
                                 same key, input and --nbf give byte-identical cards (fixture-style batches;
-                                see docs/fixtures.md). Not for a PKCS#11 key, which never hands out the
-                                private scalar the nonces are derived from
+                                see docs/fixtures.md). Only with a public test key (the demo key, the spec's
+                                example keys): its signer is not constant-time, so a real key is refused
+                                (as is a PKCS#11 key, which never hands out its private scalar)
           --quiet               no progress line and no summary on stderr (the progress line is shown
                                 only when stderr is a terminal)
           -h, --help            show this help
@@ -231,6 +232,8 @@ enum IssueCommand {
             throw HealthCardError(.configuration, "--patient-id-system is empty; give the identifier system URI (e.g. the MRN system)")
         }
         let key = try KeySource.load(keyPath, requirePrivate: true)
+        // The hand-written RFC 6979 signer is not constant-time: only a key whose private half is public anyway.
+        let testKey = deterministic ? try PublicTestKey(key) : nil
         var site: PublishedSite?
         if let root = parsed.value("site") {
             site = try PublishedSite(root: root)
@@ -243,7 +246,7 @@ enum IssueCommand {
         if let path = parsed.value("rid-secret") { settings.ridSecret = try RIDSecretFile.read(path) }
         let frozen = settings
         let batch = BatchIssuer(outDir: outDir, jobs: jobs) {
-            let signer: any JWSSigner = deterministic ? try DeterministicES256Signer(key: key) : try ES256Signer(key: key)
+            let signer: any JWSSigner = try testKey.map { try DeterministicES256Signer(key: $0) } ?? ES256Signer(key: key)
             return try CardIssuer(signer: signer, settings: frozen, clock: SystemWallClock())
         }
         batch.qr = QRSettings(

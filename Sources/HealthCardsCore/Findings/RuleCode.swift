@@ -205,6 +205,8 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case inputEncoding = "INPUT_ENCODING"
     case inputTooLarge = "INPUT_TOO_LARGE"
     case inputNotBundle = "INPUT_NOT_BUNDLE"
+    /// A CSV value holds a character no one sees (a no-break space, a zero-width space, a byte order mark) inside it.
+    case inputInvisibleCharacter = "INPUT_INVISIBLE_CHARACTER"
     case csvQuoting = "CSV_QUOTING"
     case csvFieldCount = "CSV_FIELD_COUNT"
     case csvHeader = "CSV_HEADER"
