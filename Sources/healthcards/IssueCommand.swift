@@ -258,9 +258,8 @@ enum IssueCommand {
         batch.patientIDSystem = patientIDSystem
         batch.links = links
         batch.siteRoot = site?.site.root
-        if let site, let crl = try site.site.readCRL(kid: JWK(key: key).kid) {
-            batch.revocations = SiteRevocations(crl: crl, path: site.site.crlPath(kid: crl.kid), site: site.site.root)
-        }
+        // Every published key's list, read again whenever one changes during the run.
+        if let site { batch.revocations = try SiteRevocations(site: site.site, signingKid: JWK(key: key).kid) }
         if frozen.ridSecret == nil {
             printError("warning: no --rid-secret: the cards get no vc.rid, so none can be revoked by itself (only by "
                 + "dropping the whole key, which revokes every card it signed). Make a secret once with "

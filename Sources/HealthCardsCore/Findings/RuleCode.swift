@@ -221,6 +221,8 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case ridCollision = "RID_COLLISION"
     case ridRevoked = "RID_REVOKED"
     case ridNone = "RID_NONE"
+    /// The signing key was dropped from the site's key set while a batch was signing: the rest is not signed.
+    case keyDropped = "KEY_DROPPED"
     case cardReplaced = "CARD_REPLACED"
     case configurationInvalid = "CONFIGURATION_INVALID"
     case keyUnusable = "KEY_UNUSABLE"
