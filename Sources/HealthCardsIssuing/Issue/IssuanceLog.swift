@@ -142,7 +142,7 @@ public final class FileIssuanceLog: IssuanceLog {
 
     public func begin(_ run: IssuanceRun) throws -> any IssuanceLogWriter {
         try checkTarget()
-        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, access.fileMode)
+        let fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, access.fileMode)
         guard fd >= 0 else {
             throw HealthCardError(.io, "cannot write the issuance log \(path): \(String(cString: strerror(errno)))")
         }
