@@ -164,6 +164,11 @@ public final class BatchIssuer {
         for folder in [outDir, "\(outDir)/cards", "\(outDir)/qr"] {
             summary.leftoversRemoved += FileIO.removeStaleTemporaries(in: folder).count
         }
+        // A report that is a link to a file elsewhere is replaced there, where a killed run left its temporary.
+        if case .file(let file)? = try? OutputTarget.resolve("\(outDir)/report.ndjson"), FileIO.parent(of: file) != outDir {
+            summary.leftoversRemoved +=
+                FileIO.removeStaleTemporaries(in: FileIO.parent(of: file), of: FileIO.basename(file)).count
+        }
         let report = try ReportWriter(path: "\(outDir)/report.ndjson", access: access)
         // The run's report lines are also appended to the issuance log, which keeps every run's (the file takes the
         // run's mode; with the default log, `access` is only known now).
