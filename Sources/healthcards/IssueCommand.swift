@@ -109,8 +109,11 @@ enum IssueCommand {
                                 see docs/fixtures.md). Only with a public test key (the demo key, the spec's
                                 example keys): its signer is not constant-time, so a real key is refused
                                 (as is a PKCS#11 key, which never hands out its private scalar)
-          --quiet               no progress line and no summary on stderr (the progress line is shown
-                                only when stderr is a terminal)
+          --rejected FILE.csv   also write every reason a record was rejected as CSV: file, line, column, code,
+                                reason (no patient data; the report has the full messages). Without it, the
+                                first 20 are printed as a table after the summary
+          --quiet               no progress line, no summary and no table of rejected rows on stderr (the
+                                progress line is shown only when stderr is a terminal)
           -h, --help            show this help
 
         Exit status: 0 every record issued; 1 some records rejected (the others are issued; see
@@ -136,7 +139,7 @@ enum IssueCommand {
     static func run(_ args: [String]) throws -> ExitStatus {
         let parsed = try Arguments(
             args, valued: PrintOptions.valued.union(["issuer", "key", "template", "out", "nbf", "exp", "vc-types", "qr-scale", "rid-secret", "jobs",
-                           "share", "patient-id-system", "site", "shl", "shl-label", "shl-exp", "shl-renew", "viewer"]),
+                           "share", "patient-id-system", "site", "shl", "shl-label", "shl-exp", "shl-renew", "viewer", "rejected"]),
             flagNames: PrintOptions.flags.union(["chunk", "no-qr", "quiet", "force", "pdf", "deterministic"]), command: "issue")
         if parsed.has("help") {
             say(help)
@@ -271,6 +274,10 @@ enum IssueCommand {
         let progress = ProgressLine(enabled: !quiet && isatty(2) == 1)
         batch.progress = { done, total in progress.update(done: done, total: total) }
         batch.fileRejected = { path, error in printError("nothing issued from \(path): \(error.text)") }
+        if let path = parsed.value("rejected") {
+            try IssuerSite.refuseHealthDataInside(path, option: "--rejected", what: "the rejected rows of a run belong with its report")
+            batch.rejectedRowsPath = path
+        }
         batch.notice = { printError($0) }
         Signals.install()
         defer { Signals.restore() }
@@ -282,6 +289,16 @@ enum IssueCommand {
         }
         progress.clear()
         if !quiet { printError(summary.summaryLine(jobs: jobs, kid: JWK(key: key).kid, report: "\(outDir)/report.ndjson")) }
+        if !quiet && summary.rejectedRows > 0 {
+            // What staff need to fix, without a JSON tool and without patient data: where, the code, why.
+            let shown = summary.rejectedSample.count
+            let more = summary.rejectedRows > shown ? "; the first \(shown) here" : ""
+            let all = parsed.value("rejected").map { ", all of them in \($0)" } ?? " (--rejected FILE.csv writes them all)"
+            printError(
+                "rejected rows: \(summary.rejectedRows) reason\(summary.rejectedRows == 1 ? "" : "s") in \(summary.rejected) "
+                    + "record\(summary.rejected == 1 ? "" : "s")\(more)\(all); \(outDir)/report.ndjson has the full messages\n"
+                    + RejectedRow.table(summary.rejectedSample).split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
+        }
         if !quiet, let path = batch.pdf?.combinedPath, batch.combinedPages > 0 {
             printError("combined PDF: \(path) (\(batch.combinedPages) pages)")
         }

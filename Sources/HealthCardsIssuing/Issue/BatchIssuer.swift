@@ -78,6 +78,11 @@ public final class BatchIssuer {
     public var progress: ((Int, Int) -> Void)?
     /// Called with a sentence for the operator while the run waits (for the site's lock, `SiteLock`); from any thread.
     public var notice: (@Sendable (String) -> Void)?
+    /// Where to write every rejected row as CSV (`RejectedRow.csvLine`: file, line, column, code, reason, no patient
+    /// data), through the output-target rule like the report; nil writes none.
+    public var rejectedRowsPath: String?
+    /// How many rejected rows `BatchSummary.rejectedSample` keeps.
+    public var rejectedSampleSize = 20
     /// Where each run's report lines are kept after the next run replaces `report.ndjson` (`IssuanceLog`): by
     /// default `OUT/issuance-log.ndjson` (`FileIssuanceLog`, with the run's file mode); nil keeps none.
     public var issuanceLog: (any IssuanceLog)?
@@ -148,6 +153,7 @@ public final class BatchIssuer {
             workers.append(Handoff(worker))
         }
         try ReportWriter.checkTarget("\(outDir)/report.ndjson")
+        if let rejectedRowsPath { try ReportWriter.checkTarget(rejectedRowsPath) }
         if let log = issuanceLog as? FileIssuanceLog { try log.checkTarget() }
         try FileIO.checkWritableFolder(outDir, mode: access.folderMode)
         try FileIO.checkWritableFolder("\(outDir)/cards", mode: access.folderMode)
@@ -170,6 +176,11 @@ public final class BatchIssuer {
                 FileIO.removeStaleTemporaries(in: FileIO.parent(of: file), of: FileIO.basename(file)).count
         }
         let report = try ReportWriter(path: "\(outDir)/report.ndjson", access: access)
+        let rejectedFile = try rejectedRowsPath.map { path in
+            let writer = try ReportWriter(path: path, access: access)
+            try writer.append(Array((RejectedRow.csvHeader + "\n").utf8))
+            return writer
+        }
         // The run's report lines are also appended to the issuance log, which keeps every run's (the file takes the
         // run's mode; with the default log, `access` is only known now).
         if let log = issuanceLog as? FileIssuanceLog, log.access != access {
@@ -255,6 +266,13 @@ public final class BatchIssuer {
                 } catch {}
             }
             if line.status == .issued { summary.issued += 1 } else { summary.rejected += 1 }
+            for row in RejectedRow.rows(of: line) {
+                summary.rejectedRows += 1
+                if summary.rejectedSample.count < rejectedSampleSize { summary.rejectedSample.append(row) }
+                do { try rejectedFile?.append(Array(row.csvLine.utf8)) } catch let error as HealthCardError {
+                    if reportFailure == nil { reportFailure = error }
+                } catch {}
+            }
             if line.status == .rejected, logger.minimumLevel <= .info {
                 let codes = line.errors.map(\.reportedCode.rawValue).joined(separator: ",")
                 logger.log(.info, "batch.record-rejected", "a record was rejected", fields: ["source": line.source, "codes": codes])
@@ -351,6 +369,7 @@ public final class BatchIssuer {
             issued: summary.issued, rejected: summary.rejected, total: summary.total, interruptedBy: summary.interruptedBy)
         if failure != nil || reportFailure != nil { try? runLog?.end(end) }
         if let failure {
+            try? rejectedFile?.commit()
             try? report.commit()
             try? FileIO.syncFileSystem(outDir)
             throw HealthCardError(.io, "\(failure.text). The run stopped after \(summary.issued + summary.rejected) of \(summary.total) records; the files written so far are whole, and running the same command again skips the cards already made")
@@ -363,12 +382,15 @@ public final class BatchIssuer {
             } catch let error as HealthCardError {
                 // Its closing writes (fonts, the cross-reference table) failed, the disk full: the temporary is
                 // gone, and the report of every record still goes where it belongs.
+                try? runLog?.end(end)
+                try? rejectedFile?.commit()
                 try? report.commit()
                 try? FileIO.syncFileSystem(outDir)
                 throw HealthCardError(error.kind, "\(error.message). Every record was done (\(summary.issued + summary.rejected) of \(summary.total); the report lists them), but the combined PDF was not written; the files written so far are whole, and running the same command again skips the cards already made and writes it")
             }
         }
         try runLog?.end(end)
+        try rejectedFile?.commit()
         try report.commit()
         try FileIO.syncFileSystem(outDir)
         try links?.finish()

@@ -130,6 +130,10 @@ public struct BatchSummary: Sendable, Equatable {
     public var staleOutputs = 0
     /// Cards issued without their PDF (`ReportLine.notPrinted`).
     public var notPrinted = 0
+    /// The reasons records were rejected, one per error (`RejectedRow`), of which `rejectedSample` holds the first.
+    public var rejectedRows = 0
+    /// The first `BatchIssuer.rejectedSampleSize` rejected rows, for the table `issue` prints.
+    public var rejectedSample: [RejectedRow] = []
 
     public init() {}
 
