@@ -60,7 +60,9 @@ enum IssueCommand {
                                 key's kid is in its .well-known/jwks.json (cards that no verifier accepts); and
                                 reject (REVOKED, never signed) a record whose vc.rid the key's CRL there revokes
                                 for this run's nbf (revoke with --before, or --before --narrow, to reissue)
-          --template FILE       template for CSV input (see templates/ and docs/templates.md)
+          --template FILE       template for CSV input (see docs/templates.md); the shipped ones are in
+                                /usr/local/share/healthcards/templates (make install; /usr/share/... from
+                                the .deb; templates/ in the source tree)
           --out DIR             output folder (created if missing)
           --nbf SECONDS         nbf, integer seconds since 1970 (default: now), for reproducible fixtures;
                                 not in the future, and not before the events on a card
@@ -206,7 +208,7 @@ enum IssueCommand {
             let lower = path.lowercased()
             if lower.hasSuffix(".csv") {
                 guard let template else {
-                    throw HealthCardError(.configuration, "\(path) is CSV, which needs --template (e.g. templates/covid19-vaccination.json)")
+                    throw HealthCardError(.configuration, "\(path) is CSV, which needs --template (e.g. \(InstalledFiles.template("covid19-vaccination.json")))")
                 }
                 inputs.append(.csv(path: path, template: template))
             } else if lower.hasSuffix(".json") || lower.hasSuffix(".ndjson") {
@@ -327,11 +329,11 @@ enum TemplateArgument {
         let looksCSV = path.lowercased().hasSuffix(".csv") || line.contains(",")
         throw HealthCardError(
             .configuration,
-            "--template \(path) is not a template: a template is a JSON object (see templates/ and docs/templates.md), "
+            "--template \(path) is not a template: a template is a JSON object (see \(InstalledFiles.templates ?? "templates/") and docs/templates.md), "
                 + "and this file starts with \(shown)"
                 + (looksCSV
                     ? ". It looks like the CSV export, which is an INPUT: give the template with --template and the CSV "
-                        + "after the options, e.g. --template templates/covid19-vaccination.json --out out \(path)"
+                        + "after the options, e.g. --template \(InstalledFiles.template("covid19-vaccination.json")) --out out \(path)"
                     : ""))
     }
 }

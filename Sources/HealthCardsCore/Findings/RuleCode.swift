@@ -215,6 +215,8 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case patientInSeveralFiles = "PATIENT_IN_SEVERAL_FILES"
     case templateValue = "TEMPLATE_VALUE"
     case templateRequiredEmpty = "TEMPLATE_REQUIRED_EMPTY"
+    /// A date column holds a date with a time of day (`3/15/2021 0:00`, how a spreadsheet exports a datetime cell).
+    case templateDateWithTime = "TEMPLATE_DATE_WITH_TIME"
     case templateInvalid = "TEMPLATE_INVALID"
     case bundleInvalid = "BUNDLE_INVALID"
     case validationFailed = "VALIDATION_FAILED"

@@ -146,10 +146,15 @@ public final class CSVTemplateInput {
             }
         }
         if hints.isEmpty {
+            let read = Set(template.columns.map(\.name))
             for name in missing {
-                guard let near = header.first(where: { $0 != name && $0.lowercased() == name.lowercased() }) else { continue }
-                hints.append("the header has \(Quote.text(near)), which differs from '\(name)' only in case; column names are matched exactly: "
-                    + "rename the column in the export (or in the template)")
+                if let near = header.first(where: { $0 != name && $0.lowercased() == name.lowercased() }) {
+                    hints.append("the header has \(Quote.text(near)), which differs from '\(name)' only in case; column names are matched exactly: "
+                        + "rename the column in the export (or in the template)")
+                } else if let near = Template.nearest(name, among: header.filter { !read.contains($0) }) {
+                    hints.append("did you mean \(Quote.text(near)) for '\(name)'? The header has \(Quote.text(near)), which the template "
+                        + "does not read; rename the column in the export (or in the template)")
+                }
             }
         }
         return hints.isEmpty ? "" : ". Hint: " + hints.joined(separator: "; ")

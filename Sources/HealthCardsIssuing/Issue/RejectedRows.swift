@@ -41,7 +41,7 @@ public struct RejectedRow: Sendable, Equatable {
     public static func reason(for code: RuleCode) -> String {
         switch code {
         case .inputUnreadable: return "the input cannot be read"
-        case .inputEncoding: return "the file is not UTF-8 text"
+        case .inputEncoding: return "the file is not UTF-8 text (or not text at all)"
         case .inputTooLarge: return "a value, row or file is over its size limit"
         case .inputNotBundle: return "the record is not a FHIR Bundle"
         case .inputInvisibleCharacter: return "a value holds an invisible character (no-break or zero-width space)"
@@ -53,6 +53,7 @@ public struct RejectedRow: Sendable, Equatable {
         case .patientInSeveralFiles: return "the patient has rows in several input files"
         case .templateValue: return "a value does not fit its column (a date, number or code)"
         case .templateRequiredEmpty: return "a required column is empty"
+        case .templateDateWithTime: return "a date has a time of day (a spreadsheet date-and-time cell)"
         case .templateInvalid: return "the template is malformed"
         case .bundleInvalid: return "the Bundle cannot be minimized"
         case .ridRevoked: return "the person's cards are revoked in the site's list"
