@@ -100,6 +100,8 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case immunizationVaccineCode = "IMMUNIZATION_VACCINE_CODE"
     case immunizationPatient = "IMMUNIZATION_PATIENT"
     case immunizationOccurrence = "IMMUNIZATION_OCCURRENCE"
+    /// The date of a dose is not `YYYY-MM-DD` (a time of day, or only a year or month): IG vc-date-invariant, a warning.
+    case immunizationOccurrenceDate = "IMMUNIZATION_OCCURRENCE_DATE"
     case immunizationLotNumber = "IMMUNIZATION_LOT_NUMBER"
     case immunizationPerformer = "IMMUNIZATION_PERFORMER"
     case immunizationSubpotent = "IMMUNIZATION_SUBPOTENT"
@@ -111,6 +113,8 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case observationEffective = "OBSERVATION_EFFECTIVE"
     case observationValue = "OBSERVATION_VALUE"
     case observationValueString = "OBSERVATION_VALUE_STRING"
+    /// A quantitative lab result without `referenceRange`, or a range on a coded result: IG warnings.
+    case observationReferenceRange = "OBSERVATION_REFERENCE_RANGE"
     case observationDataMinimization = "OBSERVATION_DATA_MINIMIZATION"
     case dateInFuture = "DATE_IN_FUTURE"
     case dateBeforeBirth = "DATE_BEFORE_BIRTH"
@@ -250,7 +254,7 @@ public enum RuleCode: String, Sendable, CaseIterable {
             .immunizationProtocolApplied, .observationValueString, .qrChunkUnbalanced, .qrChunked, .qrGridUnreadable,
             .qrVersionNotMinimal, .qrECCLevel, .jwkNotSHCKey, .crlDuplicateRID, .codeCVXUnspecified, .patientIdentifier,
             .patientGender, .patientDataMinimization, .immunizationDataMinimization, .observationDataMinimization,
-            .bundleEntryOrder, .bundleMixedContent, .jwkX5CValidity, .qrSegmentsUnreadable, .shlViewerURL, .shlURLNotHTTPS,
+            .bundleEntryOrder, .bundleMixedContent, .immunizationOccurrenceDate, .observationReferenceRange, .jwkX5CValidity, .qrSegmentsUnreadable, .shlViewerURL, .shlURLNotHTTPS,
             .shlURLEntropy, .shlQRECC, .shlManifestNotChecked, .shlNotResolved, .ridNone, .ridCollision, .cardReplaced:
             return .warning
         default:
