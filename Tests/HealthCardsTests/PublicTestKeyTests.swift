@@ -77,6 +77,26 @@ import Testing
         #expect(treeA["valid/covid19-1-dose.jws"] != treeB["valid/covid19-1-dose.jws"], "the own key signed deterministically")
     }
 
+    /// Without `--key`, the issuer key is derived from the seed and the issuer (a public test key): the catalogue of a
+    /// real issuer URL is the same bytes on every run, and its manifest names the derived key.
+    @Test func fixturesWithoutAKeyAreReproducibleForAnyIssuer() throws {
+        let dir = try TestSupport.tempDir("fixtures-derived")
+        func make(_ name: String) throws -> URL {
+            let out = dir.appendingPathComponent(name)
+            let run = try TestSupport.cli([
+                "fixtures", "--issuer", "https://issuer.myclinic.org", "--out", out.path, "--now", String(FixturesTests.now),
+            ])
+            #expect(run.status == 0, "\(run.stderr)")
+            return out
+        }
+        let a = try FixturesTests.tree(try make("a"))
+        let b = try FixturesTests.tree(try make("b"))
+        #expect(!a.isEmpty && a == b)
+        let manifest = try FixturesTests.manifest(dir.appendingPathComponent("a"))
+        let derived = try FixtureCatalogue.Options.derived(issuer: "https://issuer.myclinic.org", now: 0, seed: 1)
+        #expect(manifest.kid == derived.key.publicKey.kid && manifest.issuer == "https://issuer.myclinic.org")
+    }
+
     /// SIGINT while `fixtures` builds: exit 130, no catalogue and no temporary folder; a folder a killed run left
     /// (a pid no longer running) is removed by the next run, one of a live process kept.
     @Test func anInterruptedFixturesRunLeavesNoTemporaryFolder() throws {

@@ -20,7 +20,8 @@ public struct FixtureCatalogue {
     public struct Options: Sendable {
         /// The issuer URL (`iss`) of the cards.
         public var issuer: String
-        /// The issuer's signing key, in memory (its private scalar must be readable: RFC 6979).
+        /// The issuer's signing key, in memory: a public test key signs deterministically (RFC 6979), any other key
+        /// with OpenSSL's random nonces (`FixtureSigner`).
         public var key: P256PrivateKey
         /// The time every verdict holds at, seconds since 1970; card times are counted from it.
         public var now: Int64
@@ -28,6 +29,9 @@ public struct FixtureCatalogue {
         public var seed: UInt64
         /// How the manifest's texts say the toolkit's settings and commands (the command line: as its options).
         public var messageStyle: MessageStyle
+        /// True when `key` is the issuer key derived from the seed and the issuer (`derived`): a public test key,
+        /// so the catalogue is signed deterministically.
+        public private(set) var keyIsDerived = false
 
         public init(issuer: String, key: P256PrivateKey, now: Int64, seed: UInt64, messageStyle: MessageStyle = .words) {
             self.issuer = issuer
@@ -35,6 +39,21 @@ public struct FixtureCatalogue {
             self.now = now
             self.seed = seed
             self.messageStyle = messageStyle
+        }
+
+        /// Options whose issuer key is derived from `seed` and `issuer` (`DerivedKey`): anyone with the seed and the
+        /// issuer URL derives the same key, so it is a public test key and the catalogue is the same bytes on every
+        /// run, for any issuer URL. (A key of one's own signs with random nonces: `FixtureSigner`.)
+        /// - Throws: `HealthCardError(.crypto)` when OpenSSL fails.
+        public static func derived(issuer: String, now: Int64, seed: UInt64, messageStyle: MessageStyle = .words) throws
+            -> Options
+        {
+            let key = try DerivedKey.p256(from: Array("healthcards-fixtures/\(seed)/key/issuer/\(issuer)".utf8))
+            var options = Options(
+                issuer: issuer, key: P256PrivateKey(storage: key, location: .software), now: now, seed: seed,
+                messageStyle: messageStyle)
+            options.keyIsDerived = true
+            return options
         }
     }
 
@@ -75,7 +94,10 @@ public struct FixtureCatalogue {
     init(_ options: Options) throws {
         self.options = options
         people = FixturePeople(seed: options.seed, now: options.now)
-        signer = try FixtureSigner(key: options.key.storage)
+        signer =
+            options.keyIsDerived
+            ? try FixtureSigner(testKey: PublicTestKey(derived: options.key.storage))
+            : try FixtureSigner(key: options.key.storage)
         kid = JWK(key: options.key.publicKey).kid
         func derived(_ label: String) -> [UInt8] { Array("healthcards-fixtures/\(options.seed)/key/\(label)".utf8) }
         unpublishedKey = try DerivedKey.testKey(from: derived("unpublished"))
