@@ -6,7 +6,7 @@ package enum CardFile {
     package static func check(_ bytes: [UInt8], file: String, checker: JWSCheck) -> [CredentialReport] {
         var report = CredentialReport(source: .smartHealthCard, file: file)
         var body = bytes
-        if body.starts(with: [0xEF, 0xBB, 0xBF]) {
+        if body.starts(with: UTF8BOM.bytes) {
             report.findings.append(Finding(.fileBOM, "the file starts with a UTF-8 byte order mark; remove it", at: .init(file: file)))
             body.removeFirst(3)
         }
@@ -51,7 +51,7 @@ package enum CardFile {
     /// final newline (`\n` or `\r\n`) is allowed.
     package static func cleanText(_ bytes: [UInt8], file: String, findings: inout [Finding]) -> String {
         var body = bytes[...]
-        if body.starts(with: [0xEF, 0xBB, 0xBF]) {
+        if body.starts(with: UTF8BOM.bytes) {
             findings.append(Finding(.fileBOM, "the file starts with a UTF-8 byte order mark; remove it", at: .init(file: file)))
             body = body.dropFirst(3)
         }

@@ -44,7 +44,7 @@ struct ChildRun {
         var pid = pid_t()
         let start = monotonic()
         let status = posix_spawn(&pid, program, &actions, nil, argv, environ)
-        guard status == 0 else { throw BenchError("cannot run \(program): \(String(cString: strerror(status)))") }
+        guard status == 0 else { throw BenchError("cannot run \(program): \(OS.errorText(status))") }
         // Peak RSS: the child's VmHWM, sampled every 2 ms, then 10 ms, until it exits, counting only samples
         // taken once the child runs `program` (before its exec, the child is a vfork of this process).
         // ru_maxrss from wait4 is no good here: exec carries the spawning process's resident size into it.

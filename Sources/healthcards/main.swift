@@ -119,9 +119,11 @@ guard let command = commands.first(where: { $0.name == name }) else {
     printError("unknown command \(Quote.text(name)); expected one of \(commands.map(\.name).joined(separator: ", ")). See `healthcards --help`")
     exit(ExitStatus.usage.rawValue)
 }
-// Commands that may hold a private key, a PIN or the revocation secret start OpenSSL's secure heap and
-// turn off core dumps and tracing first (`ProcessProtection`).
-if ["issue", "keygen", "jwks", "site", "revoke"].contains(command.name) { ProcessProtection.protectSecrets() }
+// Commands that may hold a private key, a PIN, the revocation secret or a link's key start OpenSSL's secure
+// heap and turn off core dumps and tracing first (`ProcessProtection`); the library never does by itself.
+if ["issue", "keygen", "jwks", "site", "revoke", "shl", "fixtures"].contains(command.name) {
+    ProcessProtection.protectSecrets()
+}
 do {
     let status = try command.run(Array(arguments.dropFirst()))
     exit(status.rawValue)

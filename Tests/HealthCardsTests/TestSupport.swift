@@ -180,3 +180,12 @@ enum TestSupport {
         return try JSONParser.parse(try RawInflate.inflate(parts.payload))
     }
 }
+
+/// Number literals in tests (`.number("1.5")`); the library's `JSONNumber` has no literal initializer (one that
+/// cannot throw would have to trap), so a test's own literal that is not a number stops the test.
+extension JSONNumber: ExpressibleByStringLiteral {
+    public init(stringLiteral value: String) {
+        guard let number = JSONNumber(value) else { preconditionFailure("'\(value)' is not a JSON number literal") }
+        self = number
+    }
+}

@@ -23,7 +23,6 @@ package enum KeyFile {
             throw HealthCardError(.key, "\(path) is a folder, not a key file; give the PEM key file itself (e.g. \(path)/issuer.pem)")
         }
         // The file is read into a secret buffer (never a String or a growing Array), wiped when done.
-        SecureHeap.start()
         let pem: SecretBytes
         do { pem = try SecretBytes.read(path: path) } catch let error as HealthCardError {
             throw HealthCardError(.key, "cannot read key file \(path): \(error.text)")

@@ -134,10 +134,9 @@ package final class P256Key: @unchecked Sendable {
     /// As `load(pem:source:requirePrivate:)`, from bytes lent by their owner (a `SecretBytes`): the key
     /// text is never copied into a Swift `String` or `Array`; only its labels are read.
     static func load(pem whole: UnsafeRawBufferPointer, source: String, requirePrivate: Bool) throws -> P256Key {
-        SecureHeap.start()
         // A UTF-8 byte order mark (left by some Windows editors) is not part of PEM; OpenSSL would skip
         // the first line because of it.
-        let pem = whole.starts(with: [0xEF, 0xBB, 0xBF]) ? UnsafeRawBufferPointer(rebasing: whole.dropFirst(3)) : whole
+        let pem = whole.starts(with: UTF8BOM.bytes) ? UnsafeRawBufferPointer(rebasing: whole.dropFirst(3)) : whole
         let expected = requirePrivate
             ? "expected an unencrypted ECDSA P-256 private key in PKCS#8 PEM (-----BEGIN PRIVATE KEY-----); "
                 + "make one with `\(Command.keygen) \(Setting.out) FILE`"

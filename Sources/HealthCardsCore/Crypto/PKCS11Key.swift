@@ -324,7 +324,6 @@ enum PKCS11Engine {
                 + "for SoftHSM2 install the Debian package softhsm2 (module /usr/lib/softhsm/libsofthsm2.so)")
         }
         try PKCS11Module.check(module.path, origin: module.origin)
-        SecureHeap.start()
         let found = try resolvePIN(uri)
         guard isPublic || found != nil else {
             throw HealthCardError(.key, "PKCS#11 URI \(uri) gives no PIN for \(uri.tokenDescription): add "

@@ -7,7 +7,8 @@ internal import COpenSSL
 /// The bytes of a secret — a private key file, a PKCS#11 PIN, the revocation secret — in one buffer of
 /// fixed size that Swift never copies (no `String`, no `Array` that grows and leaves old copies in freed
 /// memory), allocated in OpenSSL's secure heap when it could be made (`SecureHeap`: locked in memory,
-/// never swapped, never in a core dump) and wiped with `OPENSSL_cleanse` when the value goes away.
+/// never swapped, never in a core dump; a program starts it with `ProcessProtection.protectSecrets()`, the
+/// library never does by itself) and wiped with `OPENSSL_cleanse` when the value goes away.
 ///
 /// Immutable once made, so it may be shared between threads.
 public final class SecretBytes: @unchecked Sendable {
@@ -20,7 +21,6 @@ public final class SecretBytes: @unchecked Sendable {
     /// A zeroed buffer of `capacity` bytes of which the first `count` are the secret.
     private init(capacity: Int, count: Int) {
         let size = max(1, capacity)
-        SecureHeap.start()
         if CRYPTO_secure_malloc_initialized() == 1, let pointer = CRYPTO_secure_zalloc(size, #fileID, #line) {
             base = pointer
             secure = true
@@ -101,7 +101,7 @@ public final class SecretBytes: @unchecked Sendable {
     ///   its size said; `HealthCardError(.input)` for a file over `maxBytes`. Messages never hold the content.
     public static func read(path: String, maxBytes: Int = InputBudget.secretFileBytes) throws -> SecretBytes {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw HealthCardError(.io, "cannot read \(path): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw HealthCardError(.io, "cannot read \(path): \(OS.errorText())") }
         defer { close(fd) }
         var st = stat()
         var room = maxBytes
@@ -112,9 +112,8 @@ public final class SecretBytes: @unchecked Sendable {
         let buffer = SecretBytes(capacity: room + 1, count: room + 1)
         var filled = 0
         while filled < buffer.capacity {
-            let n = Glibc.read(fd, buffer.base + filled, buffer.capacity - filled)
-            if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { throw HealthCardError(.io, "cannot read \(path): \(String(cString: strerror(errno)))") }
+            let n = OS.read(fd, buffer.base + filled, buffer.capacity - filled)
+            guard n >= 0 else { throw HealthCardError(.io, "cannot read \(path): \(OS.errorText())") }
             if n == 0 { break }
             filled += n
         }
@@ -143,6 +142,8 @@ package enum SecureHeap {
 
     /// Starts the secure heap, once per process, before a private key is loaded or made; true when it
     /// is there. Where the platform refuses (no `mmap`, `mlock` limits), keys live in ordinary memory.
+    /// Called only by `ProcessProtection.protectSecrets()`: starting it is a process-wide act, which the
+    /// program chooses, never a side effect of loading a key.
     @discardableResult
     public static func start() -> Bool { started }
 }

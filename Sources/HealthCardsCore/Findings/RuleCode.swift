@@ -36,6 +36,7 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case issNotHTTPS = "ISS_NOT_HTTPS"
     case issTrailingSlash = "ISS_TRAILING_SLASH"
     case issMalformed = "ISS_MALFORMED"
+    case issNotCanonical = "ISS_NOT_CANONICAL"
     case nbfMissing = "NBF_MISSING"
     case nbfNotNumber = "NBF_NOT_NUMBER"
     case nbfMilliseconds = "NBF_MILLISECONDS"
@@ -254,8 +255,9 @@ public enum RuleCode: String, Sendable, CaseIterable {
             .immunizationProtocolApplied, .observationValueString, .qrChunkUnbalanced, .qrChunked, .qrGridUnreadable,
             .qrVersionNotMinimal, .qrECCLevel, .jwkNotSHCKey, .crlDuplicateRID, .codeCVXUnspecified, .patientIdentifier,
             .patientGender, .patientDataMinimization, .immunizationDataMinimization, .observationDataMinimization,
-            .bundleEntryOrder, .bundleMixedContent, .immunizationOccurrenceDate, .observationReferenceRange, .jwkX5CValidity, .qrSegmentsUnreadable, .shlViewerURL, .shlURLNotHTTPS,
-            .shlURLEntropy, .shlQRECC, .shlManifestNotChecked, .shlNotResolved, .ridNone, .ridCollision, .cardReplaced:
+            .bundleEntryOrder, .bundleMixedContent, .immunizationOccurrenceDate, .observationReferenceRange, .jwkX5CValidity,
+            .qrSegmentsUnreadable, .shlViewerURL, .shlURLNotHTTPS, .shlURLEntropy, .shlQRECC, .shlManifestNotChecked,
+            .shlNotResolved, .ridNone, .ridCollision, .cardReplaced, .issNotCanonical:
             return .warning
         default:
             return .error

@@ -58,7 +58,7 @@ public struct JSONParser {
     }
 
     private mutating func parseDocument() throws(JSONParser.Error) -> JSONValue {
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
+        if bytes.starts(with: UTF8BOM.bytes) {
             throw fail("JSON text starts with a UTF-8 byte order mark; save it as UTF-8 without BOM", at: 0)
         }
         skipWhitespace()

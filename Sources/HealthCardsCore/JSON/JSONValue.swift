@@ -154,9 +154,8 @@ public struct JSONObject: Equatable, Sendable, Sequence, ExpressibleByDictionary
 ///
 /// The lexeme is checked when a number is made: `init?(_:)` returns nil for anything else (`NaN`,
 /// `1,000`, `0x10`, `+1`, `.5`, text with spaces), so no JSON value can carry text that would break
-/// the JSON it is written into. A string literal (`let n: JSONNumber = "0.5"`) is checked the same way;
-/// a literal that is not a JSON number is a mistake in the program's own source, and stops it.
-public struct JSONNumber: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+/// the JSON it is written into. No initializer traps: a lexeme that is not a number gives nil.
+public struct JSONNumber: Hashable, Sendable, CustomStringConvertible {
     /// The number as written: ASCII, RFC 8259 grammar.
     public let lexeme: String
 
@@ -174,11 +173,6 @@ public struct JSONNumber: Hashable, Sendable, CustomStringConvertible, Expressib
 
     /// A lexeme the parser has already checked.
     init(checked lexeme: String) { self.lexeme = lexeme }
-
-    public init(stringLiteral value: String) {
-        guard Self.isValid(value.utf8) else { preconditionFailure("'\(value)' is not a JSON number literal") }
-        lexeme = value
-    }
 
     public var description: String { lexeme }
 

@@ -12,19 +12,20 @@ public struct JWS: Sendable, Equatable {
         Array(#"{"zip":"DEF","alg":"ES256","kid":""#.utf8) + Array(kid.utf8) + Array(#""}"#.utf8)
     }
 
-    /// Signs already-compressed payload bytes.
+    /// Signs already-compressed payload bytes. Package: the library signs a card only through `CardIssuer`,
+    /// which signs only what it checked.
     /// - Parameters:
     ///   - deflatedPayload: the raw DEFLATE of the minified payload JSON.
     ///   - signer: makes the 64-byte R‖S signature; its public key gives the kid.
     /// - Throws: `HealthCardError(.crypto)` from the signer, or if it returns other than 64 bytes.
-    public static func sign<S: JWSSigner>(deflatedPayload: [UInt8], kid: String, signer: inout S) throws -> JWS {
+    package static func sign<S: JWSSigner>(deflatedPayload: [UInt8], kid: String, signer: inout S) throws -> JWS {
         try sign(header: headerBytes(kid: kid), deflatedPayload: deflatedPayload, signer: &signer)
     }
 
     /// Signs already-compressed payload bytes under any header bytes (the fixture catalogue's headers
     /// without `kid`, `zip` or `alg`; cards use `sign(deflatedPayload:kid:signer:)`).
     /// - Throws: as `sign(deflatedPayload:kid:signer:)`.
-    public static func sign<S: JWSSigner>(header: [UInt8], deflatedPayload: [UInt8], signer: inout S) throws -> JWS {
+    package static func sign<S: JWSSigner>(header: [UInt8], deflatedPayload: [UInt8], signer: inout S) throws -> JWS {
         var signingInput = Base64URL.encodeBytes(header)
         signingInput.append(UInt8(ascii: "."))
         signingInput.append(contentsOf: Base64URL.encodeBytes(deflatedPayload))

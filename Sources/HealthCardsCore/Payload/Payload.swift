@@ -101,91 +101,20 @@ public struct Payload: Sendable {
         return types
     }
 
-    /// Checks an issuer URL (digest section 2, `iss`): `https://`, a host in ASCII (letters, digits, `-`,
-    /// `.`; labels of at most 63 characters, 253 in all, as DNS allows) with an optional port 1–65535, no user name or password, a path of RFC 3986 path characters
-    /// (valid `%XX` escapes only), no trailing `/`, no query, no fragment, no whitespace.
+    /// Checks an issuer URL (digest section 2, `iss`; the rules are `IssuerURL`'s, which verify applies too):
+    /// `https://`, a lowercase host in ASCII (letters, digits, `-`, `.`; labels of at most 63 characters, 253 in
+    /// all, as DNS allows; no IP address) with an optional port 1–65535 other than 443 and without leading
+    /// zeros, no user name or password, a path of RFC 3986 path characters (valid `%XX` escapes only) without
+    /// empty or dot segments, no trailing `/`, no query, no fragment, no whitespace.
     /// - Throws: `HealthCardError(.configuration)` saying what is wrong and what is expected.
     public static func validateIssuer(_ iss: String) throws {
+        guard let problem = IssuerURL.problem(iss) else { return }
         let expected = "expected an https URL with no trailing '/', query or fragment, e.g. https://issuer.example.org"
-        func fail(_ problem: String) -> HealthCardError { HealthCardError(.configuration, "\(Setting.issuer) \(Quote.text(iss)) \(problem); \(expected)") }
-        if iss.isEmpty { throw HealthCardError(.configuration, "\(Setting.issuer) is empty; \(expected)") }
-        if iss.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
-            throw fail("contains spaces or control characters")
-        }
-        guard iss.hasPrefix("https://") else { throw fail("is not https") }
-        if iss.contains("?") || iss.contains("#") { throw fail("has a query or fragment") }
-        if iss.hasSuffix("/") {
-            throw HealthCardError(.configuration, "\(Setting.issuer) \(Quote.text(iss)) ends with '/'; verifiers would fetch '…//.well-known/jwks.json'; "
-                + "use \(Quote.text(iss.trimmingSuffix("/")))")
-        }
-        let rest = Substring(iss.dropFirst("https://".count))
-        let authority = rest.prefix { $0 != "/" }
-        let path = rest.dropFirst(authority.count)
-        if authority.contains("@") {
-            throw fail("holds a user name or password, which every card would publish; remove the part before '@'")
-        }
-        if authority.hasPrefix("[") {
-            throw fail("has an IP address as host; verifiers and the VCI directory expect a DNS name")
-        }
-        var host = authority
-        if let colon = authority.lastIndex(of: ":") {
-            host = authority[..<colon]
-            let port = authority[authority.index(after: colon)...]
-            guard !port.isEmpty, port.count <= 5, port.allSatisfy({ $0.isASCII && $0.isNumber }), let value = Int(port),
-                (1...65535).contains(value)
-            else { throw fail("has port \(Quote.text(port)), which is not a number from 1 to 65535") }
-        }
-        guard !host.isEmpty else { throw fail("has no host") }
-        if !host.unicodeScalars.allSatisfy(\.isASCII) {
-            throw fail("has a non-ASCII host; write it in its ASCII (punycode, xn--…) form")
-        }
-        let hostOK = host.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "-" || $0 == "." }
-        guard hostOK, !host.hasPrefix("."), !host.hasSuffix("."), !host.contains("..") else {
-            throw fail("has host \(Quote.text(host)), which is not a DNS name (letters, digits, '-' and '.')")
-        }
-        // An IPv4 literal (10.0.0.5, or a malformed one like 999.999.999.999): no top-level domain is all digits.
-        if let last = host.split(separator: ".").last, last.allSatisfy({ $0.isASCII && $0.isNumber }) {
-            throw fail("has an IP address as host; verifiers and the VCI directory expect a DNS name")
-        }
-        // RFC 1035 section 2.3.4: a label is at most 63 octets, a name at most 255 (253 written without the
-        // final dot); resolvers refuse longer ones, so no verifier could fetch the key set.
-        if let label = host.split(separator: ".").first(where: { $0.utf8.count > 63 }) {
-            throw fail("has a host label of \(label.utf8.count) characters (\(Quote.text(label, limit: 20))); DNS allows at most 63 per label")
-        }
-        if host.utf8.count > 253 {
-            throw fail("has a host of \(host.utf8.count) characters; DNS allows at most 253")
-        }
-        if host.split(separator: ".").contains(where: { $0.hasPrefix("-") || $0.hasSuffix("-") }) {
-            throw fail("has host \(Quote.text(host)): a DNS label cannot start or end with '-'")
-        }
-        // iss is compared as a string (with the key set's URL and the VCI directory): write it the one
-        // canonical way, so the same issuer is never written two ways.
-        if host.unicodeScalars.contains(where: { ("A"..."Z").contains($0) }) {
-            throw fail("has capital letters in its host; write it in lowercase (\(Quote.text(host.lowercased()))) so that iss is always the same string")
-        }
-        if authority.hasSuffix(":443") {
-            throw fail("names the default port 443; leave ':443' out so that iss is always the same string")
-        }
-        for segment in path.split(separator: "/", omittingEmptySubsequences: false).dropFirst() {
-            if segment.isEmpty || segment == "." || segment == ".." {
-                throw fail("has an empty, '.' or '..' segment in its path; write the path in its plain form")
-            }
-        }
-        let pathScalars = Array(path.unicodeScalars)
-        var i = 0
-        while i < pathScalars.count {
-            let c = pathScalars[i]
-            if c == "%" {
-                guard i + 2 < pathScalars.count, pathScalars[i + 1].properties.isASCIIHexDigit, pathScalars[i + 2].properties.isASCIIHexDigit else {
-                    throw fail("has a '%' that does not start a %XX escape")
-                }
-                i += 3
-                continue
-            }
-            guard c.isASCII, ("a"..."z").contains(c) || ("A"..."Z").contains(c) || ("0"..."9").contains(c) || "-._~!$&'()*+,;=:@/".unicodeScalars.contains(c) else {
-                throw fail("has \(Quote.text(String(c))) in its path, which a URL path cannot hold unescaped")
-            }
-            i += 1
+        let said = IssuerURL.sentence(problem, iss: iss)
+        switch problem {
+        case .empty: throw HealthCardError(.configuration, "\(Setting.issuer) is empty; \(expected)")
+        case .trailingSlash: throw HealthCardError(.configuration, "\(Setting.issuer) \(Quote.text(iss)) \(said)")
+        default: throw HealthCardError(.configuration, "\(Setting.issuer) \(Quote.text(iss)) \(said); \(expected)")
         }
     }
 }

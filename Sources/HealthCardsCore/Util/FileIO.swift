@@ -26,9 +26,8 @@ package enum FileIO {
         out.reserveCapacity(expected + 1)
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { throw HealthCardError(.io, "cannot read \(path): \(String(cString: strerror(errno)))") }
+            let n = chunk.withUnsafeMutableBytes { OS.read(fd, $0.baseAddress, $0.count) }
+            guard n >= 0 else { throw HealthCardError(.io, "cannot read \(path): \(OS.errorText())") }
             if n == 0 { break }
             guard out.count + n <= maxBytes else { throw tooLarge(path, size: nil, maxBytes: maxBytes) }
             out.append(contentsOf: chunk[0..<n])
@@ -44,9 +43,8 @@ package enum FileIO {
         var out = [UInt8](repeating: 0, count: max(0, count))
         var filled = 0
         while filled < out.count {
-            let n = out.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + filled, $0.count - filled) }
-            if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { throw HealthCardError(.io, "cannot read \(path): \(String(cString: strerror(errno)))") }
+            let n = out.withUnsafeMutableBytes { OS.read(fd, $0.baseAddress! + filled, $0.count - filled) }
+            guard n >= 0 else { throw HealthCardError(.io, "cannot read \(path): \(OS.errorText())") }
             if n == 0 { break }
             filled += n
         }
@@ -96,10 +94,10 @@ package enum FileIO {
         if !isDirectory(folder) { try createDirectories(folder, mode: access.folderMode) }
         let temp = temporaryName(for: target)
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, access.fileMode)
-        guard fd >= 0 else { throw HealthCardError(.io, "cannot write \(path): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw HealthCardError(.io, "cannot write \(path): \(OS.errorText())") }
         var failure = writeAll(bytes, to: fd)
         if failure == nil, fchmod(fd, access.fileMode) != 0 || (sync && fsync(fd) != 0) {
-            failure = String(cString: strerror(errno))
+            failure = OS.errorText()
         }
         close(fd)
         if let failure {
@@ -107,7 +105,7 @@ package enum FileIO {
             throw HealthCardError(.io, "cannot write \(path): \(failure)")
         }
         guard rename(temp, target) == 0 else {
-            let reason = String(cString: strerror(errno))
+            let reason = OS.errorText()
             unlink(temp)
             throw HealthCardError(.io, "cannot move the new \(path) into place: \(reason)")
         }
@@ -142,10 +140,10 @@ package enum FileIO {
     /// - Throws: `HealthCardError(.io)` when the flush fails (e.g. a write error the disk reported late).
     public static func syncFileSystem(_ path: String) throws {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw HealthCardError(.io, "cannot open \(path) to flush it: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw HealthCardError(.io, "cannot open \(path) to flush it: \(OS.errorText())") }
         defer { close(fd) }
         guard c_syncfs(fd) == 0, fsync(fd) == 0 else {
-            throw HealthCardError(.io, "flushing \(path) to disk failed: \(String(cString: strerror(errno)))")
+            throw HealthCardError(.io, "flushing \(path) to disk failed: \(OS.errorText())")
         }
     }
 
@@ -160,7 +158,7 @@ package enum FileIO {
         let probe = temporaryName(for: "\(folder)/.probe")
         let fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
-            throw HealthCardError(.io, "cannot write in \(folder): \(String(cString: strerror(errno))); choose a folder you can write to (\(Setting.out))")
+            throw HealthCardError(.io, "cannot write in \(folder): \(OS.errorText()); choose a folder you can write to (\(Setting.out))")
         }
         close(fd)
         unlink(probe)
@@ -174,7 +172,7 @@ package enum FileIO {
         try createDirectories(parent(of: path), mode: mode)
         if mkdir(path, mode) != 0 {
             guard errno == EEXIST else {
-                throw HealthCardError(.io, "cannot create folder \(path): \(String(cString: strerror(errno)))")
+                throw HealthCardError(.io, "cannot create folder \(path): \(OS.errorText())")
             }
             return
         }

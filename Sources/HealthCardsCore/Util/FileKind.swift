@@ -31,7 +31,7 @@ package enum FileKind: Equatable, Sendable {
         if lstat(path, &link) == 0, (link.st_mode & S_IFMT) == S_IFLNK, reason == ENOENT {
             return .danglingLink(FileIO.linkTarget(path) ?? "?")
         }
-        return reason == ENOENT || reason == ENOTDIR ? .missing : .unreadable(String(cString: strerror(reason)))
+        return reason == ENOENT || reason == ENOTDIR ? .missing : .unreadable(OS.errorText(reason))
     }
 
     /// The kind named by `st_mode`'s type bits.
@@ -122,7 +122,7 @@ extension FileIO {
             throw HealthCardError(kind, "cannot read \(path): it \(found.phrase)\(suffix)")
         }
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
-        guard fd >= 0 else { throw HealthCardError(kind, "cannot read \(path): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw HealthCardError(kind, "cannot read \(path): \(OS.errorText())") }
         var st = stat()
         guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
             close(fd)

@@ -9,12 +9,12 @@
 /// read is opted into (`issue --share group|world`). Published web content (the key set, CRLs, host
 /// rules) is `published`: a web server must read it.
 public struct OutputAccess: Sendable, Equatable {
-    /// Permission bits of files written (set with `fchmod`, so the umask does not change them).
-    public var fileMode: mode_t
-    /// Permission bits of folders created (set with `chmod` after `mkdir`).
-    public var folderMode: mode_t
+    /// Permission bits of files written, e.g. 0o600 (set with `fchmod`, so the umask does not change them).
+    public var fileMode: UInt32
+    /// Permission bits of folders created, e.g. 0o700 (set with `chmod` after `mkdir`).
+    public var folderMode: UInt32
 
-    public init(fileMode: mode_t, folderMode: mode_t) {
+    public init(fileMode: UInt32, folderMode: UInt32) {
         self.fileMode = fileMode
         self.folderMode = folderMode
     }
@@ -70,7 +70,7 @@ package enum OutputTarget: Equatable {
         var st = stat()
         guard lstat(path, &st) == 0 else {
             if errno == ENOENT { return .file(path) }
-            throw HealthCardError(.io, "cannot write \(path): \(String(cString: strerror(errno)))")
+            throw HealthCardError(.io, "cannot write \(path): \(OS.errorText())")
         }
         switch st.st_mode & S_IFMT {
         case S_IFREG: return .file(path)
@@ -94,7 +94,7 @@ package enum OutputTarget: Equatable {
                     .io, "cannot write \(path): it is a FIFO (named pipe) and nothing is reading it; expected a file "
                         + "or a FIFO with a reader. Remove it (the file is then written in its place) or start its reader")
             }
-            throw HealthCardError(.io, "cannot write \(path): \(String(cString: strerror(reason)))")
+            throw HealthCardError(.io, "cannot write \(path): \(OS.errorText(reason))")
         }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
         return fd
@@ -107,7 +107,7 @@ package enum OutputTarget: Equatable {
                 throw HealthCardError(
                     .io,
                     "cannot write \(path): it is a symbolic link that cannot be followed "
-                        + "(\(String(cString: strerror(errno)))); give the path of a file")
+                        + "(\(OS.errorText())); give the path of a file")
             }
             return .file(try danglingTarget(path))
         }
@@ -124,7 +124,7 @@ package enum OutputTarget: Equatable {
                 throw HealthCardError(
                     .io,
                     "cannot write \(path): the file its link points to cannot be named "
-                        + "(\(String(cString: strerror(errno))))")
+                        + "(\(OS.errorText()))")
             }
             defer { free(resolved) }
             return .file(String(cString: resolved))
@@ -171,14 +171,7 @@ extension FileIO {
     /// Writes all of `bytes` to an open descriptor.
     /// - Returns: nil, or the system's reason for a failure.
     static func writeAll(_ bytes: [UInt8], to fd: Int32) -> String? {
-        var written = 0
-        while written < bytes.count {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return String(cString: strerror(errno)) }
-            written += n
-        }
-        return nil
+        bytes.withUnsafeBytes { OS.writeAll($0, to: fd) }
     }
 
     /// Writes a public output: `-` is standard output; any other path goes through `writeAtomically`
@@ -230,9 +223,9 @@ extension FileIO {
         if !isDirectory(folder) { try createDirectories(folder, mode: OutputAccess.ownerOnly.folderMode) }
         let temp = temporaryName(for: path)
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw HealthCardError(.io, "cannot write \(path): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw HealthCardError(.io, "cannot write \(path): \(OS.errorText())") }
         var failure = writeAll(bytes, to: fd)
-        if failure == nil, fchmod(fd, 0o600) != 0 || fsync(fd) != 0 { failure = String(cString: strerror(errno)) }
+        if failure == nil, fchmod(fd, 0o600) != 0 || fsync(fd) != 0 { failure = OS.errorText() }
         close(fd)
         defer { unlink(temp) }
         if let failure { throw HealthCardError(.io, "cannot write \(path): \(failure)") }
@@ -242,16 +235,16 @@ extension FileIO {
                 .key, "\(path) appeared while it was being written; a private \(what) is never overwritten")
         }
         guard errno == EPERM || errno == EOPNOTSUPP else {
-            throw HealthCardError(.io, "cannot write \(path): \(String(cString: strerror(errno)))")
+            throw HealthCardError(.io, "cannot write \(path): \(OS.errorText())")
         }
         // A file system without hard links (FAT, some network shares): create the file itself, exclusively.
         let direct = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard direct >= 0 else {
-            throw HealthCardError(.io, "cannot write \(path): \(String(cString: strerror(errno)))")
+            throw HealthCardError(.io, "cannot write \(path): \(OS.errorText())")
         }
         failure = writeAll(bytes, to: direct)
         if failure == nil, fchmod(direct, 0o600) != 0 || fsync(direct) != 0 {
-            failure = String(cString: strerror(errno))
+            failure = OS.errorText()
         }
         close(direct)
         if let failure {

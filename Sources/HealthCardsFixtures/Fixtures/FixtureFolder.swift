@@ -66,7 +66,7 @@ public enum FixtureFolder {
             } else {
                 guard rmdir(out) == 0 else {
                     throw HealthCardError(
-                        .io, "cannot replace the empty folder \(out): \(String(cString: strerror(errno)))")
+                        .io, "cannot replace the empty folder \(out): \(OS.errorText())")
                 }
             }
         }
@@ -124,7 +124,7 @@ public enum FixtureFolder {
 
     private static func rename(_ from: String, to: String) throws {
         guard Glibc.rename(from, to) == 0 else {
-            throw HealthCardError(.io, "cannot rename \(from) to \(to): \(String(cString: strerror(errno)))")
+            throw HealthCardError(.io, "cannot rename \(from) to \(to): \(OS.errorText())")
         }
     }
 
@@ -135,11 +135,11 @@ public enum FixtureFolder {
         if (st.st_mode & S_IFMT) == S_IFDIR {
             for name in FileIO.list(path) { try removeTree(path + "/" + name) }
             guard rmdir(path) == 0 else {
-                throw HealthCardError(.io, "cannot remove \(path): \(String(cString: strerror(errno)))")
+                throw HealthCardError(.io, "cannot remove \(path): \(OS.errorText())")
             }
         } else {
             guard unlink(path) == 0 else {
-                throw HealthCardError(.io, "cannot remove \(path): \(String(cString: strerror(errno)))")
+                throw HealthCardError(.io, "cannot remove \(path): \(OS.errorText())")
             }
         }
     }

@@ -85,10 +85,9 @@ package final class CSVReader {
         bufferIndex = 0
         bufferCount = 0
         while true {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
+            let n = buffer.withUnsafeMutableBytes { OS.read(fd, $0.baseAddress, $0.count) }
             guard n >= 0 else {
-                throw HealthCardError(.input, "cannot read \(path): \(String(cString: strerror(errno)))")
+                throw HealthCardError(.input, "cannot read \(path): \(OS.errorText())")
             }
             bufferCount = n
             if n == 0 { atEOF = true }

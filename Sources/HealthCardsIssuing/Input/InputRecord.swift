@@ -122,7 +122,7 @@ public enum BundleInput {
             }
             guard BundleInput.isNDJSON(path) else {
                 var text = try FileIO.read(path, maxBytes: limits.bundleBytes)
-                if text.starts(with: [0xEF, 0xBB, 0xBF]) { text.removeFirst(3) }
+                if text.starts(with: UTF8BOM.bytes) { text.removeFirst(3) }
                 single = text
                 count = 1
                 return
@@ -145,7 +145,7 @@ public enum BundleInput {
         }
 
         private static func isBlank(_ bytes: [UInt8], first: Bool) -> Bool {
-            let text = first && bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? bytes.dropFirst(3) : bytes[...]
+            let text = first ? UTF8BOM.strip(bytes) : bytes[...]
             return text.allSatisfy { $0 == 0x20 || $0 == 0x09 }
         }
 
@@ -169,7 +169,7 @@ public enum BundleInput {
                             + "(docs/verify.md, \"Budgets\"); check the export")])
                 }
                 if Self.isBlank(text, first: line.number == 1) { continue }
-                if line.number == 1 && text.starts(with: [0xEF, 0xBB, 0xBF]) { text.removeFirst(3) }
+                if line.number == 1 && text.starts(with: UTF8BOM.bytes) { text.removeFirst(3) }
                 index += 1
                 return BundleInput.record(text, source: source, id: "\(stem)-\(index)")
             }

@@ -75,9 +75,8 @@ final class LineReader {
         index = 0
         count = 0
         while true {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { throw HealthCardError(.io, "cannot read \(path): \(String(cString: strerror(errno)))") }
+            let n = buffer.withUnsafeMutableBytes { OS.read(fd, $0.baseAddress, $0.count) }
+            guard n >= 0 else { throw HealthCardError(.io, "cannot read \(path): \(OS.errorText())") }
             count = n
             if n == 0 { atEnd = true }
             return

@@ -133,11 +133,18 @@ final class WorkerThread: @unchecked Sendable {
     private var thread = pthread_t()
     private let body: @Sendable () -> Void
 
+    /// - Parameter stackBytes: the thread's stack size in bytes (nil: the system's default).
     /// - Throws: `HealthCardError(.io)` when the system cannot start a thread (the body never runs).
-    init(_ body: @escaping @Sendable () -> Void) throws {
+    init(stackBytes: Int? = nil, _ body: @escaping @Sendable () -> Void) throws {
         self.body = body
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        if let stackBytes, pthread_attr_setstacksize(&attributes, stackBytes) != 0 {
+            throw HealthCardError(.io, "cannot start a worker thread: a stack of \(stackBytes) bytes is not one the system allows")
+        }
         let context = Unmanaged.passRetained(self).toOpaque()
-        let status = pthread_create(&thread, nil, { raw in
+        let status = pthread_create(&thread, &attributes, { raw in
             guard let raw else { return nil }
             let me = Unmanaged<WorkerThread>.fromOpaque(raw).takeRetainedValue()
             me.body()
@@ -145,7 +152,7 @@ final class WorkerThread: @unchecked Sendable {
         }, context)
         guard status == 0 else {
             Unmanaged<WorkerThread>.fromOpaque(context).release()
-            throw HealthCardError(.io, "cannot start a worker thread: \(String(cString: strerror(status)))")
+            throw HealthCardError(.io, "cannot start a worker thread: \(OS.errorText(status))")
         }
     }
 

@@ -144,7 +144,7 @@ public final class FileIssuanceLog: IssuanceLog {
         try checkTarget()
         let fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, access.fileMode)
         guard fd >= 0 else {
-            throw HealthCardError(.io, "cannot write the issuance log \(path): \(String(cString: strerror(errno)))")
+            throw HealthCardError(.io, "cannot write the issuance log \(path): \(OS.errorText())")
         }
         let writer = FileIssuanceLogWriter(fd: fd, path: path, run: run.id)
         // A line a killed run cut off ends here, so this run's beginning starts a line of its own.
@@ -271,7 +271,7 @@ final class FileIssuanceLogWriter: IssuanceLogWriter {
         buffer.append(contentsOf: JSONWriter.minified(object) + [0x0A])
         try flush()
         guard fsync(fd) == 0 else {
-            throw HealthCardError(.io, "cannot write the issuance log \(path): \(String(cString: strerror(errno)))")
+            throw HealthCardError(.io, "cannot write the issuance log \(path): \(OS.errorText())")
         }
         close(fd)
         fd = -1
@@ -288,7 +288,7 @@ final class FileIssuanceLogWriter: IssuanceLogWriter {
                 // run's last, which readers skip (the next run begins on a line of its own).
                 buffer.removeAll(keepingCapacity: true)
                 failed = true
-                throw HealthCardError(.io, "cannot write the issuance log \(path): \(String(cString: strerror(errno)))")
+                throw HealthCardError(.io, "cannot write the issuance log \(path): \(OS.errorText())")
             }
             written += n
         }

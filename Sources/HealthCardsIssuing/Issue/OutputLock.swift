@@ -74,7 +74,7 @@ package final class OutputLock {
         let writable = fd >= 0
         if fd < 0 && errno == EACCES { fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
         guard fd >= 0 else {
-            throw HealthCardError(.io, "cannot open the lock file \(path): \(String(cString: strerror(errno)))")
+            throw HealthCardError(.io, "cannot open the lock file \(path): \(OS.errorText())")
         }
         self.fd = fd
         if writable { _ = fchmod(fd, mode) }  // whatever the umask (fails harmlessly on another user's lock file)
@@ -87,7 +87,7 @@ package final class OutputLock {
             // No close(fd) before these throws: every stored property is set, so `deinit` runs and closes it
             // (closing here too would close a descriptor number another thread may have opened since).
             guard reason == EWOULDBLOCK else {
-                throw HealthCardError(.io, "cannot lock \(path): \(String(cString: strerror(reason)))")
+                throw HealthCardError(.io, "cannot lock \(path): \(OS.errorText(reason))")
             }
             let now = Clock.monotonicSeconds()
             if now >= deadline && !(now < start + Self.inheritedCopyWait && Self.isInheritedCopy(fd)) {

@@ -38,7 +38,7 @@ final class ReportWriter {
         }
         fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, access.fileMode)
         guard fd >= 0 else {
-            throw HealthCardError(.io, "cannot write in the output folder \(folder): \(String(cString: strerror(errno))); choose a folder you can write to (\(Setting.out))")
+            throw HealthCardError(.io, "cannot write in the output folder \(folder): \(OS.errorText()); choose a folder you can write to (\(Setting.out))")
         }
         fchmod(fd, access.fileMode)
         buffer.reserveCapacity(65536)
@@ -69,12 +69,8 @@ final class ReportWriter {
     }
 
     private func flush() throws {
-        var written = 0
-        while written < buffer.count {
-            let n = buffer.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { throw HealthCardError(.io, "cannot write \(path): \(String(cString: strerror(errno)))") }
-            written += n
+        if let failure = buffer.withUnsafeBytes({ OS.writeAll($0, to: fd) }) {
+            throw HealthCardError(.io, "cannot write \(path): \(failure)")
         }
         buffer.removeAll(keepingCapacity: true)
     }
@@ -82,13 +78,13 @@ final class ReportWriter {
     /// Flushes, syncs and puts the report in place: renamed over a regular file, or copied into a stream.
     func commit() throws {
         try flush()
-        guard fsync(fd) == 0 else { throw HealthCardError(.io, "cannot write \(path): \(String(cString: strerror(errno)))") }
+        guard fsync(fd) == 0 else { throw HealthCardError(.io, "cannot write \(path): \(OS.errorText())") }
         close(fd)
         fd = -1
         switch target {
         case .file(let file):
             guard rename(temp, file) == 0 else {
-                let reason = String(cString: strerror(errno))
+                let reason = OS.errorText()
                 unlink(temp)
                 throw HealthCardError(.io, "cannot move the new \(path) into place: \(reason)")
             }
@@ -106,19 +102,19 @@ final class ReportWriter {
     /// Writes the temporary file's bytes to `out`, 64 KiB at a time.
     private func copy(to out: Int32) throws {
         let input = open(temp, O_RDONLY | O_CLOEXEC)
-        guard input >= 0 else { throw HealthCardError(.io, "cannot read back \(temp): \(String(cString: strerror(errno)))") }
+        guard input >= 0 else { throw HealthCardError(.io, "cannot read back \(temp): \(OS.errorText())") }
         defer { close(input) }
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
             let n = chunk.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
             if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { throw HealthCardError(.io, "cannot read back \(temp): \(String(cString: strerror(errno)))") }
+            guard n >= 0 else { throw HealthCardError(.io, "cannot read back \(temp): \(OS.errorText())") }
             if n == 0 { return }
             var written = 0
             while written < n {
                 let m = chunk.withUnsafeBytes { write(out, $0.baseAddress! + written, n - written) }
                 if m < 0 && errno == EINTR { continue }
-                guard m > 0 else { throw HealthCardError(.io, "cannot write \(path): \(String(cString: strerror(errno)))") }
+                guard m > 0 else { throw HealthCardError(.io, "cannot write \(path): \(OS.errorText())") }
                 written += m
             }
         }

@@ -72,7 +72,7 @@ package enum SHLWithdrawal {
         }
         if dryRun { return .withdrawn(path) }
         guard unlink(path) == 0 else {
-            throw HealthCardError(.io, "cannot delete \(path): \(String(cString: strerror(errno)))")
+            throw HealthCardError(.io, "cannot delete \(path): \(OS.errorText())")
         }
         return .withdrawn(path)
     }

@@ -305,8 +305,7 @@ public final class Verifier {
         let lower = path.lowercased()
         if lower.hasSuffix(".png") { return .qrImage }
         if lower.hasSuffix(".smart-health-card") { return .card }
-        var body = bytes[...]
-        if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
+        var body = UTF8BOM.strip(bytes)
         body = body.drop { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
         if body.first == UInt8(ascii: "{") {
             if FileIO.basename(lower) == "jwks.json" { return .keySet }

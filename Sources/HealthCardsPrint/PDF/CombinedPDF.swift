@@ -46,16 +46,10 @@ public final class CombinedPDF {
         }
 
         func write(_ piece: UnsafeBufferPointer<UInt8>) -> Bool {
-            guard !discarded, let base = piece.baseAddress else { return !discarded }
-            var written = 0
-            while written < piece.count {
-                let n = Glibc.write(fd, base + written, piece.count - written)
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else {
-                    writeError = String(cString: strerror(n == 0 ? EIO : errno))
-                    return false
-                }
-                written += n
+            guard !discarded else { return false }
+            if let failure = OS.writeAll(UnsafeRawBufferPointer(piece), to: fd) {
+                writeError = failure
+                return false
             }
             return true
         }
@@ -103,7 +97,7 @@ public final class CombinedPDF {
             let temp = FileIO.temporaryName(for: target)
             let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, access.fileMode)
             guard fd >= 0 else {
-                throw HealthCardError(.io, "cannot write \(path): \(String(cString: strerror(errno)))")
+                throw HealthCardError(.io, "cannot write \(path): \(OS.errorText())")
             }
             fchmod(fd, access.fileMode)
             output = Output(fd: fd, ownsDescriptor: true, temporary: (temp, target))
@@ -166,12 +160,12 @@ public final class CombinedPDF {
             return
         }
         guard fsync(output.fd) == 0 else {
-            let reason = String(cString: strerror(errno))
+            let reason = OS.errorText()
             discard()
             throw HealthCardError(.io, "cannot write \(path): \(reason)")
         }
         guard rename(temp, target) == 0 else {
-            let reason = String(cString: strerror(errno))
+            let reason = OS.errorText()
             discard()
             throw HealthCardError(.io, "cannot move the new \(path) into place: \(reason)")
         }

@@ -61,15 +61,18 @@ struct ClaimsCheck {
             add(.issMissing, "iss", "iss (the issuer URL) is required", nil)
             return
         }
+        // The rules `issue` applies (`IssuerURL`): what the spec rules out is an error, a URL that works but is
+        // not written in its one canonical form (capital letters, :443, an IP address, dot segments) a warning.
+        guard let problem = IssuerURL.problem(iss) else { return }
         let expected = "expected an https URL with no trailing '/', query or fragment, e.g. https://issuer.example.org"
-        if !iss.hasPrefix("https://") {
-            add(.issNotHTTPS, "iss", "iss \(Quote.text(iss)) is not https; \(expected)", nil)
-        } else if iss.hasSuffix("/") {
-            add(.issTrailingSlash, "iss", "iss \(Quote.text(iss)) ends with '/', so verifiers fetch '…//.well-known/jwks.json'; use \(Quote.text(iss.trimmingSuffix("/")))", nil)
-        } else if iss.dropFirst(8).isEmpty || iss.dropFirst(8).hasPrefix("/") || iss.contains("?") || iss.contains("#")
-            || iss.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F })
-        {
-            add(.issMalformed, "iss", "iss \(Quote.text(iss)) has no host, a query, a fragment or whitespace; \(expected)", nil)
+        let said = IssuerURL.sentence(problem, iss: iss)
+        switch problem {
+        case .trailingSlash:
+            add(.issTrailingSlash, "iss", "iss \(Quote.text(iss)) \(said.replacingFirst("would fetch", with: "fetch"))", nil)
+        case _ where !problem.breaksSpec:
+            add(.issNotCanonical, "iss", "iss \(Quote.text(iss)) \(said); verifiers and key-set URLs compare iss as a string", nil)
+        default:
+            add(problem.code, "iss", "iss \(Quote.text(iss)) \(said); \(expected)", nil)
         }
     }
 

@@ -138,7 +138,7 @@ public struct JWSCheck {
             }
         }
         inflatedBytes = bytes.count
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
+        if bytes.starts(with: UTF8BOM.bytes) {
             add(.payloadBOM, "payload", "the payload JSON starts with a UTF-8 byte order mark; remove it (some mobile JSON parsers fail on it)", nil)
             bytes.removeFirst(3)
         }

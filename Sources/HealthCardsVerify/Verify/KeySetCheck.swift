@@ -162,8 +162,7 @@ public enum KeySetCheck {
     /// The label of a PEM file (`PRIVATE KEY`, `PUBLIC KEY`, `CERTIFICATE`…) when `bytes` start with
     /// `-----BEGIN ` after an optional BOM and whitespace.
     static func pemLabel(_ bytes: [UInt8]) -> String? {
-        var body = bytes[...]
-        if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
+        var body = UTF8BOM.strip(bytes)
         body = body.drop { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
         let begin = Array("-----BEGIN ".utf8)
         guard body.starts(with: begin) else { return nil }
