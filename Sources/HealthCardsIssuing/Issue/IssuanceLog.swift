@@ -146,6 +146,8 @@ public final class FileIssuanceLog: IssuanceLog {
         guard fd >= 0 else {
             throw HealthCardError(.io, "cannot write the issuance log \(path): \(OS.errorText())")
         }
+        // The run's mode whatever the umask, as every file the run writes (a shared hand-off folder shares its log).
+        _ = fchmod(fd, mode_t(access.fileMode))
         let writer = FileIssuanceLogWriter(fd: fd, path: path, run: run.id)
         // A line a killed run cut off ends here, so this run's beginning starts a line of its own.
         var st = stat()
