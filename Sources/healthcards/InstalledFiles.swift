@@ -1,7 +1,8 @@
+import HealthCardsCore
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import HealthCardsCore
 
 /// Where the shipped templates and documentation are, for help texts and messages: `make install` puts them in
 /// `PREFIX/share/healthcards/templates` and `PREFIX/share/doc/healthcards/docs` (PREFIX `/usr/local`), the .deb in

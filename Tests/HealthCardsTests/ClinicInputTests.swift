@@ -2,28 +2,35 @@ import Foundation
 import Testing
 
 @testable import HealthCardsCore
-@testable import HealthCardsVerify
-@testable import HealthCardsQR
-@testable import HealthCardsPrint
-@testable import HealthCardsIssuing
 @testable import HealthCardsFixtures
+@testable import HealthCardsIssuing
+@testable import HealthCardsPrint
+@testable import HealthCardsQR
+@testable import HealthCardsVerify
 
 /// What the clinic reads (issue 22): invisible characters from spreadsheets and EHR exports, the table of rejected
 /// rows, and messages about dates with a time, stray quotes, binary files given as CSV and misspelled columns.
 /// Through the real `healthcards`.
 @Suite struct ClinicInputTests {
     static let template = SiteTestSupport.templates.appendingPathComponent("covid19-vaccination.json").path
-    static let header = "recip_id,recip_first_name,recip_middle_name,recip_last_name,recip_dob,admin_date,cvx,lot_number,admin_name,vax_event_id"
+    static let header =
+        "recip_id,recip_first_name,recip_middle_name,recip_last_name,recip_dob,admin_date,cvx,lot_number,admin_name,vax_event_id"
 
-    static func issue(_ csv: String, in dir: URL, template: String = template, extra: [String] = []) throws -> TestSupport.Run {
+    static func issue(_ csv: String, in dir: URL, template: String = template, extra: [String] = []) throws
+        -> TestSupport.Run
+    {
         let copied = dir.appendingPathComponent("demo-key.pem").path
         let key = FileManager.default.fileExists(atPath: copied) ? copied : try TestSupport.demoKey(in: dir)
         return try TestSupport.cli(
-            ["issue", "--issuer", SiteTestSupport.issuer, "--key", key, "--template", template, "--no-qr",
-             "--out", dir.appendingPathComponent("out").path] + extra + [csv])
+            [
+                "issue", "--issuer", SiteTestSupport.issuer, "--key", key, "--template", template, "--no-qr",
+                "--out", dir.appendingPathComponent("out").path,
+            ] + extra + [csv])
     }
 
-    static func reportLines(_ dir: URL) throws -> [JSONValue] { try TestSupport.report(dir.appendingPathComponent("out")) }
+    static func reportLines(_ dir: URL) throws -> [JSONValue] {
+        try TestSupport.report(dir.appendingPathComponent("out"))
+    }
 
     /// The case `Tests/Fixtures/cases/csv-nbsp-splits-patient/`, run as reported: `P-9` and `P-9` + U+00A0 were two
     /// people, each card missing a dose, with one rid. Now one patient, both doses, one rid; and `revoke --id` with
@@ -42,7 +49,8 @@ import Testing
         let doses = (card["vc"]?["credentialSubject"]?["fhirBundle"]?["entry"]?.arrayValue ?? []).filter {
             $0["resource"]?["resourceType"] == "Immunization"
         }
-        #expect(doses.compactMap { $0["resource"]?["occurrenceDateTime"]?.stringValue } == ["2021-03-01", "2021-03-29"])
+        #expect(
+            doses.compactMap { $0["resource"]?["occurrenceDateTime"]?.stringValue } == ["2021-03-01", "2021-03-29"])
         let rid = try RID.derive(secret: try RIDSecretFile.read(secret), kid: DemoKey.kid, patientID: "P-9")
         #expect(card["vc"]?["rid"]?.stringValue == rid && report[0]["rid"]?.stringValue == rid)
 
@@ -88,21 +96,27 @@ import Testing
         let patient = try #require(bundle["entry"]?.arrayValue?.first { $0["resource"]?["resourceType"] == "Patient" })
         #expect(patient["resource"]?["name"]?[0]?["given"]?[0] == "Ann")
         #expect(patient["resource"]?["name"]?[0]?["family"] == "Example")
-        let dose = try #require(bundle["entry"]?.arrayValue?.first { $0["resource"]?["resourceType"] == "Immunization" })
+        let dose = try #require(
+            bundle["entry"]?.arrayValue?.first { $0["resource"]?["resourceType"] == "Immunization" })
         #expect(dose["resource"]?["occurrenceDateTime"] == "2021-03-01" && dose["resource"]?["lotNumber"] == "L1")
 
         let second = try #require(report.first { $0["id"] == "P-2" })
         #expect(second["status"] == "rejected")
         let errors = second["errors"]?.arrayValue ?? []
         #expect(errors.map { $0["code"]?.stringValue } == ["INPUT_INVISIBLE_CHARACTER", "INPUT_INVISIBLE_CHARACTER"])
-        #expect(errors.map { $0["at"]?.stringValue } == ["\(csv):3 column recip_last_name", "\(csv):3 column lot_number"])
+        #expect(
+            errors.map { $0["at"]?.stringValue } == ["\(csv):3 column recip_last_name", "\(csv):3 column lot_number"])
         let messages = errors.compactMap { $0["message"]?.stringValue }
-        #expect(messages[0].contains("'Ex\\u{A0}ample' holds U+00A0 (a no-break space), which looks like a space"), "\(messages)")
-        #expect(messages[1].contains("'L\\u{200B}2' holds U+200B (a zero-width space), which no one sees"), "\(messages)")
+        #expect(
+            messages[0].contains("'Ex\\u{A0}ample' holds U+00A0 (a no-break space), which looks like a space"),
+            "\(messages)")
+        #expect(
+            messages[1].contains("'L\\u{200B}2' holds U+200B (a zero-width space), which no one sees"), "\(messages)")
         #expect(!messages.joined().contains("\u{A0}") && !messages.joined().contains("\u{200B}"))
 
         let third = try BatchTestSupport.payload(dir.appendingPathComponent("out/cards/P-3.smart-health-card"))
-        let persian = third["vc"]?["credentialSubject"]?["fhirBundle"]?["entry"]?[0]?["resource"]?["name"]?[0]?["given"]?[0]
+        let persian = third["vc"]?["credentialSubject"]?["fhirBundle"]?["entry"]?[0]?["resource"]?["name"]?[0]?[
+            "given"]?[0]
         #expect(persian?.stringValue == "\u{645}\u{62D}\u{645}\u{62F}\u{200C}\u{631}\u{636}\u{627}")
     }
 
@@ -124,12 +138,15 @@ import Testing
         #expect(lines[start].contains("all of them in \(table)"), "\(lines[start])")
         let header = lines[start + 1].split(separator: " ", omittingEmptySubsequences: true)
         #expect(header == ["FILE", "LINE", "COLUMN", "CODE", "REASON"])
-        let rows = lines[(start + 2)...].prefix(2).map { $0.split(separator: " ", maxSplits: 4, omittingEmptySubsequences: true).map(String.init) }
+        let rows = lines[(start + 2)...].prefix(2).map {
+            $0.split(separator: " ", maxSplits: 4, omittingEmptySubsequences: true).map(String.init)
+        }
         // A long path is cut to its last characters, so the table stays readable.
         let shown = csv.count > 40 ? "…" + String(csv.suffix(39)) : csv
-        #expect(rows.map { Array($0.prefix(4)) } == [
-            [shown, "2", "admin_date", "TEMPLATE_VALUE"], [shown, "4", "recip_dob", "TEMPLATE_REQUIRED_EMPTY"],
-        ], "\(rows)")
+        #expect(
+            rows.map { Array($0.prefix(4)) } == [
+                [shown, "2", "admin_date", "TEMPLATE_VALUE"], [shown, "4", "recip_dob", "TEMPLATE_REQUIRED_EMPTY"],
+            ], "\(rows)")
         for name in ["Zelda", "Quirinius", "Yusuf", "Quagmire", "2021-13-45"] {
             #expect(!run.stderr.contains(name), "the table shows \(name)")
         }
@@ -145,7 +162,8 @@ import Testing
         let dir = try TestSupport.tempDir("date-time")
         var template = try JSONParser.parse(try SiteTestSupport.bytes(Self.template)).objectValue ?? [:]
         template["dateFormat"] = "MM/DD/YYYY"
-        let usTemplate = try TestSupport.write(String(decoding: JSONWriter.pretty(.object(template)), as: UTF8.self), to: "us.json", in: dir)
+        let usTemplate = try TestSupport.write(
+            String(decoding: JSONWriter.pretty(.object(template)), as: UTF8.self), to: "us.json", in: dir)
         let csv = try TestSupport.write(
             Self.header + "\nP-1,Ann,,Example,1970-01-02,3/15/2021 0:00,207,L1,Clinic,E1\n"
                 + "P-2,Ann,,Example,1970-01-02,2021-03-15 00:00:00,207,L1,Clinic,E2\n", to: "times.csv", in: dir)
@@ -156,7 +174,9 @@ import Testing
             let error = try #require(report.first { $0["id"]?.stringValue == id }?["errors"]?[0])
             #expect(error["code"] == "TEMPLATE_DATE_WITH_TIME", "\(error)")
             let message = error["message"]?.stringValue ?? ""
-            #expect(message.contains("is a date with a time of day (\(time))") && message.contains("(here 2021-03-15)"), "\(message)")
+            #expect(
+                message.contains("is a date with a time of day (\(time))") && message.contains("(here 2021-03-15)"),
+                "\(message)")
             #expect(message.contains("format the column as a date without the time"), "\(message)")
         }
     }
@@ -181,8 +201,15 @@ import Testing
         let png = try QRImage().png(try QRCode(jws: "a.b.c"))
         let cases: [(String, [UInt8], String)] = [
             ("image.csv", png, "is a PNG image, not a CSV export"),
-            ("book.csv", [0x50, 0x4B, 0x03, 0x04, 0x14, 0x00] + [UInt8](repeating: 0, count: 40), "is a ZIP archive (an Excel .xlsx workbook is one)"),
-            ("data.csv", Array("recip_id,x\n".utf8) + [0x00, 0x01, 0x02, 0xFF, 0x00, 0x10] + [UInt8](repeating: 0x03, count: 30), "is a binary file, not text"),
+            (
+                "book.csv", [0x50, 0x4B, 0x03, 0x04, 0x14, 0x00] + [UInt8](repeating: 0, count: 40),
+                "is a ZIP archive (an Excel .xlsx workbook is one)"
+            ),
+            (
+                "data.csv",
+                Array("recip_id,x\n".utf8) + [0x00, 0x01, 0x02, 0xFF, 0x00, 0x10] + [UInt8](repeating: 0x03, count: 30),
+                "is a binary file, not text"
+            ),
         ]
         for (name, bytes, says) in cases {
             let path = dir.appendingPathComponent(name).path
@@ -203,19 +230,28 @@ import Testing
             Self.header.replacingOccurrences(of: "recip_first_name", with: "recip_frist_name")
                 + "\nP-1,Ann,,Example,1970-01-02,2021-03-01,207,L1,Clinic,E1\n", to: "h.csv", in: dir)
         let bad = try Self.issue(csv, in: dir, template: misspelled)
-        #expect(bad.stderr.contains("{{recip_lastname}} names a column that is not declared in \"columns\" (did you mean {{recip_last_name}}?)"), "\(bad.stderr)")
+        #expect(
+            bad.stderr.contains(
+                "{{recip_lastname}} names a column that is not declared in \"columns\" (did you mean {{recip_last_name}}?)"
+            ), "\(bad.stderr)")
         let header = try Self.issue(csv, in: dir)
         #expect(header.stderr.contains("did you mean 'recip_frist_name' for 'recip_first_name'?"), "\(header.stderr)")
     }
 
     /// Man pages are UTF-8 whatever the caller's locale (under LC_ALL=C four showed `shlink:/???`), and name where the
     /// templates and documentation are installed.
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/help2man"), "help2man is not installed (`make install` installs it)"))
+    @Test(
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: "/usr/bin/help2man"),
+            "help2man is not installed (`make install` installs it)"))
     func manPagesAreUTF8WhateverTheLocale() throws {
         let dir = try TestSupport.tempDir("man")
         let run = try TestSupport.run(
             "/bin/bash",
-            [VerifyFixtures.repoRoot.appendingPathComponent("scripts/make-man.sh").path, TestSupport.healthcards, dir.path],
+            [
+                VerifyFixtures.repoRoot.appendingPathComponent("scripts/make-man.sh").path, TestSupport.healthcards,
+                dir.path,
+            ],
             environment: ["LC_ALL": "C", "LANG": "C", "HEALTHCARDS_PREFIX": "/opt/hc"])
         #expect(run.status == 0, "\(run.stderr)")
         let pages = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".1") }

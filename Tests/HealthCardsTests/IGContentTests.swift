@@ -2,11 +2,11 @@ import Foundation
 import Testing
 
 @testable import HealthCardsCore
-@testable import HealthCardsVerify
-@testable import HealthCardsQR
-@testable import HealthCardsPrint
-@testable import HealthCardsIssuing
 @testable import HealthCardsFixtures
+@testable import HealthCardsIssuing
+@testable import HealthCardsPrint
+@testable import HealthCardsQR
+@testable import HealthCardsVerify
 
 /// Content the SHC Vaccination & Testing IG asks for (issue 22), through `issue` and `verify`:
 /// - a COVID-19 vaccine coded in SNOMED CT or ICD-11 MMS gets the legacy `#covid19` type, as a CVX-coded one does;
@@ -23,7 +23,8 @@ import Testing
         #"{"resourceType":"Bundle","type":"collection","entry":[\#(patient),{"fullUrl":"resource:1","resource":{"resourceType":"Immunization","status":"completed","vaccineCode":{"coding":[{"system":"\#(system)","code":"\#(code)"}]},"patient":{"reference":"resource:0"},"occurrenceDateTime":"\#(date)","performer":[{"actor":{"display":"ABC General Hospital"}}],"lotNumber":"0000001"}}]}"#
     }
 
-    static let quantity = #""valueQuantity":{"value":12.5,"unit":"U/mL","system":"http://unitsofmeasure.org","code":"U/mL"}"#
+    static let quantity =
+        #""valueQuantity":{"value":12.5,"unit":"U/mL","system":"http://unitsofmeasure.org","code":"U/mL"}"#
     static let range =
         #""referenceRange":[{"low":{"value":0.8,"unit":"U/mL","system":"http://unitsofmeasure.org","code":"U/mL"},"high":{"value":250,"unit":"U/mL","system":"http://unitsofmeasure.org","code":"U/mL"}}]"#
     static let coded = #""valueCodeableConcept":{"coding":[{"system":"http://snomed.info/sct","code":"260373001"}]}"#
@@ -64,10 +65,15 @@ import Testing
         for id in ["bundles-1", "bundles-2", "bundles-3", "bundles-5"] {
             #expect(try Self.types(out, id).contains(covid), "\(id)")
         }
-        #expect(try Self.types(out, "bundles-4") == ["https://smarthealth.cards#health-card", "https://smarthealth.cards#immunization"])
+        #expect(
+            try Self.types(out, "bundles-4") == [
+                "https://smarthealth.cards#health-card", "https://smarthealth.cards#immunization",
+            ])
         // Under --vc-types minimal, none.
-        #expect(Payload.types(for: try JSONParser.parse(Array(Self.immunization(system: Terminology.icd11, code: "XM3DT5").utf8)),
-                              policy: .minimal, isCOVID19: Terminology.isCOVID19Code) == [.healthCard])
+        #expect(
+            Payload.types(
+                for: try JSONParser.parse(Array(Self.immunization(system: Terminology.icd11, code: "XM3DT5").utf8)),
+                policy: .minimal, isCOVID19: Terminology.isCOVID19Code) == [.healthCard])
         #expect(!Terminology.isCOVID19Code(system: "http://id.who.int/icd11/mms", code: "XM3DT5"))
     }
 
@@ -88,7 +94,9 @@ import Testing
             dir.appendingPathComponent("jwks.json").path,
         ])
         #expect(keySet.status == 0)
-        let verify = try SiteTestSupport.cli(["verify", "--json", "--jwks", dir.appendingPathComponent("jwks.json").path, out.path])
+        let verify = try SiteTestSupport.cli([
+            "verify", "--json", "--jwks", dir.appendingPathComponent("jwks.json").path, out.path,
+        ])
         let findings = try JSONParser.parse(Array(verify.stdout.utf8))
         #expect(verify.stdout.components(separatedBy: "\"IMMUNIZATION_OCCURRENCE_DATE\"").count - 1 == 2, "\(findings)")
     }
@@ -96,12 +104,19 @@ import Testing
     @Test func aQuantitativeLabResultWithoutAReferenceRangeIsWarnedAndRangesAreShown() throws {
         let dir = try TestSupport.tempDir("ig-range")
         let (report, out) = try Self.issue(
-            [Self.lab(Self.quantity), Self.lab(Self.quantity + "," + Self.range), Self.lab(Self.coded + "," + Self.range, code: "94500-6")],
+            [
+                Self.lab(Self.quantity), Self.lab(Self.quantity + "," + Self.range),
+                Self.lab(Self.coded + "," + Self.range, code: "94500-6"),
+            ],
             in: dir)
         let codes = report.map { ($0["warnings"]?.arrayValue ?? []).compactMap { $0["code"]?.stringValue } }
         #expect(codes == [["OBSERVATION_REFERENCE_RANGE"], [], ["OBSERVATION_REFERENCE_RANGE"]], "\(report)")
-        #expect(report[0]["warnings"]?[0]?["message"]?.stringValue?.contains("vc-observation-quantity-should-have-range") == true)
-        #expect(report[2]["warnings"]?[0]?["message"]?.stringValue?.contains("vc-observation-range-only-quantity-or-string") == true)
+        #expect(
+            report[0]["warnings"]?[0]?["message"]?.stringValue?.contains("vc-observation-quantity-should-have-range")
+                == true)
+        #expect(
+            report[2]["warnings"]?[0]?["message"]?.stringValue?.contains("vc-observation-range-only-quantity-or-string")
+                == true)
         try SiteTestSupport.cli([
             "jwks", dir.appendingPathComponent("demo-key.pem").path, "--issuer", SiteTestSupport.issuer, "--out",
             dir.appendingPathComponent("jwks.json").path,
@@ -111,7 +126,9 @@ import Testing
             out.appendingPathComponent("cards/bundles-1.smart-health-card").path,
             out.appendingPathComponent("cards/bundles-2.smart-health-card").path,
         ])
-        #expect(verify.stdout.contains("warning OBSERVATION_REFERENCE_RANGE at Bundle.entry[1].resource.referenceRange"), "\(verify.stdout)")
+        #expect(
+            verify.stdout.contains("warning OBSERVATION_REFERENCE_RANGE at Bundle.entry[1].resource.referenceRange"),
+            "\(verify.stdout)")
         #expect(verify.stdout.contains("→ 12.5 U/mL  (reference range 0.8 U/mL to 250 U/mL)"), "\(verify.stdout)")
         #expect(verify.stdout.contains("2 credential(s) checked, 0 error(s), 1 warning(s)"), "\(verify.stdout)")
     }

@@ -2,11 +2,11 @@ import Foundation
 import Testing
 
 @testable import HealthCardsCore
-@testable import HealthCardsVerify
-@testable import HealthCardsQR
-@testable import HealthCardsPrint
-@testable import HealthCardsIssuing
 @testable import HealthCardsFixtures
+@testable import HealthCardsIssuing
+@testable import HealthCardsPrint
+@testable import HealthCardsQR
+@testable import HealthCardsVerify
 
 #if canImport(Glibc)
     import Glibc
@@ -30,7 +30,8 @@ import Testing
     static func expectDeviceLinkKept(_ path: String, sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(OutputSafetyTests.kind(path) == S_IFLNK, "\(path) is no longer a link", sourceLocation: sourceLocation)
         #expect(FileIO.linkTarget(path) == "/dev/null", sourceLocation: sourceLocation)
-        #expect(OutputSafetyTests.kind("/dev/null") == S_IFCHR, "/dev/null was replaced", sourceLocation: sourceLocation)
+        #expect(
+            OutputSafetyTests.kind("/dev/null") == S_IFCHR, "/dev/null was replaced", sourceLocation: sourceLocation)
     }
 
     /// A FIFO at `path` with a reader copying what it gets to `got`.
@@ -47,7 +48,8 @@ import Testing
     func issueArguments(key: String, out: URL, extra: [String] = []) -> [String] {
         [
             "issue", "--issuer", SiteTestSupport.issuer, "--key", key, "--template",
-            Self.templates.appendingPathComponent("covid19-vaccination.json").path, "--out", out.path, "--nbf", "1700000000",
+            Self.templates.appendingPathComponent("covid19-vaccination.json").path, "--out", out.path, "--nbf",
+            "1700000000",
             "--quiet",
         ] + extra + [Self.templates.appendingPathComponent("covid19-vaccination.sample.csv").path]
     }
@@ -79,7 +81,8 @@ import Testing
         let viaLink = dir.appendingPathComponent("link")
         let elsewhere = try TestSupport.write("old", to: "kept/report.ndjson", in: dir)
         try FileManager.default.createDirectory(at: viaLink, withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(atPath: viaLink.path + "/report.ndjson", withDestinationPath: elsewhere)
+        try FileManager.default.createSymbolicLink(
+            atPath: viaLink.path + "/report.ndjson", withDestinationPath: elsewhere)
         try SiteTestSupport.cli(issueArguments(key: key, out: viaLink))
         #expect(OutputSafetyTests.kind(viaLink.path + "/report.ndjson") == S_IFLNK)
         #expect(try TestSupport.report(viaLink).count == 4)
@@ -98,8 +101,11 @@ import Testing
         reader.waitUntilExit()
         Self.expectDeviceLinkKept(site + "/_headers")
         #expect(OutputSafetyTests.kind(site + "/healthcards-nginx.conf") == S_IFIFO)
-        #expect(String(decoding: try SiteTestSupport.bytes(got), as: UTF8.self).contains("application/smart-health-card"))
-        #expect(try JWKS(bytes: try SiteTestSupport.bytes(site + "/.well-known/jwks.json"), source: "jwks").keys.map(\.kid) == [key.kid])
+        #expect(
+            String(decoding: try SiteTestSupport.bytes(got), as: UTF8.self).contains("application/smart-health-card"))
+        #expect(
+            try JWKS(bytes: try SiteTestSupport.bytes(site + "/.well-known/jwks.json"), source: "jwks").keys.map(\.kid)
+                == [key.kid])
     }
 
     /// `revoke`: a CRL whose path is a link to a file elsewhere (a site assembled from links) has that file
@@ -116,7 +122,8 @@ import Testing
         try FileManager.default.createSymbolicLink(atPath: crl, withDestinationPath: stored)
         try SiteTestSupport.cli(["revoke", "--site", site, "--key", key.path, "--rid", "AAAAAAAAAAA", "--force"])
         #expect(OutputSafetyTests.kind(crl) == S_IFLNK)
-        #expect(try CRL(bytes: try SiteTestSupport.bytes(stored), source: "crl").entries == [CRL.Entry(rid: "AAAAAAAAAAA")])
+        #expect(
+            try CRL(bytes: try SiteTestSupport.bytes(stored), source: "crl").entries == [CRL.Entry(rid: "AAAAAAAAAAA")])
     }
 
     /// `shl`: a link text whose path is a device link is written through it, the link kept.
@@ -127,7 +134,8 @@ import Testing
         try SiteTestSupport.issueSample(key: key, out: out)
         try Self.deviceLink(out.path + "/shl/P-1001.txt")
         let run = try SiteTestSupport.cli([
-            "shl", "--base-url", SHLTestSupport.base, "--site", site, "--no-qr", out.path + "/cards/P-1001.smart-health-card",
+            "shl", "--base-url", SHLTestSupport.base, "--site", site, "--no-qr",
+            out.path + "/cards/P-1001.smart-health-card",
             out.path + "/cards/P-1002.smart-health-card",
         ])
         #expect(run.stdout.contains("P-1002.txt"), "\(run.stdout)")
@@ -141,7 +149,9 @@ import Testing
         let dir = try TestSupport.tempDir("targets-fixtures")
         let key = try TestSupport.demoKey(in: dir)
         let real = dir.appendingPathComponent("real")
-        let arguments = ["fixtures", "--issuer", SiteTestSupport.issuer, "--key", key, "--now", String(FixturesTests.now)]
+        let arguments = [
+            "fixtures", "--issuer", SiteTestSupport.issuer, "--key", key, "--now", String(FixturesTests.now),
+        ]
         try SiteTestSupport.cli(arguments + ["--out", real.path])
         let link = dir.appendingPathComponent("catalogue").path
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: real.path)

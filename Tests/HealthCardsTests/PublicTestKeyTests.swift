@@ -2,11 +2,11 @@ import Foundation
 import Testing
 
 @testable import HealthCardsCore
-@testable import HealthCardsVerify
-@testable import HealthCardsQR
-@testable import HealthCardsPrint
-@testable import HealthCardsIssuing
 @testable import HealthCardsFixtures
+@testable import HealthCardsIssuing
+@testable import HealthCardsPrint
+@testable import HealthCardsQR
+@testable import HealthCardsVerify
 
 /// The hand-written RFC 6979 signer is not constant-time: it signs only with keys whose private half is public
 /// (issue 22). `issue --deterministic` refuses a real key; `fixtures` keeps working with any key (OpenSSL's random
@@ -55,7 +55,8 @@ import Testing
         func make(_ name: String) throws -> URL {
             let out = dir.appendingPathComponent(name)
             let run = try TestSupport.cli([
-                "fixtures", "--issuer", Self.issuer, "--key", own.path, "--out", out.path, "--now", String(FixturesTests.now),
+                "fixtures", "--issuer", Self.issuer, "--key", own.path, "--out", out.path, "--now",
+                String(FixturesTests.now),
             ])
             #expect(run.status == 0, "\(run.stderr)")
             return out
@@ -65,16 +66,21 @@ import Testing
         let manifest = try FixturesTests.manifest(a)
         #expect(manifest.kid == own.kid)
         for entry in manifest.entries {
-            let verifier = try Verifier(keySets: entry.keySets.map { a.appendingPathComponent($0).path }, now: manifest.now)
-            let findings = try verifier.verify(entry.files.map { a.appendingPathComponent($0).path }).flatMap(\.findings)
+            let verifier = try Verifier(
+                keySets: entry.keySets.map { a.appendingPathComponent($0).path }, now: manifest.now)
+            let findings = try verifier.verify(entry.files.map { a.appendingPathComponent($0).path }).flatMap(
+                \.findings)
             #expect(Set(findings.filter(\.isError).map(\.code)) == Set(entry.errors), "\(entry.name): \(findings)")
-            #expect(Set(findings.filter { !$0.isError }.map(\.code)) == Set(entry.warnings), "\(entry.name): \(findings)")
+            #expect(
+                Set(findings.filter { !$0.isError }.map(\.code)) == Set(entry.warnings), "\(entry.name): \(findings)")
         }
         let treeA = try FixturesTests.tree(a)
         let treeB = try FixturesTests.tree(b)
         #expect(treeA.keys.sorted() == treeB.keys.sorted())
         #expect(treeA["valid/covid19-1-dose.jws"] != nil)
-        #expect(treeA["valid/covid19-1-dose.jws"] != treeB["valid/covid19-1-dose.jws"], "the own key signed deterministically")
+        #expect(
+            treeA["valid/covid19-1-dose.jws"] != treeB["valid/covid19-1-dose.jws"],
+            "the own key signed deterministically")
     }
 
     /// Without `--key`, the issuer key is derived from the seed and the issuer (a public test key): the catalogue of a
@@ -84,7 +90,8 @@ import Testing
         func make(_ name: String) throws -> URL {
             let out = dir.appendingPathComponent(name)
             let run = try TestSupport.cli([
-                "fixtures", "--issuer", "https://issuer.myclinic.org", "--out", out.path, "--now", String(FixturesTests.now),
+                "fixtures", "--issuer", "https://issuer.myclinic.org", "--out", out.path, "--now",
+                String(FixturesTests.now),
             ])
             #expect(run.status == 0, "\(run.stderr)")
             return out
@@ -106,7 +113,9 @@ import Testing
         let (process, _, errFile) = try TestSupport.start(
             ["fixtures", "--issuer", Self.issuer, "--key", key, "--out", out.path], log: "fixtures", in: dir)
         func temporaries() -> [String] {
-            ((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).filter { $0.contains(".fixtures-") }
+            ((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).filter {
+                $0.contains(".fixtures-")
+            }
         }
         let deadline = Date().addingTimeInterval(60)
         while process.isRunning && temporaries().isEmpty && Date() < deadline { usleep(1000) }
@@ -122,7 +131,9 @@ import Testing
         // Leftovers: a dead pid's folder goes, a live one's (this test runner's) stays.
         let dead = dir.appendingPathComponent(".catalogue.fixtures-new-999999999")
         let live = dir.appendingPathComponent(".catalogue.fixtures-new-\(getpid())")
-        for folder in [dead, live] { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
+        for folder in [dead, live] {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        }
         let run = try TestSupport.cli(["fixtures", "--issuer", Self.issuer, "--key", key, "--out", out.path])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dead.path))

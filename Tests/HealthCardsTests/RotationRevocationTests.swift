@@ -2,11 +2,11 @@ import Foundation
 import Testing
 
 @testable import HealthCardsCore
-@testable import HealthCardsVerify
-@testable import HealthCardsQR
-@testable import HealthCardsPrint
-@testable import HealthCardsIssuing
 @testable import HealthCardsFixtures
+@testable import HealthCardsIssuing
+@testable import HealthCardsPrint
+@testable import HealthCardsQR
+@testable import HealthCardsVerify
 
 /// Revocations that survive a key rotation (issue 22): a person revoked under any key of the site is not reissued
 /// under another, each run's report lines are kept (the issuance log) so `revoke` finds a card's run whatever key
@@ -29,7 +29,8 @@ import Testing
         {
             var arguments = [
                 "issue", "--issuer", SiteTestSupport.issuer, "--key", key, "--rid-secret", secret, "--template",
-                templates.appendingPathComponent("covid19-vaccination.json").path, "--out", out.path, "--no-qr", "--quiet",
+                templates.appendingPathComponent("covid19-vaccination.json").path, "--out", out.path, "--no-qr",
+                "--quiet",
             ]
             if withSite { arguments += ["--site", site.path] }
             if let nbf { arguments += ["--nbf", nbf] }
@@ -39,7 +40,10 @@ import Testing
 
         func revoke(key: String, _ extra: [String], expect status: Int32 = 0) throws -> TestSupport.Run {
             try SiteTestSupport.cli(
-                ["revoke", "--site", site.path, "--key", key, "--rid-secret", secret, "--report", out.path + "/report.ndjson"]
+                [
+                    "revoke", "--site", site.path, "--key", key, "--rid-secret", secret, "--report",
+                    out.path + "/report.ndjson",
+                ]
                     + extra, expect: status)
         }
     }
@@ -52,7 +56,8 @@ import Testing
         try SiteTestSupport.cli(["keygen", "--rid-secret", secret])
         let site = dir.appendingPathComponent("site")
         try SiteTestSupport.cli(["site", "--out", site.path, "--issuer", SiteTestSupport.issuer, "--crl", old.path])
-        let issuer = Issuer(dir: dir, old: old, new: new, secret: secret, site: site, out: dir.appendingPathComponent("out"))
+        let issuer = Issuer(
+            dir: dir, old: old, new: new, secret: secret, site: site, out: dir.appendingPathComponent("out"))
         try issuer.issue(key: old.path, nbf: "1700000000")
         return issuer
     }
@@ -88,12 +93,14 @@ import Testing
         // The old key's entry narrowed to the cards before now: checked against what was issued, no --force needed.
         let now = Clock.nowSeconds() - 1
         let narrowed = try f.revoke(key: f.old.path, ["--id", "P-1001", "--before", String(now), "--narrow"])
-        #expect(narrowed.stdout.hasPrefix("narrowed \(oldRid) to \(oldRid).\(now) (patient P-1001)"), "\(narrowed.stdout)")
+        #expect(
+            narrowed.stdout.hasPrefix("narrowed \(oldRid) to \(oldRid).\(now) (patient P-1001)"), "\(narrowed.stdout)")
         try f.issue(key: f.new.path)
         let reissued = try #require(try TestSupport.report(f.out).first { $0["id"] == "P-1001" })
         #expect(reissued["status"] == "issued" && reissued["kid"]?.stringValue == f.new.kid)
         try SiteTestSupport.cli(["verify", "--jwks", f.site.path, f.out.path + "/cards/P-1001.smart-health-card"])
-        let old = try TestSupport.write(String(decoding: oldCard, as: UTF8.self), to: "old.smart-health-card", in: f.dir)
+        let old = try TestSupport.write(
+            String(decoding: oldCard, as: UTF8.self), to: "old.smart-health-card", in: f.dir)
         let verifyOld = try SiteTestSupport.cli(["verify", "--jwks", f.site.path, old], expect: 1)
         #expect(verifyOld.stdout.contains("REVOKED"), "\(verifyOld.stdout)")
     }
@@ -113,12 +120,15 @@ import Testing
         #expect(
             revoked.stderr.contains("note: 'P-1002' also has cards signed by key \(f.new.kid)")
                 && revoked.stderr.contains("which this revocation does not reach"), "\(revoked.stderr)")
-        #expect(try CRL(bytes: try SiteTestSupport.bytes(f.site.path + "/.well-known/crl/\(f.old.kid).json"), source: "crl")
-            .entries.contains(CRL.Entry(rid: oldRid)))
+        #expect(
+            try CRL(bytes: try SiteTestSupport.bytes(f.site.path + "/.well-known/crl/\(f.old.kid).json"), source: "crl")
+                .entries.contains(CRL.Entry(rid: oldRid)))
         // The output folder itself is a report too (its log).
         let byFolder = try SiteTestSupport.cli(
-            ["revoke", "--site", f.site.path, "--key", f.old.path, "--rid-secret", f.secret, "--report", f.out.path,
-             "--id", "P-1003"])
+            [
+                "revoke", "--site", f.site.path, "--key", f.old.path, "--rid-secret", f.secret, "--report", f.out.path,
+                "--id", "P-1003",
+            ])
         #expect(byFolder.stdout.hasPrefix("revoked "), "\(byFolder.stdout)")
 
         // Both runs are in the log, each line tagged with its run, each run begun and ended.
@@ -142,7 +152,9 @@ import Testing
         let rotated = try SiteTestSupport.cli(["site", "--out", site, new.path, old.path])
         #expect(rotated.stdout == "\(new.kid) crlVersion 1\n\(old.kid) crlVersion 1\n", "\(rotated.stdout)")
         #expect(rotated.stderr.contains("note: gave \(new.kid) an empty revocation list"), "\(rotated.stderr)")
-        #expect(try CRL(bytes: try SiteTestSupport.bytes(site + "/.well-known/crl/\(new.kid).json"), source: "crl").ctr == 1)
+        #expect(
+            try CRL(bytes: try SiteTestSupport.bytes(site + "/.well-known/crl/\(new.kid).json"), source: "crl").ctr == 1
+        )
         let without = try SiteTestSupport.cli(["site", "--out", site, "--no-crl", third.path, new.path, old.path])
         #expect(without.stdout.hasPrefix("\(third.kid) (no CRL)\n"), "\(without.stdout)")
         // A site that never had a list gives none.
@@ -173,7 +185,9 @@ import Testing
         let otherRid = try RID.derive(secret: secret, kid: other.kid, patientID: "P-1")
         _ = try site.revoke([CRL.Entry(rid: otherRid, before: 1_700_000_001)], kid: other.kid)
         let refused = try #require(try refusal())
-        #expect(refused.kid == other.kid && refused.rid == otherRid && refused.entry == CRL.Entry(rid: otherRid, before: 1_700_000_001))
+        #expect(
+            refused.kid == other.kid && refused.rid == otherRid
+                && refused.entry == CRL.Entry(rid: otherRid, before: 1_700_000_001))
         #expect(refused.message.contains("is revoked under key \(other.kid)"), "\(refused.message)")
         // A card issued at or after the entry's time is not revoked by it: the same rule as on the signing key's list.
         #expect(
@@ -201,7 +215,10 @@ import Testing
         // A killed run: begun, one line cut off in its middle.
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         handle.seekToEndOfFile()
-        handle.write(Data(#"{"run":"run2","begin":{"started":2,"issuer":"https://issuer.example.org","kid":"k2"}}"#.utf8 + [0x0A]))
+        handle.write(
+            Data(
+                #"{"run":"run2","begin":{"started":2,"issuer":"https://issuer.example.org","kid":"k2"}}"#.utf8 + [0x0A])
+        )
         handle.write(Data(#"{"run":"run2","line":{"source":"a.csv:2","id":"P-2","sta"#.utf8))
         try handle.close()
         let third = try log.begin(IssuanceRun(id: "run3", started: 3, issuer: "https://issuer.example.org", kid: "k3"))
@@ -224,16 +241,26 @@ import Testing
         #expect(throws: HealthCardError.self) { try IssuedCards(reports: [broken]) }
 
         let key = try TestSupport.demoKey(in: dir)
-        for (name, make) in [("link", { (p: String) in try FileManager.default.createSymbolicLink(atPath: p, withDestinationPath: "/dev/null") }),
-                             ("fifo", { (p: String) in _ = mkfifo(p, 0o600) })] as [(String, (String) throws -> Void)] {
+        for (name, make) in [
+            (
+                "link",
+                { (p: String) in try FileManager.default.createSymbolicLink(atPath: p, withDestinationPath: "/dev/null")
+                }
+            ),
+            ("fifo", { (p: String) in _ = mkfifo(p, 0o600) }),
+        ] as [(String, (String) throws -> Void)] {
             let out = dir.appendingPathComponent("out-\(name)")
             try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
             try make(out.path + "/issuance-log.ndjson")
             let run = try SiteTestSupport.cli(
-                ["issue", "--issuer", SiteTestSupport.issuer, "--key", key, "--template",
-                 Self.templates.appendingPathComponent("covid19-vaccination.json").path, "--out", out.path, "--no-qr", "--quiet",
-                 Self.templates.appendingPathComponent("covid19-vaccination.sample.csv").path], expect: 2)
-            #expect(run.stderr.contains("cannot write the issuance log \(out.path)/issuance-log.ndjson"), "\(run.stderr)")
+                [
+                    "issue", "--issuer", SiteTestSupport.issuer, "--key", key, "--template",
+                    Self.templates.appendingPathComponent("covid19-vaccination.json").path, "--out", out.path,
+                    "--no-qr", "--quiet",
+                    Self.templates.appendingPathComponent("covid19-vaccination.sample.csv").path,
+                ], expect: 2)
+            #expect(
+                run.stderr.contains("cannot write the issuance log \(out.path)/issuance-log.ndjson"), "\(run.stderr)")
             #expect(!FileManager.default.fileExists(atPath: out.path + "/cards"), "\(name): something was issued")
             #expect(FileIO.linkTarget("/dev/null") == nil && FileKind.of("/dev/null") == .characterDevice)
         }
@@ -254,7 +281,8 @@ import Testing
         let (process, _, errFile) = try TestSupport.start(
             [
                 "issue", "--issuer", SHLTestSupport.issuer, "--key", key, "--site", site, "--shl", SHLTestSupport.base,
-                "--rid-secret", secret, "--template", BatchTestSupport.template, "--out", out.path, "--nbf", "1700000000",
+                "--rid-secret", secret, "--template", BatchTestSupport.template, "--out", out.path, "--nbf",
+                "1700000000",
                 "--jobs", "1", "--quiet", csv,
             ], log: "batch", in: dir)
         defer {
@@ -262,7 +290,9 @@ import Testing
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         }
         func links() -> Int {
-            ((try? FileManager.default.contentsOfDirectory(atPath: out.path + "/shl")) ?? []).filter { $0.hasSuffix(".txt") }.count
+            ((try? FileManager.default.contentsOfDirectory(atPath: out.path + "/shl")) ?? []).filter {
+                $0.hasSuffix(".txt")
+            }.count
         }
         let deadline = Date().addingTimeInterval(120)
         while process.isRunning && links() < 3 && Date() < deadline { usleep(2000) }
@@ -294,7 +324,9 @@ import Testing
         #expect(revoked.stdout.hasPrefix("revoked \(rid)"), "\(revoked.stdout)")
         kill(process.processIdentifier, SIGCONT)
         process.waitUntilExit()
-        #expect(process.terminationStatus == 1, "\(String(decoding: (try? Data(contentsOf: errFile)) ?? Data(), as: UTF8.self))")
+        #expect(
+            process.terminationStatus == 1,
+            "\(String(decoding: (try? Data(contentsOf: errFile)) ?? Data(), as: UTF8.self))")
         let report = try TestSupport.report(out)
         #expect(report.count == patients)
         let line = try #require(report.first { $0["id"]?.stringValue == last })

@@ -1,8 +1,8 @@
 import HealthCardsCore
-import HealthCardsVerify
-import HealthCardsQR
-import HealthCardsPrint
 import HealthCardsIssuing
+import HealthCardsPrint
+import HealthCardsQR
+import HealthCardsVerify
 
 /// A P-256 key whose private half is public knowledge: the only keys the hand-written RFC 6979 signer
 /// (`DeterministicES256Signer`, `RFC6979`) takes.

@@ -1,7 +1,7 @@
 import HealthCardsCore
-import HealthCardsVerify
-import HealthCardsQR
 import HealthCardsPrint
+import HealthCardsQR
+import HealthCardsVerify
 
 /// What a CSV field holds once the characters no one sees are dealt with: spreadsheets and EHR exports leave a
 /// no-break space after a value, a zero-width space from a copy and paste, a byte order mark inside a field
@@ -21,7 +21,8 @@ enum FieldText {
     static func trimmed(_ value: String) -> String {
         let scalars = value.unicodeScalars
         guard let first = scalars.first, let last = scalars.last, isEdge(first) || isEdge(last) else { return value }
-        guard let start = scalars.firstIndex(where: { !isEdge($0) }), let end = scalars.lastIndex(where: { !isEdge($0) })
+        guard let start = scalars.firstIndex(where: { !isEdge($0) }),
+            let end = scalars.lastIndex(where: { !isEdge($0) })
         else { return "" }
         return String(scalars[start...end])
     }
@@ -79,7 +80,8 @@ enum FieldText {
         case 0x200E, 0x200F, 0x061C, 0x202A...0x202E, 0x2066...0x2069: name = "a text direction control"
         default: name = "an invisible format character"
         }
-        let seen = ControlCharacters.isLookalikeSpace(scalar) ? "which looks like a space but is not one" : "which no one sees"
+        let seen =
+            ControlCharacters.isLookalikeSpace(scalar) ? "which looks like a space but is not one" : "which no one sees"
         return "\(ControlCharacters.codePoint(scalar)) (\(name)), \(seen)"
     }
 }

@@ -1,10 +1,11 @@
+import HealthCardsCore
+import HealthCardsPrint
+import HealthCardsQR
+import HealthCardsVerify
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import HealthCardsCore
-import HealthCardsVerify
-import HealthCardsQR
-import HealthCardsPrint
 
 /// One `issue` run as the issuance log records it.
 public struct IssuanceRun: Sendable, Equatable {
@@ -136,7 +137,8 @@ public final class FileIssuanceLog: IssuanceLog {
             throw HealthCardError(
                 .io,
                 "cannot write the issuance log \(path): it \(what); the log "
-                    + "is appended to and read back, so it must be a regular file. Nothing was issued; move that away and run again")
+                    + "is appended to and read back, so it must be a regular file. Nothing was issued; move that away and run again"
+            )
         }
     }
 
@@ -168,7 +170,9 @@ public final class FileIssuanceLog: IssuanceLog {
 
     public func forEachLine(_ body: (IssuanceLogLine) throws -> Void) throws {
         let lines: LineReader
-        do { lines = try LineReader(path: path, maxLineBytes: InputBudget.reportLineBytes + 256) } catch let error as HealthCardError {
+        do { lines = try LineReader(path: path, maxLineBytes: InputBudget.reportLineBytes + 256) } catch let error
+            as HealthCardError
+        {
             throw HealthCardError(.configuration, "\(Setting.report): \(error.text)")
         }
         var runs: [String: IssuanceRun] = [:]
@@ -196,7 +200,9 @@ public final class FileIssuanceLog: IssuanceLog {
                     issuer: begin["issuer"]?.stringValue ?? "", kid: begin["kid"]?.stringValue ?? "")
             } else if let line = json["line"] {
                 if let broken { throw notALog(broken) }
-                guard line["status"]?.stringValue != nil, line["source"]?.stringValue != nil else { throw notALog(next.number) }
+                guard line["status"]?.stringValue != nil, line["source"]?.stringValue != nil else {
+                    throw notALog(next.number)
+                }
                 try body(IssuanceLogLine(run: runs[id], place: "\(path):\(next.number)", reportLine: line))
             } else if json["end"] != nil {
                 if let broken { throw notALog(broken) }
@@ -208,7 +214,9 @@ public final class FileIssuanceLog: IssuanceLog {
 
     /// True when the first line of the file at `path` that holds anything is an issuance log's.
     static func looksLikeLog(_ path: String) -> Bool {
-        guard let lines = try? LineReader(path: path, maxLineBytes: InputBudget.reportLineBytes + 256) else { return false }
+        guard let lines = try? LineReader(path: path, maxLineBytes: InputBudget.reportLineBytes + 256) else {
+            return false
+        }
         while let next = try? lines.next() {
             guard let bytes = next.bytes else { return false }
             if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0D }) { continue }

@@ -1,7 +1,7 @@
 import HealthCardsCore
-import HealthCardsVerify
-import HealthCardsQR
 import HealthCardsPrint
+import HealthCardsQR
+import HealthCardsVerify
 
 /// One reason a record of a batch was rejected, as staff read it without a JSON tool: where (file, line, column),
 /// the rule code, and a short reason that holds no patient data (the report's message quotes the values; this
@@ -110,8 +110,11 @@ public struct RejectedRow: Sendable, Equatable {
     public var csvLine: String {
         func field(_ text: String) -> String {
             let escaped = ControlCharacters.escaped(text)
-            guard escaped.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return escaped }
-            return "\"" + escaped.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\""
+            guard escaped.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else {
+                return escaped
+            }
+            return "\"" + escaped.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"")
+                + "\""
         }
         return [file, lineText, column ?? "", code.rawValue, reason].map(field).joined(separator: ",") + "\n"
     }

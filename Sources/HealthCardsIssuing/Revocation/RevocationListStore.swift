@@ -1,10 +1,11 @@
+import HealthCardsCore
+import HealthCardsPrint
+import HealthCardsQR
+import HealthCardsVerify
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import HealthCardsCore
-import HealthCardsVerify
-import HealthCardsQR
-import HealthCardsPrint
 
 /// Where an issuer keeps its revocation lists (SMART Health Cards "Revocation", digest section 8): one list per
 /// signing key, named by the key's kid. `revoke` reads and replaces them; `issue --site` reads every key's list
@@ -53,7 +54,8 @@ public struct FileRevocationListStore: RevocationListStore {
         guard crl.kid == kid else {
             throw HealthCardError(
                 .validation,
-                "\(path) has kid \(crl.kid), but its file name says \(kid); a CRL lives at .well-known/crl/<its kid>.json")
+                "\(path) has kid \(crl.kid), but its file name says \(kid); a CRL lives at .well-known/crl/<its kid>.json"
+            )
         }
         return crl
     }

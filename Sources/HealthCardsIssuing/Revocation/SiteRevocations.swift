@@ -1,9 +1,8 @@
-import Synchronization
-
 import HealthCardsCore
-import HealthCardsVerify
-import HealthCardsQR
 import HealthCardsPrint
+import HealthCardsQR
+import HealthCardsVerify
+import Synchronization
 
 /// One revocation list, indexed by rid for the lookup a batch makes for every record.
 public struct IndexedRevocationList: Sendable {
@@ -111,7 +110,8 @@ public final class SiteRevocations: Sendable {
         }
     }
 
-    private static func read(site: IssuerSite, store: any RevocationListStore, signingKid: String, previous: State?) throws
+    private static func read(site: IssuerSite, store: any RevocationListStore, signingKid: String, previous: State?)
+        throws
         -> State
     {
         let keySetRevision = FileRevision.of(site.keySetPath)
@@ -180,16 +180,20 @@ extension SiteRevocations.Snapshot {
     }
 
     private static func sameKey(
-        _ list: IndexedRevocationList, entry: CRL.Entry, rid: String, ridFrom: String, nbf: Int64, site: String, now: Int64
+        _ list: IndexedRevocationList, entry: CRL.Entry, rid: String, ridFrom: String, nbf: Int64, site: String,
+        now: Int64
     ) -> String {
         guard let before = entry.before else {
-            return "REVOKED: vc.rid \(rid) (of id \(Quote.text(ridFrom))) is revoked by the entry '\(entry.text)' in \(list.location), which "
+            return
+                "REVOKED: vc.rid \(rid) (of id \(Quote.text(ridFrom))) is revoked by the entry '\(entry.text)' in \(list.location), which "
                 + "revokes every card of this person signed by key \(list.crl.kid), those issued from now on included: every "
                 + "verifier that checks the list would reject this card, so it was not signed. To give the person a "
                 + "corrected card, revoke only the cards issued before it: \(narrowCommand(site: site, ridFrom: ridFrom, now: now, key: "KEY")) (or a "
                 + "time just after the bad card's nbf), then run this again"
         }
-        let when = before > now ? "run this again from then on" : "leave \(Setting.nbf) out (or give one at or after \(before))"
+        let when =
+            before > now
+            ? "run this again from then on" : "leave \(Setting.nbf) out (or give one at or after \(before))"
         return "REVOKED: vc.rid \(rid) (of id \(Quote.text(ridFrom))) is revoked for cards issued before \(before) "
             + "(\(Clock.describe(before))) by the entry '\(entry.text)' in \(list.location), and this card's nbf \(nbf) is before "
             + "that: every verifier that checks the list would reject it, so it was not signed. To issue it, \(when)"
@@ -200,7 +204,9 @@ extension SiteRevocations.Snapshot {
         signingKid: String, site: String, now: Int64
     ) -> String {
         let which =
-            entry.before.map { "for cards issued before \($0) (\(Clock.describe($0))), and this card's nbf \(nbf) is before that" }
+            entry.before.map {
+                "for cards issued before \($0) (\(Clock.describe($0))), and this card's nbf \(nbf) is before that"
+            }
             ?? "for every card, those issued from now on included"
         let fix =
             entry.before.map { before in
@@ -211,9 +217,10 @@ extension SiteRevocations.Snapshot {
                     : "leave \(Setting.nbf) out (or give one at or after \(before))"
             }
             ?? "narrow the old key's entry to the cards issued before now (they stay revoked): "
-                + narrowCommand(site: site, ridFrom: ridFrom, now: now, key: "OLD-KEY")
-                + " (OLD-KEY: key \(list.crl.kid), its public half is enough), then run this again"
-        return "REVOKED: this person (id \(Quote.text(ridFrom))) is revoked under key \(list.crl.kid), which signed their earlier "
+            + narrowCommand(site: site, ridFrom: ridFrom, now: now, key: "OLD-KEY")
+            + " (OLD-KEY: key \(list.crl.kid), its public half is enough), then run this again"
+        return
+            "REVOKED: this person (id \(Quote.text(ridFrom))) is revoked under key \(list.crl.kid), which signed their earlier "
             + "cards: the entry '\(entry.text)' in \(list.location) revokes vc.rid \(rid) \(which). A card signed now by key "
             + "\(signingKid) would carry vc.rid \(newRid), which no list names, so it would verify although the person's "
             + "cards were revoked: it was not signed. If the person is to get a new card, \(fix)"
