@@ -1,6 +1,8 @@
 # healthcards: `make demo` and `make test` work on a fresh Debian 12 machine with Swift 6 installed.
 SHELL := /bin/bash
 APT_PACKAGES := pkg-config libssl-dev zlib1g-dev libqrencode-dev libpng-dev libzbar-dev
+# Reading QR images as people send them: JPEG photos (libjpeg) and a second QR decoder (zxing-cpp).
+APT_PACKAGES += libjpeg-dev libzxing-dev
 # Printed cards (PDF): Cairo, Pango, librsvg (SVG logos) and the Noto fonts for every script.
 APT_PACKAGES += libcairo2-dev libpango1.0-dev librsvg2-dev fonts-noto-core fonts-noto-cjk
 # What only the tests need: the checker's virtual environment; pdftoppm and pdftotext to read printed cards, qpdf

@@ -6,7 +6,8 @@
 //   HealthCardsCore      JSON, Base64URL, JWS/JWK, payload, FHIR, minimization, validation, findings,
 //                        in-memory issuing, keys, JWE and link payloads        (libcrypto, zlib)
 //   HealthCardsVerify    checks on bytes: card files, JWS, shc:/ texts, key sets and CRLs, links
-//   HealthCardsQR        QR symbols and PNG images, and reading QR images      (+ libqrencode, libpng, zbar)
+//   HealthCardsQR        QR symbols and PNG images, and reading QR images      (+ libqrencode, libpng, libjpeg,
+//                                                                                zbar, zxing-cpp)
 //   HealthCardsPrint     printable cards (PDF)                                 (+ Cairo, Pango, librsvg)
 //   HealthCardsIssuing   batch runs, the issuer's site, revocation, static SMART Health Links, files
 //   HealthCardsFixtures  the catalogue of valid and broken test cards
@@ -35,6 +36,13 @@ let package = Package(
         .systemLibrary(name: "CProcess"),
         // libpng's error path is setjmp/longjmp, which must stay inside C: a small C target owns it.
         .target(name: "CPNG", linkerSettings: [.linkedLibrary("png16")]),
+        // Photographs of QR codes come as JPEG: libjpeg (Debian libjpeg62-turbo) longjmps on errors too, so a
+        // small C target owns that, the header-size check and the memory and scan limits.
+        .target(name: "CJPEG", linkerSettings: [.linkedLibrary("jpeg")]),
+        // zxing-cpp (Debian libzxing-dev), the second QR decoder, tried where zbar finds nothing: a C++ library,
+        // reached through a small C shim compiled as C++ that catches every exception.
+        .target(
+            name: "CZXing", cxxSettings: [.define("ZX_USE_UTF8", to: "1")], linkerSettings: [.linkedLibrary("ZXing")]),
         // Printable cards (PDF): Cairo draws the pages, Pango lays out text in any script, librsvg draws SVG logos.
         .systemLibrary(name: "CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"])]),
         .systemLibrary(name: "CPango", pkgConfig: "pangocairo", providers: [.apt(["libpango1.0-dev"])]),
@@ -42,7 +50,7 @@ let package = Package(
 
         .target(name: "HealthCardsCore", dependencies: ["COpenSSL", "CZlib", "CProcess"]),
         .target(name: "HealthCardsVerify", dependencies: ["HealthCardsCore"]),
-        .target(name: "HealthCardsQR", dependencies: ["HealthCardsCore", "HealthCardsVerify", "CQRencode", "CPNG", "CZbar"]),
+        .target(name: "HealthCardsQR", dependencies: ["HealthCardsCore", "HealthCardsVerify", "CQRencode", "CPNG", "CJPEG", "CZbar", "CZXing"]),
         .target(
             name: "HealthCardsPrint",
             dependencies: ["HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "CCairo", "CPango", "CRsvg"]),
@@ -71,5 +79,7 @@ let package = Package(
                 "HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsPrint", "HealthCardsIssuing",
                 "HealthCardsFixtures",
             ]),
-    ]
+    ],
+    // zxing-cpp's headers need C++17 (the CZXing shim).
+    cxxLanguageStandard: .cxx17
 )

@@ -22,27 +22,37 @@ targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
     targets=($(ls Fuzz/targets/*.swift | xargs -n1 basename | sed 's/\.swift$//'))
 fi
-mkdir -p "$FUZZ_DIR/CPNG" "$FUZZ_DIR/crashes"
+mkdir -p "$FUZZ_DIR/CPNG" "$FUZZ_DIR/CJPEG" "$FUZZ_DIR/CZXing" "$FUZZ_DIR/crashes"
 # The C modules' include paths; the PDF ones (Cairo, Pango, librsvg) also need their libraries' headers.
 pdf_cflags=()
 for flag in $(pkg-config --cflags-only-I cairo pangocairo librsvg-2.0); do pdf_cflags+=(-Xcc "$flag"); done
 flags=(-parse-as-library -sanitize=fuzzer,address -g -I Sources/COpenSSL -I Sources/CZlib -I Sources/CQRencode -I Sources/CZbar
-       -I Sources/CProcess -I Sources/CCairo -I Sources/CPango -I Sources/CRsvg "${pdf_cflags[@]}" -I "$FUZZ_DIR/CPNG")
+       -I Sources/CProcess -I Sources/CCairo -I Sources/CPango -I Sources/CRsvg "${pdf_cflags[@]}" -I "$FUZZ_DIR/CPNG"
+       -I "$FUZZ_DIR/CJPEG" -I "$FUZZ_DIR/CZXing")
+# The small C targets (their own setjmp or C++ inside), compiled with the same instrumentation: CPNG (libpng), CJPEG
+# (libjpeg) and CZXing (the C shim over zxing-cpp, C++17). Each gets a module map naming its header.
+c_objects=("$FUZZ_DIR/CPNG.o" "$FUZZ_DIR/CJPEG.o" "$FUZZ_DIR/CZXing.o")
+compile_c() {
+    local name=$1 source=$2 header=$3 object="$FUZZ_DIR/$1.o"
+    shift 3
+    if [ ! -f "$object" ] || [ "$source" -nt "$object" ] || [ "$header" -nt "$object" ]; then
+        printf 'module %s {\n    header "%s/%s"\n    export *\n}\n' "$name" "$PWD" "$header" > "$FUZZ_DIR/$name/module.modulemap"
+        "${NICE[@]}" "$@" -fsanitize=fuzzer-no-link,address -g -O1 -I "Sources/$name/include" -c "$source" -o "$object"
+    fi
+}
 # The library: each layer's sources (docs/library.md), instrumented, as one static library per module, compiled
 # in dependency order (each rebuilt, with the layers above it, when a source changes).
 modules=(HealthCardsCore HealthCardsVerify HealthCardsQR HealthCardsPrint HealthCardsIssuing HealthCardsFixtures)
 libs=()
 rebuild=0
-[ -f "$FUZZ_DIR/CPNG.o" ] || rebuild=1
+for object in "${c_objects[@]}"; do [ -f "$object" ] || rebuild=1; done
+compile_c CPNG Sources/CPNG/CPNG.c Sources/CPNG/include/CPNG.h "$CLANG" $(pkg-config --cflags libpng)
+compile_c CJPEG Sources/CJPEG/CJPEG.c Sources/CJPEG/include/CJPEG.h "$CLANG"
+compile_c CZXing Sources/CZXing/CZXing.cpp Sources/CZXing/include/CZXing.h "$CLANG++" -std=c++17 -DZX_USE_UTF8=1
 for module in "${modules[@]}"; do
     lib="$FUZZ_DIR/lib$module.a"
-    if [ "$rebuild" = 1 ] || [ ! -f "$lib" ] || [ -n "$(find "Sources/$module" Sources/CPNG -newer "$lib" -print -quit)" ]; then
+    if [ "$rebuild" = 1 ] || [ ! -f "$lib" ] || [ -n "$(find "Sources/$module" Sources/CPNG Sources/CJPEG Sources/CZXing -newer "$lib" -print -quit)" ]; then
         rebuild=1
-        if [ ! -f "$FUZZ_DIR/CPNG.o" ] || [ Sources/CPNG/CPNG.c -nt "$FUZZ_DIR/CPNG.o" ]; then
-            printf 'module CPNG {\n    header "%s/Sources/CPNG/include/CPNG.h"\n    export *\n}\n' "$PWD" > "$FUZZ_DIR/CPNG/module.modulemap"
-            "${NICE[@]}" "$CLANG" -fsanitize=fuzzer-no-link,address -g -O1 $(pkg-config --cflags libpng) -I Sources/CPNG/include \
-                -c Sources/CPNG/CPNG.c -o "$FUZZ_DIR/CPNG.o"
-        fi
         echo "fuzz: compiling $module with -sanitize=fuzzer,address"
         "${NICE[@]}" "$SWIFTC" "${flags[@]}" -I "$FUZZ_DIR" -enable-testing -package-name healthcards -module-name "$module" \
             -emit-module -emit-module-path "$FUZZ_DIR/$module.swiftmodule" -emit-library -static -o "$lib" \
@@ -68,9 +78,9 @@ for target in "${targets[@]}"; do
     fi
     if [ ! -x "$binary" ] || [ -n "$(find "${files[@]}" -newer "$binary" -print -quit)" ] || [ "$newest_lib" -nt "$binary" ]; then
         echo "fuzz: building $target"
-        "${NICE[@]}" "$SWIFTC" "${flags[@]}" -I "$FUZZ_DIR" "${files[@]}" "$FUZZ_DIR/CPNG.o" -L "$FUZZ_DIR" \
+        "${NICE[@]}" "$SWIFTC" "${flags[@]}" -I "$FUZZ_DIR" "${files[@]}" "${c_objects[@]}" -L "$FUZZ_DIR" \
             $(for ((i=${#libs[@]}-1; i>=0; i--)); do echo "${libs[$i]}"; done) -package-name healthcards \
-            -lcrypto -lz -lqrencode -lpng16 -lzbar $(pkg-config --libs cairo pangocairo librsvg-2.0) -o "$binary" 2>&1 | grep -v "^/usr/bin/ld.gold: warning" || true
+            -lcrypto -lz -lqrencode -lpng16 -ljpeg -lzbar -lZXing -lstdc++ $(pkg-config --libs cairo pangocairo librsvg-2.0) -o "$binary" 2>&1 | grep -v "^/usr/bin/ld.gold: warning" || true
         test -x "$binary"
     fi
     corpus="$FUZZ_DIR/corpus/$target"

@@ -8,14 +8,29 @@ package enum QRImageCheck {
     /// The pieces of every `shc:/` symbol in a PNG and the symbols holding a SMART Health Link (checked by
     /// `SHLCheck`), or a finding when none can be read.
     package static func read(png: [UInt8], file: String) -> (pieces: [QRPiece], links: [DecodedQR], findings: [Finding]) {
+        read(image: png, file: file)
+    }
+
+    /// As `read(png:file:)` for a PNG or a JPEG, told apart by their first bytes.
+    /// - Parameter maxPixels: the most width × height decoded (`InputLimits.imagePixels`), checked from the
+    ///   header; over it, `FILE_TOO_LARGE`.
+    package static func read(image bytes: [UInt8], file: String, maxPixels: Int = InputBudget.imagePixels)
+        -> (pieces: [QRPiece], links: [DecodedQR], findings: [Finding])
+    {
         let symbols: [DecodedQR]
-        do { symbols = try SHCQRCodeReader.read(png: png) } catch let error as HealthCardError where error.kind == .input {
+        let image: GrayImage
+        do {
+            image = try GrayImage(imageBytes: bytes, maxPixels: maxPixels)
+            symbols = try QRDecoder().decode(image)
+        } catch let error as HealthCardError where error.kind == .input {
             return ([], [], [Finding(.fileTooLarge, error.text, at: .init(file: file))])
         } catch {
-            return ([], [], [Finding(.qrImageUnreadable, "the image cannot be read: \(error)", at: .init(file: file))])
+            let format = QRImageFormat.sniff(bytes)?.rawValue ?? "image"
+            return ([], [], [Finding(.qrImageUnreadable, "the \(format) cannot be read: \(error). Save the image again as a PNG or a JPEG "
+                + "(a screenshot or a new scan will do) and check that copy", at: .init(file: file))])
         }
         if symbols.isEmpty {
-            return ([], [], [Finding(.qrNoSymbol, "no QR symbol was found in the image", at: .init(file: file))])
+            return ([], [], [Finding(.qrNoSymbol, noSymbolMessage(image), at: .init(file: file))])
         }
         var pieces: [QRPiece] = []
         var links: [DecodedQR] = []
@@ -35,7 +50,11 @@ package enum QRImageCheck {
         var found: [Finding] = []
         let at = Finding.Location(file: file, chunk: chunk)
         guard let version = symbol.version, let level = symbol.errorCorrection else {
-            found.append(Finding(.qrGridUnreadable, "the symbol's version or ECC level could not be read from the image (rotated or skewed?); they were not checked", at: at))
+            found.append(Finding(.qrGridUnreadable, "the symbol was read (by \(symbol.readBy.rawValue)), but its version and ECC level could "
+                + "not be: the module grid cannot be sampled from the image (too blurred, too small, in strong perspective or "
+                + "partly covered) and zxing-cpp's error-corrected codewords were not there to read them from; the version limit, "
+                + "the ECC level, the two-segment layout and the smallest version were not checked. Give a sharper, "
+                + "larger or straighter image of the QR to have them checked", at: at))
             return found
         }
         if version > QRCode.maxVersion {
@@ -47,8 +66,9 @@ package enum QRImageCheck {
         guard symbol.bytes.starts(with: Array("shc:/".utf8)) else { return found }  // QR_PREFIX says it
         guard let segments = symbol.segments else {
             found.append(Finding(.qrSegmentsUnreadable, "the segment headers could not be read from the symbol's modules (the grid sampled "
-                + "from the image does not give back the data zbar decoded: a blurred, skewed or damaged image?); the two-segment layout "
-                + "and the smallest version were not checked", at: at))
+                + "from the image does not give back the data \(symbol.readBy.rawValue) decoded, and zxing-cpp's error-corrected codewords "
+                + "were not there or did not either: a blurred, skewed or damaged image); the two-segment layout "
+                + "and the smallest version were not checked. Give a sharper image of the QR to have them checked", at: at))
             return found
         }
         let expected = QRVersionProbe.shcSegments(symbol.bytes)
@@ -68,5 +88,46 @@ package enum QRImageCheck {
         guard let smallest = QRVersionProbe.smallestVersion(expected, level: level), version > smallest else { return found }
         found.append(Finding(.qrVersionNotMinimal, "the symbol is version \(version) but its two segments fit version \(smallest) at ECC \(level.rawValue); let the encoder pick the smallest version", at: at))
         return found
+    }
+
+    /// What to say when no decoder found a symbol: what usually causes it, what this image shows of it, and what
+    /// to do.
+    static func noSymbolMessage(_ image: GrayImage) -> String {
+        var seen: [String] = []
+        // A card's QR is version 10 to 22 (57 to 105 modules, with the quiet zone 65 to 113): under about 1.5
+        // pixels a module no decoder finds it.
+        if min(image.width, image.height) < 160 {
+            seen.append("the image is only \(image.width) × \(image.height) pixels, too few for the 65 to 113 modules (quiet zone "
+                + "included) of a card's QR at 2 pixels or more per module")
+        }
+        var histogram = [Int](repeating: 0, count: 256)
+        let step = max(1, image.pixels.count / 250_000)
+        var total = 0
+        for i in stride(from: 0, to: image.pixels.count, by: step) {
+            histogram[Int(image.pixels[i])] += 1
+            total += 1
+        }
+        func percentile(_ p: Double) -> Int {
+            var seenCount = 0
+            for (value, count) in histogram.enumerated() {
+                seenCount += count
+                if Double(seenCount) > Double(total) * p { return value }
+            }
+            return 255
+        }
+        let dark = percentile(0.02), light = percentile(0.98)
+        if light - dark < 64 {
+            seen.append("the image has little contrast (its dark and light parts are \(dark) and \(light) of 255): faded print, "
+                + "glare or a dim photo")
+        }
+        return "no QR symbol was found in the image (\(image.width) × \(image.height) pixels; zbar and zxing-cpp both tried"
+            + (image.width * image.height <= QRDecoder.enlargeMaxPixels ? ", and zbar again on the image enlarged 2×" : "") + "). "
+            + (seen.isEmpty ? "" : "Here " + seen.joined(separator: "; ") + ". ")
+            + "What usually causes it: too few pixels per module (a thumbnail, a scan under 150 dpi, a photo from far away); "
+            + "no quiet zone (the symbol needs a light margin 4 modules wide: cropped too tight, or printed against a dark or "
+            + "busy background); glare, a reflection or a shadow across the symbol; blur (out of focus, moving) or heavy JPEG "
+            + "compression; a symbol cut off at the edge of the image, creased or partly covered. What to do: scan it at 300 dpi, "
+            + "or photograph it flat, evenly lit without reflections, in focus, filling about half the frame with its margin "
+            + "showing; or check the card's own file (.smart-health-card) or the QR text instead"
     }
 }

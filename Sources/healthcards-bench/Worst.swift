@@ -95,6 +95,23 @@ enum WorstCases {
         verify(
             "PNG over budget", "a small PNG that claims 20000 × 20000 pixels",
             try file("huge.png", tinyPNG(width: 20000, height: 20000)))
+        // An image that holds no symbol makes verify try every decoder and pass (docs/verify.md, "QR images as
+        // people send them"): the largest such PNG, busy (random modules, 46 pixels each: 8142 × 8142).
+        var generator = SeededRandom(state: 21)
+        let busySide = quick ? 400 : 177 * 46
+        let busy = try QRImage(scale: quick ? 4 : 46, quietZone: 0).png(
+            size: quick ? 100 : 177, modules: (0..<(quick ? 10_000 : 177 * 177)).map { _ in generator.next() & 1 == 1 })
+        verify("PNG, no symbol", "random modules, \(busySide) × \(busySide) pixels (every decoder pass runs)", try file("busy.png", busy))
+        // JPEGs: the largest accepted (8192 × 8192, no symbol), a progressive one at the scan limit, and one that
+        // claims 60000 × 60000 pixels in a few hundred bytes.
+        let jpegSide = quick ? 512 : 8192
+        verify("JPEG", "baseline, gray, \(jpegSide) × \(jpegSide) pixels, no symbol", try file("largest.jpg", jpeg(width: jpegSide, height: jpegSide)))
+        verify(
+            "JPEG, most scans", "progressive, \(InputBudget.jpegScans) scans, \(jpegSide) × \(jpegSide) pixels",
+            try file("scans.jpg", jpeg(width: jpegSide, height: jpegSide, progressive: true, scans: InputBudget.jpegScans)))
+        verify(
+            "JPEG over budget", "a small JPEG that claims 60000 × 60000 pixels",
+            try file("huge.jpg", jpeg(width: 60000, height: 60000, entropy: false)))
         // A key set at the file budget: as many keys as fit.
         var keys = [JWK(key: try P256Key.generate()), JWK(key: try P256Key.generate())]
         let perKey = JWKS(keys: keys).fileBytes.count - JWKS(keys: [keys[0]]).fileBytes.count
@@ -275,6 +292,26 @@ enum WorstCases {
         let header = be32(width) + be32(height) + [8, 0, 0, 0, 0]
         return [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", header)
             + chunk("IDAT", [0x78, 0x01, 0x01, 0x00, 0x00, 0xFF, 0xFF, 0x00, 0x00, 0x00, 0x01]) + chunk("IEND", [])
+    }
+
+    /// Hand-made JPEG bytes (ITU-T T.81, as QRImagesTests makes them): a gray image whose every block is
+    /// mid-gray, baseline or progressive with `scans` DC scans; without `entropy`, one byte of data a scan.
+    static func jpeg(width: Int, height: Int, progressive: Bool = false, scans: Int = 1, entropy: Bool = true) -> [UInt8] {
+        func segment(_ marker: UInt8, _ body: [UInt8]) -> [UInt8] {
+            [0xFF, marker, UInt8((body.count + 2) >> 8), UInt8((body.count + 2) & 0xFF)] + body
+        }
+        var out: [UInt8] = [0xFF, 0xD8]
+        out += segment(0xDB, [0x00] + [UInt8](repeating: 1, count: 64))
+        out += segment(progressive ? 0xC2 : 0xC0, [8, UInt8(height >> 8), UInt8(height & 0xFF), UInt8(width >> 8), UInt8(width & 0xFF), 1, 1, 0x11, 0])
+        out += segment(0xC4, [0x00, 1] + [UInt8](repeating: 0, count: 15) + [0])
+        out += segment(0xC4, [0x10, 1] + [UInt8](repeating: 0, count: 15) + [0])
+        let bits = ((width + 7) / 8) * ((height + 7) / 8) * (progressive ? 1 : 2)
+        let data: [UInt8] = entropy ? [UInt8](repeating: 0, count: (bits + 7) / 8 - 1) + [UInt8(0xFF >> (bits % 8 == 0 ? 8 : bits % 8))] : [0x7F]
+        for _ in 0..<scans {
+            out += segment(0xDA, progressive ? [1, 1, 0x00, 0, 0, 0x00] : [1, 1, 0x00, 0, 63, 0])
+            out += data
+        }
+        return out + [0xFF, 0xD9]
     }
 
     static func crc32(_ bytes: [UInt8]) -> UInt32 {

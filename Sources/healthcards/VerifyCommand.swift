@@ -16,7 +16,8 @@ enum VerifyCommand {
         Arguments:
           PATH                  a .smart-health-card file, a jwks.json (checked as a key set), a file holding
                                 one compact JWS, a file holding shc:/ QR text (give chunk sets together or in
-                                one folder), a QR image (PNG), or a folder (walked); or a SMART Health Link:
+                                one folder), a QR image (.png, .jpg or .jpeg: a scan, a screenshot or a
+                                photo), or a folder (walked); or a SMART Health Link:
                                 shlink:/… text (bare or after a viewer URL's '#'), a file holding one, or
                                 its QR image. A walk stays in the folder (as find without -L): it does not
                                 follow links to folders outside it and never opens FIFOs, sockets or devices,

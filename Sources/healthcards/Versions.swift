@@ -7,7 +7,9 @@ import HealthCardsQR
 /// it, so a binary built on one machine and run on another (the `.deb`) names the libraries it really loaded.
 extension Versions {
     /// `(library, version)` for OpenSSL's libcrypto, zlib, libqrencode, libpng, zbar, and the libraries printed
-    /// cards (PDF) run with: Cairo, Pango and librsvg; in that order, each as the loaded library reports it.
+    /// cards (PDF) run with: Cairo, Pango and librsvg; in that order, each as the loaded library reports it. Then
+    /// libjpeg-turbo and zxing-cpp (reading photographed QR images), which have no run-time version call: the
+    /// versions the program was built with, marked so.
     static var runtimeLibraries: [(library: String, version: String)] {
         [
             ("OpenSSL", openSSLRuntimeVersion()),
@@ -18,6 +20,8 @@ extension Versions {
             ("Cairo", PDFFile.cairoRuntimeVersion),
             ("Pango", TextContext.pangoRuntimeVersion),
             ("librsvg", SVGImage.librsvgRuntimeVersion),
+            ("libjpeg-turbo", GrayImage.libjpegTurboBuildVersion + " (built with)"),
+            ("zxing-cpp", QRDecoder.zxingBuildVersion + " (built with)"),
         ]
     }
 }

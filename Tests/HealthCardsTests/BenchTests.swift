@@ -64,8 +64,8 @@ import Testing
         #expect(run.status == 0, "\(run.stderr)")
         let cases = try #require(try JSONParser.parse(try VerifyFixtures.bytes(json))["cases"]?.arrayValue)
         #expect(cases.compactMap { $0["name"]?.stringValue } == [
-            "card file", "JWS file", "QR text file", "object members", "PNG", "PNG over budget", "key set", "CRL",
-            "issue .json", "issue .ndjson", "issue CSV record",
+            "card file", "JWS file", "QR text file", "object members", "PNG", "PNG over budget", "PNG, no symbol", "JPEG",
+            "JPEG, most scans", "JPEG over budget", "key set", "CRL", "issue .json", "issue .ndjson", "issue CSV record",
         ])
         for item in cases {
             let status = item["exitStatus"]?.numberLexeme

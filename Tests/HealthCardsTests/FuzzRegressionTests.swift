@@ -129,6 +129,28 @@ import Testing
         }
     }
 
+    /// QR images (the `image` target's property): PNG and JPEG seeds, and what the fuzzer found, decode within
+    /// the budget; each symbol's version is 1…40 or none and its segments are its bytes or none. The seeds are
+    /// QR images and are read.
+    @Test func storedImageInputs() throws {
+        let inputs = try Self.inputs("image")
+        #expect(inputs.count >= 5)
+        for input in inputs {
+            guard let image = try? GrayImage(imageBytes: input.bytes, maxPixels: 1 << 18) else {
+                #expect(!input.name.hasPrefix("seeds/"), "\(input.name) does not decode")
+                continue
+            }
+            #expect(image.pixels.count == image.width * image.height && image.pixels.count <= 1 << 18)
+            let symbols = try QRDecoder().decode(image)
+            if input.name.hasPrefix("seeds/") { #expect(symbols.count == 1, "\(input.name)") }
+            for symbol in symbols {
+                #expect(symbol.version.map { (1...40).contains($0) } ?? true)
+                #expect(symbol.segments.map { $0.flatMap(\.data) == symbol.bytes } ?? true)
+                _ = QRImageCheck.symbolFindings(symbol, file: input.name, chunk: nil)
+            }
+        }
+    }
+
     /// What `verify` reads: .smart-health-card files, bare JWS, shc:/ QR texts, jwks.json.
     @Test func storedVerifyInputs() throws {
         let inputs = try Self.inputs("verify")

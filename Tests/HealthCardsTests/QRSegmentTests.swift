@@ -194,9 +194,9 @@ import Testing
         #expect(good.isEmpty, "\(good)")
     }
 
-    /// A module sampled wrongly (zbar corrects it with Reed–Solomon, we do not): the layout is reported
-    /// as unread, a warning, and not guessed.
-    @Test func aDamagedModuleMakesTheLayoutUnreadNotGuessed() throws {
+    /// A module sampled wrongly is corrected (Reed–Solomon, as the decoders do), so the layout is still read
+    /// and checked; a block with more wrong codewords than it can correct gives no segments, never a guess.
+    @Test func aDamagedModuleIsCorrectedTooManyAreUnreadNotGuessed() throws {
         let forge = try VerifyForge()
         let code = try QRCode(jws: try forge.jws(claims: VerifyForge.claims()))
         let layout = try #require(QRSymbolLayout(version: code.version))
@@ -206,8 +206,33 @@ import Testing
         let png = try forge.png(size: code.size, modules: modules, name: "damaged.png")
         let reports = try forge.verify([png]).filter { $0.source == .qrImage }
         let findings = reports.flatMap(\.findings)
-        #expect(findings.map(\.code) == [.qrSegmentsUnreadable], "\(findings)")
-        #expect(findings.first?.severity == .warning)
+        #expect(findings.isEmpty, "\(findings)")
         #expect(reports.first?.signature == .verified)
+        #expect(reports.first?.qrSymbols.first?.version == code.version)
+
+        // The first block's first ⌊ecc/2⌋ + 1 codewords each with a bit flipped: beyond what it corrects.
+        let grid = try #require(QRModuleGrid(size: code.size, modules: code.modules))
+        let format = try #require(grid.formatInfo)
+        let (dataPerBlock, ecc) = QRSymbolLayout.blocks(version: code.version, level: format.errorCorrection)
+        var broken = code.modules
+        for k in 0...(ecc / 2) {
+            // Codeword k·blocks (block 0's k-th data codeword), its first bit.
+            let (bx, by) = layout.placementOrder[8 * k * dataPerBlock.count]
+            broken[by * code.size + bx].toggle()
+        }
+        let brokenGrid = try #require(QRModuleGrid(size: code.size, modules: broken))
+        #expect(QRBitStream.segments(grid: grid, format: format) != nil)
+        #expect(QRBitStream.segments(grid: brokenGrid, format: format) == nil)
+        // A symbol whose segments were not read is a warning saying what was not checked, never silence.
+        let unread = DecodedQR(bytes: Array("shc:/00".utf8), corners: [], version: code.version, errorCorrection: .L, mask: 0,
+                               segments: nil, readBy: .zbar)
+        let warned = QRImageCheck.symbolFindings(unread, file: "f.png", chunk: nil)
+        #expect(warned.map(\.code) == [.qrSegmentsUnreadable] && warned.first?.severity == .warning)
+        #expect(warned.first?.message.contains("were not checked") == true)
+        let ungridded = DecodedQR(bytes: Array("shc:/00".utf8), corners: [], version: nil, errorCorrection: nil, mask: nil,
+                                  segments: nil, readBy: .zbar)
+        let warnedGrid = QRImageCheck.symbolFindings(ungridded, file: "f.png", chunk: nil)
+        #expect(warnedGrid.map(\.code) == [.qrGridUnreadable] && warnedGrid.first?.severity == .warning)
+        #expect(warnedGrid.first?.message.contains("were not checked") == true)
     }
 }

@@ -15,12 +15,19 @@ public enum InputBudget {
     /// inflate to `RawInflate.maxOutput` (4 MiB); once a file's payloads reach this, its other credentials
     /// are not checked, so one file costs at most 20 MiB of JSON to parse and validate.
     public static let payloadBytesPerFile = 16 << 20
-    /// A PNG file: 32 MiB (a 24-bit photo of a printed QR code is a few MB).
+    /// A PNG or JPEG file: 32 MiB (a 24-bit photo of a printed QR code is a few MB).
     public static let imageFileBytes = 32 << 20
-    /// A PNG's width × height: 67,108,864 pixels (8192 × 8192), checked from its header before any pixel
-    /// is decoded. The largest QR image `issue` writes, version 22 at 64 pixels per module, is 7232 × 7232.
+    /// A PNG's or JPEG's width × height: 67,108,864 pixels (8192 × 8192), checked from its header before any
+    /// pixel is decoded. The largest QR image `issue` writes, version 22 at 64 pixels per module, is 7232 × 7232.
     /// Decoding costs one byte a pixel (64 MiB at most) plus what zbar needs to scan it.
     public static let imagePixels = 1 << 26
+    /// What libjpeg may allocate for its own buffers while decoding one JPEG: 256 MiB. A baseline JPEG needs a
+    /// few rows of blocks; a progressive one keeps every DCT coefficient (2 bytes per pixel and colour
+    /// component), so a progressive colour photo of more than about 40 million pixels is refused.
+    public static let jpegWorkingBytes = 256 << 20
+    /// Scans in one progressive JPEG: 64 (encoders write 6 to about 20). Each scan may revisit every
+    /// coefficient of the image, so this bounds the time a small crafted file can take.
+    public static let jpegScans = 64
     /// A revocation list `crl/<kid>.json`: 16 MiB (about a million rids).
     public static let crlFileBytes = 16 << 20
     /// A PEM key file, a PKCS#11 PIN file, a revocation secret file: 64 KiB.

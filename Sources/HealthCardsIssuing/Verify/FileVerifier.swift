@@ -161,7 +161,7 @@ public final class Verifier {
             var report = CredentialReport(source: .unknown, file: paths.joined(separator: ", "))
             let names = paths.map { "'\($0)'" }.joined(separator: ", ")
             report.findings.append(Finding(.nothingToCheck, "found nothing to check in \(names): no .smart-health-card file, JWS, "
-                + "shc:/ QR text, PNG QR image or jwks.json (files of other kinds are skipped when walking a folder). Give the folder or files holding the cards",
+                + "shc:/ QR text, PNG or JPEG QR image or jwks.json (files of other kinds are skipped when walking a folder). Give the folder or files holding the cards",
                 at: .init(file: report.file)))
             reports.append(report)
         }
@@ -221,7 +221,7 @@ public final class Verifier {
     private func file(_ path: String, explicit: Bool, texts: inout [QRPiece], images: inout [QRPiece]) -> [CredentialReport] {
         let bytes: [UInt8]
         do {
-            let image = path.lowercased().hasSuffix(".png")
+            let image = Self.isImageName(path)
             bytes = try FileIO.read(path, maxBytes: image ? InputBudget.imageFileBytes : InputBudget.cardFileBytes)
         } catch let error as HealthCardError where error.kind == .input {
             // Over its budget: reported when it was asked for, or when its first bytes show a kind verify reads.
@@ -238,7 +238,7 @@ public final class Verifier {
         guard let kind = Self.classify(path, bytes) else {
             guard explicit else { return [] }
             var report = CredentialReport(source: .unknown, file: path)
-            report.findings.append(Finding(.fileUnknownType, "not a .smart-health-card file, JWS, shc:/ QR text, PNG QR image or jwks.json; nothing to check", at: .init(file: path)))
+            report.findings.append(Finding(.fileUnknownType, "not a .smart-health-card file, JWS, shc:/ QR text, PNG or JPEG QR image or jwks.json; nothing to check", at: .init(file: path)))
             return [report]
         }
         switch kind {
@@ -278,7 +278,7 @@ public final class Verifier {
             texts.append(piece)
             return []
         case .qrImage:
-            let (pieces, links, findings) = QRImageCheck.read(png: bytes, file: path)
+            let (pieces, links, findings) = QRImageCheck.read(image: bytes, file: path)
             if !findings.isEmpty {
                 var report = CredentialReport(source: .qrImage, file: path)
                 report.findings = findings
@@ -300,10 +300,16 @@ public final class Verifier {
         }
     }
 
+    /// A QR image by its name: `.png`, `.jpg` or `.jpeg`, in any case (what is inside decides how it is decoded).
+    static func isImageName(_ path: String) -> Bool {
+        let lower = path.lowercased()
+        return lower.hasSuffix(".png") || lower.hasSuffix(".jpg") || lower.hasSuffix(".jpeg")
+    }
+
     /// - Parameter prefixOnly: `bytes` are the file's first bytes only (a file over its budget).
     static func classify(_ path: String, _ bytes: [UInt8], prefixOnly: Bool = false) -> Kind? {
         let lower = path.lowercased()
-        if lower.hasSuffix(".png") { return .qrImage }
+        if isImageName(lower) { return .qrImage }
         if lower.hasSuffix(".smart-health-card") { return .card }
         var body = UTF8BOM.strip(bytes)
         body = body.drop { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }

@@ -37,12 +37,13 @@ package struct QRSegment: Sendable, Equatable, CustomStringConvertible {
 
 /// Reads a QR symbol's segments from its module grid, bit by bit (ISO/IEC 18004:2015, 7.4 to 7.7): the
 /// data mask from the format information is removed, codewords are read in placement order, the data
-/// codewords are taken out of their interleaved error correction blocks, and the bit stream is parsed into
-/// mode indicators, character counts and data. Errors are not corrected: a grid sampled wrongly gives
-/// segments whose data differs from what zbar decoded, and the caller then treats the layout as unread.
+/// codewords are taken out of their interleaved error correction blocks and corrected (`QRReedSolomon`: a few
+/// modules sampled wrong from a blurred or distorted image), and the bit stream is parsed into mode indicators,
+/// character counts and data. A grid with more errors than the blocks can correct gives nothing, and segments
+/// whose data differs from what the decoder read are not trusted by the caller: the layout is then unread.
 enum QRBitStream {
-    /// The segments of the symbol in `grid`, or nil when the bit stream does not parse (an unknown mode,
-    /// a count running past the data, a numeric group above 999).
+    /// The segments of the symbol in `grid`, or nil when an error correction block cannot be corrected or the
+    /// bit stream does not parse (an unknown mode, a count running past the data, a numeric group above 999).
     static func segments(grid: QRModuleGrid, format: QRFormatInfo) -> [QRSegment]? {
         guard let layout = QRSymbolLayout(version: grid.version), layout.size == grid.size else { return nil }
         var codewords: [UInt8] = []
@@ -60,9 +61,9 @@ enum QRBitStream {
                 if codewords.count == QRSymbolLayout.totalCodewords(version: grid.version) { break }
             }
         }
-        guard let data = QRSymbolLayout.deinterleave(codewords, version: grid.version, level: format.errorCorrection)
+        guard let data = QRSymbolLayout.correctedData(codewords, version: grid.version, level: format.errorCorrection)
         else { return nil }
-        return parse(data, version: grid.version)
+        return parse(data.data, version: grid.version)
     }
 
     /// Parses data codewords into segments, up to the terminator (four zero bits) or the end of the data.

@@ -111,12 +111,19 @@ public struct QRImage: Sendable {
     }
 }
 
-/// An 8-bit grayscale raster decoded from a PNG (for reading QR images back).
+/// An 8-bit grayscale raster decoded from a PNG or a JPEG (for reading QR images back).
 package struct GrayImage: Sendable {
     public let width: Int
     public let height: Int
     /// Row-major luminance, 0 black … 255 white.
     public let pixels: [UInt8]
+
+    /// The caller has checked that `pixels.count == width × height`.
+    init(checkedWidth width: Int, height: Int, pixels: [UInt8]) {
+        self.width = width
+        self.height = height
+        self.pixels = pixels
+    }
 
     /// Decodes any PNG (palette, RGB, alpha, 16-bit) to 8-bit gray with libpng.
     ///

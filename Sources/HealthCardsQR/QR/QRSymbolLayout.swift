@@ -166,14 +166,19 @@ struct QRSymbolLayout: Sendable {
     static func dataCodewords(version: Int, level: QRErrorCorrection) -> Int {
         blocks(version: version, level: level).dataPerBlock.reduce(0, +)
     }
+}
 
-    /// The data codewords in stream order, from the codewords in symbol order: interleaved data (the i-th
-    /// codeword of each block in turn), then interleaved error correction codewords, which are dropped.
-    /// - Returns: nil unless `codewords` holds exactly the symbol's codewords.
-    static func deinterleave(_ codewords: [UInt8], version: Int, level: QRErrorCorrection) -> [UInt8]? {
+extension QRSymbolLayout {
+    /// The data codewords in stream order from the codewords in symbol order, each error correction block
+    /// first corrected (`QRReedSolomon`): block b holds the b-th of every interleaved data codeword, then the b-th
+    /// of every error correction codeword (7.6).
+    /// - Returns: the data and how many codewords were corrected in all; nil unless `codewords` holds exactly the
+    ///   symbol's codewords and every block can be corrected.
+    static func correctedData(_ codewords: [UInt8], version: Int, level: QRErrorCorrection) -> (data: [UInt8], corrected: Int)? {
         guard codewords.count == totalCodewords(version: version) else { return nil }
         let layout = blocks(version: version, level: level)
-        var blocks = layout.dataPerBlock.map { [UInt8]().reserving($0) }
+        let count = layout.dataPerBlock.count
+        var blocks = layout.dataPerBlock.map { [UInt8]().reserving($0 + layout.eccPerBlock) }
         var next = 0
         for i in 0..<(layout.dataPerBlock.max() ?? 0) {
             for (b, length) in layout.dataPerBlock.enumerated() where i < length {
@@ -181,7 +186,20 @@ struct QRSymbolLayout: Sendable {
                 next += 1
             }
         }
-        return blocks.flatMap { $0 }
+        for _ in 0..<layout.eccPerBlock {
+            for b in 0..<count {
+                blocks[b].append(codewords[next])
+                next += 1
+            }
+        }
+        var data: [UInt8] = []
+        var corrected = 0
+        for (b, block) in blocks.enumerated() {
+            guard let fixed = QRReedSolomon.correct(block, ecc: layout.eccPerBlock) else { return nil }
+            data += fixed.codewords.prefix(layout.dataPerBlock[b])
+            corrected += fixed.errors
+        }
+        return (data, corrected)
     }
 }
 
