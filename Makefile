@@ -109,7 +109,8 @@ examples: deps
 man: release
 	$(call apt,$(INSTALL_APT_PACKAGES))
 	@rm -rf .build/man
-	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || date +%s) scripts/make-man.sh $(RELEASE_BIN) .build/man
+	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || date +%s) HEALTHCARDS_PREFIX=$(PREFIX) \
+	  scripts/make-man.sh $(RELEASE_BIN) .build/man
 
 # Installs the program, its man pages, bash completion, the templates (with their sample CSVs) and the docs.
 install: release man
@@ -129,7 +130,7 @@ uninstall:
 # `make install` into a temporary folder, then checks what it installed (scripts/install-test.sh).
 install-test:
 	@dest=$$(mktemp -d) && trap 'rm -rf "$$dest"' EXIT && \
-	$(MAKE) --no-print-directory install DESTDIR=$$dest PREFIX=/usr/local >/dev/null && \
+	LC_ALL=C $(MAKE) --no-print-directory install DESTDIR=$$dest PREFIX=/usr/local >/dev/null && \
 	scripts/install-test.sh $$dest /usr/local
 
 # The Debian package for servers without Swift: .build/deb/healthcards_VERSION_ARCH.deb (scripts/make-deb.sh).

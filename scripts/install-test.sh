@@ -31,6 +31,10 @@ for command in $commands; do
     for option in $("$bin" "$command" --help | sed -n 's/^  *\(-[A-Za-z], \)\{0,1\}\(--[a-z][a-z0-9-]*\).*/\2/p'); do
         grep -qF -- "${option//-/\\-}" "$page" || fail "$page does not document $option"
     done
+    # The pages are UTF-8 whatever the locale `make install` ran in (the Makefile's install-test runs it under
+    # LC_ALL=C): help2man under C wrote the "…" of shlink:/… as "???".
+    if grep -q '???' "$page"; then fail "$page holds '???' where --help has non-ASCII text: $(grep -m1 '???' "$page")"; fi
+    grep -q "$prefix/share/healthcards/templates" "$page" || fail "$page does not name the installed templates"
     if command -v man >/dev/null; then
         MANPATH=$root/share/man man -w "healthcards-$command" | grep -qx "$page" || fail "man does not find $page"
     fi
@@ -41,4 +45,6 @@ completion=$root/share/bash-completion/completions/healthcards
 [ "$(bash -c "source '$completion' && complete -p healthcards")" = "complete -F _healthcards healthcards" ] \
     || fail "$completion does not register a completion for healthcards"
 [ -f "$root/share/healthcards/templates/covid19-vaccination.sample.csv" ] || fail "no templates in $root/share/healthcards"
+grep -qF 'shlink:/…' "$man/healthcards-shl.1" || fail "$man/healthcards-shl.1 lost the UTF-8 of its --help"
+"$bin" --help | grep -q "/usr/local/share/healthcards/templates" || fail "--help does not name the installed templates"
 echo "install-test: $bin ($(head -n 1 <<<"$version")), $(ls "$man" | wc -l) man pages and bash completion under $root"

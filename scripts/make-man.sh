@@ -12,7 +12,14 @@
 # "or:"; our --help aligns further forms under the first and wraps long ones. So help2man runs a wrapper,
 # named healthcards, that rewrites the usage block of --help the GNU way: an indented line starting with
 # `healthcards` becomes "   or: healthcards ...", any other indented line joins the form above it.
+# HEALTHCARDS_PREFIX (default /usr/local) is the PREFIX the pages are installed under: their FILES section names
+# the templates and documentation there.
+#
+# The pages are UTF-8 whatever the caller's locale: help2man (Perl) reads --help in the locale's encoding, and under
+# LC_ALL=C it wrote every non-ASCII character (the "…" of shlink:/…) as "?".
 set -euo pipefail
+export LC_ALL=C.UTF-8 LANG=C.UTF-8
+prefix=${HEALTHCARDS_PREFIX:-/usr/local}
 bin=$(realpath "$1")
 out=$2
 mkdir -p "$out"
@@ -55,18 +62,20 @@ see_also() { # $1: the page to leave out
     for name in healthcards $(cut -f1 <<<"$commands" | sed 's/^/healthcards-/'); do
         [ "$name" = "$1" ] || pages="$pages${pages:+,\n}.BR $name (1)"
     done
-    printf '[SEE ALSO]\n%b\n.PP\nThe documentation in /usr/share/doc/healthcards and at the project'"'"'s docs/ folder.\n' "$pages"
+    printf '[SEE ALSO]\n%b\n.PP\nThe documentation in %s/share/doc/healthcards/docs (and the project'"'"'s docs/ folder).\n' "$pages" "$prefix"
+    printf '[FILES]\n.TP\n%s/share/healthcards/templates\nthe shipped templates and their sample CSVs (synthetic people)\n' "$prefix"
+    printf '.TP\n%s/share/doc/healthcards/docs\nthe documentation: README.md beside it, and operations.md, batch.md, templates.md, error-codes.md, ...\n' "$prefix"
     printf '[STANDARDS]\nImplements the %s (https://spec.smarthealth.cards/).\n' "$framework"
 }
 
 see_also healthcards >"$include"
-help2man --no-info --section=1 --name="$summary" --version-string="$version" --include="$include" \
+help2man --no-info --locale=C.UTF-8 --section=1 --name="$summary" --version-string="$version" --include="$include" \
     --output="$out/healthcards.1" "$program"
 
 while IFS=$'\t' read -r command text; do
     page="healthcards-$command"
     see_also "$page" >"$include"
-    help2man --no-info --section=1 --name="$text" --version-string="$version" --include="$include" \
+    help2man --no-info --locale=C.UTF-8 --section=1 --name="$text" --version-string="$version" --include="$include" \
         --help-option="$command --help" --output="$out/$page.1" "$program"
     # help2man names the page after the program; this page is the command's.
     upper=$(tr '[:lower:]' '[:upper:]' <<<"$page")

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
 import HealthCardsCore
 import HealthCardsVerify
 import HealthCardsQR
@@ -7,9 +10,9 @@ import HealthCardsFixtures
 
 enum FixturesCommand {
     static let help = """
-        Usage: healthcards fixtures --issuer URL --key KEY --out DIR [--now SECONDS] [--seed N]
+        Usage: healthcards fixtures --issuer URL [--key KEY] --out DIR [--now SECONDS] [--seed N]
 
-        Writes a catalogue of test cards for verifier developers, signed with your key for your issuer:
+        Writes a catalogue of test cards for verifier developers, signed for your issuer (with your key, or one derived from the seed):
           DIR/valid/         cards a verifier must accept: COVID-19 vaccinations (1 and 3 doses), MMR, a lab
                              result, a file with two JWS, a card with vc.rid (not revoked), a card with exp,
                              the largest single-QR card, a chunked card, a card whose key has an x5c chain;
@@ -22,9 +25,13 @@ enum FixturesCommand {
                              whether a verifier must reject it or it is an issuer's non-conformance a verifier
                              may accept (conformance), the reference validator's error names, and whether the
                              independent checker can judge it
-        Reproducible: the same key, --issuer, --now and --seed give the same bytes (signatures use
-        deterministic RFC 6979 nonces; names, lots and dates come from the seed; times from --now). Every
-        verdict holds at --now: verify with `healthcards verify --now <now> --jwks DIR/site FILE`.
+        Reproducible: without --key (the issuer key is then derived from --seed and --issuer, a test key
+        anyone can derive again), or with a public test key (the demo key, the spec's example keys), the same
+        --issuer, --now and --seed give the same bytes (signatures use deterministic RFC 6979 nonces; names,
+        lots and dates come from the seed; times from --now). With a key of your own the cards are signed with
+        OpenSSL's random nonces, since the RFC 6979 code is not constant-time: two runs then differ in their
+        signatures only. Every verdict holds at --now: verify with
+        `healthcards verify --now <now> --jwks DIR/site FILE`.
         DIR must be new, empty, or an earlier catalogue (replaced whole), and not inside a published site.
         See docs/fixtures.md.
         The catalogue is synthetic test material: never publish DIR/site as a real issuer's site.
@@ -32,14 +39,16 @@ enum FixturesCommand {
         Options:
           --issuer URL       iss of the cards: https, no trailing '/' (an example host for the demo key)
           --key KEY          the issuer's signing key, a PKCS#8 or SEC 1 PEM file (mode 0600); an HSM key
-                             (pkcs11:) cannot sign with deterministic nonces
+                             (pkcs11:) is refused. Without it, a key derived from --seed and --issuer signs
           --out DIR          the catalogue folder
           --now SECONDS      the time the verdicts hold at, integer seconds since 1970 (default: now); card
                              times are counted back from it
           --seed N           picks the synthetic people and the derived test keys (default 1)
           -h, --help         show this help
 
-        Exit status: 0 written; 2 usage or configuration error, or the catalogue could not be written.
+        Exit status: 0 written; 2 usage or configuration error, or the catalogue could not be written;
+        130/143 stopped by SIGINT/SIGTERM (nothing written, DIR as it was; the temporary folder beside it is
+        removed, and one a killed run left is removed by the next run).
         """
 
     static func run(_ args: [String]) throws -> ExitStatus {
@@ -57,7 +66,7 @@ enum FixturesCommand {
         }
         let issuer = try parsed.required("issuer", command: "fixtures")
         try Payload.validateIssuer(issuer)
-        let keyPath = try parsed.required("key", command: "fixtures")
+        let keyPath = parsed.value("key")
         let out = try parsed.required("out", command: "fixtures")
         try IssuerSite.refuseHealthDataInside(
             out, option: "--out",
@@ -86,18 +95,31 @@ enum FixturesCommand {
             }
             seed = value
         }
-        if keyPath.count >= 7, keyPath.prefix(7).lowercased() == "pkcs11:" {
+        if let keyPath, keyPath.count >= 7, keyPath.prefix(7).lowercased() == "pkcs11:" {
             throw HealthCardError(
                 .key,
                 "--key \(keyPath.prefix(7))… is a key in a PKCS#11 token, which never hands out its private "
                     + "scalar; a reproducible catalogue needs deterministic RFC 6979 signatures, which derive each nonce from it. "
                     + "Make the catalogue with a PEM key file (a test key: `healthcards keygen --out test-issuer.pem`)")
         }
-        let key = try KeySource.privateKey(keyPath)
-        try DemoKey.check(kids: [key.publicKey.kid], issuer: issuer, command: "fixtures")
+        var options: FixtureCatalogue.Options
+        if let keyPath {
+            let key = try KeySource.privateKey(keyPath)
+            try DemoKey.check(kids: [key.publicKey.kid], issuer: issuer, command: "fixtures")
+            options = FixtureCatalogue.Options(issuer: issuer, key: key, now: now, seed: seed, messageStyle: .commandLine)
+        } else {
+            options = try FixtureCatalogue.Options.derived(issuer: issuer, now: now, seed: seed, messageStyle: .commandLine)
+        }
         let started = Clock.monotonicSeconds()
-        let manifest = try FixtureFolder.write(
-            FixtureCatalogue.Options(issuer: issuer, key: key, now: now, seed: seed, messageStyle: .commandLine), to: out)
+        Signals.install()
+        defer { Signals.restore() }
+        let manifest: FixtureManifest
+        do {
+            manifest = try FixtureFolder.write(options, to: out, stop: Signals.stop)
+        } catch let stopped as FixtureFolder.Stopped {
+            printError("stopped by signal \(stopped.signal): no catalogue was written (\(out) is as it was); run the same command again")
+            return stopped.signal == SIGTERM ? .terminated : .interrupted
+        }
         let elapsed = Clock.monotonicSeconds() - started
         let milliseconds = elapsed.isFinite ? Int(min(max(elapsed * 1000, 0), 1e9)) : 0
         let valid = manifest.entries.filter { !$0.invalid }.count

@@ -60,7 +60,9 @@ enum IssueCommand {
                                 key's kid is in its .well-known/jwks.json (cards that no verifier accepts); and
                                 reject (REVOKED, never signed) a record whose vc.rid the key's CRL there revokes
                                 for this run's nbf (revoke with --before, or --before --narrow, to reissue)
-          --template FILE       template for CSV input (see templates/ and docs/templates.md)
+          --template FILE       template for CSV input (see docs/templates.md); the shipped ones are in
+                                /usr/local/share/healthcards/templates (make install; /usr/share/... from
+                                the .deb; templates/ in the source tree)
           --out DIR             output folder (created if missing)
           --nbf SECONDS         nbf, integer seconds since 1970 (default: now), for reproducible fixtures;
                                 not in the future, and not before the events on a card
@@ -106,10 +108,14 @@ enum IssueCommand {
           --force               reissue records whose card is already in DIR (new signature and nbf)
           --deterministic       sign with deterministic ECDSA nonces (RFC 6979) instead of random ones, so the
                                 same key, input and --nbf give byte-identical cards (fixture-style batches;
-                                see docs/fixtures.md). Not for a PKCS#11 key, which never hands out the
-                                private scalar the nonces are derived from
-          --quiet               no progress line and no summary on stderr (the progress line is shown
-                                only when stderr is a terminal)
+                                see docs/fixtures.md). Only with a public test key (the demo key, the spec's
+                                example keys): its signer is not constant-time, so a real key is refused
+                                (as is a PKCS#11 key, which never hands out its private scalar)
+          --rejected FILE.csv   also write every reason a record was rejected as CSV: file, line, column, code,
+                                reason (no patient data; the report has the full messages). Without it, the
+                                first 20 are printed as a table after the summary
+          --quiet               no progress line, no summary and no table of rejected rows on stderr (the
+                                progress line is shown only when stderr is a terminal)
           -h, --help            show this help
 
         Exit status: 0 every record issued; 1 some records rejected (the others are issued; see
@@ -135,7 +141,7 @@ enum IssueCommand {
     static func run(_ args: [String]) throws -> ExitStatus {
         let parsed = try Arguments(
             args, valued: PrintOptions.valued.union(["issuer", "key", "template", "out", "nbf", "exp", "vc-types", "qr-scale", "rid-secret", "jobs",
-                           "share", "patient-id-system", "site", "shl", "shl-label", "shl-exp", "shl-renew", "viewer"]),
+                           "share", "patient-id-system", "site", "shl", "shl-label", "shl-exp", "shl-renew", "viewer", "rejected"]),
             flagNames: PrintOptions.flags.union(["chunk", "no-qr", "quiet", "force", "pdf", "deterministic"]), command: "issue")
         if parsed.has("help") {
             say(help)
@@ -202,7 +208,7 @@ enum IssueCommand {
             let lower = path.lowercased()
             if lower.hasSuffix(".csv") {
                 guard let template else {
-                    throw HealthCardError(.configuration, "\(path) is CSV, which needs --template (e.g. templates/covid19-vaccination.json)")
+                    throw HealthCardError(.configuration, "\(path) is CSV, which needs --template (e.g. \(InstalledFiles.template("covid19-vaccination.json")))")
                 }
                 inputs.append(.csv(path: path, template: template))
             } else if lower.hasSuffix(".json") || lower.hasSuffix(".ndjson") {
@@ -231,6 +237,8 @@ enum IssueCommand {
             throw HealthCardError(.configuration, "--patient-id-system is empty; give the identifier system URI (e.g. the MRN system)")
         }
         let key = try KeySource.load(keyPath, requirePrivate: true)
+        // The hand-written RFC 6979 signer is not constant-time: only a key whose private half is public anyway.
+        let testKey = deterministic ? try PublicTestKey(key) : nil
         var site: PublishedSite?
         if let root = parsed.value("site") {
             site = try PublishedSite(root: root)
@@ -243,7 +251,7 @@ enum IssueCommand {
         if let path = parsed.value("rid-secret") { settings.ridSecret = try RIDSecretFile.read(path) }
         let frozen = settings
         let batch = BatchIssuer(outDir: outDir, jobs: jobs) {
-            let signer: any JWSSigner = deterministic ? try DeterministicES256Signer(key: key) : try ES256Signer(key: key)
+            let signer: any JWSSigner = try testKey.map { try DeterministicES256Signer(key: $0) } ?? ES256Signer(key: key)
             return try CardIssuer(signer: signer, settings: frozen, clock: SystemWallClock())
         }
         batch.qr = QRSettings(
@@ -255,9 +263,8 @@ enum IssueCommand {
         batch.patientIDSystem = patientIDSystem
         batch.links = links
         batch.siteRoot = site?.site.root
-        if let site, let crl = try site.site.readCRL(kid: JWK(key: key).kid) {
-            batch.revocations = SiteRevocations(crl: crl, path: site.site.crlPath(kid: crl.kid), site: site.site.root)
-        }
+        // Every published key's list, read again whenever one changes during the run.
+        if let site { batch.revocations = try SiteRevocations(site: site.site, signingKid: JWK(key: key).kid) }
         if frozen.ridSecret == nil {
             printError("warning: no --rid-secret: the cards get no vc.rid, so none can be revoked by itself (only by "
                 + "dropping the whole key, which revokes every card it signed). Make a secret once with "
@@ -269,6 +276,10 @@ enum IssueCommand {
         let progress = ProgressLine(enabled: !quiet && isatty(2) == 1)
         batch.progress = { done, total in progress.update(done: done, total: total) }
         batch.fileRejected = { path, error in printError("nothing issued from \(path): \(error.text)") }
+        if let path = parsed.value("rejected") {
+            try IssuerSite.refuseHealthDataInside(path, option: "--rejected", what: "the rejected rows of a run belong with its report")
+            batch.rejectedRowsPath = path
+        }
         batch.notice = { printError($0) }
         Signals.install()
         defer { Signals.restore() }
@@ -280,6 +291,16 @@ enum IssueCommand {
         }
         progress.clear()
         if !quiet { printError(summary.summaryLine(jobs: jobs, kid: JWK(key: key).kid, report: "\(outDir)/report.ndjson")) }
+        if !quiet && summary.rejectedRows > 0 {
+            // What staff need to fix, without a JSON tool and without patient data: where, the code, why.
+            let shown = summary.rejectedSample.count
+            let more = summary.rejectedRows > shown ? "; the first \(shown) here" : ""
+            let all = parsed.value("rejected").map { ", all of them in \($0)" } ?? " (--rejected FILE.csv writes them all)"
+            printError(
+                "rejected rows: \(summary.rejectedRows) reason\(summary.rejectedRows == 1 ? "" : "s") in \(summary.rejected) "
+                    + "record\(summary.rejected == 1 ? "" : "s")\(more)\(all); \(outDir)/report.ndjson has the full messages\n"
+                    + RejectedRow.table(summary.rejectedSample).split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
+        }
         if !quiet, let path = batch.pdf?.combinedPath, batch.combinedPages > 0 {
             printError("combined PDF: \(path) (\(batch.combinedPages) pages)")
         }
@@ -308,11 +329,11 @@ enum TemplateArgument {
         let looksCSV = path.lowercased().hasSuffix(".csv") || line.contains(",")
         throw HealthCardError(
             .configuration,
-            "--template \(path) is not a template: a template is a JSON object (see templates/ and docs/templates.md), "
+            "--template \(path) is not a template: a template is a JSON object (see \(InstalledFiles.templates ?? "templates/") and docs/templates.md), "
                 + "and this file starts with \(shown)"
                 + (looksCSV
                     ? ". It looks like the CSV export, which is an INPUT: give the template with --template and the CSV "
-                        + "after the options, e.g. --template templates/covid19-vaccination.json --out out \(path)"
+                        + "after the options, e.g. --template \(InstalledFiles.template("covid19-vaccination.json")) --out out \(path)"
                     : ""))
     }
 }

@@ -139,7 +139,7 @@ enum JWKSCommand {
             }
         }
         let reports = parsed.values("report")
-        let issued = reports.isEmpty ? nil : try IssuedCards(reports: reports)
+        let issued = reports.isEmpty ? nil : try IssuedCards(reports: reports, keeping: .countsOnly)
         let previousKids = (previous?["keys"]?.arrayValue ?? []).compactMap { $0["kid"]?.stringValue }
         for warning in try KeyRetirement.check(
             previous: previousKids, next: keys.map(\.kid), dropping: parsed.values("drop-kid"), keySetPath: out,

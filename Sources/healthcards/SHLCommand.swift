@@ -26,9 +26,9 @@ enum SHLCommand {
         and must be the site issuer's: a card a verifier rejects gets no link. The link text is never printed.
         Publish SITE afterwards (the header rules of `healthcards site` serve shl/ as application/jose, CORS *,
         no-store). Like `issue`, it locks DIR for the run (DIR/.healthcards-issue.lock): while an `issue` or
-        another `shl` writes into DIR it stops at once, writing nothing. It then holds SITE's lock
-        (SITE/.healthcards-site.lock), waiting at most 60 s while another command writes SITE (a revoke, an
-        issue --shl). A PDF printed before the link was made
+        another `shl` writes into DIR it stops at once, writing nothing. It takes SITE's lock
+        (SITE/.healthcards-site.lock) for each link file it writes there, not for the whole run, waiting at
+        most 60 s while another command writes SITE (a revoke, an issue --shl). A PDF printed before the link was made
         or replaced does not show it: print the card again (`healthcards print`, which finds DIR/shl/<name>.txt).
 
         Arguments:
@@ -118,14 +118,15 @@ enum SHLCommand {
         // One run at a time per output folder: `issue --shl` and `shl` into one DIR would race on shl/<name>.txt.
         let locks = try lockOutputs(jobs.map(\.outDir), access: access)
         defer { withExtendedLifetime(locks) {} }
-        // Then the site: a `revoke --link` or another run writing SITE/shl waits, and this run waits for them.
-        let siteLock = try SiteLock.take(site: site.site.root, waiting: { printError($0) })
-        defer { withExtendedLifetime(siteLock) {} }
+        // The site's lock is taken for each link file written into SITE/shl (`SiteWriteGate`), not for the run: a
+        // `revoke` or `site --drop-kid` waits for one write, and this run waits for them.
+        let gate = SiteWriteGate(root: site.site.root, notice: { printError($0) })
         let verifier = try FileVerifier(keySets: [site.site.root], now: now)
         var refused = 0
         var prepared: Set<String> = []
         for job in jobs {
-            let stage = SHLStage(destination: destination, options: options, outDir: job.outDir, access: access)
+            var stage = SHLStage(destination: destination, options: options, outDir: job.outDir, access: access)
+            stage.siteGate = gate
             let reports = try verifier.verify([job.card])
             let problems = reports.flatMap(\.findings).filter(\.isError)
             let issuers = Set(reports.compactMap { $0.payload?["iss"]?.stringValue })
@@ -141,7 +142,7 @@ enum SHLCommand {
                 continue
             }
             if !prepared.contains(job.outDir) {
-                try stage.prepare()
+                try gate.withLock { try stage.prepare() }
                 prepared.insert(job.outDir)
             }
             let bytes = try FileIO.read(job.card)

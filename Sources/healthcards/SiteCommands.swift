@@ -29,8 +29,9 @@ enum SiteCommand {
         SITE must not hold what `issue` writes (report.ndjson, .healthcards-issue.lock, cards/*.smart-health-card,
         pdf/*.pdf, shl/*.txt, in it or in a folder below): everything in a site is published, so such a
         folder is refused. Every command that writes SITE (site, jwks into SITE/.well-known, revoke, shl,
-        issue --shl) holds SITE/.healthcards-site.lock while it writes; one that finds it held waits (at
-        most 60 s, then stops naming the holder), so no two of them lose each other's changes.
+        issue --shl) holds SITE/.healthcards-site.lock while it writes (shl and issue --shl for each link file,
+        not for their whole run); one that finds it held waits (at most 60 s, then stops naming the holder),
+        so no two of them lose each other's changes.
 
         A key that SITE publishes and that is not given again is refused (every card it signed would stop
         verifying) unless --drop-kid names it. The public demo key is refused unless --issuer is an example
@@ -50,8 +51,10 @@ enum SiteCommand {
                            recorded), checked against x5c leaf certificates (subjectAltName URI), and its path
                            put into _headers (needed when iss has a path, e.g. https://host/shc)
           --crl            give each key without a CRL an empty one (ctr 1): for keys whose cards carry
-                           vc.rid (issue --rid-secret). Without it, `healthcards revoke` creates a key's CRL
-                           at its first revocation. (--no-crl, the default, is still accepted.)
+                           vc.rid (issue --rid-secret). The choice is kept: run again without --crl, a site
+                           whose published keys have CRLs gives a new key one too. Without it on a site that
+                           has none, `healthcards revoke` creates a key's CRL at its first revocation.
+          --no-crl         give new keys no CRL, even when the site's other keys have one
           --drop-kid KID   drop a published key on purpose (a compromised key); its cards stop verifying.
                            May be repeated
           --report REPORT  an `issue` report.ndjson, to say how many cards a key left out signed. May be repeated
@@ -104,12 +107,20 @@ enum SiteCommand {
         for warning in try KeyRetirement.check(
             previous: try IssuerSite.publishedKids(keySetAt: site.keySetPath), next: loaded.entries.map(\.kid),
             dropping: parsed.values("drop-kid"), keySetPath: site.keySetPath,
-            issued: reports.isEmpty ? nil : try IssuedCards(reports: reports))
+            issued: reports.isEmpty ? nil : try IssuedCards(reports: reports, keeping: .countsOnly))
         {
             printError("warning: " + warning)
         }
+        // Without --crl or --no-crl, the site's earlier choice holds: a site whose published keys have revocation
+        // lists (laid out with --crl, or revoked from) gives a new key one too, since its cards carry vc.rid as well.
+        let keepsCRLs = try !parsed.has("no-crl") && !parsed.has("crl") && site.publishesRevocationLists()
         let result = try site.publish(
-            keys: loaded.entries, createCRLs: parsed.has("crl"), pathPrefix: pathPrefix, issuer: issuer)
+            keys: loaded.entries, createCRLs: parsed.has("crl") || keepsCRLs, pathPrefix: pathPrefix, issuer: issuer)
+        if keepsCRLs && !result.createdCRLs.isEmpty {
+            printError(
+                "note: gave \(result.createdCRLs.joined(separator: ", ")) an empty revocation list, as the site's other keys have "
+                    + "(this issuer's cards carry vc.rid); give --no-crl to publish a key without one")
+        }
         for kid in result.removedKids {
             printError(
                 "key \(kid) was dropped from \(site.keySetPath) (--drop-kid): cards it signed no longer verify; "
@@ -143,7 +154,9 @@ enum RevokeCommand {
         Checked first, against the reports of the runs that issued the cards (--report): each id must
         have a card signed by KEY, and the rid derived now must be the rid the report recorded (a wrong
         --rid-secret or --key is refused). An id or rid the reports do not show is refused unless --force.
-        Ids are normalized as `issue` reads them (surrounding spaces dropped).
+        A report's output folder keeps every run's report lines in OUT/issuance-log.ndjson, which is read
+        with it: a card of a run from before a key rotation is found whichever key signed it. Ids are
+        normalized as `issue` reads them (surrounding spaces, no-break and zero-width spaces dropped).
 
         --link withdraws a SMART Health Link instead (or as well): its encrypted file is deleted from SITE, so
         once the site is deployed the link opens nothing. Given the link's file (OUT/shl/<id>.txt), the
@@ -163,7 +176,8 @@ enum RevokeCommand {
           --id PATIENT_ID     the id the rid was derived from: the report's "ridFrom" (the CSV patient id,
                               or system|value of the Patient identifier for Bundle input). May be repeated
           --rid RID           a rid to revoke as is (may be repeated)
-          --report REPORT     an `issue` report.ndjson listing the cards (may be repeated, one per run)
+          --report REPORT     an `issue` report.ndjson (with the OUT/issuance-log.ndjson beside it), the log itself, or
+                              the output folder OUT, listing the cards (may be repeated)
           --force             revoke ids or rids the reports do not show (or without any --report)
           --before SECONDS    revoke only cards issued before this time (nbf < SECONDS, integer seconds since
                               1970, at most a day from now): the CRL entry becomes <rid>.<SECONDS>. Without
@@ -257,7 +271,7 @@ enum RevokeCommand {
                     + "wrong --rid-secret or --key cannot put a dead entry in the public list (which never shrinks). "
                     + "Give --report OUT/report.ndjson (once per run), or --force to revoke without checking")
         }
-        let issued = reports.isEmpty ? nil : try IssuedCards(reports: reports)
+        let issued = reports.isEmpty ? nil : try IssuedCards(reports: reports, keeping: .only(ids: Set(ids), rids: Set(rids)))
         let kid = JWK(key: try KeySource.load(keyArgument, requirePrivate: false)).kid
         var requests: [(entry: CRL.Entry, patient: String, verdict: RevocationCheck.Verdict?)] = rids.map { rid in
             let verdict = issued.map { RevocationCheck.check(rid: rid, kid: kid, in: $0) }
@@ -283,6 +297,16 @@ enum RevokeCommand {
                     + (unknown.count == 1 ? "it" : "them") + " anyway")
         }
         for reason in unknown { printError("warning: --force: " + reason) }
+        // A person revoked under one key may hold cards another key signed (after a rotation): those still verify.
+        if let issued {
+            for request in requests where request.patient != "unknown" {
+                for (other, places) in RevocationCheck.otherKeys(ridFrom: request.patient, kid: kid, in: issued) {
+                    printError(
+                        "note: \(Quote.text(request.patient)) also has cards signed by key \(other) (\(places.prefix(3).joined(separator: ", "))"
+                            + "\(places.count > 3 ? ", …" : "")), which this revocation does not reach: revoke them too with --key for that key")
+                }
+            }
+        }
         if issued == nil { printError("warning: --force without --report: nothing was checked against what was issued") }
         // Under the site's lock, the CRL is read after any other revoke has written it (a missing site is left
         // for `revoke` to report, not created).

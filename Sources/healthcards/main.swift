@@ -70,7 +70,9 @@ let usage = """
     of this program, the SMART Health Cards framework it implements and the libraries it runs with.
     Exit status: 0 success; 1 some records rejected or cards not printed (issue, print) or problems found
     (verify); 2 the command stopped: a usage or configuration error, or an output that could not be
-    written; 130/143 issue or print was interrupted by SIGINT/SIGTERM (run it again to finish).
+    written; 130/143 issue, print or fixtures was interrupted by SIGINT/SIGTERM (run it again to finish).
+
+    \(InstalledFiles.help)
     """
 
 extension String {

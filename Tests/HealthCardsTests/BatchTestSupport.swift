@@ -38,13 +38,14 @@ enum BatchTestSupport {
     }
 
     /// Files under `dir` (relative paths), hidden ones included, sorted; the run's lock file
-    /// (`OutputLock`, bookkeeping that stays in the folder) is left out.
+    /// (`OutputLock`, bookkeeping that stays in the folder) and the issuance log (appended to by every run, so
+    /// never the same in a resumed and a clean run; `RotationRevocationTests` checks it) are left out.
     static func tree(_ dir: URL) -> [String] {
         guard let e = FileManager.default.enumerator(atPath: dir.path) else { return [] }
         var out: [String] = []
         while let path = e.nextObject() as? String {
             var isDir: ObjCBool = false
-            if path == OutputLock.fileName { continue }
+            if path == OutputLock.fileName || path == FileIssuanceLog.fileName { continue }
             if FileManager.default.fileExists(atPath: dir.appendingPathComponent(path).path, isDirectory: &isDir), !isDir.boolValue {
                 out.append(path)
             }

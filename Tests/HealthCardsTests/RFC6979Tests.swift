@@ -37,7 +37,7 @@ import Testing
     /// the JWS signer, and the signature verifies with OpenSSL.
     @Test func signerMatchesVectorAndVerifies() throws {
         let key = try Self.vectorKey()
-        var signer = try DeterministicES256Signer(key: key)
+        var signer = try DeterministicES256Signer(key: try PublicTestKey(key))
         let message = Array("sample".utf8)
         let raw = try signer.sign(message)
         #expect(
@@ -63,7 +63,7 @@ import Testing
     /// of the four DER shapes, all verifying.
     @Test func highBitVariants() throws {
         let key = try Self.vectorKey()
-        let signer = try DeterministicES256Signer(key: key)
+        let signer = try DeterministicES256Signer(key: try PublicTestKey(key))
         let message = Array("eyJ6aXAiOiJERUYifQ.payload".utf8)
         for (highR, highS) in [(false, false), (true, false), (false, true), (true, true)] {
             let raw = try signer.sign(message, highBitR: highR, highBitS: highS)
@@ -83,7 +83,7 @@ import Testing
         let key = try Self.vectorKey()
         let publicOnly = try P256Key.publicKey(x: key.x, y: key.y)
         #expect {
-            _ = try DeterministicES256Signer(key: publicOnly)
+            _ = try DeterministicES256Signer(key: try PublicTestKey(publicOnly))
         } throws: { error in
             "\(error)".contains("random nonces") && "\(error)".contains("PKCS#11")
         }
@@ -97,7 +97,7 @@ import Testing
         var lines: [String] = []
         var expected: [String] = []
         for i in 0..<8 {
-            let key = try DerivedKey.p256(from: Array("rfc6979-test-\(i)".utf8))
+            let key = try DerivedKey.testKey(from: Array("rfc6979-test-\(i)".utf8))
             let scalar = try DerivedKey.p256PrivateScalar(from: Array("rfc6979-test-\(i)".utf8))
             var signer = try DeterministicES256Signer(key: key)
             for message in messages {

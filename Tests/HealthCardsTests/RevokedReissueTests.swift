@@ -88,7 +88,7 @@ import Testing
             CRL.Entry(rid: "aaa", before: 100), CRL.Entry(rid: "bbb"), CRL.Entry(rid: "aaa", before: 300),
             CRL.Entry(rid: "aaa"), CRL.Entry(rid: "ccc", before: 50),
         ]
-        let list = SiteRevocations(crl: CRL(kid: "k", entries: entries), path: "crl.json", site: "site")
+        let list = IndexedRevocationList(crl: CRL(kid: "k", entries: entries), location: "crl.json")
         #expect(list.entry(revoking: "aaa", nbf: 99) == CRL.Entry(rid: "aaa", before: 100))
         #expect(list.entry(revoking: "aaa", nbf: 100) == CRL.Entry(rid: "aaa", before: 300))
         #expect(list.entry(revoking: "aaa", nbf: 300) == CRL.Entry(rid: "aaa"))

@@ -103,6 +103,8 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case immunizationVaccineCode = "IMMUNIZATION_VACCINE_CODE"
     case immunizationPatient = "IMMUNIZATION_PATIENT"
     case immunizationOccurrence = "IMMUNIZATION_OCCURRENCE"
+    /// The date of a dose is not `YYYY-MM-DD` (a time of day, or only a year or month): IG vc-date-invariant, a warning.
+    case immunizationOccurrenceDate = "IMMUNIZATION_OCCURRENCE_DATE"
     case immunizationLotNumber = "IMMUNIZATION_LOT_NUMBER"
     case immunizationPerformer = "IMMUNIZATION_PERFORMER"
     case immunizationSubpotent = "IMMUNIZATION_SUBPOTENT"
@@ -114,6 +116,8 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case observationEffective = "OBSERVATION_EFFECTIVE"
     case observationValue = "OBSERVATION_VALUE"
     case observationValueString = "OBSERVATION_VALUE_STRING"
+    /// A quantitative lab result without `referenceRange`, or a range on a coded result: IG warnings.
+    case observationReferenceRange = "OBSERVATION_REFERENCE_RANGE"
     case observationDataMinimization = "OBSERVATION_DATA_MINIMIZATION"
     case dateInFuture = "DATE_IN_FUTURE"
     case dateBeforeBirth = "DATE_BEFORE_BIRTH"
@@ -216,6 +220,8 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case inputEncoding = "INPUT_ENCODING"
     case inputTooLarge = "INPUT_TOO_LARGE"
     case inputNotBundle = "INPUT_NOT_BUNDLE"
+    /// A CSV value holds a character no one sees (a no-break space, a zero-width space, a byte order mark) inside it.
+    case inputInvisibleCharacter = "INPUT_INVISIBLE_CHARACTER"
     case csvQuoting = "CSV_QUOTING"
     case csvFieldCount = "CSV_FIELD_COUNT"
     case csvHeader = "CSV_HEADER"
@@ -224,12 +230,16 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case patientInSeveralFiles = "PATIENT_IN_SEVERAL_FILES"
     case templateValue = "TEMPLATE_VALUE"
     case templateRequiredEmpty = "TEMPLATE_REQUIRED_EMPTY"
+    /// A date column holds a date with a time of day (`3/15/2021 0:00`, how a spreadsheet exports a datetime cell).
+    case templateDateWithTime = "TEMPLATE_DATE_WITH_TIME"
     case templateInvalid = "TEMPLATE_INVALID"
     case bundleInvalid = "BUNDLE_INVALID"
     case validationFailed = "VALIDATION_FAILED"
     case ridCollision = "RID_COLLISION"
     case ridRevoked = "RID_REVOKED"
     case ridNone = "RID_NONE"
+    /// The signing key was dropped from the site's key set while a batch was signing: the rest is not signed.
+    case keyDropped = "KEY_DROPPED"
     case cardReplaced = "CARD_REPLACED"
     case configurationInvalid = "CONFIGURATION_INVALID"
     case keyUnusable = "KEY_UNUSABLE"
@@ -255,7 +265,7 @@ public enum RuleCode: String, Sendable, CaseIterable {
             .immunizationProtocolApplied, .observationValueString, .qrChunkUnbalanced, .qrChunked, .qrGridUnreadable,
             .qrVersionNotMinimal, .qrECCLevel, .jwkNotSHCKey, .crlDuplicateRID, .codeCVXUnspecified, .patientIdentifier,
             .patientGender, .patientDataMinimization, .immunizationDataMinimization, .observationDataMinimization,
-            .bundleEntryOrder, .bundleMixedContent, .jwkX5CValidity, .qrSegmentsUnreadable, .shlViewerURL, .shlURLNotHTTPS,
+            .bundleEntryOrder, .bundleMixedContent, .immunizationOccurrenceDate, .observationReferenceRange, .jwkX5CValidity, .qrSegmentsUnreadable, .shlViewerURL, .shlURLNotHTTPS,
             .shlURLEntropy, .shlQRECC, .shlManifestNotChecked, .shlNotResolved, .findingsCapped, .patientNameInvisible,
             .qrPrefixCase, .shlPayloadForm, .shlKeyText, .shlQRNotMinimal, .shlJWEKid, .shlContentNotChecked, .shlExpired,
             .ridNone, .ridCollision, .cardReplaced, .issNotCanonical:

@@ -15,12 +15,41 @@ public enum PatientIdentity {
     /// Patient's `system|value`) are refused: an id is written into every report line and file name.
     public static let maxIDBytes = 256
 
-    /// Characters trimmed from both ends of an id: ASCII whitespace, no-break space and a byte order mark.
-    static let trimmed = " \t\r\n\u{0B}\u{0C}\u{00A0}\u{FEFF}"
+    /// Characters trimmed from both ends of an id (after the steps of `normalize` that precede trimming).
+    static let trimmed = " \t\r\n\u{0B}\u{0C}"
 
-    /// An id as `issue` reads it and `revoke` takes it: without surrounding whitespace. The characters
-    /// inside are kept exactly (ids are case-sensitive).
-    public static func normalize(_ id: String) -> String { id.trimmingCharacters(in: trimmed) }
+    /// An id as `issue` reads it (for grouping a CSV's rows into patients, for file names and for the rid) and
+    /// `revoke` takes it: the one form of an id, so that ids that look the same are the same id.
+    ///
+    /// 1. Unicode NFC (canonically equivalent spellings, `é` as one character or as `e` + U+0301, are one id;
+    ///    Swift's `==` already takes them as equal, the rid's HMAC over UTF-8 would not);
+    /// 2. invisible format characters removed wherever they are (`ControlCharacters.isInvisibleFormat`: a
+    ///    zero-width space U+200B, a byte order mark U+FEFF inside a field, joiners, direction marks);
+    /// 3. spaces that look like U+0020 (`ControlCharacters.isLookalikeSpace`: the no-break space U+00A0, …) and
+    ///    the ideographic space U+3000 written as U+0020;
+    /// 4. ASCII whitespace (space, tab, line ends, vertical tab, form feed) trimmed from both ends.
+    ///
+    /// Everything else is kept exactly: ids are case-sensitive, and inner spaces stay as they are.
+    /// - Returns: the normalized id (empty when the id held only whitespace and invisible characters).
+    public static func normalize(_ id: String) -> String {
+        var simple = true
+        for scalar in id.unicodeScalars where scalar.value >= 0x80 {
+            simple = false
+            break
+        }
+        if simple { return id.trimmingCharacters(in: trimmed) }
+        let composed = String(decoding: id._nfcCodeUnits, as: UTF8.self)
+        var out = String.UnicodeScalarView()
+        for scalar in composed.unicodeScalars {
+            if ControlCharacters.isInvisibleFormat(scalar) { continue }
+            if ControlCharacters.isLookalikeSpace(scalar) || scalar.value == 0x3000 {
+                out.append(" ")
+            } else {
+                out.append(scalar)
+            }
+        }
+        return String(out).trimmingCharacters(in: trimmed)
+    }
 
     /// Where a record's rid comes from: the id it is derived from, or why it has none.
     public enum Outcome: Sendable, Equatable {

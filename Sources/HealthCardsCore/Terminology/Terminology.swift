@@ -5,11 +5,13 @@ public enum Terminology {
     public static let snomedCT = "http://snomed.info/sct"
     public static let icd11 = "http://id.who.int/icd/release/11/mms"
 
-    /// True when (system, code) is a COVID-19 vaccine (CVX) or a COVID-19 lab test (LOINC, IG value set
-    /// `lab-qualitative-test-covid`); drives the deprecated `#covid19` type.
+    /// True when (system, code) is a COVID-19 vaccine (CVX; SNOMED CT and ICD-11 MMS, `COVID19VaccineCodes`) or a
+    /// COVID-19 lab test (LOINC, IG value set `lab-qualitative-test-covid`); drives the deprecated `#covid19` type.
     public static func isCOVID19Code(system: String, code: String) -> Bool {
         switch system {
         case cvx: return CVX.isCOVID19Vaccine(code)
+        case snomedCT: return COVID19VaccineCodes.snomedCT.contains(code)
+        case icd11: return COVID19VaccineCodes.icd11.contains(code)
         case loinc: return COVID19LabTestLOINC.contains(code)
         default: return false
         }

@@ -46,10 +46,21 @@ public enum ControlCharacters {
         }
     }
 
-    /// True for what `escaped` writes as an escape: terminal controls (`isTerminalControl`) and invisible
-    /// format characters (`isInvisibleFormat`).
+    /// True for the space characters that look like an ordinary space (U+0020) but are not one: the no-break
+    /// space U+00A0 (what spreadsheets and EHR exports leave after a value), U+2000 to U+200A (spaces of fixed
+    /// widths), the narrow no-break space U+202F and the medium mathematical space U+205F. A value holding one
+    /// reads like another value that holds a space, or none.
+    public static func isLookalikeSpace(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x00A0, 0x2000...0x200A, 0x202F, 0x205F: return true
+        default: return false
+        }
+    }
+
+    /// True for what `escaped` writes as an escape: terminal controls (`isTerminalControl`), invisible
+    /// format characters (`isInvisibleFormat`) and spaces that look like U+0020 (`isLookalikeSpace`).
     public static func mustEscape(_ scalar: Unicode.Scalar) -> Bool {
-        isTerminalControl(scalar) || isInvisibleFormat(scalar)
+        isTerminalControl(scalar) || isInvisibleFormat(scalar) || isLookalikeSpace(scalar)
     }
 
     /// `escaped`, and also the two private-use characters that delimit a message's setting tokens (U+E000,
@@ -70,8 +81,8 @@ public enum ControlCharacters {
         return String(out)
     }
 
-    /// `text` with every character `mustEscape` names (controls, invisible format characters) written as a
-    /// Swift escape, `\u{1B}`, `\u{202E}`; everything else unchanged. Use it on anything from a card or file
+    /// `text` with every character `mustEscape` names (controls, invisible format characters, lookalike spaces)
+    /// written as a Swift escape, `\u{1B}`, `\u{202E}`, `\u{A0}`; everything else unchanged. Use it on anything from a card or file
     /// before printing it for a person.
     public static func escaped(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: mustEscape) else { return text }

@@ -100,6 +100,22 @@ enum ImmunizationRules {
             f.error(.immunizationOccurrence, path + ".occurrenceDateTime", "\(quoted(value)) is not a FHIR dateTime (YYYY-MM-DD, a real calendar date in the years 0001 to 9999)")
             return
         }
+        // IG `invariants.fsh` vc-date-invariant (#warning), which `profiles_vaccination.fsh` puts on occurrenceDateTime:
+        // "All timestamps SHOULD be represented as Dates (YYYY-MM-DD only)", matches('^[0-9]{4}-[0-9]{2}-[0-9]{2}$').
+        if !isDayDate(text) {
+            f.warn(
+                .immunizationOccurrenceDate, path + ".occurrenceDateTime",
+                "the date of the dose \(quoted(value)) is not YYYY-MM-DD: the SHC IG says all timestamps SHOULD be represented as "
+                    + "dates, YYYY-MM-DD only (vc-date-invariant on occurrenceDateTime; a time of day is not relevant to a vaccination "
+                    + "record, and a year or month alone is less than verifiers expect). Give the day the dose was given")
+        }
+    }
+
+    /// `YYYY-MM-DD` exactly (the IG's `^[0-9]{4}-[0-9]{2}-[0-9]{2}$`).
+    static func isDayDate(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 10, bytes[4] == 0x2D, bytes[7] == 0x2D else { return false }
+        return bytes.enumerated().allSatisfy { $0.offset == 4 || $0.offset == 7 || (0x30...0x39).contains($0.element) }
     }
 
     /// Two doses of one vaccine on one day for one patient: the same dose recorded twice (a repeated
@@ -160,6 +176,29 @@ enum ObservationRules {
         }
         if let text = resource["valueString"]?.stringValue, text.count >= 20 {
             f.warn(.observationValueString, path + ".valueString", "valueString SHOULD be under 20 characters; prefer a SNOMED CT coded result")
+        }
+        checkReferenceRange(resource, path: path, findings: &f)
+    }
+
+    /// IG `profiles_lab.fsh` and `invariants.fsh` (both #warning): a quantitative result SHOULD include a reference
+    /// range (`valueQuantity obeys vc-observation-quantity-should-have-range`: "Quantitative lab results SHOULD include
+    /// reference range"; referenceRange's comment: "Issuers SHOULD provide a reference range for quantitative lab
+    /// results to allow recipients to correctly interpret the results"), and a reference range SHOULD NOT be given for
+    /// a result that is neither a quantity nor text (`referenceRange obeys vc-observation-range-only-quantity-or-string`:
+    /// "SHOULD be included for quantitative lab results, MAY be included for free text (string) results, and SHOULD
+    /// NOT be included otherwise").
+    static func checkReferenceRange(_ resource: JSONValue, path: String, findings f: inout BundleValidator.Findings) {
+        let hasRange = !(resource["referenceRange"]?.arrayValue ?? []).isEmpty
+        if resource["valueQuantity"] != nil && !hasRange {
+            f.warn(
+                .observationReferenceRange, path + ".referenceRange",
+                "a quantitative result (valueQuantity) SHOULD include referenceRange, so that a verifier can tell what the number "
+                    + "means (SHC IG vc-observation-quantity-should-have-range); add the range the laboratory reports (low, high)")
+        } else if hasRange && resource["valueQuantity"] == nil && resource["valueString"] == nil {
+            f.warn(
+                .observationReferenceRange, path + ".referenceRange",
+                "referenceRange SHOULD NOT be included for a result that is neither a quantity nor text (SHC IG "
+                    + "vc-observation-range-only-quantity-or-string); remove it")
         }
     }
 

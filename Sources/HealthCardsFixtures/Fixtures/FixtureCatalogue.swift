@@ -20,7 +20,8 @@ public struct FixtureCatalogue {
     public struct Options: Sendable {
         /// The issuer URL (`iss`) of the cards.
         public var issuer: String
-        /// The issuer's signing key, in memory (its private scalar must be readable: RFC 6979).
+        /// The issuer's signing key, in memory: a public test key signs deterministically (RFC 6979), any other key
+        /// with OpenSSL's random nonces (`FixtureSigner`).
         public var key: P256PrivateKey
         /// The time every verdict holds at, seconds since 1970; card times are counted from it.
         public var now: Int64
@@ -28,6 +29,9 @@ public struct FixtureCatalogue {
         public var seed: UInt64
         /// How the manifest's texts say the toolkit's settings and commands (the command line: as its options).
         public var messageStyle: MessageStyle
+        /// True when `key` is the issuer key derived from the seed and the issuer (`derived`): a public test key,
+        /// so the catalogue is signed deterministically.
+        public private(set) var keyIsDerived = false
 
         public init(issuer: String, key: P256PrivateKey, now: Int64, seed: UInt64, messageStyle: MessageStyle = .words) {
             self.issuer = issuer
@@ -36,20 +40,35 @@ public struct FixtureCatalogue {
             self.seed = seed
             self.messageStyle = messageStyle
         }
+
+        /// Options whose issuer key is derived from `seed` and `issuer` (`DerivedKey`): anyone with the seed and the
+        /// issuer URL derives the same key, so it is a public test key and the catalogue is the same bytes on every
+        /// run, for any issuer URL. (A key of one's own signs with random nonces: `FixtureSigner`.)
+        /// - Throws: `HealthCardError(.crypto)` when OpenSSL fails.
+        public static func derived(issuer: String, now: Int64, seed: UInt64, messageStyle: MessageStyle = .words) throws
+            -> Options
+        {
+            let key = try DerivedKey.p256(from: Array("healthcards-fixtures/\(seed)/key/issuer/\(issuer)".utf8))
+            var options = Options(
+                issuer: issuer, key: P256PrivateKey(storage: key, location: .software), now: now, seed: seed,
+                messageStyle: messageStyle)
+            options.keyIsDerived = true
+            return options
+        }
     }
 
     let options: Options
     let people: FixturePeople
-    let signer: DeterministicES256Signer
+    let signer: FixtureSigner
     let kid: String
     /// A key no key set publishes (bad signatures, a header naming another kid).
-    let unpublishedKey: P256Key
+    let unpublishedKey: PublicTestKey
     /// The issuer's second key, whose key set entry carries an `x5c` chain.
-    let x5cKey: P256Key
+    let x5cKey: PublicTestKey
     /// The test CA that certifies `x5cKey`.
-    let caKey: P256Key
+    let caKey: PublicTestKey
     /// The key of another issuer (`otherIssuer`), published in its own site folder.
-    let otherIssuerKey: P256Key
+    let otherIssuerKey: PublicTestKey
     let otherIssuer: String
     /// The issuer-wide revocation secret, derived from the seed.
     let ridSecret: RIDSecret
@@ -75,13 +94,16 @@ public struct FixtureCatalogue {
     init(_ options: Options) throws {
         self.options = options
         people = FixturePeople(seed: options.seed, now: options.now)
-        signer = try DeterministicES256Signer(key: options.key.storage)
+        signer =
+            options.keyIsDerived
+            ? try FixtureSigner(testKey: PublicTestKey(derived: options.key.storage))
+            : try FixtureSigner(key: options.key.storage)
         kid = JWK(key: options.key.publicKey).kid
         func derived(_ label: String) -> [UInt8] { Array("healthcards-fixtures/\(options.seed)/key/\(label)".utf8) }
-        unpublishedKey = try DerivedKey.p256(from: derived("unpublished"))
-        x5cKey = try DerivedKey.p256(from: derived("x5c"))
-        caKey = try DerivedKey.p256(from: derived("ca"))
-        otherIssuerKey = try DerivedKey.p256(from: derived("other-issuer"))
+        unpublishedKey = try DerivedKey.testKey(from: derived("unpublished"))
+        x5cKey = try DerivedKey.testKey(from: derived("x5c"))
+        caKey = try DerivedKey.testKey(from: derived("ca"))
+        otherIssuerKey = try DerivedKey.testKey(from: derived("other-issuer"))
         otherIssuer =
             options.issuer == "https://other-issuer.example.org"
             ? "https://another-issuer.example.org" : "https://other-issuer.example.org"
@@ -94,13 +116,25 @@ public struct FixtureCatalogue {
     /// - Throws: `HealthCardError(.key)` for a key that cannot sign deterministically, `.io` when a file
     ///   cannot be written; `.validation` or `.crypto` for a catalogue that does not come out as designed
     ///   (a bug: a valid card failing the issue gate, a size that cannot be reached).
-    public static func make(_ options: Options, in folder: String) throws -> FixtureManifest {
+    /// - Parameter stop: checked between stages and files: once requested, nothing more is made or written and
+    ///   the manifest returned is partial (`FixtureFolder` then removes the folder).
+    public static func make(_ options: Options, in folder: String, stop: StopRequest = StopRequest()) throws
+        -> FixtureManifest
+    {
         var catalogue = try FixtureCatalogue(options)
-        try catalogue.addValidCards()
-        try catalogue.addFaults()
-        try catalogue.addKeySetFaults()
+        let partial = FixtureManifest(issuer: options.issuer, kid: catalogue.kid, now: options.now, seed: options.seed, entries: [])
+        for stage in 0..<3 {
+            if stop.signal != 0 { return partial }
+            switch stage {
+            case 0: try catalogue.addValidCards()
+            case 1: try catalogue.addFaults()
+            default: try catalogue.addKeySetFaults()
+            }
+        }
+        if stop.signal != 0 { return partial }
         try catalogue.writeSites(in: folder)
         for file in catalogue.files {
+            if stop.signal != 0 { return partial }
             try FileIO.writeAtomically(file.bytes, to: folder + "/" + file.path, sync: false)
         }
         let manifest = FixtureManifest(
@@ -121,7 +155,7 @@ public struct FixtureCatalogue {
     /// Runs the pipeline for a record.
     func card(
         _ record: FixtureRecord, _ pipeline: FixturePipeline = FixturePipeline(), claims: FixturePipeline.Claims? = nil,
-        signer: DeterministicES256Signer? = nil
+        signer: FixtureSigner? = nil
     ) throws -> FixturePipeline.Output {
         try pipeline.run(
             record.sourceBundle, claims: claims ?? self.claims(), signer: signer ?? self.signer, now: options.now)
@@ -256,13 +290,13 @@ public struct FixtureCatalogue {
             "x5c", covidRecord("x5c"),
             "A card signed by the issuer's second key, whose key set entry "
                 + "carries an x5c chain (a leaf with subjectAltName URI \(options.issuer), and the test CA).",
-            signer: try DeterministicES256Signer(key: x5cKey))
+            signer: try FixtureSigner(testKey: x5cKey))
     }
 
     /// The four forms of one valid card.
     mutating func addValid(
         _ name: String, _ record: FixtureRecord, _ description: String,
-        claims: FixturePipeline.Claims? = nil, signer: DeterministicES256Signer? = nil
+        claims: FixturePipeline.Claims? = nil, signer: FixtureSigner? = nil
     ) throws {
         let output = try card(record, claims: claims, signer: signer)
         let jws = output.jws
@@ -374,7 +408,7 @@ public struct FixtureCatalogue {
                 commonName: "healthcards fixtures issuer key", serial: 2,
                 notBefore: options.now - 400 * 86_400, notAfter: options.now + 3_650 * 86_400),
             issuerURL: options.issuer)
-        var certified = JWK(key: x5cKey)
+        var certified = JWK(key: x5cKey.key)
         certified.x5c = chain.map { Base64URL.encodeStandard($0) }
         let site = IssuerSite(root: folder + "/" + Self.site)
         _ = try site.publish(
@@ -385,7 +419,7 @@ public struct FixtureCatalogue {
             kid: kid)
         let other = IssuerSite(root: folder + "/" + Self.otherSite)
         _ = try other.publish(
-            keys: [JWK(key: otherIssuerKey)], createCRLs: true, pathPrefix: Self.pathPrefix(otherIssuer),
+            keys: [JWK(key: otherIssuerKey.key)], createCRLs: true, pathPrefix: Self.pathPrefix(otherIssuer),
             issuer: otherIssuer)
     }
 

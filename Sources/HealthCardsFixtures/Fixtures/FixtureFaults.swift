@@ -19,7 +19,7 @@ extension FixtureCatalogue {
     /// A fault card: `name`'s own synthetic person (one COVID-19 dose) through `pipeline`.
     func faultCard(
         _ name: String, _ pipeline: FixturePipeline = FixturePipeline(), claims: FixturePipeline.Claims? = nil,
-        signer: DeterministicES256Signer? = nil, record: FixtureRecord? = nil
+        signer: FixtureSigner? = nil, record: FixtureRecord? = nil
     ) throws -> JWS {
         try card(record ?? covidRecord(name), pipeline, claims: claims, signer: signer).jws
     }
@@ -56,7 +56,7 @@ extension FixtureCatalogue {
         }
 
         pipeline = FixturePipeline()
-        pipeline.header = .kid(JWK(key: unpublishedKey).kid)
+        pipeline.header = .kid(JWK(key: unpublishedKey.key).kid)
         addCardFile(
             "invalid", "kid-wrong", [try faultCard("kid-wrong", pipeline)],
             "The header's kid is the thumbprint of another key; the issuer's key signed the card.",
@@ -83,7 +83,7 @@ extension FixtureCatalogue {
             "The header has no alg, though the signature is ES256.", stage: "header",
             errors: [.headerAlg], reference: ["JWS_HEADER_ERROR"])
 
-        let foreign = try DeterministicES256Signer(key: otherIssuerKey)
+        let foreign = try FixtureSigner(testKey: otherIssuerKey)
         addCardFile(
             "invalid", "key-not-from-issuer", [try faultCard("key-not-from-issuer", signer: foreign)],
             "The card says it is from \(options.issuer) but is signed by a key of \(otherIssuer), published in that "

@@ -9,20 +9,36 @@ import HealthCardsIssuing
 
 /// Where `healthcards fixtures` puts a catalogue: a new or empty folder, or the folder of an earlier
 /// catalogue, which is replaced whole (regenerating a committed catalogue is one command). The new
-/// catalogue is made in a hidden folder beside the target and renamed into place, so a run that fails
-/// leaves the earlier catalogue as it was.
+/// catalogue is made in a hidden folder beside the target (`.<name>.fixtures-new-<pid>`) and renamed into
+/// place, so a run that fails or is stopped leaves the earlier catalogue as it was, and no folder of its own:
+/// a stop request (SIGINT, SIGTERM) removes it, and a run that was killed leaves one that the next run removes.
+///
+/// `out` given as a symbolic link to a folder is followed: the folder it points to is replaced, the link kept
+/// (as an output file's link is, `OutputTarget`).
 public enum FixtureFolder {
     /// What a catalogue folder holds; an earlier catalogue is replaced only when it holds nothing else.
     static let catalogueNames: Set<String> = ["valid", "invalid", "site", FixtureManifest.fileName]
 
+    /// The request to stop that `write` reports: the catalogue was not written (its temporary folder is gone).
+    public struct Stopped: Error, Sendable {
+        /// The signal that asked to stop.
+        public var signal: Int32
+    }
+
     /// Makes the catalogue and puts it at `out`.
+    /// - Parameter stop: asks the run to stop (from a signal handler); checked between the catalogue's stages.
     /// - Returns: the manifest written.
     /// - Throws: `HealthCardError(.configuration)` when `out` is a file, or a folder holding anything but an
     ///   earlier catalogue (listed in the message; nothing is touched); `.io` when writing fails; what
-    ///   `FixtureCatalogue.make` throws.
-    public static func write(_ options: FixtureCatalogue.Options, to out: String) throws -> FixtureManifest {
+    ///   `FixtureCatalogue.make` throws; `Stopped` when `stop` was requested (nothing was written, the earlier
+    ///   catalogue is as it was).
+    public static func write(
+        _ options: FixtureCatalogue.Options, to out: String, stop: StopRequest = StopRequest()
+    ) throws -> FixtureManifest {
         var out = out
         while out.count > 1 && out.hasSuffix("/") { out.removeLast() }
+        // A link to a folder: the folder is what is replaced (renaming over the link would replace the link).
+        if FileKind.of(out) == .folder, FileIO.linkTarget(out) != nil, let real = FileIO.realPath(out) { out = real }
         let replacing = try check(out)
         let parent = FileIO.parent(of: out)
         try FileIO.createDirectories(parent)
@@ -30,14 +46,19 @@ public enum FixtureFolder {
         let pid = getpid()
         let temporary = "\(parent)/.\(name).fixtures-new-\(pid)"
         let old = "\(parent)/.\(name).fixtures-old-\(pid)"
+        removeLeftovers(in: parent, name: name)
         try removeTree(temporary)
         let manifest: FixtureManifest
         do {
             try FileIO.createDirectories(temporary)
-            manifest = try FixtureCatalogue.make(options, in: temporary)
+            manifest = try FixtureCatalogue.make(options, in: temporary, stop: stop)
         } catch {
             try? removeTree(temporary)
             throw error
+        }
+        if stop.signal != 0 {
+            try? removeTree(temporary)
+            throw Stopped(signal: stop.signal)
         }
         if FileIO.exists(out) {
             if replacing {
@@ -54,13 +75,33 @@ public enum FixtureFolder {
         return manifest
     }
 
+    /// Removes the folders `.<name>.fixtures-new-<pid>` and `.<name>.fixtures-old-<pid>` in `parent` that a run no
+    /// longer running left (killed before it could clean up). Those of a live process are kept.
+    /// - Returns: the names removed.
+    @discardableResult
+    static func removeLeftovers(in parent: String, name: String) -> [String] {
+        var removed: [String] = []
+        for entry in FileIO.list(parent) {
+            for kind in ["new", "old"] {
+                let prefix = ".\(name).fixtures-\(kind)-"
+                guard entry.hasPrefix(prefix), let pid = Int32(entry.dropFirst(prefix.count)), pid > 0 else { continue }
+                if pid == getpid() || kill(pid, 0) == 0 || errno == EPERM { continue }
+                if (try? removeTree(parent + "/" + entry)) != nil { removed.append(entry) }
+            }
+        }
+        return removed
+    }
+
     /// Whether `out` holds an earlier catalogue (true), or is missing or empty (false).
     /// - Throws: `HealthCardError(.configuration)` for anything else.
     static func check(_ out: String) throws -> Bool {
         guard FileIO.exists(out) else { return false }
         guard FileIO.isDirectory(out) else {
+            let kind = FileKind.of(out)
             throw HealthCardError(
-                .configuration, "\(Setting.out) \(out) is a file; give a new or empty folder, or the folder of an earlier catalogue")
+                .configuration,
+                "\(Setting.out) \(out) \(kind == .regular ? "is a file" : kind.phrase); the catalogue is a folder: give a new or "
+                    + "empty folder, or the folder of an earlier catalogue")
         }
         let names = FileIO.list(out)
         if names.isEmpty { return false }

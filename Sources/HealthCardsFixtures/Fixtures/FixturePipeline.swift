@@ -33,13 +33,13 @@ struct FixturePipeline {
 
     /// How the signature is made and written.
     enum Signature: Sendable {
-        /// RFC 6979 ES256 with the signing key, 64 bytes R‖S.
+        /// ES256 with the signing key, 64 bytes R‖S (RFC 6979 for a public test key, `FixtureSigner`).
         case raw
         /// The same kind of signature written as ASN.1 DER, with `r` and `s` chosen (RFC 6979 additional
         /// data, `s` or `n − s`) to have their top bit set or clear, so their INTEGERs are 33 or 32 bytes.
         case der(highBitR: Bool, highBitS: Bool)
         /// R‖S made by another key than the one the header names.
-        case otherKey(P256Key)
+        case otherKey(PublicTestKey)
     }
 
     /// The claims a card carries besides its Bundle.
@@ -77,7 +77,7 @@ struct FixturePipeline {
     ///   - now: the time dates are judged at, seconds since 1970.
     /// - Throws: `HealthCardError(.validation)` when the validator gate is on and the Bundle has any finding
     ///   (a fixture that should be valid is not: a bug in the catalogue); minimization and crypto errors.
-    func run(_ bundle: JSONValue, claims: Claims, signer: DeterministicES256Signer, now: Int64) throws -> Output {
+    func run(_ bundle: JSONValue, claims: Claims, signer: FixtureSigner, now: Int64) throws -> Output {
         let minimized: JSONValue
         do {
             if validate {
@@ -137,6 +137,7 @@ struct FixturePipeline {
             var signer = signer
             signatureBytes = try signer.sign(input)
         case .der(let highR, let highS):
+            var signer = signer
             signatureBytes = try ES256.derSignature(fromRaw: try signer.sign(input, highBitR: highR, highBitS: highS))
         case .otherKey(let key):
             var other = try DeterministicES256Signer(key: key)

@@ -32,22 +32,22 @@ package enum CertificateBuilder {
     /// the spec's example chain has) signed by the CA.
     /// - Throws: `HealthCardError(.key)` when `caKey` cannot sign deterministically; `.crypto` when
     ///   OpenSSL refuses a step or the result does not verify.
-    package static func chain(caKey: P256Key, ca: Subject, leafKey: P256Key, leaf: Subject, issuerURL: String) throws
+    package static func chain(caKey: PublicTestKey, ca: Subject, leafKey: PublicTestKey, leaf: Subject, issuerURL: String) throws
         -> [[UInt8]]
     {
-        let caCertificate = try Certificate(subject: ca, issuer: ca.commonName, key: caKey)
+        let caCertificate = try Certificate(subject: ca, issuer: ca.commonName, key: caKey.key)
         try caCertificate.add(NID_basic_constraints, "critical,CA:TRUE", issuer: nil)
         try caCertificate.add(NID_key_usage, "critical,keyCertSign,cRLSign", issuer: nil)
         try caCertificate.add(NID_subject_key_identifier, "hash", issuer: nil)
-        let caDER = try caCertificate.sign(with: caKey, verifyingWith: caKey)
+        let caDER = try caCertificate.sign(with: caKey, verifyingWith: caKey.key)
 
-        let leafCertificate = try Certificate(subject: leaf, issuer: ca.commonName, key: leafKey)
+        let leafCertificate = try Certificate(subject: leaf, issuer: ca.commonName, key: leafKey.key)
         try leafCertificate.add(NID_basic_constraints, "critical,CA:FALSE", issuer: caCertificate)
         try leafCertificate.add(NID_key_usage, "critical,digitalSignature", issuer: caCertificate)
         try leafCertificate.add(NID_subject_alt_name, "URI:" + issuerURL, issuer: caCertificate)
         try leafCertificate.add(NID_subject_key_identifier, "hash", issuer: caCertificate)
         try leafCertificate.add(NID_authority_key_identifier, "keyid:always", issuer: caCertificate)
-        let leafDER = try leafCertificate.sign(with: caKey, verifyingWith: caKey)
+        let leafDER = try leafCertificate.sign(with: caKey, verifyingWith: caKey.key)
         return [leafDER, caDER]
     }
 
@@ -110,14 +110,15 @@ private final class Certificate {
     /// signature algorithm of the TBSCertificate), then the TBSCertificate is re-signed with RFC 6979
     /// and the certificate assembled as DER `SEQUENCE { tbs, ecdsa-with-SHA256, BIT STRING sig }`,
     /// parsed back and verified with `issuerKey`.
-    func sign(with key: P256Key, verifyingWith issuerKey: P256Key) throws -> [UInt8] {
+    func sign(with testKey: PublicTestKey, verifyingWith issuerKey: P256Key) throws -> [UInt8] {
+        let key = testKey.key
         guard key.withPKey({ X509_sign(x509, $0, EVP_sha256()) }) > 0 else { throw cryptoError("X509_sign") }
         var tbsPointer: UnsafeMutablePointer<UInt8>? = nil
         let tbsLength = i2d_re_X509_tbs(x509, &tbsPointer)
         guard tbsLength > 0, let tbsPointer else { throw cryptoError("TBSCertificate") }
         let tbs = Array(UnsafeBufferPointer(start: tbsPointer, count: Int(tbsLength)))
         CRYPTO_free(tbsPointer, #fileID, #line)
-        let raw = try RFC6979.sign(tbs, key: key).raw
+        let raw = try RFC6979.sign(tbs, key: testKey).raw
         let signature = try ES256.derSignature(fromRaw: raw)
         let bitString: [UInt8] = [0x03] + CertificateBuilder.derLength(signature.count + 1) + [0x00] + signature
         let body = tbs + CertificateBuilder.ecdsaWithSHA256 + bitString

@@ -10,6 +10,10 @@ import HealthCardsIssuing
 /// signature. Only the section 3.2 procedure is ours: HMAC, big numbers and the curve are OpenSSL's
 /// (OpenSSL 3.0, Debian 12's, has no deterministic-nonce parameter; 3.2 adds one).
 ///
+/// Its loop over the HMAC_DRBG output compares and reduces big numbers with OpenSSL calls that are not
+/// constant-time, so it signs only with keys whose private half is public (`PublicTestKey`): the demo key, the
+/// spec's example keys, keys derived from a seed. A real key signs with `ES256Signer` (OpenSSL, random nonces).
+///
 /// The signature is the ordinary ECDSA one for that `k`: `r = (k·G).x mod n`,
 /// `s = k⁻¹ (e + r·d) mod n`, with `s` not normalized (RFC 6979 section 3.4 and its appendix A.2.5
 /// vectors, and the PyPI `ecdsa` package's `sign_deterministic`, give this `s`).
@@ -25,13 +29,13 @@ package enum RFC6979 {
         package var raw: [UInt8] { r + s }
     }
 
-    /// Signs `message` (SHA-256 is applied here) with `key`'s private scalar.
+    /// Signs `message` (SHA-256 is applied here) with the test key's private scalar.
     /// - Parameter extra: RFC 6979 section 3.6 additional data `k'`, mixed into the HMAC_DRBG seed; empty
     ///   for the standard procedure. Different `extra` gives another valid, still deterministic signature.
     /// - Throws: `HealthCardError(.key)` when the key's private scalar cannot be read (a public key, or a key
     ///   held in an HSM: a PKCS#11 token never hands out the scalar RFC 6979 needs); `.crypto` when OpenSSL fails.
-    package static func sign(_ message: [UInt8], key: P256Key, extra: [UInt8] = []) throws -> Signature {
-        let scalar = try PrivateScalar(key)
+    package static func sign(_ message: [UInt8], key testKey: PublicTestKey, extra: [UInt8] = []) throws -> Signature {
+        let scalar = try PrivateScalar(testKey.key)
         let curve = try P256Curve()
         return try curve.sign(digest: Digest.sha256(message), scalar: scalar.bn, extra: extra)
     }
@@ -233,7 +237,8 @@ final class P256Curve {
 
 /// ES256 with deterministic nonces (RFC 6979): the same key and signing input always give the same
 /// 64-byte `R‖S`, so a batch or a fixture catalogue made twice is byte-identical. Only used when asked
-/// for (`issue --deterministic`, `fixtures`): `ES256Signer` (random nonces) stays the default.
+/// for (`issue --deterministic`, `fixtures`), and only with a public test key (`PublicTestKey`: the signer's
+/// arithmetic is not constant-time): `ES256Signer` (random nonces) stays the default and signs real keys.
 package struct DeterministicES256Signer: JWSSigner {
     private let key: P256Key
     private let scalar: PrivateScalar
@@ -243,9 +248,9 @@ package struct DeterministicES256Signer: JWSSigner {
 
     /// - Throws: `HealthCardError(.key)` for a key whose private scalar cannot be read (a public key, or an
     ///   HSM key: the message says to sign with random nonces instead).
-    package init(key: P256Key) throws {
-        self.key = key
-        scalar = try PrivateScalar(key)
+    package init(key testKey: PublicTestKey) throws {
+        self.key = testKey.key
+        scalar = try PrivateScalar(testKey.key)
         curve = try P256Curve()
     }
 

@@ -65,11 +65,16 @@ package final class CSVReader {
         }
     }
 
-    /// Refuses a UTF-16 or UTF-32 file by name (its first block is in `buffer`), before any of its
-    /// bytes could reach a message.
+    /// Refuses a UTF-16 or UTF-32 file, or one that is not text at all (an image, a workbook, a binary file), by
+    /// name (its first block is in `buffer`), before any of its bytes could reach a message.
     private func refuseNonUTF8Unicode() throws {
         if let encoding = TextEncoding.nonUTF8Unicode(buffer[..<bufferCount]) {
             throw HealthCardError(.input, code: .inputEncoding, TextEncoding.message(path: path, encoding: encoding))
+        }
+        if let binary = TextEncoding.binaryKind(buffer[..<bufferCount]) {
+            throw HealthCardError(
+                .input, code: .inputEncoding,
+                "\(path) is \(binary.name), not a CSV export; no card is issued from it: \(binary.advice)")
         }
     }
 
@@ -196,11 +201,18 @@ package final class CSVReader {
                 }
                 let after = try peek()
                 if let after, after != delimiter && after != 0x0A && after != 0x0D {
+                    // A stray quote opens a field that runs on over lines until the next quote: where it broke is not
+                    // where the mistake is, so the line where the quoted field began is named too.
+                    let began =
+                        quoteLine == line
+                        ? ""
+                        : "; the quoted field began on line \(quoteLine) (\(path):\(quoteLine)), so a stray '\"' there may "
+                            + "have opened it and run it on to this line"
                     throw HealthCardError(
                         .input, code: .csvQuoting,
                         "\(path):\(line): unexpected character after a closing quote at byte \(position); "
                             + "a quoted field must end at a \(Template.delimiterName(delimiter)) or the end of the line"
-                            + Self.delimiterHint(found: after, expected: delimiter))
+                            + began + Self.delimiterHint(found: after, expected: delimiter))
                 }
                 continue
             }

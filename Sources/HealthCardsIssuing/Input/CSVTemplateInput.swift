@@ -80,7 +80,7 @@ public final class CSVTemplateInput {
         guard let head = try reader.next() else {
             throw HealthCardError(.input, code: .csvHeader, "\(path) is empty; expected a header line with the columns \(template.columns.filter(\.required).map(\.name).joined(separator: ", "))")
         }
-        header = head.fields.map { $0.trimmingCharacters(in: " \t") }
+        header = head.fields.map(FieldText.trimmed)
         headerFields = header.count
         for (i, name) in header.enumerated() {
             guard let earlier = columnIndex[name] else {
@@ -146,10 +146,15 @@ public final class CSVTemplateInput {
             }
         }
         if hints.isEmpty {
+            let read = Set(template.columns.map(\.name))
             for name in missing {
-                guard let near = header.first(where: { $0 != name && $0.lowercased() == name.lowercased() }) else { continue }
-                hints.append("the header has \(Quote.text(near)), which differs from '\(name)' only in case; column names are matched exactly: "
-                    + "rename the column in the export (or in the template)")
+                if let near = header.first(where: { $0 != name && $0.lowercased() == name.lowercased() }) {
+                    hints.append("the header has \(Quote.text(near)), which differs from '\(name)' only in case; column names are matched exactly: "
+                        + "rename the column in the export (or in the template)")
+                } else if let near = Template.nearest(name, among: header.filter { !read.contains($0) }) {
+                    hints.append("did you mean \(Quote.text(near)) for '\(name)'? The header has \(Quote.text(near)), which the template "
+                        + "does not read; rename the column in the export (or in the template)")
+                }
             }
         }
         return hints.isEmpty ? "" : ". Hint: " + hints.joined(separator: "; ")
@@ -180,15 +185,17 @@ public final class CSVTemplateInput {
             let source = "\(path):\(record.line)"
             if record.fields.count != headerFields {
                 let error = HealthCardError(.input, code: .csvFieldCount, "row has \(record.fields.count) fields, the header has \(headerFields); check for an unquoted comma or a missing field. Its columns are shifted, so every patient whose id appears in it is rejected", at: source)
-                misfits.append((row, Set(record.fields.map { Self.hash($0.trimmingCharacters(in: " \t")) }), error))
+                misfits.append((row, Set(record.fields.map { Self.hash(PatientIdentity.normalize($0)) }), error))
                 if record.fields.count > keyIndex {
-                    let key = record.fields[keyIndex].trimmingCharacters(in: " \t")
+                    let key = PatientIdentity.normalize(record.fields[keyIndex])
                     if !key.isEmpty && key.utf8.count <= Self.maxIDBytes { orphanIDs[row] = key }
                 }
                 entries.append(-(row + 1))
                 continue
             }
-            let key = record.fields[keyIndex].trimmingCharacters(in: " \t")
+            // The one form of an id (grouping, file names, rids and `revoke` alike): `P-9` and `P-9` + U+00A0
+            // are one patient.
+            let key = PatientIdentity.normalize(record.fields[keyIndex])
             if key.isEmpty {
                 orphanErrors[row] = HealthCardError(.input, code: .patientIDMissing, "the patient id column '\(template.patientKey)' is empty, so the row cannot be matched to a patient", at: "\(source) column \(template.patientKey)")
                 entries.append(-(row + 1))
@@ -418,8 +425,8 @@ public final class CSVTemplateInput {
                 let slot = slots[i]
                 if overfull.contains(slot) {
                     let source = "\(input.path):\(input.rowLines[Int(first)])"
-                    let key = fields[Int(slot)].first.flatMap { $0.count > input.keyIndex ? $0[input.keyIndex] : nil }?
-                        .trimmingCharacters(in: " \t")
+                    let key = fields[Int(slot)].first.flatMap { $0.count > input.keyIndex ? $0[input.keyIndex] : nil }
+                        .map(PatientIdentity.normalize)
                     ready.append(PatientRows(source: source, id: key, rows: [], errors: [HealthCardError(
                         .input, code: .inputTooLarge, "the patient has more than \(input.limits.csvRowsPerPatient) rows (one row per dose or test is "
                             + "expected; docs/verify.md, \"Budgets\"), so no card is issued for it; check the patient id column",
@@ -444,7 +451,7 @@ public final class CSVTemplateInput {
             var groups: [PatientRows] = []
             for (row, fields) in zip(rows, fields) {
                 let source = "\(input.path):\(input.rowLines[row])"
-                let key = fields.count > input.keyIndex ? fields[input.keyIndex].trimmingCharacters(in: " \t") : ""
+                let key = fields.count > input.keyIndex ? PatientIdentity.normalize(fields[input.keyIndex]) : ""
                 var g = groups.firstIndex { $0.id == key } ?? -1
                 if g < 0 {
                     groups.append(PatientRows(source: source, id: key, rows: [], errors: []))
@@ -455,7 +462,22 @@ public final class CSVTemplateInput {
                 } else {
                     var values: [String: String] = [:]
                     for column in input.template.columns {
-                        if let i = input.columnIndex[column.name] { values[column.name] = fields[i].trimmingCharacters(in: " \t\r\n") }
+                        guard let i = input.columnIndex[column.name] else { continue }
+                        if column.name == input.template.patientKey {
+                            values[column.name] = key
+                            continue
+                        }
+                        // Around a value, what no one sees is trimmed; inside it, it is refused (`FieldText`).
+                        let value = FieldText.trimmed(fields[i])
+                        if let hidden = FieldText.hiddenCharacter(in: value) {
+                            groups[g].errors.append(HealthCardError(
+                                .input, code: .inputInvisibleCharacter,
+                                "the value \(Quote.text(value)) holds \(FieldText.describe(hidden)): it would be signed "
+                                    + "into the card, where the value no longer matches what everyone reads. Remove it from the export "
+                                    + "(copying from another program often leaves one) and run again",
+                                at: "\(source) column \(column.name)"))
+                        }
+                        values[column.name] = value
                     }
                     groups[g].rows.append(TemplateRow(values: values, source: source))
                 }

@@ -112,7 +112,7 @@ extension CSVTemplateInput {
         for row in rows {
             let fields = try cursor.read(row)
             guard fields.count > keyIndex else { continue }
-            let key = fields[keyIndex].trimmingCharacters(in: " \t")
+            let key = PatientIdentity.normalize(fields[keyIndex])
             if seen.insert(key).inserted { found.append((key, "\(path):\(rowLines[row])")) }
         }
         return found

@@ -76,8 +76,16 @@ public final class BatchIssuer {
     public var logger: any HealthCardsLogger = NoLogger()
     /// Called on the calling thread after each record with (records done, records in the input).
     public var progress: ((Int, Int) -> Void)?
-    /// Called with a sentence for the operator while the run waits (for the site's lock, `SiteLock`).
-    public var notice: ((String) -> Void)?
+    /// Called with a sentence for the operator while the run waits (for the site's lock, `SiteLock`); from any thread.
+    public var notice: (@Sendable (String) -> Void)?
+    /// Where to write every rejected row as CSV (`RejectedRow.csvLine`: file, line, column, code, reason, no patient
+    /// data), through the output-target rule like the report; nil writes none.
+    public var rejectedRowsPath: String?
+    /// How many rejected rows `BatchSummary.rejectedSample` keeps.
+    public var rejectedSampleSize = 20
+    /// Where each run's report lines are kept after the next run replaces `report.ndjson` (`IssuanceLog`): by
+    /// default `OUT/issuance-log.ndjson` (`FileIssuanceLog`, with the run's file mode); nil keeps none.
+    public var issuanceLog: (any IssuanceLog)?
     /// Called once for each input file that cannot be used at all (not UTF-8, broken quoting, a missing
     /// column, no rows): its path and why. The file's one report line says the same.
     public var fileRejected: ((String, HealthCardError) -> Void)?
@@ -93,6 +101,7 @@ public final class BatchIssuer {
         self.outDir = outDir
         self.jobs = max(1, jobs)
         self.makeIssuer = makeIssuer
+        self.issuanceLog = FileIssuanceLog(outDir: outDir)
     }
 
     /// One worker using `issuer`.
@@ -124,11 +133,19 @@ public final class BatchIssuer {
         let start = Clock.monotonicSeconds()
         var summary = BatchSummary()
         try IssuerSite.refuseHealthDataInside(outDir)
+        // With links, the site's lock is taken for each link file written into the site, not for the run
+        // (`SiteWriteGate`): an urgent `revoke` or `site --drop-kid` waits for one write, never for the batch.
+        if var stage = links, stage.siteGate == nil {
+            stage.siteGate = SiteWriteGate(root: stage.destination.site.site.root, notice: notice)
+            links = stage
+        }
         // Each worker's issuer (zlib stream, signing context) and PDF stage are made here, so a key that
         // cannot sign stops the run before anything is written, then handed to the one thread that uses them.
         var workers: [Handoff<BatchWorker>] = []
+        var run = IssuanceRun(id: IssuanceRun.newID(), started: 0, issuer: "", kid: "")
         for _ in 0..<jobs {
             let issuer = try makeIssuer()
+            if workers.isEmpty { (run.started, run.issuer, run.kid) = (issuer.clock.nowSeconds(), issuer.settings.issuer, issuer.kid) }
             let worker = try BatchWorker(issuer: issuer, qr: qr, outDir: outDir, force: force, access: access,
                                          patientIDSystem: patientIDSystem, pdf: pdf, links: links)
             worker.revocations = revocations
@@ -136,22 +153,40 @@ public final class BatchIssuer {
             workers.append(Handoff(worker))
         }
         try ReportWriter.checkTarget("\(outDir)/report.ndjson")
+        if let rejectedRowsPath { try ReportWriter.checkTarget(rejectedRowsPath) }
+        if let log = issuanceLog as? FileIssuanceLog { try log.checkTarget() }
         try FileIO.checkWritableFolder(outDir, mode: access.folderMode)
         try FileIO.checkWritableFolder("\(outDir)/cards", mode: access.folderMode)
         if qr.makeQR { try FileIO.checkWritableFolder("\(outDir)/qr", mode: access.folderMode) }
         let lock = try OutputLock(folder: outDir, mode: access.fileMode)
         defer { withExtendedLifetime(lock) {} }
-        // With links, the site too (after OUT, as `healthcards shl` does): a `revoke --link` waits for the run.
-        let siteLock = try links.map { try SiteLock.take(site: $0.destination.site.site.root, waiting: notice) }
-        defer { withExtendedLifetime(siteLock) {} }
-        // After the lock: a run refused because another holds OUT makes no link folder.
-        try links?.prepare()
+        // After the lock of OUT: a run refused because another holds OUT makes no link folder. Preparing the link
+        // folder in the site (and clearing what killed runs left there) is a write into the site.
+        if let links {
+            try links.siteGate.map { gate in try gate.withLock { try links.prepare() } } ?? links.prepare()
+        }
         // The PDF folder and the combined PDF's temporary file too.
         let combined = try preparePDF()
         for folder in [outDir, "\(outDir)/cards", "\(outDir)/qr"] {
             summary.leftoversRemoved += FileIO.removeStaleTemporaries(in: folder).count
         }
+        // A report that is a link to a file elsewhere is replaced there, where a killed run left its temporary.
+        if case .file(let file)? = try? OutputTarget.resolve("\(outDir)/report.ndjson"), FileIO.parent(of: file) != outDir {
+            summary.leftoversRemoved +=
+                FileIO.removeStaleTemporaries(in: FileIO.parent(of: file), of: FileIO.basename(file)).count
+        }
         let report = try ReportWriter(path: "\(outDir)/report.ndjson", access: access)
+        let rejectedFile = try rejectedRowsPath.map { path in
+            let writer = try ReportWriter(path: path, access: access)
+            try writer.append(Array((RejectedRow.csvHeader + "\n").utf8))
+            return writer
+        }
+        // The run's report lines are also appended to the issuance log, which keeps every run's (the file takes the
+        // run's mode; with the default log, `access` is only known now).
+        if let log = issuanceLog as? FileIssuanceLog, log.access != access {
+            issuanceLog = FileIssuanceLog(path: log.path, access: access)
+        }
+        let runLog = try issuanceLog.map { log in try log.begin(run) }
 
         var opened: [Opened] = []
         var refusedCSV: [(path: String, patients: Set<UInt64>)] = []
@@ -231,6 +266,13 @@ public final class BatchIssuer {
                 } catch {}
             }
             if line.status == .issued { summary.issued += 1 } else { summary.rejected += 1 }
+            for row in RejectedRow.rows(of: line) {
+                summary.rejectedRows += 1
+                if summary.rejectedSample.count < rejectedSampleSize { summary.rejectedSample.append(row) }
+                do { try rejectedFile?.append(Array(row.csvLine.utf8)) } catch let error as HealthCardError {
+                    if reportFailure == nil { reportFailure = error }
+                } catch {}
+            }
             if line.status == .rejected, logger.minimumLevel <= .info {
                 let codes = line.errors.map(\.reportedCode.rawValue).joined(separator: ",")
                 logger.log(.info, "batch.record-rejected", "a record was rejected", fields: ["source": line.source, "codes": codes])
@@ -238,7 +280,11 @@ public final class BatchIssuer {
             if line.alreadyIssued { summary.alreadyIssued += 1 }
             if line.notPrinted != nil { summary.notPrinted += 1 }
             summary.warnings += line.warnings.count
-            do { try report.append(line.ndjson(style: messageStyle)) } catch let error as HealthCardError {
+            let bytes = line.ndjson(style: messageStyle)
+            do {
+                try report.append(bytes)
+                try runLog?.append(reportLine: bytes)
+            } catch let error as HealthCardError {
                 if reportFailure == nil { reportFailure = error }
             } catch {}
             progress?(summary.issued + summary.rejected, summary.total)
@@ -319,7 +365,11 @@ public final class BatchIssuer {
             // The unfinished combined PDF goes first: on a full disk its temporary holds the space the report needs.
             combined?.discard()
         }
+        let end = IssuanceRunEnd(
+            issued: summary.issued, rejected: summary.rejected, total: summary.total, interruptedBy: summary.interruptedBy)
+        if failure != nil || reportFailure != nil { try? runLog?.end(end) }
         if let failure {
+            try? rejectedFile?.commit()
             try? report.commit()
             try? FileIO.syncFileSystem(outDir)
             throw HealthCardError(.io, "\(failure.text). The run stopped after \(summary.issued + summary.rejected) of \(summary.total) records; the files written so far are whole, and running the same command again skips the cards already made")
@@ -332,11 +382,15 @@ public final class BatchIssuer {
             } catch let error as HealthCardError {
                 // Its closing writes (fonts, the cross-reference table) failed, the disk full: the temporary is
                 // gone, and the report of every record still goes where it belongs.
+                try? runLog?.end(end)
+                try? rejectedFile?.commit()
                 try? report.commit()
                 try? FileIO.syncFileSystem(outDir)
                 throw HealthCardError(error.kind, "\(error.message). Every record was done (\(summary.issued + summary.rejected) of \(summary.total); the report lists them), but the combined PDF was not written; the files written so far are whole, and running the same command again skips the cards already made and writes it")
             }
         }
+        try runLog?.end(end)
+        try rejectedFile?.commit()
         try report.commit()
         try FileIO.syncFileSystem(outDir)
         try links?.finish()
@@ -375,58 +429,6 @@ public final class StopRequest: Sendable {
 
     /// The signal that asked to stop, 0 while none has.
     public var signal: Int32 { received.load(ordering: .relaxed) }
-}
-
-/// The revocation list of the signing key in the issuer's site, as `issue --site` reads it before a run.
-public struct SiteRevocations: Sendable {
-    /// The list.
-    public let crl: CRL
-    /// Its file, `SITE/.well-known/crl/<kid>.json`, for messages.
-    public var path: String
-    /// The site folder, for the `revoke` command a message suggests.
-    public var site: String
-    /// The index in `crl.entries` of each rid's first entry. Every record of a batch is looked up, and a list
-    /// may hold a million rids (`InputBudget.crlFileBytes`): scanned per record, that was 30 ms a record.
-    private let firstEntry: [String: Int]
-
-    public init(crl: CRL, path: String, site: String) {
-        self.crl = crl
-        self.path = path
-        self.site = site
-        var firstEntry: [String: Int] = [:]
-        firstEntry.reserveCapacity(crl.entries.count)
-        for (index, entry) in crl.entries.enumerated() where firstEntry[entry.rid] == nil {
-            firstEntry[entry.rid] = index
-        }
-        self.firstEntry = firstEntry
-    }
-
-    /// The first entry of the list that revokes a card with `rid` and `nbf` (seconds): the rid's entry without a
-    /// timestamp, or with one after `nbf`. Nil when the list does not revoke it.
-    public func entry(revoking rid: String, nbf: Int64) -> CRL.Entry? {
-        guard let first = firstEntry[rid] else { return nil }
-        return crl.entries[first...].first { $0.rid == rid && ($0.before.map { nbf < $0 } ?? true) }
-    }
-
-    /// Why a card with `rid` (derived from `ridFrom`) and `nbf` must not be signed, or nil when the list does
-    /// not revoke it. The message quotes the entry and says how the person gets a valid card.
-    /// - Parameter now: seconds since 1970, for the times the message suggests.
-    public func refusal(rid: String, ridFrom: String, nbf: Int64, now: Int64) -> String? {
-        guard let entry = self.entry(revoking: rid, nbf: nbf) else { return nil }
-        let revoke =
-            "`\(Command.revoke) \(Setting.site) \(site) \(Setting.key) KEY \(Setting.ridSecret) FILE \(Setting.report) REPORT \(Setting.id) '\(ridFrom)' "
-        guard let before = entry.before else {
-            return "REVOKED: vc.rid \(rid) (of id '\(ridFrom)') is revoked by the entry '\(entry.text)' in \(path), which "
-                + "revokes every card of this person signed by key \(crl.kid), those issued from now on included: every "
-                + "verifier that checks the list would reject this card, so it was not signed. To give the person a "
-                + "corrected card, revoke only the cards issued before it: \(revoke)\(Setting.before) \(now) \(Setting.narrow)` (or a "
-                + "time just after the bad card's nbf), then run this again"
-        }
-        let when = before > now ? "run this again from then on" : "leave \(Setting.nbf) out (or give one at or after \(before))"
-        return "REVOKED: vc.rid \(rid) (of id '\(ridFrom)') is revoked for cards issued before \(before) "
-            + "(\(Clock.describe(before))) by the entry '\(entry.text)' in \(path), and this card's nbf \(nbf) is before "
-            + "that: every verifier that checks the list would reject it, so it was not signed. To issue it, \(when)"
-    }
 }
 
 /// Output names seen in a run, to reject a second record with the same patient id.

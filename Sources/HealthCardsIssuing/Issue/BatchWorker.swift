@@ -53,7 +53,7 @@ final class BatchWorker {
     var links: SHLStage?
     /// The PDF stage (`--pdf`, `--pdf-combined`); nil when nothing is printed.
     var pdf: PDFStage?
-    /// The site's revocation list for this key (`issue --site`), or nil.
+    /// The site's revocation lists (`issue --site`), or nil.
     var revocations: SiteRevocations?
     /// The issuer's site folder (`--site`), for the commands messages suggest, or nil.
     var siteRoot: String?
@@ -101,6 +101,25 @@ final class BatchWorker {
                               warnings: record.warnings, files: [])
         line.profile = record.checked?.profile
         guard record.errors.isEmpty, let checked = record.checked, let id = record.id else { return BatchOutcome(line: line) }
+        // The site's lists and key set as they are now (read again when one changed: a revocation or a dropped key
+        // that lands while the batch runs applies to every record signed after it).
+        var lists: SiteRevocations.Snapshot?
+        if let revocations {
+            do { lists = try revocations.current() } catch let error as HealthCardError {
+                line.errors = [Self.at(record.source, error)]
+                return BatchOutcome(line: line)
+            } catch {}
+            if lists?.signingKeyPublished == false {
+                line.errors = [
+                    HealthCardError(
+                        .key, code: .keyDropped,
+                        "not signed: the signing key \(issuer.kid) is no longer in \(revocations.site.keySetPath) (it was dropped "
+                            + "while this run was signing, \(Setting.dropKid)), so no verifier would find it. Sign with a published key",
+                        at: record.source)
+                ]
+                return BatchOutcome(line: line)
+            }
+        }
         let name = OutputNames.safe(id)
         let identity = ridIdentity(id: id, asRead: asRead)
         let payload = issuer.payload(for: checked, patientID: identity?.id)
@@ -112,12 +131,25 @@ final class BatchWorker {
             line.rid = rid
             line.ridFrom = from
             owner = RIDOwner(rid: rid, ridFrom: from, person: PatientIdentity.fingerprint(ofMinimized: checked.bundle))
-            // A card the site's list already revokes would be turned away at every door: never sign it.
-            if let why = revocations?.refusal(rid: rid, ridFrom: from, nbf: issuer.settings.notBefore, now: issuer.clock.nowSeconds()) {
-                line.errors = [HealthCardError(.validation, code: .ridRevoked, why, at: record.source)]
-                line.kid = issuer.kid
-                line.revokedOnRecord = true
-                return BatchOutcome(line: line)
+            // A card the site's lists already revoke would be turned away at every door: never sign it. Nor a card of a
+            // person revoked under another key of the site: it would carry a rid no list names, and verify.
+            if let lists, let secret = issuer.settings.ridSecret, let revocations {
+                let refusal: RevocationRefusal?
+                do {
+                    refusal = try lists.refusal(
+                        rid: rid, ridFrom: from, nbf: issuer.settings.notBefore, signingKid: issuer.kid, secret: secret,
+                        site: revocations.site.root, now: issuer.clock.nowSeconds())
+                } catch {
+                    line.errors = [HealthCardError(.key, "cannot derive the rid of this record under the site's keys: \(error)", at: record.source)]
+                    return BatchOutcome(line: line)
+                }
+                if let refusal {
+                    line.errors = [HealthCardError(.validation, code: .ridRevoked, refusal.message, at: record.source)]
+                    line.kid = issuer.kid
+                    line.revokedOnRecord = true
+                    line.revokedBy = refusal
+                    return BatchOutcome(line: line)
+                }
             }
         }
         let cardFile = "cards/\(name).smart-health-card"
@@ -289,13 +321,13 @@ final class BatchWorker {
             let jws = issuer.existingCard(bytes, matches: payload)
         else { return nil }
         // The card there may be one the site's list revokes (issued before a revocation): then it is replaced.
-        if let rid = payload.payload.rid, let list = revocations, let nbf = Self.notBefore(of: jws),
+        if let rid = payload.payload.rid, let list = try revocations?.current().list(kid: issuer.kid), let nbf = Self.notBefore(of: jws),
             let entry = list.entry(revoking: rid, nbf: nbf)
         {
             line.warnings.append(
                 HealthCardError(
                     .validation,
-                    "\(cardFile) (nbf \(nbf)) is revoked by the entry '\(entry.text)' in \(list.path); this run issued a new "
+                    "\(cardFile) (nbf \(nbf)) is revoked by the entry '\(entry.text)' in \(list.location); this run issued a new "
                         + "card (nbf \(issuer.settings.notBefore)) in its place: hand it out"))
             return nil
         }

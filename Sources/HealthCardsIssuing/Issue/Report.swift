@@ -43,6 +43,9 @@ public struct ReportLine: Sendable {
     /// A rejected record whose rid the site's revocation list already revokes (`issue --site`): its cards of
     /// earlier runs exist, so the line keeps `kid`, `rid` and `ridFrom`, for `revoke --narrow` to check.
     public var revokedOnRecord = false
+    /// For such a record: the list entry that revokes the person, and the key and rid it revokes them under (the
+    /// signing key, or another key of the site whose cards the person held).
+    public var revokedBy: RevocationRefusal?
 
     public init(source: String, id: String?, status: Status, errors: [HealthCardError], warnings: [HealthCardError], files: [String]) {
         self.source = source
@@ -59,7 +62,8 @@ public struct ReportLine: Sendable {
     /// `profile` is `vaccination`, `lab`, `generic` or null; an issued record adds
     /// `"kid"`, and `"rid"` and `"ridFrom"` when its card has a rid; a record rejected because the site's list
     /// revokes its rid adds `"revoked":true` with the same three; a card that replaced a different card of this
-    /// key adds `"replaced":"recordChanged"` or `"optionsChanged"`; an issued card that got no PDF adds
+    /// key adds `"replaced":"recordChanged"` or `"optionsChanged"`; such a revoked record adds `"revokedBy":{"kid","rid","entry"}`
+    /// (the key whose list revokes the person, their rid under it and the entry); an issued card that got no PDF adds
     /// `"notPrinted":{"code","kind":"pdf","message",…}` saying why.
     public func ndjson(style: MessageStyle = .words) -> [UInt8] {
         func issues(_ list: [HealthCardError]) -> JSONValue {
@@ -79,6 +83,11 @@ public struct ReportLine: Sendable {
             "files": .array(files.map { .string($0) }),
         ]
         if revokedOnRecord { object["revoked"] = .bool(true) }
+        if let revokedBy {
+            object["revokedBy"] = .object([
+                "kid": .string(revokedBy.kid), "rid": .string(revokedBy.rid), "entry": .string(revokedBy.entry.text),
+            ])
+        }
         if let notPrinted, case .array(let list) = issues([notPrinted]), let first = list.first {
             object["notPrinted"] = first
         }
@@ -121,6 +130,10 @@ public struct BatchSummary: Sendable, Equatable {
     public var staleOutputs = 0
     /// Cards issued without their PDF (`ReportLine.notPrinted`).
     public var notPrinted = 0
+    /// The reasons records were rejected, one per error (`RejectedRow`), of which `rejectedSample` holds the first.
+    public var rejectedRows = 0
+    /// The first `BatchIssuer.rejectedSampleSize` rejected rows, for the table `issue` prints.
+    public var rejectedSample: [RejectedRow] = []
 
     public init() {}
 

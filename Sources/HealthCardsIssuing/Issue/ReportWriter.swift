@@ -10,19 +10,32 @@ import HealthCardsPrint
 /// (`.report.ndjson.tmp-<pid>-<random>`) through a 64 KiB buffer, and `commit()` flushes, syncs
 /// and renames it into place. A reader never sees a partial report; a killed run leaves only the
 /// temporary file, which the next run removes.
+///
+/// The report's path goes through the output-target rule (`OutputTarget`) like every other output: a regular
+/// file (or none) is replaced atomically; a symbolic link to one has its target replaced (the temporary file is
+/// made beside the target) and stays a link; a FIFO, a character device or a link to this process's standard
+/// output is written in place at `commit()`, from the temporary file, and never renamed over.
 final class ReportWriter {
     let path: String
+    /// Where the report goes: the regular file renamed over, or the stream written to.
+    private let target: OutputTarget
     private let temp: String
     private var fd: Int32
     private var buffer: [UInt8] = []
 
     /// Creates the temporary file (and the output folder), with `access`'s modes whatever the umask.
-    /// - Throws: `HealthCardError(.io)` when the folder cannot be written: the run stops before any card.
+    /// - Throws: `HealthCardError(.io)` when the folder cannot be written, or `path` is something no report can be
+    ///   written to (a folder, a socket): the run stops before any card.
     init(path: String, access: OutputAccess = .ownerOnly) throws {
         self.path = path
         let folder = FileIO.parent(of: path)
         try FileIO.createDirectories(folder, mode: access.folderMode)
-        temp = FileIO.temporaryName(for: path)
+        target = try OutputTarget.resolve(path)
+        if case .file(let file) = target {
+            temp = FileIO.temporaryName(for: file)
+        } else {
+            temp = FileIO.temporaryName(for: path)
+        }
         fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, access.fileMode)
         guard fd >= 0 else {
             throw HealthCardError(.io, "cannot write in the output folder \(folder): \(OS.errorText()); choose a folder you can write to (\(Setting.out))")
@@ -31,12 +44,15 @@ final class ReportWriter {
         buffer.reserveCapacity(65536)
     }
 
-    /// Checks, before a run writes anything, that the report can later be renamed to `path`: nothing
-    /// is there, or a file (a report of an earlier run, replaced at the end).
-    /// - Throws: `HealthCardError(.io)` when `path` is a folder.
+    /// Checks, before a run writes anything, that the report can later be written to `path`: nothing is there, a
+    /// file (a report of an earlier run, replaced at the end), or a FIFO, device or link `OutputTarget` writes in
+    /// place.
+    /// - Throws: `HealthCardError(.io)` when `path` is a folder, a socket, a block device or a link to one.
     static func checkTarget(_ path: String) throws {
-        guard FileIO.isDirectory(path) else { return }
-        throw HealthCardError(.io, "cannot write the report \(path): it is a folder. Nothing was issued; move or remove that folder, or choose another \(Setting.out), and run again")
+        if FileIO.isDirectory(path) {
+            throw HealthCardError(.io, "cannot write the report \(path): it is a folder. Nothing was issued; move or remove that folder, or choose another \(Setting.out), and run again")
+        }
+        _ = try OutputTarget.resolve(path)
     }
 
     deinit {
@@ -59,16 +75,48 @@ final class ReportWriter {
         buffer.removeAll(keepingCapacity: true)
     }
 
-    /// Flushes, syncs and renames the report into place.
+    /// Flushes, syncs and puts the report in place: renamed over a regular file, or copied into a stream.
     func commit() throws {
         try flush()
         guard fsync(fd) == 0 else { throw HealthCardError(.io, "cannot write \(path): \(OS.errorText())") }
         close(fd)
         fd = -1
-        guard rename(temp, path) == 0 else {
-            let reason = OS.errorText()
-            unlink(temp)
-            throw HealthCardError(.io, "cannot move the new \(path) into place: \(reason)")
+        switch target {
+        case .file(let file):
+            guard rename(temp, file) == 0 else {
+                let reason = OS.errorText()
+                unlink(temp)
+                throw HealthCardError(.io, "cannot move the new \(path) into place: \(reason)")
+            }
+        case .stream(let stream):
+            defer { unlink(temp) }
+            let out = try OutputTarget.openStream(stream, shownAs: path)
+            defer { close(out) }
+            try copy(to: out)
+        case .descriptor(let out):
+            defer { unlink(temp) }
+            try copy(to: out)
+        }
+    }
+
+    /// Writes the temporary file's bytes to `out`, 64 KiB at a time.
+    private func copy(to out: Int32) throws {
+        let input = open(temp, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { throw HealthCardError(.io, "cannot read back \(temp): \(OS.errorText())") }
+        defer { close(input) }
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else { throw HealthCardError(.io, "cannot read back \(temp): \(OS.errorText())") }
+            if n == 0 { return }
+            var written = 0
+            while written < n {
+                let m = chunk.withUnsafeBytes { write(out, $0.baseAddress! + written, n - written) }
+                if m < 0 && errno == EINTR { continue }
+                guard m > 0 else { throw HealthCardError(.io, "cannot write \(path): \(OS.errorText())") }
+                written += m
+            }
         }
     }
 }

@@ -96,6 +96,13 @@ extension IssuerSite {
     ///   or when the list read back lacks an entry.
     /// - Parameter narrow: replace an entry of the same rid that revokes more cards (`CRL.add(_:narrow:)`).
     public func revoke(_ entries: [CRL.Entry], kid: String, narrow: Bool = false) throws -> RevocationResult {
+        try revoke(entries, kid: kid, narrow: narrow, in: revocationLists)
+    }
+
+    /// `revoke(_:kid:narrow:)` with the lists kept in `store` (the key set stays this site's `jwks.json`).
+    public func revoke(_ entries: [CRL.Entry], kid: String, narrow: Bool = false, in store: some RevocationListStore) throws
+        -> RevocationResult
+    {
         guard FileIO.exists(keySetPath) else {
             throw HealthCardError(
                 .configuration,
@@ -105,7 +112,7 @@ extension IssuerSite {
         let keySet = try KeySetFile.parse(try FileIO.read(keySetPath, maxBytes: InputBudget.cardFileBytes), source: keySetPath)
         // Fails early, before the CRL is touched, when the key is not published.
         _ = try KeySetFile.settingCRLVersion(1, kid: kid, in: keySet, source: keySetPath)
-        let existing = try readCRL(kid: kid)
+        let existing = try store.list(kid: kid)
         var crl = existing ?? CRL(kid: kid, ctr: 0)
         var changes: [(entry: CRL.Entry, change: CRL.Change)] = []
         for entry in entries {
@@ -117,13 +124,13 @@ extension IssuerSite {
         let changed = changes.contains { if case .alreadyRevoked = $0.change { return false } else { return true } }
         if changed {
             crl.ctr += 1
-            try FileIO.writeAtomically(crl.fileBytes, to: crlPath(kid: kid), access: .published)
+            try store.replace(crl)
             // Read back: an entry is reported revoked only when the list on disk revokes it.
-            let written = try readCRL(kid: kid)
+            let written = try store.list(kid: kid)
             for (entry, _) in changes where !(written?.entries.contains { CRL.covers($0, entry) && $0.rid == entry.rid } ?? false) {
                 throw HealthCardError(
                     .io,
-                    "\(crlPath(kid: kid)) was changed by another program while revoke wrote it: it does not hold "
+                    "\(store.location(kid: kid)) was changed by another program while revoke wrote it: it does not hold "
                         + "\(entry.text) (ctr \(written.map { String($0.ctr) } ?? "none")). Run the same revoke again")
             }
         }

@@ -84,4 +84,17 @@ public enum RevocationCheck {
         }
         return .confirmed(ridFrom: signed.first?.ridFrom, places: signed.map(\.place))
     }
+
+    /// The other keys that signed cards of the person `ridFrom`, with the places that say so: a revocation under
+    /// `kid` does not reach them.
+    public static func otherKeys(ridFrom: String, kid: String, in issued: IssuedCards) -> [(kid: String, places: [String])] {
+        var order: [String] = []
+        var places: [String: [String]] = [:]
+        for card in issued.cards(ridFrom: ridFrom) where card.issuedHere {
+            guard let other = card.kid, other != kid else { continue }
+            if places[other] == nil { order.append(other) }
+            places[other, default: []].append(card.place)
+        }
+        return order.map { ($0, places[$0] ?? []) }
+    }
 }

@@ -32,6 +32,9 @@ public struct SHLStage: Sendable {
     /// Permission bits of the link text and image (health data: 0600 unless the run shares its output).
     public let access: OutputAccess
 
+    /// Takes the site's lock around each write into the site (`SiteWriteGate`); nil when the caller holds it.
+    package var siteGate: SiteWriteGate?
+
     public init(destination: SHLDestination, options: SHLOptions, outDir: String, access: OutputAccess = .ownerOnly) {
         self.destination = destination
         self.options = options
@@ -110,6 +113,37 @@ public struct SHLStage: Sendable {
                         + "(`\(Command.shl)`: \(Setting.renew) ID)"))
             return nil
         }
+        // What the site holds is looked at and written under the site's lock, taken for this link only: a
+        // `revoke --link` between the look and the write would otherwise be undone by it.
+        func write(_ notes: inout [HealthCardError]) throws -> (link: SHLink, fileName: String, warnings: [HealthCardError])? {
+            try siteSide(
+                card: card, textFile: textFile, textPath: textPath, renew: renew, withdrawn: withdrawn, bundle: bundle,
+                sync: sync, notes: &notes)
+        }
+        let written = try siteGate.map { gate in try gate.withLock { try write(&notes) } } ?? write(&notes)
+        guard let (link, fileName, sideWarnings) = written else { return nil }
+        warnings += sideWarnings
+        try SHLSiteRecord.record(linkFolder: linkFolder, site: destination.site.site.root, access: access)
+        var png: [UInt8]?
+        if options.makeQR {
+            let image = try options.qrImage.png(QRCode(link: link.text))
+            try writeIfChanged(image, to: outDir + "/shl/\(name).png", sync: sync)
+            png = image
+        }
+        let changed = try writeIfChanged(Array((link.text + "\n").utf8), to: textPath, sync: sync)
+        if withdrawn { SHLWithdrawalRecord.clear(outDir: outDir, name: name) }
+        return Outcome(
+            link: link, png: png, files: files(name: name), siteFile: destination.relativeFolder + "/" + fileName,
+            warnings: warnings, textChanged: changed)
+    }
+
+    /// The part of `link` that reads and writes the site: decides whether the card gets a link and which (the one
+    /// handed out, kept, or a new one), and writes its encrypted file. Nil when no link is made (`notes` says why).
+    private func siteSide(
+        card: [UInt8], textFile: String, textPath: String, renew: Bool, withdrawn: Bool, bundle: JSONValue?, sync: Bool,
+        notes: inout [HealthCardError]
+    ) throws -> (link: SHLink, fileName: String, warnings: [HealthCardError])? {
+        var warnings: [HealthCardError] = []
         var current: (link: SHLink, fileName: String, key: AES256Key)?
         switch existingLink(at: textPath) {
         case .none: break
@@ -200,18 +234,7 @@ public struct SHLStage: Sendable {
             try FileIO.writeAtomically(
                 Array(jwe.compact.utf8), to: destination.path(ofFile: fileName), access: .published, sync: sync)
         }
-        try SHLSiteRecord.record(linkFolder: linkFolder, site: destination.site.site.root, access: access)
-        var png: [UInt8]?
-        if options.makeQR {
-            let image = try options.qrImage.png(QRCode(link: link.text))
-            try writeIfChanged(image, to: outDir + "/shl/\(name).png", sync: sync)
-            png = image
-        }
-        let changed = try writeIfChanged(Array((link.text + "\n").utf8), to: textPath, sync: sync)
-        if withdrawn { SHLWithdrawalRecord.clear(outDir: outDir, name: name) }
-        return Outcome(
-            link: link, png: png, files: files(name: name), siteFile: destination.relativeFolder + "/" + fileName,
-            warnings: warnings, textChanged: changed)
+        return (link, fileName, warnings)
     }
 
     /// What `OUT/shl/<name>.txt` holds.

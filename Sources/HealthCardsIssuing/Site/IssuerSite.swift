@@ -38,24 +38,18 @@ public struct IssuerSite: Sendable {
         FileIO.parent(of: keySetPath) + "/crl"
     }
 
+    /// The site's revocation lists, `SITE/.well-known/crl/<kid>.json`.
+    public var revocationLists: FileRevocationListStore { FileRevocationListStore(directory: crlDirectory) }
+
     /// Reads `<directory>/<kid>.json`, or nil when there is none.
     /// - Throws: `HealthCardError(.validation)` for a malformed CRL or one whose `kid` differs from its
     ///   file name; `.io` when it exists but cannot be read.
     public static func readCRL(kid: String, in directory: String) throws -> CRL? {
-        let path = directory + "/" + kid + ".json"
-        guard FileIO.exists(path) else { return nil }
-        let crl = try CRL(bytes: try FileIO.read(path, maxBytes: InputBudget.crlFileBytes), source: path)
-        guard crl.kid == kid else {
-            throw HealthCardError(
-                .validation,
-                "\(path) has kid \(crl.kid), but its file name says \(kid); "
-                    + "a CRL lives at .well-known/crl/<its kid>.json")
-        }
-        return crl
+        try FileRevocationListStore(directory: directory).list(kid: kid)
     }
 
     /// The CRL of `kid` in this site, or nil.
-    public func readCRL(kid: String) throws -> CRL? { try Self.readCRL(kid: kid, in: crlDirectory) }
+    public func readCRL(kid: String) throws -> CRL? { try revocationLists.list(kid: kid) }
 
     /// `keys` with each `crlVersion` set to the `ctr` of its CRL in `directory`, or removed when the
     /// key has no CRL there (a `crlVersion` without a CRL would send verifiers to a missing file).
@@ -74,6 +68,13 @@ public struct IssuerSite: Sendable {
         guard FileIO.exists(path) else { return [] }
         let json = try KeySetFile.parse(try FileIO.read(path, maxBytes: InputBudget.cardFileBytes), source: path)
         return (json["keys"]?.arrayValue ?? []).compactMap { $0["kid"]?.stringValue }
+    }
+
+    /// Whether a key this site already publishes has a revocation list: the site was laid out with CRLs (or a
+    /// key's cards were revoked), so its issuer's cards carry `vc.rid` and a new key needs a list too.
+    /// - Throws: `HealthCardError(.key)` for a malformed key set.
+    public func publishesRevocationLists() throws -> Bool {
+        try Self.publishedKids(keySetAt: keySetPath).contains { FileIO.exists(crlPath(kid: $0)) }
     }
 
     /// What `publish` did.
@@ -119,7 +120,7 @@ public struct IssuerSite: Sendable {
         if createCRLs {
             for key in existing where key.crlVersion == nil && !result.createdCRLs.contains(key.kid) {
                 let kid = key.kid
-                try FileIO.writeAtomically(CRL(kid: kid, ctr: 1).fileBytes, to: crlPath(kid: kid), access: .published)
+                try revocationLists.replace(CRL(kid: kid, ctr: 1))
                 result.createdCRLs.append(kid)
                 result.written.append(crlPath(kid: kid))
             }

@@ -49,7 +49,7 @@ extension IssuerSite {
     /// What `issue` (and `print`, `shl`) leave in an output folder: when a folder holds one of these, it holds
     /// health data. Folders are named with a trailing `/` and the kind of file in them that counts.
     public static let issueOutputMarkers: [(name: String, fileSuffix: String?)] = [
-        ("report.ndjson", nil), (OutputLock.fileName, nil), ("cards/", ".smart-health-card"), ("pdf/", ".pdf"),
+        ("report.ndjson", nil), (FileIssuanceLog.fileName, nil), (OutputLock.fileName, nil), ("cards/", ".smart-health-card"), ("pdf/", ".pdf"),
         ("shl/", ".txt"),
     ]
 

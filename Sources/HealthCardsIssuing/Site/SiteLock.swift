@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
 import HealthCardsCore
 import HealthCardsVerify
 import HealthCardsQR
@@ -45,4 +48,52 @@ package enum SiteLock {
                         + "revocation list written over). Run this again when it has finished. Nothing was written")
             })
     }
+}
+
+/// The site's lock taken for each write into the site and released after it (`issue --shl`, `shl`): a long batch
+/// holds it for the moment each link file goes in, not for its whole run, so an urgent `revoke` or
+/// `site --drop-kid` waits milliseconds, never for the batch. The threads of one run take turns in the process
+/// first (a lock file is locked per open file, so two threads would otherwise wait for each other through the
+/// kernel, each naming the other as the holder).
+package final class SiteWriteGate: Sendable {
+    /// The site folder.
+    public let root: String
+    private let notice: (@Sendable (String) -> Void)?
+    private let order = ThreadTurn()
+
+    /// - Parameter notice: called with a sentence when a write has waited a second for another command.
+    public init(root: String, notice: (@Sendable (String) -> Void)?) {
+        self.root = root
+        self.notice = notice
+    }
+
+    /// Runs `body` holding the site's lock (`SiteLock.take`).
+    /// - Throws: what `SiteLock.take` throws (another command held the site for over `SiteLock.defaultWait`
+    ///   seconds), and what `body` throws.
+    public func withLock<T>(_ body: () throws -> T) throws -> T {
+        order.lock()
+        defer { order.unlock() }
+        let lock = try SiteLock.take(site: root, waiting: notice)
+        defer { withExtendedLifetime(lock) {} }
+        return try body()
+    }
+}
+
+/// A plain mutual exclusion between threads (a pthread mutex), for a section whose result is not `Sendable`.
+final class ThreadTurn: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+    init() {
+        mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    func lock() { pthread_mutex_lock(mutex) }
+    func unlock() { pthread_mutex_unlock(mutex) }
 }

@@ -146,6 +146,36 @@ public struct DateFormat: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// How to export a date without its time of day (what a message about a date-and-time cell says to do).
+    static let timeOfDayFix =
+        "In the spreadsheet, format the column as a date without the time (Format Cells, Date; or a column of "
+        + "=TEXT(A2,\"yyyy-mm-dd\")) and export again"
+
+    /// A value that is a date followed by a time of day, as spreadsheets export date-and-time cells (`3/15/2021 0:00`,
+    /// `2021-03-15 00:00:00`, `15.03.2021 12:30 PM`, `2021-03-15T00:00`): the time as written, and the date part as
+    /// `YYYY-MM-DD` when it reads as one (in `format`, or `YYYY-MM-DD`). Nil for anything else.
+    static func timeOfDay(in value: String, format: DateFormat?) -> (time: String, date: String?)? {
+        guard let cut = value.firstIndex(where: { $0 == " " || $0 == "T" }) else { return nil }
+        let datePart = String(value[..<cut])
+        var time = Substring(value[value.index(after: cut)...])
+        while time.first == " " { time = time.dropFirst() }
+        let shown = String(time)
+        for suffix in [" AM", " PM", "AM", "PM", " am", " pm", "am", "pm"] where time.hasSuffix(suffix) {
+            time = time.dropLast(suffix.count)
+            break
+        }
+        if time.hasSuffix("Z") { time = time.dropLast() }
+        let parts = time.split(separator: ":", omittingEmptySubsequences: false)
+        guard (2...3).contains(parts.count), (1...2).contains(parts[0].utf8.count), parts[1].utf8.count == 2 else { return nil }
+        let digits = parts.enumerated().allSatisfy { index, part in
+            let whole = index == 2 ? part.split(separator: ".", maxSplits: 1).first ?? "" : part
+            return !whole.isEmpty && whole.utf8.allSatisfy { (0x30...0x39).contains($0) }
+        }
+        guard digits, datePart.contains(where: { $0 == "/" || $0 == "-" || $0 == "." }) else { return nil }
+        let date = FHIRDate.isValidDate(datePart, allowPartial: false) ? datePart : format?.fhirDate(datePart)
+        return (shown, date)
+    }
+
     /// 2021-06-15 written in `format`.
     static func example(_ format: DateFormat) -> String {
         format.order.map { field -> String in

@@ -177,7 +177,8 @@ public struct Template: Sendable {
             }
             for (placeholder, path) in used {
                 guard declared.contains(placeholder.column) else {
-                    throw fail("\(path): {{\(placeholder.column)}} names a column that is not declared in \"columns\"; declare it there or correct the name")
+                    let near = Self.nearest(placeholder.column, among: columns.map(\.name)).map { " (did you mean {{\($0)}}?)" } ?? ""
+                    throw fail("\(path): {{\(ControlCharacters.escaped(placeholder.column))}} names a column that is not declared in \"columns\"\(near); declare it there or correct the name")
                 }
                 if !repeats { patientColumns.insert(placeholder.column) }
             }
@@ -201,6 +202,15 @@ public struct Template: Sendable {
         let suggestion = close.flatMap { editDistance($0.lowercased(), unknown.lowercased()) <= 2 ? " (did you mean \"\($0)\"?)" : nil } ?? ""
         return "\(what) has the member \"\(ControlCharacters.escaped(unknown))\", which templates do not have\(suggestion); "
             + "the members are \(known.map { "\"\($0)\"" }.joined(separator: ", ")). Correct or remove it"
+    }
+
+    /// The name among `names` closest to `name` (case ignored) when it is a likely misspelling of it: at most two
+    /// edits away, and fewer edits than the name is long. Nil when none is that close.
+    static func nearest(_ name: String, among names: [String]) -> String? {
+        let lowered = name.lowercased()
+        let scored = names.filter { $0 != name }.map { ($0, editDistance($0.lowercased(), lowered)) }
+        guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= 2, best.1 < max(name.count, 2) else { return nil }
+        return best.0
     }
 
     /// Levenshtein distance, for member names (short; capped at 64 characters each).

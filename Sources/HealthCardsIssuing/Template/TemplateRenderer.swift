@@ -131,7 +131,7 @@ extension Template {
                     columns[path] = p.column
                     return typed
                 } catch {
-                    errors.append(HealthCardError(.template, error.text, at: "\(row.source) column \(p.column)"))
+                    errors.append(HealthCardError(.template, code: error.code ?? .templateValue, error.text, at: "\(row.source) column \(p.column)"))
                     return nil
                 }
             }
@@ -191,10 +191,24 @@ extension Template {
         case .date:
             if FHIRDate.isValidDate(value, allowPartial: false) { return .string(value) }
             if let iso = dateFormat?.fhirDate(value) { return .string(iso) }
+            if let withTime = DateFormat.timeOfDay(in: value, format: dateFormat) {
+                throw HealthCardError(
+                    .template, code: .templateDateWithTime,
+                    "\(Quote.text(value)) is a date with a time of day (\(withTime.time)), as a spreadsheet exports a date-and-time "
+                        + "cell; this column takes the date alone, in the form \(expectedDate(dateFormat))"
+                        + (withTime.date.map { " (here \($0))" } ?? "") + ". \(DateFormat.timeOfDayFix)")
+            }
             throw HealthCardError(.template, "\(Quote.text(value)) is not a date in the form \(expectedDate(dateFormat))\(DateFormat.hint(for: value, format: dateFormat))")
         case .dateTime:
             if FHIRDate.isValidDateTime(value, allowPartial: false) { return .string(value) }
             if let iso = dateFormat?.fhirDate(value) { return .string(iso) }
+            if let withTime = DateFormat.timeOfDay(in: value, format: dateFormat) {
+                throw HealthCardError(
+                    .template, code: .templateDateWithTime,
+                    "\(Quote.text(value)) is a date with a time of day (\(withTime.time)) in a spreadsheet's form; a FHIR dateTime "
+                        + "is \(expectedDate(dateFormat)) alone\(withTime.date.map { " (here \($0))" } ?? ""), or "
+                        + "YYYY-MM-DDThh:mm:ss with seconds and a time zone (Z or +hh:mm). \(DateFormat.timeOfDayFix)")
+            }
             throw HealthCardError(
                 .template,
                 "\(Quote.text(value)) is not a FHIR dateTime; expected \(expectedDate(dateFormat)), or YYYY-MM-DDThh:mm:ss with a time zone (Z or +hh:mm)"
@@ -209,7 +223,7 @@ extension Template {
             return .number(number)
         case .integer:
             guard let number = JSONNumber(value), !value.contains("."), !value.lowercased().contains("e") else {
-                throw HealthCardError(.template, "'\(value)' is not a whole number")
+                throw HealthCardError(.template, "\(Quote.text(value)) is not a whole number")
             }
             return .number(number)
         case .boolean:

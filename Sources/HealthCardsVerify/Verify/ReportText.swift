@@ -77,10 +77,30 @@ extension CredentialReport {
             } else if let text = resource["valueString"]?.stringValue {
                 result = "'\(text)'"
             }
-            return "lab      \(date)  \(codings(resource["code"])) → \(result)"
+            return "lab      \(date)  \(codings(resource["code"])) → \(result)" + referenceRanges(resource["referenceRange"])
         default:
             return nil
         }
+    }
+
+    /// `  (reference range 0.0–1.0 U/mL)` for an Observation's `referenceRange` (its `text`, or `low`–`high` with
+    /// their units; several joined with `; `), or empty when it has none.
+    static func referenceRanges(_ ranges: JSONValue?) -> String {
+        let parts = (ranges?.arrayValue ?? []).compactMap { range -> String? in
+            if let text = range["text"]?.stringValue { return ControlCharacters.escaped(text) }
+            func quantity(_ q: JSONValue?) -> String? {
+                guard let q, let value = q["value"]?.numberLexeme else { return nil }
+                let unit = q["unit"]?.stringValue ?? q["code"]?.stringValue
+                return value + (unit.map { " " + ControlCharacters.escaped($0) } ?? "")
+            }
+            switch (quantity(range["low"]), quantity(range["high"])) {
+            case (let low?, let high?): return "\(low) to \(high)"
+            case (let low?, nil): return "at least \(low)"
+            case (nil, let high?): return "at most \(high)"
+            default: return nil
+            }
+        }
+        return parts.isEmpty ? "" : "  (reference range " + parts.joined(separator: "; ") + ")"
     }
 
     static func codings(_ concept: JSONValue?) -> String {

@@ -1,0 +1,165 @@
+import Foundation
+import Testing
+
+@testable import HealthCardsCore
+@testable import HealthCardsFixtures
+@testable import HealthCardsIssuing
+@testable import HealthCardsPrint
+@testable import HealthCardsQR
+@testable import HealthCardsVerify
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Every output path of every command goes through the one output-target rule (`OutputTarget`): a device, a FIFO
+/// or a link is written in place (a link's target replaced, the link kept) or refused, never replaced by a file
+/// (issue 22: `--pdf-combined /dev/null` replaced this machine's `/dev/null`). One test per command that writes a
+/// file; `keygen` and `jwks` are `OutputSafetyTests`, `print` and the PDFs of `issue` `PrintStopTests`. Only
+/// links and FIFOs made in temporary folders are written to, and `/dev/null` through a link.
+@Suite struct OutputTargetCommandTests {
+    static let templates = SiteTestSupport.templates
+
+    /// A link to `/dev/null` at `path`: after the command, it is still that link, and `/dev/null` a device.
+    static func deviceLink(_ path: String) throws {
+        try FileManager.default.createDirectory(
+            atPath: FileIO.parent(of: path), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: "/dev/null")
+    }
+
+    static func expectDeviceLinkKept(_ path: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(OutputSafetyTests.kind(path) == S_IFLNK, "\(path) is no longer a link", sourceLocation: sourceLocation)
+        #expect(FileIO.linkTarget(path) == "/dev/null", sourceLocation: sourceLocation)
+        #expect(
+            OutputSafetyTests.kind("/dev/null") == S_IFCHR, "/dev/null was replaced", sourceLocation: sourceLocation)
+    }
+
+    /// A FIFO at `path` with a reader copying what it gets to `got`.
+    static func fifoWithReader(_ path: String, got: String) throws -> Process {
+        try FileManager.default.createDirectory(atPath: FileIO.parent(of: path), withIntermediateDirectories: true)
+        #expect(mkfifo(path, 0o600) == 0)
+        let reader = Process()
+        reader.executableURL = URL(fileURLWithPath: "/bin/sh")
+        reader.arguments = ["-c", "timeout 120 cat \"$0\" > \"$1\"", path, got]
+        try reader.run()
+        return reader
+    }
+
+    func issueArguments(key: String, out: URL, extra: [String] = []) -> [String] {
+        [
+            "issue", "--issuer", SiteTestSupport.issuer, "--key", key, "--template",
+            Self.templates.appendingPathComponent("covid19-vaccination.json").path, "--out", out.path, "--nbf",
+            "1700000000",
+            "--quiet",
+        ] + extra + [Self.templates.appendingPathComponent("covid19-vaccination.sample.csv").path]
+    }
+
+    /// `issue`: report.ndjson was renamed over whatever was at its path (a link to /dev/null became a file). Now a
+    /// FIFO gets the report written in place, a link to /dev/null stays one, a link to a file elsewhere has that
+    /// file replaced; a card's path that is a device link is written through, never replaced.
+    @Test func issueWritesItsReportAndCardsInPlace() throws {
+        let dir = try TestSupport.tempDir("targets-issue")
+        let key = try TestSupport.demoKey(in: dir)
+
+        let viaFIFO = dir.appendingPathComponent("fifo")
+        let got = dir.appendingPathComponent("got.ndjson").path
+        let reader = try Self.fifoWithReader(viaFIFO.path + "/report.ndjson", got: got)
+        try SiteTestSupport.cli(issueArguments(key: key, out: viaFIFO))
+        reader.waitUntilExit()
+        #expect(OutputSafetyTests.kind(viaFIFO.path + "/report.ndjson") == S_IFIFO)
+        let lines = String(decoding: try SiteTestSupport.bytes(got), as: UTF8.self).split(separator: "\n")
+        #expect(lines.count == 4 && lines.allSatisfy { $0.contains(#""status":"issued""#) }, "\(lines)")
+
+        let viaDevice = dir.appendingPathComponent("device")
+        try Self.deviceLink(viaDevice.path + "/report.ndjson")
+        try Self.deviceLink(viaDevice.path + "/cards/P-1001.smart-health-card")
+        try SiteTestSupport.cli(issueArguments(key: key, out: viaDevice))
+        Self.expectDeviceLinkKept(viaDevice.path + "/report.ndjson")
+        Self.expectDeviceLinkKept(viaDevice.path + "/cards/P-1001.smart-health-card")
+        #expect(FileManager.default.fileExists(atPath: viaDevice.path + "/cards/P-1002.smart-health-card"))
+
+        let viaLink = dir.appendingPathComponent("link")
+        let elsewhere = try TestSupport.write("old", to: "kept/report.ndjson", in: dir)
+        try FileManager.default.createDirectory(at: viaLink, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(
+            atPath: viaLink.path + "/report.ndjson", withDestinationPath: elsewhere)
+        try SiteTestSupport.cli(issueArguments(key: key, out: viaLink))
+        #expect(OutputSafetyTests.kind(viaLink.path + "/report.ndjson") == S_IFLNK)
+        #expect(try TestSupport.report(viaLink).count == 4)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path + "/kept") == ["report.ndjson"])
+    }
+
+    /// `site`: its rule files at paths that are a device link or a FIFO are written in place.
+    @Test func siteWritesItsFilesInPlace() throws {
+        let dir = try TestSupport.tempDir("targets-site")
+        let key = try SiteTestSupport.keygen("k.pem", in: dir)
+        let site = dir.appendingPathComponent("site").path
+        try Self.deviceLink(site + "/_headers")
+        let got = dir.appendingPathComponent("got.conf").path
+        let reader = try Self.fifoWithReader(site + "/healthcards-nginx.conf", got: got)
+        try SiteTestSupport.cli(["site", "--out", site, key.path])
+        reader.waitUntilExit()
+        Self.expectDeviceLinkKept(site + "/_headers")
+        #expect(OutputSafetyTests.kind(site + "/healthcards-nginx.conf") == S_IFIFO)
+        #expect(
+            String(decoding: try SiteTestSupport.bytes(got), as: UTF8.self).contains("application/smart-health-card"))
+        #expect(
+            try JWKS(bytes: try SiteTestSupport.bytes(site + "/.well-known/jwks.json"), source: "jwks").keys.map(\.kid)
+                == [key.kid])
+    }
+
+    /// `revoke`: a CRL whose path is a link to a file elsewhere (a site assembled from links) has that file
+    /// replaced, the link kept.
+    @Test func revokeReplacesALinkedListsTarget() throws {
+        let dir = try TestSupport.tempDir("targets-revoke")
+        let key = try SiteTestSupport.keygen("k.pem", in: dir)
+        let site = dir.appendingPathComponent("site").path
+        try SiteTestSupport.cli(["site", "--out", site, "--crl", key.path])
+        let crl = site + "/.well-known/crl/\(key.kid).json"
+        let stored = dir.appendingPathComponent("lists/\(key.kid).json").path
+        try FileManager.default.createDirectory(atPath: FileIO.parent(of: stored), withIntermediateDirectories: true)
+        try FileManager.default.moveItem(atPath: crl, toPath: stored)
+        try FileManager.default.createSymbolicLink(atPath: crl, withDestinationPath: stored)
+        try SiteTestSupport.cli(["revoke", "--site", site, "--key", key.path, "--rid", "AAAAAAAAAAA", "--force"])
+        #expect(OutputSafetyTests.kind(crl) == S_IFLNK)
+        #expect(
+            try CRL(bytes: try SiteTestSupport.bytes(stored), source: "crl").entries == [CRL.Entry(rid: "AAAAAAAAAAA")])
+    }
+
+    /// `shl`: a link text whose path is a device link is written through it, the link kept.
+    @Test func shlWritesItsLinkTextInPlace() throws {
+        let dir = try TestSupport.tempDir("targets-shl")
+        let (site, key, _) = try SHLTestSupport.site(in: dir)
+        let out = dir.appendingPathComponent("out")
+        try SiteTestSupport.issueSample(key: key, out: out)
+        try Self.deviceLink(out.path + "/shl/P-1001.txt")
+        let run = try SiteTestSupport.cli([
+            "shl", "--base-url", SHLTestSupport.base, "--site", site, "--no-qr",
+            out.path + "/cards/P-1001.smart-health-card",
+            out.path + "/cards/P-1002.smart-health-card",
+        ])
+        #expect(run.stdout.contains("P-1002.txt"), "\(run.stdout)")
+        Self.expectDeviceLinkKept(out.path + "/shl/P-1001.txt")
+        #expect(FileIO.isRegularFile(out.path + "/shl/P-1002.txt"))
+    }
+
+    /// `fixtures`: `--out` a link to an earlier catalogue replaced the link by a folder; now the catalogue it points
+    /// to is replaced and the link kept. A device as `--out` is refused by what it is.
+    @Test func fixturesReplacesTheCatalogueALinkPointsTo() throws {
+        let dir = try TestSupport.tempDir("targets-fixtures")
+        let key = try TestSupport.demoKey(in: dir)
+        let real = dir.appendingPathComponent("real")
+        let arguments = [
+            "fixtures", "--issuer", SiteTestSupport.issuer, "--key", key, "--now", String(FixturesTests.now),
+        ]
+        try SiteTestSupport.cli(arguments + ["--out", real.path])
+        let link = dir.appendingPathComponent("catalogue").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: real.path)
+        try SiteTestSupport.cli(arguments + ["--out", link, "--seed", "2"])
+        #expect(OutputSafetyTests.kind(link) == S_IFLNK)
+        #expect(try FixturesTests.manifest(real).seed == 2)
+        let device = try SiteTestSupport.cli(arguments + ["--out", "/dev/null"], expect: 2)
+        #expect(device.stderr.contains("/dev/null is a character device"), "\(device.stderr)")
+        #expect(OutputSafetyTests.kind("/dev/null") == S_IFCHR)
+    }
+}
