@@ -3,8 +3,15 @@ SHELL := /bin/bash
 APT_PACKAGES := pkg-config libssl-dev zlib1g-dev libqrencode-dev libpng-dev libzbar-dev
 # Printed cards (PDF): Cairo, Pango, librsvg (SVG logos) and the Noto fonts for every script.
 APT_PACKAGES += libcairo2-dev libpango1.0-dev librsvg2-dev fonts-noto-core fonts-noto-cjk
+# The SMART Health Link server (`healthcards serve`, docs/server.md): libmicrohttpd (HTTP/1.1), SQLite (the
+# embedded default database) and libpq (PostgreSQL, for several instances sharing one database).
+APT_PACKAGES += libmicrohttpd-dev libsqlite3-dev libpq-dev
 # What only the tests need: the checker's virtual environment; pdftoppm and pdftotext to read printed cards.
 TEST_APT_PACKAGES := python3-venv poppler-utils
+# The link server's tests start their own PostgreSQL 15 (initdb, pg_ctl) as the postgres user in a scratch folder.
+TEST_APT_PACKAGES += postgresql-15
+# `make bench`: wrk measures the link server (manifest requests per second, latency percentiles).
+BENCH_APT_PACKAGES := wrk
 # `make install`: help2man makes the man pages from each command's --help.
 INSTALL_APT_PACKAGES := help2man
 # `make deb`: dpkg-shlibdeps (dpkg-dev) computes Depends from the libraries the binary links.

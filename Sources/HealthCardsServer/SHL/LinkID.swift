@@ -1,0 +1,25 @@
+import HealthCardsCore
+
+/// The random names of the server: a link's id (the manifest URL's last segment) and a location URL's
+/// secret segment. Both are 32 bytes from OpenSSL's CSPRNG (`RAND_bytes`), base64url: 43 characters, 256 bits
+/// (links-specification "Establish a SMART Health Link Manifest URL": at least 256 bits of entropy).
+public enum LinkID {
+    /// Characters of an id.
+    public static let length = 43
+
+    /// A fresh id.
+    /// - Throws: `HealthCardError(.crypto)` when the generator is not seeded.
+    public static func random() throws(HealthCardError) -> String { Base64URL.encode(try Digest.randomBytes(32)) }
+
+    /// Whether `text` has the form of an id: 43 characters of the base64url alphabet.
+    public static func isValid(_ text: some StringProtocol) -> Bool {
+        text.utf8.count == length
+            && text.utf8.allSatisfy {
+                ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D
+                    || $0 == 0x5F
+            }
+    }
+
+    /// The stored form of a secret segment: base64url of its SHA-256 (a stolen database holds no live URL).
+    public static func hash(_ segment: some StringProtocol) -> String { Base64URL.encode(Digest.sha256(Array(segment.utf8))) }
+}
