@@ -9,7 +9,7 @@ import HealthCardsCore
 /// A new step is appended to `steps` and never edited once released.
 enum Schema {
     /// The version this program writes and reads.
-    static let version = 1
+    static let version = 2
 
     /// The PostgreSQL advisory lock key the migration holds ("hcSHL" as digits).
     static let migrationLockKey: Int64 = 0x6863_5348_4C00
@@ -20,7 +20,7 @@ enum Schema {
         let serial =
             dialect == .sqlite ? "INTEGER PRIMARY KEY AUTOINCREMENT" : "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY"
         return [
-            // 1: links, their files, location URLs, long-term polling, the access record.
+            // 1: links, their files, the access record.
             [
                 "CREATE TABLE hc_settings (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
                 // A link: the manifest URL's last segment (43 base64url characters) is its id. No key is ever stored.
@@ -52,6 +52,25 @@ enum Schema {
                     PRIMARY KEY (link_id, position)
                 )
                 """,
+                // Every access: kind (manifest, file, direct, later others), outcome and status. `link_id` is null
+                // for an access that names no link; `subject` is reserved for a hash of a person's id.
+                """
+                CREATE TABLE hc_audit (
+                    seq \(serial),
+                    at \(integer) NOT NULL,
+                    link_id TEXT,
+                    kind TEXT NOT NULL,
+                    recipient TEXT,
+                    outcome TEXT NOT NULL,
+                    status \(integer) NOT NULL,
+                    subject TEXT,
+                    detail TEXT
+                )
+                """,
+                "CREATE INDEX hc_audit_link ON hc_audit (link_id, seq)",
+            ],
+            // 2: a manifest's location URLs and the polling of long-term links.
+            [
                 // A manifest's location URL: the SHA-256 of its secret segment, the file it opens, until when, and the
                 // recipient of the manifest that gave it (for the access record).
                 """
@@ -75,30 +94,15 @@ enum Schema {
                 )
                 """,
                 "CREATE INDEX hc_polls_age ON hc_polls (last_at)",
-                // Every access: kind (manifest, file, direct, later others), outcome and status. `link_id` is null
-                // for an access that names no link; `subject` is reserved for a hash of a person's id.
-                """
-                CREATE TABLE hc_audit (
-                    seq \(serial),
-                    at \(integer) NOT NULL,
-                    link_id TEXT,
-                    kind TEXT NOT NULL,
-                    recipient TEXT,
-                    outcome TEXT NOT NULL,
-                    status \(integer) NOT NULL,
-                    subject TEXT,
-                    detail TEXT
-                )
-                """,
-                "CREATE INDEX hc_audit_link ON hc_audit (link_id, seq)",
-            ]
+            ],
         ]
     }
 
     /// Creates the version table when missing and applies the missing steps.
     /// - Throws: `StoreError(.schema)` when the database is newer than this program or holds `hc_` tables
     ///   without a version table; what the database throws.
-    static func migrate(_ connection: SQLConnection, now: Int64) throws(StoreError) {
+    /// - Parameter target: the version to reach (tests make older databases with it).
+    static func migrate(_ connection: SQLConnection, now: Int64, upTo target: Int = version) throws(StoreError) {
         let integer = connection.dialect == .sqlite ? "INTEGER" : "BIGINT"
         do {
             try connection.transaction(write: true, durable: true) {
@@ -122,7 +126,7 @@ enum Schema {
                             + "healthcards upgraded it. Run that version (a database is never downgraded)")
                 }
                 let steps = steps(connection.dialect)
-                for step in Int(current)..<version {
+                for step in Int(current)..<max(Int(current), target) {
                     for statement in steps[step] { try connection.execute(statement) }
                     _ = try connection.query(
                         "INSERT INTO hc_schema_version (version, applied_at) VALUES (?, ?)", [.integer(Int64(step + 1)), .integer(now)])
