@@ -16,7 +16,6 @@ import Testing
         .enabled(if: PostgresCluster.available, PostgresCluster.missing))
     func everyRuleWithPostgreSQL() throws { try Self.everyRule(.postgresql) }
 
-    static func int(_ value: JSONValue?) -> Int? { value?.numberLexeme.flatMap { Int($0) } }
 
     static func everyRule(_ kind: DatabaseKind) throws {
         let dir = try TestSupport.tempDir("server-\(kind)")

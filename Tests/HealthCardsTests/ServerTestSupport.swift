@@ -286,3 +286,6 @@ final class PostgresCluster: @unchecked Sendable {
         return "postgresql://postgres@/\(name)?host=\(socketDirectory)"
     }
 }
+
+/// A JSON number as an integer, or nil.
+func int(_ value: JSONValue?) -> Int? { value?.numberLexeme.flatMap { Int($0) } }

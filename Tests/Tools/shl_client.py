@@ -179,8 +179,11 @@ def burst(argv):
                 next_index[0] += 1
             if index >= count:
                 return
-            answer = request("POST", urls[index % len(urls)], body, {"Content-Type": "application/json"})
-            results[index] = summarize(answer)
+            try:
+                answer = request("POST", urls[index % len(urls)], body, {"Content-Type": "application/json"})
+                results[index] = summarize(answer)
+            except OSError as error:
+                results[index] = {"status": 0, "error": str(error)}
 
     threads = [threading.Thread(target=worker) for _ in range(parallel)]
     for t in threads:
@@ -296,6 +299,22 @@ def raw(argv):
             pass
         data = read_all(s)
         return {"statuses": statuses(data), "sent": sent}
+    if action == "inflight":
+        # A POST whose headers and first half of the body are sent, then READY_FILE is made; the rest is sent once
+        # GO_FILE exists. Prints the status and body answered.
+        path, body, ready, go = argv[3], argv[4].encode(), argv[5], argv[6]
+        s = connect(host, port)
+        s.settimeout(30)
+        s.sendall(b"POST " + path.encode() + b" HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: %d\r\n\r\n" % len(body) + body[:len(body) // 2])
+        open(ready, "w").close()
+        deadline = time.monotonic() + 30
+        while not os.path.exists(go) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        s.sendall(body[len(body) // 2:])
+        data = read_all(s)
+        head, _, rest = data.partition(b"\r\n\r\n")
+        return {"statuses": statuses(data), "body": rest.decode("utf-8", "replace")}
     raise SystemExit("unknown raw action " + action)
 
 
