@@ -149,9 +149,14 @@ BENCH_ARGS ?= --patients 5000 --scale 10000,100000,1000000
 # The worst cases: the largest accepted input of each kind (docs/verify.md, "Budgets").
 BENCH_WORST_ARGS ?=
 
+# The link server (healthcards serve) with wrk, SQLite and PostgreSQL: `healthcards-bench server`.
+BENCH_SERVER_ARGS ?=
+
 bench: release
+	$(call apt,$(BENCH_APT_PACKAGES) postgresql-15)
 	$$(swift build -c release --show-bin-path)/healthcards-bench run $(BENCH_ARGS)
 	$$(swift build -c release --show-bin-path)/healthcards-bench worst $(BENCH_WORST_ARGS)
+	$$(swift build -c release --show-bin-path)/healthcards-bench server $(BENCH_SERVER_ARGS)
 
 # The test suite built and run under the thread sanitizer, then the address sanitizer, each in its own
 # build folder; a report from either fails the target. The CLI the tests run is built with the same

@@ -12,7 +12,7 @@ enum ServeCommand {
                                  [--passcode-checks N]
 
         Serves the SMART Health Links that `healthcards link create` put in DB (docs/server.md), over HTTP/1.1,
-        behind a TLS reverse proxy (nginx: contrib/nginx-healthcards.conf). It speaks the links specification:
+        behind a TLS reverse proxy (nginx: contrib/nginx-healthcards-serve.conf). It speaks the links specification:
           POST BASE/<id>            the manifest of a link: {"recipient": …, "passcode"?: …, "embeddedLengthMax"?: …}
                                     → {"files": [{"contentType", "location" | "embedded", "lastUpdated"}]};
                                     400 without a recipient string; 404 (one body) for an unknown, deactivated or

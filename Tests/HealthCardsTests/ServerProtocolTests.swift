@@ -67,6 +67,26 @@ import Testing
         #expect(int(fetched["status"]) == 200 && fetched["contentType"] == "application/jose")
         #expect(fetched["headers"]?["cache-control"] == "no-store" && fetched["headers"]?["access-control-allow-origin"] == "*")
 
+        // Another instance on the same database, whose locations answer once and live one second: a location it
+        // gives answers once, through either instance, and a fresh one is gone after its second.
+        let single = try ServerProcess(
+            db: db, base: base, ["--single-use-locations", "--location-lifetime", "1"], in: dir, name: "single")
+        let once = try ServerTestSupport.client(["post", single.url(plain.id), #"{"recipient":"once"}"#])
+        let onceLocation = try #require(once["body"]?["files"]?[0]?["location"]?.stringValue)
+        #expect(int(try ServerTestSupport.client(["get", onceLocation])["status"]) == 200)
+        #expect(int(try ServerTestSupport.client(["get", onceLocation])["status"]) == 404)
+        let brief = try ServerTestSupport.client(["post", single.url(plain.id), #"{"recipient":"brief"}"#])
+        let briefLocation = try #require(brief["body"]?["files"]?[0]?["location"]?.stringValue)
+        Thread.sleep(forTimeInterval: 1.1)
+        #expect(int(try ServerTestSupport.client(["get", briefLocation])["status"]) == 404)
+        #expect(single.stop() == 0)
+        // A browser's CORS preflight.
+        let preflight = try ServerTestSupport.client(["call", "OPTIONS", server.url(plain.id)])
+        #expect(int(preflight["status"]) == 204)
+        #expect(preflight["headers"]?["access-control-allow-origin"] == "*")
+        #expect(preflight["headers"]?["access-control-allow-methods"]?.stringValue?.contains("POST") == true)
+        #expect(preflight["headers"]?["access-control-allow-headers"] == "Content-Type")
+
         // embeddedLengthMax: embedded when the JWE fits, a location when it does not.
         let jweLength = try #require(int(resolved["files"]?[0]?["jweLength"]))
         let fits = try ServerTestSupport.client([
@@ -196,10 +216,11 @@ import Testing
         #expect(lines.contains { $0["event"] == "start" } && lines.contains { $0["event"] == "stop" })
         #expect(lines.filter { $0["event"] == "request" }.count >= 30)
         let text = server.logText
+        let allLogs = server.logText + single.logText
         for link in [plain, multi, guarded, direct, long, closed, expiring] {
-            #expect(!text.contains(link.id), "the log holds a full link id")
+            #expect(!allLogs.contains(link.id), "the log holds a full link id")
             let key = try SHLinkText.parse(VerifyFixtures.text(URL(fileURLWithPath: link.file))).key
-            #expect(!text.contains(key), "the log holds a key")
+            #expect(!allLogs.contains(key), "the log holds a key")
         }
         for secret in ["correct horse", "Dr. Who", "Poller", "verifiableCredential", location.split(separator: "/").last.map(String.init) ?? "?"] {
             #expect(!text.contains(secret), "the log holds \(secret)")

@@ -13,6 +13,7 @@ object on standard output.
       and what was written.
   post URL BODY_JSON          one POST; prints status, Retry-After and the body.
   get URL                     one GET; prints status, content type, Retry-After and the body (text).
+  call METHOD URL [BODY]      one request as a browser's CORS preflight would send it (Origin, Access-Control-Request-*).
   burst URL PARALLEL COUNT BODY_JSON [URL2]
       COUNT POSTs of BODY_JSON from PARALLEL threads at once, spread over URL and URL2 (two servers);
       prints every status and body.
@@ -326,6 +327,10 @@ def main():
         result = summarize(request("POST", argv[0], argv[1], {"Content-Type": "application/json"}))
     elif command == "get":
         result = summarize(request("GET", argv[0]))
+    elif command == "call":
+        headers = {"Origin": "https://viewer.example.org", "Access-Control-Request-Method": "POST",
+                   "Access-Control-Request-Headers": "content-type"}
+        result = summarize(request(argv[0], argv[1], argv[2] if len(argv) > 2 else None, headers))
     elif command == "burst":
         result = burst(argv)
     elif command == "raw":

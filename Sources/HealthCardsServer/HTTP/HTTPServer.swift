@@ -13,8 +13,8 @@ import HealthCardsCore
 /// Bounds on hostile clients, all enforced before a handler runs:
 /// - a body over the route's limit: 413 for a declared `Content-Length`, without reading the body; a chunked
 ///   body is cut off (the connection closed) once it passes the limit;
-/// - a request line and headers over `maxHeaderBytes`: libmicrohttpd answers 431 (414 for a long URL) and
-///   closes;
+/// - a request line and headers over about `maxHeaderBytes`: libmicrohttpd answers 431 (414 for a long URL), or
+///   just over it closes the connection without an answer;
 /// - slow clients: a connection idle for `connectionTimeoutSeconds` (reading headers, a body, or between
 ///   requests) is closed;
 /// - connections: at most `maxConnections` in all and `maxConnectionsPerClient` from one address; more are
@@ -35,7 +35,8 @@ public final class HTTPServer: @unchecked Sendable {
         public var maxConnectionsPerClient = 256
         /// Seconds a connection may be idle (never 0: "no timeout" is not offered).
         public var connectionTimeoutSeconds = 15
-        /// Bytes of request line and headers (libmicrohttpd's per-connection memory is twice this).
+        /// About the most bytes of request line and headers: libmicrohttpd's memory per connection is this and 2 KiB
+        /// (for the answer's headers).
         public var maxHeaderBytes = 16 * 1024
         public var maxRequestsPerConnection = 1000
         public var listenBacklog = 256
@@ -100,7 +101,7 @@ public final class HTTPServer: @unchecked Sendable {
                 connection_limit: UInt32(configuration.maxConnections),
                 per_client_limit: UInt32(configuration.maxConnectionsPerClient),
                 timeout_seconds: UInt32(configuration.connectionTimeoutSeconds),
-                memory_limit: configuration.maxHeaderBytes * 2, backlog: UInt32(configuration.listenBacklog))
+                memory_limit: configuration.maxHeaderBytes + 2048, backlog: UInt32(configuration.listenBacklog))
             return withUnsafeMutablePointer(to: &logger) { loggerPointer in
                 CMHD_start(
                     &config, accessCallback, context, completedCallback, context, connectionCallback, context,

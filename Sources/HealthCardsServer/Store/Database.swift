@@ -33,6 +33,8 @@ public final class Database: @unchecked Sendable {
     private var closed = false
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let returned = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    /// SQLite: the writers of this pool queue here rather than sleep in SQLite's busy handler.
+    private let writers = WriterLock()
 
     /// Opens the database and brings its schema to this program's version.
     /// - Parameters:
@@ -57,7 +59,7 @@ public final class Database: @unchecked Sendable {
         pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
         pthread_cond_init(returned, &attributes)
         pthread_condattr_destroy(&attributes)
-        let first = try Self.connect(url, role: role, create: create)
+        let first = try Self.connect(url, role: role, create: create, writers: writers)
         do {
             try Schema.migrate(first, now: now)
         } catch {
@@ -76,11 +78,14 @@ public final class Database: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    private static func connect(_ url: DatabaseURL, role: Role, create: Bool) throws(StoreError) -> SQLConnection {
+    private static func connect(_ url: DatabaseURL, role: Role, create: Bool, writers: WriterLock) throws(StoreError)
+        -> SQLConnection
+    {
         switch url {
         case .sqlite(let path):
             return try SQLiteConnection(
-                path: path, create: create, busyTimeoutMilliseconds: 5000, fullSync: role == .operatorCommand)
+                path: path, create: create, busyTimeoutMilliseconds: 5000, fullSync: role == .operatorCommand,
+                writers: writers)
         case .postgresql(let text):
             return try PostgresConnection(url: text, connectTimeoutSeconds: 3, fastCommits: role == .server)
         }
@@ -112,7 +117,7 @@ public final class Database: @unchecked Sendable {
                 open += 1
                 pthread_mutex_unlock(mutex)
                 do {
-                    return try Self.connect(url, role: role, create: false)
+                    return try Self.connect(url, role: role, create: false, writers: writers)
                 } catch {
                     pthread_mutex_lock(mutex)
                     open -= 1

@@ -90,21 +90,35 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
     }
 
     public func link(id: String, withFiles: Bool) throws -> StoredLink? {
-        try database.withConnection { c in
-            try c.transaction(write: false) { () throws -> StoredLink? in
-                guard let row = try c.query("SELECT \(Self.linkColumns) FROM hc_links WHERE id = ?", [.text(id)]).first else {
-                    return nil
-                }
-                var link = try Self.link(row)
-                if withFiles {
-                    link.files = try c.query(
-                        "SELECT position, content_type, fhir_version, jwe, last_updated FROM hc_link_files WHERE link_id = ? ORDER BY position",
-                        [.text(id)]
-                    ).map { row throws -> StoredFile in try Self.file(row) }
-                }
-                return link
+        try database.withConnection { c in try Self.link(id: id, withFiles: withFiles, c) }
+    }
+
+    /// One link (with its files: one statement, so one snapshot and, on PostgreSQL, one round trip).
+    static func link(id: String, withFiles: Bool, _ c: SQLConnection) throws -> StoredLink? {
+        guard withFiles else {
+            return try c.query("SELECT \(linkColumns) FROM hc_links WHERE id = ?", [.text(id)]).first.map {
+                row throws -> StoredLink in try Self.link(row)
             }
         }
+        let columns = linkColumns.split(separator: ",").map { "l." + $0.trimmingPrefix(" ") }.joined(separator: ", ")
+        let rows = try c.query(
+            """
+            SELECT \(columns), f.position, f.content_type, f.fhir_version, f.jwe, f.last_updated
+            FROM hc_links l LEFT JOIN hc_link_files f ON f.link_id = l.id WHERE l.id = ? ORDER BY f.position
+            """, [.text(id)])
+        guard let first = rows.first else { return nil }
+        var link = try Self.link(Array(first.prefix(11)))
+        for row in rows where row.count == 16 && row[11] != .null {
+            link.files.append(try Self.file(Array(row.suffix(5))))
+        }
+        return link
+    }
+
+    /// Runs a write: on SQLite in a transaction holding the write lock (writers queue on the pool's lock); on
+    /// PostgreSQL a single statement runs as it is (it is atomic on its own), in a transaction when `durable`.
+    static func write<T>(_ c: SQLConnection, durable: Bool = false, _ body: () throws -> T) throws -> T {
+        if c.dialect == .sqlite || durable { return try c.transaction(write: true, durable: durable, body) }
+        return try body()
     }
 
     public func links() throws -> [StoredLink] {
@@ -171,7 +185,8 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
 
     public func grant(linkID: String, tickets: [LocationTicket], audit: AuditEntry, now: Int64) throws -> Bool {
         try database.withConnection { c in
-            try c.transaction(write: true) {
+            if c.dialect == .postgresql { return try Self.grantInOneStatement(linkID, tickets, audit, now, c) }
+            return try c.transaction(write: true) {
                 guard try c.scalar("SELECT 1 FROM hc_links WHERE id = ? AND \(Self.opens)", [.text(linkID), .integer(now)]) != nil
                 else { return false }
                 for ticket in tickets {
@@ -188,6 +203,38 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
         }
     }
 
+    /// `grant` on PostgreSQL: the check and the inserts as one statement (data-modifying CTEs), one round trip.
+    static func grantInOneStatement(
+        _ linkID: String, _ tickets: [LocationTicket], _ audit: AuditEntry, _ now: Int64, _ c: SQLConnection
+    ) throws -> Bool {
+        var sql = "WITH ok AS (SELECT id FROM hc_links WHERE id = ? AND \(opens))"
+        var parameters: [SQLValue] = [.text(linkID), .integer(now)]
+        if !tickets.isEmpty {
+            let rows = Array(repeating: "(?::text, ?::bigint, ?::bigint, ?::bigint, ?::text)", count: tickets.count)
+            sql += """
+                , t AS (INSERT INTO hc_tickets (hash, link_id, position, expires_at, single_use, recipient)
+                SELECT v.hash, ok.id, v.position, v.expires_at, v.single_use, v.recipient FROM ok,
+                (VALUES \(rows.joined(separator: ", "))) AS v (hash, position, expires_at, single_use, recipient))
+                """
+            for ticket in tickets {
+                parameters += [
+                    .text(ticket.hash), .integer(Int64(ticket.position)), .integer(ticket.expiresAt), .flag(ticket.singleUse),
+                    .optional(ticket.recipient),
+                ]
+            }
+        }
+        sql += """
+            , a AS (INSERT INTO hc_audit (at, link_id, kind, recipient, outcome, status, detail)
+            SELECT ?::bigint, ok.id, ?::text, ?::text, ?::text, ?::bigint, ?::text FROM ok)
+            SELECT count(*) FROM ok
+            """
+        parameters += [
+            .integer(audit.at), .text(audit.kind), .optional(audit.recipient), .text(audit.outcome),
+            .integer(Int64(audit.status)), .optional(audit.detail),
+        ]
+        return try c.scalar(sql, parameters)?.integer == 1
+    }
+
     public func redeem(ticketHash: String, now: Int64) throws -> (link: StoredLink, file: StoredFile, recipient: String?)? {
         try database.withConnection { c in
             let found = try c.query(
@@ -196,29 +243,23 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
             guard let ticket = found.first, let linkID = ticket[0].text, let position = ticket[1].integer else { return nil }
             if ticket[2].bool {
                 // Of parallel uses, exactly one deletes the row.
-                let taken = try c.transaction(write: true) {
+                let taken = try Self.write(c) {
                     try c.query("DELETE FROM hc_tickets WHERE hash = ? RETURNING link_id", [.text(ticketHash)])
                 }
                 guard !taken.isEmpty else { return nil }
             }
-            return try c.transaction(write: false) { () throws -> (StoredLink, StoredFile, String?)? in
-                guard let row = try c.query("SELECT \(Self.linkColumns) FROM hc_links WHERE id = ?", [.text(linkID)]).first
-                else { return nil }
-                let link = try Self.link(row)
-                guard link.state(at: now) == .active,
-                    let fileRow = try c.query(
-                        "SELECT position, content_type, fhir_version, jwe, last_updated FROM hc_link_files WHERE link_id = ? AND position = ?",
-                        [.text(linkID), .integer(position)]
-                    ).first
-                else { return nil }
-                return (link, try Self.file(fileRow), ticket[3].text)
-            }
+            guard let link = try Self.link(id: linkID, withFiles: true, c), link.state(at: now) == .active,
+                let file = link.files.first(where: { $0.position == Int(position) })
+            else { return nil }
+            var bare = link
+            bare.files = []
+            return (bare, file, ticket[3].text)
         }
     }
 
     public func poll(linkID: String, recipientHash: String, now: Int64, interval: Int64) throws -> Int64? {
         try database.withConnection { c in
-            try c.transaction(write: true) { () throws -> Int64? in
+            try Self.write(c) { () throws -> Int64? in
                 let taken = try c.query(
                     """
                     INSERT INTO hc_polls (link_id, recipient_hash, last_at) VALUES (?, ?, ?)
@@ -237,7 +278,7 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
     }
 
     public func record(_ entry: AuditEntry) throws {
-        try database.withConnection { c in try c.transaction(write: true) { try Self.insertAudit(entry, c) } }
+        try database.withConnection { c in try Self.write(c) { try Self.insertAudit(entry, c) } }
     }
 
     public func purge(now: Int64, pollsBefore: Int64) throws {

@@ -25,10 +25,10 @@ final class PostgresConnection: SQLConnection {
     /// - Parameters:
     ///   - url: a `postgresql://` URL (libpq's URI form); a password in it is refused before this (`DatabaseURL`).
     ///   - connectTimeoutSeconds: libpq's `connect_timeout` unless the URL sets one.
-    ///   - fastCommits: transactions that are not `durable` commit with `synchronous_commit = off` (the audit
-    ///     and location records of the server's hot path: a PostgreSQL crash may lose the last fraction of a
-    ///     second of them, never corrupt anything); durable ones (link changes, wrong-passcode counts) wait for
-    ///     the flush.
+    ///   - fastCommits: the session commits with `synchronous_commit = off` (the audit and location records of
+    ///     the server's hot path, single statements or transactions: a PostgreSQL crash may lose the last fraction
+    ///     of a second of them, never corrupt anything); durable transactions (link changes, wrong-passcode counts)
+    ///     set it back on for themselves and wait for the flush.
     /// - Throws: `StoreError(.unavailable)` when the server cannot be reached or refuses the login.
     init(url: String, connectTimeoutSeconds: Int, fastCommits: Bool) throws(StoreError) {
         self.fastCommits = fastCommits
@@ -46,7 +46,8 @@ final class PostgresConnection: SQLConnection {
         }
         conn = connection
         do {
-            try execute("SET client_min_messages TO warning")
+            // The server's own records commit without waiting for the flush; durable transactions ask for it.
+            try execute("SET client_min_messages TO warning" + (fastCommits ? "; SET synchronous_commit TO off" : ""))
         } catch {
             close()
             throw error
@@ -162,7 +163,7 @@ final class PostgresConnection: SQLConnection {
     }
 
     func begin(write: Bool, durable: Bool) throws(StoreError) {
-        try execute(fastCommits && !durable ? "BEGIN; SET LOCAL synchronous_commit TO off" : "BEGIN")
+        try execute(fastCommits && durable ? "BEGIN; SET LOCAL synchronous_commit TO on" : "BEGIN")
     }
 
     func commit() throws(StoreError) { try execute("COMMIT") }

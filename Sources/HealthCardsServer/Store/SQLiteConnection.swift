@@ -20,6 +20,9 @@ final class SQLiteConnection: SQLConnection {
     /// `PRAGMA synchronous` outside durable transactions: FULL for operator commands, NORMAL for the server.
     private let synchronous: String
     private var inDurable = false
+    /// The writer lock of the pool this connection belongs to, held from `BEGIN IMMEDIATE` to its end.
+    private let writers: WriterLock?
+    private var holdsWriters = false
     let path: String
     var isBroken: Bool { db == nil }
 
@@ -33,8 +36,14 @@ final class SQLiteConnection: SQLConnection {
     ///     crash of the process, possibly not across a power failure for the last commits).
     /// - Throws: `StoreError(.configuration)` for a path that is not a regular file, `.unavailable`/`.failed`
     ///   from SQLite.
-    init(path: String, create: Bool, busyTimeoutMilliseconds: Int32, fullSync: Bool) throws(StoreError) {
+    ///   - writers: the lock all connections of one process to this file share for writing, so that their writers
+    ///     queue on it instead of on SQLite's busy handler, which sleeps (1 ms, then more) before each retry; the
+    ///     busy timeout is then only for writers in other processes.
+    init(path: String, create: Bool, busyTimeoutMilliseconds: Int32, fullSync: Bool, writers: WriterLock? = nil)
+        throws(StoreError)
+    {
         self.path = path
+        self.writers = writers
         self.synchronous = fullSync ? "FULL" : "NORMAL"
         guard sqlite3_threadsafe() != 0 else {
             throw StoreError(.configuration, "this SQLite library was built without thread support")
@@ -89,6 +98,7 @@ final class SQLiteConnection: SQLConnection {
     deinit { close() }
 
     func close() {
+        releaseWriters()
         for statement in statements.values { sqlite3_finalize(statement) }
         statements.removeAll()
         if let db { sqlite3_close_v2(db) }
@@ -170,21 +180,41 @@ final class SQLiteConnection: SQLConnection {
     }
 
     func begin(write: Bool, durable: Bool) throws(StoreError) {
-        if durable && synchronous != "FULL" {
-            try execute("PRAGMA synchronous=FULL")
-            inDurable = true
+        if write, let writers {
+            writers.lock()
+            holdsWriters = true
         }
-        try execute(write ? "BEGIN IMMEDIATE" : "BEGIN")
+        do {
+            if durable && synchronous != "FULL" {
+                try execute("PRAGMA synchronous=FULL")
+                inDurable = true
+            }
+            try execute(write ? "BEGIN IMMEDIATE" : "BEGIN")
+        } catch {
+            restoreSynchronous()
+            releaseWriters()
+            throw error
+        }
     }
 
     func commit() throws(StoreError) {
-        defer { restoreSynchronous() }
+        defer {
+            restoreSynchronous()
+            if let db, sqlite3_get_autocommit(db) != 0 { releaseWriters() }
+        }
         try execute("COMMIT")
     }
 
     func rollback() {
         if let db, sqlite3_get_autocommit(db) == 0 { sqlite3_exec(db, "ROLLBACK", nil, nil, nil) }
         restoreSynchronous()
+        releaseWriters()
+    }
+
+    private func releaseWriters() {
+        guard holdsWriters else { return }
+        holdsWriters = false
+        writers?.unlock()
     }
 
     private func restoreSynchronous() {
@@ -195,4 +225,16 @@ final class SQLiteConnection: SQLConnection {
 
     /// The SQLite library's version, e.g. "3.40.1".
     static var libraryVersion: String { String(cString: sqlite3_libversion()) }
+}
+
+/// A mutex the SQLite connections of one pool take for writing (see `SQLiteConnection.init`).
+final class WriterLock: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    init() { pthread_mutex_init(mutex, nil) }
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+    func lock() { pthread_mutex_lock(mutex) }
+    func unlock() { pthread_mutex_unlock(mutex) }
 }
