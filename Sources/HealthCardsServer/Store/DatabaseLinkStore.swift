@@ -10,6 +10,10 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
     static let linkColumns =
         "id, flags, label, exp, created_at, updated_at, active, deactivated_at, passcode, max_attempts, remaining_attempts"
 
+    /// `linkColumns` of `hc_links l`.
+    static let qualifiedLinkColumns = linkColumns.split(separator: ",").map { "l." + $0.drop { $0 == " " } }.joined(
+        separator: ", ")
+
     static func link(_ row: [SQLValue]) throws(StoreError) -> StoredLink {
         guard row.count == 11, let id = row[0].text, let flags = row[1].text, let created = row[4].integer,
             let updated = row[5].integer
@@ -100,10 +104,9 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
                 row throws -> StoredLink in try Self.link(row)
             }
         }
-        let columns = linkColumns.split(separator: ",").map { "l." + $0.trimmingPrefix(" ") }.joined(separator: ", ")
         let rows = try c.query(
             """
-            SELECT \(columns), f.position, f.content_type, f.fhir_version, f.jwe, f.last_updated
+            SELECT \(qualifiedLinkColumns), f.position, f.content_type, f.fhir_version, f.jwe, f.last_updated
             FROM hc_links l LEFT JOIN hc_link_files f ON f.link_id = l.id WHERE l.id = ? ORDER BY f.position
             """, [.text(id)])
         guard let first = rows.first else { return nil }

@@ -91,8 +91,10 @@ final class SQLiteConnection: SQLConnection {
         guard mode == "wal" else {
             throw StoreError(.failed, "the SQLite database \(path) cannot be put in WAL mode (it is \(mode ?? "?"))")
         }
+        // mmap: pages another connection changed are read from the mapping, not with a pread each.
         try execute(
-            "PRAGMA synchronous=\(synchronous); PRAGMA foreign_keys=ON; PRAGMA temp_store=MEMORY; PRAGMA trusted_schema=OFF")
+            "PRAGMA synchronous=\(synchronous); PRAGMA foreign_keys=ON; PRAGMA temp_store=MEMORY; PRAGMA trusted_schema=OFF; "
+                + "PRAGMA mmap_size=268435456")
     }
 
     deinit { close() }

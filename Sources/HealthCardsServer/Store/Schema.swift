@@ -17,8 +17,8 @@ enum Schema {
     /// Step `n` (1-based) for a dialect.
     static func steps(_ dialect: SQLDialect) -> [[String]] {
         let integer = dialect == .sqlite ? "INTEGER" : "BIGINT"
-        let serial =
-            dialect == .sqlite ? "INTEGER PRIMARY KEY AUTOINCREMENT" : "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY"
+        // Audit rows are never deleted, so SQLite's rowid alone increases (AUTOINCREMENT would write its counter too).
+        let serial = dialect == .sqlite ? "INTEGER PRIMARY KEY" : "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY"
         return [
             // 1: links, their files, the access record.
             [
