@@ -6,8 +6,9 @@ APT_PACKAGES += libcairo2-dev libpango1.0-dev librsvg2-dev fonts-noto-core fonts
 # The SMART Health Link server (`healthcards serve`, docs/server.md): libmicrohttpd (HTTP/1.1), SQLite (the
 # embedded default database) and libpq (PostgreSQL, for several instances sharing one database).
 APT_PACKAGES += libmicrohttpd-dev libsqlite3-dev libpq-dev
-# What only the tests need: the checker's virtual environment; pdftoppm and pdftotext to read printed cards.
-TEST_APT_PACKAGES := python3-venv poppler-utils
+# What only the tests need: the checker's virtual environment; pdftoppm and pdftotext to read printed cards, qpdf
+# to check their structure (`qpdf --check`).
+TEST_APT_PACKAGES := python3-venv poppler-utils qpdf
 # The link server's tests start their own PostgreSQL 15 (initdb, pg_ctl) as the postgres user in a scratch folder.
 TEST_APT_PACKAGES += postgresql-15
 # `make bench`: wrk measures the link server (manifest requests per second, latency percentiles).

@@ -25,7 +25,7 @@ public func fuzzTemplate(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         for column in template.columns { values[column.name] = "1" }
         _ = template.render(rows: [
             TemplateRow(values: values, source: "fuzz:1"), TemplateRow(values: values, source: "fuzz:2"),
-        ])
+        ], now: 1_700_000_000)
     }
     return 0
 }

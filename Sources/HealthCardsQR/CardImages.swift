@@ -54,8 +54,8 @@ public struct CardImages: Sendable {
                 return
             }
             throw HealthCardError(.qr, "the JWS is \(length) characters; one QR holds at most \(QRNumeric.maxSingleJWSCharacters). "
-                + "Pass --shl BASE_URL --site SITE to hand it out as a SMART Health Link (docs/shl.md), put fewer entries in "
-                + "the card (e.g. one card per dose series), or pass --chunk for chunked QRs (deprecated since SHC 1.3.0)")
+                + "Pass \(Setting.shl) BASE_URL \(Setting.site) SITE to hand it out as a SMART Health Link (docs/shl.md), put fewer entries in "
+                + "the card (e.g. one card per dose series), or pass \(Setting.chunk) for chunked QRs (deprecated since SHC 1.3.0)")
         }
         let chunks = QRNumeric.chunks(jws.compact)
         for (i, chunk) in chunks.enumerated() {

@@ -10,7 +10,7 @@ package enum QRImageCheck {
     package static func read(png: [UInt8], file: String) -> (pieces: [QRPiece], links: [DecodedQR], findings: [Finding]) {
         let symbols: [DecodedQR]
         do { symbols = try SHCQRCodeReader.read(png: png) } catch let error as HealthCardError where error.kind == .input {
-            return ([], [], [Finding(.fileTooLarge, error.message, at: .init(file: file))])
+            return ([], [], [Finding(.fileTooLarge, error.text, at: .init(file: file))])
         } catch {
             return ([], [], [Finding(.qrImageUnreadable, "the image cannot be read: \(error)", at: .init(file: file))])
         }

@@ -33,8 +33,9 @@ struct StageTimes {
             }
             return try body()
         }
-        let settings = IssueSettings(issuer: iss, notBefore: Clock.nowSeconds())
-        let issuer = try CardIssuer(signer: try ES256Signer(key: key), settings: settings)
+        let now = Clock.nowSeconds()
+        let settings = IssueSettings(issuer: iss, notBefore: now)
+        let issuer = try CardIssuer(signer: try ES256Signer(key: key), settings: settings, clock: SystemWallClock())
         var signer = try ES256Signer(key: key)
         let deflater = try RawDeflater(level: settings.deflateLevel)
         let header = JWS.headerBytes(kid: issuer.kid)
@@ -46,12 +47,12 @@ struct StageTimes {
             // on its own, and is subtracted from templateMinimize to avoid counting it twice;
             // `payloadJSON` is the issuer's payload (claims and their bytes).
             let checked = time("templateMinimize") { () -> CheckedBundle? in
-                let record = rows.render(template)
+                let record = rows.render(template, now: now)
                 return record.errors.isEmpty ? record.checked : nil
             }
             let renderSeconds = last
             guard let checked else { continue }
-            let findings = time("validate") { BundleValidator.validate(checked.bundle) }
+            let findings = time("validate") { BundleValidator.validate(checked.bundle, now: now) }
             // At most the render's own time: a validate call preempted for longer than the render that
             // contains the same validation (a busy machine) made templateMinimize negative.
             t.seconds["templateMinimize", default: 0] -= min(last, renderSeconds)

@@ -16,7 +16,7 @@ struct Arguments {
     /// - Parameters:
     ///   - valued: options that take a value (without `--`).
     ///   - flagNames: options without a value.
-    /// - Throws: `HealthCardError(.usage)` for an unknown option or a missing value.
+    /// - Throws: `HealthCardError(.configuration)` for an unknown option or a missing value.
     init(_ args: [String], valued: Set<String>, flagNames: Set<String>, command: String) throws {
         var i = 0
         var onlyPositionals = false
@@ -42,28 +42,28 @@ struct Arguments {
                 name = String(name[..<eq])
             }
             if flagNames.contains(name) {
-                guard value == nil else { throw HealthCardError(.usage, "--\(name) takes no value") }
+                guard value == nil else { throw HealthCardError(.configuration, "--\(name) takes no value") }
                 flags.insert(name)
             } else if valued.contains(name) {
                 if value == nil {
-                    guard i < args.count else { throw HealthCardError(.usage, "--\(name) needs a value; see `healthcards \(command) --help`") }
+                    guard i < args.count else { throw HealthCardError(.configuration, "--\(name) needs a value; see `healthcards \(command) --help`") }
                     // `--out --force`: an option of this command right after it is not its value (a value
                     // spelled like one is given as `--out=--force`). Other values, even `-5` or a rid that
                     // starts with `--`, are taken and judged later.
                     let next = args[i].drop(while: { $0 == "-" }).prefix { $0 != "=" }
                     if args[i].hasPrefix("--"), valued.contains(String(next)) || flagNames.contains(String(next)) || next == "help" {
-                        throw HealthCardError(.usage, "--\(name) lacks a value: it is followed by the option \(Quote.text(args[i])). "
+                        throw HealthCardError(.configuration, "--\(name) lacks a value: it is followed by the option \(Quote.text(args[i])). "
                             + "Give the value right after --\(name) (or --\(name)=VALUE); see `healthcards \(command) --help`")
                     }
                     value = args[i]
                     i += 1
                 }
                 if options[name] != nil && !Arguments.repeatable.contains(name) {
-                    throw HealthCardError(.usage, "--\(name) is given more than once (\(Quote.text(options[name]![0])) and \(Quote.text(value!))); give it once")
+                    throw HealthCardError(.configuration, "--\(name) is given more than once (\(Quote.text(options[name]![0])) and \(Quote.text(value!))); give it once")
                 }
                 options[name, default: []].append(value!)
             } else {
-                throw HealthCardError(.usage, "unknown option \(Quote.text(arg)) for `healthcards \(command)`; see `healthcards \(command) --help`")
+                throw HealthCardError(.configuration, "unknown option \(Quote.text(arg)) for `healthcards \(command)`; see `healthcards \(command) --help`")
             }
         }
     }
@@ -74,10 +74,10 @@ struct Arguments {
 
     func required(_ name: String, command: String) throws -> String {
         guard let v = value(name) else {
-            throw HealthCardError(.usage, "`healthcards \(command)` needs --\(name); see `healthcards \(command) --help`")
+            throw HealthCardError(.configuration, "`healthcards \(command)` needs --\(name); see `healthcards \(command) --help`")
         }
         guard !v.isEmpty else {
-            throw HealthCardError(.usage, "--\(name) is empty; see `healthcards \(command) --help`")
+            throw HealthCardError(.configuration, "--\(name) is empty; see `healthcards \(command) --help`")
         }
         return v
     }

@@ -45,12 +45,12 @@ enum FixturesCommand {
         let parsed = try Arguments(
             args, valued: ["issuer", "key", "out", "now", "seed"], flagNames: [], command: "fixtures")
         if parsed.has("help") {
-            print(help)
+            say(help)
             return .ok
         }
         guard parsed.positionals.isEmpty else {
             throw HealthCardError(
-                .usage,
+                .configuration,
                 "`healthcards fixtures` takes no arguments besides its options, found \(Quote.text(parsed.positionals[0])); "
                     + "see `healthcards fixtures --help`")
         }
@@ -66,7 +66,7 @@ enum FixturesCommand {
         if let text = parsed.value("now") { now = try TimeOption.parse("now", text, example: now) }
         guard now >= FixtureCatalogue.earliestNow else {
             throw HealthCardError(
-                .usage,
+                .configuration,
                 "--now \(now) (\(Clock.describe(now))) is too early: the catalogue's dates reach 800 days before it, and "
                     + "its nbf-milliseconds card (nbf × 1000) reads as milliseconds only from --now "
                     + "\(FixtureCatalogue.earliestNow) (\(Clock.describe(FixtureCatalogue.earliestNow))); give a later "
@@ -74,14 +74,14 @@ enum FixturesCommand {
         }
         guard now <= TimeOption.lastSecond - 4_000 * 86_400 else {
             throw HealthCardError(
-                .usage,
+                .configuration,
                 "--now \(now) is too late: the catalogue's times reach ten years after it (exp-future, "
                     + "the x5c certificates), past the year 9999")
         }
         var seed: UInt64 = 1
         if let text = parsed.value("seed") {
             guard let value = UInt64(text) else {
-                throw HealthCardError(.usage, "--seed \(Quote.text(text)) is not a whole number from 0 to \(UInt64.max)")
+                throw HealthCardError(.configuration, "--seed \(Quote.text(text)) is not a whole number from 0 to \(UInt64.max)")
             }
             seed = value
         }
@@ -92,11 +92,11 @@ enum FixturesCommand {
                     + "scalar; a reproducible catalogue needs deterministic RFC 6979 signatures, which derive each nonce from it. "
                     + "Make the catalogue with a PEM key file (a test key: `healthcards keygen --out test-issuer.pem`)")
         }
-        let key = try KeySource.load(keyPath, requirePrivate: true)
-        try DemoKey.check(kids: [JWK(key: key).kid], issuer: issuer, command: "fixtures")
+        let key = try KeySource.privateKey(keyPath)
+        try DemoKey.check(kids: [key.publicKey.kid], issuer: issuer, command: "fixtures")
         let started = Clock.monotonicSeconds()
         let manifest = try FixtureFolder.write(
-            FixtureCatalogue.Options(issuer: issuer, key: key, now: now, seed: seed), to: out)
+            FixtureCatalogue.Options(issuer: issuer, key: key, now: now, seed: seed, messageStyle: .commandLine), to: out)
         let elapsed = Clock.monotonicSeconds() - started
         let milliseconds = elapsed.isFinite ? Int(min(max(elapsed * 1000, 0), 1e9)) : 0
         let valid = manifest.entries.filter { !$0.invalid }.count

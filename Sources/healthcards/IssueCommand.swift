@@ -113,7 +113,8 @@ enum IssueCommand {
           -h, --help            show this help
 
         Exit status: 0 every record issued; 1 some records rejected (the others are issued; see
-        report.ndjson); 2 usage or configuration error (nothing issued), or an output that cannot be
+        report.ndjson), or a card issued without its PDF (notPrinted in the report: a character no installed font
+        has, a name too long for the wallet card); 2 usage or configuration error (nothing issued), or an output that cannot be
         written (disk full, folder not writable: the run stops; files written so far are whole);
         130/143 stopped by SIGINT/SIGTERM (run again to finish).
         """
@@ -123,7 +124,7 @@ enum IssueCommand {
         let printOptionGiven = PrintOptions.valued.contains { parsed.value($0) != nil } || PrintOptions.flags.contains { parsed.has($0) }
         guard parsed.has("pdf") || parsed.value("pdf-combined") != nil else {
             if printOptionGiven {
-                throw HealthCardError(.usage, "print options (--paper, --issuer-name, --logo, --no-lot, --no-performer) need --pdf or --pdf-combined FILE.pdf")
+                throw HealthCardError(.configuration, "print options (--paper, --issuer-name, --logo, --no-lot, --no-performer) need --pdf or --pdf-combined FILE.pdf")
             }
             return nil
         }
@@ -137,7 +138,7 @@ enum IssueCommand {
                            "share", "patient-id-system", "site", "shl", "shl-label", "shl-exp", "shl-renew", "viewer"]),
             flagNames: PrintOptions.flags.union(["chunk", "no-qr", "quiet", "force", "pdf", "deterministic"]), command: "issue")
         if parsed.has("help") {
-            print(help)
+            say(help)
             return .ok
         }
         let pdf = try pdfOptions(parsed)
@@ -149,14 +150,14 @@ enum IssueCommand {
         let keyPath = try parsed.required("key", command: "issue")
         let outDir = try parsed.required("out", command: "issue")
         guard !parsed.positionals.isEmpty else {
-            throw HealthCardError(.usage, "`healthcards issue` needs at least one INPUT file (.csv, .json or .ndjson); see `healthcards issue --help`")
+            throw HealthCardError(.configuration, "`healthcards issue` needs at least one INPUT file (.csv, .json or .ndjson); see `healthcards issue --help`")
         }
         let now = Clock.nowSeconds()
         var nbf = now
         if let text = parsed.value("nbf") {
             let value = try TimeOption.parse("nbf", text, example: now)
             if value > now {
-                throw HealthCardError(.usage, "--nbf \(value) (\(Clock.describe(value))) is in the future; verifiers reject a card "
+                throw HealthCardError(.configuration, "--nbf \(value) (\(Clock.describe(value))) is in the future; verifiers reject a card "
                     + "before its nbf. Leave --nbf out (it defaults to now) or give a time that has passed")
             }
             nbf = value
@@ -165,17 +166,17 @@ enum IssueCommand {
         if let text = parsed.value("exp") {
             let value = try TimeOption.parse("exp", text, example: now + 31_536_000)
             if value <= now {
-                throw HealthCardError(.usage, "--exp \(value) (\(Clock.describe(value))) has passed; verifiers reject an expired "
+                throw HealthCardError(.configuration, "--exp \(value) (\(Clock.describe(value))) has passed; verifiers reject an expired "
                     + "card. Give a time in the future, or leave --exp out (health cards normally do not expire)")
             }
             guard value > nbf else {
-                throw HealthCardError(.usage, "--exp \(value) is not after nbf (\(nbf)); a card must be valid for some time")
+                throw HealthCardError(.configuration, "--exp \(value) is not after nbf (\(nbf)); a card must be valid for some time")
             }
             exp = value
         }
         let policyText = parsed.value("vc-types") ?? "legacy"
         guard let policy = Payload.TypePolicy(rawValue: policyText) else {
-            throw HealthCardError(.usage, "--vc-types \(Quote.text(policyText)) is not known; expected legacy or minimal")
+            throw HealthCardError(.configuration, "--vc-types \(Quote.text(policyText)) is not known; expected legacy or minimal")
         }
         var image = QRImage()
         if let text = parsed.value("qr-scale") {
@@ -195,39 +196,39 @@ enum IssueCommand {
             // The same file under another name, through a symlink or a hard link, is the same input.
             let resolved = FileIO.identity(path) ?? path
             if let earlier = seenInputs[resolved] {
-                throw HealthCardError(.usage, "input \(path) is given twice (also as \(earlier)); give each file once")
+                throw HealthCardError(.configuration, "input \(path) is given twice (also as \(earlier)); give each file once")
             }
             seenInputs[resolved] = path
             let lower = path.lowercased()
             if lower.hasSuffix(".csv") {
                 guard let template else {
-                    throw HealthCardError(.usage, "\(path) is CSV, which needs --template (e.g. templates/covid19-vaccination.json)")
+                    throw HealthCardError(.configuration, "\(path) is CSV, which needs --template (e.g. templates/covid19-vaccination.json)")
                 }
                 inputs.append(.csv(path: path, template: template))
             } else if lower.hasSuffix(".json") || lower.hasSuffix(".ndjson") {
                 inputs.append(.bundles(path: path))
             } else {
-                throw HealthCardError(.usage, "input \(path) has an unknown extension; expected .csv, .json or .ndjson")
+                throw HealthCardError(.configuration, "input \(path) has an unknown extension; expected .csv, .json or .ndjson")
             }
         }
         var jobs = BatchIssuer.activeCores()
         if let text = parsed.value("jobs") {
             guard let value = Int(text), (1...256).contains(value) else {
-                throw HealthCardError(.usage, "--jobs \(Quote.text(text)) must be a whole number of worker threads from 1 to 256")
+                throw HealthCardError(.configuration, "--jobs \(Quote.text(text)) must be a whole number of worker threads from 1 to 256")
             }
             jobs = value
         }
         if keyPath.lowercased().hasPrefix("pkcs11:") { jobs = 1 }
         let deterministic = parsed.has("deterministic")
         if deterministic && keyPath.lowercased().hasPrefix("pkcs11:") {
-            throw HealthCardError(.usage, "--deterministic cannot sign with a PKCS#11 key: RFC 6979 derives each nonce from the "
+            throw HealthCardError(.configuration, "--deterministic cannot sign with a PKCS#11 key: RFC 6979 derives each nonce from the "
                 + "private scalar, which a token never hands out. Leave out --deterministic (random nonces, the default), "
                 + "or sign fixture batches with a PEM test key")
         }
         let access = try parsed.value("share").map { try OutputAccess(share: $0) } ?? .ownerOnly
         let patientIDSystem = parsed.value("patient-id-system")
         if let system = patientIDSystem, PatientIdentity.normalize(system).isEmpty {
-            throw HealthCardError(.usage, "--patient-id-system is empty; give the identifier system URI (e.g. the MRN system)")
+            throw HealthCardError(.configuration, "--patient-id-system is empty; give the identifier system URI (e.g. the MRN system)")
         }
         let key = try KeySource.load(keyPath, requirePrivate: true)
         var site: PublishedSite?
@@ -243,11 +244,12 @@ enum IssueCommand {
         let frozen = settings
         let batch = BatchIssuer(outDir: outDir, jobs: jobs) {
             let signer: any JWSSigner = deterministic ? try DeterministicES256Signer(key: key) : try ES256Signer(key: key)
-            return try CardIssuer(signer: signer, settings: frozen)
+            return try CardIssuer(signer: signer, settings: frozen, clock: SystemWallClock())
         }
         batch.qr = QRSettings(
             makeQR: !parsed.has("no-qr"), chunk: parsed.has("chunk"), qrImage: image, linksOversized: links != nil)
         batch.force = parsed.has("force")
+        batch.messageStyle = .commandLine
         batch.pdf = pdf
         batch.access = access
         batch.patientIDSystem = patientIDSystem
@@ -266,14 +268,14 @@ enum IssueCommand {
         let quiet = parsed.has("quiet")
         let progress = ProgressLine(enabled: !quiet && isatty(2) == 1)
         batch.progress = { done, total in progress.update(done: done, total: total) }
-        batch.fileRejected = { path, error in printError("nothing issued from \(path): \(error.message)") }
+        batch.fileRejected = { path, error in printError("nothing issued from \(path): \(error.text)") }
         batch.notice = { printError($0) }
         Signals.install()
         defer { Signals.restore() }
         let summary: BatchSummary
         do { summary = try batch.run(inputs, stop: Signals.stop) } catch let error as HealthCardError where error.kind == .io {
             progress.clear()
-            printError(error.description)
+            printError(error.commandLineText)
             return .usage
         }
         progress.clear()
@@ -282,7 +284,7 @@ enum IssueCommand {
             printError("combined PDF: \(path) (\(batch.combinedPages) pages)")
         }
         switch summary.interruptedBy {
-        case 0: return summary.rejected > 0 ? .partial : .ok
+        case 0: return summary.rejected > 0 || summary.notPrinted > 0 ? .partial : .ok
         case SIGTERM: return .terminated
         default: return .interrupted
         }
@@ -293,7 +295,7 @@ enum IssueCommand {
 enum TemplateArgument {
     /// Refuses a template file that is not JSON before the parser's message (about a byte offset) hides
     /// the likely cause: the CSV export given as the template.
-    /// - Throws: `HealthCardError(.usage)` naming the file as the template and what it looks like.
+    /// - Throws: `HealthCardError(.configuration)` naming the file as the template and what it looks like.
     static func checkIsJSON(_ bytes: [UInt8], path: String) throws {
         var body = bytes[...]
         if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
@@ -305,7 +307,7 @@ enum TemplateArgument {
         let shown = firstLine.count > 60 ? "'\(ControlCharacters.escaped(line))…'" : Quote.text(line)
         let looksCSV = path.lowercased().hasSuffix(".csv") || line.contains(",")
         throw HealthCardError(
-            .usage,
+            .configuration,
             "--template \(path) is not a template: a template is a JSON object (see templates/ and docs/templates.md), "
                 + "and this file starts with \(shown)"
                 + (looksCSV

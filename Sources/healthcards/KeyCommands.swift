@@ -25,31 +25,31 @@ enum KeygenCommand {
     static func run(_ args: [String]) throws -> ExitStatus {
         let parsed = try Arguments(args, valued: ["out", "rid-secret"], flagNames: [], command: "keygen")
         if parsed.has("help") {
-            print(help)
+            say(help)
             return .ok
         }
         if let path = parsed.value("rid-secret") {
             guard parsed.value("out") == nil else {
-                throw HealthCardError(.usage, "give either --out (a signing key) or --rid-secret (a revocation secret), not both")
+                throw HealthCardError(.configuration, "give either --out (a signing key) or --rid-secret (a revocation secret), not both")
             }
             try IssuerSite.refuseHealthDataInside(path, option: "--rid-secret", what: "a revocation secret is private")
             try RIDSecretFile.create(at: path)
             return .ok
         }
         guard parsed.positionals.isEmpty else {
-            throw HealthCardError(.usage, "keygen takes no positional arguments, found \(Quote.text(parsed.positionals[0])); use --out FILE")
+            throw HealthCardError(.configuration, "keygen takes no positional arguments, found \(Quote.text(parsed.positionals[0])); use --out FILE")
         }
         let out = try parsed.required("out", command: "keygen")
         if FileIO.isDirectory(out) {
             throw HealthCardError(
-                .usage,
+                .configuration,
                 "--out \(out) is a folder; keygen writes one key file: give the path of the file to create, "
                     + "e.g. \(out.hasSuffix("/") ? out : out + "/")issuer.pem")
         }
         try IssuerSite.refuseHealthDataInside(out, option: "--out", what: "a private key is private")
         let key = try P256Key.generate()
         try KeyFile.writeNew(key, to: out)
-        print(JWK(key: key).kid)
+        say(JWK(key: key).kid)
         return .ok
     }
 }
@@ -101,12 +101,12 @@ enum JWKSCommand {
         let parsed = try Arguments(
             args, valued: ["out", "x5c", "issuer", "drop-kid", "report"], flagNames: [], command: "jwks")
         if parsed.has("help") {
-            print(help)
+            say(help)
             return .ok
         }
         let out = try parsed.required("out", command: "jwks")
         guard !parsed.positionals.isEmpty else {
-            throw HealthCardError(.usage, "`healthcards jwks` needs at least one KEY; see `healthcards jwks --help`")
+            throw HealthCardError(.configuration, "`healthcards jwks` needs at least one KEY; see `healthcards jwks --help`")
         }
         if out != "-" && FileIO.isDirectory(out) {
             throw HealthCardError(.io, "cannot write \(out): it is a folder; give the path of the key set file, "
@@ -151,7 +151,7 @@ enum JWKSCommand {
         var printed: [String] = []
         for key in keys where !printed.contains(key.kid) {
             printed.append(key.kid)
-            if out == "-" { printError(key.kid) } else { print(key.kid) }
+            if out == "-" { printError(key.kid) } else { say(key.kid) }
         }
         return .ok
     }
@@ -166,7 +166,7 @@ enum KeyArguments {
                 // A public JWK or JWK Set: refused when any key in it has a private member (d, ...). Only the
                 // point is taken; x5c and crlVersion come from --x5c and the CRLs as for PEM keys.
                 let bytes = try FileIO.read(argument, maxBytes: InputBudget.cardFileBytes)
-                let keys = try JWKS.publicKeys(jsonFile: bytes, source: argument).map { JWK(x: $0.x, y: $0.y) }
+                let keys = try JWKS.publicKeys(jsonFile: bytes, source: argument).map { try JWK(x: $0.x, y: $0.y) }
                 for warning in JWKS.kidWarnings(jsonFile: bytes, source: argument) { printError("warning: " + warning) }
                 return keys
             }

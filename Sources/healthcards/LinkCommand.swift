@@ -96,7 +96,7 @@ enum LinkCommand {
                 print(help)
                 return .usage
             }
-            throw HealthCardError(.usage, "`healthcards link` needs a command first: create, update, deactivate, list or audit")
+            throw HealthCardError(.configuration, "`healthcards link` needs a command first: create, update, deactivate, list or audit")
         }
         if name == "-h" || name == "--help" || name == "help" {
             print(help)
@@ -104,7 +104,7 @@ enum LinkCommand {
         }
         guard let sub = subcommands.first(where: { $0.name == name }) else {
             throw HealthCardError(
-                .usage,
+                .configuration,
                 "unknown command `healthcards link \(Quote.text(name))`; expected \(subcommands.map(\.name).joined(separator: ", "))")
         }
         if sub.name == "create" || sub.name == "update" { ProcessProtection.protectSecrets() }
@@ -118,7 +118,7 @@ enum LinkCommand {
         do {
             return try body()
         } catch let error as StoreError {
-            throw HealthCardError(error.reason == .configuration ? .usage : .io, "the database \(url): \(error.message)")
+            throw HealthCardError(error.reason == .configuration ? .configuration : .io, "the database \(url): \(error.message)")
         }
     }
 
@@ -134,7 +134,7 @@ enum LinkCommand {
         let id = try parsed.required("id", command: command)
         guard LinkID.isValid(id) else {
             throw HealthCardError(
-                .usage, "--id \(Quote.text(id)) is not a link id: 43 characters, the last part of the link's URL (`healthcards link list`)")
+                .configuration, "--id \(Quote.text(id)) is not a link id: 43 characters, the last part of the link's URL (`healthcards link list`)")
         }
         return id
     }
@@ -142,10 +142,10 @@ enum LinkCommand {
     static func contents(_ files: [String], command: String) throws -> [LinkContent] {
         guard !files.isEmpty else {
             throw HealthCardError(
-                .usage, "`healthcards link \(command)` needs at least one FILE (.smart-health-card or FHIR JSON); see --help")
+                .configuration, "`healthcards link \(command)` needs at least one FILE (.smart-health-card or FHIR JSON); see --help")
         }
         return try files.map { file in
-            guard FileIO.isRegularFile(file) else { throw HealthCardError(.usage, "FILE \(file) is not a file") }
+            guard FileIO.isRegularFile(file) else { throw HealthCardError(.configuration, "FILE \(file) is not a file") }
             return try LinkContent.read(try FileIO.read(file, maxBytes: LinkContent.maxBytes), name: file)
         }
     }
@@ -159,17 +159,17 @@ enum LinkCommand {
                 let first = try promptHidden("Passcode for the link: ")
                 let again = try promptHidden("The same passcode again: ")
                 let same = first.withUnsafeBytes { a in again.withUnsafeBytes { b in a.elementsEqual(b) } }
-                guard same else { throw HealthCardError(.usage, "the two passcodes differ; nothing was made") }
+                guard same else { throw HealthCardError(.configuration, "the two passcodes differ; nothing was made") }
                 secret = first
             } else {
                 secret = try SecretBytes.read(path: "/dev/stdin", maxBytes: 4096).trimmingFinalNewline()
             }
         } else {
-            try FileIO.requireRegularFile(source, role: "passcode file", kind: .usage, fix: "give the file holding the passcode (mode 0600)")
+            try FileIO.requireRegularFile(source, role: "passcode file", kind: .configuration, fix: "give the file holding the passcode (mode 0600)")
             var st = stat()
             if stat(source, &st) == 0, st.st_mode & 0o077 != 0 {
                 throw HealthCardError(
-                    .usage,
+                    .configuration,
                     "passcode file \(source) can be read by group or others (mode \(String(st.st_mode & 0o7777, radix: 8))); "
                         + "a passcode must be private to its owner. Run `chmod 600 \(source)` and try again")
             }
@@ -182,7 +182,7 @@ enum LinkCommand {
             if String(validating: bytes.bindMemory(to: UInt8.self), as: UTF8.self) == nil { return "is not UTF-8 text" }
             return nil
         }
-        if let problem { throw HealthCardError(.usage, "the passcode \(problem) (receivers type it as UTF-8 text)") }
+        if let problem { throw HealthCardError(.configuration, "the passcode \(problem) (receivers type it as UTF-8 text)") }
         return secret
     }
 
@@ -260,32 +260,32 @@ enum LinkCommand {
         if let text = parsed.value("kdf") {
             guard let function = PasscodeHash.Function.parse(text) else {
                 throw HealthCardError(
-                    .usage,
+                    .configuration,
                     "--kdf \(Quote.text(text)) is not scrypt[:ln=N,r=R,p=P] (10 ≤ ln ≤ 20) or pbkdf2-sha256[:i=N] (1000 to 10000000)")
             }
             options.passcodeFunction = function
         }
         if let text = parsed.value("max-attempts") {
             guard let number = Int(text), (1...LinkPublisher.maxAttemptsLimit).contains(number) else {
-                throw HealthCardError(.usage, "--max-attempts \(Quote.text(text)) must be a whole number from 1 to \(LinkPublisher.maxAttemptsLimit)")
+                throw HealthCardError(.configuration, "--max-attempts \(Quote.text(text)) must be a whole number from 1 to \(LinkPublisher.maxAttemptsLimit)")
             }
             options.maxAttempts = number
         }
         if parsed.value("passcode-file") == nil {
             for name in ["kdf", "max-attempts"] where parsed.value(name) != nil {
-                throw HealthCardError(.usage, "--\(name) is for a passcode; give --passcode-file too, or leave it out")
+                throw HealthCardError(.configuration, "--\(name) is for a passcode; give --passcode-file too, or leave it out")
             }
         }
         if options.direct && parsed.value("passcode-file") != nil {
             throw HealthCardError(
-                .usage, "--direct (flag U) and --passcode-file (flag P) do not go together: a U link is fetched with a plain GET")
+                .configuration, "--direct (flag U) and --passcode-file (flag P) do not go together: a U link is fetched with a plain GET")
         }
         if let out = parsed.value("out"), let qr = parsed.value("qr"), out == qr {
-            throw HealthCardError(.usage, "--out and --qr name the same file")
+            throw HealthCardError(.configuration, "--out and --qr name the same file")
         }
         let contents = try contents(parsed.positionals, command: "create")
         if options.direct && contents.count != 1 {
-            throw HealthCardError(.usage, "--direct makes a U link: one FILE, not \(contents.count)")
+            throw HealthCardError(.configuration, "--direct makes a U link: one FILE, not \(contents.count)")
         }
         if let source = parsed.value("passcode-file") { options.passcode = try passcode(source) }
         let (url, store) = try open(parsed, command: "link create", create: true)
@@ -342,7 +342,7 @@ enum LinkCommand {
         if parsed.value("id") != nil {
             let id = try idOption(parsed, command: "link update")
             guard base.id(ofLink: link.url) == id else {
-                throw HealthCardError(.usage, "--id \(id) is not the link in \(source) (its URL is another link's)")
+                throw HealthCardError(.configuration, "--id \(id) is not the link in \(source) (its URL is another link's)")
             }
         }
         let contents = try contents(parsed.positionals, command: "update")
@@ -394,7 +394,8 @@ enum LinkCommand {
 
 
                     Lists the links in DB, oldest first: id, flags, state (active, deactivated, expired, disabled:
-                    no wrong passcode left), files, wrong passcodes left, created, exp, label. Never a key.
+                    no wrong passcode left), files, wrong passcodes left, created, exp, the tag the server's log
+                    names it by, label. Never a key.
                     """,
                 options: dbOption + "\n  --json                one JSON object a line")
         else { return .ok }
@@ -405,7 +406,8 @@ enum LinkCommand {
             let files = counts[link.id] ?? 0
             if parsed.has("json") {
                 var object: JSONObject = [
-                    "id": .string(link.id), "flag": .string(link.flags), "state": .string(link.state(at: now).rawValue),
+                    "id": .string(link.id), "logTag": .string(linkTag(link.id)), "flag": .string(link.flags),
+                    "state": .string(link.state(at: now).rawValue),
                     "files": .integer(Int64(files)), "created": .string(Clock.iso8601(link.createdAt)),
                     "updated": .string(Clock.iso8601(link.updatedAt)),
                 ]
@@ -422,7 +424,8 @@ enum LinkCommand {
                 let label = link.label.map { ControlCharacters.escaped($0) } ?? ""
                 print(
                     "\(link.id)  \((link.flags.isEmpty ? "-" : link.flags).padding(3))\(link.state(at: now).rawValue.padding(12))"
-                        + "\(files) file(s)  \(attempts)  created \(Clock.describe(link.createdAt))  \(exp)  \(label)")
+                        + "\(files) file(s)  \(attempts)  created \(Clock.describe(link.createdAt))  \(exp)  log \(linkTag(link.id))  "
+                        + label)
             }
         }
         if !parsed.has("json") { printError("\(links.count) link(s) in \(url)") }

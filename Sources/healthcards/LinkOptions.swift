@@ -36,7 +36,7 @@ enum LinkOptions {
 
     /// Where the link files go and what the links carry, or nil when the base URL option is absent. Prints
     /// a warning when the label names the person.
-    /// - Throws: `HealthCardError(.usage)`: link options without the base URL, a base URL without `--site`
+    /// - Throws: `HealthCardError(.configuration)`: link options without the base URL, a base URL without `--site`
     ///   or not under the site's issuer (`SHLDestination`), a bad label, viewer or exp.
     static func options(
         _ parsed: Arguments, names: Names, site: PublishedSite?, makeQR: Bool, qrImage: QRImage, now: Int64
@@ -44,13 +44,13 @@ enum LinkOptions {
         guard let base = parsed.value(names.base) else {
             for name in [names.label, names.exp, names.viewer, names.renew] where parsed.value(name) != nil {
                 throw HealthCardError(
-                    .usage, "--\(name) is an option of the SMART Health Link; give --\(names.base) BASE_URL too")
+                    .configuration, "--\(name) is an option of the SMART Health Link; give --\(names.base) BASE_URL too")
             }
             return nil
         }
         guard let site else {
             throw HealthCardError(
-                .usage,
+                .configuration,
                 "--\(names.base) needs --site SITE: the link files are written into the issuer's site folder (laid out by "
                     + "`healthcards site --out SITE --issuer URL KEY...`), which the host serves at the issuer URL")
         }
@@ -68,7 +68,7 @@ enum LinkOptions {
             let value = try TimeOption.parse(names.exp, text, example: now + 31_536_000)
             guard value > now else {
                 throw HealthCardError(
-                    .usage,
+                    .configuration,
                     "--\(names.exp) \(value) (\(Clock.describe(value))) has passed; receivers would take the link as stale. "
                         + "Give a time in the future, or leave it out")
             }

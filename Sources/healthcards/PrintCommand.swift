@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
 import HealthCardsCore
 import HealthCardsVerify
 import HealthCardsQR
@@ -21,7 +24,7 @@ enum PrintCommand {
         inside a published site (a folder holding .well-known/jwks.json). A card whose PDF name another card of
         the run took (the same file name in two folders) is not printed over it: print it into another DIR.
 
-        A card's SMART Health Link is printed with it: the link's QR code (40 mm, error correction M)
+        A card's SMART Health Link is printed with it: the link's QR code (0.65 mm a module, error correction M)
         beside the card's, or in place of the chunked codes of a card too large for one QR code. The link is
         the one given with --link FILE, or else the one `issue --shl` or `healthcards shl` wrote beside the
         card: OUT/shl/<name>.txt for a card at OUT/cards/<name>.smart-health-card. It is checked as `verify`
@@ -43,8 +46,13 @@ enum PrintCommand {
         \(PrintOptions.help)
           -h, --help            show this help
 
+        --pdf-combined FILE.pdf is written to a temporary file beside it, renamed into place at the end; a FIFO or a
+        device (/dev/null) is written in place, never replaced.
+
         Exit status: 0 every card printed; 1 some cards not printed (verify found an error in the card or its
-        link); 2 usage error, or a PDF that could not be written.
+        link, or the card cannot be printed as it is: a character no installed font has, a name too long for the
+        wallet card); 2 usage error, or a PDF that could not be written; 130/143 stopped by SIGINT/SIGTERM (no
+        combined PDF is written; run it again).
         """
 
     static func run(_ args: [String]) throws -> ExitStatus {
@@ -52,17 +60,17 @@ enum PrintCommand {
             args, valued: PrintOptions.valued.union(["out", "jwks", "link", "shl-site"]),
             flagNames: PrintOptions.flags.union(["no-link"]), command: "print")
         if parsed.has("help") {
-            print(help)
+            say(help)
             return .ok
         }
         let outDir = parsed.value("out")
         let combinedPath = parsed.value("pdf-combined")
         guard outDir != nil || combinedPath != nil else {
             throw HealthCardError(
-                .usage, "`healthcards print` needs --out DIR or --pdf-combined FILE.pdf; see `healthcards print --help`"
+                .configuration, "`healthcards print` needs --out DIR or --pdf-combined FILE.pdf; see `healthcards print --help`"
             )
         }
-        if let outDir, outDir.isEmpty { throw HealthCardError(.usage, "--out is empty; give the folder for the PDFs") }
+        if let outDir, outDir.isEmpty { throw HealthCardError(.configuration, "--out is empty; give the folder for the PDFs") }
         if let outDir { try IssuerSite.refuseHealthDataInside(outDir, option: "--out", what: "printed cards are health data") }
         if let combinedPath {
             try IssuerSite.refuseHealthDataInside(combinedPath, option: "--pdf-combined", what: "printed cards are health data")
@@ -71,16 +79,16 @@ enum PrintCommand {
         let givenLink = parsed.value("link")
         if let givenLink {
             guard !parsed.has("no-link") else {
-                throw HealthCardError(.usage, "--link and --no-link contradict each other; give one")
+                throw HealthCardError(.configuration, "--link and --no-link contradict each other; give one")
             }
             guard cards.count == 1 else {
                 throw HealthCardError(
-                    .usage,
+                    .configuration,
                     "--link FILE is the link of one card, but \(cards.count) cards were given; print them one at a time, or "
                         + "leave --link out to use the link beside each card (OUT/shl/<name>.txt)")
             }
             guard FileIO.isRegularFile(givenLink) else {
-                throw HealthCardError(.usage, "--link \(givenLink) is not a file")
+                throw HealthCardError(.configuration, "--link \(givenLink) is not a file")
             }
         }
         let settings = try PrintOptions.settings(parsed, environment: PrintOptions.environment())
@@ -104,23 +112,34 @@ enum PrintCommand {
                     + "printed like any other. Give the issuer's key set (--jwks SITE or --jwks jwks.json)")
         }
         for report in verifier.keySetReports where report.errorCount > 0 {
-            printError(report.summaryLines.joined(separator: "\n"))
-            throw HealthCardError(.usage, "the key set \(report.file) has errors; fix it or leave --jwks out")
+            printError(report.summaryLines(style: .commandLine).joined(separator: "\n"))
+            throw HealthCardError(.configuration, "the key set \(report.file) has errors; fix it or leave --jwks out")
         }
         let printer = try CardPrinter(settings: settings)
         let combined = try combinedPath.map { try CombinedPDF(path: $0) }
-        if let outDir { try FileIO.checkWritableFolder(outDir) }
+        if let outDir {
+            try FileIO.checkWritableFolder(outDir)
+            // The PDF temporaries a killed run left (health data).
+            FileIO.removeStaleTemporaries(in: outDir)
+        }
+        // SIGINT/SIGTERM: the card being printed is finished, no other is started, the unfinished combined PDF is
+        // removed (its temporary too), and the exit status is 130/143.
+        Signals.install()
+        defer { Signals.restore() }
         var printed = 0
         var refused = 0
         // PDF name in --out → the card printed to it: two cards of one file name (from two folders) would
         // otherwise write one PDF over the other while the summary counts both.
         var pdfSources: [String: String] = [:]
+        var done = 0
         for path in cards {
+            if Signals.stop.signal != 0 { break }
+            done += 1
             let reports = try verifier.verify([path])
             if reports.isEmpty || reports.contains(where: { $0.errorCount > 0 }) {
                 // Codes and where they are, never the person's data (this often goes to a cron log).
                 let lines = reports.flatMap { report in
-                    report.errorLinesWithoutHealthData.map { (report.index.map { "[credential \($0)] " } ?? "") + $0 }
+                    report.errorLinesWithoutHealthData(style: .commandLine).map { (report.index.map { "[credential \($0)] " } ?? "") + $0 }
                 }
                 printError(
                     "not printed: \(ControlCharacters.escaped(path)): `healthcards verify` finds \(lines.count) error(s) in it "
@@ -138,7 +157,7 @@ enum PrintCommand {
                     for warning in checked.warnings { printError("warning: \(path): \(warning)") }
                     link = checked.link
                 } catch let error as HealthCardError where error.kind == .link {
-                    printError("not printed: \(path): \(error.message)")
+                    printError("not printed: \(path): \(error.text)")
                     refused += 1
                     continue
                 }
@@ -160,10 +179,26 @@ enum PrintCommand {
             for (index, jws) in credentials.enumerated() {
                 let card = try printer.print(
                     try PDFStage.sheet(jws, today: settings.today), codes: try PDFStage.codes(jws), link: link)
+                if let refusal = card.refusal {
+                    printError(
+                        "not printed: \(ControlCharacters.escaped(path))"
+                            + (credentials.count > 1 ? " [credential \(index + 1)]" : "") + ": \(refusal.message)")
+                    refused += 1
+                    continue
+                }
                 if let outDir { try FileIO.writeAtomically(try card.pdf(), to: "\(outDir)/\(names[index]).pdf") }
                 try combined?.append(card)
                 printed += 1
             }
+        }
+        let signal = Signals.stop.signal
+        if signal != 0 {
+            combined?.discard()
+            var summary = "print: stopped by signal \(signal) after \(done) of \(cards.count) card file(s): \(printed) card(s) printed"
+            if let outDir { summary += " to \(outDir)/" }
+            if let combinedPath { summary += "; \(combinedPath) was not written" }
+            printError(summary + ". Run the same command again to print them all")
+            return signal == SIGTERM ? .terminated : .interrupted
         }
         if let combined, printed > 0 { try combined.finish() }
         var summary = "print: \(printed) card(s) printed"
@@ -178,7 +213,7 @@ enum PrintCommand {
     static func cardFiles(_ paths: [String]) throws -> [String] {
         guard !paths.isEmpty else {
             throw HealthCardError(
-                .usage,
+                .configuration,
                 "`healthcards print` needs at least one CARD (.smart-health-card file or folder); see `healthcards print --help`"
             )
         }
@@ -190,10 +225,10 @@ enum PrintCommand {
                 while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
                 let folder = FileIO.isDirectory("\(path)/cards") ? "\(path)/cards" : path
                 let found = FileIO.list(folder).filter { $0.hasSuffix(".smart-health-card") }.map { "\(folder)/\($0)" }
-                guard !found.isEmpty else { throw HealthCardError(.usage, "\(path) holds no .smart-health-card file") }
+                guard !found.isEmpty else { throw HealthCardError(.configuration, "\(path) holds no .smart-health-card file") }
                 files += found
             } else {
-                guard FileIO.exists(path) else { throw HealthCardError(.usage, "\(path) does not exist") }
+                guard FileIO.exists(path) else { throw HealthCardError(.configuration, "\(path) does not exist") }
                 files.append(path)
             }
         }

@@ -28,23 +28,23 @@ enum PrintOptions {
         """
 
     /// The print settings from parsed arguments.
-    /// - Throws: `HealthCardError(.usage)` for an unknown paper, `.pdf`/`.io` for a logo that cannot be used.
+    /// - Throws: `HealthCardError(.configuration)` for an unknown paper, `.pdf`/`.io` for a logo that cannot be used.
     static func settings(_ parsed: Arguments, environment: [String: String]) throws -> PrintSettings {
         var settings = PrintSettings(paper: Paper.fromLocale(environment))
         if let text = parsed.value("paper") {
             guard let paper = Paper(rawValue: text.lowercased()) else {
-                throw HealthCardError(.usage, "--paper \(Quote.text(text)) is not known; expected a4 or letter")
+                throw HealthCardError(.configuration, "--paper \(Quote.text(text)) is not known; expected a4 or letter")
             }
             settings.paper = paper
         }
         if let name = parsed.value("issuer-name") {
             guard !name.isEmpty, !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
                 throw HealthCardError(
-                    .usage, "--issuer-name must be a non-empty name on one line (no control characters)")
+                    .configuration, "--issuer-name must be a non-empty name on one line (no control characters)")
             }
             guard name.count <= PrintSettings.maxIssuerNameCharacters else {
                 throw HealthCardError(
-                    .usage,
+                    .configuration,
                     "--issuer-name is \(name.count) characters; at most \(PrintSettings.maxIssuerNameCharacters) fit on the page "
                         + "(the header, the notes and the wallet card name the issuer). Give the name people know it by")
             }
@@ -54,7 +54,7 @@ enum PrintOptions {
             do { settings.logo = try Logo(bytes: try FileIO.read(path, maxBytes: Logo.maxBytes), source: path) } catch let error
                 as HealthCardError
             {
-                throw HealthCardError(.usage, "--logo: \(error.message)")
+                throw HealthCardError(.configuration, "--logo: \(error.text)")
             }
         }
         settings.showLot = !parsed.has("no-lot")

@@ -16,13 +16,13 @@ enum QRScaleOption {
         """
 
     /// The scale `text` gives.
-    /// - Throws: `HealthCardError(.usage)` for anything but a whole number from the minimum to 64.
+    /// - Throws: `HealthCardError(.configuration)` for anything but a whole number from the minimum to 64.
     static func parse(_ text: String) throws -> Int {
         let minimum = QRImage.minimumReliableScale
         guard let scale = Int(text), (minimum...64).contains(scale) else {
             let small = Int(text).map { $0 >= 1 && $0 < minimum } ?? false
             throw HealthCardError(
-                .usage,
+                .configuration,
                 "--qr-scale \(Quote.text(text)) must be a whole number of pixels per module from \(minimum) to 64"
                     + (small
                         ? "; at fewer than \(minimum) a scaled or blurred image is not read reliably (our verify and "

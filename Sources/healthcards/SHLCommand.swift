@@ -62,7 +62,7 @@ enum SHLCommand {
             flagNames: ["no-qr"],
             command: "shl")
         if parsed.has("help") {
-            print(help)
+            say(help)
             return .ok
         }
         _ = try parsed.required("base-url", command: "shl")
@@ -73,7 +73,7 @@ enum SHLCommand {
         let site = try PublishedSite(root: try parsed.required("site", command: "shl"))
         guard !parsed.positionals.isEmpty else {
             throw HealthCardError(
-                .usage,
+                .configuration,
                 "`healthcards shl` needs at least one CARD (.smart-health-card file); see `healthcards shl --help`")
         }
         let access = try parsed.value("share").map { try OutputAccess(share: $0) } ?? .ownerOnly
@@ -83,7 +83,7 @@ enum SHLCommand {
         var seen: [String: String] = [:]
         for card in parsed.positionals {
             guard FileIO.isRegularFile(card), card.lowercased().hasSuffix(".smart-health-card") else {
-                throw HealthCardError(.usage, "CARD \(card) is not a .smart-health-card file")
+                throw HealthCardError(.configuration, "CARD \(card) is not a .smart-health-card file")
             }
             let folder = FileIO.parent(of: card)
             let outDir: String
@@ -93,7 +93,7 @@ enum SHLCommand {
                 outDir = FileIO.parent(of: folder)
             } else {
                 throw HealthCardError(
-                    .usage,
+                    .configuration,
                     "CARD \(card) is not in a cards/ folder of an `issue` output; give --out DIR for its link (DIR/shl/)"
                 )
             }
@@ -104,7 +104,7 @@ enum SHLCommand {
             let slot = (FileIO.identity(outDir) ?? outDir) + "/" + name
             if let earlier = seen[slot] {
                 throw HealthCardError(
-                    .usage,
+                    .configuration,
                     "CARD \(card) and \(earlier) would share the link \(outDir)/shl/\(name).txt; give them in separate runs with different --out"
                 )
             }
@@ -148,12 +148,12 @@ enum SHLCommand {
             let bundle = reports.first?.payload?["vc"]?["credentialSubject"]?["fhirBundle"]
             var notes: [HealthCardError] = []
             guard let outcome = try stage.link(card: bytes, name: job.name, bundle: bundle, sync: true, notes: &notes) else {
-                for note in notes { printError("\(job.card): \(note.message)") }
+                for note in notes { printError("\(job.card): \(note.text)") }
                 refused += 1
                 continue
             }
-            for warning in outcome.warnings { printError("warning: \(job.card): \(warning.message)") }
-            print(
+            for warning in outcome.warnings { printError("warning: \(job.card): \(warning.text)") }
+            say(
                 "\(job.card): link \(outcome.files.map { "\(job.outDir)/\($0)" }.joined(separator: ", ")); file "
                     + "\(site.site.root)/\(outcome.siteFile)")
         }
@@ -162,7 +162,7 @@ enum SHLCommand {
 
     /// Takes the output lock `issue` takes (`OutputLock`) on each output folder (created when missing), once
     /// per folder however it is named, before anything is written.
-    /// - Throws: `HealthCardError(.usage)` when another run holds one (nothing was written), `.io` when a
+    /// - Throws: `HealthCardError(.configuration)` when another run holds one (nothing was written), `.io` when a
     ///   folder cannot be made.
     static func lockOutputs(_ folders: [String], access: OutputAccess) throws -> [OutputLock] {
         var locks: [OutputLock] = []

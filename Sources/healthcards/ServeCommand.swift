@@ -74,21 +74,21 @@ enum ServeCommand {
         var port: Substring
         if text.hasPrefix("[") {
             guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else {
-                throw HealthCardError(.usage, "--listen \(Quote.text(text)) is not [IPv6]:PORT; \(example)")
+                throw HealthCardError(.configuration, "--listen \(Quote.text(text)) is not [IPv6]:PORT; \(example)")
             }
             address = text[text.index(after: text.startIndex)..<close]
             port = text[text.index(close, offsetBy: 2)...]
         } else {
             guard let colon = text.lastIndex(of: ":") else {
-                throw HealthCardError(.usage, "--listen \(Quote.text(text)) has no port; \(example)")
+                throw HealthCardError(.configuration, "--listen \(Quote.text(text)) has no port; \(example)")
             }
             address = text[..<colon]
             port = text[text.index(after: colon)...]
         }
         guard let number = UInt16(port) else {
-            throw HealthCardError(.usage, "--listen \(Quote.text(text)): the port is not 0 to 65535; \(example)")
+            throw HealthCardError(.configuration, "--listen \(Quote.text(text)): the port is not 0 to 65535; \(example)")
         }
-        guard !address.isEmpty else { throw HealthCardError(.usage, "--listen \(Quote.text(text)) has no address; \(example)") }
+        guard !address.isEmpty else { throw HealthCardError(.configuration, "--listen \(Quote.text(text)) has no address; \(example)") }
         return (String(address), number)
     }
 
@@ -96,7 +96,7 @@ enum ServeCommand {
         guard let text = parsed.value(name) else { return value }
         guard let number = Int(text), range.contains(number) else {
             throw HealthCardError(
-                .usage, "--\(name) \(Quote.text(text)) must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+                .configuration, "--\(name) \(Quote.text(text)) must be a whole number from \(range.lowerBound) to \(range.upperBound)")
         }
         return number
     }
@@ -115,7 +115,7 @@ enum ServeCommand {
         }
         guard parsed.positionals.isEmpty else {
             throw HealthCardError(
-                .usage, "`healthcards serve` takes no arguments (found \(Quote.text(parsed.positionals[0]))); see `healthcards serve --help`")
+                .configuration, "`healthcards serve` takes no arguments (found \(Quote.text(parsed.positionals[0]))); see `healthcards serve --help`")
         }
         let url = try DatabaseURL(try parsed.required("db", command: "serve"))
         let listen = try parseListen(try parsed.required("listen", command: "serve"))
@@ -150,16 +150,16 @@ enum ServeCommand {
             database = try Database(
                 url: url, role: .server, create: true, maxConnections: http.threads + 2, now: Clock.nowSeconds())
         } catch {
-            throw HealthCardError(.usage, "cannot open the database \(url): \(error.message)")
+            throw HealthCardError(.configuration, "cannot open the database \(url): \(error.message)")
         }
         let store = DatabaseLinkStore(database: database)
         do {
             try LinkPublisher(store: store, baseURL: base).checkBaseURL()
         } catch let error as StoreError {
-            throw HealthCardError(.usage, "cannot read the database \(url): \(error.message)")
+            throw HealthCardError(.configuration, "cannot read the database \(url): \(error.message)")
         }
         let links = LinkService(
-            configuration: service, store: store, clock: { Clock.nowSeconds() }, log: log,
+            configuration: service, store: store, clock: SystemWallClock(), log: log,
             passcodeChecksAtOnce: passcodeChecks)
         let server = HTTPServer(configuration: http, router: Router(routes: links.routes), log: log)
         let port = try server.start()

@@ -64,23 +64,23 @@ enum SiteCommand {
         let parsed = try Arguments(
             args, valued: ["out", "x5c", "issuer", "drop-kid", "report"], flagNames: ["no-crl", "crl"], command: "site")
         if parsed.has("help") {
-            print(help)
+            say(help)
             return .ok
         }
         let out = try parsed.required("out", command: "site")
         if FileIO.exists(out) && !FileIO.isDirectory(out) {
             throw HealthCardError(
-                .usage,
+                .configuration,
                 "--out \(out) is a file; site lays out a folder (SITE/.well-known/jwks.json, CRLs, header rules). "
                     + "Give the folder to publish at the issuer URL (created if missing)")
         }
         guard !parsed.positionals.isEmpty else {
             throw HealthCardError(
-                .usage,
+                .configuration,
                 "`healthcards site` needs at least one KEY (current and retired keys); "
                     + "see `healthcards site --help`")
         }
-        if parsed.has("crl") && parsed.has("no-crl") { throw HealthCardError(.usage, "give --crl or --no-crl, not both") }
+        if parsed.has("crl") && parsed.has("no-crl") { throw HealthCardError(.configuration, "give --crl or --no-crl, not both") }
         var pathPrefix = ""
         let site = IssuerSite(root: out)
         try IssuerSite.refuseSiteHoldingHealthData(out)
@@ -119,7 +119,7 @@ enum SiteCommand {
         var printed: [String] = []
         for key in published.keys where !printed.contains(key.kid) {
             printed.append(key.kid)
-            print(key.kid + (key.crlVersion.map { " crlVersion \($0)" } ?? " (no CRL)"))
+            say(key.kid + (key.crlVersion.map { " crlVersion \($0)" } ?? " (no CRL)"))
         }
         return .ok
     }
@@ -186,13 +186,13 @@ enum RevokeCommand {
             flagNames: ["force", "narrow"],
             command: "revoke")
         if parsed.has("help") {
-            print(help)
+            say(help)
             return .ok
         }
         let links = parsed.values("link")
         if !links.isEmpty && parsed.values("id").isEmpty && parsed.values("rid").isEmpty {
             guard parsed.positionals.isEmpty else {
-                throw HealthCardError(.usage, "revoke takes no positional arguments, found \(Quote.text(parsed.positionals[0])); use --link LINK")
+                throw HealthCardError(.configuration, "revoke takes no positional arguments, found \(Quote.text(parsed.positionals[0])); use --link LINK")
             }
             let root = try parsed.required("site", command: "revoke")
             _ = try PublishedSite(root: root)
@@ -202,7 +202,7 @@ enum RevokeCommand {
         }
         guard parsed.positionals.isEmpty else {
             throw HealthCardError(
-                .usage,
+                .configuration,
                 "revoke takes no positional arguments, found \(Quote.text(parsed.positionals[0])); "
                     + "use --id PATIENT_ID or --rid RID")
         }
@@ -210,21 +210,21 @@ enum RevokeCommand {
         let keyArgument = try parsed.required("key", command: "revoke")
         let ids = parsed.values("id").map(PatientIdentity.normalize)
         if ids.contains(where: \.isEmpty) {
-            throw HealthCardError(.usage, "--id is empty (an unset shell variable?); a revocation list never shrinks, so an "
+            throw HealthCardError(.configuration, "--id is empty (an unset shell variable?); a revocation list never shrinks, so an "
                 + "empty id would stay in it for good. Give the patient id the cards were issued for")
         }
         let rids = parsed.values("rid")
         guard !ids.isEmpty || !rids.isEmpty else {
-            throw HealthCardError(.usage, "`healthcards revoke` needs --id PATIENT_ID (with --rid-secret) or --rid RID")
+            throw HealthCardError(.configuration, "`healthcards revoke` needs --id PATIENT_ID (with --rid-secret) or --rid RID")
         }
         var before: Int64?
         if let text = parsed.value("before") {
             let now = Clock.nowSeconds()
             let value = try TimeOption.parse("before", text, example: now)
-            guard value > 0 else { throw HealthCardError(.usage, "--before 0 revokes no card (no card has nbf < 0)") }
+            guard value > 0 else { throw HealthCardError(.configuration, "--before 0 revokes no card (no card has nbf < 0)") }
             if value > now + 86_400 {
                 throw HealthCardError(
-                    .usage,
+                    .configuration,
                     "--before \(value) (\(Clock.describe(value))) is more than a day from now: the entry would also revoke "
                         + "the patient's cards issued from now until then, including corrected ones. Give the time the "
                         + "correction was issued (now is \(now)), or leave --before out to revoke all their cards")
@@ -234,17 +234,17 @@ enum RevokeCommand {
         let narrow = parsed.has("narrow")
         if narrow && before == nil {
             throw HealthCardError(
-                .usage,
+                .configuration,
                 "--narrow replaces a rid's entry with one that revokes only the cards issued before --before SECONDS; "
                     + "give --before (the time after the cards to keep revoked, at most now)")
         }
         for rid in rids where !RID.isValid(rid) {
-            throw HealthCardError(.usage, "--rid \(Quote.text(rid)) is not a rid (1 to 24 base64url characters)")
+            throw HealthCardError(.configuration, "--rid \(Quote.text(rid)) is not a rid (1 to 24 base64url characters)")
         }
         var secret: RIDSecret?
         if !ids.isEmpty {
             guard let path = parsed.value("rid-secret") else {
-                throw HealthCardError(.usage, "--id needs --rid-secret FILE (the secret `issue --rid-secret` used)")
+                throw HealthCardError(.configuration, "--id needs --rid-secret FILE (the secret `issue --rid-secret` used)")
             }
             secret = try RIDSecretFile.read(path)
         }
@@ -252,7 +252,7 @@ enum RevokeCommand {
         let force = parsed.has("force")
         if reports.isEmpty && !force {
             throw HealthCardError(
-                .usage,
+                .configuration,
                 "revoke checks each id against the report of the run that issued its card, so that a mistyped id, a "
                     + "wrong --rid-secret or --key cannot put a dead entry in the public list (which never shrinks). "
                     + "Give --report OUT/report.ndjson (once per run), or --force to revoke without checking")
@@ -278,7 +278,7 @@ enum RevokeCommand {
         }
         if !unknown.isEmpty && !force {
             throw HealthCardError(
-                .usage,
+                .configuration,
                 unknown.joined(separator: "; ") + ". Nothing was written; pass --force to revoke "
                     + (unknown.count == 1 ? "it" : "them") + " anyway")
         }
@@ -292,12 +292,12 @@ enum RevokeCommand {
         for ((entry, change), request) in zip(result.changes, requests) {
             let who = "patient \(request.patient)"
             switch change {
-            case .added: print("revoked \(entry.text) (\(who))")
-            case .widened(let old): print("revoked \(entry.text) (\(who); was \(old.text))")
+            case .added: say("revoked \(entry.text) (\(who))")
+            case .widened(let old): say("revoked \(entry.text) (\(who); was \(old.text))")
             case .narrowed(let old):
-                print("narrowed \(old.text) to \(entry.text) (\(who)): cards issued from \(entry.before ?? 0) on verify again")
+                say("narrowed \(old.text) to \(entry.text) (\(who)): cards issued from \(entry.before ?? 0) on verify again")
             case .alreadyRevoked(let by):
-                print("already revoked \(entry.text) (\(who); by \(by.text))")
+                say("already revoked \(entry.text) (\(who); by \(by.text))")
                 if let before = entry.before, by != entry {
                     printError(
                         "note: \(by.text) revokes more cards of \(request.patient) than \(entry.text) (also those issued "
@@ -307,7 +307,7 @@ enum RevokeCommand {
             }
         }
         let crlPath = site.crlPath(kid: kid)
-        print(
+        say(
             "\(crlPath): ctr \(result.ctr)" + (result.wroteCRL ? "" : " (unchanged)")
                 + "; \(site.keySetPath): crlVersion \(result.ctr)" + (result.wroteKeySet ? "" : " (unchanged)"))
         if !links.isEmpty { return try withdraw(links, site: site.root, force: force) }
@@ -343,21 +343,22 @@ enum RevokeCommand {
             switch result {
             case .withdrawn(let deleted):
                 path = deleted
-                print("withdrew \(what): deleted \(deleted); deploy the site now")
+                say("withdrew \(what): deleted \(deleted); deploy the site now")
             case .alreadyWithdrawn(let missing):
                 path = missing
-                print("already withdrawn \(what): \(missing) is not in the site")
+                say("already withdrawn \(what): \(missing) is not in the site")
             }
             // Remembered beside the link text, so later runs make the person no new link unless asked. A link
             // withdrawn before keeps its first record (and the time it went).
             if let file, let marker = SHLWithdrawalRecord.path(besideLinkFile: file) {
                 if case .alreadyWithdrawn = result, FileIO.exists(marker) {
-                    print("kept the withdrawal recorded in \(marker)")
+                    say("kept the withdrawal recorded in \(marker)")
                     continue
                 }
                 try SHLWithdrawalRecord.record(
-                    besideLinkFile: file, siteFile: String(path.dropFirst(site.site.root.count + 1)))
-                print("recorded the withdrawal in \(SHLWithdrawalRecord.path(besideLinkFile: file) ?? ""): later runs make "
+                    besideLinkFile: file, siteFile: String(path.dropFirst(site.site.root.count + 1)),
+                    now: Clock.nowSeconds())
+                say("recorded the withdrawal in \(SHLWithdrawalRecord.path(besideLinkFile: file) ?? ""): later runs make "
                     + "no new link for it unless asked (--shl-renew ID)")
             }
         }

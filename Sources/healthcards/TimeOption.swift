@@ -15,18 +15,18 @@ enum TimeOption {
     /// - Parameters:
     ///   - name: the option without `--`, for messages.
     ///   - example: a good value to show.
-    /// - Throws: `HealthCardError(.usage)`.
+    /// - Throws: `HealthCardError(.configuration)`.
     static func parse(_ name: String, _ text: String, example: Int64) throws -> Int64 {
         let how = "give whole seconds since 1970 (UTC), e.g. \(example) (\(Clock.describe(example)))"
         if let value = Int64(text) {
-            if value < 0 { throw HealthCardError(.usage, "--\(name) \(text) is negative, before 1970; \(how)") }
+            if value < 0 { throw HealthCardError(.configuration, "--\(name) \(text) is negative, before 1970; \(how)") }
             if value > lastSecond {
                 let asMilliseconds = value / 1000
                 let hint =
                     asMilliseconds <= lastSecond
                     ? ": it looks like milliseconds (as seconds it is \(asMilliseconds), \(Clock.describe(asMilliseconds))), a classic bug"
                     : ""
-                throw HealthCardError(.usage, "--\(name) \(text) is after the year 9999\(hint); \(how)")
+                throw HealthCardError(.configuration, "--\(name) \(text) is after the year 9999\(hint); \(how)")
             }
             return value
         }
@@ -34,10 +34,10 @@ enum TimeOption {
             let whole = number.rounded()
             let suggestion = (0...Double(lastSecond)).contains(whole) ? " (\(Int64(whole)) without the fraction)" : ""
             throw HealthCardError(
-                .usage,
+                .configuration,
                 "--\(name) \(text) is not a whole number: NumericDate values in SMART Health Cards are integer "
                     + "seconds\(suggestion); \(how)")
         }
-        throw HealthCardError(.usage, "--\(name) \(Quote.text(text)) is not a number; \(how)")
+        throw HealthCardError(.configuration, "--\(name) \(Quote.text(text)) is not a number; \(how)")
     }
 }

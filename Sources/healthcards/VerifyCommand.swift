@@ -48,16 +48,16 @@ enum VerifyCommand {
     static func run(_ args: [String]) throws -> ExitStatus {
         let parsed = try Arguments(args, valued: ["jwks", "now", "shl-site"], flagNames: ["json"], command: "verify")
         if parsed.has("help") {
-            print(help)
+            say(help)
             return .ok
         }
         guard !parsed.positionals.isEmpty else {
-            throw HealthCardError(.usage, "`healthcards verify` needs at least one PATH (a card, JWS, QR text or image, jwks.json or folder); see `healthcards verify --help`")
+            throw HealthCardError(.configuration, "`healthcards verify` needs at least one PATH (a card, JWS, QR text or image, jwks.json or folder); see `healthcards verify --help`")
         }
         var now = Clock.nowSeconds()
         if let text = parsed.value("now") {
             guard let value = Int64(text), value >= 0, value < 100_000_000_000 else {
-                throw HealthCardError(.usage, "--now \(Quote.text(text)) is not integer seconds since 1970 (e.g. \(now))")
+                throw HealthCardError(.configuration, "--now \(Quote.text(text)) is not integer seconds since 1970 (e.g. \(now))")
             }
             now = value
         }
@@ -82,19 +82,19 @@ enum VerifyCommand {
             }
             let object: JSONObject = [
                 "now": .integer(now),
-                "credentials": .array(reports.map(\.json)),
+                "credentials": .array(reports.map { $0.json(style: .commandLine) }),
                 "summary": .object(summary),
             ]
-            print(String(decoding: JSONWriter.pretty(.object(object)), as: UTF8.self))
+            say(String(decoding: JSONWriter.pretty(.object(object)), as: UTF8.self))
         } else {
             for report in reports {
-                print(report.summaryLines.joined(separator: "\n"))
-                print("")
+                say(report.summaryLines(style: .commandLine).joined(separator: "\n"))
+                say("")
             }
-            if let standIn { print("verify: " + ControlCharacters.escaped(standIn)) }
-            if let skipped = skippedLine(verifier.skipped) { print("verify: " + ControlCharacters.escaped(skipped)) }
+            if let standIn { say("verify: " + ControlCharacters.escaped(standIn)) }
+            if let skipped = skippedLine(verifier.skipped) { say("verify: " + ControlCharacters.escaped(skipped)) }
             let linkCount = links > 0 ? ", \(links) link(s)" : ""
-            print("verify: \(credentials) credential(s)\(linkCount) checked, \(errors) error(s), \(warnings) warning(s)")
+            say("verify: \(credentials) credential(s)\(linkCount) checked, \(errors) error(s), \(warnings) warning(s)")
         }
         return errors > 0 ? .partial : .ok
     }

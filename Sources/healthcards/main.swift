@@ -34,9 +34,27 @@ let commands: [(name: String, summary: String, run: ([String]) throws -> ExitSta
     ("fixtures", "write a reproducible catalogue of valid and deliberately broken test cards for verifier developers", FixturesCommand.run),
 ]
 
+extension MessageStyle {
+    /// How the command line says the settings and commands the library's messages name: as its options
+    /// (`--issuer`) and as its commands (`healthcards keygen`).
+    static let commandLine = MessageStyle(setting: { "--\($0.name)" }, command: { "healthcards \($0.name)" })
+}
+
+extension HealthCardError {
+    /// `location: CODE: message` for each error this one stands for, joined with `; `, with the settings and
+    /// commands said as the command line's options and commands.
+    var commandLineText: String { all.map { $0.described(.commandLine) }.joined(separator: "; ") }
+}
+
+/// Writes `healthcards: message` to standard error, the library's settings and commands said as options.
 func printError(_ message: String) {
-    var line = "healthcards: " + message + "\n"
+    var line = "healthcards: " + MessageStyle.commandLine.render(message) + "\n"
     line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
+}
+
+/// Writes a line to standard output, the library's settings and commands said as options.
+func say(_ text: String) {
+    Swift.print(MessageStyle.commandLine.render(text))
 }
 
 /// The width of the command names in the usage's list: the longest name and two spaces, so every summary
@@ -53,9 +71,9 @@ let usage = """
 
     Run `healthcards COMMAND --help` for a command's options, `healthcards --version` (-V) for the versions
     of this program, the SMART Health Cards framework it implements and the libraries it runs with.
-    Exit status: 0 success; 1 some records rejected (issue) or problems found (verify); 2 the command
-    stopped: a usage or configuration error, or an output that could not be written; 130/143 issue was
-    interrupted by SIGINT/SIGTERM (run it again to finish).
+    Exit status: 0 success; 1 some records rejected or cards not printed (issue, print) or problems found
+    (verify); 2 the command stopped: a usage or configuration error, or an output that could not be
+    written; 130/143 issue or print was interrupted by SIGINT/SIGTERM (run it again to finish).
     """
 
 extension String {
@@ -87,15 +105,15 @@ for index in 1..<Int(CommandLine.argc) {
 
 var arguments = Array(CommandLine.arguments.dropFirst())
 guard let name = arguments.first else {
-    print(usage)
+    say(usage)
     exit(ExitStatus.usage.rawValue)
 }
 if name == "--help" || name == "-h" || name == "help" {
-    print(usage)
+    say(usage)
     exit(0)
 }
 if name == "--version" || name == "-V" {
-    print(versionText)
+    say(versionText)
     exit(0)
 }
 guard let command = commands.first(where: { $0.name == name }) else {
@@ -109,7 +127,7 @@ do {
     let status = try command.run(Array(arguments.dropFirst()))
     exit(status.rawValue)
 } catch let error as HealthCardError {
-    printError(error.description)
+    printError(error.commandLineText)
     exit(ExitStatus.usage.rawValue)
 } catch {
     printError("\(error)")

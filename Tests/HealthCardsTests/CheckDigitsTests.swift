@@ -94,7 +94,7 @@ import Testing
             try SNOMEDCT.requireConceptID("260373055", at: "Observation.valueCodeableConcept.coding[0].code")
         }
         #expect(error?.kind == .validation)
-        #expect(error?.location == "Observation.valueCodeableConcept.coding[0].code")
+        #expect(error?.location.path == "Observation.valueCodeableConcept.coding[0].code")
         try SNOMEDCT.requireConceptID("260373001")
     }
 

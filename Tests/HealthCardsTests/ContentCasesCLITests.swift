@@ -53,8 +53,8 @@ import Testing
             // Refused before signing, and an error in verify.
             #expect(issue.status == 1)
             #expect(line["status"]?.stringValue == "rejected" && line["profile"]?.stringValue == "vaccination")
-            let errors = (line["errors"]?.arrayValue ?? []).compactMap { $0["message"]?.stringValue }
-            #expect(!errors.isEmpty && errors.allSatisfy { $0.hasPrefix("\(code): ") }, "\(errors)")
+            let errors = (line["errors"]?.arrayValue ?? []).compactMap { $0["code"]?.stringValue }
+            #expect(!errors.isEmpty && errors.allSatisfy { $0 == code }, "\(errors)")
             let cards =
                 (try? FileManager.default.contentsOfDirectory(atPath: out.appendingPathComponent("cards").path)) ?? []
             #expect(cards.isEmpty, "nothing signed: \(cards)")

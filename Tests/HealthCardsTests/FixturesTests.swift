@@ -207,7 +207,7 @@ import Testing
     @Test func defaultStagesAreTheIssuePipeline() throws {
         let dir = try TestSupport.tempDir("fixtures-issue")
         let keyPath = try TestSupport.demoKey(in: dir)
-        let key = try KeyFile.load(path: keyPath, requirePrivate: true)
+        let key = try KeySource.privateKey(keyPath)
         let catalogue = try FixtureCatalogue(.init(issuer: Self.issuer, key: key, now: Self.now, seed: 7))
         var record = catalogue.covidRecord("pipeline", doses: 2)
         record.labs = []

@@ -108,7 +108,7 @@ import Testing
             for type in Placeholder.ValueType.allCases { _ = try? Template.typedValue(text, as: type) }
             if let template = try? Template(bytes: input.bytes, source: input.name) {
                 let values = Dictionary(uniqueKeysWithValues: template.columns.map { ($0.name, "1") })
-                _ = template.render(rows: [TemplateRow(values: values, source: "fuzz:1")])
+                _ = template.render(rows: [TemplateRow(values: values, source: "fuzz:1")], now: Clock.nowSeconds())
             }
         }
     }
@@ -143,7 +143,7 @@ import Testing
                 if let jws = piece.jws { #expect(try QRNumeric.digits(jws).count == jws.utf8.count * 2) }
             }
             _ = QRAssembly.assemble(pieces)
-            _ = KeySetCheck.check(bytes: input.bytes, file: input.name)
+            _ = KeySetCheck.check(bytes: input.bytes, file: input.name, now: Clock.nowSeconds())
         }
         // The spec's three chunks assemble into one JWS.
         let chunks = try #require(inputs.first { $0.name.hasSuffix("spec-02-chunks.txt") })
@@ -179,7 +179,7 @@ import Testing
         let bundle = FuzzShapes.bundle(&f)
         #expect(BundleValidator.validate(bundle, now: FuzzShapes.now).errors.isEmpty)
         let key = try #require(FuzzShapes.key)
-        let issuer = try CardIssuer(signer: try ES256Signer(key: key), settings: IssueSettings(issuer: FuzzShapes.issuer, notBefore: 1_690_000_000))
+        let issuer = try CardIssuer(signer: try ES256Signer(key: key), settings: IssueSettings(issuer: FuzzShapes.issuer, notBefore: 1_690_000_000), clock: SystemWallClock())
         let card = try issuer.issue(bundle: bundle, patientID: "p")
         #expect(FuzzShapes.checkIssued(card, name: "unbent").isEmpty)
     }

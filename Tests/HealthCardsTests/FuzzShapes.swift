@@ -430,7 +430,7 @@ enum FuzzShapes {
         }
         let (settings, qr) = settings(&f)
         // Settings the issuer refuses (an exp not after nbf, …) are a refusal, as the CLI reports them.
-        guard let key, let issuer = try? CardIssuer(signer: try ES256Signer(key: key), settings: settings) else {
+        guard let key, let issuer = try? CardIssuer(signer: try ES256Signer(key: key), settings: settings, clock: SystemWallClock()) else {
             return []
         }
         guard let card = try? issuer.issue(bundle: bundle, patientID: "fuzz"),
@@ -467,10 +467,10 @@ enum FuzzShapes {
     static func checkRow(_ bytes: [UInt8], template: Template) -> [String] {
         var f = FuzzBytes(bytes)
         let rows = rows(&f).enumerated().map { TemplateRow(values: $1, source: "fuzz:\($0 + 2)") }
-        let rendered = template.render(rows: rows)
+        let rendered = template.render(rows: rows, now: Clock.nowSeconds())
         guard rendered.errors.isEmpty, let checked = rendered.checked else { return [] }
         let (settings, qr) = settings(&f)
-        guard let key, let issuer = try? CardIssuer(signer: try ES256Signer(key: key), settings: settings) else {
+        guard let key, let issuer = try? CardIssuer(signer: try ES256Signer(key: key), settings: settings, clock: SystemWallClock()) else {
             return []
         }
         guard let card = try? issuer.issue(issuer.payload(for: checked, patientID: rows.first?["recip_id"])),
@@ -520,7 +520,7 @@ enum FuzzShapes {
         }
         let (settings, qr) = settings(&f)
         // Settings the issuer refuses stop a run before its first record, by design (exit 2 from the CLI).
-        guard (try? settings.validate()) != nil else { return [] }
+        guard (try? settings.validate(now: Clock.nowSeconds())) != nil else { return [] }
         var problems: [String] = []
         // The records the input holds, counted by the readers themselves: bent rows may name two patients,
         // a bent line may hold a line break. A file that cannot be read at all is one rejected record.
@@ -531,7 +531,7 @@ enum FuzzShapes {
         }
         for run in 0..<(f.chance(4) ? 2 : 1) {
             let batch = BatchIssuer(outDir: out, jobs: 1) {
-                try CardIssuer(signer: try ES256Signer(key: key), settings: settings)
+                try CardIssuer(signer: try ES256Signer(key: key), settings: settings, clock: SystemWallClock())
             }
             batch.qr = qr
             do {

@@ -20,7 +20,7 @@ import Testing
             return line.count - afterName.drop { $0 == " " }.count
         }
         #expect(columns.count == 11 && Set(columns).count == 1, "summaries start at columns \(columns):\n\(list)")
-        #expect(help.contains("130/143 issue was\ninterrupted by SIGINT/SIGTERM"), "\(help)")
+        #expect(help.contains("130/143 issue or print was interrupted by SIGINT/SIGTERM"), "\(help)")
     }
 
     /// `site --help` says the files are world-readable (0644, folders 0755); they are, the issuer record too.

@@ -268,9 +268,9 @@ import Testing
         let line = try TestSupport.report(out)[0]
         #expect(line["status"] == "issued")
         let warnings = (line["warnings"]?.arrayValue ?? []).map {
-            ($0["at"]?.stringValue ?? "", $0["message"]?.stringValue ?? "")
+            ($0["at"]?.stringValue ?? "", $0["message"]?.stringValue ?? "", $0["code"]?.stringValue ?? "")
         }
-        let cvx = try #require(warnings.first { $0.1.hasPrefix("CODE_CVX_UNSPECIFIED:") }, "\(warnings)")
+        let cvx = try #require(warnings.first { $0.2 == "CODE_CVX_UNSPECIFIED" }, "\(warnings)")
         #expect(cvx.0 == "\(input):3 column cvx", "\(cvx)")
         #expect(cvx.1.hasSuffix("(Bundle.entry[2].resource.vaccineCode.coding[0].code)"), "\(cvx)")
     }

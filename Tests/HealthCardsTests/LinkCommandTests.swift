@@ -48,7 +48,8 @@ import Testing
         #expect(piped.stderr.contains("passcode hashed with PBKDF2-HMAC-SHA256 1000 iterations in "), "\(piped.stderr)")
         let listed = try Self.links(db)
         #expect(listed.count == 2)
-        #expect(listed.last?["flag"] == "P" && int(listed.last?["remainingAttempts"]) == 4)
+        let guarded = try #require(listed.first { $0["flag"] == "P" })
+        #expect(int(guarded["remainingAttempts"]) == 4 && guarded["logTag"]?.stringValue?.count == 12)
         let list = try TestSupport.cli(["link", "list", "--db", db])
         #expect(!list.stdout.contains(link.key) && list.stdout.contains("Immunizations"))
     }

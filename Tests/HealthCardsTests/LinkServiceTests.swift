@@ -6,10 +6,11 @@ import Testing
 @testable import HealthCardsServer
 
 /// A clock the tests move by hand.
-final class TestClock: Sendable {
+final class TestClock: WallClock {
     let seconds: Atomic<Int64>
     init(_ start: Int64) { seconds = Atomic(start) }
     var now: Int64 { seconds.load(ordering: .relaxed) }
+    func nowSeconds() -> Int64 { now }
     func advance(_ by: Int64) { seconds.add(by, ordering: .relaxed) }
 }
 
@@ -39,9 +40,8 @@ final class TestClock: Sendable {
             publisher = LinkPublisher(store: store, baseURL: baseURL)
             var configuration = LinkService.Configuration(baseURL: baseURL)
             configure(&configuration)
-            let clock = self.clock
             router = Router(
-                routes: LinkService(configuration: configuration, store: store, clock: { clock.now }, log: MemoryLog()).routes)
+                routes: LinkService(configuration: configuration, store: store, clock: clock, log: MemoryLog()).routes)
             card = try VerifyFixtures.bytes(URL(fileURLWithPath: ServerTestSupport.card))
         }
 

@@ -38,7 +38,7 @@ import Testing
             // The tester's JWK: x = y = 0.
             ("zero.json", Array(#"{"kty":"EC","crv":"P-256","x":"\#(zero)","y":"\#(zero)"}"#.utf8)),
             // A real key's x with y + 1, in a JWK Set after a good key.
-            ("set.json", JWKS(keys: [JWK(key: goodKey), JWK(x: goodKey.x, y: yPlusOne)]).fileBytes),
+            ("set.json", JWKS(keys: [JWK(key: goodKey), try JWK(x: goodKey.x, y: yPlusOne)]).fileBytes),
             // The same point as SPKI DER and PEM, and a compressed point whose x (1) has no y on the curve.
             ("off.der", Self.spki(point: [0x04] + goodKey.x + yPlusOne)),
             ("off.pem", Array(Self.pem(Self.spki(point: [0x04] + goodKey.x + yPlusOne)).utf8)),

@@ -9,19 +9,62 @@ import Testing
 @testable import HealthCardsFixtures
 
 /// Reading printed cards back as a person would: poppler's `pdftoppm` renders pages to PNG, zbar
-/// decodes the QR codes from them, `pdftotext` reads the text. `make test` installs poppler-utils.
+/// decodes the QR codes from them, `pdftotext` reads the text; qpdf checks each PDF's structure before any of
+/// them reads it (`checkStructure`), and pypdf (strict) is a second text extractor. `make test` installs
+/// poppler-utils and qpdf, and pypdf into the test venv.
 enum PDFTools {
     static let pdftoppm = "/usr/bin/pdftoppm"
     static let pdftotext = "/usr/bin/pdftotext"
     static let pdfinfo = "/usr/bin/pdfinfo"
+    static let qpdf = "/usr/bin/qpdf"
 
-    static let available = [pdftoppm, pdftotext, pdfinfo].allSatisfy {
+    static let available = [pdftoppm, pdftotext, pdfinfo, qpdf].allSatisfy {
         FileManager.default.isExecutableFile(atPath: $0)
     }
-    static let missing: Comment = "poppler-utils (pdftoppm, pdftotext) is not installed; `make test` installs it"
+    static let missing: Comment =
+        "poppler-utils (pdftoppm, pdftotext) or qpdf is not installed; `make test` installs them"
+
+    /// `qpdf --check` finds the PDF valid, with no warning (a repeated key in a resource dictionary, which
+    /// strict readers refuse and some print filters drop pages for, is a warning). Every PDF a test reads goes
+    /// through it first.
+    static func checkStructure(_ pdf: URL, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let run = try TestSupport.run(qpdf, ["--check", pdf.path])
+        #expect(run.status == 0, "qpdf --check \(pdf.path): \(run.stdout)\(run.stderr)", sourceLocation: sourceLocation)
+        #expect(
+            !(run.stdout + run.stderr).contains("WARNING"), "qpdf --check \(pdf.path): \(run.stdout)\(run.stderr)",
+            sourceLocation: sourceLocation)
+    }
+
+    /// Checks every `.pdf` under `folder` (`checkStructure`); returns how many there were.
+    @discardableResult
+    static func checkEveryPDF(under folder: URL, sourceLocation: SourceLocation = #_sourceLocation) throws -> Int {
+        var count = 0
+        let enumerator = FileManager.default.enumerator(atPath: folder.path)
+        while let path = enumerator?.nextObject() as? String {
+            guard path.hasSuffix(".pdf") else { continue }
+            try checkStructure(folder.appendingPathComponent(path), sourceLocation: sourceLocation)
+            count += 1
+        }
+        return count
+    }
+
+    /// The text of page `page` (1-based) as pypdf extracts it in strict mode, with the text layer read by a
+    /// second, independent extractor; nil when the test venv has no pypdf (`make test` installs it).
+    static func pypdfText(_ pdf: URL, page: Int = 1) throws -> String? {
+        guard let python = TestSupport.python else { return nil }
+        let script = "import sys, pypdf\n"
+            + "r = pypdf.PdfReader(sys.argv[1], strict=True)\n"
+            + "sys.stdout.write(r.pages[int(sys.argv[2]) - 1].extract_text())\n"
+        let run = try TestSupport.run(python, ["-c", script, pdf.path, String(page)])
+        if run.stderr.contains("No module named 'pypdf'") { return nil }
+        #expect(run.status == 0, "pypdf: \(run.stderr)")
+        #expect(!run.stderr.contains("Impossible to decode"), "pypdf: \(run.stderr)")
+        return run.stdout
+    }
 
     /// Renders page `page` (1-based) of a PDF at `dpi` to a gray raster.
     static func render(_ pdf: URL, page: Int = 1, dpi: Int) throws -> GrayImage {
+        try checkStructure(pdf)
         let dir = try TestSupport.tempDir("render")
         let prefix = dir.appendingPathComponent("page").path
         let run = try TestSupport.run(
@@ -34,6 +77,7 @@ enum PDFTools {
     /// The text of a PDF (or of one page), with the Unicode bidi embedding marks pdftotext puts around
     /// right-to-left runs removed.
     static func text(_ pdf: URL, page: Int? = nil) throws -> String {
+        try checkStructure(pdf)
         var arguments = [pdf.path, "-"]
         if let page { arguments = ["-f", String(page), "-l", String(page)] + arguments }
         let run = try TestSupport.run(pdftotext, arguments)
@@ -50,6 +94,7 @@ enum PDFTools {
 
     /// Every word of every page with its box (`pdftotext -bbox`), pages in order.
     static func words(_ pdf: URL) throws -> [[Word]] {
+        try checkStructure(pdf)
         let run = try TestSupport.run(pdftotext, ["-bbox", pdf.path, "-"])
         #expect(run.status == 0, "\(run.stderr)")
         var pages: [[Word]] = []
@@ -72,6 +117,7 @@ enum PDFTools {
 
     /// Page count and the first page's size in points (`pdfinfo`).
     static func info(_ pdf: URL) throws -> (pages: Int, width: Double, height: Double) {
+        try checkStructure(pdf)
         let run = try TestSupport.run(pdfinfo, [pdf.path])
         var pages = 0
         var width = 0.0
@@ -133,6 +179,7 @@ enum PDFTools {
                 "1700000000",
                 "--pdf", "--paper", "a4",
             ] + extra + [input])
+        try checkEveryPDF(under: out)
         return (out, run)
     }
 }

@@ -177,7 +177,7 @@ struct PKCS11Tests {
         let input = try TestSupport.write(Array(repeating: line, count: 24).joined(separator: "\n"), to: "in.ndjson", in: dir)
         let settings = IssueSettings(issuer: "https://issuer.example.org", notBefore: 1_690_000_000)
         let out = dir.appendingPathComponent("out").path
-        let batch = BatchIssuer(outDir: out, jobs: 3) { try CardIssuer(signer: try ES256Signer(key: key), settings: settings) }
+        let batch = BatchIssuer(outDir: out, jobs: 3) { try CardIssuer(signer: try ES256Signer(key: key), settings: settings, clock: SystemWallClock()) }
         batch.qr = QRSettings(makeQR: false)
         let summary = try batch.run([.bundles(path: input)])
         #expect(summary.issued == 24 && summary.rejected == 0)

@@ -26,6 +26,7 @@ import Testing
                 "--paper", "a4", "--issuer-name", "Springfield Clinic",
             ] + extra + [templates.appendingPathComponent("covid19-vaccination.sample.csv").path])
         #expect(run.status == 0, "\(run.stderr)")
+        #expect(try PDFTools.checkEveryPDF(under: out) == 4)
         return out
     }
 
@@ -132,14 +133,14 @@ import Testing
             #expect(text.contains(name.shown), "\(name.shown) not in:\n\(text)")
             #expect(text.contains("1980-02-29") && text.contains("2021-05-01") && text.contains("2021-05-22"))
         }
-        // Right to left: in the big name line, the glyph of the first letter lies right of the glyph of
-        // the last letter (pdftotext gives Hebrew and Arabic glyphs one box each).
-        for (index, first, last) in [(3, "ו", "ן"), (2, "ف", "ي")] {
+        // Right to left: in the big name line, the first word lies right of the last (pdftotext -bbox gives each
+        // word's letters in visual order, left to right: reversed, they are the word as written).
+        for (index, first, last) in [(3, "דוד", "כהן"), (2, "فاطمة", "المنصوري")] {
             let words = try PDFTools.words(out.appendingPathComponent("pdf/people-\(index + 1).pdf"))[0]
             let label = try #require(words.first { $0.text == "NAME" })
             let line = words.filter { $0.yMin > label.yMax && $0.yMin < label.yMax + 20 }
-            let a = try #require(line.first { $0.text == first })
-            let b = try #require(line.first { $0.text == last })
+            let a = try #require(line.first { String($0.text.reversed()) == first }, "\(line.map(\.text))")
+            let b = try #require(line.first { String($0.text.reversed()) == last }, "\(line.map(\.text))")
             #expect(a.xMin > b.xMax, "\(first) at \(a.xMin), \(last) at \(b.xMin)")
             #expect(b.xMin < label.xMin + 5, "the name starts at the left margin like the rest of the page")
         }

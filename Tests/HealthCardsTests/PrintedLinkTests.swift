@@ -51,14 +51,18 @@ import Testing
         let cardWidths = cardSymbols.map { PDFTools.widthMillimetres($0, dpi: 150) }.sorted()
         #expect(cardWidths.count == 2 && abs(cardWidths[0] - CardPrinter.walletQRMillimetres) < 1.5, "\(cardWidths)")
         #expect(abs(cardWidths[1] - CardPrinter.qrMillimetres) < 1.5, "\(cardWidths)")
+        // The link's code is sized by its modules: 0.65 mm each (at a fixed 40 mm they were 0.58–0.62 mm).
         let linkWidth = try #require(linkSymbols.first.map { PDFTools.widthMillimetres($0, dpi: 150) })
-        #expect(abs(linkWidth - CardPrinter.linkQRMillimetres) < 1.5 && linkWidth >= 39, "\(linkWidth)")
+        let modules = Double(try QRCode(link: link).size)
+        #expect(linkWidth / modules >= 0.64 && abs(linkWidth - modules * 0.65) < 1.5, "\(linkWidth) mm, \(modules) modules")
 
         let text = try PDFTools.text(pdf)
         let flat = text.replacingOccurrences(of: "\n", with: " ")
         for expected in [
             "SMART HEALTH LINK", "SMART HEALTH CARD", "A link to this same card", "withdraw the link",
             "keep it private", "Ada M. Testperson", "2022-09-05", "Apple Health",
+            // Which code needs the network, in plain words.
+            "Opening it needs an internet connection", "Works without an internet connection",
         ] {
             #expect(flat.contains(expected), "\(expected) not in:\n\(text)")
         }
@@ -91,10 +95,16 @@ import Testing
         #expect(!symbols.contains { $0.text.hasPrefix("shc:/") }, "\(symbols.map(\.text))")
         #expect(symbols.map(\.text) == [link, link])
         let widths = symbols.map { PDFTools.widthMillimetres($0, dpi: 150) }
-        #expect(abs(widths[0] - CardPrinter.linkQRMillimetres) < 1.5, "\(widths)")
-        #expect(abs(widths[1] - CardPrinter.walletQRMillimetres) < 1.5, "\(widths)")
+        let modules = Double(try QRCode(link: link).size)
+        // On the page 0.65 mm a module; on the wallet card as large as its 54 mm height allows, and never
+        // smaller than the card code's 42 mm.
+        #expect(widths[0] / modules >= 0.64 && abs(widths[0] - modules * 0.65) < 1.5, "\(widths), \(modules) modules")
+        #expect(widths[1] >= CardPrinter.walletQRMillimetres - 1.5 && widths[1] / modules >= 0.6, "\(widths)")
+        #expect(widths[1] * (modules + 8) / modules <= CardPrinter.walletCard.height, "\(widths)")
         let flat = try PDFTools.text(pdf).replacingOccurrences(of: "\n", with: " ")
         #expect(flat.contains("too much to fit in one QR code") && flat.contains("instead of several codes"), "\(flat)")
+        #expect(flat.contains("Opening the link needs an internet connection"), "\(flat)")
+        #expect(!flat.contains("Works without an internet connection"), "no code of this page works offline: \(flat)")
         #expect(!flat.contains("Code 1 of"))
     }
 

@@ -93,7 +93,7 @@ import Testing
             }
         }
         let error = #expect(throws: HealthCardError.self) { try QRImage().png(size: 5, modules: modules + [true]) }
-        #expect(error?.kind == .usage)
+        #expect(error?.kind == .configuration)
     }
 
     @Test func specPNGsDecodeToTheirNumericText() throws {

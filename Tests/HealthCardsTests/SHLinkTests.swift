@@ -107,7 +107,7 @@ import Testing
             #expect(throws: HealthCardError.self, "\(base)") { try SHLDestination(site: site, baseURL: base) }
             do { _ = try SHLDestination(site: site, baseURL: base) } catch {
                 #expect(error.message.contains(reason), "\(base): \(error.message)")
-                #expect(error.message.contains("e.g. --shl https://clinic.example.org/shc/shl"))
+                #expect(error.rendered(TestSupport.commandLine).contains("e.g. --shl https://clinic.example.org/shc/shl"))
             }
         }
         // URLs map to files of the site, never outside it.

@@ -53,11 +53,14 @@ import Testing
         let closedAfter = slow["closedAfter"]?.doubleValue ?? 99
         #expect(closedAfter >= 0.9 && closedAfter < 5, "\(slow)")
 
-        // Pipelining: 1500 requests in one write are answered in turn up to 1000, then the connection closes.
+        // Pipelining: 1500 requests in one write are answered in turn up to 1000, then the connection closes (the
+        // last answers may be lost to the client in the reset of a close with requests still unread: the server's
+        // log counts what it answered).
+        let before = try server.logLines().filter { $0["route"] == "health" }.count
         let pipeline = try ServerTestSupport.client(["raw", host, portText, "pipeline", "1500"])
         let answered = pipeline["statuses"]?.arrayValue ?? []
-        #expect(answered.count == 1000 && answered.allSatisfy { $0 == .integer(200) }, "\(answered.count)")
-        #expect(int(pipeline["closes"]) == 1)
+        #expect(answered.count > 900 && answered.count <= 1000 && answered.allSatisfy { $0 == .integer(200) }, "\(answered.count)")
+        #expect(try server.logLines().filter { $0["route"] == "health" }.count - before == 1000)
 
         // Paths that try to leave the routes: 404, never a file.
         for path in [

@@ -67,17 +67,17 @@ import Testing
         #expect(int(fetched["status"]) == 200 && fetched["contentType"] == "application/jose")
         #expect(fetched["headers"]?["cache-control"] == "no-store" && fetched["headers"]?["access-control-allow-origin"] == "*")
 
-        // Another instance on the same database, whose locations answer once and live one second: a location it
-        // gives answers once, through either instance, and a fresh one is gone after its second.
+        // Another instance on the same database, whose locations answer once and live three seconds: a location it
+        // gives answers once, through either instance, and a fresh one is gone after its three seconds.
         let single = try ServerProcess(
-            db: db, base: base, ["--single-use-locations", "--location-lifetime", "1"], in: dir, name: "single")
+            db: db, base: base, ["--single-use-locations", "--location-lifetime", "3"], in: dir, name: "single")
         let once = try ServerTestSupport.client(["post", single.url(plain.id), #"{"recipient":"once"}"#])
         let onceLocation = try #require(once["body"]?["files"]?[0]?["location"]?.stringValue)
         #expect(int(try ServerTestSupport.client(["get", onceLocation])["status"]) == 200)
         #expect(int(try ServerTestSupport.client(["get", onceLocation])["status"]) == 404)
         let brief = try ServerTestSupport.client(["post", single.url(plain.id), #"{"recipient":"brief"}"#])
         let briefLocation = try #require(brief["body"]?["files"]?[0]?["location"]?.stringValue)
-        Thread.sleep(forTimeInterval: 1.1)
+        Thread.sleep(forTimeInterval: 3.1)
         #expect(int(try ServerTestSupport.client(["get", briefLocation])["status"]) == 404)
         #expect(single.stop() == 0)
         // A browser's CORS preflight.

@@ -279,7 +279,7 @@ final class NginxServer {
         let confPath = try TestSupport.write(conf, to: "nginx.conf", in: dir)
         let test = try TestSupport.run(Self.binary, ["-t", "-p", prefix, "-e", prefix + "/error.log", "-c", confPath])
         guard test.status == 0 else {
-            throw HealthCardError(.usage, "nginx -t refused the configuration: \(test.stderr)")
+            throw HealthCardError(.configuration, "nginx -t refused the configuration: \(test.stderr)")
         }
         process.executableURL = URL(fileURLWithPath: Self.binary)
         process.arguments = ["-p", prefix, "-e", prefix + "/error.log", "-c", confPath]

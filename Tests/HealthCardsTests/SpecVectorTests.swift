@@ -17,7 +17,7 @@ import Testing
         let first = try #require(json["keys"]?.arrayValue?.first)
         let x = try #require(first["x"]?.stringValue.flatMap(Base64URL.decode))
         let y = try #require(first["y"]?.stringValue.flatMap(Base64URL.decode))
-        #expect(JWK(x: x, y: y).kid == Self.specKid)
+        #expect(try JWK(x: x, y: y).kid == Self.specKid)
         #expect(first["kid"]?.stringValue == Self.specKid)
     }
 
@@ -180,7 +180,7 @@ import Testing
         let jwks = try JWKS(bytes: try VerifyFixtures.bytes(TestSupport.spec("issuer/.well-known/jwks.json")), source: "spec jwks")
         let bundle = try JSONParser.parse(try VerifyFixtures.bytes(TestSupport.spec("example-00-a-fhirBundle.json")))
         let issuer = try CardIssuer(signer: try ES256Signer(key: try TestSupport.specKey()),
-                                    settings: IssueSettings(issuer: "https://spec.smarthealth.cards/examples/issuer", notBefore: 1_700_000_000))
+                                    settings: IssueSettings(issuer: "https://spec.smarthealth.cards/examples/issuer", notBefore: 1_700_000_000), clock: SystemWallClock())
         let card = try issuer.issue(bundle: bundle)
         let parts = try card.jws.parts()
         #expect(parts.header == Array(#"{"zip":"DEF","alg":"ES256","kid":"3Kfdg-XwP-7gXyywtUfUADwBumDOPKMQx-iELL11W9s"}"#.utf8))

@@ -294,9 +294,8 @@ import Testing
         let b = try InputCSVTests.line(report, id: "B")
         #expect(b["status"]?.stringValue == "rejected")
         let error = try #require(b["errors"]?[0])
-        #expect(
-            error["message"]?.stringValue?.hasPrefix("IMMUNIZATION_DUPLICATE: this dose repeats Bundle.entry[1]")
-                == true, "\(error)")
+        #expect(error["code"]?.stringValue == "IMMUNIZATION_DUPLICATE", "\(error)")
+        #expect(error["message"]?.stringValue?.hasPrefix("this dose repeats Bundle.entry[1]") == true, "\(error)")
         #expect(error["at"]?.stringValue?.hasPrefix("\(input):5") == true, "\(error)")
     }
 

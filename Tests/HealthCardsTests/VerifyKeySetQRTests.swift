@@ -19,7 +19,7 @@ import Testing
     func keySetCodes(_ keys: [JSONValue]) throws -> Set<String> {
         let forge = try VerifyForge()
         let path = try forge.writeKeySet(keys)
-        return Set(KeySetCheck.check(bytes: try VerifyFixtures.bytes(URL(fileURLWithPath: path)), file: path).findings.map(\.code.rawValue))
+        return Set(KeySetCheck.check(bytes: try VerifyFixtures.bytes(URL(fileURLWithPath: path)), file: path, now: Clock.nowSeconds()).findings.map(\.code.rawValue))
     }
 
     func modified(_ key: JSONValue, _ change: (inout JSONObject) -> Void) -> JSONValue {
@@ -63,7 +63,7 @@ import Testing
         }
         let forge = try VerifyForge()
         let notJSON = try forge.write("{keys:", "jwks.json")
-        #expect(Set(KeySetCheck.check(bytes: Array("{keys:".utf8), file: notJSON).findings.map(\.code.rawValue)) == ["JWKS_NOT_JSON"])
+        #expect(Set(KeySetCheck.check(bytes: Array("{keys:".utf8), file: notJSON, now: Clock.nowSeconds()).findings.map(\.code.rawValue)) == ["JWKS_NOT_JSON"])
         // A jwks.json given as PATH is checked as a key set.
         let leaked = try forge.writeKeySet([modified(good) { $0["d"] = "AAAA" }], site: "leaky")
         #expect(try forge.codes([leaked], keySets: []).contains("JWK_PRIVATE_MEMBER"))
@@ -102,7 +102,7 @@ import Testing
         ]
         for (code, text) in broken {
             try Data(text.utf8).write(to: URL(fileURLWithPath: crlPath))
-            let findings = KeySetCheck.check(bytes: try VerifyFixtures.bytes(URL(fileURLWithPath: keySet)), file: keySet).findings
+            let findings = KeySetCheck.check(bytes: try VerifyFixtures.bytes(URL(fileURLWithPath: keySet)), file: keySet, now: Clock.nowSeconds()).findings
             #expect(findings.contains { $0.code.rawValue == code }, "\(code): got \(findings.map(\.code.rawValue))")
         }
     }

@@ -3,8 +3,8 @@ internal import COpenSSL
 /// Something that makes ES256 signatures for a JWS: a key file, an HSM, a cloud KMS.
 /// The pipeline asks only for the signature and the public key (for the kid).
 public protocol JWSSigner {
-    /// The public half of the signing key.
-    var publicKey: P256Key { get }
+    /// The public half of the signing key (its kid goes into the JWS header).
+    var publicKey: P256PublicKey { get }
     /// Signs `signingInput` (ASCII of `header.payload`) with ECDSA P-256 / SHA-256.
     /// - Returns: the raw `R‖S` signature, exactly 64 bytes (RFC 7518 section 3.4), never DER.
     /// - Throws: `HealthCardError(.crypto)`.
@@ -13,20 +13,28 @@ public protocol JWSSigner {
 
 /// ES256 with a key held in memory by OpenSSL. One instance per thread: it reuses one `EVP_MD_CTX`.
 public struct ES256Signer: JWSSigner {
-    public let publicKey: P256Key
+    private let key: P256Key
     private let context: DigestContext
 
+    /// A signer for `key`, in memory or in a PKCS#11 token.
+    /// - Throws: `HealthCardError(.crypto)` when OpenSSL cannot make a digest context.
+    public init(key: P256PrivateKey) throws {
+        try self.init(key: key.storage)
+    }
+
     /// - Throws: `HealthCardError(.key)` when `key` has no private part.
-    public init(key: P256Key) throws {
+    package init(key: P256Key) throws {
         guard key.hasPrivateKey else { throw HealthCardError(.key, "signing needs a private key") }
-        publicKey = key
+        self.key = key
         context = try DigestContext()
     }
+
+    public var publicKey: P256PublicKey { P256PublicKey(storage: key) }
 
     public mutating func sign(_ signingInput: [UInt8]) throws -> [UInt8] {
         let ctx = context.ctx
         // A key in a PKCS#11 token signs for one thread at a time (`P256Key.withPKey`).
-        let der: [UInt8] = try publicKey.withPKey { pkey in
+        let der: [UInt8] = try key.withPKey { pkey in
             guard EVP_MD_CTX_reset(ctx) == 1, EVP_DigestSignInit(ctx, nil, EVP_sha256(), nil, pkey) == 1 else {
                 throw cryptoError("ES256 signing setup")
             }
@@ -98,9 +106,13 @@ public enum ES256 {
         return Array(UnsafeBufferPointer(start: out, count: Int(length)))
     }
 
-    /// Verifies a 64-byte `R‖S` ES256 signature over `message` with `key`.
+    /// Verifies a 64-byte `R‖S` ES256 signature over `message` with `key` (RFC 7518 section 3.4).
     /// - Returns: true when the signature is valid; false for a wrong signature or wrong size.
-    public static func verify(signature: [UInt8], message: [UInt8], key: P256Key) -> Bool {
+    public static func verify(signature: [UInt8], message: [UInt8], key: P256PublicKey) -> Bool {
+        verify(signature: signature, message: message, key: key.storage)
+    }
+
+    package static func verify(signature: [UInt8], message: [UInt8], key: P256Key) -> Bool {
         guard signature.count == 64, let der = try? derSignature(fromRaw: signature) else { return false }
         guard let ctx = EVP_MD_CTX_new() else { return false }
         defer { EVP_MD_CTX_free(ctx) }

@@ -3,7 +3,7 @@
 #endif
 
 /// Reading and writing key files.
-public enum KeyFile {
+package enum KeyFile {
     /// Loads an ES256 key from a PEM file.
     ///
     /// A private key file that group or others can read is refused, as ssh does.
@@ -13,9 +13,9 @@ public enum KeyFile {
     ///   - requirePrivate: the key must be able to sign.
     /// - Throws: `HealthCardError(.key)` for a missing, unreadable (or a folder), unsupported or over-exposed key file,
     ///   with the `chmod` to run in the last case. The message never contains key material.
-    public static func load(path: String, requirePrivate: Bool) throws -> P256Key {
+    package static func load(path: String, requirePrivate: Bool) throws -> P256Key {
         guard FileIO.exists(path) else {
-            throw HealthCardError(.key, "key file \(path) does not exist; make one with `healthcards keygen --out \(path)`")
+            throw HealthCardError(.key, "key file \(path) does not exist; make one with `\(Command.keygen) \(Setting.out) \(path)`")
         }
         // A FIFO or device would never end (or wait for a writer): refused by name before it is opened.
         try FileIO.requireRegularFile(path, role: "key file", kind: .key, allowFolder: true, fix: "give the PEM key file itself")
@@ -26,7 +26,7 @@ public enum KeyFile {
         SecureHeap.start()
         let pem: SecretBytes
         do { pem = try SecretBytes.read(path: path) } catch let error as HealthCardError {
-            throw HealthCardError(.key, "cannot read key file \(path): \(error.message)")
+            throw HealthCardError(.key, "cannot read key file \(path): \(error.text)")
         }
         let labels = pem.withUnsafeBytes { PEMLabel.all(in: $0) }
         if labels.isEmpty && pem.withUnsafeBytes({ $0.count > 2 && $0[0] == 0x30 }) {
@@ -52,7 +52,7 @@ public enum KeyFile {
     /// `FileIO.writeNewPrivateFile`: never over anything that exists, never through a link, never to
     /// standard output); a missing folder is created with mode 0700.
     /// - Throws: `HealthCardError(.key)` when `path` exists or is `-`, `.io` when it cannot be written.
-    public static func writeNew(_ key: P256Key, to path: String) throws {
+    package static func writeNew(_ key: P256Key, to path: String) throws {
         var pem = try key.pkcs8PEM()
         defer { pem.wipe() }
         try FileIO.writeNewPrivateFile(pem, to: path, what: "key")

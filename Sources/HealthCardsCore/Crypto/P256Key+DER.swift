@@ -34,7 +34,7 @@ extension P256Key {
     ///   - source: the file name, for messages.
     /// - Throws: `HealthCardError(.key)` when the bytes are not DER SPKI (a DER private key gets the
     ///   `openssl` command that converts it), or the key is not EC P-256.
-    public static func load(der: [UInt8], source: String) throws -> P256Key {
+    package static func load(der: [UInt8], source: String) throws -> P256Key {
         let pkey: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
             var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
             return d2i_PUBKEY(nil, &cursor, buffer.count)

@@ -1,28 +1,28 @@
 internal import COpenSSL
 import Synchronization
 
-/// An ECDSA P-256 key held by OpenSSL (the one Swift owner of an `EVP_PKEY`).
+/// The storage of an ECDSA P-256 key held by OpenSSL (the one Swift owner of an `EVP_PKEY`), behind the
+/// public `P256PrivateKey` and `P256PublicKey`.
 ///
-/// A key is either a key pair (loaded from PKCS#8 or SEC 1 PEM, or generated) or a public key (from
-/// SPKI PEM or JWK coordinates). The private scalar never leaves OpenSSL except through
+/// A key is either a key pair (loaded from PKCS#8 or SEC 1 PEM, generated, or held in a PKCS#11 token) or a
+/// public key (from SPKI PEM or JWK coordinates). The private scalar never leaves OpenSSL except through
 /// `pkcs8PEM()`, which `keygen` uses to write a key file.
 ///
 /// Threads: a key in memory may be used from any number of threads at once (immutable after init; OpenSSL 3
-/// allows concurrent read-only use of an `EVP_PKEY`). A key held in a PKCS#11 token is used by one thread
-/// at a time (`withPKey` takes its lock): OpenSSL's pkcs11 engine and the token's session are not safe to
-/// use concurrently, whatever number of jobs a caller runs.
-public final class P256Key: @unchecked Sendable {
+/// allows concurrent read-only use of an `EVP_PKEY`). Every key held in a PKCS#11 token is used by one thread
+/// at a time in the whole process (`withPKey` takes `PKCS11Engine`'s one lock): OpenSSL's pkcs11 engine is one
+/// per process and neither it nor a token's session is safe to use concurrently, however many times a key was
+/// loaded and whatever number of jobs a caller runs.
+package final class P256Key: @unchecked Sendable {
     private let pkey: OpaquePointer
     /// True for a key held in a PKCS#11 token (its private scalar never leaves it).
-    public let isTokenKey: Bool
-    /// Serialises every use of `pkey` for a key in a PKCS#11 token (unused for other keys).
-    private let tokenLock = Mutex(())
+    package let isTokenKey: Bool
     /// True when the private scalar is present (the key can sign).
-    public let hasPrivateKey: Bool
+    package let hasPrivateKey: Bool
     /// The public point's x coordinate: 32 bytes, big-endian, left-padded.
-    public let x: [UInt8]
+    package let x: [UInt8]
     /// The public point's y coordinate: 32 bytes, big-endian, left-padded.
-    public let y: [UInt8]
+    package let y: [UInt8]
 
     /// Takes ownership of `pkey`. `canSign` says the key can sign even though its private scalar is
     /// not readable (a key held in an HSM behind OpenSSL's pkcs11 engine).
@@ -73,11 +73,12 @@ public final class P256Key: @unchecked Sendable {
 
     deinit { EVP_PKEY_free(pkey) }
 
-    /// Runs `body` with the key's `EVP_PKEY`: alone for a key in a PKCS#11 token, concurrently otherwise.
-    /// The pointer must not be kept beyond `body`.
+    /// Runs `body` with the key's `EVP_PKEY`: for a key in a PKCS#11 token alone in the process (under the
+    /// engine's one lock, `PKCS11Engine.serialized`), concurrently otherwise. The pointer must not be kept
+    /// beyond `body`.
     package func withPKey<Result: Sendable>(_ body: (OpaquePointer) throws -> Result) rethrows -> Result {
         guard isTokenKey else { return try body(pkey) }
-        return try tokenLock.withLock { _ in try body(pkey) }
+        return try PKCS11Engine.serialized { try body(pkey) }
     }
 
     /// What a key is when it is not the EC P-256 key ES256 needs, in words, or nil for a P-256 key:
@@ -105,7 +106,7 @@ public final class P256Key: @unchecked Sendable {
 
     /// Generates a new P-256 key pair with OpenSSL's default random generator.
     /// - Throws: `HealthCardError(.crypto)`.
-    public static func generate() throws -> P256Key {
+    package static func generate() throws -> P256Key {
         guard let ctx = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { throw cryptoError("EC context") }
         defer { EVP_PKEY_CTX_free(ctx) }
         var pkey: OpaquePointer? = nil
@@ -126,7 +127,7 @@ public final class P256Key: @unchecked Sendable {
     /// - Throws: `HealthCardError(.key)` saying what was found and what is expected: an encrypted PEM,
     ///   an RSA, Ed25519 or P-384 key, a public key where a private one is needed, or text that is
     ///   not PEM. The message never quotes the key material.
-    public static func load(pem: [UInt8], source: String, requirePrivate: Bool) throws -> P256Key {
+    package static func load(pem: [UInt8], source: String, requirePrivate: Bool) throws -> P256Key {
         try pem.withUnsafeBytes { try load(pem: $0, source: source, requirePrivate: requirePrivate) }
     }
 
@@ -139,7 +140,7 @@ public final class P256Key: @unchecked Sendable {
         let pem = whole.starts(with: [0xEF, 0xBB, 0xBF]) ? UnsafeRawBufferPointer(rebasing: whole.dropFirst(3)) : whole
         let expected = requirePrivate
             ? "expected an unencrypted ECDSA P-256 private key in PKCS#8 PEM (-----BEGIN PRIVATE KEY-----); "
-                + "make one with `healthcards keygen --out FILE`"
+                + "make one with `\(Command.keygen) \(Setting.out) FILE`"
             : "expected an ECDSA P-256 key: a private key in PKCS#8 PEM (-----BEGIN PRIVATE KEY-----) or a public "
                 + "key in SPKI PEM (-----BEGIN PUBLIC KEY-----)"
         let labels = PEMLabel.all(in: pem)
@@ -209,7 +210,7 @@ public final class P256Key: @unchecked Sendable {
     /// True when (x, y) is a point on P-256 (not the point at infinity): what every public key must be,
     /// whatever form it came in (PEM, DER, JWK, a PKCS#11 token).
     /// - Parameters: x, y: 32 bytes each, big-endian.
-    public static func isOnCurve(x: [UInt8], y: [UInt8]) -> Bool {
+    package static func isOnCurve(x: [UInt8], y: [UInt8]) -> Bool {
         guard x.count == 32, y.count == 32, let pkey = try? fromPoint(x: x, y: y) else { return false }
         defer { EVP_PKEY_free(pkey) }
         guard let check = EVP_PKEY_CTX_new_from_pkey(nil, pkey, nil) else { return false }
@@ -259,7 +260,7 @@ public final class P256Key: @unchecked Sendable {
     /// Builds a public key from JWK coordinates.
     /// - Parameters: x, y: 32 bytes each, big-endian.
     /// - Throws: `HealthCardError(.key)` when the sizes are wrong or the point is not on P-256.
-    public static func publicKey(x: [UInt8], y: [UInt8]) throws -> P256Key {
+    package static func publicKey(x: [UInt8], y: [UInt8]) throws -> P256Key {
         guard x.count == 32, y.count == 32 else {
             throw HealthCardError(.key, "JWK x and y must be 32 bytes each, found \(x.count) and \(y.count)")
         }
@@ -269,7 +270,7 @@ public final class P256Key: @unchecked Sendable {
 
     /// The key pair as PKCS#8 PEM text (`-----BEGIN PRIVATE KEY-----`), for writing a key file.
     /// - Throws: `HealthCardError(.key)` for a public key, `.crypto` if OpenSSL fails.
-    public func pkcs8PEM() throws -> [UInt8] {
+    package func pkcs8PEM() throws -> [UInt8] {
         guard hasPrivateKey else { throw HealthCardError(.key, "a public key has no PKCS#8 private form") }
         // A key in a PKCS#11 token shows OpenSSL a zero (or no) private scalar: never write that out.
         guard !isTokenKey else {
@@ -285,7 +286,7 @@ public final class P256Key: @unchecked Sendable {
     }
 
     /// The public key as SPKI PEM text (`-----BEGIN PUBLIC KEY-----`).
-    public func publicPEM() throws -> [UInt8] {
+    package func publicPEM() throws -> [UInt8] {
         try withPKey { pkey in try withMemoryBIO { bio in PEM_write_bio_PUBKEY(bio, pkey) == 1 } }
     }
 
@@ -300,7 +301,7 @@ public final class P256Key: @unchecked Sendable {
     }
 
     /// True when both keys have the same public point.
-    public func hasSamePublicKey(as other: P256Key) -> Bool { x == other.x && y == other.y }
+    package func hasSamePublicKey(as other: P256Key) -> Bool { x == other.x && y == other.y }
 }
 
 /// The labels of the `-----BEGIN X-----` lines in PEM text, in order.

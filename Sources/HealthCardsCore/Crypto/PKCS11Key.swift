@@ -15,7 +15,7 @@ import Darwin
 /// Only what this toolkit needs is interpreted here: the `module-path` query attribute and the PIN
 /// (`pin-value` or `pin-source`). Finding the token and the object is left to OpenSSL's `pkcs11`
 /// engine, which receives the path part as written. `description` never shows a PIN.
-public struct PKCS11URI: Sendable, CustomStringConvertible {
+public struct PKCS11URI: Sendable, Equatable, CustomStringConvertible {
     /// One `name=value` attribute, `value` percent-decoded (RFC 7512 section 2.3).
     public struct Attribute: Sendable, Equatable {
         public var name: String
@@ -117,6 +117,18 @@ public struct PKCS11URI: Sendable, CustomStringConvertible {
         return text
     }
 
+    /// The URI without its PIN attributes (`pin-value`, `pin-source`): what a loaded key keeps of it.
+    public var withoutPIN: PKCS11URI {
+        PKCS11URI(
+            pathAttributes: pathAttributes.filter { !Self.pinAttributes.contains($0.name) },
+            queryAttributes: queryAttributes.filter { !Self.pinAttributes.contains($0.name) })
+    }
+
+    private init(pathAttributes: [Attribute], queryAttributes: [Attribute]) {
+        self.pathAttributes = pathAttributes
+        self.queryAttributes = queryAttributes
+    }
+
     /// The URI handed to OpenSSL's engine: the path attributes as written, without PIN attributes.
     var engineURI: String {
         "pkcs11:" + pathAttributes.filter { !Self.pinAttributes.contains($0.name) }
@@ -132,7 +144,7 @@ public struct PKCS11URI: Sendable, CustomStringConvertible {
     }
 
     /// "token 'issuer'" or "token matching serial=…", for messages.
-    var tokenDescription: String {
+    public var tokenDescription: String {
         if let label = path("token") { return "token \(Quote.text(label))" }
         let parts = pathAttributes.filter { ["manufacturer", "serial", "model"].contains($0.name) }
         if parts.isEmpty { return "any token" }
@@ -172,7 +184,7 @@ extension P256Key {
     /// One process uses one PKCS#11 module (the engine binds to the first module it loads). Once a
     /// token is logged in, PKCS#11 keeps the login for the whole process, so later loads from the
     /// same token are not re-checked against their PIN.
-    public static func load(pkcs11URI uri: String, allowPublic: Bool = false) throws -> P256Key {
+    package static func load(pkcs11URI uri: String, allowPublic: Bool = false) throws -> P256Key {
         try PKCS11Engine.loadKey(try PKCS11URI(uri), allowPublic: allowPublic)
     }
 }
@@ -187,7 +199,26 @@ public enum KeySource {
     ///     files that group or others can read).
     ///   - requirePrivate: refuse a public key (a public PEM or DER file, a `type=public` URI).
     /// - Throws: `HealthCardError(.key)` for unusable key material, URI or key file.
-    public static func load(_ argument: String, requirePrivate: Bool) throws -> P256Key {
+    /// The signing key `argument` names: a PKCS#11 URI (starts with `pkcs11:`, see
+    /// `P256PrivateKey(pkcs11URI:)`) or the path of a PKCS#8 or SEC 1 PEM file that only its owner can read.
+    /// - Throws: `HealthCardError(.key)` for unusable key material, URI or key file (a public key included).
+    public static func privateKey(_ argument: String) throws -> P256PrivateKey {
+        if isPKCS11(argument) { return try P256PrivateKey(pkcs11URI: argument) }
+        return P256PrivateKey(storage: try KeyFile.load(path: argument, requirePrivate: true), location: .software)
+    }
+
+    /// The public key `argument` names: a PKCS#11 URI (`type=public` allowed), or the path of a PEM file (SPKI,
+    /// or the public half of a private key), a DER SPKI file.
+    /// - Throws: `HealthCardError(.key)` for unusable key material, URI or key file.
+    public static func publicKey(_ argument: String) throws -> P256PublicKey {
+        P256PublicKey(storage: try load(argument, requirePrivate: false))
+    }
+
+    static func isPKCS11(_ argument: String) -> Bool {
+        argument.count >= 7 && argument.prefix(7).lowercased() == "pkcs11:"
+    }
+
+    package static func load(_ argument: String, requirePrivate: Bool) throws -> P256Key {
         if argument.count >= 7, argument.prefix(7).lowercased() == "pkcs11:" {
             return try P256Key.load(pkcs11URI: argument, allowPublic: !requirePrivate)
         }
@@ -207,6 +238,16 @@ enum PKCS11Engine {
     }
 
     private static let shared = Mutex<State>(State())
+
+    /// Serialises every use of the engine and of the keys it loaded, process-wide: the engine is one per
+    /// process, and neither it nor a token session may be used by two threads at once, so two loads of one
+    /// token key (or of two keys of one token) never sign concurrently.
+    private static let use = Mutex(())
+
+    /// Runs `body` alone among the users of the engine and its keys.
+    static func serialized<Result>(_ body: () throws -> Result) rethrows -> Result {
+        try use.withLock { _ in try body() }
+    }
 
     /// Where the module comes from, for messages.
     private static func resolveModule(_ uri: PKCS11URI) throws -> (path: String, origin: String) {
@@ -265,7 +306,13 @@ enum PKCS11Engine {
         return errors
     }
 
+    /// Loads a token key. Loading uses the engine (and the token's session) as signing does: alone in the
+    /// process (`serialized`).
     static func loadKey(_ uri: PKCS11URI, allowPublic: Bool) throws -> P256Key {
+        try serialized { try loadKeyAlone(uri, allowPublic: allowPublic) }
+    }
+
+    private static func loadKeyAlone(_ uri: PKCS11URI, allowPublic: Bool) throws -> P256Key {
         let module = try resolveModule(uri)
         let isPublic = uri.path("type") == "public"
         if let type = uri.path("type"), type != "private" && !(isPublic && allowPublic) {

@@ -47,7 +47,7 @@ enum PKCS11PIN {
         do {
             pin = try SecretBytes.read(path: file).trimmingFinalNewline()
         } catch let error as HealthCardError {
-            throw HealthCardError(.key, error.message.replacingFirst("cannot read ", with: "cannot read PIN file "))
+            throw HealthCardError(.key, error.text.replacingFirst("cannot read ", with: "cannot read PIN file "))
         }
         guard pin.count > 0 else { throw HealthCardError(.key, "PIN file \(file) is empty") }
         guard !pin.withUnsafeBytes({ $0.contains(0) }) else { throw HealthCardError(.key, "PIN file \(file) contains a NUL byte") }

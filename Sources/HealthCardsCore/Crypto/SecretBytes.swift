@@ -134,7 +134,7 @@ public final class SecretBytes: @unchecked Sendable {
 /// OpenSSL's secure heap (`CRYPTO_secure_malloc_init`): memory locked with `mlock`, kept out of core
 /// dumps (`MADV_DONTDUMP`) and guarded by inaccessible pages. Once it is started, OpenSSL keeps private
 /// keys' scalars there (it allocates them with `BN_secure_new`), and `SecretBytes` uses it too.
-public enum SecureHeap {
+package enum SecureHeap {
     /// Its size: 64 KiB, room for a few keys and secrets (`SecretBytes` falls back to ordinary,
     /// wiped memory when it is full).
     static let size = 1 << 16

@@ -61,7 +61,7 @@ public struct X509Chain: Sendable, Equatable {
     public var x5c: [String] { certificates.map { Base64URL.encodeStandard($0) } }
 
     /// The leaf certificate's public key as a JWK (the `x` and `y` it must share with the signing key).
-    public var leafJWK: JWK { JWK(x: leafKeyX, y: leafKeyY) }
+    public var leafJWK: JWK { JWK(checkedX: leafKeyX, y: leafKeyY) }
 
     /// True when the leaf certifies `key` (same public point).
     public func certifies(_ key: JWK) -> Bool { key.x == leafKeyX && key.y == leafKeyY }

@@ -50,22 +50,22 @@ public enum BundleMinimizer {
     /// - Parameter steps: the steps to apply; `.all` (the default) for a card. `entry.fullUrl` always
     ///   becomes `resource:N` and empty containers are always pruned.
     /// - Returns: the minimized Bundle, member order otherwise kept.
-    /// - Throws: `HealthCardErrors` holding every problem found, each `HealthCardError(.bundle)` with the
+    /// - Throws: `HealthCardError` (`all`: every problem found, each `HealthCardError(.bundle)` with the
     ///   FHIR path (`Bundle.entry[2].resource.patient.reference`).
-    public static func minimize(_ bundle: JSONValue, steps: Steps = .all) throws(HealthCardErrors) -> JSONValue {
+    public static func minimize(_ bundle: JSONValue, steps: Steps = .all) throws(HealthCardError) -> JSONValue {
         try minimizeKeepingOrigins(bundle, steps: steps).bundle
     }
 
     /// As `minimize`, with each output entry's index in the input Bundle (`origins[new] == old`), so a
     /// problem found in the output can be traced to what produced it.
-    static func minimizeKeepingOrigins(_ bundle: JSONValue, steps: Steps = .all) throws(HealthCardErrors)
+    static func minimizeKeepingOrigins(_ bundle: JSONValue, steps: Steps = .all) throws(HealthCardError)
         -> (bundle: JSONValue, origins: [Int])
     {
         guard var root = bundle.objectValue, root["resourceType"]?.stringValue == "Bundle" else {
-            throw HealthCardErrors([HealthCardError(.bundle, "expected a FHIR Bundle (resourceType \"Bundle\"), found \(describe(bundle))", at: "Bundle")])
+            throw HealthCardError(.bundle, "expected a FHIR Bundle (resourceType \"Bundle\"), found \(describe(bundle))", at: "Bundle")
         }
         guard let entries = root["entry"]?.arrayValue, !entries.isEmpty else {
-            throw HealthCardErrors([HealthCardError(.bundle, "the Bundle has no entries; expected a Patient and at least one Immunization or Observation", at: "Bundle.entry")])
+            throw HealthCardError(.bundle, "the Bundle has no entries; expected a Patient and at least one Immunization or Observation", at: "Bundle.entry")
         }
         var problems: [HealthCardError] = []
         let origins = EntryOrder.sorted(entries)
@@ -89,7 +89,7 @@ public enum BundleMinimizer {
             newEntry["resource"] = .object(minimized)
             minimizedEntries.append(.object(newEntry))
         }
-        if !problems.isEmpty { throw HealthCardErrors(problems) }
+        if !problems.isEmpty { throw HealthCardError(all: problems) }
         root.removeValue(forKey: "id")
         root.removeValue(forKey: "meta")
         root.removeValue(forKey: "text")
@@ -188,11 +188,4 @@ public enum BundleMinimizer {
         default: return false
         }
     }
-}
-
-/// Several errors found in one record, reported together.
-public struct HealthCardErrors: Error, Sendable, CustomStringConvertible {
-    public var errors: [HealthCardError]
-    public init(_ errors: [HealthCardError]) { self.errors = errors }
-    public var description: String { errors.map(\.description).joined(separator: "; ") }
 }

@@ -57,7 +57,7 @@ public enum HumanName {
     /// Whether `period` (a FHIR Period with `start` and `end` as date or dateTime, any precision) includes
     /// the day `today`. A missing period, start or end is open. Dates compare at their own precision: a
     /// period ending `2020` includes every day of 2020.
-    static func isCurrent(_ period: JSONValue?, today: String) -> Bool {
+    package static func isCurrent(_ period: JSONValue?, today: String) -> Bool {
         guard let period, period.objectValue != nil else { return true }
         if let start = period["start"]?.stringValue.map(dayPrecision), !start.isEmpty {
             if String(today.prefix(start.count)) < start { return false }

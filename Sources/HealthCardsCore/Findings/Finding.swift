@@ -10,51 +10,30 @@ public struct Finding: Sendable, Equatable, CustomStringConvertible {
         case warning
     }
 
-    /// Where a finding is.
-    public struct Location: Sendable, Equatable {
-        /// The file the credential or key set came from.
-        public var file: String?
-        /// 0-based index of the JWS within a `.smart-health-card` file (or of the QR set in a folder).
-        public var credential: Int?
-        /// 1-based QR chunk number, for chunked QR codes.
-        public var chunk: Int?
-        /// A FHIR path (`Bundle.entry[1].resource.status`), a JSON path (`keys[0].kid`) or a JWS part
-        /// (`header.alg`).
-        public var path: String?
-
-        public init(file: String? = nil, credential: Int? = nil, chunk: Int? = nil, path: String? = nil) {
-            self.file = file
-            self.credential = credential
-            self.chunk = chunk
-            self.path = path
-        }
-
-        /// `file [credential N, chunk C] path`, leaving out what is unknown.
-        public var description: String {
-            var parts: [String] = []
-            if let file { parts.append(file) }
-            var inner: [String] = []
-            if let credential { inner.append("credential \(credential)") }
-            if let chunk { inner.append("chunk \(chunk)") }
-            if !inner.isEmpty { parts.append("[" + inner.joined(separator: ", ") + "]") }
-            if let path { parts.append(path) }
-            return parts.joined(separator: " ")
-        }
-    }
+    /// Where a finding is: the location shared with `HealthCardError` (file, line, column, credential, chunk,
+    /// path).
+    public typealias Location = HealthCardError.Location
 
     public var code: RuleCode
     public var severity: Severity
     public var location: Location
-    public var message: String
+    /// The sentence with its `Setting` and `Command` tokens (`MessageStyle`); `message` says them in words.
+    public var text: String
 
     public init(_ code: RuleCode, _ message: String, at location: Location = Location(), severity: Severity? = nil) {
         self.code = code
         self.severity = severity ?? code.severity
         self.location = location
-        self.message = message
+        self.text = message
     }
 
     public var isError: Bool { severity == .error }
+
+    /// The sentence, its settings and commands in words (`MessageStyle.words`).
+    public var message: String { MessageStyle.words.render(text) }
+
+    /// The sentence in a program's own terms.
+    public func rendered(_ style: MessageStyle) -> String { style.render(text) }
 
     /// `error CODE at LOCATION: message`.
     public var description: String {
@@ -62,15 +41,20 @@ public struct Finding: Sendable, Equatable, CustomStringConvertible {
         return "\(severity.rawValue) \(code.rawValue)\(at.isEmpty ? "" : " at " + at): \(message)"
     }
 
-    /// The finding as JSON: `{"code","severity","file","credential","chunk","path","message"}` (absent
+    /// The finding as JSON: `{"code","severity","file","line","column","credential","chunk","path","message"}` (absent
     /// members left out).
-    public var json: JSONValue {
+    public var json: JSONValue { json(style: .words) }
+
+    /// The finding as JSON, its message said in `style`.
+    public func json(style: MessageStyle) -> JSONValue {
         var o: JSONObject = ["code": .string(code.rawValue), "severity": .string(severity.rawValue)]
         if let file = location.file { o["file"] = .string(file) }
+        if let line = location.line { o["line"] = .integer(Int64(line)) }
+        if let column = location.column { o["column"] = .string(column) }
         if let credential = location.credential { o["credential"] = .integer(Int64(credential)) }
         if let chunk = location.chunk { o["chunk"] = .integer(Int64(chunk)) }
         if let path = location.path { o["path"] = .string(path) }
-        o["message"] = .string(message)
+        o["message"] = .string(style.render(text))
         return .object(o)
     }
 }

@@ -199,6 +199,43 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case shlIVReused = "SHL_IV_REUSED"
     case shlContent = "SHL_CONTENT"
 
+    // Issuing: inputs, templates, settings and outputs (the codes of `report.ndjson` and thrown errors). Every
+    // `HealthCardError` has a code: its rule's, or its kind's general one (the first of each pair below).
+    case inputUnreadable = "INPUT_UNREADABLE"
+    case inputEncoding = "INPUT_ENCODING"
+    case inputTooLarge = "INPUT_TOO_LARGE"
+    case inputNotBundle = "INPUT_NOT_BUNDLE"
+    case csvQuoting = "CSV_QUOTING"
+    case csvFieldCount = "CSV_FIELD_COUNT"
+    case csvHeader = "CSV_HEADER"
+    case patientIDMissing = "PATIENT_ID_MISSING"
+    case patientIDDuplicate = "PATIENT_ID_DUPLICATE"
+    case patientInSeveralFiles = "PATIENT_IN_SEVERAL_FILES"
+    case templateValue = "TEMPLATE_VALUE"
+    case templateRequiredEmpty = "TEMPLATE_REQUIRED_EMPTY"
+    case templateInvalid = "TEMPLATE_INVALID"
+    case bundleInvalid = "BUNDLE_INVALID"
+    case validationFailed = "VALIDATION_FAILED"
+    case ridCollision = "RID_COLLISION"
+    case ridRevoked = "RID_REVOKED"
+    case ridNone = "RID_NONE"
+    case cardReplaced = "CARD_REPLACED"
+    case configurationInvalid = "CONFIGURATION_INVALID"
+    case keyUnusable = "KEY_UNUSABLE"
+    case cryptoFailed = "CRYPTO_FAILED"
+    case compressionFailed = "COMPRESSION_FAILED"
+    case qrFailed = "QR_FAILED"
+    case imageFailed = "IMAGE_FAILED"
+    case outputFailed = "OUTPUT_FAILED"
+    case linkFailed = "LINK_FAILED"
+    case pdfFailed = "PDF_FAILED"
+    /// A printed card would show a character no installed font has a glyph for (an empty box): its PDF is
+    /// refused, the card itself is not.
+    case pdfGlyphMissing = "PDF_GLYPH_MISSING"
+    /// A person's name does not fit whole on the printed wallet card even at its smallest size: its PDF is
+    /// refused rather than a letter of the name lost.
+    case pdfNameTooLong = "PDF_NAME_TOO_LONG"
+
     /// The usual severity. A few codes are reported as warnings in some contexts; the `Finding` says.
     public var severity: Finding.Severity {
         switch self {
@@ -208,7 +245,7 @@ public enum RuleCode: String, Sendable, CaseIterable {
             .qrVersionNotMinimal, .qrECCLevel, .jwkNotSHCKey, .crlDuplicateRID, .codeCVXUnspecified, .patientIdentifier,
             .patientGender, .patientDataMinimization, .immunizationDataMinimization, .observationDataMinimization,
             .bundleEntryOrder, .bundleMixedContent, .jwkX5CValidity, .qrSegmentsUnreadable, .shlViewerURL, .shlURLNotHTTPS,
-            .shlURLEntropy, .shlQRECC, .shlManifestNotChecked, .shlNotResolved:
+            .shlURLEntropy, .shlQRECC, .shlManifestNotChecked, .shlNotResolved, .ridNone, .ridCollision, .cardReplaced:
             return .warning
         default:
             return .error

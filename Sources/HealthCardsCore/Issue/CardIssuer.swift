@@ -30,24 +30,24 @@ public struct IssueSettings: Sendable {
     /// (`Payload.validateIssuer`), `nbf` negative, in milliseconds or after `now` (`NBF_NOT_YET_VALID`),
     /// `exp` in milliseconds, not after `nbf` (`EXP_BEFORE_NBF`) or not after `now` (`EXP_EXPIRED`).
     /// - Parameter now: seconds since 1970.
-    /// - Throws: `HealthCardError(.usage)` saying what is wrong.
-    public func validate(now: Int64 = Clock.nowSeconds()) throws {
+    /// - Throws: `HealthCardError(.configuration)` saying what is wrong.
+    public func validate(now: Int64) throws {
         try Payload.validateIssuer(issuer)
         guard notBefore >= 0, notBefore < Self.maxSeconds else {
-            throw HealthCardError(.usage, "nbf \(notBefore) is not whole seconds since 1970 (e.g. \(now)); milliseconds are a classic bug")
+            throw HealthCardError(.configuration, "nbf \(notBefore) is not whole seconds since 1970 (e.g. \(now)); milliseconds are a classic bug")
         }
         guard notBefore <= now else {
-            throw HealthCardError(.usage, "nbf \(notBefore) (\(Clock.describe(notBefore))) is in the future; verifiers reject a card before its nbf")
+            throw HealthCardError(.configuration, "nbf \(notBefore) (\(Clock.describe(notBefore))) is in the future; verifiers reject a card before its nbf")
         }
         guard let expires else { return }
         guard expires >= 0, expires < Self.maxSeconds else {
-            throw HealthCardError(.usage, "exp \(expires) is not whole seconds since 1970")
+            throw HealthCardError(.configuration, "exp \(expires) is not whole seconds since 1970")
         }
         guard expires > now else {
-            throw HealthCardError(.usage, "exp \(expires) (\(Clock.describe(expires))) has passed; verifiers reject an expired card")
+            throw HealthCardError(.configuration, "exp \(expires) (\(Clock.describe(expires))) has passed; verifiers reject an expired card")
         }
         guard expires > notBefore else {
-            throw HealthCardError(.usage, "exp \(expires) is not after nbf (\(notBefore)); a card must be valid for some time")
+            throw HealthCardError(.configuration, "exp \(expires) is not after nbf (\(notBefore)); a card must be valid for some time")
         }
     }
 }
@@ -114,12 +114,17 @@ public final class CardIssuer {
     private let deflater: RawDeflater
     /// The signing key's kid (RFC 7638 thumbprint).
     public let kid: String
-    private let publicKey: P256Key
+    private let publicKey: P256PublicKey
+    /// The time Bundles are judged at (dates in the future) and the settings were checked against.
+    public let clock: any WallClock
 
-    /// - Throws: `HealthCardError(.usage)` for settings whose cards verifiers would reject
+    /// - Parameter clock: the time the settings are checked against (`nbf` not in the future, `exp` not
+    ///   past) and `issue(bundle:)` judges dates at.
+    /// - Throws: `HealthCardError(.configuration)` for settings whose cards verifiers would reject
     ///   (`IssueSettings.validate`), `HealthCardError(.key)` when the key cannot sign.
-    public init(signer: any JWSSigner, settings: IssueSettings) throws {
-        try settings.validate()
+    public init(signer: any JWSSigner, settings: IssueSettings, clock: any WallClock) throws {
+        try settings.validate(now: clock.nowSeconds())
+        self.clock = clock
         self.signer = signer
         self.settings = settings
         self.publicKey = signer.publicKey
@@ -145,32 +150,32 @@ public final class CardIssuer {
 
     /// Issues one card from an input Bundle: minimized and checked (`CheckedBundle.minimizing`), then
     /// as `issue(_:)`.
-    /// - Throws: `HealthCardErrors` with every reason the Bundle cannot become a card (minimization,
+    /// - Throws: `HealthCardError` (`all`: every reason the Bundle cannot become a card (minimization,
     ///   validation, size) or a `.crypto`/`.compression` failure.
     /// - Parameter patientID: the issuer's id of the person, for `vc.rid` (ignored without a rid secret).
-    public func issue(bundle: JSONValue, patientID: String? = nil) throws(HealthCardErrors) -> IssuedCard {
-        try issue(payload(for: try CheckedBundle.minimizing(bundle), patientID: patientID))
+    public func issue(bundle: JSONValue, patientID: String? = nil) throws(HealthCardError) -> IssuedCard {
+        try issue(payload(for: try CheckedBundle.minimizing(bundle, now: clock.nowSeconds()), patientID: patientID))
     }
 
     /// Issues one card from a payload this issuer made (`payload(for:patientID:)`): refused when any of
     /// its findings is an error; else its bytes are raw-DEFLATEd, signed and read back as a verifier reads
     /// them. Its QR symbols and images are made by `CardImages` (HealthCardsQR).
-    /// - Throws: `HealthCardErrors` with every error finding (`RULE_CODE: sentence` at the FHIR path),
-    ///   `.usage` for a payload another issuer made, or a `.crypto`/`.compression` failure.
-    public func issue(_ card: CardPayload) throws(HealthCardErrors) -> IssuedCard {
+    /// - Throws: `HealthCardError` (`all`: every error finding, with its code and FHIR path),
+    ///   `.configuration` for a payload another issuer made, or a `.crypto`/`.compression` failure.
+    public func issue(_ card: CardPayload) throws(HealthCardError) -> IssuedCard {
         guard card.kid == kid else {
-            throw HealthCardErrors([HealthCardError(.usage, "the payload was made by the issuer of kid \(card.kid), not this one (\(kid)); make it with this issuer's payload(for:)")])
+            throw HealthCardError(.configuration, "the payload was made by the issuer of kid \(card.kid), not this one (\(kid)); make it with this issuer's payload(for:)")
         }
         let errors = card.errors
-        if !errors.isEmpty { throw HealthCardErrors(errors) }
+        if !errors.isEmpty { throw HealthCardError(all: errors) }
         do {
             let jws = try sign(card.bytes)
             try checkRoundTrip(jws, payload: card.bytes)
             return IssuedCard(payload: card.bytes, jws: jws, warnings: card.warnings)
         } catch let error as HealthCardError {
-            throw HealthCardErrors([error])
+            throw error
         } catch {
-            throw HealthCardErrors([HealthCardError(.crypto, "\(error)")])
+            throw HealthCardError(.crypto, "\(error)")
         }
     }
 

@@ -35,11 +35,11 @@ public enum DemoKey {
             + "read it and sign with it, so cards it signs prove nothing. It is accepted only for an example issuer "
             + "(example.org, example.com, example.net, localhost, *.example)"
         let found =
-            issuer.map { "; --issuer \($0) is not one" }
-            ?? "; `healthcards \(command)` was given no --issuer (give --issuer https://issuer.example.org for a demo)"
+            issuer.map { "; \(Setting.issuer) \($0) is not one" }
+            ?? "; `\(Command(command))` was given no \(Setting.issuer) (give \(Setting.issuer) https://issuer.example.org for a demo)"
         throw HealthCardError(
             .key,
-            why + found + ". For a real issuer make a key with `healthcards keygen --out /secure/issuer.pem` "
+            why + found + ". For a real issuer make a key with `\(Command.keygen) \(Setting.out) /secure/issuer.pem` "
                 + "(or in an HSM: docs/operations.md section 7)")
     }
 }

@@ -11,9 +11,19 @@ public struct JWK: Equatable, Sendable {
     /// The CRL counter published with this key when it supports revocation (digest section 8).
     public var crlVersion: Int?
 
-    /// - Precondition: x and y are 32 bytes each.
-    public init(x: [UInt8], y: [UInt8], x5c: [String]? = nil, crlVersion: Int? = nil) {
-        precondition(x.count == 32 && y.count == 32, "P-256 coordinates are 32 bytes")
+    /// - Parameters: x, y: the point's coordinates, 32 bytes each, big-endian.
+    /// - Throws: `HealthCardError(.key)` when a coordinate is not 32 bytes (the point itself is checked
+    ///   where a key is made from it: `P256PublicKey(x:y:)`).
+    public init(x: [UInt8], y: [UInt8], x5c: [String]? = nil, crlVersion: Int? = nil) throws {
+        guard x.count == 32, y.count == 32 else {
+            throw HealthCardError(
+                .key, "a P-256 JWK has 32-byte coordinates; found x of \(x.count) and y of \(y.count) bytes")
+        }
+        self.init(checkedX: x, y: y, x5c: x5c, crlVersion: crlVersion)
+    }
+
+    /// Coordinates already known to be 32 bytes each (a key's, a certificate's).
+    package init(checkedX x: [UInt8], y: [UInt8], x5c: [String]? = nil, crlVersion: Int? = nil) {
         self.x = x
         self.y = y
         self.x5c = x5c
@@ -21,7 +31,10 @@ public struct JWK: Equatable, Sendable {
     }
 
     /// The public JWK of `key`.
-    public init(key: P256Key) { self.init(x: key.x, y: key.y) }
+    public init(key: P256PublicKey) { self.init(key: key.storage) }
+
+    /// The public JWK of `key` (its coordinates are 32 bytes each).
+    package init(key: P256Key) { self.init(checkedX: key.x, y: key.y) }
 
     /// The RFC 7638 thumbprint input: `{"crv":"P-256","kty":"EC","x":"…","y":"…"}`, members sorted,
     /// no whitespace.
@@ -80,7 +93,7 @@ public struct JWK: Equatable, Sendable {
             throw HealthCardError(
                 .key, "\(source) x and y must be base64url of 32 bytes each, but \(found("x")) and \(found("y"))")
         }
-        self.init(x: x, y: y)
+        self.init(checkedX: x, y: y)
         if let chain = object["x5c"]?.arrayValue { x5c = chain.compactMap(\.stringValue) }
         if let version = object["crlVersion"]?.numberLexeme.flatMap({ Int($0) }) { crlVersion = version }
     }
@@ -174,7 +187,7 @@ extension JWKS {
                 .key,
                 "\(source)\(keys.count > 1 ? " key \(i + 1)" : ""): x/y is not a point on P-256, so it is no one's public key "
                     + "(a corrupted or made-up JWK) and verifies no card; it will not be published. Take the public key "
-                    + "from the key file or token itself (`healthcards jwks KEY`)")
+                    + "from the key file or token itself (`\(Command.jwks) KEY`)")
         }
         return keys
     }

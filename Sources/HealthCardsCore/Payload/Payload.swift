@@ -104,18 +104,18 @@ public struct Payload: Sendable {
     /// Checks an issuer URL (digest section 2, `iss`): `https://`, a host in ASCII (letters, digits, `-`,
     /// `.`; labels of at most 63 characters, 253 in all, as DNS allows) with an optional port 1–65535, no user name or password, a path of RFC 3986 path characters
     /// (valid `%XX` escapes only), no trailing `/`, no query, no fragment, no whitespace.
-    /// - Throws: `HealthCardError(.usage)` saying what is wrong and what is expected.
+    /// - Throws: `HealthCardError(.configuration)` saying what is wrong and what is expected.
     public static func validateIssuer(_ iss: String) throws {
         let expected = "expected an https URL with no trailing '/', query or fragment, e.g. https://issuer.example.org"
-        func fail(_ problem: String) -> HealthCardError { HealthCardError(.usage, "--issuer \(Quote.text(iss)) \(problem); \(expected)") }
-        if iss.isEmpty { throw HealthCardError(.usage, "--issuer is empty; \(expected)") }
+        func fail(_ problem: String) -> HealthCardError { HealthCardError(.configuration, "\(Setting.issuer) \(Quote.text(iss)) \(problem); \(expected)") }
+        if iss.isEmpty { throw HealthCardError(.configuration, "\(Setting.issuer) is empty; \(expected)") }
         if iss.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
             throw fail("contains spaces or control characters")
         }
         guard iss.hasPrefix("https://") else { throw fail("is not https") }
         if iss.contains("?") || iss.contains("#") { throw fail("has a query or fragment") }
         if iss.hasSuffix("/") {
-            throw HealthCardError(.usage, "--issuer \(Quote.text(iss)) ends with '/'; verifiers would fetch '…//.well-known/jwks.json'; "
+            throw HealthCardError(.configuration, "\(Setting.issuer) \(Quote.text(iss)) ends with '/'; verifiers would fetch '…//.well-known/jwks.json'; "
                 + "use \(Quote.text(iss.trimmingSuffix("/")))")
         }
         let rest = Substring(iss.dropFirst("https://".count))

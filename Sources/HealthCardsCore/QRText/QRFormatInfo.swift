@@ -22,7 +22,7 @@ public enum QRErrorCorrection: String, Sendable, CaseIterable {
 /// data mask, protected by a (15,5) BCH code and XORed with 0x5412 so it is never all light.
 ///
 /// zbar decodes the data but does not report these, so `verify` reads them from the sampled module grid.
-public struct QRFormatInfo: Sendable, Equatable {
+package struct QRFormatInfo: Sendable, Equatable {
     public let errorCorrection: QRErrorCorrection
     /// Data mask pattern, 0…7.
     public let mask: Int

@@ -110,7 +110,7 @@ public struct CRL: Sendable, Equatable {
 
 /// The issuer-wide revocation secret file: 32 random bytes as base64url text (43 characters) and a
 /// final newline, mode 0600.
-public enum RIDSecretFile {
+package enum RIDSecretFile {
     /// Makes a new 256-bit secret and writes it, only ever to a new regular file (mode 0600; a missing
     /// folder is created 0700). Refuses to overwrite anything: every rid depends on the secret.
     /// - Throws: `HealthCardError(.key)` when the path exists or is `-`, `.io`/`.crypto` on failure.
@@ -130,17 +130,17 @@ public enum RIDSecretFile {
     ///   `chmod` to run), or content that is not base64url of at least 16 bytes. Never quotes the secret.
     public static func read(_ path: String) throws -> RIDSecret {
         guard FileIO.exists(path) else {
-            throw HealthCardError(.key, "revocation secret \(path) does not exist; make one with `healthcards keygen --rid-secret \(path)`")
+            throw HealthCardError(.key, "revocation secret \(path) does not exist; make one with `\(Command.keygen) \(Setting.ridSecret) \(path)`")
         }
         // What the path is comes first: `chmod 600` is no advice for /dev/null or a folder.
         try FileIO.requireRegularFile(path, role: "revocation secret", kind: .key,
-                                      fix: "give the file `healthcards keygen --rid-secret FILE` made")
+                                      fix: "give the file `\(Command.keygen) \(Setting.ridSecret) FILE` made")
         if let mode = FileIO.mode(path), mode & 0o077 != 0 {
             throw HealthCardError(.key, "revocation secret \(path) can be read by group or others (mode \(String(mode, radix: 8))); run `chmod 600 \(path)`")
         }
         let file: SecretBytes
         do { file = try SecretBytes.read(path: path) } catch let error as HealthCardError {
-            throw HealthCardError(.key, "revocation secret: \(error.message)")
+            throw HealthCardError(.key, "revocation secret: \(error.text)")
         }
         do { return try RIDSecret(text: file.trimmingWhitespace()) } catch {
             throw HealthCardError(.key, "revocation secret \(path) is not base64url text of at least 16 bytes (a 256-bit secret is 43 characters)")

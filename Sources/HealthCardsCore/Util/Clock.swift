@@ -55,3 +55,25 @@ extension Clock {
         return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 }
+
+/// Where a program gets the wall-clock time the library judges against (`nbf`, `exp`, dates in the future,
+/// revocation timestamps), in seconds since 1970. The library never reads the system clock by itself where a
+/// caller can pass one: a long-running server passes `SystemWallClock`, a test a `FixedWallClock`.
+public protocol WallClock: Sendable {
+    /// Seconds since the Unix epoch, whole.
+    func nowSeconds() -> Int64
+}
+
+/// The system's clock (`time(2)`).
+public struct SystemWallClock: WallClock {
+    public init() {}
+    public func nowSeconds() -> Int64 { Clock.nowSeconds() }
+}
+
+/// A clock that always says the same time: for tests, fixtures and reproducible runs.
+public struct FixedWallClock: WallClock {
+    /// The time it says, seconds since 1970.
+    public let seconds: Int64
+    public init(_ seconds: Int64) { self.seconds = seconds }
+    public func nowSeconds() -> Int64 { seconds }
+}

@@ -3,7 +3,7 @@
 #endif
 
 /// File reading and atomic writing with POSIX calls.
-public enum FileIO {
+package enum FileIO {
     /// Reads a whole regular file of at most `maxBytes` bytes. Anything else (a FIFO, a device, a socket,
     /// a folder) is refused before it is opened, never waited on (`openRegularFile`).
     ///
@@ -85,20 +85,10 @@ public enum FileIO {
             if let reason = writeAll(bytes, to: fd) { throw HealthCardError(.io, "cannot write \(path): \(reason)") }
             return
         case .stream(let stream):
-            // Non-blocking: a FIFO nothing reads would make open(2) wait forever (a FIFO left at a card's or a
-            // link's path hung `issue`, which then could not be stopped but by SIGKILL). Blocking again to write.
-            let fd = open(stream, O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK)
-            guard fd >= 0 else {
-                let reason = errno
-                if reason == ENXIO {
-                    throw HealthCardError(
-                        .io, "cannot write \(path): it is a FIFO (named pipe) and nothing is reading it; expected a file "
-                            + "or a FIFO with a reader. Remove it (the file is then written in its place) or start its reader")
-                }
-                throw HealthCardError(.io, "cannot write \(path): \(String(cString: strerror(reason)))")
-            }
+            // A FIFO left at a card's or a link's path once hung `issue`, which then could not be stopped but by
+            // SIGKILL: `openStream` never waits for a reader.
+            let fd = try OutputTarget.openStream(stream, shownAs: path)
             defer { close(fd) }
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
             if let reason = writeAll(bytes, to: fd) { throw HealthCardError(.io, "cannot write \(path): \(reason)") }
             return
         }
@@ -130,11 +120,13 @@ public enum FileIO {
 
     /// Removes the temporary files (`.<name>.tmp-<pid>-<random>`) in `folder` that a process no
     /// longer running left behind (killed, power loss). Files of a live process are kept.
+    /// - Parameter file: only the temporaries of this file name (`.<file>.tmp-…`), for a folder that is not
+    ///   the toolkit's own (the folder of a combined PDF); nil for every one.
     /// - Returns: the names removed.
     @discardableResult
-    public static func removeStaleTemporaries(in folder: String) -> [String] {
+    public static func removeStaleTemporaries(in folder: String, of file: String? = nil) -> [String] {
         var removed: [String] = []
-        for name in list(folder) where name.hasPrefix(".") {
+        for name in list(folder) where name.hasPrefix(file.map { ".\($0).tmp-" } ?? ".") {
             let parts = name.split(separator: "-", omittingEmptySubsequences: false)
             guard parts.count >= 3, parts[parts.count - 3].hasSuffix(".tmp"), let pid = Int32(parts[parts.count - 2]),
                 UInt32(parts[parts.count - 1]) != nil
@@ -163,12 +155,12 @@ public enum FileIO {
     public static func checkWritableFolder(_ folder: String, mode: mode_t = OutputAccess.ownerOnly.folderMode) throws {
         try createDirectories(folder, mode: mode)
         guard isDirectory(folder) else {
-            throw HealthCardError(.io, "cannot write in \(folder): it exists and is not a folder; remove it or choose another --out")
+            throw HealthCardError(.io, "cannot write in \(folder): it exists and is not a folder; remove it or choose another \(Setting.out)")
         }
         let probe = temporaryName(for: "\(folder)/.probe")
         let fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
-            throw HealthCardError(.io, "cannot write in \(folder): \(String(cString: strerror(errno))); choose a folder you can write to (--out)")
+            throw HealthCardError(.io, "cannot write in \(folder): \(String(cString: strerror(errno))); choose a folder you can write to (\(Setting.out))")
         }
         close(fd)
         unlink(probe)

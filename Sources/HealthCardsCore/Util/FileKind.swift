@@ -8,7 +8,7 @@
 /// a key, secret, template or input that is not a regular file would hang the command. Such paths are
 /// refused before they are opened, and the file is opened with `O_NONBLOCK` and checked again with
 /// `fstat` (`FileIO.openRegularFile`), so one swapped in between is refused too.
-public enum FileKind: Equatable, Sendable {
+package enum FileKind: Equatable, Sendable {
     case regular
     case folder
     case fifo
@@ -91,12 +91,12 @@ extension FileIO {
     /// Refuses any `path` that is not a regular file (symbolic links followed), saying what it is.
     /// - Parameters:
     ///   - role: what the file is to the command, first in the message (`input`, `--template`, `revocation secret`).
-    ///   - kind: the error's kind (`.usage` for a command-line argument: exit status 2).
+    ///   - kind: the error's kind (`.configuration` for a command-line argument: exit status 2).
     ///   - allowFolder: a folder is left for the caller to refuse with its own advice.
     ///   - fix: what to do, after the finding (default: give the file itself).
     /// - Throws: `HealthCardError(kind)`: "`role` `path` is a FIFO (named pipe), not a regular file; give the file itself".
     public static func requireRegularFile(
-        _ path: String, role: String, kind: HealthCardError.Kind = .usage, allowFolder: Bool = false,
+        _ path: String, role: String, kind: HealthCardError.Kind = .configuration, allowFolder: Bool = false,
         fix: String = "give the file itself"
     ) throws {
         let found = FileKind.of(path)

@@ -55,3 +55,39 @@ public enum InputBudget {
         return "\(bytes) bytes"
     }
 }
+
+/// The budgets one verifier, issuer or batch run applies (defaults: `InputBudget`, documented in
+/// docs/verify.md, "Budgets"). A program that serves many callers passes its own: smaller for an upload
+/// endpoint, larger for a registry's overnight run. Sizes are in bytes; counts in records, rows or pixels.
+public struct InputLimits: Sendable, Equatable {
+    /// A `.smart-health-card` file, a JWS or `shc:/` text file, a `jwks.json`.
+    public var cardFileBytes = InputBudget.cardFileBytes
+    /// Credentials (JWS) checked in one `.smart-health-card` file.
+    public var credentialsPerFile = InputBudget.credentialsPerFile
+    /// Payload bytes (inflated) checked in one `.smart-health-card` file.
+    public var payloadBytesPerFile = InputBudget.payloadBytesPerFile
+    /// A QR image file.
+    public var imageFileBytes = InputBudget.imageFileBytes
+    /// A QR image's width × height, checked from its header before any pixel is decoded.
+    public var imagePixels = InputBudget.imagePixels
+    /// A revocation list.
+    public var crlFileBytes = InputBudget.crlFileBytes
+    /// A `.json` input, or one line of an `.ndjson` input.
+    public var bundleBytes = InputBudget.bundleBytes
+    /// Records in one `.ndjson` input.
+    public var bundleRecordsPerFile = InputBudget.bundleRecordsPerFile
+    /// One CSV record (all its fields).
+    public var csvRecordBytes = InputBudget.csvRecordBytes
+    /// Data rows in one CSV input.
+    public var csvRows = InputBudget.csvRows
+    /// Rows of one patient in a CSV input.
+    public var csvRowsPerPatient = InputBudget.csvRowsPerPatient
+    /// Input a batch holds read but not yet reported, in bytes of the input files (and at least one record).
+    public var inFlightBytes = InputBudget.inFlightBytes
+
+    /// The documented defaults (`InputBudget`).
+    public init() {}
+
+    /// The documented defaults.
+    public static let standard = InputLimits()
+}

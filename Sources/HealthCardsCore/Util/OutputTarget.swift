@@ -29,15 +29,15 @@ public struct OutputAccess: Sendable, Equatable {
     public static let published = world
 
     /// `--share` values: `group`, `world`.
-    /// - Throws: `HealthCardError(.usage)` for any other word.
+    /// - Throws: `HealthCardError(.configuration)` for any other word.
     public init(share: String) throws {
         switch share {
         case "group": self = .group
         case "world": self = .world
         default:
             throw HealthCardError(
-                .usage,
-                "--share \(Quote.text(share)) is not known; expected group (files 0640, folders 0750) or world (0644, 0755). "
+                .configuration,
+                "\(Setting.share) \(Quote.text(share)) is not known; expected group (files 0640, folders 0750) or world (0644, 0755). "
                     + "Leave it out to keep the output private (0600, 0700)")
         }
     }
@@ -54,7 +54,10 @@ public struct OutputAccess: Sendable, Equatable {
 ///   file (or a missing one in an existing folder), the target is replaced atomically and the link
 ///   kept;
 /// - a folder, a socket, a block device, a link to a folder, or a link loop is refused.
-enum OutputTarget: Equatable {
+///
+/// Every writer of an output path goes through it: `FileIO.writeAtomically` for whole files, and the writers
+/// that stream a file as they go (the combined PDF of a run, `CombinedPDF`).
+package enum OutputTarget: Equatable {
     /// Replace (or create) this regular file atomically.
     case file(String)
     /// Open this path (a FIFO or character device) and write to it.
@@ -63,7 +66,7 @@ enum OutputTarget: Equatable {
     case descriptor(Int32)
 
     /// - Throws: `HealthCardError(.io)` saying what `path` is and what is expected.
-    static func resolve(_ path: String) throws -> OutputTarget {
+    package static func resolve(_ path: String) throws -> OutputTarget {
         var st = stat()
         guard lstat(path, &st) == 0 else {
             if errno == ENOENT { return .file(path) }
@@ -75,6 +78,26 @@ enum OutputTarget: Equatable {
         case S_IFLNK: return try followLink(path)
         default: throw refusal(path, st.st_mode, link: false)
         }
+    }
+
+    /// Opens a `.stream` target (a FIFO or a character device) for writing, in place: without waiting for a
+    /// FIFO's reader (a FIFO nothing reads would make open(2) wait forever), then blocking again to write.
+    /// - Parameter path: the path given, for messages.
+    /// - Returns: the open descriptor (the caller closes it).
+    /// - Throws: `HealthCardError(.io)` when it cannot be opened, saying so for a FIFO without a reader.
+    package static func openStream(_ stream: String, shownAs path: String) throws -> Int32 {
+        let fd = open(stream, O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else {
+            let reason = errno
+            if reason == ENXIO {
+                throw HealthCardError(
+                    .io, "cannot write \(path): it is a FIFO (named pipe) and nothing is reading it; expected a file "
+                        + "or a FIFO with a reader. Remove it (the file is then written in its place) or start its reader")
+            }
+            throw HealthCardError(.io, "cannot write \(path): \(String(cString: strerror(reason)))")
+        }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+        return fd
     }
 
     private static func followLink(_ path: String) throws -> OutputTarget {

@@ -5,7 +5,7 @@ internal import CProcess
 /// there, locked in memory), core dumps are turned off (`setrlimit(RLIMIT_CORE, 0)`) and the process is
 /// made not dumpable (`prctl(PR_SET_DUMPABLE, 0)`: no core file, no `ptrace` by other processes of the
 /// same user, `/proc/PID/mem` closed to them).
-public enum ProcessProtection {
+package enum ProcessProtection {
     /// Applies the protections; call it before loading a key. Safe to call more than once.
     /// - Returns: true when core dumps are off and the process is not dumpable (false where the
     ///   platform refuses; the command goes on).

@@ -30,14 +30,12 @@ public enum BundleValidator {
             all.append(Finding(code, message, at: .init(path: path), severity: severity))
         }
 
-        /// Errors as the issuing pipeline reports them: message `RULE_CODE: sentence`, location the FHIR path.
+        /// Errors as the issuing pipeline reports them: the finding's code, message and FHIR path kept.
         public var errors: [HealthCardError] { all.filter(\.isError).map(Self.asError) }
         /// Warnings in the same form as `errors`.
         public var warnings: [HealthCardError] { all.filter { !$0.isError }.map(Self.asError) }
 
-        package static func asError(_ f: Finding) -> HealthCardError {
-            HealthCardError(.validation, "\(f.code.rawValue): \(f.message)", at: f.location.path)
-        }
+        package static func asError(_ f: Finding) -> HealthCardError { HealthCardError(f) }
     }
 
     /// Validates a Bundle as it stands (the issuer gives it minimized; a verifier as found in a card).
@@ -45,7 +43,7 @@ public enum BundleValidator {
     ///   - now: the time to judge dates in the future against, in seconds since 1970 (the issuing or
     ///     verifying time; `verify --now`); nil skips that check. See `DateRules`.
     ///   - purpose: issuing (the default) or verifying; decides the severity of `IMMUNIZATION_DUPLICATE`.
-    public static func validate(_ bundle: JSONValue, now: Int64? = Clock.nowSeconds(), purpose: Purpose = .issuing)
+    public static func validate(_ bundle: JSONValue, now: Int64?, purpose: Purpose = .issuing)
         -> Findings
     {
         // Any Int64 is accepted: beyond ±2^40 s (±34,000 years, far outside FHIR's years 0001 to 9999) the

@@ -33,9 +33,9 @@ public struct CheckedBundle: Sendable {
     /// Minimizes an input Bundle (`BundleMinimizer`: digest section 3, doses and lab results by date)
     /// and checks it for issuing.
     /// - Parameter now: seconds since 1970 to judge future dates against (default: now).
-    /// - Throws: `HealthCardErrors` when the Bundle cannot be minimized (not a Bundle, no entries, a
+    /// - Throws: `HealthCardError` (`all`: every problem) when the Bundle cannot be minimized (not a Bundle, no entries, a
     ///   reference that resolves to nothing), each with the FHIR path in the input.
-    public static func minimizing(_ bundle: JSONValue, now: Int64? = Clock.nowSeconds()) throws(HealthCardErrors)
+    public static func minimizing(_ bundle: JSONValue, now: Int64?) throws(HealthCardError)
         -> CheckedBundle
     {
         let (minimized, origins) = try BundleMinimizer.minimizeKeepingOrigins(bundle)

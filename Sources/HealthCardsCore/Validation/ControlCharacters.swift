@@ -29,14 +29,55 @@ public enum ControlCharacters {
         return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
     }
 
-    /// `text` with every terminal control character (see `isTerminalControl`) written as a Swift
-    /// escape, `\u{1B}`; everything else unchanged. Use it on anything from a card or file before
-    /// printing it for a person.
+    /// True for the invisible characters that change how text around them is shown or read: the Unicode
+    /// `Bidi_Control` characters (U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069: a U+202E
+    /// reverses what follows) and the other `Default_Ignorable_Code_Point` characters (U+00AD, U+034F, U+115F,
+    /// U+1160, U+17B4, U+17B5, U+180B to U+180F, U+200B to U+200F, U+2060 to U+206F, U+3164, U+FE00 to U+FE0F,
+    /// U+FEFF, U+FFA0, U+FFF0 to U+FFF8, U+1BCA0 to U+1BCA3, U+1D173 to U+1D17A, U+E0000 to U+E0FFF; Unicode
+    /// 15 `DerivedCoreProperties.txt`): a name or message holding one may not read as it is.
+    public static func isInvisibleFormat(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x00AD, 0x034F, 0x061C, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180B...0x180F, 0x200B...0x200F, 0x202A...0x202E,
+            0x2060...0x206F, 0x3164, 0xFE00...0xFE0F, 0xFEFF, 0xFFA0, 0xFFF0...0xFFF8, 0x1BCA0...0x1BCA3, 0x1D173...0x1D17A,
+            0xE0000...0xE0FFF:
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// True for what `escaped` writes as an escape: terminal controls (`isTerminalControl`) and invisible
+    /// format characters (`isInvisibleFormat`).
+    public static func mustEscape(_ scalar: Unicode.Scalar) -> Bool {
+        isTerminalControl(scalar) || isInvisibleFormat(scalar)
+    }
+
+    /// `escaped`, and also the two private-use characters that delimit a message's setting tokens (U+E000,
+    /// U+E001: `MessageStyle`), so that a value quoted in a message (`Quote.text`) cannot pose as a token.
+    public static func escapedValue(_ text: String) -> String {
+        let escapedText = escaped(text)
+        guard escapedText.unicodeScalars.contains(where: { $0.value == 0xE000 || $0.value == 0xE001 }) else {
+            return escapedText
+        }
+        var out = String.UnicodeScalarView()
+        for scalar in escapedText.unicodeScalars {
+            if scalar.value == 0xE000 || scalar.value == 0xE001 {
+                out.append(contentsOf: "\\u{\(String(scalar.value, radix: 16, uppercase: true))}".unicodeScalars)
+            } else {
+                out.append(scalar)
+            }
+        }
+        return String(out)
+    }
+
+    /// `text` with every character `mustEscape` names (controls, invisible format characters) written as a
+    /// Swift escape, `\u{1B}`, `\u{202E}`; everything else unchanged. Use it on anything from a card or file
+    /// before printing it for a person.
     public static func escaped(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: isTerminalControl) else { return text }
+        guard text.unicodeScalars.contains(where: mustEscape) else { return text }
         var out = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
-            if isTerminalControl(scalar) {
+            if mustEscape(scalar) {
                 out.append(contentsOf: "\\u{\(String(scalar.value, radix: 16, uppercase: true))}".unicodeScalars)
             } else {
                 out.append(scalar)

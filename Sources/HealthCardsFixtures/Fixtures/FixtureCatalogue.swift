@@ -20,18 +20,21 @@ public struct FixtureCatalogue {
     public struct Options: Sendable {
         /// The issuer URL (`iss`) of the cards.
         public var issuer: String
-        /// The issuer's signing key; its private scalar must be readable (RFC 6979).
-        public var key: P256Key
+        /// The issuer's signing key, in memory (its private scalar must be readable: RFC 6979).
+        public var key: P256PrivateKey
         /// The time every verdict holds at, seconds since 1970; card times are counted from it.
         public var now: Int64
         /// Picks the synthetic content (names, birth dates, lots, dates) and the derived test keys.
         public var seed: UInt64
+        /// How the manifest's texts say the toolkit's settings and commands (the command line: as its options).
+        public var messageStyle: MessageStyle
 
-        public init(issuer: String, key: P256Key, now: Int64, seed: UInt64) {
+        public init(issuer: String, key: P256PrivateKey, now: Int64, seed: UInt64, messageStyle: MessageStyle = .words) {
             self.issuer = issuer
             self.key = key
             self.now = now
             self.seed = seed
+            self.messageStyle = messageStyle
         }
     }
 
@@ -72,8 +75,8 @@ public struct FixtureCatalogue {
     init(_ options: Options) throws {
         self.options = options
         people = FixturePeople(seed: options.seed, now: options.now)
-        signer = try DeterministicES256Signer(key: options.key)
-        kid = JWK(key: options.key).kid
+        signer = try DeterministicES256Signer(key: options.key.storage)
+        kid = JWK(key: options.key.publicKey).kid
         func derived(_ label: String) -> [UInt8] { Array("healthcards-fixtures/\(options.seed)/key/\(label)".utf8) }
         unpublishedKey = try DerivedKey.p256(from: derived("unpublished"))
         x5cKey = try DerivedKey.p256(from: derived("x5c"))
@@ -103,7 +106,7 @@ public struct FixtureCatalogue {
         let manifest = FixtureManifest(
             issuer: options.issuer, kid: catalogue.kid, now: options.now, seed: options.seed,
             entries: catalogue.entries)
-        try FileIO.writeAtomically(manifest.fileBytes, to: folder + "/" + FixtureManifest.fileName, sync: false)
+        try FileIO.writeAtomically(manifest.fileBytes(style: options.messageStyle), to: folder + "/" + FixtureManifest.fileName, sync: false)
         try FileIO.syncFileSystem(folder)
         return manifest
     }
@@ -280,7 +283,7 @@ public struct FixtureCatalogue {
             }
         }
         throw HealthCardError(
-            .validation, "no fixture card of exactly 750 deflated bytes was found; try another --seed")
+            .validation, "no fixture card of exactly 750 deflated bytes was found; try another \(Setting.seed)")
     }
 
     /// The record of the chunked card: enough doses for a JWS over 1195 characters (two chunks).
@@ -300,7 +303,7 @@ public struct FixtureCatalogue {
         let length = jws.compact.utf8.count
         let description =
             "A card too long for one QR (a \(length)-character JWS), split into balanced chunked QR codes "
-            + "as issue --chunk does (deprecated since SHC 1.3.0, still accepted)."
+            + "as issue \(Setting.chunk) does (deprecated since SHC 1.3.0, still accepted)."
         addCardFile("valid", name, [jws], description)
         add("valid/\(name).jws", Array(jws.compact.utf8))
         add(
@@ -348,7 +351,7 @@ public struct FixtureCatalogue {
         certified.x5c = chain.map { Base64URL.encodeStandard($0) }
         let site = IssuerSite(root: folder + "/" + Self.site)
         _ = try site.publish(
-            keys: [JWK(key: options.key), certified], createCRLs: true,
+            keys: [JWK(key: options.key.publicKey), certified], createCRLs: true,
             pathPrefix: Self.pathPrefix(options.issuer), issuer: options.issuer)
         _ = try site.revoke(
             [CRL.Entry(rid: rid(covidRecord("revoked"))), CRL.Entry(rid: rid(covidRecord("rid")), before: ridCutoff)],

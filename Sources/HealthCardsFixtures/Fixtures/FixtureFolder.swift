@@ -17,7 +17,7 @@ public enum FixtureFolder {
 
     /// Makes the catalogue and puts it at `out`.
     /// - Returns: the manifest written.
-    /// - Throws: `HealthCardError(.usage)` when `out` is a file, or a folder holding anything but an
+    /// - Throws: `HealthCardError(.configuration)` when `out` is a file, or a folder holding anything but an
     ///   earlier catalogue (listed in the message; nothing is touched); `.io` when writing fails; what
     ///   `FixtureCatalogue.make` throws.
     public static func write(_ options: FixtureCatalogue.Options, to out: String) throws -> FixtureManifest {
@@ -55,12 +55,12 @@ public enum FixtureFolder {
     }
 
     /// Whether `out` holds an earlier catalogue (true), or is missing or empty (false).
-    /// - Throws: `HealthCardError(.usage)` for anything else.
+    /// - Throws: `HealthCardError(.configuration)` for anything else.
     static func check(_ out: String) throws -> Bool {
         guard FileIO.exists(out) else { return false }
         guard FileIO.isDirectory(out) else {
             throw HealthCardError(
-                .usage, "--out \(out) is a file; give a new or empty folder, or the folder of an earlier catalogue")
+                .configuration, "\(Setting.out) \(out) is a file; give a new or empty folder, or the folder of an earlier catalogue")
         }
         let names = FileIO.list(out)
         if names.isEmpty { return false }
@@ -72,10 +72,10 @@ public enum FixtureFolder {
             let found =
                 isCatalogue
                 ? "files that are not part of a catalogue: \(others.prefix(5).joined(separator: ", "))"
-                : "no catalogue (no \(FixtureManifest.fileName) written by `healthcards fixtures`)"
+                : "no catalogue (no \(FixtureManifest.fileName) written by `\(Command.fixtures)`)"
             throw HealthCardError(
-                .usage,
-                "--out \(out) is not empty and holds \(found); it is replaced only when it holds an "
+                .configuration,
+                "\(Setting.out) \(out) is not empty and holds \(found); it is replaced only when it holds an "
                     + "earlier catalogue and nothing else. Give a new or empty folder")
         }
         return true

@@ -40,10 +40,13 @@ public struct FixtureEntry: Sendable {
     /// True when a verifier must reject the file.
     public var invalid: Bool { !errors.isEmpty }
 
-    public var json: JSONValue {
+    public var json: JSONValue { json(style: .words) }
+
+    /// The entry as JSON, its description's settings and commands said in `style`.
+    public func json(style: MessageStyle) -> JSONValue {
         var o: JSONObject = [
             "name": .string(name), "files": .array(files.map { .string($0) }), "kind": .string(kind),
-            "verdict": invalid ? "invalid" : "valid", "description": .string(description),
+            "verdict": invalid ? "invalid" : "valid", "description": .string(style.render(description)),
             "stage": stage.map { .string($0) } ?? .null,
             "errors": .array(errors.map { .string($0.rawValue) }),
             "warnings": .array(warnings.map { .string($0.rawValue) }),
@@ -75,21 +78,24 @@ public struct FixtureManifest: Sendable {
     public var seed: UInt64
     public var entries: [FixtureEntry]
 
-    public var json: JSONValue {
+    public var json: JSONValue { json(style: .words) }
+
+    /// The manifest as JSON, its texts' settings and commands said in `style`.
+    public func json(style: MessageStyle) -> JSONValue {
         .object([
             "generator": .string(Self.generator),
-            "about": .string(
+            "about": .string(style.render(
                 "Synthetic SMART Health Cards for verifier developers: valid/ holds cards a verifier must accept, "
                     + "invalid/ cards and key sets each broken in one way, site/ the issuer's key set and revocation lists. "
-                    + "Every verdict holds at `now`: check each file with `healthcards verify --now <now> --jwks <keySets>... <files>` "
-                    + "run in this folder. See docs/fixtures.md."),
+                    + "Every verdict holds at `now`: check each file with `\(Command.verify) \(Setting.now) <now> \(Setting.jwks) <keySets>... <files>` "
+                    + "run in this folder. See docs/fixtures.md.")),
             "issuer": .string(issuer), "kid": .string(kid), "now": .integer(now), "seed": .number(JSONNumber(seed)),
-            "files": .array(entries.map(\.json)),
+            "files": .array(entries.map { $0.json(style: style) }),
         ])
     }
 
-    /// Pretty JSON with a final newline.
-    public var fileBytes: [UInt8] { JSONWriter.pretty(json) + [0x0A] }
+    /// Pretty JSON with a final newline, its texts' settings and commands said in `style`.
+    public func fileBytes(style: MessageStyle = .words) -> [UInt8] { JSONWriter.pretty(json(style: style)) + [0x0A] }
 
     /// Reads a manifest back (tests, and `fixtures` recognising a catalogue it may replace).
     /// - Throws: `HealthCardError(.validation)` when `bytes` is not a manifest this toolkit wrote.

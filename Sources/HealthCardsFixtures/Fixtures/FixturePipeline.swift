@@ -102,7 +102,7 @@ struct FixturePipeline {
             } else {
                 minimized = try BundleMinimizer.minimize(bundle, steps: minimization)
             }
-        } catch let errors as HealthCardErrors {
+        } catch let errors as HealthCardError where errors.kind == .bundle {
             throw HealthCardError(.bundle, "\(errors)")
         }
         let types = Payload.types(for: minimized, policy: .legacy, isCOVID19: Terminology.isCOVID19Code)

@@ -238,7 +238,7 @@ extension FixtureCatalogue {
                 [.jwkPrivateMember], [], ["INVALID_KEY_PRIVATE"], .judges
             ),
         ] {
-            let keySet = JSONValue.object(["keys": [JWK(key: options.key).json, bad]])
+            let keySet = JSONValue.object(["keys": [JWK(key: options.key.publicKey).json, bad]])
             let path = "invalid/\(name).json"
             add(path, KeySetFile.bytes(keySet))
             add(

@@ -10,7 +10,7 @@ import HealthCardsIssuing
 /// never shifts another. Its own arithmetic, not the standard library's `random(in:using:)`, whose
 /// algorithm may change between Swift releases: the same seed must give the same catalogue on every
 /// toolchain. Never for keys, IVs or anything secret.
-public struct SeededRandom: RandomNumberGenerator {
+package struct SeededRandom: RandomNumberGenerator {
     private var state: UInt64
 
     /// A stream for `label` under `seed` (the fixture catalogue's seeding).

@@ -8,18 +8,18 @@ import HealthCardsIssuing
 /// Builds small X.509 chains for an `x5c` member with OpenSSL, signed with deterministic ECDSA
 /// (RFC 6979), so the same keys and dates give the same DER bytes (the fixture catalogue). Test
 /// material: a real issuer gets its certificates from its CA.
-public enum CertificateBuilder {
+package enum CertificateBuilder {
     /// What one certificate says.
-    public struct Subject: Sendable {
+    package struct Subject: Sendable {
         /// The subject's common name.
-        public var commonName: String
+        package var commonName: String
         /// The serial number (positive).
-        public var serial: Int
+        package var serial: Int
         /// Validity, seconds since 1970 (UTC).
-        public var notBefore: Int64
-        public var notAfter: Int64
+        package var notBefore: Int64
+        package var notAfter: Int64
 
-        public init(commonName: String, serial: Int, notBefore: Int64, notAfter: Int64) {
+        package init(commonName: String, serial: Int, notBefore: Int64, notAfter: Int64) {
             self.commonName = commonName
             self.serial = serial
             self.notBefore = notBefore
@@ -32,7 +32,7 @@ public enum CertificateBuilder {
     /// the spec's example chain has) signed by the CA.
     /// - Throws: `HealthCardError(.key)` when `caKey` cannot sign deterministically; `.crypto` when
     ///   OpenSSL refuses a step or the result does not verify.
-    public static func chain(caKey: P256Key, ca: Subject, leafKey: P256Key, leaf: Subject, issuerURL: String) throws
+    package static func chain(caKey: P256Key, ca: Subject, leafKey: P256Key, leaf: Subject, issuerURL: String) throws
         -> [[UInt8]]
     {
         let caCertificate = try Certificate(subject: ca, issuer: ca.commonName, key: caKey)

@@ -8,10 +8,10 @@ import HealthCardsIssuing
 /// Keys derived from a seed, for test material that must come out the same on every run (the fixture
 /// catalogue's certificate authority, its unpublished and other-issuer keys). Never for real cards: anyone
 /// who knows the seed knows the key.
-public enum DerivedKey {
+package enum DerivedKey {
     /// A P-256 key pair whose private scalar is `1 + (SHA-256(material) mod (n − 1))`.
     /// - Throws: `HealthCardError(.crypto)` when OpenSSL fails.
-    public static func p256(from material: [UInt8]) throws -> P256Key {
+    package static func p256(from material: [UInt8]) throws -> P256Key {
         let curve = try P256Curve()
         let d = try scalar(from: material, curve: curve)
         defer { BN_clear_free(d) }
@@ -22,7 +22,7 @@ public enum DerivedKey {
 
     /// The public point of a key on P-384 derived like `p256(from:)`: 48-byte x and y. Only the public
     /// half is made: it is what a key set publishes (a fixture for a key on the wrong curve).
-    public static func p384PublicPoint(from material: [UInt8]) throws -> (x: [UInt8], y: [UInt8]) {
+    package static func p384PublicPoint(from material: [UInt8]) throws -> (x: [UInt8], y: [UInt8]) {
         let curve = try P256Curve(nid: NID_secp384r1)
         let d = try scalar(from: material, curve: curve)
         defer { BN_clear_free(d) }
@@ -31,7 +31,7 @@ public enum DerivedKey {
 
     /// The private scalar of `p256(from:)` as 32 bytes (a fixture publishes a derived key's `d` to show
     /// the leaked-private-key fault; never a caller's key).
-    public static func p256PrivateScalar(from material: [UInt8]) throws -> [UInt8] {
+    package static func p256PrivateScalar(from material: [UInt8]) throws -> [UInt8] {
         let curve = try P256Curve()
         let d = try scalar(from: material, curve: curve)
         defer { BN_clear_free(d) }

@@ -13,16 +13,16 @@ import HealthCardsIssuing
 /// The signature is the ordinary ECDSA one for that `k`: `r = (k·G).x mod n`,
 /// `s = k⁻¹ (e + r·d) mod n`, with `s` not normalized (RFC 6979 section 3.4 and its appendix A.2.5
 /// vectors, and the PyPI `ecdsa` package's `sign_deterministic`, give this `s`).
-public enum RFC6979 {
+package enum RFC6979 {
     /// One deterministic signature with the nonce it used (for tests against the RFC's vectors).
-    public struct Signature: Sendable, Equatable {
+    package struct Signature: Sendable, Equatable {
         /// The nonce, 32 bytes big-endian.
-        public var k: [UInt8]
+        package var k: [UInt8]
         /// `r` and `s`, 32 bytes big-endian each.
-        public var r: [UInt8]
-        public var s: [UInt8]
+        package var r: [UInt8]
+        package var s: [UInt8]
         /// The JWS form `R‖S` (64 bytes).
-        public var raw: [UInt8] { r + s }
+        package var raw: [UInt8] { r + s }
     }
 
     /// Signs `message` (SHA-256 is applied here) with `key`'s private scalar.
@@ -30,7 +30,7 @@ public enum RFC6979 {
     ///   for the standard procedure. Different `extra` gives another valid, still deterministic signature.
     /// - Throws: `HealthCardError(.key)` when the key's private scalar cannot be read (a public key, or a key
     ///   held in an HSM: a PKCS#11 token never hands out the scalar RFC 6979 needs); `.crypto` when OpenSSL fails.
-    public static func sign(_ message: [UInt8], key: P256Key, extra: [UInt8] = []) throws -> Signature {
+    package static func sign(_ message: [UInt8], key: P256Key, extra: [UInt8] = []) throws -> Signature {
         let scalar = try PrivateScalar(key)
         let curve = try P256Curve()
         return try curve.sign(digest: Digest.sha256(message), scalar: scalar.bn, extra: extra)
@@ -62,7 +62,7 @@ final class PrivateScalar {
                 .key,
                 "deterministic signing (RFC 6979) derives each nonce from the private key itself, and this key's "
                     + "private scalar cannot be read (a public key, or a key held in a PKCS#11 token, which never "
-                    + "hands it out). Sign with random nonces (leave out --deterministic), or use a PEM key file")
+                    + "hands it out). Sign with random nonces (leave out \(Setting.deterministic)), or use a PEM key file")
         }
         BN_set_flags(d, BN_FLG_CONSTTIME)
         bn = d
@@ -234,20 +234,22 @@ final class P256Curve {
 /// ES256 with deterministic nonces (RFC 6979): the same key and signing input always give the same
 /// 64-byte `R‖S`, so a batch or a fixture catalogue made twice is byte-identical. Only used when asked
 /// for (`issue --deterministic`, `fixtures`): `ES256Signer` (random nonces) stays the default.
-public struct DeterministicES256Signer: JWSSigner {
-    public let publicKey: P256Key
+package struct DeterministicES256Signer: JWSSigner {
+    private let key: P256Key
     private let scalar: PrivateScalar
     private let curve: P256Curve
 
+    package var publicKey: P256PublicKey { P256PublicKey(storage: key) }
+
     /// - Throws: `HealthCardError(.key)` for a key whose private scalar cannot be read (a public key, or an
     ///   HSM key: the message says to sign with random nonces instead).
-    public init(key: P256Key) throws {
-        publicKey = key
+    package init(key: P256Key) throws {
+        self.key = key
         scalar = try PrivateScalar(key)
         curve = try P256Curve()
     }
 
-    public mutating func sign(_ signingInput: [UInt8]) throws -> [UInt8] {
+    package mutating func sign(_ signingInput: [UInt8]) throws -> [UInt8] {
         try curve.sign(digest: Digest.sha256(signingInput), scalar: scalar.bn, extra: []).raw
     }
 
@@ -255,7 +257,7 @@ public struct DeterministicES256Signer: JWSSigner {
     /// additional data 0, 1, 2… (section 3.6) until `r` matches, then `s` or `n − s` (both valid). Used to
     /// make DER signatures whose INTEGERs need a leading zero byte (fixtures).
     /// - Returns: the 64-byte `R‖S`.
-    public func sign(_ signingInput: [UInt8], highBitR: Bool, highBitS: Bool) throws -> [UInt8] {
+    package func sign(_ signingInput: [UInt8], highBitR: Bool, highBitS: Bool) throws -> [UInt8] {
         let digest = Digest.sha256(signingInput)
         for counter in 0..<4096 {
             let extra = (0..<4).map { UInt8(truncatingIfNeeded: counter >> (24 - 8 * $0)) }

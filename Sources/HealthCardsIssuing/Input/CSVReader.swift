@@ -14,7 +14,7 @@ import HealthCardsPrint
 ///
 /// The file is read in 64 KiB blocks and never held whole; each record carries the byte offset where
 /// it starts, so a caller can come back to it later with `init(path:offset:line:)`.
-public final class CSVReader {
+package final class CSVReader {
     /// One CSV record.
     public struct Record: Sendable {
         public var fields: [String]
@@ -25,6 +25,8 @@ public final class CSVReader {
     }
 
     private let fd: Int32
+    /// The most bytes one record (all its fields) may take (`InputLimits.csvRecordBytes`).
+    private let maxRecordBytes: Int
     private let path: String
     /// The byte between fields.
     private let delimiter: UInt8
@@ -45,7 +47,8 @@ public final class CSVReader {
     ///   - delimiter: the byte between fields (`,` `;` tab `|`; not a quote or line break).
     /// - Throws: `HealthCardError(.input)` when the file cannot be opened (or is not a regular file: a FIFO
     ///   would never end), or is UTF-16 or UTF-32.
-    public init(path: String, offset: Int = 0, line: Int = 1, delimiter: UInt8 = 0x2C) throws {
+    public init(path: String, offset: Int = 0, line: Int = 1, delimiter: UInt8 = 0x2C, limits: InputLimits = .standard) throws {
+        self.maxRecordBytes = limits.csvRecordBytes
         self.path = path
         self.line = line
         self.delimiter = delimiter == 0x22 || delimiter == 0x0A || delimiter == 0x0D ? 0x2C : delimiter
@@ -66,7 +69,7 @@ public final class CSVReader {
     /// bytes could reach a message.
     private func refuseNonUTF8Unicode() throws {
         if let encoding = TextEncoding.nonUTF8Unicode(buffer[..<bufferCount]) {
-            throw HealthCardError(.input, TextEncoding.message(path: path, encoding: encoding))
+            throw HealthCardError(.input, code: .inputEncoding, TextEncoding.message(path: path, encoding: encoding))
         }
     }
 
@@ -139,18 +142,18 @@ public final class CSVReader {
         var fieldLine = line
         // Indices in `field` where a doubled quote "" was read as one byte, to map field bytes back to file offsets.
         var collapsedQuotes: [Int] = []
-        // The record's bytes so far, against `InputBudget.csvRecordBytes`: a line that never ends (a
+        // The record's bytes so far, against `maxRecordBytes`: a line that never ends (a
         // quote never closed in a huge file) is refused after its budget, not read into memory whole.
         var recordBytes = 0
         func overBudget() -> HealthCardError {
             HealthCardError(
-                .input,
-                "\(path):\(startLine): the record starting on this line is longer than \(InputBudget.describe(bytes: InputBudget.csvRecordBytes)), "
+                .input, code: .inputTooLarge,
+                "\(path):\(startLine): the record starting on this line is longer than \(InputBudget.describe(bytes: maxRecordBytes)), "
                     + "the most one record may take (docs/verify.md, \"Budgets\"); check for a quote that is never closed")
         }
         func finishField() throws -> String {
             recordBytes += field.count + 1
-            if recordBytes > InputBudget.csvRecordBytes { throw overBudget() }
+            if recordBytes > maxRecordBytes { throw overBudget() }
             let text = try decode(field, offset: fieldOffset, line: fieldLine, collapsedQuotes: collapsedQuotes)
             field.removeAll(keepingCapacity: true)
             collapsedQuotes.removeAll()
@@ -170,12 +173,12 @@ public final class CSVReader {
                 while true {
                     guard let c = try peek() else {
                         throw HealthCardError(
-                            .input,
+                            .input, code: .csvQuoting,
                             "\(path):\(quoteLine): a quoted field opened on this line is never closed; "
                                 + "check for a stray '\"' (quotes inside a quoted field are written twice: \"\")")
                     }
                     advance()
-                    if recordBytes + field.count >= InputBudget.csvRecordBytes { throw overBudget() }
+                    if recordBytes + field.count >= maxRecordBytes { throw overBudget() }
                     if c == 0x22 {
                         if try peek() == 0x22 {
                             advance()
@@ -195,7 +198,7 @@ public final class CSVReader {
                 let after = try peek()
                 if let after, after != delimiter && after != 0x0A && after != 0x0D {
                     throw HealthCardError(
-                        .input,
+                        .input, code: .csvQuoting,
                         "\(path):\(line): unexpected character after a closing quote at byte \(position); "
                             + "a quoted field must end at a \(Template.delimiterName(delimiter)) or the end of the line"
                             + Self.delimiterHint(found: after, expected: delimiter))
@@ -215,11 +218,11 @@ public final class CSVReader {
                 return Record(fields: fields, line: startLine, offset: startOffset)
             case 0x22:
                 throw HealthCardError(
-                    .input,
+                    .input, code: .csvQuoting,
                     "\(path):\(line): a '\"' inside an unquoted field at byte \(position - 1); "
                         + "quote the whole field and write the quote twice (\"a \"\"b\"\" c\")")
             default:
-                if recordBytes + field.count >= InputBudget.csvRecordBytes { throw overBudget() }
+                if recordBytes + field.count >= maxRecordBytes { throw overBudget() }
                 field.append(b)
             }
         }
@@ -250,7 +253,7 @@ public final class CSVReader {
             badLine += 1
         }
         throw HealthCardError(
-            .input,
+            .input, code: .inputEncoding,
             "\(path):\(badLine): byte offset \(fileOffset) (0x\(byte)) is not UTF-8; the file looks like a "
                 + "Latin-1 or Windows-1252 export. No card is issued from it; re-save it as UTF-8 (e.g. `iconv -f WINDOWS-1252 -t UTF-8 "
                 + "IN.csv > OUT.csv`) and run again")

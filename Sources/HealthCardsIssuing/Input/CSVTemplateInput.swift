@@ -27,6 +27,8 @@ public final class CSVTemplateInput {
 
     public let path: String
     public let template: Template
+    /// The budgets the file is read within (rows, rows per patient, record size, bytes in flight).
+    public let limits: InputLimits
     /// Header columns in file order.
     public private(set) var header: [String] = []
     private var columnIndex: [String: Int] = [:]
@@ -61,20 +63,22 @@ public final class CSVTemplateInput {
     ///   UTF-8, broken quoting, no header, a required column missing from the header, a column the
     ///   template reads appearing twice in the header, or no data rows below the header. Nothing is
     ///   issued from such a file.
-    public convenience init(path: String, template: Template) throws {
+    /// - Parameter limits: the budgets the file is read within (`InputLimits.standard` by default).
+    public convenience init(path: String, template: Template, limits: InputLimits = .standard) throws {
         var indexed: [UInt64] = []
-        try self.init(path: path, template: template, patientsBeforeFailure: &indexed)
+        try self.init(path: path, template: template, limits: limits, patientsBeforeFailure: &indexed)
     }
 
     /// The same, and when the rows cannot be read to the end (broken quoting, a byte that is not UTF-8, too many
     /// rows), `patientsBeforeFailure` gets the key hashes (`hash(_:)`) of the patients indexed before that
     /// point, so a run can hold back those patients' rows in its other inputs (`CrossFilePatients`).
-    init(path: String, template: Template, patientsBeforeFailure: inout [UInt64]) throws {
+    init(path: String, template: Template, limits: InputLimits, patientsBeforeFailure: inout [UInt64]) throws {
         self.path = path
+        self.limits = limits
         self.template = template
-        let reader = try CSVReader(path: path, delimiter: template.delimiter)
+        let reader = try CSVReader(path: path, delimiter: template.delimiter, limits: limits)
         guard let head = try reader.next() else {
-            throw HealthCardError(.input, "\(path) is empty; expected a header line with the columns \(template.columns.filter(\.required).map(\.name).joined(separator: ", "))")
+            throw HealthCardError(.input, code: .csvHeader, "\(path) is empty; expected a header line with the columns \(template.columns.filter(\.required).map(\.name).joined(separator: ", "))")
         }
         header = head.fields.map { $0.trimmingCharacters(in: " \t") }
         headerFields = header.count
@@ -86,7 +90,7 @@ public final class CSVTemplateInput {
             // A repeated column the template reads: which copy holds the right value cannot be known.
             // Repeats of columns it does not read (often several blank header cells) cannot change a card.
             if template.column(name) != nil {
-                throw HealthCardError(.input, "\(path): the header has column \(Quote.text(name)) twice, at positions \(earlier + 1) and \(i + 1); template '\(template.name)' reads it, and which copy is right cannot be known. Remove or rename one of them and run again")
+                throw HealthCardError(.input, code: .csvHeader, "\(path): the header has column \(Quote.text(name)) twice, at positions \(earlier + 1) and \(i + 1); template '\(template.name)' reads it, and which copy is right cannot be known. Remove or rename one of them and run again")
             }
         }
         let missing = template.columns.filter { $0.required && columnIndex[$0.name] == nil }.map(\.name)
@@ -105,11 +109,11 @@ public final class CSVTemplateInput {
                         + "or check that this is the right file and template")
             }
             let found = header.map(ControlCharacters.escaped).joined(separator: ", ")
-            throw HealthCardError(.input, "\(path): the header lacks required column(s) \(missing.joined(separator: ", ")) of template '\(template.name)'; found: \(found)" + hint)
+            throw HealthCardError(.input, code: .csvHeader, "\(path): the header lacks required column(s) \(missing.joined(separator: ", ")) of template '\(template.name)'; found: \(found)" + hint)
         }
         // `Template` requires patientKey to be a required column, and required columns were found above.
         guard let keyIndex = columnIndex[template.patientKey] else {
-            throw HealthCardError(.input, "\(path): the header lacks the patient id column '\(template.patientKey)' of template '\(template.name)'")
+            throw HealthCardError(.input, code: .csvHeader, "\(path): the header lacks the patient id column '\(template.patientKey)' of template '\(template.name)'")
         }
         self.keyIndex = keyIndex
         do { try index(reader) } catch {
@@ -118,7 +122,7 @@ public final class CSVTemplateInput {
         }
         fileSize = FileIO.size(path) ?? 0
         if rowOffsetLow.isEmpty {
-            throw HealthCardError(.input, "\(path) has a header but no data rows; expected one row per event (a dose, a test) below the header. Check that the export finished and that this is the right file")
+            throw HealthCardError(.input, code: .csvHeader, "\(path) has a header but no data rows; expected one row per event (a dose, a test) below the header. Check that the export finished and that this is the right file")
         }
     }
 
@@ -161,8 +165,8 @@ public final class CSVTemplateInput {
         while let record = try reader.next() {
             if rowOffsetLow.count == 64 { reserveRows(estimatedFrom: record.offset) }
             // Rows are numbered in 32 bits (12 bytes a row in all): the budget keeps them far below 2^31.
-            guard rowOffsetLow.count < InputBudget.csvRows else {
-                throw HealthCardError(.input, "\(path) has more than \(InputBudget.csvRows) data rows, the most one input may hold "
+            guard rowOffsetLow.count < limits.csvRows else {
+                throw HealthCardError(.input, code: .inputTooLarge, "\(path) has more than \(limits.csvRows) data rows, the most one input may hold "
                     + "(docs/verify.md, \"Budgets\"); split it into several files, keeping each patient's rows in one file")
             }
             let row = Int32(rowOffsetLow.count)
@@ -175,7 +179,7 @@ public final class CSVTemplateInput {
             nextRow.append(-1)
             let source = "\(path):\(record.line)"
             if record.fields.count != headerFields {
-                let error = HealthCardError(.input, "row has \(record.fields.count) fields, the header has \(headerFields); check for an unquoted comma or a missing field. Its columns are shifted, so every patient whose id appears in it is rejected", at: source)
+                let error = HealthCardError(.input, code: .csvFieldCount, "row has \(record.fields.count) fields, the header has \(headerFields); check for an unquoted comma or a missing field. Its columns are shifted, so every patient whose id appears in it is rejected", at: source)
                 misfits.append((row, Set(record.fields.map { Self.hash($0.trimmingCharacters(in: " \t")) }), error))
                 if record.fields.count > keyIndex {
                     let key = record.fields[keyIndex].trimmingCharacters(in: " \t")
@@ -186,14 +190,14 @@ public final class CSVTemplateInput {
             }
             let key = record.fields[keyIndex].trimmingCharacters(in: " \t")
             if key.isEmpty {
-                orphanErrors[row] = HealthCardError(.input, "the patient id column '\(template.patientKey)' is empty, so the row cannot be matched to a patient", at: "\(source) column \(template.patientKey)")
+                orphanErrors[row] = HealthCardError(.input, code: .patientIDMissing, "the patient id column '\(template.patientKey)' is empty, so the row cannot be matched to a patient", at: "\(source) column \(template.patientKey)")
                 entries.append(-(row + 1))
                 continue
             }
             if key.utf8.count > Self.maxIDBytes {
                 // Never matched, never reported: the id itself is the problem.
                 orphanErrors[row] = HealthCardError(
-                    .input,
+                    .input, code: .inputTooLarge,
                     "the patient id in column '\(template.patientKey)' is \(key.utf8.count) bytes long; an id may have at most "
                         + "\(Self.maxIDBytes) (it goes into the rid, the file names and the report), so the row is rejected "
                         + "(its id is not repeated here). Check the export: is a column shifted, or a quote never closed?",
@@ -205,7 +209,7 @@ public final class CSVTemplateInput {
                 // The patient is rejected (its other rows too): a card without this row would lack a dose.
                 let column = long < header.count ? header[long] : "\(long + 1)"
                 let error = HealthCardError(
-                    .input,
+                    .input, code: .inputTooLarge,
                     "column \(Quote.text(column)) holds \(record.fields[long].utf8.count) bytes; a field may hold at most "
                         + "\(Self.maxFieldBytes) (a health card holds a few kB), so this patient is rejected. Check the export "
                         + "for a column that holds something else (a document, a note) or a quote never closed",
@@ -234,7 +238,7 @@ public final class CSVTemplateInput {
     private func reserveRows(estimatedFrom offset: Int) {
         guard let size = FileIO.size(path), let first = rowOffsetLow.first, offset > Int(first) else { return }
         let mean = Double(offset - Int(first)) / Double(rowOffsetLow.count)
-        let rows = Int(min(Double(InputBudget.csvRows), Double(size) / mean * 1.05)) + 64
+        let rows = Int(min(Double(limits.csvRows), Double(size) / mean * 1.05)) + 64
         rowOffsetLow.reserveCapacity(rows)
         rowLines.reserveCapacity(rows)
         nextRow.reserveCapacity(rows)
@@ -315,7 +319,7 @@ public final class CSVTemplateInput {
 
         /// Renders the rows with `template` into the record's checked Bundle (or its errors).
         /// - Parameter now: seconds since 1970 to judge future dates against.
-        public func render(_ template: Template, now: Int64 = Clock.nowSeconds()) -> CheckedRecord {
+        public func render(_ template: Template, now: Int64) -> CheckedRecord {
             guard errors.isEmpty, let id else { return CheckedRecord(source: source, id: id, checked: nil, errors: errors, warnings: []) }
             let rendered = template.render(rows: rows, now: now)
             var record = CheckedRecord(
@@ -361,7 +365,7 @@ public final class CSVTemplateInput {
         }
 
         /// Reads the next window of records into `ready`: at most `window` records, and no more rows
-        /// than `InputBudget.inFlightBytes` of the file (at least one record), sizes known from the index.
+        /// than `InputLimits.inFlightBytes` of the file (at least one record), sizes known from the index.
         private func fill() throws {
             guard entry < input.entries.count else { return }
             // (row, slot) for every row of the window's patients, read in file order.
@@ -372,7 +376,7 @@ public final class CSVTemplateInput {
             var overfull: Set<Int32> = []  // slots of patients with more rows than the budget (first row read only)
             var end = entry
             var bytes = 0
-            while end < input.entries.count && end - entry < window && (end == entry || bytes < InputBudget.inFlightBytes) {
+            while end < input.entries.count && end - entry < window && (end == entry || bytes < input.limits.inFlightBytes) {
                 let first = input.entries[end]
                 end += 1
                 guard first >= 0 else {
@@ -385,12 +389,12 @@ public final class CSVTemplateInput {
                 var chain: [Int32] = []
                 var size = 0
                 var row = first
-                while row >= 0 && chain.count <= InputBudget.csvRowsPerPatient {
+                while row >= 0 && chain.count <= input.limits.csvRowsPerPatient {
                     chain.append(row)
                     size += input.rowBytes(Int(row))
                     row = input.nextRow[Int(row)]
                 }
-                if chain.count > InputBudget.csvRowsPerPatient {
+                if chain.count > input.limits.csvRowsPerPatient {
                     overfull.insert(slot)
                     chain = [first]
                     size = input.rowBytes(Int(first))
@@ -406,7 +410,7 @@ public final class CSVTemplateInput {
                 if slots[i] < 0 {
                     let row = Int(-(first + 1))
                     let error = input.orphanErrors[Int32(row)]
-                        ?? HealthCardError(.input, "the row matches no patient", at: "\(input.path):\(input.rowLines[row])")
+                        ?? HealthCardError(.input, code: .patientIDMissing, "the row matches no patient", at: "\(input.path):\(input.rowLines[row])")
                     ready.append(PatientRows(source: "\(input.path):\(input.rowLines[row])", id: input.orphanIDs[Int32(row)], rows: [],
                                              errors: [error]))
                     continue
@@ -417,7 +421,7 @@ public final class CSVTemplateInput {
                     let key = fields[Int(slot)].first.flatMap { $0.count > input.keyIndex ? $0[input.keyIndex] : nil }?
                         .trimmingCharacters(in: " \t")
                     ready.append(PatientRows(source: source, id: key, rows: [], errors: [HealthCardError(
-                        .input, "the patient has more than \(InputBudget.csvRowsPerPatient) rows (one row per dose or test is "
+                        .input, code: .inputTooLarge, "the patient has more than \(input.limits.csvRowsPerPatient) rows (one row per dose or test is "
                             + "expected; docs/verify.md, \"Budgets\"), so no card is issued for it; check the patient id column",
                         at: source)]))
                     continue
@@ -447,7 +451,7 @@ public final class CSVTemplateInput {
                     g = groups.count - 1
                 }
                 if fields.count != input.headerFields {
-                    groups[g].errors.append(HealthCardError(.input, "row has \(fields.count) fields, the header has \(input.headerFields); check for an unquoted comma or a missing field", at: source))
+                    groups[g].errors.append(HealthCardError(.input, code: .csvFieldCount, "row has \(fields.count) fields, the header has \(input.headerFields); check for an unquoted comma or a missing field", at: source))
                 } else {
                     var values: [String: String] = [:]
                     for column in input.template.columns {
@@ -467,7 +471,7 @@ public final class CSVTemplateInput {
         func read(_ row: Int) throws -> [String] {
             if reader == nil || row < readerRow || row - readerRow > 32 {
                 reader = try CSVReader(path: input.path, offset: input.offset(ofRow: row), line: Int(input.rowLines[row]),
-                                       delimiter: input.template.delimiter)
+                                       delimiter: input.template.delimiter, limits: input.limits)
                 readerRow = row
             }
             while true {
@@ -486,10 +490,11 @@ public final class CSVTemplateInput {
     public func cursor() -> Cursor { Cursor(self) }
 
     /// Every record, rendered, in order of first appearance (holds them all: for small inputs and tests).
-    public func records() throws -> [CheckedRecord] {
+    /// - Parameter now: the time dates are judged at, seconds since 1970.
+    public func records(now: Int64) throws -> [CheckedRecord] {
         let cursor = self.cursor()
         var out: [CheckedRecord] = []
-        while let patient = try cursor.next() { out.append(patient.render(template)) }
+        while let patient = try cursor.next() { out.append(patient.render(template, now: now)) }
         return out
     }
 }

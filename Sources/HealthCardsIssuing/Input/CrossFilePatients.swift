@@ -71,7 +71,7 @@ struct CrossFilePatients {
             let hash = CSVTemplateInput.hash(id)
             if let file = refused.first(where: { $0.patients.contains(hash) }) {
                 return HealthCardError(
-                    .input,
+                    .input, code: .patientInSeveralFiles,
                     "patient id \(Quote.text(id)) also has rows in \(file.path), which was refused (its report line says "
                         + "why); rows of one patient must be in one input file, and a card from this file alone could "
                         + "lack that file's rows, so none is issued: fix \(file.path) and run again",
@@ -83,7 +83,7 @@ struct CrossFilePatients {
             list.count == 2
             ? "\(list[0]) and \(list[1])" : list.dropLast().joined(separator: ", ") + " and \(list.last ?? "")"
         return HealthCardError(
-            .input,
+            .input, code: .patientInSeveralFiles,
             "patient id \(Quote.text(id)) appears in \(named); rows of one patient must be in one input file, so no card is issued for it from any of them: merge the exports and run again",
             at: source)
     }

@@ -27,7 +27,7 @@ public struct InputRecord: Sendable {
     /// The record made ready for the issuer: its Bundle minimized and checked (`CheckedBundle.minimizing`),
     /// the Bundle's errors (`RULE_CODE: sentence` at the FHIR path) added to the record's.
     /// - Parameter now: seconds since 1970 to judge future dates against.
-    public func checked(now: Int64 = Clock.nowSeconds()) -> CheckedRecord {
+    public func checked(now: Int64) -> CheckedRecord {
         var record = CheckedRecord(source: source, id: id, checked: nil, errors: errors, warnings: warnings)
         guard errors.isEmpty, let bundle else { return record }
         do {
@@ -35,7 +35,7 @@ public struct InputRecord: Sendable {
             record.checked = checked
             record.errors = checked.errors.map(BundleValidator.Findings.asError)
         } catch {
-            record.errors = error.errors
+            record.errors = error.all
         }
         return record
     }
@@ -63,7 +63,7 @@ public struct CheckedRecord: Sendable {
     /// A warning of the issued card at the CSV row and column that caused it (its FHIR path kept in the
     /// message), as the record's errors are; unchanged for Bundle input or a warning with no Bundle path.
     func located(_ warning: HealthCardError) -> HealthCardError {
-        guard let provenance, let checked, warning.location?.hasPrefix("Bundle.") == true else { return warning }
+        guard let provenance, let checked, warning.location.path?.hasPrefix("Bundle.") == true else { return warning }
         return provenance.located(warning, origins: checked.origins)
     }
 
@@ -99,6 +99,8 @@ public enum BundleInput {
         public let path: String
         /// Records in the file (non-blank lines of an `.ndjson`, 1 for a `.json`).
         public let count: Int
+        /// The budgets the file is read within (a Bundle's size, records in a file).
+        public let limits: InputLimits
         private let stem: String
         private var lines: LineReader?
         private var single: [UInt8]?
@@ -107,37 +109,39 @@ public enum BundleInput {
         public private(set) var lastRecordBytes = 0
 
         /// Opens `path` and counts its records.
+        /// - Parameter limits: the budgets the file is read within (`InputLimits.standard` by default).
         /// - Throws: `HealthCardError(.io)` when the file cannot be read at all; `.input` for a file in
-        ///   UTF-16 or UTF-32, a `.json` over `InputBudget.bundleBytes`, an `.ndjson` file without a single
-        ///   non-blank line, or one of more than `InputBudget.bundleRecordsPerFile` lines.
-        public init(path: String) throws {
+        ///   UTF-16 or UTF-32, a `.json` over `limits.bundleBytes`, an `.ndjson` file without a single
+        ///   non-blank line, or one of more than `limits.bundleRecordsPerFile` lines.
+        public init(path: String, limits: InputLimits = .standard) throws {
             self.path = path
+            self.limits = limits
             stem = FileIO.stem(path)
             if let encoding = TextEncoding.nonUTF8Unicode(try FileIO.readPrefix(path, count: 512)[...]) {
-                throw HealthCardError(.input, TextEncoding.message(path: path, encoding: encoding))
+                throw HealthCardError(.input, code: .inputEncoding, TextEncoding.message(path: path, encoding: encoding))
             }
             guard BundleInput.isNDJSON(path) else {
-                var text = try FileIO.read(path, maxBytes: InputBudget.bundleBytes)
+                var text = try FileIO.read(path, maxBytes: limits.bundleBytes)
                 if text.starts(with: [0xEF, 0xBB, 0xBF]) { text.removeFirst(3) }
                 single = text
                 count = 1
                 return
             }
-            let counter = try LineReader(path: path, maxLineBytes: InputBudget.bundleBytes)
+            let counter = try LineReader(path: path, maxLineBytes: limits.bundleBytes)
             var records = 0
             while let line = try counter.next() {
                 if let bytes = line.bytes, Self.isBlank(bytes, first: line.number == 1) { continue }
                 records += 1
-                if records > InputBudget.bundleRecordsPerFile {
-                    throw HealthCardError(.input, "\(path) has more than \(InputBudget.bundleRecordsPerFile) Bundle lines, the most one input "
+                if records > limits.bundleRecordsPerFile {
+                    throw HealthCardError(.input, code: .inputTooLarge, "\(path) has more than \(limits.bundleRecordsPerFile) Bundle lines, the most one input "
                         + "may hold (docs/verify.md, \"Budgets\"); split it into several files")
                 }
             }
             if records == 0 {
-                throw HealthCardError(.input, "\(path) has no Bundle lines (it is empty or blank); expected one FHIR Bundle per line. Check that the export finished and that this is the right file")
+                throw HealthCardError(.input, code: .inputNotBundle, "\(path) has no Bundle lines (it is empty or blank); expected one FHIR Bundle per line. Check that the export finished and that this is the right file")
             }
             count = records
-            lines = try LineReader(path: path, maxLineBytes: InputBudget.bundleBytes)
+            lines = try LineReader(path: path, maxLineBytes: limits.bundleBytes)
         }
 
         private static func isBlank(_ bytes: [UInt8], first: Bool) -> Bool {
@@ -161,7 +165,7 @@ public enum BundleInput {
                 guard var text = line.bytes else {
                     index += 1
                     return InputRecord(source: source, id: "\(stem)-\(index)", bundle: nil, errors: [HealthCardError(
-                        .input, "the line is longer than \(InputBudget.describe(bytes: InputBudget.bundleBytes)), the most one Bundle may take "
+                        .input, code: .inputTooLarge, "the line is longer than \(InputBudget.describe(bytes: limits.bundleBytes)), the most one Bundle may take "
                             + "(docs/verify.md, \"Budgets\"); check the export")])
                 }
                 if Self.isBlank(text, first: line.number == 1) { continue }
@@ -177,11 +181,11 @@ public enum BundleInput {
         do {
             let json = try JSONParser.parse(bytes)
             guard json["resourceType"]?.stringValue == "Bundle" else {
-                return InputRecord(source: source, id: id, bundle: nil, errors: [HealthCardError(.input, "expected a FHIR Bundle (\"resourceType\": \"Bundle\"), found \(json["resourceType"]?.stringValue.map { "resourceType '\($0)'" } ?? "no resourceType")")])
+                return InputRecord(source: source, id: id, bundle: nil, errors: [HealthCardError(.input, code: .inputNotBundle, "expected a FHIR Bundle (\"resourceType\": \"Bundle\"), found \(json["resourceType"]?.stringValue.map { "resourceType '\($0)'" } ?? "no resourceType")")])
             }
             return InputRecord(source: source, id: id, bundle: json)
         } catch {
-            return InputRecord(source: source, id: id, bundle: nil, errors: [HealthCardError(.input, "not valid JSON: \(error)")])
+            return InputRecord(source: source, id: id, bundle: nil, errors: [HealthCardError(.input, code: .inputNotBundle, "not valid JSON: \(error)")])
         }
     }
 }

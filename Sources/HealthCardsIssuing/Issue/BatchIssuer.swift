@@ -63,10 +63,17 @@ public final class BatchIssuer {
     public var siteRoot: String?
     /// How each card's QR images are made (`qr/`).
     public var qr = QRSettings()
+    /// The budgets inputs are read within (rows, record and Bundle sizes, input held in flight).
+    public var limits = InputLimits.standard
     /// Printed cards: `pdf/<id>.pdf` and/or one combined PDF (nil: none).
     public var pdf: PDFOptions?
     /// Pages written to the combined PDF by the last run (`pdf.combinedPath`).
     public private(set) var combinedPages = 0
+    /// How the report's messages say settings and commands (the command line: as its options).
+    public var messageStyle: MessageStyle = .words
+    /// Where the run's log records go (`batch.file-rejected`, `batch.record-rejected` with the codes only,
+    /// `batch.finished` with the counts): never a record's values.
+    public var logger: any HealthCardsLogger = NoLogger()
     /// Called on the calling thread after each record with (records done, records in the input).
     public var progress: ((Int, Int) -> Void)?
     /// Called with a sentence for the operator while the run waits (for the site's lock, `SiteLock`).
@@ -109,7 +116,7 @@ public final class BatchIssuer {
     ///   usually nothing is written; in the middle of the run, it stops, the report of the records
     ///   done so far is written if it can be, and files already written stay whole.
     ///   `HealthCardError(.input)` when a CSV file changes while the run reads it back to compare the
-    ///   patient ids found in several files (nothing is issued then). `HealthCardError(.usage)`, with
+    ///   patient ids found in several files (nothing is issued then). `HealthCardError(.configuration)`, with
     ///   nothing written, when `outDir` is inside a published site (`IssuerSite.enclosingSite`),
     ///   another process is issuing into it (`OutputLock`), or, with links, another command has been writing
     ///   the site for longer than `SiteLock.defaultWait`.
@@ -154,17 +161,19 @@ public final class BatchIssuer {
                 case .csv(let path, let template):
                     var readBefore: [UInt64] = []
                     defer { if !readBefore.isEmpty { refusedCSV.append((path, Set(readBefore))) } }
-                    let csv = try CSVTemplateInput(path: path, template: template, patientsBeforeFailure: &readBefore)
+                    let csv = try CSVTemplateInput(
+                        path: path, template: template, limits: limits, patientsBeforeFailure: &readBefore)
                     summary.total += csv.count
                     opened.append(.csv(csv, template))
                 case .bundles(let path):
-                    let reader = try BundleInput.Reader(path: path)
+                    let reader = try BundleInput.Reader(path: path, limits: limits)
                     summary.total += reader.count
                     opened.append(.bundles(reader))
                 }
             } catch let error as HealthCardError {
                 summary.total += 1
                 fileRejected?(input.path, error)
+                logger.log(LogRecord(.warning, "batch.file-rejected", error: error, fields: ["input": input.path]))
                 opened.append(.rejected(InputRecord(source: input.path, id: nil, bundle: nil, errors: [error])))
             }
         }
@@ -195,7 +204,7 @@ public final class BatchIssuer {
         var failure: HealthCardError?
         var reportFailure: HealthCardError?
         let window = jobs * 16
-        // Bytes of input submitted and not yet reported, by job number (`InputBudget.inFlightBytes`).
+        // Bytes of input submitted and not yet reported, by job number (`limits.inFlightBytes`).
         var inFlight: [Int: Int] = [:]
         var inFlightBytes = 0
 
@@ -210,7 +219,7 @@ public final class BatchIssuer {
             }
             var line = outcome.line
             if let owner = outcome.identity, let clash = rids.register(owner, reportLine: next - 1) {
-                line.warnings.append(HealthCardError(.input, clash, at: line.source))
+                line.warnings.append(HealthCardError(.input, code: .ridCollision, severity: .warning, clash, at: line.source))
                 summary.ridCollisions += 1
             }
             if let kid = outcome.replacedKid { summary.reissuedForKid[kid, default: 0] += 1 }
@@ -222,9 +231,14 @@ public final class BatchIssuer {
                 } catch {}
             }
             if line.status == .issued { summary.issued += 1 } else { summary.rejected += 1 }
+            if line.status == .rejected, logger.minimumLevel <= .info {
+                let codes = line.errors.map(\.reportedCode.rawValue).joined(separator: ",")
+                logger.log(.info, "batch.record-rejected", "a record was rejected", fields: ["source": line.source, "codes": codes])
+            }
             if line.alreadyIssued { summary.alreadyIssued += 1 }
+            if line.notPrinted != nil { summary.notPrinted += 1 }
             summary.warnings += line.warnings.count
-            do { try report.append(line.ndjson) } catch let error as HealthCardError {
+            do { try report.append(line.ndjson(style: messageStyle)) } catch let error as HealthCardError {
                 if reportFailure == nil { reportFailure = error }
             } catch {}
             progress?(summary.issued + summary.rejected, summary.total)
@@ -280,15 +294,15 @@ public final class BatchIssuer {
                         pipe.submit(.decided(ReportLine(source: source, id: id, status: .rejected, errors: splitPatient, warnings: [], files: [])))
                     } else if let id, let earlier = names.register(OutputNames.safe(id), id: id, source: source) {
                         pipe.submit(.decided(ReportLine(source: source, id: id, status: .rejected, errors: [
-                            HealthCardError(.input, "patient id \(Quote.text(id)) was already issued in this run (from \(earlier)); each patient must appear under one id in one input", at: source)
+                            HealthCardError(.input, code: .patientIDDuplicate, "patient id \(Quote.text(id)) was already issued in this run (from \(earlier)); each patient must appear under one id in one input", at: source)
                         ], warnings: [], files: [])))
                     } else {
                         inFlight[pipe.submit(job)] = bytes
                         inFlightBytes += bytes
                     }
                     collect(wait: 0)
-                    // At most `window` records, and at most `InputBudget.inFlightBytes` of input, wait or are worked on.
-                    while (pipe.submitted - next >= window || inFlightBytes > InputBudget.inFlightBytes) && !stopping() {
+                    // At most `window` records, and at most `limits.inFlightBytes` of input, wait or are worked on.
+                    while (pipe.submitted - next >= window || inFlightBytes > limits.inFlightBytes) && !stopping() {
                         collect(wait: 0.1)
                     }
                 }
@@ -301,19 +315,37 @@ public final class BatchIssuer {
 
         summary.interruptedBy = stop.signal
         summary.seconds = Clock.monotonicSeconds() - start
+        if failure != nil || reportFailure != nil || summary.interruptedBy != 0 {
+            // The unfinished combined PDF goes first: on a full disk its temporary holds the space the report needs.
+            combined?.discard()
+        }
         if let failure {
             try? report.commit()
             try? FileIO.syncFileSystem(outDir)
-            throw HealthCardError(.io, "\(failure.message). The run stopped after \(summary.issued + summary.rejected) of \(summary.total) records; the files written so far are whole, and running the same command again skips the cards already made")
+            throw HealthCardError(.io, "\(failure.text). The run stopped after \(summary.issued + summary.rejected) of \(summary.total) records; the files written so far are whole, and running the same command again skips the cards already made")
         }
         if let reportFailure { throw reportFailure }
         if let combined, combined.cards > 0, summary.interruptedBy == 0 {
-            try combined.finish()
-            combinedPages = combined.pages
+            do {
+                try combined.finish()
+                combinedPages = combined.pages
+            } catch let error as HealthCardError {
+                // Its closing writes (fonts, the cross-reference table) failed, the disk full: the temporary is
+                // gone, and the report of every record still goes where it belongs.
+                try? report.commit()
+                try? FileIO.syncFileSystem(outDir)
+                throw HealthCardError(error.kind, "\(error.message). Every record was done (\(summary.issued + summary.rejected) of \(summary.total); the report lists them), but the combined PDF was not written; the files written so far are whole, and running the same command again skips the cards already made and writes it")
+            }
         }
         try report.commit()
         try FileIO.syncFileSystem(outDir)
         try links?.finish()
+        logger.log(
+            .notice, "batch.finished", "the run finished",
+            fields: [
+                "issued": String(summary.issued), "rejected": String(summary.rejected), "total": String(summary.total),
+                "interruptedBy": String(summary.interruptedBy),
+            ])
         return summary
     }
 }
@@ -379,18 +411,18 @@ public struct SiteRevocations: Sendable {
     /// Why a card with `rid` (derived from `ridFrom`) and `nbf` must not be signed, or nil when the list does
     /// not revoke it. The message quotes the entry and says how the person gets a valid card.
     /// - Parameter now: seconds since 1970, for the times the message suggests.
-    public func refusal(rid: String, ridFrom: String, nbf: Int64, now: Int64 = Clock.nowSeconds()) -> String? {
+    public func refusal(rid: String, ridFrom: String, nbf: Int64, now: Int64) -> String? {
         guard let entry = self.entry(revoking: rid, nbf: nbf) else { return nil }
         let revoke =
-            "`healthcards revoke --site \(site) --key KEY --rid-secret FILE --report REPORT --id '\(ridFrom)' "
+            "`\(Command.revoke) \(Setting.site) \(site) \(Setting.key) KEY \(Setting.ridSecret) FILE \(Setting.report) REPORT \(Setting.id) '\(ridFrom)' "
         guard let before = entry.before else {
             return "REVOKED: vc.rid \(rid) (of id '\(ridFrom)') is revoked by the entry '\(entry.text)' in \(path), which "
                 + "revokes every card of this person signed by key \(crl.kid), those issued from now on included: every "
                 + "verifier that checks the list would reject this card, so it was not signed. To give the person a "
-                + "corrected card, revoke only the cards issued before it: \(revoke)--before \(now) --narrow` (or a "
+                + "corrected card, revoke only the cards issued before it: \(revoke)\(Setting.before) \(now) \(Setting.narrow)` (or a "
                 + "time just after the bad card's nbf), then run this again"
         }
-        let when = before > now ? "run this again from then on" : "leave --nbf out (or give one at or after \(before))"
+        let when = before > now ? "run this again from then on" : "leave \(Setting.nbf) out (or give one at or after \(before))"
         return "REVOKED: vc.rid \(rid) (of id '\(ridFrom)') is revoked for cards issued before \(before) "
             + "(\(Clock.describe(before))) by the entry '\(entry.text)' in \(path), and this card's nbf \(nbf) is before "
             + "that: every verifier that checks the list would reject it, so it was not signed. To issue it, \(when)"

@@ -29,7 +29,7 @@ extension BatchWorker {
         return HealthCardError(
             .link,
             "\(linkFile) is the SMART Health Link of that earlier card and still opens it; withdraw it with "
-                + "`healthcards revoke --site SITE --link \(outDir)/\(linkFile)` if the card must not be shared",
+                + "`\(Command.revoke) \(Setting.site) SITE \(Setting.link) \(outDir)/\(linkFile)` if the card must not be shared",
             at: source)
     }
 }

@@ -94,8 +94,8 @@ final class BatchWorker {
         var asRead: JSONValue?
         switch job {
         case .decided(let line): return BatchOutcome(line: line)
-        case .record(let read): (record, asRead) = (read.checked(), read.bundle)
-        case .rows(let rows, let template): record = rows.render(template)
+        case .record(let read): (record, asRead) = (read.checked(now: issuer.clock.nowSeconds()), read.bundle)
+        case .rows(let rows, let template): record = rows.render(template, now: issuer.clock.nowSeconds())
         }
         var line = ReportLine(source: record.source, id: record.id, status: .rejected, errors: record.errors,
                               warnings: record.warnings, files: [])
@@ -105,7 +105,7 @@ final class BatchWorker {
         let identity = ridIdentity(id: id, asRead: asRead)
         let payload = issuer.payload(for: checked, patientID: identity?.id)
         if case .none(let reason)? = identity {
-            line.warnings.append(HealthCardError(.input, "no vc.rid: \(reason). This card cannot be revoked by itself (only by dropping the whole key)", at: record.source))
+            line.warnings.append(HealthCardError(.input, code: .ridNone, severity: .warning, "no vc.rid: \(reason). This card cannot be revoked by itself (only by dropping the whole key)", at: record.source))
         }
         var owner: RIDOwner?
         if let rid = payload.payload.rid, let from = identity?.id {
@@ -113,8 +113,8 @@ final class BatchWorker {
             line.ridFrom = from
             owner = RIDOwner(rid: rid, ridFrom: from, person: PatientIdentity.fingerprint(ofMinimized: checked.bundle))
             // A card the site's list already revokes would be turned away at every door: never sign it.
-            if let why = revocations?.refusal(rid: rid, ridFrom: from, nbf: issuer.settings.notBefore) {
-                line.errors = [HealthCardError(.validation, why, at: record.source)]
+            if let why = revocations?.refusal(rid: rid, ridFrom: from, nbf: issuer.settings.notBefore, now: issuer.clock.nowSeconds()) {
+                line.errors = [HealthCardError(.validation, code: .ridRevoked, why, at: record.source)]
                 line.kid = issuer.kid
                 line.revokedOnRecord = true
                 return BatchOutcome(line: line)
@@ -143,11 +143,8 @@ final class BatchWorker {
             do {
                 card = try issuer.issue(payload)
                 images = try CardImages(jws: card.jws, settings: qr)
-            } catch let error as HealthCardErrors {
-                line.errors = error.errors
-                return BatchOutcome(line: line)
             } catch let error as HealthCardError {
-                line.errors = [error]
+                line.errors = error.all
                 return BatchOutcome(line: line)
             }
             line.warnings += (card.warnings + images.warnings).map(record.located)
@@ -161,6 +158,7 @@ final class BatchWorker {
             let linked = try link(card: card.fileBytes, name: name, bundle: checked.bundle, notes: &notes)
             line.warnings += notes
             let print = try pdf?.run(jws: card.jws, codes: images.codes, name: name, link: try linked?.printable())
+            line.notPrinted = print?.refusal.map { Self.at(record.source, $0) }
             try FileIO.writeAtomically(card.fileBytes, to: "\(outDir)/\(cardFile)", access: access, sync: false)
             line.status = .issued
             line.files = [cardFile] + imageFiles + (print?.files ?? []) + (linked?.files ?? [])
@@ -170,7 +168,7 @@ final class BatchWorker {
             if let previous {
                 line.replaced = previous.reason
                 line.warnings.append(replacedWarning(previous, cardFile: cardFile, line: line, source: record.source))
-                stale = staleOutputs(name: name, printed: print != nil, linked: linked != nil || links != nil, source: record.source)
+                stale = staleOutputs(name: name, printed: print != nil && print?.refusal == nil, linked: linked != nil || links != nil, source: record.source)
                 line.warnings += stale
             }
             return BatchOutcome(
@@ -182,6 +180,13 @@ final class BatchWorker {
             let failure = HealthCardError(.io, "\(error)")
             return BatchOutcome(line: line, failure: failure)
         }
+    }
+
+    /// `error` (its code and text kept) at the record's `source`.
+    private static func at(_ source: String, _ error: HealthCardError) -> HealthCardError {
+        var located = error
+        located.location = HealthCardError.Location(source: source)
+        return located
     }
 
     /// The id `vc.rid` is derived from, or why there is none; nil when the run has no rid secret.
@@ -217,11 +222,11 @@ final class BatchWorker {
         let nbf = issuer.settings.notBefore
         let revoke =
             line.rid != nil && line.ridFrom != nil
-            ? "revoke it with `healthcards revoke --site \(siteName) --key KEY --rid-secret FILE --report \(outDir)/report.ndjson "
-                + "--id '\(line.ridFrom ?? "")' --before \(nbf)` (the cards issued before this one's nbf \(nbf))"
+            ? "revoke it with `\(Command.revoke) \(Setting.site) \(siteName) \(Setting.key) KEY \(Setting.ridSecret) FILE \(Setting.report) \(outDir)/report.ndjson "
+                + "\(Setting.id) '\(line.ridFrom ?? "")' \(Setting.before) \(nbf)` (the cards issued before this one's nbf \(nbf))"
             : "it has no vc.rid, so it can be revoked only with its key"
         return HealthCardError(
-            .input,
+            .input, code: .cardReplaced, severity: .warning,
             "\(cardFile) replaced \(old) \(why). The old card stays valid (anyone holding it can still show it) unless "
                 + "revoked: \(revoke)", at: source)
     }
@@ -236,8 +241,8 @@ final class BatchWorker {
             warnings.append(
                 HealthCardError(
                     .input,
-                    "\(pdfFile) still shows the replaced card; print it again: `healthcards print --out \(outDir)/pdf "
-                        + "\(outDir)/cards/\(name).smart-health-card` (add --jwks SITE, and the print options of the first run)",
+                    "\(pdfFile) still shows the replaced card; print it again: `\(Command.print) \(Setting.out) \(outDir)/pdf "
+                        + "\(outDir)/cards/\(name).smart-health-card` (add \(Setting.jwks) SITE, and the print options of the first run)",
                     at: source))
         }
         let linkFile = "shl/\(name).txt"
@@ -249,8 +254,8 @@ final class BatchWorker {
                     .link,
                     "\(linkFile) is the SMART Health Link of the replaced card: its file in the site still holds that card. "
                         + "Encrypt the new card under the same link (same key and URL, so the link handed out opens it): "
-                        + "`healthcards shl --base-url \(base) --site \(siteName) \(outDir)/cards/\(name).smart-health-card`, then "
-                        + "deploy the site (or withdraw the link: `healthcards revoke --site \(siteName) --link \(outDir)/\(linkFile)`)",
+                        + "`\(Command.shl) \(Setting.baseUrl) \(base) \(Setting.site) \(siteName) \(outDir)/cards/\(name).smart-health-card`, then "
+                        + "deploy the site (or withdraw the link: `\(Command.revoke) \(Setting.site) \(siteName) \(Setting.link) \(outDir)/\(linkFile)`)",
                     at: source))
         }
         return warnings
@@ -308,6 +313,7 @@ final class BatchWorker {
             jws: jws, codes: images.codes, name: name, link: try linked?.printable(),
             keepExisting: !(linked?.textChanged ?? false))
         printed = print?.card
+        line.notPrinted = print?.refusal.map { Self.at(line.source, $0) }
         line.warnings += linked?.warnings ?? []
         return [cardFile] + files + (print?.files ?? []) + (linked?.files ?? [])
     }

@@ -17,7 +17,7 @@ import HealthCardsPrint
 /// releases it when the process ends in any way (exit, crash, `kill -9`), so a dead run never leaves
 /// a folder locked; the file itself stays (removing it could let two runs lock two different files).
 /// The lock is held while the value lives; it is released when the value is freed.
-public final class OutputLock {
+package final class OutputLock {
     /// The lock file's name inside the output folder.
     public static let fileName = ".healthcards-issue.lock"
 
@@ -40,15 +40,15 @@ public final class OutputLock {
     /// - Parameters:
     ///   - folder: the output folder (must exist).
     ///   - mode: permission bits of the lock file when it is created.
-    /// - Throws: `HealthCardError(.usage)` when another process holds the lock (its pid and command
+    /// - Throws: `HealthCardError(.configuration)` when another process holds the lock (its pid and command
     ///   line are named), `.io` when the lock file cannot be opened.
     public convenience init(folder: String, mode: mode_t) throws {
         try self.init(folder: folder, fileName: Self.fileName, mode: mode, waitSeconds: 0, waiting: nil) { holder in
             HealthCardError(
-                .usage,
+                .configuration,
                 "another \(holder.command) (\(holder.description)) is writing into \(folder) right now; two runs into "
                     + "one output folder would race for the same files. Wait for it to finish (then run again: cards "
-                    + "and links already made are kept), or choose another --out. Nothing was written")
+                    + "and links already made are kept), or choose another \(Setting.out). Nothing was written")
         }
     }
 

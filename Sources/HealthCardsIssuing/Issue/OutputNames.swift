@@ -4,7 +4,7 @@ import HealthCardsQR
 import HealthCardsPrint
 
 /// File names for a record's outputs: the record id made file-name safe.
-public enum OutputNames {
+package enum OutputNames {
     /// Keeps `A–Z a–z 0–9 . _ -`, replaces anything else with `_`, and when anything was replaced (or
     /// the name would start with `.` or be longer than 100 bytes) appends `-` and 8 hex digits of the
     /// id's SHA-256, so two different ids never share a file name.

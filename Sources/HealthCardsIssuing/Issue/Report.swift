@@ -37,6 +37,9 @@ public struct ReportLine: Sendable {
     }
     /// Why this record's card replaced a different card of this key from an earlier run, or nil.
     public var replaced: Replacement?
+    /// Why the record's card, issued, got no PDF (`PrintedCard.refusal`: a character no installed font has, a
+    /// name that does not fit whole on the wallet card); nil when it was printed or nothing was to be printed.
+    public var notPrinted: HealthCardError?
     /// A rejected record whose rid the site's revocation list already revokes (`issue --site`): its cards of
     /// earlier runs exist, so the line keeps `kid`, `rid` and `ridFrom`, for `revoke --narrow` to check.
     public var revokedOnRecord = false
@@ -51,15 +54,21 @@ public struct ReportLine: Sendable {
     }
 
     /// `{"source":…,"id":…,"status":…,"alreadyIssued":…,"profile":…,"errors":[…],"warnings":[…],"files":[…]}`
-    /// with a final newline; `profile` is `vaccination`, `lab`, `generic` or null; an issued record adds
+    /// with a final newline; each error and warning is `{"code","kind","message","at"}` (`code` the rule's or
+    /// the kind's general one, `at` absent when there is no location), its message said in `style`;
+    /// `profile` is `vaccination`, `lab`, `generic` or null; an issued record adds
     /// `"kid"`, and `"rid"` and `"ridFrom"` when its card has a rid; a record rejected because the site's list
     /// revokes its rid adds `"revoked":true` with the same three; a card that replaced a different card of this
-    /// key adds `"replaced":"recordChanged"` or `"optionsChanged"`.
-    public var ndjson: [UInt8] {
+    /// key adds `"replaced":"recordChanged"` or `"optionsChanged"`; an issued card that got no PDF adds
+    /// `"notPrinted":{"code","kind":"pdf","message",…}` saying why.
+    public func ndjson(style: MessageStyle = .words) -> [UInt8] {
         func issues(_ list: [HealthCardError]) -> JSONValue {
             .array(list.map { error in
-                var o: JSONObject = ["kind": .string(error.kind.rawValue), "message": .string(error.message)]
-                if let at = error.location { o["at"] = .string(at) }
+                var o: JSONObject = [
+                    "code": .string(error.reportedCode.rawValue), "kind": .string(error.kind.name),
+                    "message": .string(error.rendered(style)),
+                ]
+                if !error.location.isEmpty { o["at"] = .string(error.location.description) }
                 return .object(o)
             })
         }
@@ -70,6 +79,9 @@ public struct ReportLine: Sendable {
             "files": .array(files.map { .string($0) }),
         ]
         if revokedOnRecord { object["revoked"] = .bool(true) }
+        if let notPrinted, case .array(let list) = issues([notPrinted]), let first = list.first {
+            object["notPrinted"] = first
+        }
         if let replaced { object["replaced"] = .string(replaced.rawValue) }
         if status == .issued || revokedOnRecord {
             if let kid { object["kid"] = .string(kid) }
@@ -107,6 +119,8 @@ public struct BatchSummary: Sendable, Equatable {
     public var replacedRecordChanged = 0
     /// Printed cards (`pdf/<id>.pdf`) and link files left holding a replaced card (warned in the report).
     public var staleOutputs = 0
+    /// Cards issued without their PDF (`ReportLine.notPrinted`).
+    public var notPrinted = 0
 
     public init() {}
 
@@ -138,12 +152,16 @@ extension BatchSummary {
         if replacedRecordChanged > 0 {
             line += "; \(replacedRecordChanged) card\(replacedRecordChanged == 1 ? " was" : "s were") replaced because "
                 + "\(replacedRecordChanged == 1 ? "its record" : "their records") changed: the old "
-                + "card\(replacedRecordChanged == 1 ? " stays" : "s stay") valid unless revoked with `revoke --before` "
+                + "card\(replacedRecordChanged == 1 ? " stays" : "s stay") valid unless revoked with `revoke \(Setting.before)` "
                 + "(the report's warnings give the command)"
         }
         if staleOutputs > 0 {
             line += "; \(staleOutputs) printed card\(staleOutputs == 1 ? "" : "s") or link\(staleOutputs == 1 ? "" : "s") "
                 + "still \(staleOutputs == 1 ? "holds" : "hold") a replaced card (see the report's warnings)"
+        }
+        if notPrinted > 0 {
+            line += "; \(notPrinted) card\(notPrinted == 1 ? " was" : "s were") issued without \(notPrinted == 1 ? "its" : "their") "
+                + "printed PDF, which would not show what the card says (\"notPrinted\" in the report says why)"
         }
         if ridCollisions > 0 {
             line += "; \(ridCollisions) record\(ridCollisions == 1 ? " shares its" : "s share their") vc.rid with "

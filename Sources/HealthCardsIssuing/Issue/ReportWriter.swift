@@ -25,7 +25,7 @@ final class ReportWriter {
         temp = FileIO.temporaryName(for: path)
         fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, access.fileMode)
         guard fd >= 0 else {
-            throw HealthCardError(.io, "cannot write in the output folder \(folder): \(String(cString: strerror(errno))); choose a folder you can write to (--out)")
+            throw HealthCardError(.io, "cannot write in the output folder \(folder): \(String(cString: strerror(errno))); choose a folder you can write to (\(Setting.out))")
         }
         fchmod(fd, access.fileMode)
         buffer.reserveCapacity(65536)
@@ -36,7 +36,7 @@ final class ReportWriter {
     /// - Throws: `HealthCardError(.io)` when `path` is a folder.
     static func checkTarget(_ path: String) throws {
         guard FileIO.isDirectory(path) else { return }
-        throw HealthCardError(.io, "cannot write the report \(path): it is a folder. Nothing was issued; move or remove that folder, or choose another --out, and run again")
+        throw HealthCardError(.io, "cannot write the report \(path): it is a folder. Nothing was issued; move or remove that folder, or choose another \(Setting.out), and run again")
     }
 
     deinit {

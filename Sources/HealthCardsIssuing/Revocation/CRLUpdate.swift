@@ -91,16 +91,16 @@ extension IssuerSite {
     /// on disk. Revoking what is already revoked writes nothing, except that a key set left behind by an
     /// interrupted run is brought up to the CRL's `ctr`. Callers hold the site's lock (`SiteLock`), so no
     /// other command changes the list between the read and the write.
-    /// - Throws: `HealthCardError(.usage)` when the site has no `jwks.json` or it does not publish
+    /// - Throws: `HealthCardError(.configuration)` when the site has no `jwks.json` or it does not publish
     ///   `kid`; `.validation` for a malformed CRL; `.key` for a malformed key set; `.io` on write errors
     ///   or when the list read back lacks an entry.
     /// - Parameter narrow: replace an entry of the same rid that revokes more cards (`CRL.add(_:narrow:)`).
     public func revoke(_ entries: [CRL.Entry], kid: String, narrow: Bool = false) throws -> RevocationResult {
         guard FileIO.exists(keySetPath) else {
             throw HealthCardError(
-                .usage,
+                .configuration,
                 "\(keySetPath) does not exist; lay out the site first with "
-                    + "`healthcards site --out \(root) KEY...`")
+                    + "`\(Command.site) \(Setting.out) \(root) KEY...`")
         }
         let keySet = try KeySetFile.parse(try FileIO.read(keySetPath, maxBytes: InputBudget.cardFileBytes), source: keySetPath)
         // Fails early, before the CRL is touched, when the key is not published.
@@ -110,7 +110,7 @@ extension IssuerSite {
         var changes: [(entry: CRL.Entry, change: CRL.Change)] = []
         for entry in entries {
             guard RID.isValid(entry.rid) else {
-                throw HealthCardError(.usage, "\(Quote.text(entry.rid)) is not a rid (1 to 24 base64url characters)")
+                throw HealthCardError(.configuration, "\(Quote.text(entry.rid)) is not a rid (1 to 24 base64url characters)")
             }
             changes.append((entry, crl.add(entry, narrow: narrow)))
         }

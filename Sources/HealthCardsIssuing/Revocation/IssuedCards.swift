@@ -30,7 +30,7 @@ public struct IssuedCards: Sendable {
 
     /// Reads report files; lines of rejected records are skipped, except those rejected because the site's
     /// list already revokes their rid (`"revoked": true`, `issuedHere` false).
-    /// - Throws: `HealthCardError(.usage)` for a file that cannot be read, or a line that is not a report
+    /// - Throws: `HealthCardError(.configuration)` for a file that cannot be read, or a line that is not a report
     ///   line (naming `file:line`): a wrong file must not pass as "nothing issued".
     public init(reports: [String]) throws {
         self.reports = reports
@@ -38,25 +38,25 @@ public struct IssuedCards: Sendable {
             // Read a line at a time: the report of a large run is larger than any file read whole.
             let lines: LineReader
             do { lines = try LineReader(path: path, maxLineBytes: InputBudget.reportLineBytes) } catch let error as HealthCardError {
-                throw HealthCardError(.usage, "--report: \(error.message)")
+                throw HealthCardError(.configuration, "\(Setting.report): \(error.text)")
             }
             while let next = try lines.next() {
                 let number = next.number
                 guard let line = next.bytes else {
                     throw HealthCardError(
-                        .usage,
-                        "--report \(path) line \(number) is longer than \(InputBudget.reportLineBytes) bytes, the most a "
+                        .configuration,
+                        "\(Setting.report) \(path) line \(number) is longer than \(InputBudget.reportLineBytes) bytes, the most a "
                             + "report line may be (see docs/verify.md, \"Budgets\"); give the report.ndjson that "
-                            + "`healthcards issue` wrote")
+                            + "`\(Command.issue)` wrote")
                 }
                 if line.allSatisfy({ $0 == 0x20 || $0 == 0x0D }) { continue }
                 guard let json = try? JSONParser.parse(line), let status = json["status"]?.stringValue,
                     json["source"]?.stringValue != nil
                 else {
                     throw HealthCardError(
-                        .usage,
-                        "--report \(path) line \(number) is not a line of an issue report (report.ndjson); "
-                            + "give the report.ndjson that `healthcards issue` wrote")
+                        .configuration,
+                        "\(Setting.report) \(path) line \(number) is not a line of an issue report (report.ndjson); "
+                            + "give the report.ndjson that `\(Command.issue)` wrote")
                 }
                 let revoked = json["revoked"] == .bool(true)
                 guard status == "issued" || revoked else { continue }

@@ -31,18 +31,18 @@ public struct SHLDestination: Sendable {
     public var folder: String { site.site.root + "/" + relativeFolder }
 
     /// Checks `baseURL` against the site's issuer.
-    /// - Throws: `HealthCardError(.usage)` when the base URL is not under the issuer URL the site is published
+    /// - Throws: `HealthCardError(.configuration)` when the base URL is not under the issuer URL the site is published
     ///   at, names no folder or an unsafe one (`..`, a hidden or percent-encoded segment, a query or
     ///   fragment), is not a folder named `shl`, or is too long for a 128-character link URL; the message
     ///   says why and gives a base URL that works.
     /// - Parameter option: the command-line option that gave the base URL, for messages.
-    public init(site: PublishedSite, baseURL: String, option: String = "--shl") throws(HealthCardError) {
+    public init(site: PublishedSite, baseURL: String, option: String = "\(Setting.shl)") throws(HealthCardError) {
         var base = baseURL
         while base.hasSuffix("/") { base.removeLast() }
         let issuer = site.issuer
         let example = issuer + "/" + Self.folderName
         func refuse(_ why: String) -> HealthCardError {
-            HealthCardError(.usage, "\(option) \(baseURL) \(why); e.g. \(option) \(example)")
+            HealthCardError(.configuration, "\(option) \(baseURL) \(why); e.g. \(option) \(example)")
         }
         guard base.hasPrefix(issuer + "/") else {
             throw refuse(
@@ -60,7 +60,7 @@ public struct SHLDestination: Sendable {
         guard segments.last == Substring(Self.folderName) else {
             throw refuse(
                 "names the folder \(Quote.text(segments.last ?? "")); link files go in a folder named '\(Self.folderName)' (at "
-                    + "\(issuer)/\(Self.folderName) or deeper), which the header rules of `healthcards site` serve as "
+                    + "\(issuer)/\(Self.folderName) or deeper), which the header rules of `\(Command.site)` serve as "
                     + "application/jose with CORS and no caching")
         }
         guard base.count <= Self.maxBaseURLCharacters else {

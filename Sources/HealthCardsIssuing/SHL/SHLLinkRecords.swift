@@ -15,7 +15,7 @@ import HealthCardsPrint
 /// A withdrawn link stays withdrawn: later `issue --shl` and `shl` runs make no new link for that name unless the
 /// operator names it (`--shl-renew ID`, `shl --renew ID`), so a person whose link was taken back does not get a
 /// new one by the next batch.
-public enum SHLWithdrawalRecord {
+package enum SHLWithdrawalRecord {
     /// `OUT/shl/<name>.withdrawn`.
     public static func path(outDir: String, name: String) -> String { "\(outDir)/shl/\(name).withdrawn" }
 
@@ -34,7 +34,7 @@ public enum SHLWithdrawalRecord {
     /// Records that the link whose text is at `linkFile` was withdrawn at `now`: `{"withdrawn":<seconds>,
     /// "file":"<the site file's path relative to the site>"}`, mode 0600.
     /// - Throws: `HealthCardError(.io)` when it cannot be written.
-    public static func record(besideLinkFile linkFile: String, siteFile: String, now: Int64 = Clock.nowSeconds()) throws
+    public static func record(besideLinkFile linkFile: String, siteFile: String, now: Int64) throws
     {
         guard let marker = path(besideLinkFile: linkFile) else { return }
         let json: JSONValue = .object(["withdrawn": .integer(now), "file": .string(siteFile)])
@@ -55,7 +55,7 @@ public enum SHLWithdrawalRecord {
 /// `{"site":"<absolute path>"}`. Another copy of the site (the same issuer in another folder) holds none of their
 /// files: a run given it would take every link for withdrawn, so `issue --shl` and `shl` refuse it while the
 /// recorded folder is there, and `revoke --link` refuses to call such a link withdrawn.
-public enum SHLSiteRecord {
+package enum SHLSiteRecord {
     /// The record's file name in `OUT/shl/`.
     public static let fileName = ".healthcards-links.json"
 
@@ -70,16 +70,16 @@ public enum SHLSiteRecord {
 
     /// Refuses `site` when the links in `linkFolder` were made into another site folder that still exists.
     /// - Parameter what: what is refused, for the message (e.g. "no link was made").
-    /// - Throws: `HealthCardError(.usage)` naming both folders and what to do.
+    /// - Throws: `HealthCardError(.configuration)` naming both folders and what to do.
     public static func check(linkFolder: String, site: String, what: String) throws {
         guard let recorded = recordedSite(linkFolder: linkFolder), let theirs = FileIO.identity(recorded),
             FileIO.exists(recorded + "/.well-known/jwks.json"), theirs != FileIO.identity(site)
         else { return }
         throw HealthCardError(
-            .usage,
+            .configuration,
             "the links in \(linkFolder) were made into the site folder \(recorded) (\(path(linkFolder: linkFolder))), "
                 + "not \(site): their files are there, and \(site) is another folder (a copy?) that holds none of them. "
-                + "Give --site \(recorded); \(what)")
+                + "Give \(Setting.site) \(recorded); \(what)")
     }
 
     /// Records `site` (made absolute) for the links in `linkFolder`, unless it is recorded already.

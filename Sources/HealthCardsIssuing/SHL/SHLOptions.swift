@@ -35,24 +35,24 @@ public struct SHLOptions: Sendable {
     /// Checks a `--viewer` URL: `https://` (or `http://localhost` for a local viewer), ending in `#`, with no
     /// other `#`, no spaces or control characters, at most 200 characters (the link's QR stays small).
     /// - Returns: the URL as given.
-    /// - Throws: `HealthCardError(.usage)` saying what is wrong.
+    /// - Throws: `HealthCardError(.configuration)` saying what is wrong.
     public static func checkViewer(_ viewer: String) throws(HealthCardError) -> String {
-        let example = "e.g. --viewer https://viewer.example.org/#"
+        let example = "e.g. \(Setting.viewer) https://viewer.example.org/#"
         guard viewer.hasPrefix("https://") || viewer.hasPrefix("http://localhost") else {
-            throw HealthCardError(.usage, "--viewer \(viewer) is not an https URL; \(example)")
+            throw HealthCardError(.configuration, "\(Setting.viewer) \(viewer) is not an https URL; \(example)")
         }
         guard viewer.hasSuffix("#"), viewer.filter({ $0 == "#" }).count == 1 else {
             throw HealthCardError(
-                .usage,
-                "--viewer \(viewer) must end with '#' (and have no other '#'): the link goes in the fragment, which a "
+                .configuration,
+                "\(Setting.viewer) \(viewer) must end with '#' (and have no other '#'): the link goes in the fragment, which a "
                     + "browser never sends to the viewer's server; \(example)")
         }
         guard !viewer.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else {
-            throw HealthCardError(.usage, "--viewer has spaces or control characters; \(example)")
+            throw HealthCardError(.configuration, "\(Setting.viewer) has spaces or control characters; \(example)")
         }
         guard viewer.count <= 200 else {
             throw HealthCardError(
-                .usage, "--viewer is \(viewer.count) characters; keep it under 200 so the link's QR stays small")
+                .configuration, "\(Setting.viewer) is \(viewer.count) characters; keep it under 200 so the link's QR stays small")
         }
         return viewer
     }
@@ -77,25 +77,25 @@ public struct SHLLabel: Sendable, Equatable {
 
     /// - Parameter option: the command-line option that gave the template, for messages (`--shl-label` of
     ///   `issue`, `--label` of `shl`).
-    /// - Throws: `HealthCardError(.usage)` for an empty template, control characters, a `{…}` other than
+    /// - Throws: `HealthCardError(.configuration)` for an empty template, control characters, a `{…}` other than
     ///   `{name}`, or a text (without `{name}`) over 80 characters.
-    public init(template: String, option: String = "--shl-label") throws(HealthCardError) {
+    public init(template: String, option: String = "\(Setting.shlLabel)") throws(HealthCardError) {
         guard !template.trimmingCharacters(in: " ").isEmpty else {
-            throw HealthCardError(.usage, "\(option) is empty; leave it out for the label '\(Self.defaultText)'")
+            throw HealthCardError(.configuration, "\(option) is empty; leave it out for the label '\(Self.defaultText)'")
         }
         if template.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) {
-            throw HealthCardError(.usage, "\(option) has control characters (a line break?); give one line of text")
+            throw HealthCardError(.configuration, "\(option) has control characters (a line break?); give one line of text")
         }
         let fixed = template.replacingAll(Self.namePlaceholder, with: "")
         if fixed.contains("{") || fixed.contains("}") {
             throw HealthCardError(
-                .usage,
+                .configuration,
                 "\(option) \(Quote.text(template, limit: 100)) has a placeholder other than \(Self.namePlaceholder), the only one "
                     + "(the Patient's name)")
         }
         guard SHLink.labelFits(fixed) else {
             throw HealthCardError(
-                .usage,
+                .configuration,
                 "\(option) is \(fixed.utf16.count) characters without \(Self.namePlaceholder); a link label has at most "
                     + "\(SHLink.maxLabelCharacters)")
         }

@@ -66,7 +66,7 @@ public struct SHLStage: Sendable {
 
     /// Checks, before a run writes anything, that the link folders can be written, and removes temporary files
     /// left by killed runs in both.
-    /// - Throws: `HealthCardError(.io)` naming the folder; `.usage` when the links of `outDir` were made into
+    /// - Throws: `HealthCardError(.io)` naming the folder; `.configuration` when the links of `outDir` were made into
     ///   another site folder that still exists (`SHLSiteRecord`).
     public func prepare() throws {
         try SHLSiteRecord.check(
@@ -105,9 +105,9 @@ public struct SHLStage: Sendable {
             notes.append(
                 HealthCardError(
                     .link,
-                    "no SMART Health Link: the link of this card (\(textFile)) was withdrawn\(when) (`revoke --link`), and a "
-                        + "withdrawn link stays withdrawn. To give the person a new link, name them: --shl-renew ID "
-                        + "(`healthcards shl`: --renew ID)"))
+                    "no SMART Health Link: the link of this card (\(textFile)) was withdrawn\(when) (`revoke \(Setting.link)`), and a "
+                        + "withdrawn link stays withdrawn. To give the person a new link, name them: \(Setting.shlRenew) ID "
+                        + "(`\(Command.shl)`: \(Setting.renew) ID)"))
             return nil
         }
         var current: (link: SHLink, fileName: String, key: AES256Key)?
@@ -122,7 +122,7 @@ public struct SHLStage: Sendable {
                     HealthCardError(
                         .link,
                         "\(textFile) is a live link whose file \(path) is in the site, in another folder than \(destination.baseURL): "
-                            + "it was kept as it is (not updated to this card); withdraw it (`revoke --link`) before making "
+                            + "it was kept as it is (not updated to this card); withdraw it (`revoke \(Setting.link)`) before making "
                             + "a new one, or run with the base URL it was made with"))
                 return nil
             }
@@ -132,7 +132,7 @@ public struct SHLStage: Sendable {
                         .link,
                         "no SMART Health Link made: \(textFile) holds a link to \(link.url), whose file is not in \(destination.site.site.root) "
                             + "(withdrawn, or made into another copy of the site or for another issuer); the link text was kept. "
-                            + "If it was withdrawn and the person needs a new link, name them: --shl-renew ID (`healthcards shl`: --renew ID)"))
+                            + "If it was withdrawn and the person needs a new link, name them: \(Setting.shlRenew) ID (`\(Command.shl)`: \(Setting.renew) ID)"))
                 return nil
             }
             warnings.append(HealthCardError(.link, "\(textFile) was replaced by a new link (renewed)"))
@@ -144,8 +144,8 @@ public struct SHLStage: Sendable {
                         HealthCardError(
                             .link,
                             "no SMART Health Link made: the file of the link in \(textFile) is not in \(destination.folder) "
-                                + "(withdrawn with `revoke --link`, or the link was made into another copy of the site); the link "
-                                + "text was kept. If it was withdrawn and the person needs a new link, name them: --shl-renew ID (`healthcards shl`: --renew ID)"))
+                                + "(withdrawn with `revoke \(Setting.link)`, or the link was made into another copy of the site); the link "
+                                + "text was kept. If it was withdrawn and the person needs a new link, name them: \(Setting.shlRenew) ID (`\(Command.shl)`: \(Setting.renew) ID)"))
                     return nil
                 }
                 warnings.append(

@@ -9,7 +9,7 @@ import HealthCardsPrint
 /// Withdrawing a SMART Health Link from a static host (`revoke --link`): its encrypted file is deleted from the
 /// site folder, so once the site is deployed a receiver's `GET` gets 404 and the link opens nothing. The
 /// card itself is not revoked: a copy someone already fetched still verifies (revoke the card's rid for that).
-public enum SHLWithdrawal {
+package enum SHLWithdrawal {
     /// What `withdraw` did.
     public enum Result: Sendable, Equatable {
         /// The file at this path was deleted.
@@ -26,7 +26,7 @@ public enum SHLWithdrawal {
     /// - Parameters:
     ///   - what: how to name the link in messages (a file name or "argument 2"; never the text).
     ///   - dryRun: check everything, delete nothing (the result says what would be done).
-    /// - Throws: `HealthCardError(.usage)` saying which check failed and what to do; `.io` when the file
+    /// - Throws: `HealthCardError(.configuration)` saying which check failed and what to do; `.io` when the file
     ///   cannot be deleted.
     public static func withdraw(
         linkText text: String, site: PublishedSite, force: Bool, what: String, dryRun: Bool = false
@@ -35,12 +35,12 @@ public enum SHLWithdrawal {
     {
         let link: SHLink
         do { link = try SHLinkText.parse(text) } catch {
-            throw HealthCardError(.usage, "--link \(what): \(error.message)")
+            throw HealthCardError(.configuration, "\(Setting.link) \(what): \(error.text)")
         }
         guard link.flag?.contains("U") == true else {
             throw HealthCardError(
-                .usage,
-                "--link \(what) has no flag U: its URL is a manifest on a server, not a file in a static site; withdraw it "
+                .configuration,
+                "\(Setting.link) \(what) has no flag U: its URL is a manifest on a server, not a file in a static site; withdraw it "
                     + "with the server that made it")
         }
         guard let path = site.localPath(forURL: link.url),
@@ -48,8 +48,8 @@ public enum SHLWithdrawal {
             SHLDestination.isFileName(FileIO.basename(path))
         else {
             throw HealthCardError(
-                .usage,
-                "--link \(what) points to \(link.url), which is not a link file of site \(site.site.root) (published at "
+                .configuration,
+                "\(Setting.link) \(what) points to \(link.url), which is not a link file of site \(site.site.root) (published at "
                     + "\(site.issuer)): expected \(site.issuer)/…/\(SHLDestination.folderName)/<43 characters>. Give the "
                     + "site the link was made for")
         }
@@ -65,9 +65,9 @@ public enum SHLWithdrawal {
             }
             guard opens else {
                 throw HealthCardError(
-                    .usage,
-                    "--link \(what): the file \(path) does not open with this link's key, so it is not this link's file; "
-                        + "nothing was deleted. Check the link, or pass --force to delete the file anyway")
+                    .configuration,
+                    "\(Setting.link) \(what): the file \(path) does not open with this link's key, so it is not this link's file; "
+                        + "nothing was deleted. Check the link, or pass \(Setting.force) to delete the file anyway")
             }
         }
         if dryRun { return .withdrawn(path) }

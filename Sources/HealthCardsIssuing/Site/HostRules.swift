@@ -13,7 +13,7 @@ import HealthCardsPrint
 ///   application/jose`, `Access-Control-Allow-Origin: *` (browser viewers fetch them cross-origin) and
 ///   `Cache-Control: no-store` (a withdrawn link stops working at once, and no cache keeps a copy);
 /// - the files in `deniedFiles` (the rule files themselves, the issuer record, the site lock): 404 Not Found.
-public enum HostRules {
+package enum HostRules {
     /// One rules file: its name relative to the site root and its text.
     public struct File: Sendable, Equatable {
         public var name: String

@@ -97,7 +97,7 @@ public struct IssuerSite: Sendable {
     ///   - issuer: the issuer URL to record in `healthcards-site.json` (`SiteRecord`), written last; nil
     ///     keeps the record as it is.
     /// - Throws: `HealthCardError(.validation)` for a malformed existing CRL, `.key` for a malformed
-    ///   existing key set, `.usage` when `issuer` differs from the issuer already recorded (an issuer URL
+    ///   existing key set, `.configuration` when `issuer` differs from the issuer already recorded (an issuer URL
     ///   never changes: its cards carry it), `.io` when a file cannot be written. Everything is checked
     ///   before anything is written; files are written atomically one by one.
     public func publish(keys: [JWK], createCRLs: Bool, pathPrefix: String = "", issuer: String? = nil) throws
@@ -106,7 +106,7 @@ public struct IssuerSite: Sendable {
         var result = PublishResult()
         if let issuer, let recorded = try readRecord(), recorded.issuer != issuer {
             throw HealthCardError(
-                .usage,
+                .configuration,
                 "\(root) is the site of \(recorded.issuer) (\(recordPath)), not of \(issuer); an issuer URL never "
                     + "changes, since every card carries it (docs/operations.md). Lay out the new issuer's site in "
                     + "another folder")
@@ -144,7 +144,7 @@ public struct IssuerSite: Sendable {
 
 /// Edits of a published `jwks.json` at the JSON level, so that keys and members this toolkit does not
 /// model (other key types, `x5c`, extra members) are kept exactly.
-public enum KeySetFile {
+package enum KeySetFile {
     /// Parses a JWK Set.
     /// - Throws: `HealthCardError(.key)` for text that is not JSON or has no `keys` array.
     public static func parse(_ bytes: [UInt8], source: String) throws -> JSONValue {
@@ -165,7 +165,7 @@ public enum KeySetFile {
     }
 
     /// `json` with `crlVersion` set to `version` on every entry whose kid is `kid`.
-    /// - Throws: `HealthCardError(.usage)` when no entry has that kid.
+    /// - Throws: `HealthCardError(.configuration)` when no entry has that kid.
     public static func settingCRLVersion(_ version: Int, kid: String, in json: JSONValue, source: String) throws
         -> JSONValue
     {
@@ -181,9 +181,9 @@ public enum KeySetFile {
         }
         guard found else {
             throw HealthCardError(
-                .usage,
+                .configuration,
                 "\(source) does not publish key \(kid); publish it first with "
-                    + "`healthcards site --out SITE KEY...` (a CRL is useless to verifiers without its key)")
+                    + "`\(Command.site) \(Setting.out) SITE KEY...` (a CRL is useless to verifiers without its key)")
         }
         root["keys"] = .array(updated)
         return .object(root)

@@ -4,7 +4,7 @@ import HealthCardsQR
 import HealthCardsPrint
 
 /// Builds the entries of a published key set from keys and certificate chains (digest section 7).
-public enum PublishedKeys {
+package enum PublishedKeys {
     /// A certificate chain and where it came from (for messages).
     public struct Chain: Sendable {
         public var chain: X509Chain
@@ -18,14 +18,14 @@ public enum PublishedKeys {
     /// One JWK entry per key, in order, duplicates (same kid) dropped. A key certified by chains gets
     /// one entry per chain, identical except for `x5c` (the spec's rule for several certificates of
     /// one key); a key without a chain gets one entry without `x5c`.
-    /// - Throws: `HealthCardError(.usage)` when a chain's leaf certificate holds none of the keys: an
+    /// - Throws: `HealthCardError(.configuration)` when a chain's leaf certificate holds none of the keys: an
     ///   `x5c` must certify the very key that signs.
     public static func entries(keys: [JWK], chains: [Chain]) throws -> [JWK] {
         var unique: [JWK] = []
         for key in keys where !unique.contains(where: { $0.kid == key.kid }) { unique.append(key) }
         for item in chains where !unique.contains(where: { item.chain.certifies($0) }) {
             throw HealthCardError(
-                .usage,
+                .configuration,
                 "the leaf certificate of \(item.source) (\(item.chain.leafSubject)) holds the "
                     + "key with kid \(item.chain.leafJWK.kid), which is not among the keys given "
                     + "(\(unique.map(\.kid).joined(separator: ", "))); x5c must certify the signing key itself. "

@@ -33,14 +33,14 @@ extension IssuerSite {
     ///   - path: the folder or file the command would write.
     ///   - option: the option that named it, for the message.
     ///   - what: what would be written there, for the message ("cards, QR images and reports are health data").
-    /// - Throws: `HealthCardError(.usage)` naming the site and the marker found.
+    /// - Throws: `HealthCardError(.configuration)` naming the site and the marker found.
     public static func refuseHealthDataInside(
-        _ path: String, option: String = "--out",
+        _ path: String, option: String = "\(Setting.out)",
         what: String = "cards, QR images, PDFs, links and reports are health data"
     ) throws {
         guard let found = enclosingSite(of: path) else { return }
         throw HealthCardError(
-            .usage,
+            .configuration,
             "\(option) \(path) is inside the published site \(found.site) (it holds \(found.marker)): \(what), and "
                 + "a web server hands out whatever is in the site to anyone who asks. Choose a path outside the web "
                 + "root; nothing was written")
@@ -82,12 +82,12 @@ extension IssuerSite {
 
     /// Refuses to lay out a site in a folder that holds health data an `issue` run wrote (`heldIssueOutput`):
     /// publishing the folder would publish the cards, reports, PDFs and links.
-    /// - Throws: `HealthCardError(.usage)` naming the folder and the file found.
+    /// - Throws: `HealthCardError(.configuration)` naming the folder and the file found.
     public static func refuseSiteHoldingHealthData(_ root: String) throws {
         guard FileIO.isDirectory(root), let found = heldIssueOutput(under: root) else { return }
         throw HealthCardError(
-            .usage,
-            "--out \(root) holds the output of an `issue` run (\(found.folder)/\(found.marker)): cards, reports, PDFs and "
+            .configuration,
+            "\(Setting.out) \(root) holds the output of an `issue` run (\(found.folder)/\(found.marker)): cards, reports, PDFs and "
                 + "links are health data, and everything in a site folder is published. Lay out the site in a folder of "
                 + "its own (e.g. a new one beside it), or move the issue output out of \(root); nothing was written")
     }

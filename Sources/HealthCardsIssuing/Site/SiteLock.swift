@@ -15,7 +15,7 @@ import HealthCardsPrint
 /// answer 404 for it, `HostRules.deniedFiles`). A command that finds the site locked waits for it, at most
 /// `defaultWait` seconds (a `revoke` takes milliseconds, an `issue --shl` as long as its batch), then stops
 /// naming the holder. The kernel releases the lock when the holder ends in any way; the file stays.
-public enum SiteLock {
+package enum SiteLock {
     /// The lock file's name at the site root.
     public static let fileName = ".healthcards-site.lock"
     /// Seconds a command waits for another one to finish writing the site.
@@ -26,7 +26,7 @@ public enum SiteLock {
     ///   - waitSeconds: how long to wait for another holder.
     ///   - waiting: called once with a sentence naming the holder when the command has waited a second.
     /// - Returns: the lock, held until the value is freed.
-    /// - Throws: `HealthCardError(.usage)` naming the holder when the wait ran out (nothing was written),
+    /// - Throws: `HealthCardError(.configuration)` naming the holder when the wait ran out (nothing was written),
     ///   `.io` when the folder cannot be made or the lock file cannot be opened.
     public static func take(site root: String, waitSeconds: Double = defaultWait, waiting: ((String) -> Void)? = nil)
         throws -> OutputLock
@@ -39,7 +39,7 @@ public enum SiteLock {
             },
             refusal: { holder in
                 HealthCardError(
-                    .usage,
+                    .configuration,
                     "another \(holder.command) (\(holder.description)) has been writing the site \(root) for over "
                         + "\(Int(waitSeconds)) s; two commands writing one site would lose each other's changes (a "
                         + "revocation list written over). Run this again when it has finished. Nothing was written")

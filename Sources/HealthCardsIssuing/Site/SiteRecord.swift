@@ -20,15 +20,15 @@ public struct SiteRecord: Sendable, Equatable {
     public init(issuer: String) { self.issuer = issuer }
 
     /// Parses a record.
-    /// - Throws: `HealthCardError(.usage)` for text that is not `{"issuer":"https://…"}` with an issuer URL
+    /// - Throws: `HealthCardError(.configuration)` for text that is not `{"issuer":"https://…"}` with an issuer URL
     ///   `Payload.validateIssuer` accepts (the file is written by `site`; anything else was edited by hand).
     public init(bytes: [UInt8], source: String) throws {
-        let remedy = "it is written by `healthcards site --out SITE --issuer URL KEY...`; run that again to rewrite it"
+        let remedy = "it is written by `\(Command.site) \(Setting.out) SITE \(Setting.issuer) URL KEY...`; run that again to rewrite it"
         guard let json = try? JSONParser.parse(bytes), let issuer = json["issuer"]?.stringValue else {
-            throw HealthCardError(.usage, "\(source) is not a site record {\"issuer\":\"https://…\"}; \(remedy)")
+            throw HealthCardError(.configuration, "\(source) is not a site record {\"issuer\":\"https://…\"}; \(remedy)")
         }
         do { try Payload.validateIssuer(issuer) } catch let error as HealthCardError {
-            throw HealthCardError(.usage, "\(source): \(error.message); \(remedy)")
+            throw HealthCardError(.configuration, "\(source): \(error.text); \(remedy)")
         }
         self.issuer = issuer
     }
@@ -42,7 +42,7 @@ extension IssuerSite {
     public var recordPath: String { root + "/" + SiteRecord.fileName }
 
     /// The site's record, or nil when `site` was never given `--issuer` for it.
-    /// - Throws: `HealthCardError(.usage)` for a malformed record, `.io` when it cannot be read.
+    /// - Throws: `HealthCardError(.configuration)` for a malformed record, `.io` when it cannot be read.
     public func readRecord() throws -> SiteRecord? {
         guard FileIO.exists(recordPath) else { return nil }
         return try SiteRecord(bytes: try FileIO.read(recordPath), source: recordPath)
@@ -67,25 +67,25 @@ public struct PublishedSite: Sendable {
     public let kids: [String]
 
     /// Reads the site's record and key set.
-    /// - Throws: `HealthCardError(.usage)` when `root` holds no `.well-known/jwks.json`, records no issuer
+    /// - Throws: `HealthCardError(.configuration)` when `root` holds no `.well-known/jwks.json`, records no issuer
     ///   (it was laid out without `--issuer`), or either file is malformed.
     public init(root: String) throws {
         let site = IssuerSite(root: root)
         guard FileIO.isDirectory(site.root), FileIO.exists(site.keySetPath) else {
             throw HealthCardError(
-                .usage,
-                "--site \(root) is not an issuer site folder (no .well-known/jwks.json); lay it out with "
-                    + "`healthcards site --out \(root) --issuer URL KEY...`")
+                .configuration,
+                "\(Setting.site) \(root) is not an issuer site folder (no .well-known/jwks.json); lay it out with "
+                    + "`\(Command.site) \(Setting.out) \(root) \(Setting.issuer) URL KEY...`")
         }
         guard let record = try site.readRecord() else {
             throw HealthCardError(
-                .usage,
-                "--site \(root) records no issuer (no \(SiteRecord.fileName)); run `healthcards site --out \(root) "
-                    + "--issuer URL KEY...` once with the issuer URL it is published at")
+                .configuration,
+                "\(Setting.site) \(root) records no issuer (no \(SiteRecord.fileName)); run `\(Command.site) \(Setting.out) \(root) "
+                    + "\(Setting.issuer) URL KEY...` once with the issuer URL it is published at")
         }
         let kids: [String]
         do { kids = try IssuerSite.publishedKids(keySetAt: site.keySetPath) } catch let error as HealthCardError {
-            throw HealthCardError(.usage, error.message)
+            throw HealthCardError(.configuration, error.text)
         }
         self.site = site
         self.issuer = record.issuer
@@ -94,20 +94,20 @@ public struct PublishedSite: Sendable {
 
     /// Refuses to sign for this site as `issuer` with the key `kid` unless both are the site's: cards
     /// signed otherwise are rejected by every verifier, which fetches `<iss>/.well-known/jwks.json`.
-    /// - Throws: `HealthCardError(.usage)` naming what differs and what to do.
+    /// - Throws: `HealthCardError(.configuration)` naming what differs and what to do.
     public func checkSigner(issuer: String, kid: String) throws {
         guard issuer == self.issuer else {
             throw HealthCardError(
-                .usage,
-                "--issuer \(issuer) is not the issuer of site \(site.root), which is published at \(self.issuer) "
+                .configuration,
+                "\(Setting.issuer) \(issuer) is not the issuer of site \(site.root), which is published at \(self.issuer) "
                     + "(\(site.recordPath)); verifiers fetch keys from <iss>/.well-known/jwks.json, so these cards would "
-                    + "not verify. Give --issuer \(self.issuer), or the site of \(issuer)")
+                    + "not verify. Give \(Setting.issuer) \(self.issuer), or the site of \(issuer)")
         }
         guard kids.contains(kid) else {
             throw HealthCardError(
-                .usage,
+                .configuration,
                 "the signing key (kid \(kid)) is not in \(site.keySetPath) (it publishes \(kids.isEmpty ? "no key" : kids.joined(separator: ", "))); "
-                    + "verifiers would not find it. Publish it first with `healthcards site --out \(site.root) --issuer "
+                    + "verifiers would not find it. Publish it first with `\(Command.site) \(Setting.out) \(site.root) \(Setting.issuer) "
                     + "\(self.issuer) KEY...` (with the keys already there), or sign with a published key")
         }
     }

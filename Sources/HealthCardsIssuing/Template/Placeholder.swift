@@ -75,7 +75,7 @@ struct Placeholder: Sendable, Equatable {
         switch node {
         case .string(let s):
             let found: [Piece]
-            do { found = try pieces(of: s) } catch { throw HealthCardError(error.kind, error.message, at: path) }
+            do { found = try pieces(of: s) } catch { throw HealthCardError(error.kind, error.text, at: path) }
             for piece in found { if case .placeholder(let p) = piece { out.append((p, path)) } }
         case .array(let a): for (i, v) in a.enumerated() { try collect(in: v, path: "\(path)[\(i)]", into: &out) }
         case .object(let o): for (k, v) in o { try collect(in: v, path: "\(path).\(k)", into: &out) }

@@ -109,7 +109,7 @@ public struct Template: Sendable {
                 return try DateFormat(text)
             }
             self.delimiter = try Self.delimiter(root["delimiter"])
-        } catch { throw fail(error.message) }
+        } catch { throw fail(error.text) }
         var columns: [Column] = []
         for (columnName, spec) in columnsObject {
             let column = "column \(Quote.text(columnName))"
@@ -173,7 +173,7 @@ public struct Template: Sendable {
         for (i, (entry, repeats)) in entries.enumerated() {
             var used: [(placeholder: Placeholder, path: String)] = []
             do { try Placeholder.collect(in: .object(entry), path: "bundle.entry[\(i)]", into: &used) } catch let error as HealthCardError {
-                throw fail("\(error.location.map { "\($0): " } ?? "")\(error.message)")
+                throw fail("\(error.location.isEmpty ? "" : "\(error.location): ")\(error.text)")
             }
             for (placeholder, path) in used {
                 guard declared.contains(placeholder.column) else {

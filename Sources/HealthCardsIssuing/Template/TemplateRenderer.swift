@@ -37,7 +37,7 @@ extension Template {
     ///
     /// Any bad row rejects the whole patient: a card with a missing dose is worse than no card.
     /// - Parameter now: seconds since 1970 to judge future dates against.
-    public func render(rows: [TemplateRow], now: Int64 = Clock.nowSeconds()) -> RenderedBundle {
+    public func render(rows: [TemplateRow], now: Int64) -> RenderedBundle {
         var errors: [HealthCardError] = []
         var warnings: [HealthCardError] = []
         guard let first = rows.first else {
@@ -47,7 +47,7 @@ extension Template {
             for column in columns where column.required && row[column.name].isEmpty {
                 errors.append(
                     HealthCardError(
-                        .template, "required column '\(column.name)' is empty; fill it in or drop the row",
+                        .template, code: .templateRequiredEmpty, "required column '\(column.name)' is empty; fill it in or drop the row",
                         at: "\(row.source) column \(column.name)"))
             }
         }
@@ -131,7 +131,7 @@ extension Template {
                     columns[path] = p.column
                     return typed
                 } catch {
-                    errors.append(HealthCardError(.template, error.message, at: "\(row.source) column \(p.column)"))
+                    errors.append(HealthCardError(.template, error.text, at: "\(row.source) column \(p.column)"))
                     return nil
                 }
             }

@@ -102,10 +102,10 @@ extension Template {
             let checked: CheckedBundle
             do { checked = try CheckedBundle.minimizing(bundle, now: now) } catch {
                 // Minimization paths are in the rendered Bundle already.
-                return (nil, error.errors.map { located($0, renderedPath: $0.location) })
+                return (nil, error.all.map { located($0, renderedPath: $0.location.path) })
             }
             let errors = checked.errors.map(BundleValidator.Findings.asError).map { error in
-                located(error, renderedPath: error.location.map { Self.path($0, origins: checked.origins) })
+                located(error, renderedPath: error.location.path.map { Self.path($0, origins: checked.origins) })
             }
             return (checked, errors)
         }
@@ -113,13 +113,16 @@ extension Template {
         /// A finding of the checked Bundle (at its FHIR path, as `CheckedBundle.findings` give it) at the row and
         /// column that caused it, its path kept in the message; anything else as it is.
         func located(_ finding: HealthCardError, origins: [Int]) -> HealthCardError {
-            located(finding, renderedPath: finding.location.map { Self.path($0, origins: origins) })
+            located(finding, renderedPath: finding.location.path.map { Self.path($0, origins: origins) })
         }
 
         /// `error` at the row and column of `renderedPath`, its own path kept in the message.
         private func located(_ error: HealthCardError, renderedPath: String?) -> HealthCardError {
-            guard let path = error.location, let renderedPath else { return error }
-            return HealthCardError(error.kind, "\(error.message) (\(path))", at: location(of: renderedPath) ?? path)
+            guard let path = error.location.path, let renderedPath, let row = location(of: renderedPath) else { return error }
+            var located = error
+            located.text = "\(error.text) (\(path))"
+            located.location = row
+            return located
         }
 
         /// A FHIR path of the checked Bundle (`Bundle.entry[N]…`) with N its entry's index as rendered.
@@ -132,7 +135,11 @@ extension Template {
         }
 
         /// `file:line column C` for a FHIR path, or `file:line` when no placeholder filled it.
-        func location(of path: String) -> String? {
+        func location(of path: String) -> HealthCardError.Location? {
+            rowLocation(of: path).map { HealthCardError(.template, "", at: $0).location }
+        }
+
+        private func rowLocation(of path: String) -> String? {
             guard path.hasPrefix("Bundle.entry["), let close = path.firstIndex(of: "]"),
                 path.distance(from: path.startIndex, to: close) <= 22,
                 let index = Int(path[path.index(path.startIndex, offsetBy: 13)..<close]),

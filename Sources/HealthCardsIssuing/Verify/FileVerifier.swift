@@ -7,7 +7,7 @@ import HealthCardsPrint
 /// reports every problem with a stable code (`RuleCode`).
 public final class Verifier {
     /// The `--jwks` key sets, each bound to its issuer or not (`KeyRing`).
-    public let keyRing: KeyRing
+    package let keyRing: KeyRing
     /// Reports of the `--jwks` key sets themselves.
     public let keySetReports: [CredentialReport]
     /// The time `nbf`, `exp` and clinical dates are judged against, in seconds since the epoch.
@@ -34,14 +34,14 @@ public final class Verifier {
     ///   `.well-known/jwks.json`) with a `healthcards-site.json` record is bound to the recorded issuer.
     /// - Parameter linkSites: `--shl-site` folders (`PublishedSite`): site folders holding SMART Health Link
     ///   files, standing offline for the hosts of their issuer URLs.
-    /// - Throws: `HealthCardError(.usage)` for a path that does not exist, a URL without `=PATH`, a key set
+    /// - Throws: `HealthCardError(.configuration)` for a path that does not exist, a URL without `=PATH`, a key set
     ///   given twice, a malformed site record, `URL=SITE` whose site records another issuer, or a link site
     ///   that is not a site folder with an issuer record.
     public init(keySets: [String], now: Int64, linkSites: [String] = []) throws {
         self.now = now
         self.linkSites = try linkSites.map { root in
             do { return try PublishedSite(root: root) } catch let error as HealthCardError {
-                throw HealthCardError(.usage, error.message.replacingFirst("--site", with: "--shl-site"))
+                throw HealthCardError(.configuration, error.text.replacingFirst("\(Setting.site)", with: "\(Setting.shlSite)"))
             }
         }
         var sets: [KeyRing.KeySet] = []
@@ -52,14 +52,14 @@ public final class Verifier {
             let file = try Self.keySetFile(parsed.path)
             let identity = FileIO.identity(file) ?? file
             if let earlier = given[identity] {
-                throw HealthCardError(.usage, "--jwks \(argument) is the key set \(earlier) given again; give each key set once")
+                throw HealthCardError(.configuration, "\(Setting.jwks) \(argument) is the key set \(earlier) given again; give each key set once")
             }
             given[identity] = argument
             let (issuer, binding) = try Self.binding(of: file, folder: FileIO.isDirectory(parsed.path) ? parsed.path : nil,
                                                      argument: parsed)
             let bytes: [UInt8]
             do { bytes = try FileIO.read(file, maxBytes: InputBudget.cardFileBytes) } catch {
-                throw HealthCardError(.usage, "--jwks \(file) cannot be read: \(error)")
+                throw HealthCardError(.configuration, "\(Setting.jwks) \(file) cannot be read: \(error)")
             }
             let result = KeySetCheck.check(bytes: bytes, file: file, issuer: issuer, now: now)
             var report = CredentialReport(source: .keySet, file: file)
@@ -80,30 +80,30 @@ public final class Verifier {
     static func keySetFile(_ path: String) throws -> String {
         let fix = "give a jwks.json file or a site folder holding .well-known/jwks.json"
         guard FileIO.exists(path) else {
-            throw HealthCardError(.usage, "--jwks \(path) does not exist; \(fix)")
+            throw HealthCardError(.configuration, "\(Setting.jwks) \(path) does not exist; \(fix)")
         }
         // A FIFO or device would wait or never end: refused by what it is, before it is opened.
-        try FileIO.requireRegularFile(path, role: "--jwks", allowFolder: true, fix: fix)
+        try FileIO.requireRegularFile(path, role: "\(Setting.jwks)", allowFolder: true, fix: fix)
         guard FileIO.isDirectory(path) else { return path }
         for candidate in ["\(path)/.well-known/jwks.json", "\(path)/jwks.json"] where FileIO.exists(candidate) {
-            try FileIO.requireRegularFile(candidate, role: "--jwks", fix: fix)
+            try FileIO.requireRegularFile(candidate, role: "\(Setting.jwks)", fix: fix)
             return candidate
         }
-        throw HealthCardError(.usage, "--jwks \(path) is a folder without .well-known/jwks.json or jwks.json")
+        throw HealthCardError(.configuration, "\(Setting.jwks) \(path) is a folder without .well-known/jwks.json or jwks.json")
     }
 
     /// The issuer a key set file belongs to: the argument's `URL=`, else the record of the site folder given
     /// (or of the site whose `.well-known/jwks.json` it is).
-    /// - Throws: `HealthCardError(.usage)` for a malformed record, or one that names another issuer than `URL=`.
+    /// - Throws: `HealthCardError(.configuration)` for a malformed record, or one that names another issuer than `URL=`.
     static func binding(of file: String, folder: String?, argument: KeySetArgument?) throws -> (String?, KeyRing.KeySet.Binding) {
         let site = folder.map { IssuerSite(root: $0) } ?? IssuerSite.containing(keySet: file)
         let record = try site?.readRecord()
         if let issuer = argument?.issuer {
             if let record, record.issuer != issuer, let site {
                 throw HealthCardError(
-                    .usage,
-                    "--jwks \(issuer)=\(argument?.path ?? file): that site records the issuer \(record.issuer) (\(site.recordPath)); "
-                        + "a key set belongs to one issuer. Give --jwks \(argument?.path ?? file) alone, or the key set of \(issuer)")
+                    .configuration,
+                    "\(Setting.jwks) \(issuer)=\(argument?.path ?? file): that site records the issuer \(record.issuer) (\(site.recordPath)); "
+                        + "a key set belongs to one issuer. Give \(Setting.jwks) \(argument?.path ?? file) alone, or the key set of \(issuer)")
             }
             return (issuer, .argument)
         }
@@ -123,12 +123,12 @@ public final class Verifier {
     /// A PATH that is no file but SMART Health Link text (`shlink:/…`, or after a viewer URL's `#`) is checked
     /// as that link. A PATH is followed wherever its symbolic links lead; a FIFO, socket or device given as a
     /// PATH is `FILE_UNREADABLE` (never opened: it could wait forever). What walks skip is in `skipped`.
-    /// - Throws: `HealthCardError(.usage)` for a path that does not exist or is a dangling symbolic link.
+    /// - Throws: `HealthCardError(.configuration)` for a path that does not exist or is a dangling symbolic link.
     public func verify(_ paths: [String]) throws -> [CredentialReport] {
         for path in paths where !SHLinkText.looksLikeLink(path) || FileIO.exists(path) {
             switch FileKind.of(path) {
-            case .missing: throw HealthCardError(.usage, "\(path) does not exist")
-            case .danglingLink: throw HealthCardError(.usage, "\(path) \(FileKind.of(path).phrase)")
+            case .missing: throw HealthCardError(.configuration, "\(path) does not exist")
+            case .danglingLink: throw HealthCardError(.configuration, "\(path) \(FileKind.of(path).phrase)")
             default: continue
             }
         }
@@ -228,7 +228,7 @@ public final class Verifier {
             guard explicit || Self.classify(path, (try? FileIO.readPrefix(path, count: 4096)) ?? [], prefixOnly: true) != nil
             else { return [] }
             var report = CredentialReport(source: .unknown, file: path)
-            report.findings.append(Finding(.fileTooLarge, error.message, at: .init(file: path)))
+            report.findings.append(Finding(.fileTooLarge, error.text, at: .init(file: path)))
             return [report]
         } catch {
             var report = CredentialReport(source: .unknown, file: path)

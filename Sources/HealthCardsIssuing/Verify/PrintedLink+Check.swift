@@ -46,22 +46,22 @@ extension PrintedLink {
         if !errors.isEmpty {
             throw HealthCardError(
                 .link,
-                "`healthcards verify` finds errors in the link \(linkFile): "
-                    + errors.prefix(3).map(\.descriptionWithoutHealthData).joined(separator: "; "))
+                "`\(Command.verify)` finds errors in the link \(linkFile): "
+                    + errors.prefix(3).map { $0.descriptionWithoutHealthData(style: .tokens) }.joined(separator: "; "))
         }
         let opened = reports.dropFirst().compactMap(\.jws)
-        var warnings = report.findings.filter { $0.code != .shlNotResolved }.map(\.descriptionWithoutHealthData)
+        var warnings = report.findings.filter { $0.code != .shlNotResolved }.map { $0.descriptionWithoutHealthData(style: .tokens) }
         if reports.count > 1 {
             guard opened == credentials else {
                 throw HealthCardError(
                     .link,
                     "the link \(linkFile) opens another card than this one (made for an earlier card?); make the "
-                        + "card's link again with `healthcards shl`, or print without it (--no-link)")
+                        + "card's link again with `\(Command.shl)`, or print without it (\(Setting.noLink))")
             }
         } else {
             warnings.append(
                 "the link \(linkFile) was printed without opening its file, so it is not known to open this card: "
-                    + "give --shl-site SITE (the issuer's site folder) to check it")
+                    + "give \(Setting.shlSite) SITE (the issuer's site folder) to check it")
         }
         return (try PrintedLink(text: text), warnings)
     }

@@ -4,7 +4,7 @@ import HealthCardsVerify
 import HealthCardsQR
 
 /// A length on paper in PDF points (1/72 inch), made from millimetres.
-public enum Points {
+package enum Points {
     /// Points in one millimetre: 72 / 25.4.
     public static let perMillimetre = 72.0 / 25.4
     /// `mm` millimetres in points.
@@ -52,6 +52,9 @@ final class Canvas {
     let height: Double
     private let surface: OpaquePointer
     private let cr: OpaquePointer
+    /// Characters of the text drawn on this page that no installed font has a glyph for (Unicode scalar
+    /// values): they print as empty boxes (`TextLayout.draw`).
+    var unknownCharacters: [UInt32] = []
 
     /// A blank page of `width` × `height` points.
     /// - Throws: `HealthCardError(.pdf)` when Cairo cannot make the surface (out of memory).
@@ -151,19 +154,42 @@ final class Canvas {
         cairo_close_path(cr)
     }
 
+    /// The QR symbols already drawn on this page.
+    private var drawnSymbols: Set<ObjectIdentifier> = []
+
     /// Draws a QR symbol as vector modules: a white square for the symbol and its quiet zone, then the
-    /// symbol's modules (`QRSymbol`) scaled to `module` points each.
+    /// symbol's form (`QRSymbol`), scaled to `module` points a module.
+    ///
+    /// A symbol drawn a second time on one page (the card's code and the wallet card's) is drawn through a form
+    /// of its own that holds the first: Cairo 1.16 names a form once in a page's resources for each time it is
+    /// drawn, so the same form twice gave a resource dictionary with a repeated key, which `qpdf --check`
+    /// reports and strict readers refuse. The modules are still written once.
     /// - Parameters:
     ///   - x, y: top-left corner of the quiet zone.
     ///   - module: the side of one module in points.
     ///   - quietZone: light modules on each side (4, the QR standard's minimum).
-    func drawQR(_ symbol: QRSymbol, x: Double, y: Double, module: Double, quietZone: Int) {
+    /// - Throws: `HealthCardError(.pdf)` when Cairo cannot make the second form (out of memory).
+    func drawQR(_ symbol: QRSymbol, x: Double, y: Double, module: Double, quietZone: Int) throws {
         let side = Double(symbol.size + 2 * quietZone) * module
         fill(x: x, y: y, width: side, height: side, color: .white)
+        var source = symbol.surface
+        var wrapper: OpaquePointer?
+        defer { if let wrapper { cairo_surface_destroy(wrapper) } }
+        if !drawnSymbols.insert(ObjectIdentifier(symbol)).inserted {
+            var extents = cairo_rectangle_t(x: 0, y: 0, width: Double(symbol.size), height: Double(symbol.size))
+            guard let surface = cairo_recording_surface_create(CAIRO_CONTENT_COLOR_ALPHA, &extents),
+                cairo_surface_status(surface) == CAIRO_STATUS_SUCCESS, let inner = cairo_create(surface)
+            else { throw HealthCardError(.pdf, "Cairo could not draw a QR symbol") }
+            wrapper = surface
+            cairo_set_source_surface(inner, symbol.surface, 0, 0)
+            cairo_paint(inner)
+            cairo_destroy(inner)
+            source = surface
+        }
         cairo_save(cr)
         cairo_translate(cr, x + Double(quietZone) * module, y + Double(quietZone) * module)
         cairo_scale(cr, module, module)
-        cairo_set_source_surface(cr, symbol.surface, 0, 0)
+        cairo_set_source_surface(cr, source, 0, 0)
         cairo_paint(cr)
         cairo_restore(cr)
     }
@@ -194,10 +220,13 @@ final class Canvas {
 final class QRSymbol {
     let size: Int
     fileprivate let surface: OpaquePointer
+    /// A SMART Health Link's code (printed by its module size), not a card's.
+    let isLink: Bool
 
     /// - Throws: `HealthCardError(.pdf)` when Cairo cannot draw it (out of memory).
-    init(_ code: QRCode) throws {
+    init(_ code: QRCode, isLink: Bool = false) throws {
         size = code.size
+        self.isLink = isLink
         var extents = cairo_rectangle_t(x: 0, y: 0, width: Double(code.size), height: Double(code.size))
         guard let surface = cairo_recording_surface_create(CAIRO_CONTENT_COLOR_ALPHA, &extents) else {
             throw HealthCardError(.pdf, "Cairo could not make a QR symbol")

@@ -20,10 +20,17 @@ extension CardPrinter {
     func cardCode(_ symbol: QRSymbol, titled: Bool) -> TopCode {
         TopCode(
             symbol: symbol, millimetres: Self.qrMillimetres, title: titled ? "SMART Health Card" : nil,
-            caption: "Scan with a phone camera", alignment: .center)
+            caption: Self.cardCaption, alignment: .center)
     }
 
-    /// The link's code beside the card's: 40 mm (more for a long link), with a caption saying what a link is.
+    /// What the card's own code says below it: how to scan it, and that it needs no internet connection (the
+    /// code holds the signed record itself).
+    static let cardCaption = "Scan with a phone camera. Works without an internet connection"
+
+    /// What a link's code says, in plain words, about the network: the card is fetched when the link is opened.
+    static let linkNeedsInternet = "Opening it needs an internet connection"
+
+    /// The link's code beside the card's: sized by its modules, with a caption saying what a link is.
     func linkCode(_ symbol: QRSymbol, link: PrintedLink, issuerName: String) -> TopCode {
         TopCode(
             symbol: symbol, millimetres: Self.linkMillimetres(symbol), title: "SMART Health Link",
@@ -34,8 +41,9 @@ extension CardPrinter {
     func mainLinkCode(_ symbol: QRSymbol, link: PrintedLink) -> TopCode {
         TopCode(
             symbol: symbol, millimetres: Self.linkMillimetres(symbol), title: "SMART Health Link",
-            caption: link.opensInBrowser
-                ? "Scan with a phone camera" : "Scan with an app that reads SMART Health Links",
+            caption: (link.opensInBrowser
+                ? "Scan with a phone camera" : "Scan with an app that reads SMART Health Links") + ". "
+                + Self.linkNeedsInternet,
             alignment: .center)
     }
 
@@ -44,14 +52,16 @@ extension CardPrinter {
     static func note(issuerName: String, withLink: Bool = false) -> String {
         guard withLink else {
             return "The QR code is your SMART Health Card: a copy of the record on this page, digitally signed by "
-                + "\(issuerName) so that anyone can check it was not changed. Scan it with your phone's camera to "
+                + "\(issuerName) so that anyone can check it was not changed. The code holds the whole record, so it "
+                + "works without an internet connection. Scan it with your phone's camera to "
                 + "keep it in Apple Health and Wallet on an iPhone, or in an Android wallet or health app that "
                 + "accepts SMART Health Cards. Places that ask for proof scan it with a verifier app, such as the "
                 + "SMART Health Card Verifier. Anyone who scans the code can read what is printed here: keep this "
                 + "page as private as any medical record, and show it only when you choose to."
         }
         return "The QR code marked SMART Health Card (above, and on the wallet card) is a copy of the record on "
-            + "this page, digitally signed by \(issuerName) so that anyone can check it was not changed. Scan it "
+            + "this page, digitally signed by \(issuerName) so that anyone can check it was not changed; it holds "
+            + "the whole record and works without an internet connection. Scan it "
             + "with your phone's camera to keep it in Apple Health and Wallet on an iPhone, or in an Android wallet "
             + "or health app that accepts SMART Health Cards; places that ask for proof scan it with a verifier app. "
             + "Anyone who scans either code can read what is printed here: keep this page as private as any "
@@ -65,6 +75,7 @@ extension CardPrinter {
             ? "A link to this same card: scanned with a phone camera, it opens the card in a web browser or in "
                 + "an app that reads SMART Health Links. "
             : "A link to this same card: an app that reads SMART Health Links opens the card from it. ")
+            + "\(linkNeedsInternet): the card is fetched from \(issuerName). "
             + "\(issuerName) can withdraw the link, and then it stops working. "
             + "Anyone who has this code can open your card: keep it private."
     }
@@ -79,6 +90,7 @@ extension CardPrinter {
                 ? "Scan it with your phone's camera to open the card in a web browser, or with an app that reads "
                     + "SMART Health Links. "
                 : "Scan it with an app that reads SMART Health Links to open the card. ")
+            + "Opening the link needs an internet connection: the card is fetched from \(issuerName). "
             + "An app that does not read links can take the card file (.smart-health-card) instead: ask "
             + "\(issuerName) for it. \(issuerName) can withdraw the link, and then it stops working. Anyone who "
             + "scans the code can open the card: keep this page as private as any medical record, and show it only "

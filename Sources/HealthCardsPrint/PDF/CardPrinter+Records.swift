@@ -10,6 +10,9 @@ extension CardPrinter {
         var heading: String
         var millimetres: Double?
         var cells: [String]
+        /// Identifiers (a code, a lot number): set smaller to keep on one line, then broken between characters,
+        /// never with a hyphen or "…".
+        var identifier = false
     }
 
     func drawRecords(_ sheet: CardSheet, on page: PageFlow) throws {
@@ -20,10 +23,11 @@ extension CardPrinter {
             columns = [
                 Column(heading: "Date", millimetres: 22, cells: sheet.doses.map { CardSheet.printable(date: $0.date) }),
                 Column(heading: "Vaccine", millimetres: nil, cells: sheet.doses.map { $0.vaccine ?? "Vaccine" }),
-                Column(heading: "Code", millimetres: 21, cells: sheet.doses.map(\.code)),
+                Column(heading: "Code", millimetres: 21, cells: sheet.doses.map(\.code), identifier: true),
             ]
             if settings.showLot {
-                columns.append(Column(heading: "Lot", millimetres: 24, cells: sheet.doses.map { $0.lot ?? "" }))
+                columns.append(
+                    Column(heading: "Lot", millimetres: 24, cells: sheet.doses.map { $0.lot ?? "" }, identifier: true))
             }
             if settings.showPerformer {
                 columns.append(
@@ -68,6 +72,9 @@ extension CardPrinter {
             columns.enumerated().map { c, column in
                 let text = column.cells[row]
                 let style = c == 0 ? TextStyle(size: 9.3, bold: true, color: Palette.ink) : cellStyle
+                if column.identifier {
+                    return whole(text, style, width: columnWidths[c] - 2 * pad, lines: 1, minSize: 7)
+                }
                 return layout(text, style, width: columnWidths[c] - 2 * pad, maxLines: 4)
             }
         }

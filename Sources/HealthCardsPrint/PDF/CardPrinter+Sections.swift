@@ -48,9 +48,10 @@ extension CardPrinter {
         page.y += mm(5)
         page.placed()
         page.continuation = { [unowned self] flow in
+            // The whole name, never cut (as on the first page).
             let line = self.layout(
-                "\(sheet.name ?? "No name on the card")  ·  born \(sheet.birthDate ?? "unknown")  ·  \(sheet.title) (continued)",
-                TextStyle(size: 8.5, color: Palette.muted), width: flow.width, maxLines: 2)
+                "\(Self.nameLine(sheet, separator: " / "))  ·  born \(sheet.birthDate ?? "unknown")  ·  \(sheet.title) (continued)",
+                TextStyle(size: 8.5, color: Palette.muted), width: flow.width)
             line.draw(on: flow.canvas, x: flow.margin, y: flow.y)
             flow.y += line.height + mm(2)
             flow.canvas.line(
@@ -71,7 +72,7 @@ extension CardPrinter {
         for code in codes.reversed() {
             let (side, module) = qrGeometry(code.symbol, millimetres: code.millimetres)
             let qrX = right - side
-            canvas.drawQR(code.symbol, x: qrX, y: top, module: module, quietZone: Self.quietZone)
+            try canvas.drawQR(code.symbol, x: qrX, y: top, module: module, quietZone: Self.quietZone)
             var y = top + side + mm(0.5)
             if let title = code.title {
                 let heading = label(title, width: side, color: Palette.accent, alignment: .center)
@@ -98,11 +99,12 @@ extension CardPrinter {
             value.draw(on: canvas, x: x, y: y)
             y += value.height + mm(gap)
         }
+        // The whole name, in both scripts when the card has both: set smaller to fit two lines, then wrapped.
         field(
             "Name",
-            fitted(
-                sheet.name ?? "No name on the card", TextStyle(size: 22, bold: true, color: Palette.ink),
-                width: columnWidth, lines: 2, minSize: 12, maxLines: 6))
+            whole(
+                Self.nameLine(sheet), TextStyle(size: 22, bold: true, color: Palette.ink), width: columnWidth, lines: 2,
+                minSize: 12))
         field(
             "Date of birth",
             layout(sheet.birthDate ?? "Not on the card", TextStyle(size: 15, color: Palette.ink), width: columnWidth))
@@ -114,6 +116,14 @@ extension CardPrinter {
         if let note { y = drawNote(note, x: x, y: y, width: columnWidth, on: canvas) }
         page.y = max(y, qrBottom) + mm(6)
         page.placed()
+    }
+
+    /// The person's name as printed: `name`, and `otherName` (the name in another script) after `separator`
+    /// (a line separator: on a line of its own).
+    static func nameLine(_ sheet: CardSheet, separator: String = "\u{2028}") -> String {
+        let name = sheet.name ?? "No name on the card"
+        guard let other = sheet.otherName else { return name }
+        return name + separator + other
     }
 
     /// The plain-language note in a tinted box, headed "About this card"; returns the y below it.
@@ -160,7 +170,7 @@ extension CardPrinter {
                     "Code \(index + 1) of \(codes.count)",
                     TextStyle(size: 10, bold: true, color: Palette.accent, alignment: .center), width: side)
                 tag.draw(on: page.canvas, x: x, y: page.y)
-                page.canvas.drawQR(
+                try page.canvas.drawQR(
                     codes[index], x: x, y: page.y + labelHeight + mm(1), module: module, quietZone: Self.quietZone)
             }
             page.y += rowHeight

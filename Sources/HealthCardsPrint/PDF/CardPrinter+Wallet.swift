@@ -54,9 +54,12 @@ extension CardPrinter {
                 } else {
                     kicker = "SMART Health Card"
                 }
-                drawWalletCard(
+                if let refusal = try drawWalletCard(
                     sheet, issuerName: issuerName, code: codes[index], kicker: kicker, x: x, y: page.y,
-                    on: page.canvas)
+                    on: page.canvas), page.refusal == nil
+                {
+                    page.refusal = refusal
+                }
             }
             if codes.count == 1 {
                 let x = page.margin + cardW + gap
@@ -78,51 +81,101 @@ extension CardPrinter {
     static func walletTip(link: Bool) -> String {
         link
             ? "Cut out the card and keep it with your ID. Its QR code is the same link as the code above: it opens "
-                + "your card, so keep it as private as the card itself. It shows your name and date of birth so that "
-                + "a checker can match it to your ID."
+                + "your card, so keep it as private as the card itself, and opening it needs an internet connection. "
+                + "It shows your name and date of birth so that a checker can match it to your ID."
             : "Cut out the card and keep it with your ID. Its QR code holds the same signed record as the large "
-                + "code above; either one can be scanned. It shows your name and date of birth so that a "
-                + "checker can match it to your ID."
+                + "code above; either one can be scanned, without an internet connection. It shows your name and "
+                + "date of birth so that a checker can match it to your ID."
     }
 
+    /// The smallest size a name is set in on the wallet card, points: a name that does not fit whole at it
+    /// refuses the card's PDF rather than lose a letter.
+    static let walletNameMinimumPoints = 5.0
+
     /// One ID-1 card: text on the left under `kicker` (set in capitals), the QR code (42 mm symbol and its
-    /// quiet zone) on the right.
+    /// quiet zone, or a link's sized by its modules) on the right.
+    ///
+    /// The name is never cut: set smaller (11 down to 7 points) to keep within three lines, then wrapped onto
+    /// more; when that leaves no room, the one-line summary and then the issuer's name give way, and then the name
+    /// goes down to `walletNameMinimumPoints`.
+    /// - Returns: why the card must not be handed out, when the name does not fit whole even so (nothing is cut:
+    ///   the name is drawn whole over the card's edge, and the card gets no PDF).
+    /// - Throws: `HealthCardError(.pdf)` when Cairo cannot draw the code.
     func drawWalletCard(
         _ sheet: CardSheet, issuerName: String, code: QRSymbol, kicker: String, x: Double, y: Double,
         on canvas: Canvas
-    ) {
+    ) throws -> HealthCardError? {
         let cardW = mm(Self.walletCard.width)
         let cardH = mm(Self.walletCard.height)
         canvas.strokeRounded(
             x: x, y: y, width: cardW, height: cardH, radius: mm(3.18), color: Palette.muted, lineWidth: 0.7,
             dash: [4, 2.5])
-        let (side, module) = qrGeometry(code, millimetres: Self.walletQRMillimetres)
+        let (side, module) = qrGeometry(code, millimetres: walletMillimetres(code))
         let qrX = x + cardW - side - mm(1.5)
         let qrY = y + (cardH - side) / 2
-        canvas.drawQR(code, x: qrX, y: qrY, module: module, quietZone: Self.quietZone)
+        try canvas.drawQR(code, x: qrX, y: qrY, module: module, quietZone: Self.quietZone)
         let textX = x + mm(4)
         let width = qrX - textX - mm(0.5)
-        var ty = y + mm(4)
+        let top = y + mm(4)
+        let bottom = y + cardH - mm(4)
         let kicker = layout(
             kicker.uppercased(),
             TextStyle(size: 6.2, bold: true, color: Palette.accent, tracking: 0.5), width: width, maxLines: 1)
-        kicker.draw(on: canvas, x: textX, y: ty)
-        ty += kicker.height + mm(0.6)
         let issuer = layout(issuerName, TextStyle(size: 6.5, color: Palette.muted), width: width, maxLines: 2)
-        issuer.draw(on: canvas, x: textX, y: ty)
-        ty += issuer.height + mm(2.5)
-        let name = fitted(
-            sheet.name ?? "No name on the card", TextStyle(size: 11, bold: true, color: Palette.ink), width: width,
-            lines: 3,
-            minSize: 7, maxLines: 4)
-        name.draw(on: canvas, x: textX, y: ty)
-        ty += name.height + mm(1)
         let born = layout(
             "Born \(sheet.birthDate ?? "unknown")", TextStyle(size: 8, color: Palette.ink), width: width, maxLines: 1)
-        born.draw(on: canvas, x: textX, y: ty)
         let summary = layout(
             Self.walletSummary(sheet), TextStyle(size: 6.5, color: Palette.muted), width: width, maxLines: 3)
-        summary.draw(on: canvas, x: textX, y: max(ty + born.height + mm(1), y + cardH - mm(4) - summary.height))
+        let nameStyle = TextStyle(size: 11, bold: true, color: Palette.ink)
+        let nameText = Self.nameLine(sheet)
+        var name = whole(nameText, nameStyle, width: width, lines: 3, minSize: 7)
+        var showIssuer = true
+        var showSummary = true
+        func height() -> Double {
+            kicker.height + mm(0.6) + (showIssuer ? issuer.height + mm(2.5) : mm(1.5)) + name.height + mm(1)
+                + born.height + (showSummary ? mm(1) + summary.height : 0)
+        }
+        if height() > bottom - top { showSummary = false }
+        if height() > bottom - top { showIssuer = false }
+        if height() > bottom - top {
+            name = whole(nameText, nameStyle, width: width, lines: 3, minSize: Self.walletNameMinimumPoints)
+            if name.lineCount > 3 {
+                // At the smallest size, as many lines as the card holds.
+                var style = nameStyle
+                style.size = Self.walletNameMinimumPoints
+                name = layout(nameText, style, width: width)
+            }
+        }
+        var ty = top
+        kicker.draw(on: canvas, x: textX, y: ty)
+        ty += kicker.height + mm(0.6)
+        if showIssuer {
+            issuer.draw(on: canvas, x: textX, y: ty)
+            ty += issuer.height + mm(2.5)
+        } else {
+            ty += mm(1.5)
+        }
+        name.draw(on: canvas, x: textX, y: ty)
+        ty += name.height + mm(1)
+        born.draw(on: canvas, x: textX, y: ty)
+        if showSummary {
+            summary.draw(on: canvas, x: textX, y: max(ty + born.height + mm(1), bottom - summary.height))
+        }
+        guard height() > bottom - top + 0.01 else { return nil }
+        return HealthCardError(
+            .pdf, code: .pdfNameTooLong,
+            "the person's name (\(nameText.count) characters) does not fit whole on the wallet card, even at "
+                + "\(Int(Self.walletNameMinimumPoints)) points on every line the card has: a printed name is never cut, so "
+                + "no PDF was made. The card itself is issued; check the name in the record")
+    }
+
+    /// The printed width of a code on the wallet card (without quiet zone), millimetres: 42 for the card's own
+    /// code; a link's sized by its modules like on the page (`linkModuleMillimetres`), as large as the card's
+    /// height allows with its quiet zone and 1.5 mm to spare above and below.
+    func walletMillimetres(_ symbol: QRSymbol) -> Double {
+        guard symbol.isLink else { return Self.walletQRMillimetres }
+        let largest = (Self.walletCard.height - 3) * Double(symbol.size) / Double(symbol.size + 2 * Self.quietZone)
+        return min(max(Self.walletQRMillimetres, Double(symbol.size) * Self.linkModuleMillimetres), largest)
     }
 
     /// "COVID-19 vaccination record · 2 doses, last 2021-02-12".

@@ -8,17 +8,20 @@ import HealthCardsQR
 /// - the person's name (`HumanName`) and birth date, who issued the card, and a short plain-language note;
 /// - the QR code as vector modules, 60 mm wide (the symbol, without its 4-module quiet zone), or one
 ///   per chunk labelled "Code C of N" for a chunked card;
-/// - with a SMART Health Link, the link's QR code (40 mm) with a caption saying what a link is: beside the
-///   card's code, or in place of chunks for a card too large for one code;
+/// - with a SMART Health Link, the link's QR code (0.65 mm a module: 40–45 mm for a typical link) with a caption
+///   saying what a link is and that opening it needs an internet connection: beside the card's code (whose
+///   caption says it needs none), or in place of chunks for a card too large for one code;
 /// - every dose (date, vaccine from the CVX table, code, lot, performer) or lab result (date, test,
 ///   result, performer) in date order, continued on more pages when needed;
 /// - a wallet-size cut-out (85.6 × 54 mm, ISO/IEC 7810 ID-1) with the name, birth date and a 42 mm QR
 ///   code (one per chunk; the link's when the card has no code of its own);
 /// - a footer with the print date and "Page i of N".
 ///
-/// Text is laid out by Pango (any script; right-to-left names run right to left); a name too long for
-/// its line is set smaller, then wrapped, and cut with "…" only past six lines, so nothing leaves the
-/// page. One printer per thread: it owns a Pango context and its decoded logo.
+/// Text is laid out by Pango (any script; right-to-left names run right to left). A person's name is never
+/// cut: set smaller, then wrapped; with its form in another script when the card has one (`CardSheet.otherName`).
+/// A card that cannot be printed as it says (a character no installed font has, a name that does not fit whole
+/// on the wallet card) is laid out but refused (`PrintedCard.refusal`). One printer per thread: it owns a Pango
+/// context and its decoded logo.
 public final class CardPrinter {
     public let settings: PrintSettings
     let text: TextContext
@@ -28,14 +31,12 @@ public final class CardPrinter {
 
     /// Width of the main QR symbol (without quiet zone), millimetres.
     public static let qrMillimetres = 60.0
-    /// Width of a SMART Health Link's QR symbol on the page (without quiet zone), millimetres, at least: a link
-    /// of 230–330 characters (no label or a short one, with or without a viewer URL) is version 11–13 at ECC M
-    /// (61–69 modules), so modules of 0.58–0.66 mm, as large as the card's at 60 mm. A longer link is printed
-    /// wider (`linkModuleMillimetres`).
-    public static let linkQRMillimetres = 40.0
-    /// Smallest module of a link's QR symbol on the page, millimetres (3.2 pixels at 150 dpi): a link long
-    /// enough for a version over 13 (a long label, a long viewer URL) is printed `size × 0.55` mm wide.
-    public static let linkModuleMillimetres = 0.55
+    /// The module of a SMART Health Link's QR symbol on paper, millimetres: a link's code is printed
+    /// `size × 0.65` mm wide (its symbol, without the quiet zone), on the page and, as far as the card's height
+    /// allows, on the wallet card. A link of 230–330 characters (a viewer URL, a label) is version 11–13 at ECC M
+    /// (61–69 modules): 40–45 mm. At a fixed 40 mm such a code had modules of 0.58–0.66 mm, and under a slight blur
+    /// a phone read few of them; 0.65 mm is what the card's own code has at 60 mm for a typical card.
+    public static let linkModuleMillimetres = 0.65
     /// Width of the wallet card's QR symbol (without quiet zone), millimetres.
     public static let walletQRMillimetres = 42.0
     /// Light modules around every symbol (ISO/IEC 18004 minimum).
@@ -68,13 +69,13 @@ public final class CardPrinter {
         guard !cardCodes.isEmpty || link != nil else {
             throw HealthCardError(.pdf, "a printed card needs its QR code or its SMART Health Link; neither was made")
         }
-        let symbols = try cardCodes.map(QRSymbol.init)
+        let symbols = try cardCodes.map { try QRSymbol($0) }
         let page = PageFlow(printer: self)
         try page.start()
         let issuerName = settings.issuerDisplayName(sheet.issuer)
         try drawHeader(sheet, issuerName: issuerName, on: page)
         if let link {
-            let linkSymbol = try QRSymbol(link.code)
+            let linkSymbol = try QRSymbol(link.code, isLink: true)
             if let card = symbols.first {
                 // The card's code and the link's, side by side; the note goes beside the wallet card.
                 try drawIdentity(
@@ -102,7 +103,33 @@ public final class CardPrinter {
             try drawWalletCards(sheet, issuerName: issuerName, codes: symbols, aside: .cardTip, on: page)
         }
         let pages = try page.finish(footer: "Printed \(settings.today) · \(issuerName) · \(sheet.issuer)")
-        return PrintedCard(pages: pages, title: "SMART Health Card: \(sheet.title)", author: issuerName)
+        let refusal = page.refusal ?? Self.unknownGlyphRefusal(page.canvases.flatMap(\.unknownCharacters))
+        return PrintedCard(
+            pages: pages, title: "SMART Health Card: \(sheet.title)", author: issuerName, refusal: refusal)
+    }
+
+    /// Why a page with characters no font can draw must not be handed out: they print as empty boxes (a name
+    /// that reads wrong, or not at all). Says how many, their scripts (ISO 15924) and the first code point, to
+    /// find a font; never the text itself (this goes to logs).
+    static func unknownGlyphRefusal(_ drawn: [UInt32]) -> HealthCardError? {
+        // Each character once (a name is on the page and on the wallet card), in the order first drawn.
+        var characters: [UInt32] = []
+        for character in drawn where !characters.contains(character) { characters.append(character) }
+        guard let first = characters.first else { return nil }
+        var scripts: [String] = []
+        for character in characters {
+            let script = TextLayout.scriptCode(character)
+            if !scripts.contains(script) { scripts.append(script) }
+        }
+        let hex = String(first, radix: 16, uppercase: true)
+        let code = "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+        return HealthCardError(
+            .pdf, code: .pdfGlyphMissing,
+            "no installed font has a glyph for \(characters.count) character\(characters.count == 1 ? "" : "s") on this "
+                + "card (script \(scripts.joined(separator: ", ")) in ISO 15924 codes; the first is \(code)): printed, "
+                + "\(characters.count == 1 ? "it" : "they") would be empty boxes, so no PDF was made. Install a font that "
+                + "has \(characters.count == 1 ? "it" : "them") (fc-list ':charset=\(hex.lowercased())' lists the installed "
+                + "fonts that do; Debian's fonts-noto-core covers most scripts) and print the card again")
     }
 
     // MARK: Text helpers
@@ -120,8 +147,22 @@ public final class CardPrinter {
             width: width)
     }
 
+    /// `string` whole, never cut: at the largest size from `style.size` down to `minSize` (half a point at a
+    /// time) that fits `width` in at most `lines` lines; past that, at `minSize` on as many lines as it takes.
+    /// Words are broken only where a word is wider than the line, and without a hyphen.
+    func whole(_ string: String, _ style: TextStyle, width: Double, lines: Int, minSize: Double) -> TextLayout {
+        var style = style
+        while style.size > minSize {
+            let candidate = layout(string, style, width: width)
+            if candidate.lineCount <= lines { return candidate }
+            style.size = max(minSize, style.size - 0.5)
+        }
+        return layout(string, style, width: width)
+    }
+
     /// `string` at the largest size from `style.size` down to `minSize` that fits `width` in at most
-    /// `lines` lines; at `minSize`, wrapped to at most `maxLines` lines ("…" beyond).
+    /// `lines` lines; at `minSize`, wrapped to at most `maxLines` lines ("…" beyond). Not for a name or an
+    /// identifier, which are never cut (`whole`).
     func fitted(_ string: String, _ style: TextStyle, width: Double, lines: Int, minSize: Double, maxLines: Int)
         -> TextLayout
     {
@@ -137,10 +178,9 @@ public final class CardPrinter {
     /// Points for `mm` millimetres.
     func mm(_ mm: Double) -> Double { Points.mm(mm) }
 
-    /// The printed width of a link's QR symbol (without quiet zone), millimetres: 40, or more for a large version.
-    static func linkMillimetres(_ symbol: QRSymbol) -> Double {
-        max(linkQRMillimetres, Double(symbol.size) * linkModuleMillimetres)
-    }
+    /// The printed width of a link's QR symbol on the page (without quiet zone), millimetres: its modules at
+    /// `linkModuleMillimetres`, whatever its version.
+    static func linkMillimetres(_ symbol: QRSymbol) -> Double { Double(symbol.size) * linkModuleMillimetres }
 
     /// Size of a QR symbol with quiet zone, and of one module, for a symbol `millimetres` wide.
     func qrGeometry(_ code: QRSymbol, millimetres: Double) -> (side: Double, module: Double) {
@@ -166,13 +206,18 @@ public struct PrintedCard: @unchecked Sendable {
     /// The PDF's `/Title`: the card's kind, never the person's name (file managers show titles).
     let title: String
     let author: String
+    /// Why this card must not be handed out as printed, when it must not: a character no installed font has
+    /// (it would print as an empty box), or a name that does not fit whole on the wallet card. Such a card
+    /// gets no PDF (`pdf()` throws it, and a caller adds it to no combined PDF); the card itself is unaffected.
+    public let refusal: HealthCardError?
 
     /// Pages the card takes.
     public var pageCount: Int { pages.count }
 
     /// The card as a PDF file of its own.
-    /// - Throws: `HealthCardError(.pdf)` when Cairo fails.
+    /// - Throws: `refusal` when there is one; `HealthCardError(.pdf)` when Cairo fails.
     public func pdf() throws -> [UInt8] {
+        if let refusal { throw refusal }
         let file = try PDFFile(title: title, author: author)
         for page in pages { file.add(page) }
         return try file.finish()
@@ -194,6 +239,8 @@ final class PageFlow {
     var canvas: Canvas { canvases[canvases.count - 1] }
     /// Drawn at the top of every page after the first (the person, "continued").
     var continuation: ((PageFlow) throws -> Void)?
+    /// Why the card must not be handed out as laid out (`PrintedCard.refusal`), set while drawing.
+    var refusal: HealthCardError?
 
     init(printer: CardPrinter) {
         self.printer = printer

@@ -38,6 +38,9 @@ public struct CardSheet: Sendable, Equatable {
 
     /// The person's name as they recognize it (`HumanName.display`); nil when the card has none.
     public var name: String?
+    /// The person's name in another script than `name` (Latin letters beside Arabic, Chinese, Cyrillic, …),
+    /// when the card gives it (`otherScriptName`); printed with `name`.
+    public var otherName: String?
     /// `Patient.birthDate` as given (any FHIR precision).
     public var birthDate: String?
     public var kind: Kind
@@ -66,6 +69,7 @@ public struct CardSheet: Sendable, Equatable {
         let resources = (fhirBundle?["entry"]?.arrayValue ?? []).compactMap { $0["resource"] }
         let patient = resources.first { $0["resourceType"]?.stringValue == "Patient" }
         name = HumanName.display(patient: patient, today: today)
+        otherName = Self.otherScriptName(patient?["name"], shown: name, today: today)
         birthDate = patient?["birthDate"]?.stringValue
         var doses: [(Int, Dose)] = []
         var labs: [(Int, LabResult)] = []

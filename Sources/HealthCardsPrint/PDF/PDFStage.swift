@@ -47,22 +47,26 @@ public final class PDFStage {
     ///     single-QR limit that has a link).
     ///   - link: the card's SMART Health Link (`issue --shl`), printed with the card; a card that needs more
     ///     than one QR code is then printed with the link only (`CardPrinter.print`).
-    /// - Returns: the files written (relative to the output folder) and the printed pages (for the
-    ///   combined PDF, nil when there is none).
+    /// - Returns: the files written (relative to the output folder), the printed pages (for the combined PDF,
+    ///   nil when there is none), and why the card got no PDF when it must not be handed out as printed
+    ///   (`PrintedCard.refusal`: a character no font has, a name that does not fit whole; no file is written
+    ///   and `card` is nil).
     /// - Throws: `HealthCardError(.io)` when the PDF cannot be written, `.pdf` when it cannot be drawn,
     ///   `.qr`/`.compression`/`.input` when the JWS cannot be read back.
     public func run(jws: JWS, codes: [QRCode], name: String, link: PrintedLink? = nil, keepExisting: Bool = false)
-        throws -> (files: [String], card: PrintedCard?)
+        throws -> (files: [String], card: PrintedCard?, refusal: HealthCardError?)
     {
         let file = Self.file(name: name)
         let path = "\(outDir)/\(file)"
         let needFile = options.perCard && !(keepExisting && FileIO.exists(path))
-        guard needFile || options.combinedPath != nil else { return (options.perCard ? [file] : [], nil) }
+        guard needFile || options.combinedPath != nil else { return (options.perCard ? [file] : [], nil, nil) }
         let card = try printer.print(
             try Self.sheet(jws, today: options.settings.today), codes: codes.isEmpty ? try Self.codes(jws) : codes,
             link: link)
+        // No PDF rather than one that shows empty boxes or a cut name.
+        if let refusal = card.refusal { return ([], nil, refusal) }
         if needFile { try FileIO.writeAtomically(try card.pdf(), to: path, access: access, sync: false) }
-        return (options.perCard ? [file] : [], options.combinedPath != nil ? card : nil)
+        return (options.perCard ? [file] : [], options.combinedPath != nil ? card : nil, nil)
     }
 
     /// What a signed card says, read back from its JWS (raw inflate and parse; the signature is not

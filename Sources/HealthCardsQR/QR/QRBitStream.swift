@@ -2,7 +2,7 @@ import HealthCardsCore
 import HealthCardsVerify
 
 /// One segment of a QR symbol's data (ISO/IEC 18004:2015, 7.4): its mode and the data it carries.
-public struct QRSegment: Sendable, Equatable, CustomStringConvertible {
+package struct QRSegment: Sendable, Equatable, CustomStringConvertible {
     /// The mode indicator (Table 2).
     public enum Mode: String, Sendable {
         case numeric, alphanumeric, byte, kanji

@@ -18,7 +18,7 @@ public struct DecodedQR: Sendable, Equatable {
     /// The segments read from the symbol's own bit stream (`QRBitStream`): mode indicators and character
     /// counts, which zbar does not report. Nil when the grid could not be read cleanly: the segments' data
     /// must concatenate to exactly `bytes`, or they are not trusted (no error correction is attempted).
-    public let segments: [QRSegment]?
+    package let segments: [QRSegment]?
 
     /// A pixel position: `x` to the right, `y` down, from the top-left corner of the image.
     public struct Point: Sendable, Equatable {
@@ -70,7 +70,7 @@ public final class QRDecoder {
     /// zbar does not report them.
     /// - Returns: an empty array when the image holds no readable QR symbol.
     /// - Throws: `HealthCardError(.qr)` when zbar fails (not when it merely finds nothing).
-    public func decode(_ image: GrayImage) throws -> [DecodedQR] {
+    package func decode(_ image: GrayImage) throws -> [DecodedQR] {
         guard image.width > 0, image.height > 0, image.pixels.count == image.width * image.height else {
             throw HealthCardError(.qr, "the image is empty or its pixel count does not match \(image.width)×\(image.height)")
         }
@@ -131,7 +131,7 @@ extension DecodedQR {
 }
 
 /// Reads SMART Health Card QR images: PNG bytes in, the QR symbols' texts with version and ECC level out.
-public enum SHCQRCodeReader {
+package enum SHCQRCodeReader {
     /// Decodes every QR symbol in a PNG.
     /// - Parameter png: the file's bytes; any PNG colour type or bit depth.
     /// - Returns: the symbols top to bottom, then left to right; empty when there is none. A SMART Health Card

@@ -51,7 +51,7 @@ public struct QRImage: Sendable {
     public static var libpngRuntimeVersion: String { String(cString: CPNG_libpng_version()) }
 
     /// Encodes `code` as PNG bytes.
-    /// - Throws: `HealthCardError(.png)` when libpng fails, `.usage` for a scale outside 1...64 or a quiet
+    /// - Throws: `HealthCardError(.png)` when libpng fails, `.configuration` for a scale outside 1...64 or a quiet
     ///   zone outside 0...64 modules.
     public func png(_ code: QRCode) throws -> [UInt8] {
         try png(size: code.size, modules: code.modules)
@@ -63,18 +63,18 @@ public struct QRImage: Sendable {
     /// - Parameters:
     ///   - size: modules per side, 1 to 177 (QR version 40).
     ///   - modules: row-major, `size × size`; true is dark.
-    /// - Throws: `HealthCardError(.usage)` for a size outside 1...177, a matrix of another length or a scale
+    /// - Throws: `HealthCardError(.configuration)` for a size outside 1...177, a matrix of another length or a scale
     ///   outside 1...64; `HealthCardError(.png)` when libpng fails.
     public func png(size: Int, modules: [Bool]) throws -> [UInt8] {
         guard (1...64).contains(scale) else {
-            throw HealthCardError(.usage, "QR scale \(scale) px per module is outside 1...64")
+            throw HealthCardError(.configuration, "QR scale \(scale) px per module is outside 1...64")
         }
         guard (1...177).contains(size), modules.count == size * size else {
             throw HealthCardError(
-                .usage, "a module matrix of \(modules.count) modules is not \(size) × \(size) with 1...177 per side")
+                .configuration, "a module matrix of \(modules.count) modules is not \(size) × \(size) with 1...177 per side")
         }
         guard (0...64).contains(quietZone) else {
-            throw HealthCardError(.usage, "a quiet zone of \(quietZone) modules is outside 0...64")
+            throw HealthCardError(.configuration, "a quiet zone of \(quietZone) modules is outside 0...64")
         }
         let side = (size + 2 * quietZone) * scale
         let stride = (side + 7) / 8
@@ -112,7 +112,7 @@ public struct QRImage: Sendable {
 }
 
 /// An 8-bit grayscale raster decoded from a PNG (for reading QR images back).
-public struct GrayImage: Sendable {
+package struct GrayImage: Sendable {
     public let width: Int
     public let height: Int
     /// Row-major luminance, 0 black … 255 white.

@@ -8,7 +8,7 @@ import HealthCardsVerify
 /// of versions 1…40: for each, it samples the function patterns every symbol of that size must have (three
 /// finder patterns with separators and both timing patterns, ISO/IEC 18004:2015, 6.3) and keeps the version
 /// whose samples match best.
-public struct QRModuleGrid: Sendable {
+package struct QRModuleGrid: Sendable {
     /// QR version, 1…40.
     public let version: Int
     /// Modules per side, `17 + 4 × version`.

@@ -83,10 +83,10 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Starts listening and serving.
     /// - Returns: the port bound.
-    /// - Throws: `HealthCardError(.usage)` for a bad setting, `.io` when the address cannot be bound.
+    /// - Throws: `HealthCardError(.configuration)` for a bad setting, `.io` when the address cannot be bound.
     @discardableResult
     public func start() throws(HealthCardError) -> UInt16 {
-        if let problem = configuration.problem { throw HealthCardError(.usage, problem) }
+        if let problem = configuration.problem { throw HealthCardError(.configuration, problem) }
         logger.context = Unmanaged.passUnretained(self).toOpaque()
         logger.function = { context, message in
             guard let context, let message else { return }

@@ -5,15 +5,9 @@ import Synchronization
 #endif
 import HealthCardsCore
 
-/// How serious a log line is.
-public enum LogLevel: String, Sendable {
-    case info
-    case warning
-    case error
-}
-
-/// Where the server's log lines go. Callers pass only what may be logged: a link as its tag (`ServerLog.tag`,
-/// the first 8 characters of its id), never a full id, a key, a passcode, a recipient or file contents.
+/// Where the server's log lines go (levels are the library's `LogLevel`). Callers pass only what may be logged:
+/// a link as its tag (`linkTag`, the library's `LogRedaction.fingerprint` of its id), never an id, a key, a
+/// passcode, a recipient or file contents.
 public protocol ServerLog: Sendable {
     /// One event: `event` names it (`request`, `start`, `stop`, `database`), `fields` say the rest.
     func log(_ level: LogLevel, _ event: String, _ fields: JSONObject)
@@ -25,13 +19,14 @@ extension ServerLog {
     public func error(_ event: String, _ fields: JSONObject = [:]) { log(.error, event, fields) }
 }
 
-/// The characters of a link id a log line shows: enough to tell links apart and to find one in `link list`
-/// (48 of its 256 bits), never enough to open it.
-public func linkTag(_ id: String) -> String { String(id.prefix(8)) }
+/// How a log line names a link: `LogRedaction.fingerprint` of its id (12 base64url characters of its SHA-256),
+/// enough to tell links apart and to find one in `link list`, nothing of the id itself.
+public func linkTag(_ id: String) -> String { LogRedaction.fingerprint(id) }
 
 /// One JSON object a line (`{"time":"2026-…Z","level":"info","event":"request",…}`), each line written with a
-/// single `write(2)` under a lock, so lines from several threads never interleave.
-public final class JSONLinesLog: ServerLog {
+/// single `write(2)` under a lock, so lines from several threads never interleave. It is also a
+/// `HealthCardsLogger`, so the library's own records (`LogRecord`) go to the same stream.
+public final class JSONLinesLog: ServerLog, HealthCardsLogger {
     private let fd: Int32
     private let clock: @Sendable () -> (seconds: Int64, milliseconds: Int)
     private let lock = Mutex(())
@@ -51,10 +46,20 @@ public final class JSONLinesLog: ServerLog {
         return (Int64(ts.tv_sec), Int(ts.tv_nsec / 1_000_000))
     }
 
+    /// The least level a library record is written at.
+    public var minimumLevel: LogLevel { .info }
+
+    /// A library record: its event, message and fields.
+    public func log(_ record: LogRecord) {
+        var fields: JSONObject = ["message": .string(record.message)]
+        for (key, value) in record.fields.sorted(by: { $0.key < $1.key }) { fields[key] = .string(value) }
+        log(record.level, record.event, fields)
+    }
+
     public func log(_ level: LogLevel, _ event: String, _ fields: JSONObject) {
         let now = clock()
         var object: JSONObject = [
-            "time": .string(Clock.iso8601(now.seconds, milliseconds: now.milliseconds)), "level": .string(level.rawValue),
+            "time": .string(Clock.iso8601(now.seconds, milliseconds: now.milliseconds)), "level": .string(level.description),
             "event": .string(event),
         ]
         for (key, value) in fields { object[key] = value }
@@ -81,7 +86,7 @@ public final class MemoryLog: ServerLog {
     public init() {}
 
     public func log(_ level: LogLevel, _ event: String, _ fields: JSONObject) {
-        var object: JSONObject = ["level": .string(level.rawValue), "event": .string(event)]
+        var object: JSONObject = ["level": .string(level.description), "event": .string(event)]
         for (key, value) in fields { object[key] = value }
         lines.withLock { $0.append(.object(object)) }
     }

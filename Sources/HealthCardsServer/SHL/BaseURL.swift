@@ -14,14 +14,14 @@ public struct BaseURL: Sendable, Equatable, CustomStringConvertible {
     public var description: String { text }
 
     /// Checks a base URL.
-    /// - Throws: `HealthCardError(.usage)` for a URL that is not https (http only for a loopback host, for
+    /// - Throws: `HealthCardError(.configuration)` for a URL that is not https (http only for a loopback host, for
     ///   tests), has a query, fragment, user, or an empty, `.`/`..` or percent-encoded path segment, or is longer
     ///   than `maxCharacters`; the message says what to give.
     public init(_ given: String) throws(HealthCardError) {
         var text = given
         while text.hasSuffix("/") { text.removeLast() }
         func refuse(_ why: String) -> HealthCardError {
-            HealthCardError(.usage, "the base URL \(Quote.text(given)) \(why); e.g. https://links.example.org/shl")
+            HealthCardError(.configuration, "the base URL \(Quote.text(given)) \(why); e.g. https://links.example.org/shl")
         }
         let lower = text.lowercased()
         let rest: Substring

@@ -56,36 +56,36 @@ public struct LinkPublisher: Sendable {
 
     /// Makes a link for `contents`, in manifest order.
     /// - Parameter now: seconds since 1970 (creation time, `lastUpdated`).
-    /// - Throws: `HealthCardError(.usage)` for options that do not go together (a `U` link with a passcode or
+    /// - Throws: `HealthCardError(.configuration)` for options that do not go together (a `U` link with a passcode or
     ///   several files, attempts out of range, an `exp` not after `now`, a long label), `.crypto` from OpenSSL,
     ///   `.io` from the store.
     public func create(_ contents: [LinkContent], options: Options, now: Int64) throws -> Created {
-        guard !contents.isEmpty else { throw HealthCardError(.usage, "a link needs at least one file") }
+        guard !contents.isEmpty else { throw HealthCardError(.configuration, "a link needs at least one file") }
         if options.direct {
             guard options.passcode == nil else {
                 throw HealthCardError(
-                    .usage,
+                    .configuration,
                     "a U link (one file fetched with GET) cannot have a passcode: the IG forbids U with P, since a GET carries no passcode")
             }
             guard contents.count == 1 else {
-                throw HealthCardError(.usage, "a U link is one file; \(contents.count) were given (a manifest link can hold several)")
+                throw HealthCardError(.configuration, "a U link is one file; \(contents.count) were given (a manifest link can hold several)")
             }
         }
         if options.passcode != nil {
             guard (1...Self.maxAttemptsLimit).contains(options.maxAttempts) else {
                 throw HealthCardError(
-                    .usage, "wrong-passcode attempts must be 1 to \(Self.maxAttemptsLimit), not \(options.maxAttempts)")
+                    .configuration, "wrong-passcode attempts must be 1 to \(Self.maxAttemptsLimit), not \(options.maxAttempts)")
             }
         }
         if let exp = options.exp, exp <= now {
-            throw HealthCardError(.usage, "the link's exp \(exp) (\(Clock.describe(exp))) is not in the future")
+            throw HealthCardError(.configuration, "the link's exp \(exp) (\(Clock.describe(exp))) is not in the future")
         }
         if let label = options.label {
             guard SHLink.labelFits(label) else {
-                throw HealthCardError(.usage, "the label is \(label.utf16.count) characters; a link label has at most 80")
+                throw HealthCardError(.configuration, "the label is \(label.utf16.count) characters; a link label has at most 80")
             }
             guard !label.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
-                throw HealthCardError(.usage, "the label holds control characters")
+                throw HealthCardError(.configuration, "the label holds control characters")
             }
         }
         try checkBaseURL()
@@ -127,20 +127,20 @@ public struct LinkPublisher: Sendable {
         guard let key = AES256Key.decode(base64url: link.key) else {
             throw HealthCardError(.link, "the link's key is not 43 base64url characters (32 bytes)")
         }
-        guard !contents.isEmpty else { throw HealthCardError(.usage, "an update needs at least one file") }
+        guard !contents.isEmpty else { throw HealthCardError(.configuration, "an update needs at least one file") }
         guard let stored = try store.link(id: id, withFiles: true) else {
-            throw HealthCardError(.link, "there is no link \(linkTag(id))… in the database")
+            throw HealthCardError(.link, "there is no link \(id) in the database")
         }
         guard stored.active else {
-            throw HealthCardError(.link, "link \(linkTag(id))… was deactivated; a deactivated link stays closed")
+            throw HealthCardError(.link, "link \(id) was deactivated; a deactivated link stays closed")
         }
         guard stored.isLongTerm else {
             throw HealthCardError(
                 .link,
-                "link \(linkTag(id))… is not long-term (flag L): its receivers were told its content does not change. Make a new link")
+                "link \(id) is not long-term (flag L): its receivers were told its content does not change. Make a new link")
         }
         if stored.isDirect && contents.count != 1 {
-            throw HealthCardError(.link, "link \(linkTag(id))… is a U link: one file, not \(contents.count)")
+            throw HealthCardError(.link, "link \(id) is a U link: one file, not \(contents.count)")
         }
         for file in stored.files {
             do {
@@ -148,13 +148,13 @@ public struct LinkPublisher: Sendable {
             } catch {
                 throw HealthCardError(
                     .link,
-                    "the key in this link text does not open the stored file \(file.position + 1) of link \(linkTag(id))…: "
+                    "the key in this link text does not open the stored file \(file.position + 1) of link \(id): "
                         + "it is not this link's text (nothing was changed)")
             }
         }
         let files = try Self.encrypt(contents, key: key, now: now)
         guard try store.replaceFiles(linkID: id, files: files, now: now) else {
-            throw HealthCardError(.link, "link \(linkTag(id))… was deactivated meanwhile; nothing was changed")
+            throw HealthCardError(.link, "link \(id) was deactivated meanwhile; nothing was changed")
         }
         return stored
     }
@@ -174,12 +174,12 @@ public struct LinkPublisher: Sendable {
 
     /// Records the base URL in the database the first time, and refuses another one later: links made under one
     /// base URL are served under it, so a second one would make links the server does not answer.
-    /// - Throws: `HealthCardError(.usage)` naming both URLs.
+    /// - Throws: `HealthCardError(.configuration)` naming both URLs.
     public func checkBaseURL() throws {
         let stored = try store.settingOnce("base_url", baseURL.text)
         guard stored == baseURL.text else {
             throw HealthCardError(
-                .usage,
+                .configuration,
                 "this database's links are served at \(stored), not \(baseURL.text): give the base URL it was made with")
         }
     }

@@ -42,8 +42,8 @@ public struct LinkService: Sendable {
 
     public let configuration: Configuration
     public let store: LinkStore
-    /// Seconds since 1970.
-    public let clock: @Sendable () -> Int64
+    /// The time requests are judged at.
+    public let clock: any WallClock
     public let log: ServerLog
     let passcodeChecks: PasscodeGate
     /// When `maintain` last ran (seconds since 1970); a request at least a minute later runs it again.
@@ -61,7 +61,7 @@ public struct LinkService: Sendable {
     ///   - passcodeChecksAtOnce: passcode derivations run at most this many at a time (each takes the
     ///     passcode hash's memory, 32 MiB for the default scrypt cost), others wait.
     public init(
-        configuration: Configuration, store: LinkStore, clock: @escaping @Sendable () -> Int64, log: ServerLog,
+        configuration: Configuration, store: LinkStore, clock: any WallClock, log: ServerLog,
         passcodeChecksAtOnce: Int = 2
     ) {
         self.configuration = configuration
@@ -69,7 +69,7 @@ public struct LinkService: Sendable {
         self.clock = clock
         self.log = log
         self.passcodeChecks = PasscodeGate(slots: passcodeChecksAtOnce)
-        self.lastMaintenance = Maintenance(at: clock())
+        self.lastMaintenance = Maintenance(at: clock.nowSeconds())
     }
 
     /// The routes, under the base URL's path.
@@ -92,7 +92,7 @@ public struct LinkService: Sendable {
 
     /// Runs `maintain` when the last run is `maintenanceInterval` old (one request of many does it).
     func maintainWhenDue() {
-        let now = clock()
+        let now = clock.nowSeconds()
         let last = lastMaintenance.at.load(ordering: .relaxed)
         guard now - last >= Self.maintenanceInterval,
             lastMaintenance.at.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged
@@ -177,7 +177,7 @@ public struct LinkService: Sendable {
 
     func manifest(_ request: HTTPRequest) -> HTTPResponse {
         let id = request.parameters["id"] ?? ""
-        let now = clock()
+        let now = clock.nowSeconds()
         let asked: ManifestRequest
         switch Self.parseManifestRequest(request.body) {
         case .failure(var response):
@@ -275,7 +275,7 @@ public struct LinkService: Sendable {
     }
 
     func file(_ request: HTTPRequest) -> HTTPResponse {
-        let now = clock()
+        let now = clock.nowSeconds()
         let secret = request.parameters["secret"] ?? ""
         do {
             guard let (link, file, recipient) = try store.redeem(ticketHash: LinkID.hash(secret), now: now) else {
@@ -293,7 +293,7 @@ public struct LinkService: Sendable {
 
     func direct(_ request: HTTPRequest) -> HTTPResponse {
         let id = request.parameters["id"] ?? ""
-        let now = clock()
+        let now = clock.nowSeconds()
         do {
             guard let link = try store.link(id: id, withFiles: true) else { return notFound("unknown", id) }
             let recipient = request.query["recipient"]
@@ -341,7 +341,7 @@ public struct LinkService: Sendable {
 
     /// Drops expired location URLs and old poll records (the server calls this every minute).
     public func maintain() {
-        let now = clock()
+        let now = clock.nowSeconds()
         do {
             try store.purge(now: now, pollsBefore: now - max(configuration.pollInterval, 3600))
         } catch {

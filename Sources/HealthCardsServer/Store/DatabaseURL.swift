@@ -12,14 +12,14 @@ public enum DatabaseURL: Sendable, Equatable, CustomStringConvertible {
     case postgresql(url: String)
 
     /// Parses `text`.
-    /// - Throws: `HealthCardError(.usage)` for an empty path, another scheme, or a password in a PostgreSQL URL.
+    /// - Throws: `HealthCardError(.configuration)` for an empty path, another scheme, or a password in a PostgreSQL URL.
     public init(_ text: String) throws(HealthCardError) {
         if text.hasPrefix("postgresql://") || text.hasPrefix("postgres://") {
             let rest = text.drop { $0 != "/" }.dropFirst(2)
             let authority = rest.prefix { $0 != "/" && $0 != "?" }
             if let at = authority.lastIndex(of: "@"), authority[..<at].contains(":") {
                 throw HealthCardError(
-                    .usage,
+                    .configuration,
                     "the PostgreSQL URL holds a password: a command line can be read by every user of this machine. "
                         + "Put the password in a password file (~/.pgpass, or the file PGPASSFILE names, mode 0600) and "
                         + "leave it out of the URL")
@@ -27,7 +27,7 @@ public enum DatabaseURL: Sendable, Equatable, CustomStringConvertible {
             let query = text.split(separator: "?", maxSplits: 1).dropFirst().first ?? ""
             if query.split(separator: "&").contains(where: { $0.lowercased().hasPrefix("password=") }) {
                 throw HealthCardError(
-                    .usage,
+                    .configuration,
                     "the PostgreSQL URL holds a password parameter: a command line can be read by every user of this "
                         + "machine. Put the password in a password file (~/.pgpass or PGPASSFILE, mode 0600) instead")
             }
@@ -40,11 +40,11 @@ public enum DatabaseURL: Sendable, Equatable, CustomStringConvertible {
             if path.hasPrefix("//") { path = path.dropFirst(2) }
         } else if text.contains("://") {
             throw HealthCardError(
-                .usage,
+                .configuration,
                 "the database \(Quote.text(text)) is neither sqlite:PATH nor a postgresql:// URL")
         }
         guard !path.isEmpty else {
-            throw HealthCardError(.usage, "the database \(Quote.text(text)) names no file; e.g. sqlite:/var/lib/healthcards/links.db")
+            throw HealthCardError(.configuration, "the database \(Quote.text(text)) names no file; e.g. sqlite:/var/lib/healthcards/links.db")
         }
         self = .sqlite(path: String(path))
     }

@@ -55,10 +55,10 @@ public struct StoreError: Error, Sendable, CustomStringConvertible, Equatable {
 
     public var description: String { message }
 
-    /// The toolkit's error for this failure: `.io` (a database is a file or a service), `.usage` for a
+    /// The toolkit's error for this failure: `.io` (a database is a file or a service), `.configuration` for a
     /// configuration problem.
     public var healthCardError: HealthCardError {
-        HealthCardError(reason == .configuration ? .usage : .io, message)
+        HealthCardError(reason == .configuration ? .configuration : .io, message)
     }
 }
 

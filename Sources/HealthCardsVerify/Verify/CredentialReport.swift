@@ -48,7 +48,7 @@ public struct CredentialReport: Sendable {
     /// Sentences about what was checked that are not findings (for a key set: its x5c chains).
     public var notes: [String] = []
     /// For a key set: the issuer it is bound to (nil: not bound) and how that is known.
-    public var keySetBinding: (issuer: String?, binding: KeyRing.KeySet.Binding)?
+    package var keySetBinding: (issuer: String?, binding: KeyRing.KeySet.Binding)?
 
     public init(source: Source, file: String, index: Int? = nil) {
         self.source = source
@@ -69,7 +69,10 @@ public struct CredentialReport: Sendable {
     /// and `"boundBy"` (`"site-record"`, `"argument"` or null) instead of kid, signature, profile and
     /// payload, and `"notes"` when there are any; a link (`shlink`) has no kid, signature or profile, and its
     /// payload is the link's with the key left out.
-    public var json: JSONValue {
+    public var json: JSONValue { json(style: .words) }
+
+    /// `json` with the findings' messages said in `style`.
+    public func json(style: MessageStyle) -> JSONValue {
         var o: JSONObject = ["source": .string(source.rawValue), "file": .string(file)]
         if let index { o["index"] = .integer(Int64(index)) }
         if source != .keySet && source != .shlink {
@@ -95,7 +98,7 @@ public struct CredentialReport: Sendable {
         o["valid"] = .bool(isValid)
         o["errors"] = .integer(Int64(errorCount))
         o["warnings"] = .integer(Int64(warningCount))
-        o["findings"] = .array(findings.map(\.json))
+        o["findings"] = .array(findings.map { $0.json(style: style) })
         if !notes.isEmpty { o["notes"] = .array(notes.map { .string($0) }) }
         if source != .keySet { o["payload"] = payload ?? .null }
         return .object(o)

@@ -6,11 +6,11 @@ import HealthCardsCore
 public struct JWSCheck {
     /// The key sets to check signatures with, each bound to its issuer (or one unbound set standing for
     /// every issuer); none means the signature is not checked (a warning says so).
-    public var keyRing: KeyRing
+    package var keyRing: KeyRing
     /// The time to judge `nbf`, `exp` and clinical dates against, in seconds since the epoch.
     public var now: Int64
 
-    public init(keyRing: KeyRing, now: Int64) {
+    package init(keyRing: KeyRing, now: Int64) {
         self.keyRing = keyRing
         self.now = now
     }
@@ -183,7 +183,7 @@ public struct JWSCheck {
             }
         }
         guard !keyRing.sets.isEmpty else {
-            add(.sigNotChecked, "signature", "no key set was given (--jwks), so the signature was not checked; everything else was", nil)
+            add(.sigNotChecked, "signature", "no key set was given (\(Setting.jwks)), so the signature was not checked; everything else was", nil)
             return
         }
         let iss = report.payload?["iss"]?.stringValue
@@ -217,12 +217,12 @@ public struct JWSCheck {
                 let given = keyRing.sets.map(\.described).joined(separator: ", ")
                 add(.sigNotChecked, "signature", "no key set of the card's issuer \(iss) was given (given: \(given)), so the "
                     + "signature was not checked; a key verifies only cards of the issuer that publishes it. Give its key set "
-                    + "bound to it: --jwks \(iss)=PATH, or its site folder written by `healthcards site --issuer \(iss)`", nil)
+                    + "bound to it: \(Setting.jwks) \(iss)=PATH, or its site folder written by `\(Command.site) \(Setting.issuer) \(iss)`", nil)
             }
             return
         }
         guard !keys.isEmpty else {
-            add(.sigNotChecked, "signature", "the key set given with --jwks (\(mine.map(\.file).joined(separator: ", "))) holds no usable key "
+            add(.sigNotChecked, "signature", "the key set given with \(Setting.jwks) (\(mine.map(\.file).joined(separator: ", "))) holds no usable key "
                 + "(see its findings), so the signature was not checked; everything else was", nil)
             return
         }
@@ -307,7 +307,7 @@ public struct JWSCheck {
         }
         return "the card's iss is \(iss), but \(found), which is not bound to an issuer\(notEither); with several key sets, a key "
             + "verifies only cards of the issuer its key set is bound to. If \(foreign.set.file) is the key set of \(iss), bind "
-            + "it: --jwks \(iss)=\(foreign.set.file), or give the site folder written by `healthcards site --issuer \(iss)`"
+            + "it: \(Setting.jwks) \(iss)=\(foreign.set.file), or give the site folder written by `\(Command.site) \(Setting.issuer) \(iss)`"
     }
 
     /// A card is only as sound as the key set and revocation list it depends on: their errors make it

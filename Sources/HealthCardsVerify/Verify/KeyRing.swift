@@ -7,7 +7,7 @@ import HealthCardsCore
 /// issuers. A key set is bound to an issuer by the site folder's record (`SiteRecord`, written by
 /// `site --issuer`) or by the argument `--jwks URL=PATH`. One unbound key set given alone stands for the
 /// issuer of every card (the everyday "check my own cards" case); with several, only bound ones verify.
-public struct KeyRing: Sendable {
+package struct KeyRing: Sendable {
     /// One key set and its issuer.
     public struct KeySet: Sendable {
         /// How the key set's issuer is known.
@@ -63,7 +63,7 @@ public struct KeyRing: Sendable {
 
 /// A `--jwks` argument: `PATH` (a `jwks.json` or a site folder) or `URL=PATH`, which binds the key set
 /// at PATH to the issuer URL.
-public struct KeySetArgument: Sendable, Equatable {
+package struct KeySetArgument: Sendable, Equatable {
     /// The issuer given with `URL=`, if any.
     public var issuer: String?
     /// The file or folder.
@@ -75,7 +75,7 @@ public struct KeySetArgument: Sendable, Equatable {
     }
 
     /// Parses an argument.
-    /// - Throws: `HealthCardError(.usage)` for a URL without `=PATH` (verify is offline: it never fetches a
+    /// - Throws: `HealthCardError(.configuration)` for a URL without `=PATH` (verify is offline: it never fetches a
     ///   key set), or an issuer URL with no host or an empty PATH.
     public static func parse(_ argument: String) throws -> KeySetArgument {
         let lower = argument.lowercased()
@@ -84,20 +84,20 @@ public struct KeySetArgument: Sendable, Equatable {
         }
         guard let equals = argument.firstIndex(of: "=") else {
             throw HealthCardError(
-                .usage,
-                "--jwks \(argument): verify is offline and does not fetch URLs. Download the key set "
-                    + "(<iss>/.well-known/jwks.json) and give it bound to its issuer: --jwks ISSUER_URL=PATH, e.g. "
-                    + "--jwks https://issuer.example.org=jwks.json")
+                .configuration,
+                "\(Setting.jwks) \(argument): verify is offline and does not fetch URLs. Download the key set "
+                    + "(<iss>/.well-known/jwks.json) and give it bound to its issuer: \(Setting.jwks) ISSUER_URL=PATH, e.g. "
+                    + "\(Setting.jwks) https://issuer.example.org=jwks.json")
         }
         let issuer = String(argument[..<equals])
         let path = String(argument[argument.index(after: equals)...])
         guard !path.isEmpty else {
-            throw HealthCardError(.usage, "--jwks \(argument) names no file after '='; give --jwks ISSUER_URL=PATH")
+            throw HealthCardError(.configuration, "\(Setting.jwks) \(argument) names no file after '='; give \(Setting.jwks) ISSUER_URL=PATH")
         }
         // Compared with each card's iss exactly, as verifiers build <iss>/.well-known/jwks.json from it; the
         // card's own iss rules (https, no trailing '/') are judged on the card.
         guard issuer.split(separator: "/", omittingEmptySubsequences: true).count >= 2 else {
-            throw HealthCardError(.usage, "--jwks \(Quote.text(argument, limit: 200)): \(Quote.text(issuer)) has no host; give --jwks ISSUER_URL=PATH")
+            throw HealthCardError(.configuration, "\(Setting.jwks) \(Quote.text(argument, limit: 200)): \(Quote.text(issuer)) has no host; give \(Setting.jwks) ISSUER_URL=PATH")
         }
         return KeySetArgument(issuer: issuer, path: path)
     }

@@ -6,7 +6,7 @@ public struct TrustedKey: Sendable {
     public var kid: String
     /// The RFC 7638 thumbprint of the key: the kid it should have.
     public var thumbprint: String
-    public var key: P256Key
+    public var key: P256PublicKey
     /// `crlVersion` as published, when present.
     public var crlVersion: Int?
     /// The revocation list found beside the key set for this kid, with its file.
@@ -19,7 +19,7 @@ public struct TrustedKey: Sendable {
     /// key set as a whole, this key's entry, and this key's CRL. Empty when they are sound.
     public var problems: [Finding] = []
 
-    public init(kid: String, thumbprint: String, key: P256Key, crlVersion: Int? = nil, crl: (list: CRL, file: String)? = nil,
+    public init(kid: String, thumbprint: String, key: P256PublicKey, crlVersion: Int? = nil, crl: (list: CRL, file: String)? = nil,
                 source: String, x5c: X509Chain? = nil) {
         self.kid = kid
         self.thumbprint = thumbprint
@@ -49,7 +49,7 @@ public enum KeySetCheck {
     ///   - file: the key set's path, for locations and for finding `crl/<kid>.json` beside it.
     ///   - issuer: the issuer the key set is bound to (its `iss`), when known: an `x5c` leaf must name it.
     ///   - now: the time an `x5c` leaf's validity is judged at, in seconds since 1970.
-    public static func check(bytes: [UInt8], file: String, issuer: String? = nil, now: Int64 = Clock.nowSeconds()) -> Result {
+    public static func check(bytes: [UInt8], file: String, issuer: String? = nil, now: Int64) -> Result {
         var result = Result()
         func add(_ code: RuleCode, _ path: String?, _ message: String, _ severity: Finding.Severity? = nil) {
             result.findings.append(Finding(code, message, at: .init(file: file, path: path), severity: severity))
@@ -57,7 +57,7 @@ public enum KeySetCheck {
         if let pem = pemLabel(bytes) {
             let privateNote = pem.contains("PRIVATE") ? " It holds a private key: never publish it or pass it around" : ""
             add(.jwksNotJSON, nil, "the key set is a PEM file (\(pem)), not a JWK Set {\"keys\":[...]}. "
-                + "Make the key set from the key with `healthcards jwks KEY --out jwks.json` and give that to --jwks.\(privateNote)")
+                + "Make the key set from the key with `\(Command.jwks) KEY \(Setting.out) jwks.json` and give that to \(Setting.jwks).\(privateNote)")
             return result
         }
         let json: JSONValue
@@ -104,11 +104,11 @@ public enum KeySetCheck {
                 add(.jwkCoordinates, path, "x and y must be base64url (no padding) of 32 bytes each")
                 continue
             }
-            guard let key = try? P256Key.publicKey(x: x, y: y) else {
+            guard let key = try? P256PublicKey(x: x, y: y) else {
                 add(.jwkCoordinates, path, "x and y are not a point on the P-256 curve")
                 continue
             }
-            let thumbprint = JWK(x: x, y: y).kid
+            let thumbprint = JWK(key: key).kid
             let kid = object["kid"]?.stringValue
             if kid == nil {
                 add(.jwkKidMissing, path + ".kid", "the key has no kid; it must be the RFC 7638 thumbprint \(thumbprint)")
@@ -119,7 +119,7 @@ public enum KeySetCheck {
             if let x5c = object["x5c"] {
                 var found: [Finding] = []
                 chain = X5CCheck(path: path + ".x5c", issuer: issuer, now: now)
-                    .check(x5c, key: JWK(x: x, y: y), findings: &found, notes: &result.notes, file: file)
+                    .check(x5c, key: JWK(key: key), findings: &found, notes: &result.notes, file: file)
                 result.findings += found
             }
             var crlVersion: Int?

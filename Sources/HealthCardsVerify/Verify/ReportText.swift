@@ -5,9 +5,14 @@ extension CredentialReport {
     /// Lines: what was read, issuer, kid, nbf/exp as dates, patient, one line per immunization or lab
     /// result (CVX short description from the shipped CVX list), then each finding. Control characters
     /// (C0, DEL, C1) from the card or file are escaped (`\u{1B}`), so a card cannot drive the terminal.
-    public var summaryLines: [String] { rawSummaryLines.map(ControlCharacters.escaped) }
+    public var summaryLines: [String] { summaryLines(style: .words) }
 
-    private var rawSummaryLines: [String] {
+    /// `summaryLines` with the messages' settings and commands said in `style`.
+    public func summaryLines(style: MessageStyle) -> [String] {
+        rawSummaryLines(style: style).map(ControlCharacters.escaped)
+    }
+
+    private func rawSummaryLines(style: MessageStyle) -> [String] {
         var lines: [String] = []
         let index = self.index.map { " [credential \($0)]" } ?? ""
         let verdict = isValid ? (warningCount > 0 ? "OK with \(warningCount) warning(s)" : "OK") : "INVALID (\(errorCount) error(s), \(warningCount) warning(s))"
@@ -34,7 +39,7 @@ extension CredentialReport {
         if let (issuer, binding) = keySetBinding {
             switch binding {
             case .unbound: lines.append("  issuer   not bound to an issuer")
-            case .argument: lines.append("  issuer   \(issuer ?? "?") (bound by --jwks URL=PATH)")
+            case .argument: lines.append("  issuer   \(issuer ?? "?") (bound by \(style.render("\(Setting.jwks)")) URL=PATH)")
             case .siteRecord(let record): lines.append("  issuer   \(issuer ?? "?") (recorded in \(record))")
             }
         }
@@ -47,7 +52,7 @@ extension CredentialReport {
             if at.file == file { at.file = nil }
             if at.credential == self.index { at.credential = nil }
             let location = at.description
-            lines.append("  \(finding.severity.rawValue) \(finding.code.rawValue)\(location.isEmpty ? "" : " at " + location): \(finding.message)")
+            lines.append("  \(finding.severity.rawValue) \(finding.code.rawValue)\(location.isEmpty ? "" : " at " + location): \(finding.rendered(style))")
         }
         return lines
     }
@@ -101,10 +106,13 @@ extension Finding {
 
     /// `error CODE at LOCATION: message`, without the message when it is about the card's content
     /// (`isAboutCardContent`), control characters escaped: for a line that may end up in a log.
-    public var descriptionWithoutHealthData: String {
+    public var descriptionWithoutHealthData: String { descriptionWithoutHealthData(style: .words) }
+
+    /// `descriptionWithoutHealthData` with the message's settings and commands said in `style`.
+    public func descriptionWithoutHealthData(style: MessageStyle) -> String {
         let at = location.description
-        let line = "\(severity.rawValue) \(code.rawValue)\(at.isEmpty ? "" : " at " + at)" + (isAboutCardContent ? "" : ": \(message)")
-        return ControlCharacters.escaped(line)
+        let said = isAboutCardContent ? "" : ": \(style.render(text))"
+        return ControlCharacters.escaped("\(severity.rawValue) \(code.rawValue)\(at.isEmpty ? "" : " at " + at)" + said)
     }
 }
 
@@ -113,12 +121,15 @@ extension CredentialReport {
     /// card): never the person's data. The summary lines (name, birth date, doses) are left out, and so is
     /// the message of a finding on the FHIR Bundle (`Finding.isAboutCardContent`); its code and path say what
     /// it is, `healthcards verify` the rest.
-    public var errorLinesWithoutHealthData: [String] {
+    public var errorLinesWithoutHealthData: [String] { errorLinesWithoutHealthData(style: .words) }
+
+    /// `errorLinesWithoutHealthData` with the messages' settings and commands said in `style`.
+    public func errorLinesWithoutHealthData(style: MessageStyle) -> [String] {
         findings.filter(\.isError).map { finding in
             var relative = finding
             if relative.location.file == file { relative.location.file = nil }
             if relative.location.credential == index { relative.location.credential = nil }
-            return relative.descriptionWithoutHealthData
+            return relative.descriptionWithoutHealthData(style: style)
         }
     }
 }
