@@ -62,6 +62,17 @@ enum ServerBench {
         return pid
     }
 
+    /// User and system CPU seconds of a running process (`/proc/PID/stat`, fields 14 and 15, in clock ticks).
+    static func cpuSeconds(_ pid: pid_t) -> Double {
+        guard let bytes = try? FileIO.read("/proc/\(pid)/stat") else { return 0 }
+        let text = String(decoding: bytes, as: UTF8.self)
+        // After the command name in parentheses, which may hold spaces.
+        guard let close = text.lastIndex(of: ")") else { return 0 }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
     static func freePort() throws -> UInt16 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
@@ -210,24 +221,36 @@ enum ServerBench {
                     """
                 try FileIO.writeAtomically(Array(lua.utf8), to: script, access: .ownerOnly)
                 let output = work + "/wrk.out"
+                let cpuBefore = cpuSeconds(pid)
                 try run(
                     wrk, ["-t2", "-c\(connections)", "-d\(seconds)s", "--latency", "-s", script, link], output: output)
-                let result = try parseWrk(String(decoding: try FileIO.read(output), as: UTF8.self))
+                let cpu = cpuSeconds(pid) - cpuBefore
+                let wrkText = String(decoding: try FileIO.read(output), as: UTF8.self)
+                let result = try parseWrk(wrkText)
+                let requests = wrkText.split(separator: "\n").first { $0.contains("requests in") }
+                    .flatMap { Double($0.split(separator: " ").first ?? "") } ?? 0
+                let cpuPerRequest = requests > 0 ? cpu / requests * 1e6 : 0
                 log(
                     "\(name.padding(11))\(label.padding(24))\(fmt(result.requestsPerSecond, 0)) manifests/s  p50 "
-                        + "\(fmt(result.p50Milliseconds, 2)) ms  p99 \(fmt(result.p99Milliseconds, 2)) ms  non-2xx \(result.non2xx)  "
-                        + "socket errors \(result.errors)")
+                        + "\(fmt(result.p50Milliseconds, 2)) ms  p99 \(fmt(result.p99Milliseconds, 2)) ms  server CPU "
+                        + "\(fmt(cpuPerRequest, 0)) µs/request  non-2xx \(result.non2xx)  socket errors \(result.errors)")
                 results.append(
                     .object([
                         "database": .string(name), "case": .string(label), "connections": .integer(Int64(connections)),
                         "seconds": .integer(Int64(seconds)),
                         "requestsPerSecond": number(result.requestsPerSecond, 0),
                         "p50Milliseconds": number(result.p50Milliseconds, 2), "p99Milliseconds": number(result.p99Milliseconds, 2),
+                        "serverCPUMicrosecondsPerRequest": number(cpuPerRequest, 0),
                         "non2xx": .integer(Int64(result.non2xx)), "socketErrors": .integer(Int64(result.errors)),
                     ]))
             }
         }
-        let figures = JSONValue.object(["manifests": .array(results), "passcodeChecks": .array(kdf)])
+        var load = [Double](repeating: 0, count: 3)
+        getloadavg(&load, 3)
+        log("load average during the runs: \(fmt(load[0], 2)) (1 min), \(fmt(load[1], 2)) (5 min) on \(sysconf(Int32(_SC_NPROCESSORS_ONLN))) cores")
+        let figures = JSONValue.object([
+            "manifests": .array(results), "passcodeChecks": .array(kdf), "loadAverage": number(load[0], 2),
+        ])
         try FileIO.writeAtomically(JSONWriter.pretty(figures) + [0x0A], to: jsonPath)
         log("figures written to \(jsonPath)")
     }

@@ -112,7 +112,8 @@ import Testing
                     now == Array(content.utf8) || now == Array(#"{"resourceType":"Basic","id":"update-\#(lastCommitted)"}"#.utf8))
             }
         }
-        receivers.terminate()
+        // SIGKILL: a child started from a test thread may have SIGTERM blocked.
+        kill(receivers.processIdentifier, SIGKILL)
         receivers.waitUntilExit()
         #expect(lastCommitted == 16)
         if case .sqlite = try DatabaseURL(db) {

@@ -208,9 +208,12 @@ final class PostgresCluster: @unchecked Sendable {
         return try spawn(binaries + "/" + program, arguments)
     }
 
-    /// Runs a program to its end with posix_spawn and waitpid, its output (both streams) in a file. Not Foundation's
-    /// `Process`: its wait never returned for `runuser … pg_ctl start` (the child was left a zombie), perhaps
-    /// because the server it starts outlives it.
+    /// Runs a program to its end with posix_spawn and waitpid, its output (both streams) in a file, and no other
+    /// descriptor of this process open in it. Not Foundation's `Process`: it learns that a child ended when a
+    /// socket it gave the child closes, and `pg_ctl start` leaves the PostgreSQL server holding it, so the wait
+    /// never returned (swift-corelibs-foundation issue 4795). And every descriptor above 2 is closed in the child
+    /// for the same reason: a server started here would otherwise hold the sockets of whatever `Process` another
+    /// test was starting at that moment, and that test would wait forever.
     static func spawn(_ path: String, _ arguments: [String]) throws -> TestSupport.Run {
         let output = "/tmp/hc-pg-spawn-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).out"
         defer { unlink(output) }
@@ -220,6 +223,7 @@ final class PostgresCluster: @unchecked Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        posix_spawn_file_actions_addclosefrom_np(&actions, 3)
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0
@@ -289,3 +293,7 @@ final class PostgresCluster: @unchecked Sendable {
 
 /// A JSON number as an integer, or nil.
 func int(_ value: JSONValue?) -> Int? { value?.numberLexeme.flatMap { Int($0) } }
+
+/// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34+), which the Glibc module does not import.
+@_silgen_name("posix_spawn_file_actions_addclosefrom_np")
+func posix_spawn_file_actions_addclosefrom_np(_ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ from: Int32) -> Int32
