@@ -162,6 +162,15 @@ enum ServeCommand {
             configuration: service, store: store, clock: SystemWallClock(), log: log,
             passcodeChecksAtOnce: passcodeChecks)
         let server = HTTPServer(configuration: http, router: Router(routes: links.routes), log: log)
+        if case .sqlite(let path) = url, let mode = FileIO.mode(path), mode & 0o077 != 0 {
+            log.warning(
+                "database",
+                [
+                    "reason": .string(
+                        "the database file can be read by group or others (mode \(String(mode & 0o7777, radix: 8))): it holds "
+                            + "the encrypted files, passcode hashes and the access record; make it 0600")
+                ])
+        }
         let port = try server.start()
         log.info(
             "start",

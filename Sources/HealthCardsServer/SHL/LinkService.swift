@@ -332,8 +332,7 @@ public struct LinkService: Sendable {
     }
 
     func health() -> HTTPResponse {
-        guard let database = (store as? DatabaseLinkStore)?.database else { return .json(200, .object(["status": "ok"])) }
-        if database.isReachable() { return .json(200, .object(["status": "ok"]), outcome: "ok") }
+        if store.isReachable() { return .json(200, .object(["status": "ok"]), outcome: "ok") }
         var response = HTTPResponse.json(503, .object(["status": "database unavailable"]), outcome: "unavailable")
         response.setHeader("Retry-After", "5")
         return response

@@ -293,6 +293,8 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
         }
     }
 
+    public func isReachable() -> Bool { database.isReachable() }
+
     public func setting(_ name: String) throws -> String? {
         try database.withConnection { c in try c.scalar("SELECT value FROM hc_settings WHERE name = ?", [.text(name)])?.text }
     }

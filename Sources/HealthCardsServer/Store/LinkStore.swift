@@ -184,6 +184,9 @@ public protocol LinkStore: Sendable {
     /// Drops expired location URLs and poll records older than `pollsBefore`.
     func purge(now: Int64, pollsBefore: Int64) throws
 
+    /// Whether the store answers now (a health check).
+    func isReachable() -> Bool
+
     /// A stored setting (`base_url`), or nil.
     func setting(_ name: String) throws -> String?
     /// Stores a setting if it is not set yet.
