@@ -1,8 +1,9 @@
+import HealthCardsCore
+import HealthCardsServer
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import HealthCardsCore
-import HealthCardsServer
 
 /// `healthcards-bench server`: the link server measured with wrk (Debian `wrk`), manifest POSTs at 64
 /// connections against `healthcards serve` on 127.0.0.1, with SQLite and with a PostgreSQL 15 this program
@@ -24,7 +25,8 @@ enum ServerBench {
 
     /// Runs a program to its end, its output (both streams) in `output` (or /dev/null); returns its exit status.
     @discardableResult
-    static func run(_ program: String, _ arguments: [String], output: String = "/dev/null", asPostgres: Bool = false) throws
+    static func run(_ program: String, _ arguments: [String], output: String = "/dev/null", asPostgres: Bool = false)
+        throws
         -> Int32
     {
         let (path, argv) =
@@ -81,7 +83,9 @@ enum ServerBench {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
         }
         guard bound else { throw BenchError("no free port") }
         return UInt16(bigEndian: address.sin_port)
@@ -104,10 +108,18 @@ enum ServerBench {
         var result = WrkResult(requestsPerSecond: 0, p50Milliseconds: 0, p99Milliseconds: 0, non2xx: 0, errors: 0)
         for line in text.split(separator: "\n") {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            if line.hasPrefix("Requests/sec:"), let value = fields.last.flatMap({ Double($0) }) { result.requestsPerSecond = value }
-            if fields.first == "50%", fields.count == 2, let value = milliseconds(fields[1]) { result.p50Milliseconds = value }
-            if fields.first == "99%", fields.count == 2, let value = milliseconds(fields[1]) { result.p99Milliseconds = value }
-            if line.contains("Non-2xx or 3xx responses:"), let value = fields.last.flatMap({ Int($0) }) { result.non2xx = value }
+            if line.hasPrefix("Requests/sec:"), let value = fields.last.flatMap({ Double($0) }) {
+                result.requestsPerSecond = value
+            }
+            if fields.first == "50%", fields.count == 2, let value = milliseconds(fields[1]) {
+                result.p50Milliseconds = value
+            }
+            if fields.first == "99%", fields.count == 2, let value = milliseconds(fields[1]) {
+                result.p99Milliseconds = value
+            }
+            if line.contains("Non-2xx or 3xx responses:"), let value = fields.last.flatMap({ Int($0) }) {
+                result.non2xx = value
+            }
             if line.contains("Socket errors:") {
                 result.errors = fields.compactMap { Int($0.trimmingSuffix(",")) }.reduce(0, +)
             }
@@ -117,10 +129,13 @@ enum ServerBench {
     }
 
     static func run(_ options: Options) throws {
-        let work = options["work"] ?? ((getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp") + "/healthcards-bench-server")
+        let work =
+            options["work"] ?? ((getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp") + "/healthcards-bench-server")
         let seconds = options.int("duration", 10)
         let connections = options.int("connections", 64)
-        let healthcards = options["healthcards"] ?? (realPath(CommandLine.arguments[0]).map { FileIO.parent(of: $0) } ?? ".") + "/healthcards"
+        let healthcards =
+            options["healthcards"] ?? (realPath(CommandLine.arguments[0]).map { FileIO.parent(of: $0) } ?? ".")
+            + "/healthcards"
         let jsonPath = options["json"] ?? "bench-server.json"
         guard FileIO.isRegularFile(healthcards) else { throw BenchError("no healthcards program at \(healthcards)") }
         let wrkPaths: [String] = ["/usr/bin/wrk", "/usr/local/bin/wrk"]
@@ -133,8 +148,12 @@ enum ServerBench {
 
         // What one passcode check costs, per function (one derivation, this thread).
         var kdf: [JSONValue] = []
-        for function in [PasscodeHash.Function.standard, .scrypt(log2N: 14, r: 8, p: 1), .pbkdf2SHA256(iterations: 600_000)] {
-            let hash = try Array("correct horse".utf8).withUnsafeBytes { try PasscodeHash.make(passcode: $0, function: function) }
+        for function in [
+            PasscodeHash.Function.standard, .scrypt(log2N: 14, r: 8, p: 1), .pbkdf2SHA256(iterations: 600_000),
+        ] {
+            let hash = try Array("correct horse".utf8).withUnsafeBytes {
+                try PasscodeHash.make(passcode: $0, function: function)
+            }
             let start = monotonic()
             var checks = 0
             while monotonic() - start < 1.0 || checks < 3 {
@@ -142,7 +161,9 @@ enum ServerBench {
                 checks += 1
             }
             let milliseconds = (monotonic() - start) * 1000 / Double(checks)
-            log("passcode check  \(function.description.padding(44))\(fmt(milliseconds, 1)) ms (\(fmt(1000 / milliseconds, 1)) checks/s per core)")
+            log(
+                "passcode check  \(function.description.padding(44))\(fmt(milliseconds, 1)) ms (\(fmt(1000 / milliseconds, 1)) checks/s per core)"
+            )
             kdf.append(.object(["function": .string(function.description), "milliseconds": number(milliseconds, 2)]))
         }
 
@@ -155,7 +176,10 @@ enum ServerBench {
             try FileIO.createDirectories(folder, mode: 0o700)
             if getuid() == 0 { try run("/bin/chown", ["postgres", folder]) }
             let data = folder + "/data"
-            guard try run(pgBin + "/initdb", ["-D", data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"], asPostgres: true) == 0,
+            guard
+                try run(
+                    pgBin + "/initdb", ["-D", data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"],
+                    asPostgres: true) == 0,
                 try run(
                     pgBin + "/pg_ctl",
                     [
@@ -182,7 +206,10 @@ enum ServerBench {
             let base = "http://127.0.0.1:\(port)/shl"
             func makeLink(_ extra: [String]) throws -> String {
                 let out = work + "/link-\(name)-\(extra.count).txt"
-                guard try run(healthcards, ["link", "create", "--db", url, "--base-url", base, "--out", out] + extra + [card]) == 0
+                guard
+                    try run(
+                        healthcards, ["link", "create", "--db", url, "--base-url", base, "--out", out] + extra + [card])
+                        == 0
                 else { throw BenchError("link create failed for \(name)") }
                 let text = String(decoding: try FileIO.read(out), as: UTF8.self).filter { !$0.isWhitespace }
                 return try SHLinkText.parse(text).url
@@ -194,7 +221,8 @@ enum ServerBench {
             ])
             let serverLog = work + "/serve-\(name).log"
             let pid = try start(
-                healthcards, ["serve", "--db", url, "--listen", "127.0.0.1:\(port)", "--base-url", base], log: serverLog)
+                healthcards, ["serve", "--db", url, "--listen", "127.0.0.1:\(port)", "--base-url", base], log: serverLog
+            )
             defer {
                 kill(pid, SIGTERM)
                 var status: Int32 = 0
@@ -202,7 +230,9 @@ enum ServerBench {
             }
             var started = false
             for _ in 0..<500 {
-                if let text = try? FileIO.read(serverLog), String(decoding: text, as: UTF8.self).contains("\"event\":\"start\"") {
+                if let text = try? FileIO.read(serverLog),
+                    String(decoding: text, as: UTF8.self).contains("\"event\":\"start\"")
+                {
                     started = true
                     break
                 }
@@ -227,19 +257,22 @@ enum ServerBench {
                 let cpu = cpuSeconds(pid) - cpuBefore
                 let wrkText = String(decoding: try FileIO.read(output), as: UTF8.self)
                 let result = try parseWrk(wrkText)
-                let requests = wrkText.split(separator: "\n").first { $0.contains("requests in") }
+                let requests =
+                    wrkText.split(separator: "\n").first { $0.contains("requests in") }
                     .flatMap { Double($0.split(separator: " ").first ?? "") } ?? 0
                 let cpuPerRequest = requests > 0 ? cpu / requests * 1e6 : 0
                 log(
                     "\(name.padding(11))\(label.padding(24))\(fmt(result.requestsPerSecond, 0)) manifests/s  p50 "
                         + "\(fmt(result.p50Milliseconds, 2)) ms  p99 \(fmt(result.p99Milliseconds, 2)) ms  server CPU "
-                        + "\(fmt(cpuPerRequest, 0)) µs/request  non-2xx \(result.non2xx)  socket errors \(result.errors)")
+                        + "\(fmt(cpuPerRequest, 0)) µs/request  non-2xx \(result.non2xx)  socket errors \(result.errors)"
+                )
                 results.append(
                     .object([
                         "database": .string(name), "case": .string(label), "connections": .integer(Int64(connections)),
                         "seconds": .integer(Int64(seconds)),
                         "requestsPerSecond": number(result.requestsPerSecond, 0),
-                        "p50Milliseconds": number(result.p50Milliseconds, 2), "p99Milliseconds": number(result.p99Milliseconds, 2),
+                        "p50Milliseconds": number(result.p50Milliseconds, 2),
+                        "p99Milliseconds": number(result.p99Milliseconds, 2),
                         "serverCPUMicrosecondsPerRequest": number(cpuPerRequest, 0),
                         "non2xx": .integer(Int64(result.non2xx)), "socketErrors": .integer(Int64(result.errors)),
                     ]))
@@ -247,7 +280,9 @@ enum ServerBench {
         }
         var load = [Double](repeating: 0, count: 3)
         getloadavg(&load, 3)
-        log("load average during the runs: \(fmt(load[0], 2)) (1 min), \(fmt(load[1], 2)) (5 min) on \(sysconf(Int32(_SC_NPROCESSORS_ONLN))) cores")
+        log(
+            "load average during the runs: \(fmt(load[0], 2)) (1 min), \(fmt(load[1], 2)) (5 min) on \(sysconf(Int32(_SC_NPROCESSORS_ONLN))) cores"
+        )
         let figures = JSONValue.object([
             "manifests": .array(results), "passcodeChecks": .array(kdf), "loadAverage": number(load[0], 2),
         ])
@@ -257,7 +292,9 @@ enum ServerBench {
 }
 
 /// A JSON number with `digits` decimals.
-func number(_ value: Double, _ digits: Int) -> JSONValue { .number(JSONNumber(fmt(value, digits)) ?? JSONNumber(Int64(0))) }
+func number(_ value: Double, _ digits: Int) -> JSONValue {
+    .number(JSONNumber(fmt(value, digits)) ?? JSONNumber(Int64(0)))
+}
 
 extension Substring {
     func trimmingSuffix(_ suffix: String) -> Substring { hasSuffix(suffix) ? dropLast(suffix.count) : self }

@@ -1,10 +1,11 @@
+import HealthCardsCore
+import HealthCardsIssuing
+import HealthCardsQR
+import HealthCardsServer
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import HealthCardsCore
-import HealthCardsQR
-import HealthCardsIssuing
-import HealthCardsServer
 
 /// `healthcards link create|update|deactivate|list|audit`: the operator's side of the link server.
 enum LinkCommand {
@@ -96,7 +97,8 @@ enum LinkCommand {
                 print(help)
                 return .usage
             }
-            throw HealthCardError(.configuration, "`healthcards link` needs a command first: create, update, deactivate, list or audit")
+            throw HealthCardError(
+                .configuration, "`healthcards link` needs a command first: create, update, deactivate, list or audit")
         }
         if name == "-h" || name == "--help" || name == "help" {
             print(help)
@@ -105,7 +107,8 @@ enum LinkCommand {
         guard let sub = subcommands.first(where: { $0.name == name }) else {
             throw HealthCardError(
                 .configuration,
-                "unknown command `healthcards link \(Quote.text(name))`; expected \(subcommands.map(\.name).joined(separator: ", "))")
+                "unknown command `healthcards link \(Quote.text(name))`; expected \(subcommands.map(\.name).joined(separator: ", "))"
+            )
         }
         if sub.name == "create" || sub.name == "update" { ProcessProtection.protectSecrets() }
         return try sub.run(Array(args.dropFirst()))
@@ -118,7 +121,8 @@ enum LinkCommand {
         do {
             return try body()
         } catch let error as StoreError {
-            throw HealthCardError(error.reason == .configuration ? .configuration : .io, "the database \(url): \(error.message)")
+            throw HealthCardError(
+                error.reason == .configuration ? .configuration : .io, "the database \(url): \(error.message)")
         }
     }
 
@@ -134,7 +138,9 @@ enum LinkCommand {
         let id = try parsed.required("id", command: command)
         guard LinkID.isValid(id) else {
             throw HealthCardError(
-                .configuration, "--id \(Quote.text(id)) is not a link id: 43 characters, the last part of the link's URL (`healthcards link list`)")
+                .configuration,
+                "--id \(Quote.text(id)) is not a link id: 43 characters, the last part of the link's URL (`healthcards link list`)"
+            )
         }
         return id
     }
@@ -142,10 +148,13 @@ enum LinkCommand {
     static func contents(_ files: [String], command: String) throws -> [LinkContent] {
         guard !files.isEmpty else {
             throw HealthCardError(
-                .configuration, "`healthcards link \(command)` needs at least one FILE (.smart-health-card or FHIR JSON); see --help")
+                .configuration,
+                "`healthcards link \(command)` needs at least one FILE (.smart-health-card or FHIR JSON); see --help")
         }
         return try files.map { file in
-            guard FileIO.isRegularFile(file) else { throw HealthCardError(.configuration, "FILE \(file) is not a file") }
+            guard FileIO.isRegularFile(file) else {
+                throw HealthCardError(.configuration, "FILE \(file) is not a file")
+            }
             return try LinkContent.read(try FileIO.read(file, maxBytes: LinkContent.maxBytes), name: file)
         }
     }
@@ -165,7 +174,9 @@ enum LinkCommand {
                 secret = try SecretBytes.read(path: "/dev/stdin", maxBytes: 4096).trimmingFinalNewline()
             }
         } else {
-            try FileIO.requireRegularFile(source, role: "passcode file", kind: .configuration, fix: "give the file holding the passcode (mode 0600)")
+            try FileIO.requireRegularFile(
+                source, role: "passcode file", kind: .configuration,
+                fix: "give the file holding the passcode (mode 0600)")
             var st = stat()
             if stat(source, &st) == 0, st.st_mode & 0o077 != 0 {
                 throw HealthCardError(
@@ -182,7 +193,9 @@ enum LinkCommand {
             if String(validating: bytes.bindMemory(to: UInt8.self), as: UTF8.self) == nil { return "is not UTF-8 text" }
             return nil
         }
-        if let problem { throw HealthCardError(.configuration, "the passcode \(problem) (receivers type it as UTF-8 text)") }
+        if let problem {
+            throw HealthCardError(.configuration, "the passcode \(problem) (receivers type it as UTF-8 text)")
+        }
         return secret
     }
 
@@ -220,7 +233,9 @@ enum LinkCommand {
         return SecretBytes(copying: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
     }
 
-    static func parse(_ args: [String], valued: Set<String>, flags: Set<String> = [], command: String, usage: String, options: String)
+    static func parse(
+        _ args: [String], valued: Set<String>, flags: Set<String> = [], command: String, usage: String, options: String
+    )
         throws -> Arguments?
     {
         let parsed = try Arguments(args, valued: valued, flagNames: flags, command: "link \(command)")
@@ -237,7 +252,9 @@ enum LinkCommand {
         guard
             let parsed = try parse(
                 args,
-                valued: ["db", "base-url", "passcode-file", "kdf", "max-attempts", "exp", "label", "viewer", "out", "qr"],
+                valued: [
+                    "db", "base-url", "passcode-file", "kdf", "max-attempts", "exp", "label", "viewer", "out", "qr",
+                ],
                 flags: ["long-term", "direct"], command: "create",
                 usage: createUsage + """
 
@@ -261,24 +278,31 @@ enum LinkCommand {
             guard let function = PasscodeHash.Function.parse(text) else {
                 throw HealthCardError(
                     .configuration,
-                    "--kdf \(Quote.text(text)) is not scrypt[:ln=N,r=R,p=P] (10 ≤ ln ≤ 20) or pbkdf2-sha256[:i=N] (1000 to 10000000)")
+                    "--kdf \(Quote.text(text)) is not scrypt[:ln=N,r=R,p=P] (10 ≤ ln ≤ 20) or pbkdf2-sha256[:i=N] (1000 to 10000000)"
+                )
             }
             options.passcodeFunction = function
         }
         if let text = parsed.value("max-attempts") {
             guard let number = Int(text), (1...LinkPublisher.maxAttemptsLimit).contains(number) else {
-                throw HealthCardError(.configuration, "--max-attempts \(Quote.text(text)) must be a whole number from 1 to \(LinkPublisher.maxAttemptsLimit)")
+                throw HealthCardError(
+                    .configuration,
+                    "--max-attempts \(Quote.text(text)) must be a whole number from 1 to \(LinkPublisher.maxAttemptsLimit)"
+                )
             }
             options.maxAttempts = number
         }
         if parsed.value("passcode-file") == nil {
             for name in ["kdf", "max-attempts"] where parsed.value(name) != nil {
-                throw HealthCardError(.configuration, "--\(name) is for a passcode; give --passcode-file too, or leave it out")
+                throw HealthCardError(
+                    .configuration, "--\(name) is for a passcode; give --passcode-file too, or leave it out")
             }
         }
         if options.direct && parsed.value("passcode-file") != nil {
             throw HealthCardError(
-                .configuration, "--direct (flag U) and --passcode-file (flag P) do not go together: a U link is fetched with a plain GET")
+                .configuration,
+                "--direct (flag U) and --passcode-file (flag P) do not go together: a U link is fetched with a plain GET"
+            )
         }
         if let out = parsed.value("out"), let qr = parsed.value("qr"), out == qr {
             throw HealthCardError(.configuration, "--out and --qr name the same file")
@@ -306,7 +330,8 @@ enum LinkCommand {
             "link \(created.id) made: flag \(created.link.flag ?? "none"), \(contents.count) file(s)"
             + (options.exp.map { ", expires \(Clock.describe($0))" } ?? "")
         if let cost = created.passcodeCost {
-            summary += ", passcode hashed with \(cost.function) in \(Int((cost.seconds * 1000).rounded())) ms "
+            summary +=
+                ", passcode hashed with \(cost.function) in \(Int((cost.seconds * 1000).rounded())) ms "
                 + "(the server takes as long for each passcode it checks), \(options.maxAttempts) wrong attempts allowed"
         }
         printError(summary + (parsed.value("out").map { "; the link is in \($0)" } ?? ""))
@@ -336,13 +361,16 @@ enum LinkCommand {
             ? try SecretBytes.read(path: "/dev/stdin", maxBytes: SHLinkText.maxCharacters)
             : try SecretBytes.read(path: source, maxBytes: SHLinkText.maxCharacters)
         let text = String(
-            raw.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }
-                .reversed())
+            raw.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }.drop { $0.isWhitespace }.reversed().drop {
+                $0.isWhitespace
+            }
+            .reversed())
         let link = try SHLinkText.parse(text)
         if parsed.value("id") != nil {
             let id = try idOption(parsed, command: "link update")
             guard base.id(ofLink: link.url) == id else {
-                throw HealthCardError(.configuration, "--id \(id) is not the link in \(source) (its URL is another link's)")
+                throw HealthCardError(
+                    .configuration, "--id \(id) is not the link in \(source) (its URL is another link's)")
             }
         }
         let contents = try contents(parsed.positionals, command: "update")
@@ -358,7 +386,8 @@ enum LinkCommand {
             printError(error.message)
             return .partial
         }
-        printError("link \(before.id) updated: \(contents.count) file(s) (was \(before.files.count)), same key, fresh IVs")
+        printError(
+            "link \(before.id) updated: \(contents.count) file(s) (was \(before.files.count)), same key, fresh IVs")
         return .ok
     }
 
@@ -374,7 +403,8 @@ enum LinkCommand {
                     Closes a link for good: from now on it answers 404 (the same answer as an unknown link), its
                     location URLs stop working, and it cannot be opened again. Deactivating it twice changes nothing.
                     """,
-                options: dbOption + "\n  --id ID               the link's id: the last part of its URL (`healthcards link list`)")
+                options: dbOption
+                    + "\n  --id ID               the link's id: the last part of its URL (`healthcards link list`)")
         else { return .ok }
         let id = try idOption(parsed, command: "link deactivate")
         let (url, store) = try open(parsed, command: "link deactivate", create: false)
@@ -419,7 +449,8 @@ enum LinkCommand {
                 if let label = link.label { object["label"] = .string(label) }
                 print(JSONWriter.minifiedString(.object(object)))
             } else {
-                let attempts = link.remainingAttempts.map { "\($0)/\(link.maxAttempts ?? $0) attempts" } ?? "no passcode"
+                let attempts =
+                    link.remainingAttempts.map { "\($0)/\(link.maxAttempts ?? $0) attempts" } ?? "no passcode"
                 let exp = link.exp.map { "exp \(Clock.describe($0))" } ?? "no exp"
                 let label = link.label.map { ControlCharacters.escaped($0) } ?? ""
                 print(
@@ -444,7 +475,9 @@ enum LinkCommand {
                     no-passcode, disabled, expired, deactivated, rate-limited, …), the HTTP status, and the
                     recipient as the receiver gave it (control characters shown escaped). Never a key or content.
                     """,
-                options: dbOption + "\n  --id ID               only this link's accesses\n  --json                one JSON object a line")
+                options: dbOption
+                    + "\n  --id ID               only this link's accesses\n  --json                one JSON object a line"
+            )
         else { return .ok }
         let id = parsed.value("id") == nil ? nil : try idOption(parsed, command: "link audit")
         let (url, store) = try open(parsed, command: "link audit", create: false)
@@ -452,7 +485,8 @@ enum LinkCommand {
         for entry in entries {
             if parsed.has("json") {
                 var object: JSONObject = [
-                    "time": .string(Clock.iso8601(entry.at)), "kind": .string(entry.kind), "outcome": .string(entry.outcome),
+                    "time": .string(Clock.iso8601(entry.at)), "kind": .string(entry.kind),
+                    "outcome": .string(entry.outcome),
                     "status": .integer(Int64(entry.status)),
                 ]
                 if let link = entry.linkID { object["link"] = .string(link) }
@@ -460,13 +494,16 @@ enum LinkCommand {
                 if let detail = entry.detail { object["detail"] = .string(detail) }
                 print(JSONWriter.minifiedString(.object(object)))
             } else {
-                let recipient = entry.recipient.map { Quote.text(ControlCharacters.escaped($0), limit: 200) } ?? "(none given)"
+                let recipient =
+                    entry.recipient.map { Quote.text(ControlCharacters.escaped($0), limit: 200) } ?? "(none given)"
                 print(
                     "\(Clock.describe(entry.at))  \(entry.linkID ?? "-")  \(entry.kind.padding(9))\(entry.outcome.padding(15))"
                         + "\(entry.status)  \(recipient)")
             }
         }
-        if !parsed.has("json") { printError("\(entries.count) access(es)\(id.map { " to link \($0)" } ?? "") in \(url)") }
+        if !parsed.has("json") {
+            printError("\(entries.count) access(es)\(id.map { " to link \($0)" } ?? "") in \(url)")
+        }
         return .ok
     }
 }

@@ -1,8 +1,9 @@
+import HealthCardsCore
+import HealthCardsServer
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import HealthCardsCore
-import HealthCardsServer
 
 enum ServeCommand {
     static let help = """
@@ -86,17 +87,22 @@ enum ServeCommand {
             port = text[text.index(after: colon)...]
         }
         guard let number = UInt16(port) else {
-            throw HealthCardError(.configuration, "--listen \(Quote.text(text)): the port is not 0 to 65535; \(example)")
+            throw HealthCardError(
+                .configuration, "--listen \(Quote.text(text)): the port is not 0 to 65535; \(example)")
         }
-        guard !address.isEmpty else { throw HealthCardError(.configuration, "--listen \(Quote.text(text)) has no address; \(example)") }
+        guard !address.isEmpty else {
+            throw HealthCardError(.configuration, "--listen \(Quote.text(text)) has no address; \(example)")
+        }
         return (String(address), number)
     }
 
-    static func integer(_ parsed: Arguments, _ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
+    static func integer(_ parsed: Arguments, _ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int
+    {
         guard let text = parsed.value(name) else { return value }
         guard let number = Int(text), range.contains(number) else {
             throw HealthCardError(
-                .configuration, "--\(name) \(Quote.text(text)) must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+                .configuration,
+                "--\(name) \(Quote.text(text)) must be a whole number from \(range.lowerBound) to \(range.upperBound)")
         }
         return number
     }
@@ -105,7 +111,8 @@ enum ServeCommand {
         let parsed = try Arguments(
             args,
             valued: [
-                "db", "listen", "base-url", "threads", "timeout", "max-connections", "max-connections-per-client", "grace",
+                "db", "listen", "base-url", "threads", "timeout", "max-connections", "max-connections-per-client",
+                "grace",
                 "location-lifetime", "poll-interval", "passcode-checks",
             ],
             flagNames: ["single-use-locations"], command: "serve")
@@ -115,7 +122,9 @@ enum ServeCommand {
         }
         guard parsed.positionals.isEmpty else {
             throw HealthCardError(
-                .configuration, "`healthcards serve` takes no arguments (found \(Quote.text(parsed.positionals[0]))); see `healthcards serve --help`")
+                .configuration,
+                "`healthcards serve` takes no arguments (found \(Quote.text(parsed.positionals[0]))); see `healthcards serve --help`"
+            )
         }
         let url = try DatabaseURL(try parsed.required("db", command: "serve"))
         let listen = try parseListen(try parsed.required("listen", command: "serve"))
@@ -127,7 +136,8 @@ enum ServeCommand {
         http.connectionTimeoutSeconds = try integer(parsed, "timeout", default: 15, range: 1...3600)
         http.maxConnections = try integer(parsed, "max-connections", default: 1024, range: 1...65536)
         http.maxConnectionsPerClient = try integer(
-            parsed, "max-connections-per-client", default: min(256, http.maxConnections), range: 1...http.maxConnections)
+            parsed, "max-connections-per-client", default: min(256, http.maxConnections), range: 1...http.maxConnections
+        )
         let grace = try integer(parsed, "grace", default: 10, range: 0...3600)
         var service = LinkService.Configuration(baseURL: base)
         service.locationLifetime = Int64(try integer(parsed, "location-lifetime", default: 3600, range: 1...3600))
@@ -181,12 +191,15 @@ enum ServeCommand {
                 "maxConnections": .integer(Int64(http.maxConnections)),
                 "maxConnectionsPerClient": .integer(Int64(http.maxConnectionsPerClient)),
                 "locationLifetimeSeconds": .integer(service.locationLifetime),
-                "singleUseLocations": .bool(service.singleUseLocations), "pollIntervalSeconds": .integer(service.pollInterval),
+                "singleUseLocations": .bool(service.singleUseLocations),
+                "pollIntervalSeconds": .integer(service.pollInterval),
                 "version": .string(Versions.toolkit),
             ])
         var received: Int32 = 0
         while sigwait(&signals, &received) != 0 {}
-        log.info("stopping", ["signal": .string(received == SIGTERM ? "SIGTERM" : "SIGINT"), "graceSeconds": .integer(Int64(grace))])
+        log.info(
+            "stopping",
+            ["signal": .string(received == SIGTERM ? "SIGTERM" : "SIGINT"), "graceSeconds": .integer(Int64(grace))])
         let unfinished = server.stop(graceSeconds: Double(grace))
         database.close()
         log.info("stop", ["unfinishedRequests": .integer(Int64(unfinished))])

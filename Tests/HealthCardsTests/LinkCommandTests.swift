@@ -87,9 +87,13 @@ import Testing
         // Nothing was stored by the refused runs; then a database made for one base URL refuses another.
         try ServerTestSupport.link("create", db: db, base: Self.base, [ServerTestSupport.card])
         #expect(try Self.links(db).count == 1)
-        let other = try TestSupport.cli(["link", "create", "--db", db, "--base-url", "https://other.example.org/shl", ServerTestSupport.card])
+        let other = try TestSupport.cli([
+            "link", "create", "--db", db, "--base-url", "https://other.example.org/shl", ServerTestSupport.card,
+        ])
         #expect(other.status == 2 && other.stderr.contains("served at \(Self.base)"), "\(other.stderr)")
-        let missing = try TestSupport.cli(["link", "list", "--db", "sqlite:" + dir.appendingPathComponent("none.db").path])
+        let missing = try TestSupport.cli([
+            "link", "list", "--db", "sqlite:" + dir.appendingPathComponent("none.db").path,
+        ])
         #expect(missing.status == 2 && missing.stderr.contains("there is no SQLite database"))
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("none.db").path))
         let unknown = try TestSupport.cli(["link", "deactivate", "--db", db, "--id", String(repeating: "Z", count: 43)])
@@ -107,7 +111,9 @@ import Testing
         let store = DatabaseLinkStore(database: database)
         try store.create(StoredLink(id: id, flags: "", createdAt: 1))
         try store.record(
-            AuditEntry(at: 1_800_000_000, linkID: id, kind: "manifest", recipient: "Dr. \u{1B}[31mRed", outcome: "served", status: 200))
+            AuditEntry(
+                at: 1_800_000_000, linkID: id, kind: "manifest", recipient: "Dr. \u{1B}[31mRed", outcome: "served",
+                status: 200))
         database.close()
         let run = try TestSupport.cli(["link", "audit", "--db", "sqlite:" + path, "--id", id])
         #expect(run.status == 0)

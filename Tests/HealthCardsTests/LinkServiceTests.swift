@@ -45,7 +45,9 @@ final class TestClock: WallClock {
             card = try VerifyFixtures.bytes(URL(fileURLWithPath: ServerTestSupport.card))
         }
 
-        func create(_ options: LinkPublisher.Options = .init(), files: [LinkContent]? = nil) throws -> LinkPublisher.Created {
+        func create(_ options: LinkPublisher.Options = .init(), files: [LinkContent]? = nil) throws
+            -> LinkPublisher.Created
+        {
             try publisher.create(
                 files ?? [LinkContent(contentType: JWE.smartHealthCard, bytes: card)], options: options, now: clock.now)
         }
@@ -73,7 +75,8 @@ final class TestClock: WallClock {
             f.router.respond(HTTPRequest(method: "OPTIONS", path: "/shl/\(link.id)")).response,
             f.post(link.id, #"{"recipient":"r"}"#),
             f.router.respond(
-                HTTPRequest(method: "POST", path: "/shl/\(link.id)", body: [UInt8](repeating: 0x20, count: 16 * 1024 + 1))
+                HTTPRequest(
+                    method: "POST", path: "/shl/\(link.id)", body: [UInt8](repeating: 0x20, count: 16 * 1024 + 1))
             ).response,
         ]
         #expect(responses.map(\.status) == [404, 405, 204, 200, 413])
@@ -156,7 +159,8 @@ final class TestClock: WallClock {
         for (limit, embedded) in [(jwe.utf8.count, true), (jwe.utf8.count - 1, false), (0, false)] {
             let manifest = try Self.json(f.post(link.id, #"{"recipient":"r","embeddedLengthMax":\#(limit)}"#))
             let file = try #require(manifest["files"]?[0])
-            #expect((file["embedded"]?.stringValue == jwe) == embedded && (file["location"] == nil) == embedded, "\(limit)")
+            #expect(
+                (file["embedded"]?.stringValue == jwe) == embedded && (file["location"] == nil) == embedded, "\(limit)")
         }
         #expect(f.post(link.id, #"{"recipient":"r","embeddedLengthMax":-1}"#).status == 400)
         #expect(f.post(link.id, #"{"recipient":"r","embeddedLengthMax":"10"}"#).status == 400)
@@ -193,7 +197,10 @@ final class TestClock: WallClock {
         #expect(f.get("/shl/\(link.id)").status == 400)
         #expect(f.get("/shl/\(link.id)", query: ["recipient": "  "]).status == 400)
         #expect(f.post(link.id, #"{"recipient":"r"}"#).status == 404)
-        #expect(try f.store.audit(linkID: link.id).map(\.outcome) == ["served", "no-recipient", "no-recipient", "direct-link"])
+        #expect(
+            try f.store.audit(linkID: link.id).map(\.outcome) == [
+                "served", "no-recipient", "no-recipient", "direct-link",
+            ])
         #expect(try f.store.audit(linkID: link.id).first?.recipient == "A clinic")
     }
 
@@ -222,7 +229,9 @@ final class TestClock: WallClock {
         let f = try Fixture()
         var options = LinkPublisher.Options()
         let passcode = "a very particular passcode"
-        options.passcode = passcode.utf8CString.withUnsafeBytes { SecretBytes(copying: UnsafeRawBufferPointer(rebasing: $0.dropLast())) }
+        options.passcode = passcode.utf8CString.withUnsafeBytes {
+            SecretBytes(copying: UnsafeRawBufferPointer(rebasing: $0.dropLast()))
+        }
         options.passcodeFunction = .pbkdf2SHA256(iterations: 1000)
         let created = try f.create(options)
         _ = f.post(created.id, #"{"recipient":"r","passcode":"\#(passcode)"}"#)

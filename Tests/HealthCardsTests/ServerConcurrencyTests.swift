@@ -31,7 +31,8 @@ import Testing
                 "limit-\(limit)", db: db, base: first.base, in: dir,
                 ["--passcode-file", passcode, "--max-attempts", String(limit)] + ServerTestSupport.fastKDF)
             let burst = try ServerTestSupport.client([
-                "burst", first.url(link.id), "50", "50", #"{"recipient":"attacker","passcode":"0000"}"#, second.url(link.id),
+                "burst", first.url(link.id), "50", "50", #"{"recipient":"attacker","passcode":"0000"}"#,
+                second.url(link.id),
             ])
             let results = try #require(burst["results"]?.arrayValue)
             #expect(results.count == 50)
@@ -42,7 +43,9 @@ import Testing
             #expect(results.filter { int($0["status"]) == 404 }.count == 50 - taken, "\(results.map { $0["status"] })")
             let listed = try ServerTestSupport.link("list", db: db, base: "", ["--json"]).stdout
             let row = try #require(
-                listed.split(separator: "\n").map { try JSONParser.parse(Array($0.utf8)) }.first { $0["id"]?.stringValue == link.id })
+                listed.split(separator: "\n").map { try JSONParser.parse(Array($0.utf8)) }.first {
+                    $0["id"]?.stringValue == link.id
+                })
             #expect(int(row["remainingAttempts"]) == limit - taken)
             let right = try ServerTestSupport.client([
                 "post", second.url(link.id), #"{"recipient":"owner","passcode":"1234"}"#,
@@ -69,8 +72,10 @@ import Testing
         let db = try ServerTestSupport.database(kind, in: dir)
         let v0 = try TestSupport.write(#"{"resourceType":"Basic","id":"update-0"}"#, to: "update-0.json", in: dir)
         var server = try ServerProcess(db: db, in: dir, name: "first")
-        let link = try ServerTestSupport.makeLink("long", db: db, base: server.base, in: dir, ["--long-term"], files: [v0])
-        let key = try #require(AES256Key.decode(base64url: try SHLinkText.parse(VerifyFixtures.text(URL(fileURLWithPath: link.file))).key))
+        let link = try ServerTestSupport.makeLink(
+            "long", db: db, base: server.base, in: dir, ["--long-term"], files: [v0])
+        let key = try #require(
+            AES256Key.decode(base64url: try SHLinkText.parse(VerifyFixtures.text(URL(fileURLWithPath: link.file))).key))
         let database = try Database(
             url: try DatabaseURL(db), role: .operatorCommand, create: false, maxConnections: 1, now: Clock.nowSeconds())
         let store = DatabaseLinkStore(database: database)
@@ -93,7 +98,8 @@ import Testing
             let content = #"{"resourceType":"Basic","id":"update-\#(update)"}"#
             let file = try TestSupport.write(content, to: "update-\(update).json", in: dir)
             let (process, _, errors) = try TestSupport.start(
-                ["link", "update", "--db", db, "--base-url", server.base, "--link", link.file, file], log: "update-\(update)",
+                ["link", "update", "--db", db, "--base-url", server.base, "--link", link.file, file],
+                log: "update-\(update)",
                 in: dir)
             if update == 6 {
                 usleep(UInt32.random(in: 1_000...40_000))
@@ -106,10 +112,12 @@ import Testing
                 lastCommitted = update
                 #expect(now == Array(content.utf8), "update \(update) exited 0 but the database holds another content")
             } else {
-                #expect(update == 6, "update \(update) failed: \((try? String(contentsOf: errors, encoding: .utf8)) ?? "")")
+                #expect(
+                    update == 6, "update \(update) failed: \((try? String(contentsOf: errors, encoding: .utf8)) ?? "")")
                 // Killed: the database holds its content (it committed) or the one before, whole either way.
                 #expect(
-                    now == Array(content.utf8) || now == Array(#"{"resourceType":"Basic","id":"update-\#(lastCommitted)"}"#.utf8))
+                    now == Array(content.utf8)
+                        || now == Array(#"{"resourceType":"Basic","id":"update-\#(lastCommitted)"}"#.utf8))
             }
         }
         // SIGKILL: a child started from a test thread may have SIGTERM blocked.
@@ -126,7 +134,9 @@ import Testing
             "resolve", link.file, dir.appendingPathComponent("after").path, "--recipient", "after the kill",
         ])
         #expect(int(resolved["status"]) == 200)
-        #expect(try VerifyFixtures.bytes(dir.appendingPathComponent("after/file-1")) == Array(#"{"resourceType":"Basic","id":"update-16"}"#.utf8))
+        #expect(
+            try VerifyFixtures.bytes(dir.appendingPathComponent("after/file-1"))
+                == Array(#"{"resourceType":"Basic","id":"update-16"}"#.utf8))
         #expect(server.stop() == 0)
     }
 

@@ -21,17 +21,22 @@ import Testing
         let key = dir.appendingPathComponent("key.pem").path
         let openssl = try TestSupport.run(
             "/usr/bin/openssl",
-            ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-             "-keyout", key, "-out", certificate])
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj",
+                "/CN=127.0.0.1",
+                "-keyout", key, "-out", certificate,
+            ])
         #expect(openssl.status == 0, "\(openssl.stderr)")
         var site = try String(
-            contentsOf: VerifyFixtures.repoRoot.appendingPathComponent("contrib/nginx-healthcards-serve.conf"), encoding: .utf8)
+            contentsOf: VerifyFixtures.repoRoot.appendingPathComponent("contrib/nginx-healthcards-serve.conf"),
+            encoding: .utf8)
         // The port-80 redirect server and the IPv6 listen lines are left out; the rest is as shipped.
         let redirect = try #require(site.range(of: "server {\n    listen 80;"))
         let redirectEnd = try #require(site.range(of: "}\n", range: redirect.upperBound..<site.endIndex))
         site.removeSubrange(redirect.lowerBound..<redirectEnd.upperBound)
         for (from, to) in [
-            ("    listen [::]:443 ssl http2;\n", ""), ("listen 443 ssl http2;", "listen 127.0.0.1:\(frontPort) ssl http2;"),
+            ("    listen [::]:443 ssl http2;\n", ""),
+            ("listen 443 ssl http2;", "listen 127.0.0.1:\(frontPort) ssl http2;"),
             ("/etc/letsencrypt/live/links.example.org/fullchain.pem", certificate),
             ("/etc/letsencrypt/live/links.example.org/privkey.pem", key),
             ("/var/log/nginx/healthcards-links.log", dir.appendingPathComponent("access.log").path),
@@ -61,7 +66,8 @@ import Testing
 
             """
         let confPath = try TestSupport.write(conf, to: "nginx.conf", in: dir)
-        let check = try TestSupport.run(NginxServer.binary, ["-t", "-p", prefix, "-e", prefix + "/error.log", "-c", confPath])
+        let check = try TestSupport.run(
+            NginxServer.binary, ["-t", "-p", prefix, "-e", prefix + "/error.log", "-c", confPath])
         try #require(check.status == 0, "nginx -t: \(check.stderr)")
         let nginx = Process()
         nginx.executableURL = URL(fileURLWithPath: NginxServer.binary)
@@ -84,10 +90,16 @@ import Testing
         for _ in 0..<400 where !NginxServer.accepts(port: Int(frontPort)) { usleep(50_000) }
         let resolved = try ServerTestSupport.client(["resolve", link.file, dir.appendingPathComponent("out").path])
         #expect(int(resolved["status"]) == 200, "\(resolved)")
-        #expect(resolved["headers"]?["access-control-allow-origin"] == "*" && resolved["headers"]?["cache-control"] == "no-store")
+        #expect(
+            resolved["headers"]?["access-control-allow-origin"] == "*"
+                && resolved["headers"]?["cache-control"] == "no-store")
         #expect(resolved["headers"]?["strict-transport-security"] == "max-age=31536000")
-        #expect(try VerifyFixtures.bytes(dir.appendingPathComponent("out/file-1")) == VerifyFixtures.bytes(URL(fileURLWithPath: ServerTestSupport.card)))
-        let wrong = try ServerTestSupport.client(["post", base + "/" + guarded.id, #"{"recipient":"r","passcode":"x"}"#])
+        #expect(
+            try VerifyFixtures.bytes(dir.appendingPathComponent("out/file-1"))
+                == VerifyFixtures.bytes(URL(fileURLWithPath: ServerTestSupport.card)))
+        let wrong = try ServerTestSupport.client([
+            "post", base + "/" + guarded.id, #"{"recipient":"r","passcode":"x"}"#,
+        ])
         #expect(int(wrong["status"]) == 401 && int(wrong["body"]?["remainingAttempts"]) == 9)
         // nginx refuses a body over 16 KiB itself; /healthz answers inside (this client is 127.0.0.1, which the
         // front allows; others get 403).

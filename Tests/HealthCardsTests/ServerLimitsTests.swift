@@ -59,13 +59,17 @@ import Testing
         let before = try server.logLines().filter { $0["route"] == "health" }.count
         let pipeline = try ServerTestSupport.client(["raw", host, portText, "pipeline", "1500"])
         let answered = pipeline["statuses"]?.arrayValue ?? []
-        #expect(answered.count > 900 && answered.count <= 1000 && answered.allSatisfy { $0 == .integer(200) }, "\(answered.count)")
+        #expect(
+            answered.count > 900 && answered.count <= 1000 && answered.allSatisfy { $0 == .integer(200) },
+            "\(answered.count)")
         #expect(try server.logLines().filter { $0["route"] == "health" }.count - before == 1000)
 
         // Paths that try to leave the routes: 404, never a file.
         for path in [
-            "/shl/../../etc/passwd", "/shl/%2e%2e/%2e%2e/etc/passwd", "/shl/file/..%2f..%2fetc%2fpasswd", "/../links.db",
-            "/shl/" + String(repeating: "A", count: 42) + "%00", "/links.db", "/shl/file/" + link.id + "/../../links.db",
+            "/shl/../../etc/passwd", "/shl/%2e%2e/%2e%2e/etc/passwd", "/shl/file/..%2f..%2fetc%2fpasswd",
+            "/../links.db",
+            "/shl/" + String(repeating: "A", count: 42) + "%00", "/links.db",
+            "/shl/file/" + link.id + "/../../links.db",
         ] {
             let answer = try ServerTestSupport.client(["get", "http://127.0.0.1:\(server.port)" + path])
             #expect(int(answer["status"]) == 404, "\(path): \(answer)")

@@ -16,7 +16,6 @@ import Testing
         .enabled(if: PostgresCluster.available, PostgresCluster.missing))
     func everyRuleWithPostgreSQL() throws { try Self.everyRule(.postgresql) }
 
-
     static func everyRule(_ kind: DatabaseKind) throws {
         let dir = try TestSupport.tempDir("server-\(kind)")
         let db = try ServerTestSupport.database(kind, in: dir)
@@ -27,7 +26,8 @@ import Testing
         let card = try VerifyFixtures.bytes(URL(fileURLWithPath: ServerTestSupport.card))
         let bundle = try VerifyFixtures.bytes(URL(fileURLWithPath: ServerTestSupport.bundle))
         // The expiring link first: it is checked at the end, once its exp has passed.
-        let expiring = try ServerTestSupport.makeLink("expiring", db: db, base: base, in: dir, ["--exp", String(now + 3)])
+        let expiring = try ServerTestSupport.makeLink(
+            "expiring", db: db, base: base, in: dir, ["--exp", String(now + 3)])
         let plain = try ServerTestSupport.makeLink("plain", db: db, base: base, in: dir, ["--label", "Vaccinations"])
         let multi = try ServerTestSupport.makeLink(
             "multi", db: db, base: base, in: dir, [], files: [ServerTestSupport.card, ServerTestSupport.bundle])
@@ -44,7 +44,9 @@ import Testing
         #expect(try SHLinkText.parse(VerifyFixtures.text(URL(fileURLWithPath: direct.file))).flag == "U")
         #expect(try SHLinkText.parse(VerifyFixtures.text(URL(fileURLWithPath: long.file))).flag == "L")
         let expiringLink = try SHLinkText.parse(VerifyFixtures.text(URL(fileURLWithPath: expiring.file)))
-        #expect(expiringLink.exp == now + 3 && expiringLink.url == base + "/" + expiring.id && expiringLink.url.count <= 128)
+        #expect(
+            expiringLink.exp == now + 3 && expiringLink.url == base + "/" + expiring.id && expiringLink.url.count <= 128
+        )
 
         let server = try ServerProcess(db: db, port: port, base: base, ["--poll-interval", "2"], in: dir)
 
@@ -65,7 +67,9 @@ import Testing
         // The location answers application/jose with CORS and no-store, for as long as it lives.
         let fetched = try ServerTestSupport.client(["get", location])
         #expect(int(fetched["status"]) == 200 && fetched["contentType"] == "application/jose")
-        #expect(fetched["headers"]?["cache-control"] == "no-store" && fetched["headers"]?["access-control-allow-origin"] == "*")
+        #expect(
+            fetched["headers"]?["cache-control"] == "no-store"
+                && fetched["headers"]?["access-control-allow-origin"] == "*")
 
         // Another instance on the same database, whose locations answer once and live three seconds: a location it
         // gives answers once, through either instance, and a fresh one is gone after its three seconds.
@@ -109,7 +113,10 @@ import Testing
         #expect(try VerifyFixtures.bytes(dir.appendingPathComponent("multi/file-2")) == bundle)
 
         // Bad requests: 400 for a missing, non-string or empty recipient and for a body that is not an object.
-        for body in [#"{}"#, #"{"recipient":5}"#, #"{"recipient":""}"#, #"["x"]"#, "not json", #"{"recipient":"a","passcode":1}"#] {
+        for body in [
+            #"{}"#, #"{"recipient":5}"#, #"{"recipient":""}"#, #"["x"]"#, "not json",
+            #"{"recipient":"a","passcode":1}"#,
+        ] {
             let answer = try ServerTestSupport.client(["post", server.url(plain.id), body])
             #expect(int(answer["status"]) == 400, "\(body): \(answer)")
         }
@@ -143,7 +150,9 @@ import Testing
             "resolve", guarded.file, dir.appendingPathComponent("guarded-after").path, "--passcode-file", passcode,
         ])
         #expect(int(afterLimit["status"]) == 404)
-        let disabled = try ServerTestSupport.client(["post", server.url(guarded.id), #"{"recipient":"x","passcode":"correct horse"}"#])
+        let disabled = try ServerTestSupport.client([
+            "post", server.url(guarded.id), #"{"recipient":"x","passcode":"correct horse"}"#,
+        ])
         #expect(int(disabled["status"]) == 404 && disabled["body"] == notFoundBody)
 
         // A U link: GET ?recipient= answers the one JWE; no recipient is 400; a manifest request is 404.
@@ -176,13 +185,18 @@ import Testing
             "resolve", long.file, dir.appendingPathComponent("long2").path, "--recipient", "Poller",
         ])
         #expect(int(poll2["status"]) == 200)
-        #expect(try VerifyFixtures.bytes(dir.appendingPathComponent("long1/file-1")) == Array(#"{"resourceType":"Basic","id":"version-1"}"#.utf8))
-        #expect(try VerifyFixtures.bytes(dir.appendingPathComponent("long2/file-1")) == Array(#"{"resourceType":"Basic","id":"version-2"}"#.utf8))
+        #expect(
+            try VerifyFixtures.bytes(dir.appendingPathComponent("long1/file-1"))
+                == Array(#"{"resourceType":"Basic","id":"version-1"}"#.utf8))
+        #expect(
+            try VerifyFixtures.bytes(dir.appendingPathComponent("long2/file-1"))
+                == Array(#"{"resourceType":"Basic","id":"version-2"}"#.utf8))
         #expect(poll1["files"]?[0]?["iv"] != poll2["files"]?[0]?["iv"], "an update takes a fresh IV")
         // Updating a link that is not long-term, or with another link's text, changes nothing.
         try ServerTestSupport.link("update", db: db, base: base, ["--link", plain.file, v2], expect: 1)
         let foreign = try TestSupport.write(
-            SHLink(url: base + "/" + long.id, key: try AES256Key.random().base64url, flag: "L").text, to: "foreign.txt", in: dir)
+            SHLink(url: base + "/" + long.id, key: try AES256Key.random().base64url, flag: "L").text, to: "foreign.txt",
+            in: dir)
         let refused = try ServerTestSupport.link("update", db: db, base: base, ["--link", foreign, v1], expect: 1)
         #expect(refused.stderr.contains("does not open"), "\(refused.stderr)")
 
@@ -203,7 +217,8 @@ import Testing
         // (The right passcode's manifest, then its location fetched: two "served".)
         #expect(
             outcomes(guarded.id) == [
-                "no-passcode", "wrong-passcode", "served", "served", "wrong-passcode", "wrong-passcode", "disabled", "disabled",
+                "no-passcode", "wrong-passcode", "served", "served", "wrong-passcode", "wrong-passcode", "disabled",
+                "disabled",
             ], "\(outcomes(guarded.id))")
         #expect(entries.contains { $0["link"]?.stringValue == guarded.id && $0["recipient"] == "Dr. Who" })
         #expect(outcomes(long.id).contains("rate-limited"))
@@ -222,7 +237,10 @@ import Testing
             let key = try SHLinkText.parse(VerifyFixtures.text(URL(fileURLWithPath: link.file))).key
             #expect(!allLogs.contains(key), "the log holds a key")
         }
-        for secret in ["correct horse", "Dr. Who", "Poller", "verifiableCredential", location.split(separator: "/").last.map(String.init) ?? "?"] {
+        for secret in [
+            "correct horse", "Dr. Who", "Poller", "verifiableCredential",
+            location.split(separator: "/").last.map(String.init) ?? "?",
+        ] {
             #expect(!text.contains(secret), "the log holds \(secret)")
         }
     }

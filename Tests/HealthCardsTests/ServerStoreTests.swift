@@ -31,7 +31,9 @@ import Testing
     @Test(.enabled(if: TestSupport.python != nil, "no test Python")) func storedFormIsCheckedByHashlib() throws {
         let passcode = "Grüße 1234"
         for function in [PasscodeHash.Function.standard, .pbkdf2SHA256(iterations: 600_000)] {
-            let hash = try Array(passcode.utf8).withUnsafeBytes { try PasscodeHash.make(passcode: $0, function: function) }
+            let hash = try Array(passcode.utf8).withUnsafeBytes {
+                try PasscodeHash.make(passcode: $0, function: function)
+            }
             let script = """
                 import base64, hashlib, sys
                 def b64(s): return base64.urlsafe_b64decode(s + "=" * (-len(s) % 4))
@@ -56,7 +58,10 @@ import Testing
         #expect(PasscodeHash.Function.parse("scrypt") == .standard)
         #expect(PasscodeHash.Function.parse("scrypt:ln=16,r=8,p=1") == .scrypt(log2N: 16, r: 8, p: 1))
         #expect(PasscodeHash.Function.parse("pbkdf2-sha256") == .pbkdf2SHA256(iterations: 600_000))
-        for text in ["scrypt:ln=30", "scrypt:ln=20,r=32", "pbkdf2-sha256:i=10", "bcrypt", "scrypt:ln=15,ln=16", "scrypt:x=1", "scrypt:ln=-1"] {
+        for text in [
+            "scrypt:ln=30", "scrypt:ln=20,r=32", "pbkdf2-sha256:i=10", "bcrypt", "scrypt:ln=15,ln=16", "scrypt:x=1",
+            "scrypt:ln=-1",
+        ] {
             #expect(PasscodeHash.Function.parse(text) == nil, "\(text)")
         }
         // A stored hash with a cost over the limits (a hostile row) is not read, so it is never derived.
@@ -78,7 +83,8 @@ import Testing
         _ = try old.query(
             "INSERT INTO hc_links (id, flags, created_at, updated_at, active) VALUES (?, '', 1, 1, 1)",
             [.text(String(repeating: "B", count: 43))])
-        _ = try old.query("INSERT INTO hc_audit (at, link_id, kind, outcome, status) VALUES (1, ?, 'manifest', 'served', 200)",
+        _ = try old.query(
+            "INSERT INTO hc_audit (at, link_id, kind, outcome, status) VALUES (1, ?, 'manifest', 'served', 200)",
             [.text(String(repeating: "B", count: 43))])
         old.close()
         let upgraded = try Database(url: .sqlite(path: path), role: .server, create: false, now: 2)
@@ -88,7 +94,9 @@ import Testing
         let version = try upgraded.withConnection { try Schema.currentVersion($0) }
         #expect(version == Schema.version)
         _ = try upgraded.withConnection {
-            try $0.query("INSERT INTO hc_schema_version (version, applied_at) VALUES (?, 3)", [.integer(Int64(Schema.version + 1))])
+            try $0.query(
+                "INSERT INTO hc_schema_version (version, applied_at) VALUES (?, 3)",
+                [.integer(Int64(Schema.version + 1))])
         }
         upgraded.close()
         #expect(throws: StoreError.self) {
@@ -101,14 +109,20 @@ import Testing
         }
         // Our tables without a version table: not made by this program.
         let foreign = dir.appendingPathComponent("foreign.db").path
-        let connection = try SQLiteConnection(path: foreign, create: true, busyTimeoutMilliseconds: 1000, fullSync: true)
+        let connection = try SQLiteConnection(
+            path: foreign, create: true, busyTimeoutMilliseconds: 1000, fullSync: true)
         try connection.execute("CREATE TABLE hc_links (id TEXT)")
         connection.close()
-        #expect(throws: StoreError.self) { _ = try Database(url: .sqlite(path: foreign), role: .server, create: false, now: 3) }
-        // A path that is not a regular file, and a missing one when not asked to create.
-        #expect(throws: StoreError.self) { _ = try Database(url: .sqlite(path: dir.path), role: .server, create: true, now: 3) }
         #expect(throws: StoreError.self) {
-            _ = try Database(url: .sqlite(path: dir.appendingPathComponent("none.db").path), role: .server, create: false, now: 3)
+            _ = try Database(url: .sqlite(path: foreign), role: .server, create: false, now: 3)
+        }
+        // A path that is not a regular file, and a missing one when not asked to create.
+        #expect(throws: StoreError.self) {
+            _ = try Database(url: .sqlite(path: dir.path), role: .server, create: true, now: 3)
+        }
+        #expect(throws: StoreError.self) {
+            _ = try Database(
+                url: .sqlite(path: dir.appendingPathComponent("none.db").path), role: .server, create: false, now: 3)
         }
         // A new database file is private.
         let fresh = dir.appendingPathComponent("fresh.db").path
@@ -119,9 +133,15 @@ import Testing
     @Test func databaseURLs() throws {
         #expect(try DatabaseURL("sqlite:/var/lib/x.db") == .sqlite(path: "/var/lib/x.db"))
         #expect(try DatabaseURL("links.db") == .sqlite(path: "links.db"))
-        #expect(try DatabaseURL("postgresql://app@db.example.org/links") == .postgresql(url: "postgresql://app@db.example.org/links"))
-        #expect(try DatabaseURL("postgresql://app@db.example.org:5432/links?sslmode=require").description == "postgresql://db.example.org:5432/links")
-        for refused in ["postgresql://app:secret@db/links", "postgres://db/links?password=secret", "mysql://db/x", "sqlite:"] {
+        #expect(
+            try DatabaseURL("postgresql://app@db.example.org/links")
+                == .postgresql(url: "postgresql://app@db.example.org/links"))
+        #expect(
+            try DatabaseURL("postgresql://app@db.example.org:5432/links?sslmode=require").description
+                == "postgresql://db.example.org:5432/links")
+        for refused in [
+            "postgresql://app:secret@db/links", "postgres://db/links?password=secret", "mysql://db/x", "sqlite:",
+        ] {
             #expect(throws: HealthCardError.self, "\(refused)") { _ = try DatabaseURL(refused) }
         }
         #expect(try BaseURL("https://links.example.org/shl/").text == "https://links.example.org/shl")

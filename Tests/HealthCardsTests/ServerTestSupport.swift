@@ -65,7 +65,8 @@ enum ServerTestSupport {
         _ command: String, db: String, base: String, _ arguments: [String], expect status: Int32 = 0,
         sourceLocation: SourceLocation = #_sourceLocation
     ) throws -> TestSupport.Run {
-        let run = try TestSupport.cli(["link", command, "--db", db] + (base.isEmpty ? [] : ["--base-url", base]) + arguments)
+        let run = try TestSupport.cli(
+            ["link", command, "--db", db] + (base.isEmpty ? [] : ["--base-url", base]) + arguments)
         #expect(run.status == status, "link \(command): \(run.stderr)", sourceLocation: sourceLocation)
         return run
     }
@@ -92,7 +93,9 @@ enum ServerTestSupport {
     /// `healthcards verify` on a card file with the spec's key set: 0 errors.
     static func verifyCard(_ path: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let run = try TestSupport.cli(["verify", "--jwks", specJWKS, path])
-        #expect(run.status == 0 && (run.stdout + run.stderr).contains(" 0 error(s)"), "verify \(path): \(run.stdout)\(run.stderr)",
+        #expect(
+            run.status == 0 && (run.stdout + run.stderr).contains(" 0 error(s)"),
+            "verify \(path): \(run.stdout)\(run.stderr)",
             sourceLocation: sourceLocation)
     }
 }
@@ -108,7 +111,10 @@ final class ServerProcess {
     /// - Parameters:
     ///   - port: the port to listen on (a free one when nil).
     ///   - base: the base URL (`http://127.0.0.1:<port>/shl` when nil).
-    init(db: String, port: UInt16? = nil, base: String? = nil, _ arguments: [String] = [], in dir: URL, name: String = "server")
+    init(
+        db: String, port: UInt16? = nil, base: String? = nil, _ arguments: [String] = [], in dir: URL,
+        name: String = "server"
+    )
         throws
     {
         var lastError: Error?
@@ -169,7 +175,9 @@ final class ServerProcess {
         let text = try String(contentsOf: log, encoding: .utf8)
         return text.split(separator: "\n").compactMap { line in
             let parsed = try? JSONParser.parse(Array(line.utf8))
-            #expect(parsed?.objectValue != nil, "a log line that is not a JSON object: \(line)", sourceLocation: sourceLocation)
+            #expect(
+                parsed?.objectValue != nil, "a log line that is not a JSON object: \(line)",
+                sourceLocation: sourceLocation)
             return parsed
         }
     }
@@ -223,12 +231,14 @@ final class PostgresCluster: @unchecked Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        posix_spawn_file_actions_addclosefrom_np(&actions, 3)
+        spawnCloseFrom(&actions, 3)
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0
         let spawned = posix_spawn(&pid, path, &actions, nil, argv, environ)
-        guard spawned == 0 else { throw HealthCardError(.io, "cannot run \(path): \(String(cString: strerror(spawned)))") }
+        guard spawned == 0 else {
+            throw HealthCardError(.io, "cannot run \(path): \(String(cString: strerror(spawned)))")
+        }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
@@ -239,7 +249,8 @@ final class PostgresCluster: @unchecked Sendable {
     /// initdb and start a new cluster (about a second).
     init(name: String) throws {
         guard Self.available else { throw HealthCardError(.io, "PostgreSQL 15 is not installed") }
-        folder = URL(fileURLWithPath: "/tmp").appendingPathComponent("hc-pg-\(name)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        folder = URL(fileURLWithPath: "/tmp").appendingPathComponent(
+            "hc-pg-\(name)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         if getuid() == 0 {
             _ = try Self.spawn("/bin/chown", ["postgres", folder.path])
@@ -256,7 +267,8 @@ final class PostgresCluster: @unchecked Sendable {
             (getuid() == 0 ? "/usr/sbin/runuser -u postgres -- " : "")
             + "\(Self.binaries)/pg_ctl -D '\(folder.path)/data' -m immediate stop"
         watchdog.arguments = [
-            "-c", "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; \(stop) >/dev/null 2>&1; rm -rf '\(folder.path)'",
+            "-c",
+            "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; \(stop) >/dev/null 2>&1; rm -rf '\(folder.path)'",
         ]
         watchdog.standardOutput = FileHandle.nullDevice
         watchdog.standardError = FileHandle.nullDevice
@@ -268,9 +280,13 @@ final class PostgresCluster: @unchecked Sendable {
             "-c listen_addresses='' -c unix_socket_directories='\(folder.path)' -c fsync=off -c synchronous_commit=off "
             + "-c full_page_writes=off -c max_connections=300 -c shared_buffers=32MB"
         let run = try Self.asPostgres(
-            "pg_ctl", ["-D", folder.path + "/data", "-l", folder.path + "/log", "-w", "-t", "30", "-o", options, "start"])
+            "pg_ctl",
+            ["-D", folder.path + "/data", "-l", folder.path + "/log", "-w", "-t", "30", "-o", options, "start"])
         guard run.status == 0 else {
-            throw HealthCardError(.io, "pg_ctl start failed: \(run.stderr) \((try? String(contentsOfFile: folder.path + "/log", encoding: .utf8)) ?? "")")
+            throw HealthCardError(
+                .io,
+                "pg_ctl start failed: \(run.stderr) \((try? String(contentsOfFile: folder.path + "/log", encoding: .utf8)) ?? "")"
+            )
         }
     }
 
@@ -296,4 +312,6 @@ func int(_ value: JSONValue?) -> Int? { value?.numberLexeme.flatMap { Int($0) } 
 
 /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34+), which the Glibc module does not import.
 @_silgen_name("posix_spawn_file_actions_addclosefrom_np")
-func posix_spawn_file_actions_addclosefrom_np(_ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ from: Int32) -> Int32
+func spawnCloseFrom(
+    _ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ from: Int32
+) -> Int32

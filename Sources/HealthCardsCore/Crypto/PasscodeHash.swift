@@ -87,7 +87,8 @@ public struct PasscodeHash: Sendable, Equatable, CustomStringConvertible {
             if let parameters {
                 for item in parameters.split(separator: ",", omittingEmptySubsequences: false) {
                     let pair = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                    guard pair.count == 2, values[String(pair[0])] == nil, pair[1].allSatisfy({ $0.isASCII && $0.isNumber }),
+                    guard pair.count == 2, values[String(pair[0])] == nil,
+                        pair[1].allSatisfy({ $0.isASCII && $0.isNumber }),
                         pair[1].count <= 9, let value = Int(pair[1])
                     else { return nil }
                     values[String(pair[0])] = value

@@ -43,7 +43,8 @@ public struct HTTPResponse: Sendable {
     /// The first 8 characters of the link id concerned, for the log.
     public var linkTag: String?
 
-    public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = [], outcome: String? = nil) {
+    public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = [], outcome: String? = nil)
+    {
         self.status = status
         self.headers = headers
         self.body = body

@@ -1,10 +1,10 @@
 internal import CMicroHTTPD
+import HealthCardsCore
 import Synchronization
 
 #if canImport(Glibc)
     import Glibc
 #endif
-import HealthCardsCore
 
 /// The HTTP/1.1 front of the server: libmicrohttpd's daemon (owned here: started by `start`, stopped by
 /// `stop`), handing each request to a `Router` on the daemon's own threads (blocking database work stays on
@@ -53,7 +53,9 @@ public final class HTTPServer: @unchecked Sendable {
             if connectionTimeoutSeconds < 1 || connectionTimeoutSeconds > 3600 {
                 return "the connection timeout must be 1 to 3600 seconds (there is no 'never')"
             }
-            if maxHeaderBytes < 2048 || maxHeaderBytes > 1 << 20 { return "the header limit must be 2048 to 1048576 bytes" }
+            if maxHeaderBytes < 2048 || maxHeaderBytes > 1 << 20 {
+                return "the header limit must be 2048 to 1048576 bytes"
+            }
             if maxRequestsPerConnection < 1 { return "requests per connection must be at least 1" }
             return nil
         }
@@ -109,7 +111,8 @@ public final class HTTPServer: @unchecked Sendable {
             }
         }
         guard let started else {
-            throw HealthCardError(.io, String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            throw HealthCardError(
+                .io, String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
         daemon = started
         return CMHD_bound_port(started)
@@ -159,7 +162,8 @@ public final class HTTPServer: @unchecked Sendable {
 
     fileprivate func access(
         _ connection: OpaquePointer, _ url: UnsafePointer<CChar>?, _ method: UnsafePointer<CChar>?,
-        _ upload: UnsafePointer<CChar>?, _ uploadSize: UnsafeMutablePointer<Int>, _ context: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+        _ upload: UnsafePointer<CChar>?, _ uploadSize: UnsafeMutablePointer<Int>,
+        _ context: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
         guard let stored = context.pointee else {
             // Headers are in: match the route and check the declared length before any body is read.
@@ -176,7 +180,8 @@ public final class HTTPServer: @unchecked Sendable {
                 length > state.limit
             {
                 // Answered before the body is read; libmicrohttpd then closes the connection.
-                return answer(connection, state, Router.finish(Router.tooLarge(state.limit)), route: state.route?.name ?? "none")
+                return answer(
+                    connection, state, Router.finish(Router.tooLarge(state.limit)), route: state.route?.name ?? "none")
             }
             return .YES
         }
@@ -191,7 +196,9 @@ public final class HTTPServer: @unchecked Sendable {
                 // `maxDiscardedBytes` the connection is closed without an answer.
                 state.discarded += count
                 guard state.discarded <= Self.maxDiscardedBytes else {
-                    logRequest(state, status: 413, outcome: "too-large-closed", route: state.route?.name ?? "none", peer: peer(connection))
+                    logRequest(
+                        state, status: 413, outcome: "too-large-closed", route: state.route?.name ?? "none",
+                        peer: peer(connection))
                     return .NO
                 }
                 return .YES
@@ -204,10 +211,12 @@ public final class HTTPServer: @unchecked Sendable {
             return .YES
         }
         if state.tooLarge {
-            return answer(connection, state, Router.finish(Router.tooLarge(state.limit)), route: state.route?.name ?? "none")
+            return answer(
+                connection, state, Router.finish(Router.tooLarge(state.limit)), route: state.route?.name ?? "none")
         }
         guard let route = state.route else {
-            let (response, name) = router.respond(HTTPRequest(method: state.method, path: state.path, peer: peer(connection)))
+            let (response, name) = router.respond(
+                HTTPRequest(method: state.method, path: state.path, peer: peer(connection)))
             return answer(connection, state, response, route: name)
         }
         var request = HTTPRequest(
@@ -219,9 +228,12 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     /// Queues `response` and logs the request.
-    private func answer(_ connection: OpaquePointer, _ state: RequestState, _ response: HTTPResponse, route: String) -> MHD_Result {
+    private func answer(_ connection: OpaquePointer, _ state: RequestState, _ response: HTTPResponse, route: String)
+        -> MHD_Result
+    {
         let served = response.body.withUnsafeBytes { bytes in
-            MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
+            MHD_create_response_from_buffer(
+                bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
         }
         guard let served else { return .NO }
         defer { MHD_destroy_response(served) }
@@ -234,16 +246,20 @@ public final class HTTPServer: @unchecked Sendable {
         if close { MHD_add_response_header(served, "Connection", "close") }
         let result = MHD_queue_response(connection, UInt32(response.status), served)
         answered.add(1, ordering: .relaxed)
-        logRequest(state, status: response.status, outcome: response.outcome, route: route, peer: peer(connection), link: response.linkTag,
-                   bytes: response.body.count)
+        logRequest(
+            state, status: response.status, outcome: response.outcome, route: route, peer: peer(connection),
+            link: response.linkTag,
+            bytes: response.body.count)
         return result
     }
 
     private func logRequest(
-        _ state: RequestState, status: Int, outcome: String?, route: String, peer: String, link: String? = nil, bytes: Int = 0
+        _ state: RequestState, status: Int, outcome: String?, route: String, peer: String, link: String? = nil,
+        bytes: Int = 0
     ) {
         var fields: JSONObject = [
-            "method": .string(String(state.method.prefix(16))), "route": .string(route), "status": .integer(Int64(status)),
+            "method": .string(String(state.method.prefix(16))), "route": .string(route),
+            "status": .integer(Int64(status)),
         ]
         if let outcome { fields["outcome"] = .string(outcome) }
         if let link { fields["link"] = .string(link) }
@@ -286,7 +302,9 @@ public final class HTTPServer: @unchecked Sendable {
                     let collected = Unmanaged<Collected>.fromOpaque(context).takeUnretainedValue()
                     var name = String(cString: key)
                     if collected.lowercased { name = name.lowercased() }
-                    if collected.values[name] == nil { collected.values[name] = value.map { String(cString: $0) } ?? "" }
+                    if collected.values[name] == nil {
+                        collected.values[name] = value.map { String(cString: $0) } ?? ""
+                    }
                     return .YES
                 }, Unmanaged.passUnretained(collected).toOpaque())
         }
@@ -338,7 +356,8 @@ func scrubbed(_ text: String) -> String {
     return out
 }
 
-private let accessCallback: MHD_AccessHandlerCallback = { context, connection, url, method, _, upload, uploadSize, requestContext in
+private let accessCallback: MHD_AccessHandlerCallback = {
+    context, connection, url, method, _, upload, uploadSize, requestContext in
     guard let context, let connection, let uploadSize, let requestContext else { return .NO }
     let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
     return server.access(connection, url, method, upload, uploadSize, requestContext)

@@ -23,7 +23,8 @@ public struct Route: Sendable {
     public var handler: @Sendable (HTTPRequest) -> HTTPResponse
 
     public init(
-        name: String, method: String, pattern: [PathSegment], bodyLimit: Int, allowedHeaders: [String] = ["Content-Type"],
+        name: String, method: String, pattern: [PathSegment], bodyLimit: Int,
+        allowedHeaders: [String] = ["Content-Type"],
         handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
     ) {
         self.name = name
@@ -110,8 +111,11 @@ public struct Router: Sendable {
             return (Self.finish(response), "none")
         case .preflight(let routes):
             var response = HTTPResponse(status: 204, outcome: "preflight")
-            response.setHeader("Access-Control-Allow-Methods", (routes.map(\.method) + ["OPTIONS"]).joined(separator: ", "))
-            let headers = routes.flatMap(\.allowedHeaders).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+            response.setHeader(
+                "Access-Control-Allow-Methods", (routes.map(\.method) + ["OPTIONS"]).joined(separator: ", "))
+            let headers = routes.flatMap(\.allowedHeaders).reduce(into: [String]()) {
+                if !$0.contains($1) { $0.append($1) }
+            }
             response.setHeader("Access-Control-Allow-Headers", headers.joined(separator: ", "))
             response.setHeader("Access-Control-Max-Age", "600")
             return (Self.finish(response), "preflight")

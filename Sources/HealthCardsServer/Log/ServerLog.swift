@@ -1,9 +1,9 @@
+import HealthCardsCore
 import Synchronization
 
 #if canImport(Glibc)
     import Glibc
 #endif
-import HealthCardsCore
 
 /// Where the server's log lines go (levels are the library's `LogLevel`). Callers pass only what may be logged:
 /// a link as its tag (`linkTag`, the library's `LogRedaction.fingerprint` of its id), never an id, a key, a
@@ -34,7 +34,9 @@ public final class JSONLinesLog: ServerLog, HealthCardsLogger {
     /// - Parameters:
     ///   - fd: the file descriptor written (2, standard error, by default; not closed here).
     ///   - clock: the time of each line: seconds since 1970 and milliseconds.
-    public init(fd: Int32 = 2, clock: @escaping @Sendable () -> (seconds: Int64, milliseconds: Int) = JSONLinesLog.wallClock) {
+    public init(
+        fd: Int32 = 2, clock: @escaping @Sendable () -> (seconds: Int64, milliseconds: Int) = JSONLinesLog.wallClock
+    ) {
         self.fd = fd
         self.clock = clock
     }
@@ -59,7 +61,8 @@ public final class JSONLinesLog: ServerLog, HealthCardsLogger {
     public func log(_ level: LogLevel, _ event: String, _ fields: JSONObject) {
         let now = clock()
         var object: JSONObject = [
-            "time": .string(Clock.iso8601(now.seconds, milliseconds: now.milliseconds)), "level": .string(level.description),
+            "time": .string(Clock.iso8601(now.seconds, milliseconds: now.milliseconds)),
+            "level": .string(level.description),
             "event": .string(event),
         ]
         for (key, value) in fields { object[key] = value }

@@ -21,7 +21,8 @@ public struct BaseURL: Sendable, Equatable, CustomStringConvertible {
         var text = given
         while text.hasSuffix("/") { text.removeLast() }
         func refuse(_ why: String) -> HealthCardError {
-            HealthCardError(.configuration, "the base URL \(Quote.text(given)) \(why); e.g. https://links.example.org/shl")
+            HealthCardError(
+                .configuration, "the base URL \(Quote.text(given)) \(why); e.g. https://links.example.org/shl")
         }
         let lower = text.lowercased()
         let rest: Substring
@@ -32,7 +33,9 @@ public struct BaseURL: Sendable, Equatable, CustomStringConvertible {
             let host = rest.prefix { $0 != "/" }
             let name = host.hasPrefix("[") ? host.prefix { $0 != "]" } + "]" : host.prefix { $0 != ":" }
             guard ["localhost", "127.0.0.1", "[::1]"].contains(name.lowercased()) else {
-                throw refuse("is not https: receivers fetch links over TLS (http is accepted only for a loopback host, for tests)")
+                throw refuse(
+                    "is not https: receivers fetch links over TLS (http is accepted only for a loopback host, for tests)"
+                )
             }
         } else {
             throw refuse("is not an https URL")

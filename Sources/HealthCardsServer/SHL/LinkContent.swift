@@ -29,7 +29,9 @@ public struct LinkContent: Sendable {
     public static func read(_ bytes: [UInt8], name: String) throws(HealthCardError) -> LinkContent {
         guard bytes.count <= maxBytes else {
             throw HealthCardError(
-                .input, "\(name) is \(bytes.count) bytes; a link file holds at most \(maxBytes) (its JWE must stay within \(JWE.maxCompactBytes))")
+                .input,
+                "\(name) is \(bytes.count) bytes; a link file holds at most \(maxBytes) (its JWE must stay within \(JWE.maxCompactBytes))"
+            )
         }
         guard let value = try? JSONParser.parse(bytes), let object = value.objectValue else {
             throw HealthCardError(
@@ -37,10 +39,15 @@ public struct LinkContent: Sendable {
         }
         if let credentials = object["verifiableCredential"] {
             guard let list = credentials.arrayValue, !list.isEmpty,
-                list.allSatisfy({ $0.stringValue.map { $0.split(separator: ".", omittingEmptySubsequences: false).count == 3 } ?? false })
+                list.allSatisfy({
+                    $0.stringValue.map { $0.split(separator: ".", omittingEmptySubsequences: false).count == 3 }
+                        ?? false
+                })
             else {
                 throw HealthCardError(
-                    .input, "\(name): verifiableCredential is not a non-empty array of compact JWS strings (header.payload.signature)")
+                    .input,
+                    "\(name): verifiableCredential is not a non-empty array of compact JWS strings (header.payload.signature)"
+                )
             }
             return LinkContent(contentType: JWE.smartHealthCard, bytes: bytes)
         }

@@ -1,7 +1,8 @@
+import HealthCardsCore
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import HealthCardsCore
 
 /// The random names of the server: a link's id (the manifest URL's last segment) and a location URL's
 /// secret segment. Both are 32 bytes from the kernel's CSPRNG (`getrandom(2)`, which blocks only until the
@@ -17,10 +18,11 @@ public enum LinkID {
         var bytes = [UInt8](repeating: 0, count: 32)
         var filled = 0
         while filled < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { c_getrandom($0.baseAddress! + filled, $0.count - filled, 0) }
+            let n = bytes.withUnsafeMutableBytes { systemGetrandom($0.baseAddress! + filled, $0.count - filled, 0) }
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else {
-                throw HealthCardError(.crypto, "the kernel's random generator failed: \(String(cString: strerror(errno)))")
+                throw HealthCardError(
+                    .crypto, "the kernel's random generator failed: \(String(cString: strerror(errno)))")
             }
             filled += n
         }
@@ -37,8 +39,11 @@ public enum LinkID {
     }
 
     /// The stored form of a secret segment: base64url of its SHA-256 (a stolen database holds no live URL).
-    public static func hash(_ segment: some StringProtocol) -> String { Base64URL.encode(Digest.sha256(Array(segment.utf8))) }
+    public static func hash(_ segment: some StringProtocol) -> String {
+        Base64URL.encode(Digest.sha256(Array(segment.utf8)))
+    }
 }
 
 /// getrandom(2) from glibc's <sys/random.h>, which the Glibc module does not import.
-@_silgen_name("getrandom") private func c_getrandom(_ buffer: UnsafeMutableRawPointer?, _ length: Int, _ flags: UInt32) -> Int
+@_silgen_name("getrandom") private func systemGetrandom(_ buffer: UnsafeMutableRawPointer?, _ length: Int, _ flags: UInt32)
+    -> Int

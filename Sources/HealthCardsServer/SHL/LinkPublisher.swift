@@ -65,16 +65,20 @@ public struct LinkPublisher: Sendable {
             guard options.passcode == nil else {
                 throw HealthCardError(
                     .configuration,
-                    "a U link (one file fetched with GET) cannot have a passcode: the IG forbids U with P, since a GET carries no passcode")
+                    "a U link (one file fetched with GET) cannot have a passcode: the IG forbids U with P, since a GET carries no passcode"
+                )
             }
             guard contents.count == 1 else {
-                throw HealthCardError(.configuration, "a U link is one file; \(contents.count) were given (a manifest link can hold several)")
+                throw HealthCardError(
+                    .configuration,
+                    "a U link is one file; \(contents.count) were given (a manifest link can hold several)")
             }
         }
         if options.passcode != nil {
             guard (1...Self.maxAttemptsLimit).contains(options.maxAttempts) else {
                 throw HealthCardError(
-                    .configuration, "wrong-passcode attempts must be 1 to \(Self.maxAttemptsLimit), not \(options.maxAttempts)")
+                    .configuration,
+                    "wrong-passcode attempts must be 1 to \(Self.maxAttemptsLimit), not \(options.maxAttempts)")
             }
         }
         if let exp = options.exp, exp <= now {
@@ -82,7 +86,8 @@ public struct LinkPublisher: Sendable {
         }
         if let label = options.label {
             guard SHLink.labelFits(label) else {
-                throw HealthCardError(.configuration, "the label is \(label.utf16.count) characters; a link label has at most 80")
+                throw HealthCardError(
+                    .configuration, "the label is \(label.utf16.count) characters; a link label has at most 80")
             }
             guard !label.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
                 throw HealthCardError(.configuration, "the label holds control characters")
@@ -107,7 +112,8 @@ public struct LinkPublisher: Sendable {
                 id: id, flags: options.flags, label: options.label, exp: options.exp, createdAt: now, passcode: hash,
                 maxAttempts: attempts, remainingAttempts: attempts, files: files))
         let link = SHLink(
-            url: baseURL.link(id), key: key.base64url, exp: options.exp, flag: options.flags.isEmpty ? nil : options.flags,
+            url: baseURL.link(id), key: key.base64url, exp: options.exp,
+            flag: options.flags.isEmpty ? nil : options.flags,
             label: options.label, viewer: options.viewer)
         return Created(link: link, id: id, passcodeCost: cost)
     }
@@ -137,7 +143,8 @@ public struct LinkPublisher: Sendable {
         guard stored.isLongTerm else {
             throw HealthCardError(
                 .link,
-                "link \(id) is not long-term (flag L): its receivers were told its content does not change. Make a new link")
+                "link \(id) is not long-term (flag L): its receivers were told its content does not change. Make a new link"
+            )
         }
         if stored.isDirect && contents.count != 1 {
             throw HealthCardError(.link, "link \(id) is a U link: one file, not \(contents.count)")
@@ -167,7 +174,8 @@ public struct LinkPublisher: Sendable {
                 throw HealthCardError(.crypto, "file \(position + 1) did not decrypt back to itself after encryption")
             }
             return StoredFile(
-                position: position, contentType: content.contentType, fhirVersion: content.fhirVersion, jwe: jwe.compact,
+                position: position, contentType: content.contentType, fhirVersion: content.fhirVersion,
+                jwe: jwe.compact,
                 lastUpdated: now)
         }
     }
@@ -180,7 +188,8 @@ public struct LinkPublisher: Sendable {
         guard stored == baseURL.text else {
             throw HealthCardError(
                 .configuration,
-                "this database's links are served at \(stored), not \(baseURL.text): give the base URL it was made with")
+                "this database's links are served at \(stored), not \(baseURL.text): give the base URL it was made with"
+            )
         }
     }
 }

@@ -1,9 +1,9 @@
+import HealthCardsCore
 import Synchronization
 
 #if canImport(Glibc)
     import Glibc
 #endif
-import HealthCardsCore
 
 /// The SMART Health Links protocol of the server (links-specification "SMART Health Link Manifest Request",
 /// "`.files.location` links", "Polling manifest for changes", "Direct File Request"), as routes whose handlers
@@ -83,7 +83,8 @@ public struct LinkService: Sendable {
             },
             Route(name: "direct", method: "GET", pattern: base + [id], bodyLimit: 0) { direct($0) },
             Route(
-                name: "file", method: "GET", pattern: base + [.literal("file"), .parameter("secret", { LinkID.isValid($0) })],
+                name: "file", method: "GET",
+                pattern: base + [.literal("file"), .parameter("secret", { LinkID.isValid($0) })],
                 bodyLimit: 0
             ) { file($0) },
             Route(name: "health", method: "GET", pattern: [.literal("healthz")], bodyLimit: 0) { _ in health() },
@@ -168,7 +169,9 @@ public struct LinkService: Sendable {
             guard let lexeme = limit.numberLexeme, let number = Int(lexeme) ?? wholeNumber(lexeme), number >= 0
             else {
                 return .failure(
-                    .error(400, "the manifest request's embeddedLengthMax is not a whole number ≥ 0", outcome: "bad-request"))
+                    .error(
+                        400, "the manifest request's embeddedLengthMax is not a whole number ≥ 0",
+                        outcome: "bad-request"))
             }
             request.embeddedLengthMax = number
         }
@@ -194,8 +197,10 @@ public struct LinkService: Sendable {
                 return notFound(outcome, id)
             }
             if link.needsPasscode, let answer = try checkPasscode(link, asked, now: now) { return answer }
-            if link.isLongTerm, let wait = try store.poll(
-                linkID: id, recipientHash: LinkID.hash(asked.recipient), now: now, interval: configuration.pollInterval)
+            if link.isLongTerm,
+                let wait = try store.poll(
+                    linkID: id, recipientHash: LinkID.hash(asked.recipient), now: now,
+                    interval: configuration.pollInterval)
             {
                 note(id, "manifest", asked.recipient, "rate-limited", 429, at: now)
                 var response = HTTPResponse.error(
@@ -279,7 +284,9 @@ public struct LinkService: Sendable {
         let secret = request.parameters["secret"] ?? ""
         do {
             guard let (link, file, recipient) = try store.redeem(ticketHash: LinkID.hash(secret), now: now) else {
-                return .error(404, "no such file: the location expired, was used, or its link is no longer active", outcome: "unknown")
+                return .error(
+                    404, "no such file: the location expired, was used, or its link is no longer active",
+                    outcome: "unknown")
             }
             try store.record(
                 AuditEntry(
@@ -310,8 +317,9 @@ public struct LinkService: Sendable {
                 response.linkTag = linkTag(id)
                 return response
             }
-            if link.isLongTerm, let wait = try store.poll(
-                linkID: id, recipientHash: LinkID.hash(recipient), now: now, interval: configuration.pollInterval)
+            if link.isLongTerm,
+                let wait = try store.poll(
+                    linkID: id, recipientHash: LinkID.hash(recipient), now: now, interval: configuration.pollInterval)
             {
                 note(id, "direct", recipient, "rate-limited", 429, at: now)
                 var response = HTTPResponse.error(

@@ -1,7 +1,8 @@
+import HealthCardsCore
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import HealthCardsCore
 
 /// A database (SQLite file or PostgreSQL) and a pool of connections to it, each lent to one thread at a time.
 ///
@@ -129,7 +130,8 @@ public final class Database: @unchecked Sendable {
             if pthread_cond_timedwait(returned, mutex, &deadline) == ETIMEDOUT {
                 pthread_mutex_unlock(mutex)
                 throw StoreError(
-                    .unavailable, "all \(maxConnections) database connections stayed busy for \(checkoutTimeoutSeconds) s")
+                    .unavailable,
+                    "all \(maxConnections) database connections stayed busy for \(checkoutTimeoutSeconds) s")
             }
         }
     }

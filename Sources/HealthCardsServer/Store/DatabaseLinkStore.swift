@@ -70,7 +70,8 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
         try database.withConnection { c in
             try c.transaction(write: true, durable: true) {
                 let updated = try c.query(
-                    "UPDATE hc_links SET updated_at = ? WHERE id = ? AND active = 1 RETURNING id", [.integer(now), .text(linkID)])
+                    "UPDATE hc_links SET updated_at = ? WHERE id = ? AND active = 1 RETURNING id",
+                    [.integer(now), .text(linkID)])
                 guard !updated.isEmpty else { return false }
                 _ = try c.query("DELETE FROM hc_link_files WHERE link_id = ?", [.text(linkID)])
                 try Self.insertFiles(files, linkID: linkID, c)
@@ -82,7 +83,9 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
     public func deactivate(linkID: String, now: Int64) throws -> Bool {
         try database.withConnection { c in
             try c.transaction(write: true, durable: true) {
-                guard try c.scalar("SELECT active FROM hc_links WHERE id = ?", [.text(linkID)]) != nil else { return false }
+                guard try c.scalar("SELECT active FROM hc_links WHERE id = ?", [.text(linkID)]) != nil else {
+                    return false
+                }
                 _ = try c.query(
                     "UPDATE hc_links SET active = 0, deactivated_at = ? WHERE id = ? AND active = 1",
                     [.integer(now), .text(linkID)])
@@ -126,7 +129,8 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
 
     public func links() throws -> [StoredLink] {
         try database.withConnection { c in
-            try c.query("SELECT \(Self.linkColumns) FROM hc_links ORDER BY created_at, id", []).map { row throws -> StoredLink in
+            try c.query("SELECT \(Self.linkColumns) FROM hc_links ORDER BY created_at, id", []).map {
+                row throws -> StoredLink in
                 try Self.link(row)
             }
         }
@@ -190,13 +194,16 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
         try database.withConnection { c in
             if c.dialect == .postgresql { return try Self.grantInOneStatement(linkID, tickets, audit, now, c) }
             return try c.transaction(write: true) {
-                guard try c.scalar("SELECT 1 FROM hc_links WHERE id = ? AND \(Self.opens)", [.text(linkID), .integer(now)]) != nil
+                guard
+                    try c.scalar(
+                        "SELECT 1 FROM hc_links WHERE id = ? AND \(Self.opens)", [.text(linkID), .integer(now)]) != nil
                 else { return false }
                 for ticket in tickets {
                     _ = try c.query(
                         "INSERT INTO hc_tickets (hash, link_id, position, expires_at, single_use, recipient) VALUES (?, ?, ?, ?, ?, ?)",
                         [
-                            .text(ticket.hash), .text(linkID), .integer(Int64(ticket.position)), .integer(ticket.expiresAt),
+                            .text(ticket.hash), .text(linkID), .integer(Int64(ticket.position)),
+                            .integer(ticket.expiresAt),
                             .flag(ticket.singleUse), .optional(ticket.recipient),
                         ])
                 }
@@ -221,7 +228,8 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
                 """
             for ticket in tickets {
                 parameters += [
-                    .text(ticket.hash), .integer(Int64(ticket.position)), .integer(ticket.expiresAt), .flag(ticket.singleUse),
+                    .text(ticket.hash), .integer(Int64(ticket.position)), .integer(ticket.expiresAt),
+                    .flag(ticket.singleUse),
                     .optional(ticket.recipient),
                 ]
             }
@@ -238,12 +246,16 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
         return try c.scalar(sql, parameters)?.integer == 1
     }
 
-    public func redeem(ticketHash: String, now: Int64) throws -> (link: StoredLink, file: StoredFile, recipient: String?)? {
+    public func redeem(ticketHash: String, now: Int64) throws -> (
+        link: StoredLink, file: StoredFile, recipient: String?
+    )? {
         try database.withConnection { c in
             let found = try c.query(
                 "SELECT link_id, position, single_use, recipient FROM hc_tickets WHERE hash = ? AND expires_at > ?",
                 [.text(ticketHash), .integer(now)])
-            guard let ticket = found.first, let linkID = ticket[0].text, let position = ticket[1].integer else { return nil }
+            guard let ticket = found.first, let linkID = ticket[0].text, let position = ticket[1].integer else {
+                return nil
+            }
             if ticket[2].bool {
                 // Of parallel uses, exactly one deletes the row.
                 let taken = try Self.write(c) {
@@ -296,14 +308,17 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
     public func isReachable() -> Bool { database.isReachable() }
 
     public func setting(_ name: String) throws -> String? {
-        try database.withConnection { c in try c.scalar("SELECT value FROM hc_settings WHERE name = ?", [.text(name)])?.text }
+        try database.withConnection { c in
+            try c.scalar("SELECT value FROM hc_settings WHERE name = ?", [.text(name)])?.text
+        }
     }
 
     public func settingOnce(_ name: String, _ value: String) throws -> String {
         try database.withConnection { c in
             try c.transaction(write: true, durable: true) {
                 _ = try c.query(
-                    "INSERT INTO hc_settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING", [.text(name), .text(value)])
+                    "INSERT INTO hc_settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING",
+                    [.text(name), .text(value)])
                 return try c.scalar("SELECT value FROM hc_settings WHERE name = ?", [.text(name)])?.text ?? value
             }
         }

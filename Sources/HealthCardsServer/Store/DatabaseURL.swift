@@ -44,7 +44,9 @@ public enum DatabaseURL: Sendable, Equatable, CustomStringConvertible {
                 "the database \(Quote.text(text)) is neither sqlite:PATH nor a postgresql:// URL")
         }
         guard !path.isEmpty else {
-            throw HealthCardError(.configuration, "the database \(Quote.text(text)) names no file; e.g. sqlite:/var/lib/healthcards/links.db")
+            throw HealthCardError(
+                .configuration,
+                "the database \(Quote.text(text)) names no file; e.g. sqlite:/var/lib/healthcards/links.db")
         }
         self = .sqlite(path: String(path))
     }

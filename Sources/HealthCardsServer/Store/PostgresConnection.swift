@@ -1,10 +1,9 @@
 internal import CPostgres
+import HealthCardsCore
 
 #if canImport(Glibc)
     import Glibc
 #endif
-
-import HealthCardsCore
 
 /// One PostgreSQL connection (`PGconn *`, libpq), owned here and finished in `close`/`deinit`, with the
 /// statements it prepared (`PQprepare`, one name per SQL text).
@@ -71,7 +70,8 @@ final class PostgresConnection: SQLConnection {
     /// The error of a failed result (or of the connection, with no result), marking the connection broken
     /// when the failure is the connection's.
     private func error(_ result: OpaquePointer?, _ what: String) -> StoreError {
-        let state = result.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "C"))) }.map { String(cString: $0) } ?? ""
+        let state =
+            result.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "C"))) }.map { String(cString: $0) } ?? ""
         let detail = result.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "M"))) }.map { String(cString: $0) }
         let message = detail ?? Self.firstLine(conn.map { PQerrorMessage($0) })
         let lost = conn.map { PQstatus($0) != CONNECTION_OK } ?? true
@@ -107,7 +107,9 @@ final class PostgresConnection: SQLConnection {
         let name = "hc\(prepared.count)"
         let result = PQprepare(conn, name, Self.numbered(sql), Int32(count), nil)
         defer { PQclear(result) }
-        guard let result, PQresultStatus(result) == PGRES_COMMAND_OK else { throw error(result, "cannot prepare a statement") }
+        guard let result, PQresultStatus(result) == PGRES_COMMAND_OK else {
+            throw error(result, "cannot prepare a statement")
+        }
         prepared[sql] = name
         return name
     }
@@ -143,7 +145,9 @@ final class PostgresConnection: SQLConnection {
                 // int2/int4/int8 (OIDs 21, 23, 20) are integers; everything else is read as text.
                 switch PQftype(result, c) {
                 case 20, 21, 23:
-                    guard let number = Int64(text) else { throw StoreError(.failed, "PostgreSQL returned a non-integer") }
+                    guard let number = Int64(text) else {
+                        throw StoreError(.failed, "PostgreSQL returned a non-integer")
+                    }
                     row.append(.integer(number))
                 default: row.append(.text(text))
                 }

@@ -1,9 +1,9 @@
 internal import CSQLite
+import HealthCardsCore
 
 #if canImport(Glibc)
     import Glibc
 #endif
-import HealthCardsCore
 
 /// One SQLite connection (`sqlite3 *`), owned here and closed in `close`/`deinit`, with its prepared
 /// statements (`sqlite3_stmt *`, finalized with it).
@@ -141,7 +141,9 @@ final class SQLiteConnection: SQLConnection {
             case .text(let text):
                 var copy = text
                 status = copy.withUTF8 { bytes in
-                    guard let base = bytes.baseAddress, !bytes.isEmpty else { return CSQLite_bind_text(statement, position, "", 0) }
+                    guard let base = bytes.baseAddress, !bytes.isEmpty else {
+                        return CSQLite_bind_text(statement, position, "", 0)
+                    }
                     return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
                         CSQLite_bind_text(statement, position, $0, Int32(bytes.count))
                     }
@@ -164,7 +166,8 @@ final class SQLiteConnection: SQLConnection {
                 default:
                     let count = Int(sqlite3_column_bytes(statement, column))
                     if let text = sqlite3_column_text(statement, column) {
-                        row.append(.text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)))
+                        row.append(
+                            .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)))
                     } else {
                         row.append(.text(""))
                     }

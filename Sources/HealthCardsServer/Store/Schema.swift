@@ -113,10 +113,12 @@ enum Schema {
                     if try tableExists("hc_links", connection) {
                         throw StoreError(
                             .schema,
-                            "the database holds hc_ tables but no hc_schema_version table: it was not made by this program")
+                            "the database holds hc_ tables but no hc_schema_version table: it was not made by this program"
+                        )
                     }
                     try connection.execute(
-                        "CREATE TABLE hc_schema_version (version \(integer) PRIMARY KEY, applied_at \(integer) NOT NULL)")
+                        "CREATE TABLE hc_schema_version (version \(integer) PRIMARY KEY, applied_at \(integer) NOT NULL)"
+                    )
                 }
                 let current = try connection.scalar("SELECT MAX(version) FROM hc_schema_version")?.integer ?? 0
                 guard current <= version else {
@@ -129,7 +131,8 @@ enum Schema {
                 for step in Int(current)..<max(Int(current), target) {
                     for statement in steps[step] { try connection.execute(statement) }
                     _ = try connection.query(
-                        "INSERT INTO hc_schema_version (version, applied_at) VALUES (?, ?)", [.integer(Int64(step + 1)), .integer(now)])
+                        "INSERT INTO hc_schema_version (version, applied_at) VALUES (?, ?)",
+                        [.integer(Int64(step + 1)), .integer(now)])
                 }
             }
         } catch let error as StoreError {
@@ -142,7 +145,8 @@ enum Schema {
     static func tableExists(_ name: String, _ connection: SQLConnection) throws(StoreError) -> Bool {
         switch connection.dialect {
         case .sqlite:
-            return try connection.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(name)])?
+            return try connection.scalar(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(name)])?
                 .integer ?? 0 > 0
         case .postgresql:
             return try connection.scalar("SELECT to_regclass(?)::text", [.text(name)]).map { $0 != .null } ?? false
