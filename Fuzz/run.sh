@@ -26,11 +26,21 @@ mkdir -p "$FUZZ_DIR/CPNG" "$FUZZ_DIR/crashes"
 # The C modules' include paths; the PDF ones (Cairo, Pango, librsvg) also need their libraries' headers.
 pdf_cflags=()
 for flag in $(pkg-config --cflags-only-I cairo pangocairo librsvg-2.0); do pdf_cflags+=(-Xcc "$flag"); done
+# The link server's: SQLite, libpq (its headers in their own folder), libmicrohttpd's C shim (a module of its own).
+for flag in $(pkg-config --cflags-only-I libpq); do pdf_cflags+=(-Xcc "$flag"); done
 flags=(-parse-as-library -sanitize=fuzzer,address -g -I Sources/COpenSSL -I Sources/CZlib -I Sources/CQRencode -I Sources/CZbar
-       -I Sources/CProcess -I Sources/CCairo -I Sources/CPango -I Sources/CRsvg "${pdf_cflags[@]}" -I "$FUZZ_DIR/CPNG")
+       -I Sources/CProcess -I Sources/CCairo -I Sources/CPango -I Sources/CRsvg "${pdf_cflags[@]}" -I "$FUZZ_DIR/CPNG"
+       -I Sources/CSQLite -I Sources/CPostgres -I "$FUZZ_DIR/CMicroHTTPD")
 # The library: each layer's sources (docs/library.md), instrumented, as one static library per module, compiled
 # in dependency order (each rebuilt, with the layers above it, when a source changes).
-modules=(HealthCardsCore HealthCardsVerify HealthCardsQR HealthCardsPrint HealthCardsIssuing HealthCardsFixtures)
+modules=(HealthCardsCore HealthCardsVerify HealthCardsQR HealthCardsPrint HealthCardsIssuing HealthCardsFixtures HealthCardsServer)
+mkdir -p "$FUZZ_DIR/CMicroHTTPD"
+if [ ! -f "$FUZZ_DIR/CMicroHTTPD.o" ] || [ Sources/CMicroHTTPD/CMicroHTTPD.c -nt "$FUZZ_DIR/CMicroHTTPD.o" ]; then
+    printf 'module CMicroHTTPD {\n    header "%s/Sources/CMicroHTTPD/include/CMicroHTTPD.h"\n    export *\n}\n' "$PWD" \
+        > "$FUZZ_DIR/CMicroHTTPD/module.modulemap"
+    "${NICE[@]}" "$CLANG" -fsanitize=fuzzer-no-link,address -g -O1 -I Sources/CMicroHTTPD/include \
+        -c Sources/CMicroHTTPD/CMicroHTTPD.c -o "$FUZZ_DIR/CMicroHTTPD.o"
+fi
 libs=()
 rebuild=0
 [ -f "$FUZZ_DIR/CPNG.o" ] || rebuild=1
@@ -68,9 +78,9 @@ for target in "${targets[@]}"; do
     fi
     if [ ! -x "$binary" ] || [ -n "$(find "${files[@]}" -newer "$binary" -print -quit)" ] || [ "$newest_lib" -nt "$binary" ]; then
         echo "fuzz: building $target"
-        "${NICE[@]}" "$SWIFTC" "${flags[@]}" -I "$FUZZ_DIR" "${files[@]}" "$FUZZ_DIR/CPNG.o" -L "$FUZZ_DIR" \
+        "${NICE[@]}" "$SWIFTC" "${flags[@]}" -I "$FUZZ_DIR" "${files[@]}" "$FUZZ_DIR/CPNG.o" "$FUZZ_DIR/CMicroHTTPD.o" -L "$FUZZ_DIR" \
             $(for ((i=${#libs[@]}-1; i>=0; i--)); do echo "${libs[$i]}"; done) -package-name healthcards \
-            -lcrypto -lz -lqrencode -lpng16 -lzbar $(pkg-config --libs cairo pangocairo librsvg-2.0) -o "$binary" 2>&1 | grep -v "^/usr/bin/ld.gold: warning" || true
+            -lcrypto -lz -lqrencode -lpng16 -lzbar $(pkg-config --libs cairo pangocairo librsvg-2.0) -lmicrohttpd -lsqlite3 -lpq -o "$binary" 2>&1 | grep -v "^/usr/bin/ld.gold: warning" || true
         test -x "$binary"
     fi
     corpus="$FUZZ_DIR/corpus/$target"
