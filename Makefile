@@ -5,9 +5,16 @@ APT_PACKAGES := pkg-config libssl-dev zlib1g-dev libqrencode-dev libpng-dev libz
 APT_PACKAGES += libjpeg-dev libzxing-dev
 # Printed cards (PDF): Cairo, Pango, librsvg (SVG logos) and the Noto fonts for every script.
 APT_PACKAGES += libcairo2-dev libpango1.0-dev librsvg2-dev fonts-noto-core fonts-noto-cjk
+# The SMART Health Link server (`healthcards serve`, docs/server.md): libmicrohttpd (HTTP/1.1), SQLite (the
+# embedded default database) and libpq (PostgreSQL, for several instances sharing one database).
+APT_PACKAGES += libmicrohttpd-dev libsqlite3-dev libpq-dev
 # What only the tests need: the checker's virtual environment; pdftoppm and pdftotext to read printed cards, qpdf
 # to check their structure (`qpdf --check`).
 TEST_APT_PACKAGES := python3-venv poppler-utils qpdf
+# The link server's tests start their own PostgreSQL 15 (initdb, pg_ctl) as the postgres user in a scratch folder.
+TEST_APT_PACKAGES += postgresql-15
+# `make bench`: wrk measures the link server (manifest requests per second, latency percentiles).
+BENCH_APT_PACKAGES := wrk
 # `make install`: help2man makes the man pages from each command's --help.
 INSTALL_APT_PACKAGES := help2man
 # `make deb`: dpkg-shlibdeps (dpkg-dev) computes Depends from the libraries the binary links.
@@ -154,9 +161,14 @@ BENCH_ARGS ?= --patients 5000 --scale 10000,100000,1000000
 # The worst cases: the largest accepted input of each kind (docs/verify.md, "Budgets").
 BENCH_WORST_ARGS ?=
 
+# The link server (healthcards serve) with wrk, SQLite and PostgreSQL: `healthcards-bench server`.
+BENCH_SERVER_ARGS ?=
+
 bench: release
+	$(call apt,$(BENCH_APT_PACKAGES) postgresql-15)
 	$$(swift build -c release --show-bin-path)/healthcards-bench run $(BENCH_ARGS)
 	$$(swift build -c release --show-bin-path)/healthcards-bench worst $(BENCH_WORST_ARGS)
+	$$(swift build -c release --show-bin-path)/healthcards-bench server $(BENCH_SERVER_ARGS)
 
 # The test suite built and run under the thread sanitizer, then the address sanitizer, each in its own
 # build folder; a report from either fails the target. The CLI the tests run is built with the same

@@ -11,6 +11,8 @@
 //   HealthCardsPrint     printable cards (PDF)                                 (+ Cairo, Pango, librsvg)
 //   HealthCardsIssuing   batch runs, the issuer's site, revocation, static SMART Health Links, files
 //   HealthCardsFixtures  the catalogue of valid and broken test cards
+//   HealthCardsServer    the SMART Health Link server: link store (SQLite, PostgreSQL), manifest protocol,
+//                        HTTP front                    (+ libmicrohttpd, SQLite, libpq; no QR or PDF libraries)
 import PackageDescription
 
 let package = Package(
@@ -22,6 +24,7 @@ let package = Package(
         .library(name: "HealthCardsPrint", targets: ["HealthCardsPrint"]),
         .library(name: "HealthCardsIssuing", targets: ["HealthCardsIssuing"]),
         .library(name: "HealthCardsFixtures", targets: ["HealthCardsFixtures"]),
+        .library(name: "HealthCardsServer", targets: ["HealthCardsServer"]),
         .executable(name: "healthcards", targets: ["healthcards"]),
         .executable(name: "healthcards-bench", targets: ["healthcards-bench"]),
     ],
@@ -47,6 +50,11 @@ let package = Package(
         .systemLibrary(name: "CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"])]),
         .systemLibrary(name: "CPango", pkgConfig: "pangocairo", providers: [.apt(["libpango1.0-dev"])]),
         .systemLibrary(name: "CRsvg", pkgConfig: "librsvg-2.0", providers: [.apt(["librsvg2-dev"])]),
+        // The link server: libmicrohttpd's variadic start and info calls and its va_list logger go through a small
+        // C target; SQLite (the embedded default store) and libpq (PostgreSQL, shared by several instances).
+        .target(name: "CMicroHTTPD", linkerSettings: [.linkedLibrary("microhttpd")]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         .target(name: "HealthCardsCore", dependencies: ["COpenSSL", "CZlib", "CProcess"]),
         .target(name: "HealthCardsVerify", dependencies: ["HealthCardsCore"]),
@@ -60,18 +68,21 @@ let package = Package(
         .target(
             name: "HealthCardsFixtures",
             dependencies: ["HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsPrint", "HealthCardsIssuing"]),
+        .target(
+            name: "HealthCardsServer",
+            dependencies: ["HealthCardsCore", "HealthCardsVerify", "CMicroHTTPD", "CSQLite", "CPostgres"]),
         .executableTarget(
             name: "healthcards",
             dependencies: [
                 "HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsPrint", "HealthCardsIssuing",
-                "HealthCardsFixtures",
+                "HealthCardsFixtures", "HealthCardsServer",
             ]),
         // `make bench`: the pipeline measured stage by stage and end to end on synthetic data.
         .executableTarget(
             name: "healthcards-bench",
             dependencies: [
                 "HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsPrint", "HealthCardsIssuing",
-                "HealthCardsFixtures",
+                "HealthCardsFixtures", "HealthCardsServer",
             ]),
         // The public API as a client sees it: no `@testable`, only the Verify layer and Core.
         .testTarget(name: "HealthCardsPublicAPITests", dependencies: ["HealthCardsCore", "HealthCardsVerify"]),
@@ -79,7 +90,7 @@ let package = Package(
             name: "HealthCardsTests",
             dependencies: [
                 "HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsPrint", "HealthCardsIssuing",
-                "HealthCardsFixtures",
+                "HealthCardsFixtures", "HealthCardsServer",
             ]),
     ],
     // zxing-cpp's headers need C++17 (the CZXing shim).

@@ -22,16 +22,19 @@ targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
     targets=($(ls Fuzz/targets/*.swift | xargs -n1 basename | sed 's/\.swift$//'))
 fi
-mkdir -p "$FUZZ_DIR/CPNG" "$FUZZ_DIR/CJPEG" "$FUZZ_DIR/CZXing" "$FUZZ_DIR/crashes"
+mkdir -p "$FUZZ_DIR/CPNG" "$FUZZ_DIR/CJPEG" "$FUZZ_DIR/CZXing" "$FUZZ_DIR/CMicroHTTPD" "$FUZZ_DIR/crashes"
 # The C modules' include paths; the PDF ones (Cairo, Pango, librsvg) also need their libraries' headers.
 pdf_cflags=()
 for flag in $(pkg-config --cflags-only-I cairo pangocairo librsvg-2.0); do pdf_cflags+=(-Xcc "$flag"); done
+# The link server's: SQLite, libpq (its headers in their own folder), libmicrohttpd's C shim (a module of its own).
+for flag in $(pkg-config --cflags-only-I libpq); do pdf_cflags+=(-Xcc "$flag"); done
 flags=(-parse-as-library -sanitize=fuzzer,address -g -I Sources/COpenSSL -I Sources/CZlib -I Sources/CQRencode -I Sources/CZbar
        -I Sources/CProcess -I Sources/CCairo -I Sources/CPango -I Sources/CRsvg "${pdf_cflags[@]}" -I "$FUZZ_DIR/CPNG"
-       -I "$FUZZ_DIR/CJPEG" -I "$FUZZ_DIR/CZXing")
+       -I "$FUZZ_DIR/CJPEG" -I "$FUZZ_DIR/CZXing" -I Sources/CSQLite -I Sources/CPostgres -I "$FUZZ_DIR/CMicroHTTPD")
 # The small C targets (their own setjmp or C++ inside), compiled with the same instrumentation: CPNG (libpng), CJPEG
-# (libjpeg) and CZXing (the C shim over zxing-cpp, C++17). Each gets a module map naming its header.
-c_objects=("$FUZZ_DIR/CPNG.o" "$FUZZ_DIR/CJPEG.o" "$FUZZ_DIR/CZXing.o")
+# (libjpeg), CZXing (the C shim over zxing-cpp, C++17) and CMicroHTTPD (the shim over
+# libmicrohttpd's variadic start). Each gets a module map naming its header.
+c_objects=("$FUZZ_DIR/CPNG.o" "$FUZZ_DIR/CJPEG.o" "$FUZZ_DIR/CZXing.o" "$FUZZ_DIR/CMicroHTTPD.o")
 compile_c() {
     local name=$1 source=$2 header=$3 object="$FUZZ_DIR/$1.o"
     shift 3
@@ -42,16 +45,17 @@ compile_c() {
 }
 # The library: each layer's sources (docs/library.md), instrumented, as one static library per module, compiled
 # in dependency order (each rebuilt, with the layers above it, when a source changes).
-modules=(HealthCardsCore HealthCardsVerify HealthCardsQR HealthCardsPrint HealthCardsIssuing HealthCardsFixtures)
+modules=(HealthCardsCore HealthCardsVerify HealthCardsQR HealthCardsPrint HealthCardsIssuing HealthCardsFixtures HealthCardsServer)
 libs=()
 rebuild=0
 for object in "${c_objects[@]}"; do [ -f "$object" ] || rebuild=1; done
 compile_c CPNG Sources/CPNG/CPNG.c Sources/CPNG/include/CPNG.h "$CLANG" $(pkg-config --cflags libpng)
 compile_c CJPEG Sources/CJPEG/CJPEG.c Sources/CJPEG/include/CJPEG.h "$CLANG"
 compile_c CZXing Sources/CZXing/CZXing.cpp Sources/CZXing/include/CZXing.h "$CLANG++" -std=c++17 -DZX_USE_UTF8=1
+compile_c CMicroHTTPD Sources/CMicroHTTPD/CMicroHTTPD.c Sources/CMicroHTTPD/include/CMicroHTTPD.h "$CLANG"
 for module in "${modules[@]}"; do
     lib="$FUZZ_DIR/lib$module.a"
-    if [ "$rebuild" = 1 ] || [ ! -f "$lib" ] || [ -n "$(find "Sources/$module" Sources/CPNG Sources/CJPEG Sources/CZXing -newer "$lib" -print -quit)" ]; then
+    if [ "$rebuild" = 1 ] || [ ! -f "$lib" ] || [ -n "$(find "Sources/$module" Sources/CPNG Sources/CJPEG Sources/CZXing Sources/CMicroHTTPD -newer "$lib" -print -quit)" ]; then
         rebuild=1
         echo "fuzz: compiling $module with -sanitize=fuzzer,address"
         "${NICE[@]}" "$SWIFTC" "${flags[@]}" -I "$FUZZ_DIR" -enable-testing -package-name healthcards -module-name "$module" \
@@ -80,7 +84,7 @@ for target in "${targets[@]}"; do
         echo "fuzz: building $target"
         "${NICE[@]}" "$SWIFTC" "${flags[@]}" -I "$FUZZ_DIR" "${files[@]}" "${c_objects[@]}" -L "$FUZZ_DIR" \
             $(for ((i=${#libs[@]}-1; i>=0; i--)); do echo "${libs[$i]}"; done) -package-name healthcards \
-            -lcrypto -lz -lqrencode -lpng16 -ljpeg -lzbar -lZXing -lstdc++ $(pkg-config --libs cairo pangocairo librsvg-2.0) -o "$binary" 2>&1 | grep -v "^/usr/bin/ld.gold: warning" || true
+            -lcrypto -lz -lqrencode -lpng16 -ljpeg -lzbar -lZXing -lstdc++ $(pkg-config --libs cairo pangocairo librsvg-2.0) -lmicrohttpd -lsqlite3 -lpq -o "$binary" 2>&1 | grep -v "^/usr/bin/ld.gold: warning" || true
         test -x "$binary"
     fi
     corpus="$FUZZ_DIR/corpus/$target"

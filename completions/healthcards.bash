@@ -53,8 +53,21 @@ _healthcards() {
         COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
         return
     fi
-    local command=${words[1]} help
+    local command=${words[1]} help subcommands
     help=$(_healthcards_help "$command") || return
+    # A command with commands of its own (`link create`, ...): the second word is one of them (or an option of
+    # any, as `link --help` lists them all), and later words take that command's own --help.
+    subcommands=$(sed -n '/^Commands:/,/^$/s/^  \([a-z][a-z0-9-]*\) .*/\1/p' <<<"$help")
+    if [ -n "$subcommands" ]; then
+        if [ "$cword" -eq 2 ] && [[ $cur != -* ]]; then
+            COMPREPLY=($(compgen -W "$subcommands" -- "$cur"))
+            return
+        fi
+        if [ "$cword" -gt 2 ] && grep -qx -- "${words[2]}" <<<"$subcommands"; then
+            local program=${words[0]/#\~/$HOME}
+            help=$("$program" "$command" "${words[2]}" --help 2>/dev/null) || return
+        fi
+    fi
 
     # The value of the option before the cursor, from the placeholder after it in the option table.
     if [[ $prev == --* ]]; then

@@ -38,6 +38,14 @@ for command in $commands; do
     if command -v man >/dev/null; then
         MANPATH=$root/share/man man -w "healthcards-$command" | grep -qx "$page" || fail "man does not find $page"
     fi
+    # A command with commands of its own (link): a page for each, documenting its options.
+    for sub in $("$bin" "$command" --help | sed -n '/^Commands:/,/^$/p' | sed -n 's/^  \([a-z][a-z0-9-]*\) .*/\1/p'); do
+        subpage=$man/healthcards-$command-$sub.1
+        [ -f "$subpage" ] || fail "no man page $subpage"
+        for option in $("$bin" "$command" "$sub" --help | sed -n 's/^  *\(-[A-Za-z], \)\{0,1\}\(--[a-z][a-z0-9-]*\).*/\2/p'); do
+            grep -qF -- "${option//-/\\-}" "$subpage" || fail "$subpage does not document $option"
+        done
+    done
 done
 
 completion=$root/share/bash-completion/completions/healthcards

@@ -80,4 +80,15 @@ while IFS=$'\t' read -r command text; do
     # help2man names the page after the program; this page is the command's.
     upper=$(tr '[:lower:]' '[:upper:]' <<<"$page")
     sed -i -e "s/^\.TH HEALTHCARDS /.TH $upper /" -e "s/^healthcards \\\\- /$page \\\\- /" "$out/$page.1"
+    # A command with commands of its own (`link create`, ...): a page for each, healthcards-COMMAND-SUB(1).
+    subcommands=$("$bin" "$command" --help | sed -n '/^Commands:/,/^$/p' | sed -n 's/^  \([a-z][a-z0-9-]*\)  *\(.*\)$/\1\t\2/p')
+    [ -n "$subcommands" ] || continue
+    while IFS=$'\t' read -r sub subtext; do
+        subpage="$page-$sub"
+        see_also "$subpage" >"$include"
+        help2man --no-info --section=1 --name="$subtext" --version-string="$version" --include="$include" \
+            --help-option="$command $sub --help" --output="$out/$subpage.1" "$program"
+        upper=$(tr '[:lower:]' '[:upper:]' <<<"$subpage")
+        sed -i -e "s/^\.TH HEALTHCARDS /.TH $upper /" -e "s/^healthcards \\\\- /$subpage \\\\- /" "$out/$subpage.1"
+    done <<<"$subcommands"
 done <<<"$commands"

@@ -14,6 +14,7 @@ let help = """
     Usage: healthcards-bench [run] [OPTIONS]
            healthcards-bench worst [--work DIR] [--json FILE] [--healthcards PATH] [--template FILE] [--quick]
            healthcards-bench generate --patients N [--seed S] OUT.csv
+           healthcards-bench server [--duration SECONDS] [--connections N] [--work DIR] [--json FILE]
 
     run (the default) generates N synthetic patients (1 to 4 doses each, CVRS layout, rows in dose
     rounds like a date-sorted extract) and measures:
@@ -30,6 +31,11 @@ let help = """
     docs/verify.md "Budgets"), plus the reported inputs that used to cost without bound, and runs
     `healthcards` on each as a child process: seconds, peak RSS, exit status (--json, default
     bench-worst.json; --quick makes small ones, for tests).
+
+    server measures the link server with wrk: `healthcards serve` on 127.0.0.1 with SQLite and with a
+    PostgreSQL 15 it starts in --work (when postgresql-15 is installed), manifest POSTs per second and
+    p50/p99 latency at --connections (default 64) for --duration seconds (default 10), without and with a
+    passcode; and what one passcode check costs for each hash function (--json, default bench-server.json).
 
     Options:
       --patients N        patients for the stage and end-to-end runs (default 5000)
@@ -102,6 +108,8 @@ do {
         try Bench.run(options)
     case "worst":
         try WorstCases.run(options)
+    case "server":
+        try ServerBench.run(options)
     default:
         fail("unknown command '\(command)'; see --help")
     }

@@ -7,6 +7,7 @@ import HealthCardsQR
 import HealthCardsPrint
 import HealthCardsIssuing
 import HealthCardsFixtures
+import HealthCardsServer
 
 /// Exit statuses: 0 every record issued / no error; 1 some records rejected or problems found (the
 /// command itself ran to its end); 2 the command stopped: a usage or configuration error, or an output
@@ -28,6 +29,8 @@ let commands: [(name: String, summary: String, run: ([String]) throws -> ExitSta
     ("site", "lay out the static-host folder: jwks.json, CRLs, header rules for nginx/Apache/_headers", SiteCommand.run),
     ("revoke", "revoke a patient's cards (rid into the key's CRL), or withdraw a SMART Health Link", RevokeCommand.run),
     ("shl", "make SMART Health Links (flag U, static host) for cards already issued", SHLCommand.run),
+    ("serve", "serve SMART Health Links (manifests, passcodes, long-term links) from SQLite or PostgreSQL", ServeCommand.run),
+    ("link", "make, update, deactivate, list and audit the links a server serves (encrypted here)", LinkCommand.run),
     ("fixtures", "write a reproducible catalogue of valid and deliberately broken test cards for verifier developers", FixturesCommand.run),
 ]
 

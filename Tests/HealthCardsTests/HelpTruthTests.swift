@@ -19,7 +19,7 @@ import Testing
             let afterName = line.drop { $0 == " " }.drop { $0 != " " }
             return line.count - afterName.drop { $0 == " " }.count
         }
-        #expect(columns.count == 9 && Set(columns).count == 1, "summaries start at columns \(columns):\n\(list)")
+        #expect(columns.count == 11 && Set(columns).count == 1, "summaries start at columns \(columns):\n\(list)")
         #expect(help.contains("130/143 issue, print or fixtures was interrupted by SIGINT/SIGTERM"), "\(help)")
     }
 
@@ -61,4 +61,52 @@ import Testing
         #expect(help.contains("Usage: healthcards issue --issuer URL --key KEYFILE [--rid-secret FILE]"))
         #expect(help.contains("--rid-secret is recommended"))
     }
+
+    /// The options of a `--help`: lines of its option table that start with `--name` (or `-x, --name`).
+    static func options(_ help: String) -> Set<String> {
+        Set(
+            help.split(separator: "\n").compactMap { line -> String? in
+                let trimmed = line.drop { $0 == " " }.replacingOccurrences(of: "-h, ", with: "")
+                guard trimmed.hasPrefix("--") else { return nil }
+                return String(trimmed.prefix { $0 != " " })
+            })
+    }
+
+    /// `link --help` lists every option of each `link COMMAND --help` (its man page is the one for all of them).
+    @Test func linkHelpListsEveryCommandsOptions() throws {
+        let all = Self.options(try TestSupport.cli(["link", "--help"]).stdout)
+        for command in ["create", "update", "deactivate", "list", "audit"] {
+            let run = try TestSupport.cli(["link", command, "--help"])
+            #expect(run.status == 0 && run.stdout.hasPrefix("Usage: healthcards link \(command) "))
+            let own = Self.options(run.stdout)
+            #expect(own.contains("--db") && own.contains("--help"), "\(command): \(own)")
+            #expect(own.isSubset(of: all), "link \(command) --help lists \(own.subtracting(all)), link --help does not")
+        }
+    }
+
+    /// The defaults `serve --help` states are the ones a server started without options reports in its start line.
+    @Test func serveHelpStatesTheDefaultsItRunsWith() throws {
+        let help = try TestSupport.cli(["serve", "--help"]).stdout
+        let dir = try TestSupport.tempDir("serve-defaults")
+        let server = try ServerProcess(db: "sqlite:" + dir.appendingPathComponent("links.db").path, in: dir)
+        let start = try #require(try server.logLines().first { $0["event"] == "start" })
+        #expect(server.stop() == 0)
+        let threads = try #require(int(start["threads"]))
+        #expect(help.contains("(default \(threads), twice the cores, at least 4)"))
+        // Each option's paragraph of the table (from "  --name" to the next option) states its default.
+        let stated = [
+            ("timeoutSeconds", "--timeout"), ("maxConnections", "--max-connections"),
+            ("maxConnectionsPerClient", "--max-connections-per-client"), ("locationLifetimeSeconds", "--location-lifetime"),
+            ("pollIntervalSeconds", "--poll-interval"),
+        ]
+        for (field, option) in stated {
+            let value = try #require(int(start[field]), "\(field)")
+            let paragraph = try #require(
+                help.components(separatedBy: "\n  \(option) ").dropFirst().first?.components(separatedBy: "\n  --").first,
+                "\(option)")
+            #expect(paragraph.contains("(default \(value)"), "\(option): the server runs with \(value); help: \(paragraph)")
+        }
+        #expect(start["singleUseLocations"] == .bool(false))
+    }
 }
+

@@ -83,6 +83,24 @@ import Testing
     static let modes: [Bool] =
         FileManager.default.fileExists(atPath: "/usr/share/bash-completion/bash_completion") ? [false, true] : [false]
 
+    /// `healthcards link` has commands of its own: they complete as the second word, and each one's options
+    /// after it, exactly as its own --help lists them.
+    @Test(arguments: modes)
+    func completionOffersLinkCommandsAndTheirOptions(withBashCompletion: Bool) throws {
+        let subcommands = ["audit", "create", "deactivate", "list", "update"]
+        #expect(try Self.complete(["healthcards", "link", ""], withBashCompletion: withBashCompletion) == subcommands)
+        #expect(try Self.complete(["healthcards", "link", "de"], withBashCompletion: withBashCompletion) == ["deactivate"])
+        for sub in subcommands {
+            let run = try TestSupport.cli(["link", sub, "--help"])
+            let pattern = try Regex("^ {2,}(?:-[A-Za-z], )?(--[a-z][a-z0-9-]*)")
+            let listed = run.stdout.split(separator: "\n").compactMap { line in
+                (try? pattern.prefixMatch(in: line))?.output[1].substring.map(String.init)
+            }.sorted()
+            let offered = try Self.complete(["healthcards", "link", sub, "--"], withBashCompletion: withBashCompletion)
+            #expect(offered == listed, "link \(sub): --help lists \(listed), completion offers \(offered)")
+        }
+    }
+
     @Test(arguments: modes)
     func completionOffersEveryOptionEachHelpLists(withBashCompletion: Bool) throws {
         let commands = try Self.commands()

@@ -76,7 +76,7 @@ public final class SecretBytes: @unchecked Sendable {
     }
 
     /// Without one final LF (or CRLF).
-    func trimmingFinalNewline() -> SecretBytes {
+    package func trimmingFinalNewline() -> SecretBytes {
         withUnsafeBytes { bytes in
             var end = bytes.count
             if end > 0 && bytes[end - 1] == 0x0A {

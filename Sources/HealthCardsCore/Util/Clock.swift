@@ -20,6 +20,15 @@ public enum Clock {
             + "\(pad(parts.hour, 2)):\(pad(parts.minute, 2)):\(pad(parts.second, 2)) UTC"
     }
 
+    /// ISO 8601 / RFC 3339 in UTC for a time in seconds, `YYYY-MM-DDThh:mm:ssZ` (a SMART Health Link manifest's
+    /// `lastUpdated`, FHIR `instant`), with `.mmm` milliseconds when `milliseconds` is given (0...999).
+    public static func iso8601(_ seconds: Int64, milliseconds: Int? = nil) -> String {
+        let parts = utc(seconds)
+        let fraction = milliseconds.map { "." + pad(max(0, min(999, $0)), 3) } ?? ""
+        return "\(pad(parts.year, 4))-\(pad(parts.month, 2))-\(pad(parts.day, 2))T"
+            + "\(pad(parts.hour, 2)):\(pad(parts.minute, 2)):\(pad(parts.second, 2))\(fraction)Z"
+    }
+
     /// The UTC calendar fields of a time. Any `Int64` is accepted: a time `gmtime_r` cannot represent
     /// (a year beyond 2^31) is clamped to the nearest one it can, so nothing here can overflow.
     static func utc(_ seconds: Int64) -> (year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) {

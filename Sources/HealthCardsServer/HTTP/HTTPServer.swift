@@ -1,0 +1,375 @@
+internal import CMicroHTTPD
+import HealthCardsCore
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The HTTP/1.1 front of the server: libmicrohttpd's daemon (owned here: started by `start`, stopped by
+/// `stop`), handing each request to a `Router` on the daemon's own threads (blocking database work stays on
+/// them, never on Swift's cooperative pool).
+///
+/// Bounds on hostile clients, all enforced before a handler runs:
+/// - a body over the route's limit: 413 for a declared `Content-Length`, without reading the body; a chunked
+///   body is cut off (the connection closed) once it passes the limit;
+/// - a request line and headers over about `maxHeaderBytes`: libmicrohttpd answers 431 (414 for a long URL), or
+///   just over it closes the connection without an answer;
+/// - slow clients: a connection idle for `connectionTimeoutSeconds` (reading headers, a body, or between
+///   requests) is closed;
+/// - connections: at most `maxConnections` in all and `maxConnectionsPerClient` from one address; more are
+///   refused at accept;
+/// - pipelining: requests on one connection are answered one after another, each within the connection's
+///   memory; after `maxRequestsPerConnection` the answer says `Connection: close` and the connection ends.
+///
+/// `stop` stops accepting, lets requests in flight finish within a bound, then closes every connection.
+public final class HTTPServer: @unchecked Sendable {
+    public struct Configuration: Sendable {
+        /// An IPv4 or IPv6 literal (behind a proxy: `127.0.0.1`).
+        public var address = "127.0.0.1"
+        /// 0 for an ephemeral port (`start` returns the one bound).
+        public var port: UInt16 = 8080
+        /// Threads that run requests, each with its own event loop.
+        public var threads = 4
+        public var maxConnections = 1024
+        public var maxConnectionsPerClient = 256
+        /// Seconds a connection may be idle (never 0: "no timeout" is not offered).
+        public var connectionTimeoutSeconds = 15
+        /// About the most bytes of request line and headers: libmicrohttpd's memory per connection is this and 2 KiB
+        /// (for the answer's headers).
+        public var maxHeaderBytes = 16 * 1024
+        public var maxRequestsPerConnection = 1000
+        public var listenBacklog = 256
+
+        public init() {}
+
+        /// What is wrong with a setting (0, or out of range), or nil.
+        public var problem: String? {
+            if threads < 1 || threads > 256 { return "threads must be 1 to 256, not \(threads)" }
+            if maxConnections < 1 || maxConnections > 65536 { return "the connection limit must be 1 to 65536" }
+            if maxConnectionsPerClient < 1 || maxConnectionsPerClient > maxConnections {
+                return "the per-client connection limit must be 1 to the connection limit (\(maxConnections))"
+            }
+            if connectionTimeoutSeconds < 1 || connectionTimeoutSeconds > 3600 {
+                return "the connection timeout must be 1 to 3600 seconds (there is no 'never')"
+            }
+            if maxHeaderBytes < 2048 || maxHeaderBytes > 1 << 20 {
+                return "the header limit must be 2048 to 1048576 bytes"
+            }
+            if maxRequestsPerConnection < 1 { return "requests per connection must be at least 1" }
+            return nil
+        }
+    }
+
+    /// Most bytes of an over-long body without a declared length read (and dropped) so that it can be answered
+    /// 413; past this the connection is closed.
+    public static let maxDiscardedBytes = 64 * 1024
+
+    public let configuration: Configuration
+    public let router: Router
+    public let log: ServerLog
+    private var daemon: OpaquePointer?
+    private var logger = CMHD_logger()
+    private let inFlight = Atomic<Int>(0)
+    private let stopping = Atomic<Bool>(false)
+    /// Requests answered (for tests and the stop message).
+    private let answered = Atomic<Int>(0)
+
+    public init(configuration: Configuration, router: Router, log: ServerLog) {
+        self.configuration = configuration
+        self.router = router
+        self.log = log
+    }
+
+    deinit { stop(graceSeconds: 0) }
+
+    /// Starts listening and serving.
+    /// - Returns: the port bound.
+    /// - Throws: `HealthCardError(.configuration)` for a bad setting, `.io` when the address cannot be bound.
+    @discardableResult
+    public func start() throws(HealthCardError) -> UInt16 {
+        if let problem = configuration.problem { throw HealthCardError(.configuration, problem) }
+        logger.context = Unmanaged.passUnretained(self).toOpaque()
+        logger.function = { context, message in
+            guard let context, let message else { return }
+            let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
+            server.log.warning("http", ["message": .string(scrubbed(String(cString: message)))])
+        }
+        var error = [CChar](repeating: 0, count: 256)
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        let started = configuration.address.withCString { address -> OpaquePointer? in
+            var config = CMHD_config(
+                address: address, port: configuration.port, threads: UInt32(configuration.threads),
+                connection_limit: UInt32(configuration.maxConnections),
+                per_client_limit: UInt32(configuration.maxConnectionsPerClient),
+                timeout_seconds: UInt32(configuration.connectionTimeoutSeconds),
+                memory_limit: configuration.maxHeaderBytes + 2048, backlog: UInt32(configuration.listenBacklog))
+            return withUnsafeMutablePointer(to: &logger) { loggerPointer in
+                CMHD_start(
+                    &config, accessCallback, context, completedCallback, context, connectionCallback, context,
+                    loggerPointer, &error, error.count)
+            }
+        }
+        guard let started else {
+            throw HealthCardError(
+                .io, String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
+        daemon = started
+        return CMHD_bound_port(started)
+    }
+
+    /// Requests being handled now.
+    public var requestsInFlight: Int { inFlight.load(ordering: .relaxed) }
+
+    /// Stops: no new connections; answers already started finish (each says `Connection: close`) for up to
+    /// `graceSeconds`; then every connection is closed and the daemon's threads end.
+    /// - Returns: the requests still unanswered when the grace ran out (0 on a clean stop).
+    @discardableResult
+    public func stop(graceSeconds: Double) -> Int {
+        guard let daemon else { return 0 }
+        stopping.store(true, ordering: .sequentiallyConsistent)
+        let listening = MHD_quiesce_daemon(daemon)
+        let deadline = Clock.monotonicSeconds() + max(0, graceSeconds)
+        while inFlight.load(ordering: .sequentiallyConsistent) > 0 && Clock.monotonicSeconds() < deadline {
+            usleep(5_000)
+        }
+        let left = inFlight.load(ordering: .sequentiallyConsistent)
+        MHD_stop_daemon(daemon)
+        if listening >= 0 { close(listening) }
+        self.daemon = nil
+        return left
+    }
+
+    // MARK: requests
+
+    /// What one request carries between the daemon's calls.
+    final class RequestState {
+        let method: String
+        let path: String
+        let started = Clock.monotonicSeconds()
+        var route: Route?
+        var parameters: [String: String] = [:]
+        var limit = 0
+        var body: [UInt8] = []
+        var tooLarge = false
+        var discarded = 0
+
+        init(method: String, path: String) {
+            self.method = method
+            self.path = path
+        }
+    }
+
+    fileprivate func access(
+        _ connection: OpaquePointer, _ url: UnsafePointer<CChar>?, _ method: UnsafePointer<CChar>?,
+        _ upload: UnsafePointer<CChar>?, _ uploadSize: UnsafeMutablePointer<Int>,
+        _ context: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    ) -> MHD_Result {
+        guard let stored = context.pointee else {
+            // Headers are in: match the route and check the declared length before any body is read.
+            let state = RequestState(
+                method: method.map { String(cString: $0) } ?? "", path: url.map { String(cString: $0) } ?? "")
+            context.pointee = Unmanaged.passRetained(state).toOpaque()  // released in `completed`
+            inFlight.add(1, ordering: .sequentiallyConsistent)
+            if case .route(let route, let parameters) = router.match(method: state.method, path: state.path) {
+                state.route = route
+                state.parameters = parameters
+                state.limit = route.bodyLimit
+            }
+            if let declared = value(connection, .HEADER_KIND, "Content-Length"), let length = Int(declared),
+                length > state.limit
+            {
+                // Answered before the body is read; libmicrohttpd then closes the connection.
+                return answer(
+                    connection, state, Router.finish(Router.tooLarge(state.limit)), route: state.route?.name ?? "none")
+            }
+            return .YES
+        }
+        let state = Unmanaged<RequestState>.fromOpaque(stored).takeUnretainedValue()
+        if uploadSize.pointee > 0 {
+            let count = uploadSize.pointee
+            uploadSize.pointee = 0
+            if !state.tooLarge && state.body.count + count > state.limit { state.tooLarge = true }
+            if state.tooLarge {
+                // A body without a declared length that passes the limit: read on and drop it, so that the
+                // answer can be a 413 (none can be queued while a body is read), but only so far: past
+                // `maxDiscardedBytes` the connection is closed without an answer.
+                state.discarded += count
+                guard state.discarded <= Self.maxDiscardedBytes else {
+                    logRequest(
+                        state, status: 413, outcome: "too-large-closed", route: state.route?.name ?? "none",
+                        peer: peer(connection))
+                    return .NO
+                }
+                return .YES
+            }
+            if let upload {
+                upload.withMemoryRebound(to: UInt8.self, capacity: count) {
+                    state.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: count))
+                }
+            }
+            return .YES
+        }
+        if state.tooLarge {
+            return answer(
+                connection, state, Router.finish(Router.tooLarge(state.limit)), route: state.route?.name ?? "none")
+        }
+        guard let route = state.route else {
+            let (response, name) = router.respond(
+                HTTPRequest(method: state.method, path: state.path, peer: peer(connection)))
+            return answer(connection, state, response, route: name)
+        }
+        var request = HTTPRequest(
+            method: state.method, path: state.path, query: values(connection, .GET_ARGUMENT_KIND, lowercased: false),
+            headers: values(connection, .HEADER_KIND, lowercased: true), body: state.body, peer: peer(connection))
+        request.parameters = state.parameters
+        let response = Router.finish(route.handler(request))
+        return answer(connection, state, response, route: route.name)
+    }
+
+    /// Queues `response` and logs the request.
+    private func answer(_ connection: OpaquePointer, _ state: RequestState, _ response: HTTPResponse, route: String)
+        -> MHD_Result
+    {
+        let served = response.body.withUnsafeBytes { bytes in
+            MHD_create_response_from_buffer(
+                bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
+        }
+        guard let served else { return .NO }
+        defer { MHD_destroy_response(served) }
+        for (name, value) in response.headers { MHD_add_response_header(served, name, value) }
+        var close = stopping.load(ordering: .relaxed)
+        if let counter = CMHD_socket_context(connection)?.assumingMemoryBound(to: Int.self) {
+            counter.pointee += 1
+            if counter.pointee >= configuration.maxRequestsPerConnection { close = true }
+        }
+        if close { MHD_add_response_header(served, "Connection", "close") }
+        let result = MHD_queue_response(connection, UInt32(response.status), served)
+        answered.add(1, ordering: .relaxed)
+        logRequest(
+            state, status: response.status, outcome: response.outcome, route: route, peer: peer(connection),
+            link: response.linkTag,
+            bytes: response.body.count)
+        return result
+    }
+
+    private func logRequest(
+        _ state: RequestState, status: Int, outcome: String?, route: String, peer: String, link: String? = nil,
+        bytes: Int = 0
+    ) {
+        var fields: JSONObject = [
+            "method": .string(String(state.method.prefix(16))), "route": .string(route),
+            "status": .integer(Int64(status)),
+        ]
+        if let outcome { fields["outcome"] = .string(outcome) }
+        if let link { fields["link"] = .string(link) }
+        fields["ms"] = .number(JSONNumber(format3(Clock.monotonicSeconds() - state.started)) ?? JSONNumber(Int64(0)))
+        fields["bytes"] = .integer(Int64(bytes))
+        fields["peer"] = .string(peer)
+        log.log(status >= 500 ? .error : .info, "request", fields)
+    }
+
+    fileprivate func completed(_ context: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) {
+        guard let context, let stored = context.pointee else { return }
+        context.pointee = nil
+        Unmanaged<RequestState>.fromOpaque(stored).release()
+        inFlight.subtract(1, ordering: .sequentiallyConsistent)
+    }
+
+    private func peer(_ connection: OpaquePointer) -> String {
+        var buffer = [CChar](repeating: 0, count: 64)
+        guard CMHD_client_address(connection, &buffer, buffer.count) == 0 else { return "unknown" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    private func value(_ connection: OpaquePointer, _ kind: MHD_ValueKind, _ name: String) -> String? {
+        MHD_lookup_connection_value(connection, kind, name).map { String(cString: $0) }
+    }
+
+    /// All values of one kind (headers, query arguments); the first of a repeated name is kept.
+    private func values(_ connection: OpaquePointer, _ kind: MHD_ValueKind, lowercased: Bool) -> [String: String] {
+        final class Collected {
+            var values: [String: String] = [:]
+            let lowercased: Bool
+            init(lowercased: Bool) { self.lowercased = lowercased }
+        }
+        let collected = Collected(lowercased: lowercased)
+        withExtendedLifetime(collected) {
+            _ = MHD_get_connection_values(
+                connection, kind,
+                { context, _, key, value in
+                    guard let context, let key else { return .YES }
+                    let collected = Unmanaged<Collected>.fromOpaque(context).takeUnretainedValue()
+                    var name = String(cString: key)
+                    if collected.lowercased { name = name.lowercased() }
+                    if collected.values[name] == nil {
+                        collected.values[name] = value.map { String(cString: $0) } ?? ""
+                    }
+                    return .YES
+                }, Unmanaged.passUnretained(collected).toOpaque())
+        }
+        return collected.values
+    }
+
+    fileprivate func connectionEvent(_ context: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, started: Bool) {
+        guard let context else { return }
+        if started {
+            let counter = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+            counter.initialize(to: 0)
+            context.pointee = UnsafeMutableRawPointer(counter)
+        } else if let counter = context.pointee {
+            counter.assumingMemoryBound(to: Int.self).deallocate()
+            context.pointee = nil
+        }
+    }
+
+    /// libmicrohttpd's version.
+    public static var libraryVersion: String { String(cString: CMHD_version()) }
+}
+
+/// Milliseconds with 3 decimals, from seconds.
+private func format3(_ seconds: Double) -> String {
+    let microseconds = Int64((seconds * 1_000_000).rounded())
+    let whole = microseconds / 1000
+    let fraction = microseconds % 1000
+    return "\(whole).\(String(repeating: "0", count: 3 - String(fraction).count))\(fraction)"
+}
+
+/// `text` with every run of 40 or more base64url characters cut to its first 8 and `…`: a message from
+/// libmicrohttpd that quoted a URL would otherwise put a link id (43 characters) in the log.
+func scrubbed(_ text: String) -> String {
+    var out = ""
+    var run = ""
+    func flush() {
+        out += run.count >= 40 ? String(run.prefix(8)) + "…" : run
+        run = ""
+    }
+    for character in text {
+        if character.isASCII && (character.isLetter || character.isNumber || character == "-" || character == "_") {
+            run.append(character)
+        } else {
+            flush()
+            out.append(character)
+        }
+    }
+    flush()
+    return out
+}
+
+private let accessCallback: MHD_AccessHandlerCallback = {
+    context, connection, url, method, _, upload, uploadSize, requestContext in
+    guard let context, let connection, let uploadSize, let requestContext else { return .NO }
+    let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
+    return server.access(connection, url, method, upload, uploadSize, requestContext)
+}
+
+private let completedCallback: MHD_RequestCompletedCallback = { context, _, requestContext, _ in
+    guard let context else { return }
+    Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue().completed(requestContext)
+}
+
+private let connectionCallback: MHD_NotifyConnectionCallback = { context, _, socketContext, event in
+    guard let context else { return }
+    Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue().connectionEvent(
+        socketContext, started: event == .CONNECTION_NOTIFY_STARTED)
+}

@@ -1,0 +1,326 @@
+import HealthCardsCore
+
+/// `LinkStore` on a `Database`: the same statements on SQLite and PostgreSQL.
+public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
+    // Immutable; `Database` is safe to share.
+    public let database: Database
+
+    public init(database: Database) { self.database = database }
+
+    static let linkColumns =
+        "id, flags, label, exp, created_at, updated_at, active, deactivated_at, passcode, max_attempts, remaining_attempts"
+
+    /// `linkColumns` of `hc_links l`.
+    static let qualifiedLinkColumns = linkColumns.split(separator: ",").map { "l." + $0.drop { $0 == " " } }.joined(
+        separator: ", ")
+
+    static func link(_ row: [SQLValue]) throws(StoreError) -> StoredLink {
+        guard row.count == 11, let id = row[0].text, let flags = row[1].text, let created = row[4].integer,
+            let updated = row[5].integer
+        else { throw StoreError(.failed, "a link row is not what this program writes") }
+        var passcode: PasscodeHash?
+        if let stored = row[8].text {
+            guard let hash = PasscodeHash(stored: stored) else {
+                throw StoreError(.failed, "a link's passcode hash is not one this program writes")
+            }
+            passcode = hash
+        }
+        return StoredLink(
+            id: id, flags: flags, label: row[2].text, exp: row[3].integer, createdAt: created, updatedAt: updated,
+            active: row[6].bool, deactivatedAt: row[7].integer, passcode: passcode,
+            maxAttempts: row[9].integer.map { Int($0) }, remainingAttempts: row[10].integer.map { Int($0) })
+    }
+
+    static func file(_ row: [SQLValue]) throws(StoreError) -> StoredFile {
+        guard row.count == 5, let position = row[0].integer, let type = row[1].text, let jwe = row[3].text,
+            let updated = row[4].integer
+        else { throw StoreError(.failed, "a link file row is not what this program writes") }
+        return StoredFile(
+            position: Int(position), contentType: type, fhirVersion: row[2].text, jwe: jwe, lastUpdated: updated)
+    }
+
+    public func create(_ link: StoredLink) throws {
+        try database.withConnection { c in
+            try c.transaction(write: true, durable: true) {
+                _ = try c.query(
+                    "INSERT INTO hc_links (\(Self.linkColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        .text(link.id), .text(link.flags), .optional(link.label), .optional(link.exp),
+                        .integer(link.createdAt), .integer(link.updatedAt), .flag(link.active),
+                        .optional(link.deactivatedAt), .optional(link.passcode?.stored),
+                        .optional(link.maxAttempts.map(Int64.init)), .optional(link.remainingAttempts.map(Int64.init)),
+                    ])
+                try Self.insertFiles(link.files, linkID: link.id, c)
+            }
+        }
+    }
+
+    static func insertFiles(_ files: [StoredFile], linkID: String, _ c: SQLConnection) throws {
+        for file in files {
+            _ = try c.query(
+                "INSERT INTO hc_link_files (link_id, position, content_type, fhir_version, jwe, last_updated) VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    .text(linkID), .integer(Int64(file.position)), .text(file.contentType), .optional(file.fhirVersion),
+                    .text(file.jwe), .integer(file.lastUpdated),
+                ])
+        }
+    }
+
+    public func replaceFiles(linkID: String, files: [StoredFile], now: Int64) throws -> Bool {
+        try database.withConnection { c in
+            try c.transaction(write: true, durable: true) {
+                let updated = try c.query(
+                    "UPDATE hc_links SET updated_at = ? WHERE id = ? AND active = 1 RETURNING id",
+                    [.integer(now), .text(linkID)])
+                guard !updated.isEmpty else { return false }
+                _ = try c.query("DELETE FROM hc_link_files WHERE link_id = ?", [.text(linkID)])
+                try Self.insertFiles(files, linkID: linkID, c)
+                return true
+            }
+        }
+    }
+
+    public func deactivate(linkID: String, now: Int64) throws -> Bool {
+        try database.withConnection { c in
+            try c.transaction(write: true, durable: true) {
+                guard try c.scalar("SELECT active FROM hc_links WHERE id = ?", [.text(linkID)]) != nil else {
+                    return false
+                }
+                _ = try c.query(
+                    "UPDATE hc_links SET active = 0, deactivated_at = ? WHERE id = ? AND active = 1",
+                    [.integer(now), .text(linkID)])
+                _ = try c.query("DELETE FROM hc_tickets WHERE link_id = ?", [.text(linkID)])
+                _ = try c.query("DELETE FROM hc_polls WHERE link_id = ?", [.text(linkID)])
+                return true
+            }
+        }
+    }
+
+    public func link(id: String, withFiles: Bool) throws -> StoredLink? {
+        try database.withConnection { c in try Self.link(id: id, withFiles: withFiles, c) }
+    }
+
+    /// One link (with its files: one statement, so one snapshot and, on PostgreSQL, one round trip).
+    static func link(id: String, withFiles: Bool, _ c: SQLConnection) throws -> StoredLink? {
+        guard withFiles else {
+            return try c.query("SELECT \(linkColumns) FROM hc_links WHERE id = ?", [.text(id)]).first.map {
+                row throws -> StoredLink in try Self.link(row)
+            }
+        }
+        let rows = try c.query(
+            """
+            SELECT \(qualifiedLinkColumns), f.position, f.content_type, f.fhir_version, f.jwe, f.last_updated
+            FROM hc_links l LEFT JOIN hc_link_files f ON f.link_id = l.id WHERE l.id = ? ORDER BY f.position
+            """, [.text(id)])
+        guard let first = rows.first else { return nil }
+        var link = try Self.link(Array(first.prefix(11)))
+        for row in rows where row.count == 16 && row[11] != .null {
+            link.files.append(try Self.file(Array(row.suffix(5))))
+        }
+        return link
+    }
+
+    /// Runs a write: on SQLite in a transaction holding the write lock (writers queue on the pool's lock); on
+    /// PostgreSQL a single statement runs as it is (it is atomic on its own), in a transaction when `durable`.
+    static func write<T>(_ c: SQLConnection, durable: Bool = false, _ body: () throws -> T) throws -> T {
+        if c.dialect == .sqlite || durable { return try c.transaction(write: true, durable: durable, body) }
+        return try body()
+    }
+
+    public func links() throws -> [StoredLink] {
+        try database.withConnection { c in
+            try c.query("SELECT \(Self.linkColumns) FROM hc_links ORDER BY created_at, id", []).map {
+                row throws -> StoredLink in
+                try Self.link(row)
+            }
+        }
+    }
+
+    public func fileCounts() throws -> [String: Int] {
+        try database.withConnection { c in
+            var counts: [String: Int] = [:]
+            for row in try c.query("SELECT link_id, count(*) FROM hc_link_files GROUP BY link_id", []) {
+                if let id = row[0].text, let n = row[1].integer { counts[id] = Int(n) }
+            }
+            return counts
+        }
+    }
+
+    public func audit(linkID: String?) throws -> [AuditEntry] {
+        let columns = "seq, at, link_id, kind, recipient, outcome, status, detail"
+        return try database.withConnection { c in
+            let rows =
+                try linkID.map {
+                    try c.query("SELECT \(columns) FROM hc_audit WHERE link_id = ? ORDER BY seq", [.text($0)])
+                } ?? c.query("SELECT \(columns) FROM hc_audit ORDER BY seq", [])
+            return try rows.map { row throws -> AuditEntry in
+                guard row.count == 8, let at = row[1].integer, let kind = row[3].text, let outcome = row[5].text,
+                    let status = row[6].integer
+                else { throw StoreError(.failed, "an audit row is not what this program writes") }
+                return AuditEntry(
+                    sequence: row[0].integer, at: at, linkID: row[2].text, kind: kind, recipient: row[4].text,
+                    outcome: outcome, status: Int(status), detail: row[7].text)
+            }
+        }
+    }
+
+    public func spendAttempt(linkID: String, now: Int64) throws -> Int? {
+        try database.withConnection { c in
+            // One statement: parallel wrong passcodes, in any number of processes, each take exactly one attempt, and
+            // none is taken below zero.
+            try c.transaction(write: true, durable: true) {
+                try c.query(
+                    "UPDATE hc_links SET remaining_attempts = remaining_attempts - 1 WHERE id = ? AND active = 1 AND remaining_attempts > 0 RETURNING remaining_attempts",
+                    [.text(linkID)]
+                ).first?.first?.integer.map { Int($0) }
+            }
+        }
+    }
+
+    static func insertAudit(_ entry: AuditEntry, _ c: SQLConnection) throws {
+        _ = try c.query(
+            "INSERT INTO hc_audit (at, link_id, kind, recipient, outcome, status, detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                .integer(entry.at), .optional(entry.linkID), .text(entry.kind), .optional(entry.recipient),
+                .text(entry.outcome), .integer(Int64(entry.status)), .optional(entry.detail),
+            ])
+    }
+
+    /// The condition under which a link opens at `?` (now).
+    static let opens =
+        "active = 1 AND (exp IS NULL OR exp > ?) AND (passcode IS NULL OR remaining_attempts > 0)"
+
+    public func grant(linkID: String, tickets: [LocationTicket], audit: AuditEntry, now: Int64) throws -> Bool {
+        try database.withConnection { c in
+            if c.dialect == .postgresql { return try Self.grantInOneStatement(linkID, tickets, audit, now, c) }
+            return try c.transaction(write: true) {
+                guard
+                    try c.scalar(
+                        "SELECT 1 FROM hc_links WHERE id = ? AND \(Self.opens)", [.text(linkID), .integer(now)]) != nil
+                else { return false }
+                for ticket in tickets {
+                    _ = try c.query(
+                        "INSERT INTO hc_tickets (hash, link_id, position, expires_at, single_use, recipient) VALUES (?, ?, ?, ?, ?, ?)",
+                        [
+                            .text(ticket.hash), .text(linkID), .integer(Int64(ticket.position)),
+                            .integer(ticket.expiresAt),
+                            .flag(ticket.singleUse), .optional(ticket.recipient),
+                        ])
+                }
+                try Self.insertAudit(audit, c)
+                return true
+            }
+        }
+    }
+
+    /// `grant` on PostgreSQL: the check and the inserts as one statement (data-modifying CTEs), one round trip.
+    static func grantInOneStatement(
+        _ linkID: String, _ tickets: [LocationTicket], _ audit: AuditEntry, _ now: Int64, _ c: SQLConnection
+    ) throws -> Bool {
+        var sql = "WITH ok AS (SELECT id FROM hc_links WHERE id = ? AND \(opens))"
+        var parameters: [SQLValue] = [.text(linkID), .integer(now)]
+        if !tickets.isEmpty {
+            let rows = Array(repeating: "(?::text, ?::bigint, ?::bigint, ?::bigint, ?::text)", count: tickets.count)
+            sql += """
+                , t AS (INSERT INTO hc_tickets (hash, link_id, position, expires_at, single_use, recipient)
+                SELECT v.hash, ok.id, v.position, v.expires_at, v.single_use, v.recipient FROM ok,
+                (VALUES \(rows.joined(separator: ", "))) AS v (hash, position, expires_at, single_use, recipient))
+                """
+            for ticket in tickets {
+                parameters += [
+                    .text(ticket.hash), .integer(Int64(ticket.position)), .integer(ticket.expiresAt),
+                    .flag(ticket.singleUse),
+                    .optional(ticket.recipient),
+                ]
+            }
+        }
+        sql += """
+            , a AS (INSERT INTO hc_audit (at, link_id, kind, recipient, outcome, status, detail)
+            SELECT ?::bigint, ok.id, ?::text, ?::text, ?::text, ?::bigint, ?::text FROM ok)
+            SELECT count(*) FROM ok
+            """
+        parameters += [
+            .integer(audit.at), .text(audit.kind), .optional(audit.recipient), .text(audit.outcome),
+            .integer(Int64(audit.status)), .optional(audit.detail),
+        ]
+        return try c.scalar(sql, parameters)?.integer == 1
+    }
+
+    public func redeem(ticketHash: String, now: Int64) throws -> (
+        link: StoredLink, file: StoredFile, recipient: String?
+    )? {
+        try database.withConnection { c in
+            let found = try c.query(
+                "SELECT link_id, position, single_use, recipient FROM hc_tickets WHERE hash = ? AND expires_at > ?",
+                [.text(ticketHash), .integer(now)])
+            guard let ticket = found.first, let linkID = ticket[0].text, let position = ticket[1].integer else {
+                return nil
+            }
+            if ticket[2].bool {
+                // Of parallel uses, exactly one deletes the row.
+                let taken = try Self.write(c) {
+                    try c.query("DELETE FROM hc_tickets WHERE hash = ? RETURNING link_id", [.text(ticketHash)])
+                }
+                guard !taken.isEmpty else { return nil }
+            }
+            guard let link = try Self.link(id: linkID, withFiles: true, c), link.state(at: now) == .active,
+                let file = link.files.first(where: { $0.position == Int(position) })
+            else { return nil }
+            var bare = link
+            bare.files = []
+            return (bare, file, ticket[3].text)
+        }
+    }
+
+    public func poll(linkID: String, recipientHash: String, now: Int64, interval: Int64) throws -> Int64? {
+        try database.withConnection { c in
+            try Self.write(c) { () throws -> Int64? in
+                let taken = try c.query(
+                    """
+                    INSERT INTO hc_polls (link_id, recipient_hash, last_at) VALUES (?, ?, ?)
+                    ON CONFLICT (link_id, recipient_hash) DO UPDATE SET last_at = excluded.last_at
+                    WHERE hc_polls.last_at <= ? RETURNING last_at
+                    """,
+                    [.text(linkID), .text(recipientHash), .integer(now), .integer(now - interval)])
+                guard taken.isEmpty else { return nil }
+                let last =
+                    try c.scalar(
+                        "SELECT last_at FROM hc_polls WHERE link_id = ? AND recipient_hash = ?",
+                        [.text(linkID), .text(recipientHash)])?.integer ?? now
+                return max(1, last + interval - now)
+            }
+        }
+    }
+
+    public func record(_ entry: AuditEntry) throws {
+        try database.withConnection { c in try Self.write(c) { try Self.insertAudit(entry, c) } }
+    }
+
+    public func purge(now: Int64, pollsBefore: Int64) throws {
+        try database.withConnection { c in
+            try c.transaction(write: true) {
+                _ = try c.query("DELETE FROM hc_tickets WHERE expires_at <= ?", [.integer(now)])
+                _ = try c.query("DELETE FROM hc_polls WHERE last_at < ?", [.integer(pollsBefore)])
+            }
+        }
+    }
+
+    public func isReachable() -> Bool { database.isReachable() }
+
+    public func setting(_ name: String) throws -> String? {
+        try database.withConnection { c in
+            try c.scalar("SELECT value FROM hc_settings WHERE name = ?", [.text(name)])?.text
+        }
+    }
+
+    public func settingOnce(_ name: String, _ value: String) throws -> String {
+        try database.withConnection { c in
+            try c.transaction(write: true, durable: true) {
+                _ = try c.query(
+                    "INSERT INTO hc_settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING",
+                    [.text(name), .text(value)])
+                return try c.scalar("SELECT value FROM hc_settings WHERE name = ?", [.text(name)])?.text ?? value
+            }
+        }
+    }
+}

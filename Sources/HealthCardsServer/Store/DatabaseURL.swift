@@ -1,0 +1,74 @@
+import HealthCardsCore
+
+/// Where the link store lives: `sqlite:PATH` (or a plain path: the embedded default, nothing to install) or
+/// `postgresql://…` / `postgres://…` (libpq's URI form, for several server instances sharing one database).
+///
+/// A PostgreSQL password is never taken from the URL: a URL is given on a command line, where every user of
+/// the machine can read it (`ps`, `/proc/PID/cmdline`). libpq reads it from a password file instead
+/// (`~/.pgpass`, or the file `PGPASSFILE` or the URL's `passfile=` names), or the login needs none (peer or
+/// certificate authentication).
+public enum DatabaseURL: Sendable, Equatable, CustomStringConvertible {
+    case sqlite(path: String)
+    case postgresql(url: String)
+
+    /// Parses `text`.
+    /// - Throws: `HealthCardError(.configuration)` for an empty path, another scheme, or a password in a PostgreSQL URL.
+    public init(_ text: String) throws(HealthCardError) {
+        if text.hasPrefix("postgresql://") || text.hasPrefix("postgres://") {
+            let rest = text.drop { $0 != "/" }.dropFirst(2)
+            let authority = rest.prefix { $0 != "/" && $0 != "?" }
+            if let at = authority.lastIndex(of: "@"), authority[..<at].contains(":") {
+                throw HealthCardError(
+                    .configuration,
+                    "the PostgreSQL URL holds a password: a command line can be read by every user of this machine. "
+                        + "Put the password in a password file (~/.pgpass, or the file PGPASSFILE names, mode 0600) and "
+                        + "leave it out of the URL")
+            }
+            let query = text.split(separator: "?", maxSplits: 1).dropFirst().first ?? ""
+            if query.split(separator: "&").contains(where: { $0.lowercased().hasPrefix("password=") }) {
+                throw HealthCardError(
+                    .configuration,
+                    "the PostgreSQL URL holds a password parameter: a command line can be read by every user of this "
+                        + "machine. Put the password in a password file (~/.pgpass or PGPASSFILE, mode 0600) instead")
+            }
+            self = .postgresql(url: text)
+            return
+        }
+        var path = Substring(text)
+        if path.hasPrefix("sqlite:") {
+            path = path.dropFirst("sqlite:".count)
+            if path.hasPrefix("//") { path = path.dropFirst(2) }
+        } else if text.contains("://") {
+            throw HealthCardError(
+                .configuration,
+                "the database \(Quote.text(text)) is neither sqlite:PATH nor a postgresql:// URL")
+        }
+        guard !path.isEmpty else {
+            throw HealthCardError(
+                .configuration,
+                "the database \(Quote.text(text)) names no file; e.g. sqlite:/var/lib/healthcards/links.db")
+        }
+        self = .sqlite(path: String(path))
+    }
+
+    public var dialect: SQLDialect {
+        switch self {
+        case .sqlite: return .sqlite
+        case .postgresql: return .postgresql
+        }
+    }
+
+    /// For logs and messages: the SQLite path, or the PostgreSQL URL without user, parameters or anything
+    /// after `?` (never a credential).
+    public var description: String {
+        switch self {
+        case .sqlite(let path): return "sqlite:\(path)"
+        case .postgresql(let url):
+            let scheme = url.prefix { $0 != ":" }
+            var rest = url.drop { $0 != "/" }.dropFirst(2)
+            rest = rest.prefix { $0 != "?" }
+            if let at = rest.prefix(while: { $0 != "/" }).lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }
+            return "\(scheme)://\(rest)"
+        }
+    }
+}

@@ -1,0 +1,245 @@
+internal import CSQLite
+import HealthCardsCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One SQLite connection (`sqlite3 *`), owned here and closed in `close`/`deinit`, with its prepared
+/// statements (`sqlite3_stmt *`, finalized with it).
+///
+/// Opened in multi-thread mode (`SQLITE_OPEN_NOMUTEX`: the pool lends a connection to one thread at a time),
+/// in WAL mode (readers never wait for the writer; a process killed at any point leaves every committed
+/// transaction and nothing of an uncommitted one), with a busy timeout so that writers from several threads
+/// and processes queue instead of failing, foreign keys on, temporary tables in memory (the server writes
+/// no file but the database and its `-wal`/`-shm`), and `trusted_schema` off.
+final class SQLiteConnection: SQLConnection {
+    let dialect = SQLDialect.sqlite
+    private var db: OpaquePointer?
+    private var statements: [String: OpaquePointer] = [:]
+    /// `PRAGMA synchronous` outside durable transactions: FULL for operator commands, NORMAL for the server.
+    private let synchronous: String
+    private var inDurable = false
+    /// The writer lock of the pool this connection belongs to, held from `BEGIN IMMEDIATE` to its end.
+    private let writers: WriterLock?
+    private var holdsWriters = false
+    let path: String
+    var isBroken: Bool { db == nil }
+
+    /// Opens (and with `create`, makes) the database file.
+    /// - Parameters:
+    ///   - path: the database file. A new one is made with mode 0600 before SQLite opens it (SQLite gives
+    ///     its `-wal` and `-shm` files the database's mode).
+    ///   - create: make the file when it is missing; otherwise a missing file is an error.
+    ///   - busyTimeoutMilliseconds: how long a statement waits for another writer before `.unavailable`.
+    ///   - fullSync: `synchronous=FULL` (every commit flushed to disk) rather than NORMAL (WAL: durable across a
+    ///     crash of the process, possibly not across a power failure for the last commits).
+    /// - Throws: `StoreError(.configuration)` for a path that is not a regular file, `.unavailable`/`.failed`
+    ///   from SQLite.
+    ///   - writers: the lock all connections of one process to this file share for writing, so that their writers
+    ///     queue on it instead of on SQLite's busy handler, which sleeps (1 ms, then more) before each retry; the
+    ///     busy timeout is then only for writers in other processes.
+    init(path: String, create: Bool, busyTimeoutMilliseconds: Int32, fullSync: Bool, writers: WriterLock? = nil)
+        throws(StoreError)
+    {
+        self.path = path
+        self.writers = writers
+        self.synchronous = fullSync ? "FULL" : "NORMAL"
+        guard sqlite3_threadsafe() != 0 else {
+            throw StoreError(.configuration, "this SQLite library was built without thread support")
+        }
+        var st = stat()
+        if lstat(path, &st) == 0 {
+            guard (st.st_mode & S_IFMT) == S_IFREG else {
+                throw StoreError(
+                    .configuration,
+                    "the SQLite database \(path) is not a regular file (a link, a folder or a device); give the path of a database file"
+                )
+            }
+        } else if create {
+            // O_EXCL: never take over a file another process made between the check and here.
+            let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            if fd < 0 && errno != EEXIST {
+                throw StoreError(
+                    .configuration, "cannot create the SQLite database \(path): \(String(cString: strerror(errno)))")
+            }
+            if fd >= 0 { Glibc.close(fd) }
+        } else {
+            throw StoreError(.configuration, "there is no SQLite database at \(path)")
+        }
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_EXRESCODE
+        var handle: OpaquePointer?
+        let status = sqlite3_open_v2(path, &handle, flags, nil)
+        guard status == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close_v2(handle)
+            throw StoreError(.configuration, "cannot open the SQLite database \(path): \(message)")
+        }
+        db = handle
+        sqlite3_busy_timeout(handle, busyTimeoutMilliseconds)
+        sqlite3_extended_result_codes(handle, 1)
+        do {
+            try configure()
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    private func configure() throws(StoreError) {
+        let mode = try scalar("PRAGMA journal_mode=WAL")?.text?.lowercased()
+        guard mode == "wal" else {
+            throw StoreError(.failed, "the SQLite database \(path) cannot be put in WAL mode (it is \(mode ?? "?"))")
+        }
+        // mmap: pages another connection changed are read from the mapping, not with a pread each.
+        try execute(
+            "PRAGMA synchronous=\(synchronous); PRAGMA foreign_keys=ON; PRAGMA temp_store=MEMORY; PRAGMA trusted_schema=OFF; "
+                + "PRAGMA mmap_size=268435456")
+    }
+
+    deinit { close() }
+
+    func close() {
+        releaseWriters()
+        for statement in statements.values { sqlite3_finalize(statement) }
+        statements.removeAll()
+        if let db { sqlite3_close_v2(db) }
+        db = nil
+    }
+
+    /// The error for SQLite status `code` on the current connection. Busy and locked (another writer held
+    /// the lock past the timeout), I/O errors and a full disk are `.unavailable`: a later try may succeed.
+    private func error(_ code: Int32, _ what: String) -> StoreError {
+        let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "no connection"
+        let primary = code & 0xFF
+        let transient = [SQLITE_BUSY, SQLITE_LOCKED, SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN, SQLITE_PROTOCOL]
+        return StoreError(transient.contains(primary) ? .unavailable : .failed, "SQLite \(what): \(message)")
+    }
+
+    private func prepared(_ sql: String) throws(StoreError) -> OpaquePointer {
+        guard let db else { throw StoreError(.unavailable, "the SQLite connection is closed") }
+        if let statement = statements[sql] { return statement }
+        var statement: OpaquePointer?
+        let status = sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard status == SQLITE_OK, let statement else { throw error(status, "cannot prepare a statement") }
+        statements[sql] = statement
+        return statement
+    }
+
+    func query(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> [[SQLValue]] {
+        let statement = try prepared(sql)
+        defer {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+        }
+        for (index, value) in parameters.enumerated() {
+            let position = Int32(index + 1)
+            let status: Int32
+            switch value {
+            case .null: status = sqlite3_bind_null(statement, position)
+            case .integer(let number): status = sqlite3_bind_int64(statement, position, number)
+            case .text(let text):
+                var copy = text
+                status = copy.withUTF8 { bytes in
+                    guard let base = bytes.baseAddress, !bytes.isEmpty else {
+                        return CSQLite_bind_text(statement, position, "", 0)
+                    }
+                    return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                        CSQLite_bind_text(statement, position, $0, Int32(bytes.count))
+                    }
+                }
+            }
+            guard status == SQLITE_OK else { throw error(status, "cannot bind a parameter") }
+        }
+        var rows: [[SQLValue]] = []
+        while true {
+            let status = sqlite3_step(statement)
+            if status == SQLITE_DONE { break }
+            guard status == SQLITE_ROW else { throw error(status, "a statement failed") }
+            let columns = sqlite3_column_count(statement)
+            var row: [SQLValue] = []
+            row.reserveCapacity(Int(columns))
+            for column in 0..<columns {
+                switch sqlite3_column_type(statement, column) {
+                case SQLITE_NULL: row.append(.null)
+                case SQLITE_INTEGER: row.append(.integer(sqlite3_column_int64(statement, column)))
+                default:
+                    let count = Int(sqlite3_column_bytes(statement, column))
+                    if let text = sqlite3_column_text(statement, column) {
+                        row.append(
+                            .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)))
+                    } else {
+                        row.append(.text(""))
+                    }
+                }
+            }
+            rows.append(row)
+        }
+        return rows
+    }
+
+    func execute(_ sql: String) throws(StoreError) {
+        guard let db else { throw StoreError(.unavailable, "the SQLite connection is closed") }
+        let status = sqlite3_exec(db, sql, nil, nil, nil)
+        guard status == SQLITE_OK else { throw error(status, "a statement failed") }
+    }
+
+    func begin(write: Bool, durable: Bool) throws(StoreError) {
+        if write, let writers {
+            writers.lock()
+            holdsWriters = true
+        }
+        do {
+            if durable && synchronous != "FULL" {
+                try execute("PRAGMA synchronous=FULL")
+                inDurable = true
+            }
+            try execute(write ? "BEGIN IMMEDIATE" : "BEGIN")
+        } catch {
+            restoreSynchronous()
+            releaseWriters()
+            throw error
+        }
+    }
+
+    func commit() throws(StoreError) {
+        defer {
+            restoreSynchronous()
+            if let db, sqlite3_get_autocommit(db) != 0 { releaseWriters() }
+        }
+        try execute("COMMIT")
+    }
+
+    func rollback() {
+        if let db, sqlite3_get_autocommit(db) == 0 { sqlite3_exec(db, "ROLLBACK", nil, nil, nil) }
+        restoreSynchronous()
+        releaseWriters()
+    }
+
+    private func releaseWriters() {
+        guard holdsWriters else { return }
+        holdsWriters = false
+        writers?.unlock()
+    }
+
+    private func restoreSynchronous() {
+        guard inDurable, let db else { return }
+        inDurable = false
+        sqlite3_exec(db, "PRAGMA synchronous=\(synchronous)", nil, nil, nil)
+    }
+
+    /// The SQLite library's version, e.g. "3.40.1".
+    static var libraryVersion: String { String(cString: sqlite3_libversion()) }
+}
+
+/// A mutex the SQLite connections of one pool take for writing (see `SQLiteConnection.init`).
+final class WriterLock: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    init() { pthread_mutex_init(mutex, nil) }
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+    func lock() { pthread_mutex_lock(mutex) }
+    func unlock() { pthread_mutex_unlock(mutex) }
+}

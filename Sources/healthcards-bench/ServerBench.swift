@@ -1,0 +1,301 @@
+import HealthCardsCore
+import HealthCardsServer
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `healthcards-bench server`: the link server measured with wrk (Debian `wrk`), manifest POSTs at 64
+/// connections against `healthcards serve` on 127.0.0.1, with SQLite and with a PostgreSQL 15 this program
+/// starts in its scratch folder, without and with a passcode; and, apart, what one passcode check costs at each
+/// hash function (the server pays it for every passcode it checks). See docs/performance.md.
+enum ServerBench {
+    struct WrkResult {
+        var requestsPerSecond: Double
+        var p50Milliseconds: Double
+        var p99Milliseconds: Double
+        var non2xx: Int
+        var errors: Int
+    }
+
+    static func log(_ text: String) {
+        var line = text + "\n"
+        line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
+    }
+
+    /// Runs a program to its end, its output (both streams) in `output` (or /dev/null); returns its exit status.
+    @discardableResult
+    static func run(_ program: String, _ arguments: [String], output: String = "/dev/null", asPostgres: Bool = false)
+        throws
+        -> Int32
+    {
+        let (path, argv) =
+            asPostgres && getuid() == 0
+            ? ("/usr/sbin/runuser", ["/usr/sbin/runuser", "-u", "postgres", "--", program] + arguments)
+            : (program, [program] + arguments)
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+        defer { for p in cArgs { free(p) } }
+        var pid = pid_t()
+        let status = posix_spawn(&pid, path, &actions, nil, cArgs, environ)
+        guard status == 0 else { throw BenchError("cannot run \(path): \(String(cString: strerror(status)))") }
+        var waitStatus: Int32 = 0
+        while waitpid(pid, &waitStatus, 0) < 0 && errno == EINTR {}
+        return (waitStatus & 0x7F) == 0 ? (waitStatus >> 8) & 0xFF : 128 + (waitStatus & 0x7F)
+    }
+
+    /// Starts a program in the background, its standard error in `log`.
+    static func start(_ program: String, _ arguments: [String], log: String) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        let cArgs: [UnsafeMutablePointer<CChar>?] = ([program] + arguments).map { strdup($0) } + [nil]
+        defer { for p in cArgs { free(p) } }
+        var pid = pid_t()
+        let status = posix_spawn(&pid, program, &actions, nil, cArgs, environ)
+        guard status == 0 else { throw BenchError("cannot run \(program): \(String(cString: strerror(status)))") }
+        return pid
+    }
+
+    /// User and system CPU seconds of a running process (`/proc/PID/stat`, fields 14 and 15, in clock ticks).
+    static func cpuSeconds(_ pid: pid_t) -> Double {
+        guard let bytes = try? FileIO.read("/proc/\(pid)/stat") else { return 0 }
+        let text = String(decoding: bytes, as: UTF8.self)
+        // After the command name in parentheses, which may hold spaces.
+        guard let close = text.lastIndex(of: ")") else { return 0 }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    static func freePort() throws -> UInt16 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard bound else { throw BenchError("no free port") }
+        return UInt16(bigEndian: address.sin_port)
+    }
+
+    /// Parses wrk's `--latency` report.
+    static func parseWrk(_ text: String) throws -> WrkResult {
+        func milliseconds(_ value: Substring) -> Double? {
+            let number = value.prefix { $0.isNumber || $0 == "." }
+            guard let n = Double(number) else { return nil }
+            let unit = value.dropFirst(number.count)
+            switch unit {
+            case "us": return n / 1000
+            case "ms": return n
+            case "s": return n * 1000
+            case "m": return n * 60000
+            default: return nil
+            }
+        }
+        var result = WrkResult(requestsPerSecond: 0, p50Milliseconds: 0, p99Milliseconds: 0, non2xx: 0, errors: 0)
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            if line.hasPrefix("Requests/sec:"), let value = fields.last.flatMap({ Double($0) }) {
+                result.requestsPerSecond = value
+            }
+            if fields.first == "50%", fields.count == 2, let value = milliseconds(fields[1]) {
+                result.p50Milliseconds = value
+            }
+            if fields.first == "99%", fields.count == 2, let value = milliseconds(fields[1]) {
+                result.p99Milliseconds = value
+            }
+            if line.contains("Non-2xx or 3xx responses:"), let value = fields.last.flatMap({ Int($0) }) {
+                result.non2xx = value
+            }
+            if line.contains("Socket errors:") {
+                result.errors = fields.compactMap { Int($0.trimmingSuffix(",")) }.reduce(0, +)
+            }
+        }
+        guard result.requestsPerSecond > 0 else { throw BenchError("wrk printed no Requests/sec:\n\(text)") }
+        return result
+    }
+
+    static func run(_ options: Options) throws {
+        let work =
+            options["work"] ?? ((getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp") + "/healthcards-bench-server")
+        let seconds = options.int("duration", 10)
+        let connections = options.int("connections", 64)
+        let healthcards =
+            options["healthcards"] ?? (realPath(CommandLine.arguments[0]).map { FileIO.parent(of: $0) } ?? ".")
+            + "/healthcards"
+        let jsonPath = options["json"] ?? "bench-server.json"
+        guard FileIO.isRegularFile(healthcards) else { throw BenchError("no healthcards program at \(healthcards)") }
+        let wrkPaths: [String] = ["/usr/bin/wrk", "/usr/local/bin/wrk"]
+        guard let wrk = wrkPaths.first(where: { access($0, X_OK) == 0 }) else {
+            throw BenchError("wrk is not installed (Debian package wrk; `make bench` installs it)")
+        }
+        _ = try run("/bin/rm", ["-rf", work])
+        try FileIO.createDirectories(work, mode: 0o755)
+        var results: [JSONValue] = []
+
+        // What one passcode check costs, per function (one derivation, this thread).
+        var kdf: [JSONValue] = []
+        for function in [
+            PasscodeHash.Function.standard, .scrypt(log2N: 14, r: 8, p: 1), .pbkdf2SHA256(iterations: 600_000),
+        ] {
+            let hash = try Array("correct horse".utf8).withUnsafeBytes {
+                try PasscodeHash.make(passcode: $0, function: function)
+            }
+            let start = monotonic()
+            var checks = 0
+            while monotonic() - start < 1.0 || checks < 3 {
+                _ = try hash.matches("wrong horse")
+                checks += 1
+            }
+            let milliseconds = (monotonic() - start) * 1000 / Double(checks)
+            log(
+                "passcode check  \(function.description.padding(44))\(fmt(milliseconds, 1)) ms (\(fmt(1000 / milliseconds, 1)) checks/s per core)"
+            )
+            kdf.append(.object(["function": .string(function.description), "milliseconds": number(milliseconds, 2)]))
+        }
+
+        // The databases: a SQLite file, and a PostgreSQL 15 of our own when it is installed.
+        var databases: [(name: String, url: String)] = [("sqlite", "sqlite:\(work)/links.db")]
+        let pgBin = "/usr/lib/postgresql/15/bin"
+        var pgData: String?
+        if access(pgBin + "/initdb", X_OK) == 0 {
+            let folder = work + "/pg"
+            try FileIO.createDirectories(folder, mode: 0o700)
+            if getuid() == 0 { try run("/bin/chown", ["postgres", folder]) }
+            let data = folder + "/data"
+            guard
+                try run(
+                    pgBin + "/initdb", ["-D", data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"],
+                    asPostgres: true) == 0,
+                try run(
+                    pgBin + "/pg_ctl",
+                    [
+                        "-D", data, "-l", folder + "/log", "-w", "-o",
+                        "-c listen_addresses='' -c unix_socket_directories='\(folder)' -c max_connections=200 -c shared_buffers=128MB",
+                        "start",
+                    ], asPostgres: true) == 0,
+                try run(pgBin + "/createdb", ["-h", folder, "-U", "postgres", "links"], asPostgres: true) == 0
+            else { throw BenchError("could not start PostgreSQL in \(folder) (see its log)") }
+            pgData = data
+            databases.append(("postgresql", "postgresql://postgres@/links?host=\(folder)"))
+        } else {
+            log("PostgreSQL 15 is not installed: measuring SQLite only")
+        }
+        defer {
+            if let pgData { _ = try? run(pgBin + "/pg_ctl", ["-D", pgData, "-m", "fast", "stop"], asPostgres: true) }
+        }
+
+        let passcodeFile = work + "/passcode"
+        try FileIO.writeAtomically(Array("correct horse\n".utf8), to: passcodeFile, access: .ownerOnly)
+        let card = options["card"] ?? "Tests/Fixtures/spec-examples/example-00-e-file.smart-health-card"
+        for (name, url) in databases {
+            let port = try freePort()
+            let base = "http://127.0.0.1:\(port)/shl"
+            func makeLink(_ extra: [String]) throws -> String {
+                let out = work + "/link-\(name)-\(extra.count).txt"
+                guard
+                    try run(
+                        healthcards, ["link", "create", "--db", url, "--base-url", base, "--out", out] + extra + [card])
+                        == 0
+                else { throw BenchError("link create failed for \(name)") }
+                let text = String(decoding: try FileIO.read(out), as: UTF8.self).filter { !$0.isWhitespace }
+                return try SHLinkText.parse(text).url
+            }
+            let plain = try makeLink([])
+            // A cheap hash for the passcode run: it measures the server's passcode path; the hash's own cost is above.
+            let guarded = try makeLink([
+                "--passcode-file", passcodeFile, "--kdf", "pbkdf2-sha256:i=1000", "--max-attempts", "1000",
+            ])
+            let serverLog = work + "/serve-\(name).log"
+            let pid = try start(
+                healthcards, ["serve", "--db", url, "--listen", "127.0.0.1:\(port)", "--base-url", base], log: serverLog
+            )
+            defer {
+                kill(pid, SIGTERM)
+                var status: Int32 = 0
+                waitpid(pid, &status, 0)
+            }
+            var started = false
+            for _ in 0..<500 {
+                if let text = try? FileIO.read(serverLog),
+                    String(decoding: text, as: UTF8.self).contains("\"event\":\"start\"")
+                {
+                    started = true
+                    break
+                }
+                usleep(10_000)
+            }
+            guard started else { throw BenchError("the server did not start; see \(serverLog)") }
+            for (label, link, body) in [
+                ("no passcode", plain, #"{"recipient":"bench"}"#),
+                ("passcode (PBKDF2 1000)", guarded, #"{"recipient":"bench","passcode":"correct horse"}"#),
+            ] {
+                let script = work + "/post.lua"
+                let lua = """
+                    wrk.method = "POST"
+                    wrk.body = '\(body)'
+                    wrk.headers["Content-Type"] = "application/json"
+                    """
+                try FileIO.writeAtomically(Array(lua.utf8), to: script, access: .ownerOnly)
+                let output = work + "/wrk.out"
+                let cpuBefore = cpuSeconds(pid)
+                try run(
+                    wrk, ["-t2", "-c\(connections)", "-d\(seconds)s", "--latency", "-s", script, link], output: output)
+                let cpu = cpuSeconds(pid) - cpuBefore
+                let wrkText = String(decoding: try FileIO.read(output), as: UTF8.self)
+                let result = try parseWrk(wrkText)
+                let requests =
+                    wrkText.split(separator: "\n").first { $0.contains("requests in") }
+                    .flatMap { Double($0.split(separator: " ").first ?? "") } ?? 0
+                let cpuPerRequest = requests > 0 ? cpu / requests * 1e6 : 0
+                log(
+                    "\(name.padding(11))\(label.padding(24))\(fmt(result.requestsPerSecond, 0)) manifests/s  p50 "
+                        + "\(fmt(result.p50Milliseconds, 2)) ms  p99 \(fmt(result.p99Milliseconds, 2)) ms  server CPU "
+                        + "\(fmt(cpuPerRequest, 0)) µs/request  non-2xx \(result.non2xx)  socket errors \(result.errors)"
+                )
+                results.append(
+                    .object([
+                        "database": .string(name), "case": .string(label), "connections": .integer(Int64(connections)),
+                        "seconds": .integer(Int64(seconds)),
+                        "requestsPerSecond": number(result.requestsPerSecond, 0),
+                        "p50Milliseconds": number(result.p50Milliseconds, 2),
+                        "p99Milliseconds": number(result.p99Milliseconds, 2),
+                        "serverCPUMicrosecondsPerRequest": number(cpuPerRequest, 0),
+                        "non2xx": .integer(Int64(result.non2xx)), "socketErrors": .integer(Int64(result.errors)),
+                    ]))
+            }
+        }
+        var load = [Double](repeating: 0, count: 3)
+        getloadavg(&load, 3)
+        log(
+            "load average during the runs: \(fmt(load[0], 2)) (1 min), \(fmt(load[1], 2)) (5 min) on \(sysconf(Int32(_SC_NPROCESSORS_ONLN))) cores"
+        )
+        let figures = JSONValue.object([
+            "manifests": .array(results), "passcodeChecks": .array(kdf), "loadAverage": number(load[0], 2),
+        ])
+        try FileIO.writeAtomically(JSONWriter.pretty(figures) + [0x0A], to: jsonPath)
+        log("figures written to \(jsonPath)")
+    }
+}
+
+/// A JSON number with `digits` decimals.
+func number(_ value: Double, _ digits: Int) -> JSONValue {
+    .number(JSONNumber(fmt(value, digits)) ?? JSONNumber(Int64(0)))
+}
+
+extension Substring {
+    func trimmingSuffix(_ suffix: String) -> Substring { hasSuffix(suffix) ? dropLast(suffix.count) : self }
+}
