@@ -28,6 +28,7 @@ let commands: [(name: String, summary: String, run: ([String]) throws -> ExitSta
     ("site", "lay out the static-host folder: jwks.json, CRLs, header rules for nginx/Apache/_headers", SiteCommand.run),
     ("revoke", "revoke a patient's cards (rid into the key's CRL), or withdraw a SMART Health Link", RevokeCommand.run),
     ("shl", "make SMART Health Links (flag U, static host) for cards already issued", SHLCommand.run),
+    ("report", "check the reports of a batch's shards (issue --shard) together and merge them into one", ReportCommand.run),
     ("fixtures", "write a reproducible catalogue of valid and deliberately broken test cards for verifier developers", FixturesCommand.run),
 ]
 

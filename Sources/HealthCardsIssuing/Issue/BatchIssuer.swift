@@ -63,6 +63,10 @@ public final class BatchIssuer {
     public var siteRoot: String?
     /// How each card's QR images are made (`qr/`).
     public var qr = QRSettings()
+    /// Issue only the records of this shard of the batch (`Shard`, docs/scale.md), and write `shard.json`
+    /// (`ShardManifest`) beside the report, whose lines then say their place in the whole batch (`record`);
+    /// nil issues every record.
+    public var shard: Shard?
     /// The budgets inputs are read within (rows, record and Bundle sizes, input held in flight).
     public var limits = InputLimits.standard
     /// Printed cards: `pdf/<id>.pdf` and/or one combined PDF (nil: none).
@@ -127,8 +131,10 @@ public final class BatchIssuer {
         // Each worker's issuer (zlib stream, signing context) and PDF stage are made here, so a key that
         // cannot sign stops the run before anything is written, then handed to the one thread that uses them.
         var workers: [Handoff<BatchWorker>] = []
+        var manifestIssuer: (issuer: String, kid: String, nbf: Int64)?  // for shard.json
         for _ in 0..<jobs {
             let issuer = try makeIssuer()
+            if manifestIssuer == nil { manifestIssuer = (issuer.settings.issuer, issuer.kid, issuer.settings.notBefore) }
             let worker = try BatchWorker(issuer: issuer, qr: qr, outDir: outDir, force: force, access: access,
                                          patientIDSystem: patientIDSystem, pdf: pdf, links: links)
             worker.revocations = revocations
@@ -155,7 +161,10 @@ public final class BatchIssuer {
 
         var opened: [Opened] = []
         var refusedCSV: [(path: String, patients: Set<UInt64>)] = []
+        var manifestInputs: [ShardManifest.Input] = []
         for input in inputs {
+            let totalBefore = summary.total
+            defer { manifestInputs.append(.init(path: input.path, bytes: FileIO.size(input.path) ?? 0, records: summary.total - totalBefore)) }
             do {
                 switch input {
                 case .csv(let path, let template):
@@ -207,17 +216,24 @@ public final class BatchIssuer {
         // Bytes of input submitted and not yet reported, by job number (`limits.inFlightBytes`).
         var inFlight: [Int: Int] = [:]
         var inFlightBytes = 0
+        // With a shard: records read so far in the whole batch (this shard's and the others'), and each submitted
+        // job's place among them (its report line's `record`).
+        var recordsRead = 0
+        var recordNumbers: [Int: Int] = [:]
+        var reported = 0
 
         /// Takes the next result in order (waiting at most `wait` seconds) and reports it.
         func collect(wait: Double) {
             guard next < pipe.submitted, let outcome = pipe.result(next, wait: wait) else { return }
             inFlightBytes -= inFlight.removeValue(forKey: next) ?? 0
+            let recordNumber = recordNumbers.removeValue(forKey: next)
             next += 1
             if let error = outcome.failure {
                 if failure == nil { failure = error }
                 return
             }
             var line = outcome.line
+            line.record = recordNumber
             if let owner = outcome.identity, let clash = rids.register(owner, reportLine: next - 1) {
                 line.warnings.append(HealthCardError(.input, code: .ridCollision, severity: .warning, clash, at: line.source))
                 summary.ridCollisions += 1
@@ -238,10 +254,13 @@ public final class BatchIssuer {
             if line.alreadyIssued { summary.alreadyIssued += 1 }
             if line.notPrinted != nil { summary.notPrinted += 1 }
             summary.warnings += line.warnings.count
-            do { try report.append(line.ndjson(style: messageStyle)) } catch let error as HealthCardError {
+            do {
+                try report.append(line.ndjson(style: messageStyle))
+                reported += 1
+            } catch let error as HealthCardError {
                 if reportFailure == nil { reportFailure = error }
             } catch {}
-            progress?(summary.issued + summary.rejected, summary.total)
+            progress?(summary.issued + summary.rejected + summary.otherShards, summary.total)
         }
         func stopping() -> Bool { failure != nil || reportFailure != nil || stop.signal != 0 }
 
@@ -270,7 +289,13 @@ public final class BatchIssuer {
                             (id, source, bytes) = (rows.id, rows.source, rows.inputBytes)
                             if let id, !rows.rows.isEmpty, let error = shared.error(for: id, at: source) { splitPatient = [error] + rows.errors }
                         } catch let error as HealthCardError {
-                            pipe.submit(.record(InputRecord(source: cursor.path, id: nil, bundle: nil, errors: [error])))
+                            recordsRead += 1
+                            if shard?.contains(key: cursor.path) ?? true {
+                                if shard != nil { recordNumbers[pipe.submitted] = recordsRead }
+                                pipe.submit(.record(InputRecord(source: cursor.path, id: nil, bundle: nil, errors: [error])))
+                            } else {
+                                summary.otherShards += 1
+                            }
                             break
                         }
                     } else if let bundles {
@@ -279,7 +304,13 @@ public final class BatchIssuer {
                             guard let next = try bundles.next() else { break }
                             record = next
                         } catch let error as HealthCardError {
-                            pipe.submit(.record(InputRecord(source: bundles.path, id: nil, bundle: nil, errors: [error])))
+                            recordsRead += 1
+                            if shard?.contains(key: bundles.path) ?? true {
+                                if shard != nil { recordNumbers[pipe.submitted] = recordsRead }
+                                pipe.submit(.record(InputRecord(source: bundles.path, id: nil, bundle: nil, errors: [error])))
+                            } else {
+                                summary.otherShards += 1
+                            }
                             break
                         }
                         job = .record(record)
@@ -289,6 +320,16 @@ public final class BatchIssuer {
                         rejected = nil
                         job = .record(record)
                         (id, source) = (record.id, record.source)
+                    }
+                    recordsRead += 1
+                    if let shard {
+                        var bundle: JSONValue?
+                        if case .record(let record) = job { bundle = record.bundle }
+                        guard shard.contains(key: Shard.key(id: id, bundle: bundle, system: patientIDSystem, source: source)) else {
+                            summary.otherShards += 1
+                            continue
+                        }
+                        recordNumbers[pipe.submitted] = recordsRead
                     }
                     if let splitPatient {
                         pipe.submit(.decided(ReportLine(source: source, id: id, status: .rejected, errors: splitPatient, warnings: [], files: [])))
@@ -319,12 +360,24 @@ public final class BatchIssuer {
             // The unfinished combined PDF goes first: on a full disk its temporary holds the space the report needs.
             combined?.discard()
         }
+        /// `shard.json` of a sharded run: written with the report (it describes that report), atomically.
+        func writeManifest(finished: Bool) throws {
+            guard let shard, let issuer = manifestIssuer else { return }
+            let manifest = ShardManifest(
+                shard: shard, issuer: issuer.issuer, kid: issuer.kid, notBefore: issuer.nbf,
+                finished: finished, records: recordsRead, reported: reported, inputs: manifestInputs)
+            try FileIO.writeAtomically(manifest.json(), to: "\(outDir)/\(ShardManifest.fileName)", access: access, sync: false)
+        }
         if let failure {
             try? report.commit()
+            try? writeManifest(finished: false)
             try? FileIO.syncFileSystem(outDir)
-            throw HealthCardError(.io, "\(failure.text). The run stopped after \(summary.issued + summary.rejected) of \(summary.total) records; the files written so far are whole, and running the same command again skips the cards already made")
+            throw HealthCardError(.io, "\(failure.text). The run stopped after \(summary.issued + summary.rejected + summary.otherShards) of \(summary.total) records; the files written so far are whole, and running the same command again skips the cards already made")
         }
-        if let reportFailure { throw reportFailure }
+        if let reportFailure {
+            try? writeManifest(finished: false)
+            throw reportFailure
+        }
         if let combined, combined.cards > 0, summary.interruptedBy == 0 {
             do {
                 try combined.finish()
@@ -333,11 +386,13 @@ public final class BatchIssuer {
                 // Its closing writes (fonts, the cross-reference table) failed, the disk full: the temporary is
                 // gone, and the report of every record still goes where it belongs.
                 try? report.commit()
+                try? writeManifest(finished: summary.interruptedBy == 0)
                 try? FileIO.syncFileSystem(outDir)
                 throw HealthCardError(error.kind, "\(error.message). Every record was done (\(summary.issued + summary.rejected) of \(summary.total); the report lists them), but the combined PDF was not written; the files written so far are whole, and running the same command again skips the cards already made and writes it")
             }
         }
         try report.commit()
+        try writeManifest(finished: summary.interruptedBy == 0)
         try FileIO.syncFileSystem(outDir)
         try links?.finish()
         logger.log(

@@ -43,6 +43,9 @@ public struct ReportLine: Sendable {
     /// A rejected record whose rid the site's revocation list already revokes (`issue --site`): its cards of
     /// earlier runs exist, so the line keeps `kid`, `rid` and `ridFrom`, for `revoke --narrow` to check.
     public var revokedOnRecord = false
+    /// In a sharded run (`BatchIssuer.shard`): the record's place in the whole batch, from 1, every shard's records
+    /// counted; written last, as `"record"`, for `ShardMerge` to put the shards' lines back in one order.
+    public var record: Int?
 
     public init(source: String, id: String?, status: Status, errors: [HealthCardError], warnings: [HealthCardError], files: [String]) {
         self.source = source
@@ -60,7 +63,7 @@ public struct ReportLine: Sendable {
     /// `"kid"`, and `"rid"` and `"ridFrom"` when its card has a rid; a record rejected because the site's list
     /// revokes its rid adds `"revoked":true` with the same three; a card that replaced a different card of this
     /// key adds `"replaced":"recordChanged"` or `"optionsChanged"`; an issued card that got no PDF adds
-    /// `"notPrinted":{"code","kind":"pdf","message",…}` saying why.
+    /// `"notPrinted":{"code","kind":"pdf","message",…}` saying why; a line of a sharded run ends with `"record":N`.
     public func ndjson(style: MessageStyle = .words) -> [UInt8] {
         func issues(_ list: [HealthCardError]) -> JSONValue {
             .array(list.map { error in
@@ -90,6 +93,7 @@ public struct ReportLine: Sendable {
                 object["ridFrom"] = .string(ridFrom)
             }
         }
+        if let record { object["record"] = .integer(Int64(record)) }
         return JSONWriter.minified(.object(object)) + [0x0A]
     }
 }
@@ -121,6 +125,8 @@ public struct BatchSummary: Sendable, Equatable {
     public var staleOutputs = 0
     /// Cards issued without their PDF (`ReportLine.notPrinted`).
     public var notPrinted = 0
+    /// Records of the input left to the other shards of a sharded run (`BatchIssuer.shard`): counted in `total`.
+    public var otherShards = 0
 
     public init() {}
 
@@ -140,8 +146,9 @@ extension BatchSummary {
         if alreadyIssued > 0 { line += " (\(alreadyIssued) already issued, skipped)" }
         line += ", rejected \(rejected), warnings \(warnings) in \(tenths(seconds)) s"
         line += " (\(tenths(cardsPerSecond)) cards/s, \(jobs) job\(jobs == 1 ? "" : "s"))"
+        if otherShards > 0 { line += "; \(otherShards) record\(otherShards == 1 ? "" : "s") left to the other shards" }
         if interruptedBy != 0 {
-            let done = issued + rejected
+            let done = issued + rejected + otherShards
             line += "; stopped by signal \(interruptedBy) after \(done) of \(total) records. The \(total - done) not done yet"
                 + " are issued by running the same command again (cards already made are kept and skipped)"
         }
