@@ -17,6 +17,8 @@ TEST_APT_PACKAGES += postgresql-15
 BENCH_APT_PACKAGES := wrk
 # `make install`: help2man makes the man pages from each command's --help.
 INSTALL_APT_PACKAGES := help2man
+# `make bench`: valgrind counts instructions (callgrind), gcc builds the C floor (bench/cfloor.c).
+BENCH_APT_PACKAGES += valgrind gcc libc6-dev
 # `make deb`: dpkg-shlibdeps (dpkg-dev) computes Depends from the libraries the binary links.
 DEB_APT_PACKAGES := dpkg-dev
 # `make deb-test`: a minimal Debian 12 root to install the package into.
@@ -26,7 +28,7 @@ SWIFT_FLAGS ?=
 # The tests' Python: a virtual environment under the build folder, never the system Python (PEP 668).
 VENV := .build/test-venv
 
-.PHONY: deps test-deps demo test build release bench lint clean man install uninstall install-test deb deb-test examples
+.PHONY: deps test-deps demo test build release bench lint clean man install uninstall install-test deb deb-test examples cfloor
 
 # Where `make install` puts things (DESTDIR for packagers: files go to $(DESTDIR)$(PREFIX)/...).
 PREFIX ?= /usr/local
@@ -154,18 +156,28 @@ deb-test: deb
 	$(call apt,$(DEB_TEST_APT_PACKAGES))
 	@scripts/deb-test.sh $(DEB_TEST_FLAGS) $$(ls -t .build/deb/healthcards_*.deb | head -n 1)
 
-# The benchmark (release build): per-stage µs per card, end-to-end cards/s with and without QR for
-# 1 job and all cores, peak RSS, and RSS/rate at growing input sizes; also bench-results.json.
-# See docs/performance.md. Smaller: make bench BENCH_ARGS="--patients 1000".
+# The benchmark (release build): instructions per card under callgrind (the figure to compare between
+# runs: with and without QR, per stage, against the C floor; bench-instructions.json), then per-stage µs
+# per card, end-to-end cards/s with and without QR for 1 job and all cores, peak RSS, and RSS/rate at
+# growing input sizes (bench-results.json), then the worst cases. See docs/performance.md.
+# Smaller: make bench BENCH_ARGS="--patients 1000" BENCH_INSTRUCTION_ARGS="--sets generate".
 BENCH_ARGS ?= --patients 5000 --scale 10000,100000,1000000
+BENCH_INSTRUCTION_ARGS ?=
 # The worst cases: the largest accepted input of each kind (docs/verify.md, "Budgets").
 BENCH_WORST_ARGS ?=
+
+# The C floor: the pipeline's C calls alone (bench/cfloor.c), built with Debian's gcc beside the release binaries.
+cfloor: release
+	$(call apt,$(BENCH_APT_PACKAGES))
+	@bin=$$(swift build -c release --show-bin-path); \
+	gcc -O2 -Wall -Wextra -o $$bin/cfloor bench/cfloor.c $$(pkg-config --cflags --libs libcrypto zlib libqrencode libpng)
 
 # The link server (healthcards serve) with wrk, SQLite and PostgreSQL: `healthcards-bench server`.
 BENCH_SERVER_ARGS ?=
 
-bench: release
+bench: release cfloor
 	$(call apt,$(BENCH_APT_PACKAGES) postgresql-15)
+	$$(swift build -c release --show-bin-path)/healthcards-bench instructions $(BENCH_INSTRUCTION_ARGS)
 	$$(swift build -c release --show-bin-path)/healthcards-bench run $(BENCH_ARGS)
 	$$(swift build -c release --show-bin-path)/healthcards-bench worst $(BENCH_WORST_ARGS)
 	$$(swift build -c release --show-bin-path)/healthcards-bench server $(BENCH_SERVER_ARGS)
@@ -191,7 +203,7 @@ lint:
 	swift format lint --recursive Sources Tests
 
 clean:
-	rm -rf .build Examples/*/.build demo-out bench-results.json
+	rm -rf .build Examples/*/.build demo-out bench-results.json bench-instructions.json bench-worst.json
 
 # Fuzzing: one libFuzzer target per parser of outside input (Fuzz/targets/*.swift), built with
 # swiftc -sanitize=fuzzer,address and run FUZZ_SECONDS each; FUZZ_TARGETS picks some (e.g. "csv json").

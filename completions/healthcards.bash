@@ -2,8 +2,8 @@
 # files, folders or words it takes. `make install` puts it in $(PREFIX)/share/bash-completion/completions/
 # as `healthcards`, where bash-completion finds it; without bash-completion, `source` this file.
 #
-# Commands and options are read from the program's own --help when TAB is pressed (the `Commands:` list, and
-# each command's option table: lines that start with `--name` or `-x, --name`), so a new command or option
+# Commands and options are read from the program's own --help when TAB is pressed (the `Commands:` list, a
+# command's own `Commands:` list of subcommands (report merge), and each command's option table: lines that start with `--name` or `-x, --name`), so a new command or option
 # completes without editing this file. An option's value is completed from the placeholder --help shows
 # after it: a|b|c gives those words; FILE, KEY, REPORT, CHAIN.pem and other file names give files; DIR and
 # SITE give folders; anything else (URL, SECONDS, N, TEXT, KID, ...) is typed.
@@ -66,6 +66,16 @@ _healthcards() {
         if [ "$cword" -gt 2 ] && grep -qx -- "${words[2]}" <<<"$subcommands"; then
             local program=${words[0]/#\~/$HOME}
             help=$("$program" "$command" "${words[2]}" --help 2>/dev/null) || return
+        fi
+    fi
+
+    # A command with subcommands (`report merge`) lists them under `Commands:` in its --help.
+    if [ "$cword" -eq 2 ] && [[ $cur != -* ]]; then
+        local subcommands
+        subcommands=$(sed -n '/^Commands:/,/^$/s/^  \([a-z][a-z0-9-]*\) .*/\1/p' <<<"$help")
+        if [ -n "$subcommands" ]; then
+            COMPREPLY=($(compgen -W "$subcommands" -- "$cur"))
+            return
         fi
     fi
 

@@ -100,3 +100,66 @@ func highWaterMark(_ pid: pid_t) -> Int {
     }
     return 0
 }
+
+/// Child processes started without waiting, for the instruction counts: several callgrind runs at once (the
+/// counts do not depend on what else runs), each with its own files for standard input and output.
+enum Spawn {
+    /// Starts `program` with `arguments`; standard input from `stdin` (default /dev/null), output to `stdout`
+    /// and `stderr` (default /dev/null), the environment of this process plus `environment`.
+    static func start(_ program: String, _ arguments: [String], stdin: String = "/dev/null", stdout: String = "/dev/null",
+                      stderr: String = "/dev/null", environment: [String: String] = [:]) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, stdin, O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        let argv: [UnsafeMutablePointer<CChar>?] = ([program] + arguments).map { strdup($0) } + [nil]
+        defer { for p in argv { free(p) } }
+        var env: [String] = []
+        var i = 0
+        while let entry = environ[i] {
+            let text = String(cString: entry)
+            if let eq = text.firstIndex(of: "="), environment[String(text[..<eq])] != nil {
+                i += 1
+                continue
+            }
+            env.append(text)
+            i += 1
+        }
+        env += environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        let envp: [UnsafeMutablePointer<CChar>?] = env.map { strdup($0) } + [nil]
+        defer { for p in envp { free(p) } }
+        var pid = pid_t()
+        let status = program.contains("/")
+            ? posix_spawn(&pid, program, &actions, nil, argv, envp) : posix_spawnp(&pid, program, &actions, nil, argv, envp)
+        guard status == 0 else { throw BenchError("cannot run \(program): \(OS.errorText(status))") }
+        return pid
+    }
+
+    /// What a child ended with: its exit status (128 + signal when a signal ended it) and CPU seconds.
+    struct Ended {
+        var pid: pid_t
+        var status: Int32
+        var cpuSeconds: Double
+    }
+
+    /// Waits for `pid` (or any child, for -1).
+    static func waitEnded(_ pid: pid_t = -1) throws -> Ended {
+        var waitStatus: Int32 = 0
+        var usage = rusage()
+        while true {
+            let r = wait4(pid, &waitStatus, 0, &usage)
+            if r > 0 {
+                let exit = (waitStatus & 0x7F) == 0 ? (waitStatus >> 8) & 0xFF : 128 + (waitStatus & 0x7F)
+                let cpu = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec)
+                    + Double(usage.ru_stime.tv_usec) / 1e6
+                return Ended(pid: r, status: exit, cpuSeconds: cpu)
+            }
+            if errno != EINTR { throw BenchError("wait4: \(OS.errorText(errno))") }
+        }
+    }
+
+    /// Waits for `pid`; its exit status.
+    static func wait(_ pid: pid_t) throws -> Int32 { try waitEnded(pid).status }
+}

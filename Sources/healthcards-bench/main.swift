@@ -13,6 +13,9 @@ import HealthCardsFixtures
 let help = """
     Usage: healthcards-bench [run] [OPTIONS]
            healthcards-bench worst [--work DIR] [--json FILE] [--healthcards PATH] [--template FILE] [--quick]
+           healthcards-bench instructions [--small N] [--large N] [--sets LIST] [--work DIR] [--json FILE]
+                                          [--healthcards PATH] [--cfloor PATH] [--valgrind PATH] [--parallel N]
+           healthcards-bench callgrind FILE...
            healthcards-bench generate --patients N [--seed S] OUT.csv
            healthcards-bench server [--duration SECONDS] [--connections N] [--work DIR] [--json FILE]
 
@@ -36,6 +39,20 @@ let help = """
     PostgreSQL 15 it starts in --work (when postgresql-15 is installed), manifest POSTs per second and
     p50/p99 latency at --connections (default 64) for --duration seconds (default 10), without and with a
     passcode; and what one passcode check costs for each hash function (--json, default bench-server.json).
+
+    instructions counts instructions per card under `valgrind --tool=callgrind`, the figure to compare
+    between runs (docs/performance.md, "Instructions per card"): `healthcards issue --jobs 1` with and
+    without QR images on --small and --large patients (default 100 and 500) of each data set (--sets,
+    default generate,vaccination-sample,lab-sample: this program's synthetic data and the shipped
+    samples repeated), and the C floor (bench/cfloor.c: raw DEFLATE, ES256 with OpenSSL, libqrencode,
+    libpng) on the payloads those runs signed. Per card is the slope (large - small) / (patients
+    large - patients small), so start-up drops out; per stage, the inclusive counts of the stage
+    functions. Beside them, the CPU time of the same runs without valgrind (indicative only). Writes
+    --json (default bench-instructions.json). --parallel runs that many callgrind runs at once
+    (default: the processors online; the counts do not depend on it).
+
+    callgrind prints the total and the inclusive instructions of each function of callgrind output
+    files as JSON (names demangled when swift-demangle is on PATH).
 
     Options:
       --patients N        patients for the stage and end-to-end runs (default 5000)
@@ -110,6 +127,20 @@ do {
         try WorstCases.run(options)
     case "server":
         try ServerBench.run(options)
+    case "instructions":
+        try Instructions.run(options)
+    case "callgrind":
+        guard !options.positionals.isEmpty else { fail("callgrind needs one or more callgrind output files") }
+        var files: [JSONValue] = []
+        for path in options.positionals {
+            let profile = try CallgrindProfile.read(path, work: FileIO.parent(of: path))
+            var functions = JSONObject()
+            for (name, cost) in profile.inclusive.sorted(by: { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }) {
+                functions[name] = .object(["inclusive": .integer(Int64(cost)), "self": .integer(Int64(profile.selfCost[name] ?? 0))])
+            }
+            files.append(.object(["file": .string(path), "total": .integer(Int64(profile.total)), "functions": .object(functions)]))
+        }
+        log(String(decoding: JSONWriter.pretty(.array(files)), as: UTF8.self))
     default:
         fail("unknown command '\(command)'; see --help")
     }

@@ -101,6 +101,12 @@ enum IssueCommand {
         \(QRScaleOption.help)
           --jobs N              worker threads (default: the processors online, here \(BatchIssuer.activeCores()));
                                 the report stays in input order; a PKCS#11 key always uses 1
+          --shard K/N           issue only shard K (0 to N-1) of the batch split N ways, for spreading one batch
+                                over N machines (docs/scale.md): a record goes to the shard its patient id
+                                hashes to (SHA-256, the same on every machine; every row of a patient in one
+                                shard), each shard into its own --out, where shard.json describes it and each
+                                report line ends with its "record" number in the whole batch. Check and
+                                combine the shards with `healthcards report merge`
           --pdf                 also write pdf/<id>.pdf per card: name, birth date, doses or results, the
                                 issuer, the QR code (vector, 60 mm) and a wallet-size cut-out; with --shl, the
                                 link's QR code too (beside the card's, or instead of chunks for a large card)
@@ -141,7 +147,7 @@ enum IssueCommand {
     static func run(_ args: [String]) throws -> ExitStatus {
         let parsed = try Arguments(
             args, valued: PrintOptions.valued.union(["issuer", "key", "template", "out", "nbf", "exp", "vc-types", "qr-scale", "rid-secret", "jobs",
-                           "share", "patient-id-system", "site", "shl", "shl-label", "shl-exp", "shl-renew", "viewer", "rejected"]),
+                           "share", "patient-id-system", "site", "shl", "shl-label", "shl-exp", "shl-renew", "viewer", "rejected", "shard"]),
             flagNames: PrintOptions.flags.union(["chunk", "no-qr", "quiet", "force", "pdf", "deterministic"]), command: "issue")
         if parsed.has("help") {
             say(help)
@@ -225,6 +231,10 @@ enum IssueCommand {
             jobs = value
         }
         if keyPath.lowercased().hasPrefix("pkcs11:") { jobs = 1 }
+        var shard: Shard?
+        if let text = parsed.value("shard") {
+            do { shard = try Shard(parsing: text) } catch { throw HealthCardError(.configuration, "--shard: \(error.text)") }
+        }
         let deterministic = parsed.has("deterministic")
         if deterministic && keyPath.lowercased().hasPrefix("pkcs11:") {
             throw HealthCardError(.configuration, "--deterministic cannot sign with a PKCS#11 key: RFC 6979 derives each nonce from the "
@@ -257,6 +267,7 @@ enum IssueCommand {
         batch.qr = QRSettings(
             makeQR: !parsed.has("no-qr"), chunk: parsed.has("chunk"), qrImage: image, linksOversized: links != nil)
         batch.force = parsed.has("force")
+        batch.shard = shard
         batch.messageStyle = .commandLine
         batch.pdf = pdf
         batch.access = access

@@ -144,5 +144,9 @@ import Testing
         #expect(try complete(["healthcards", "issue", ""]) == ["issuer.pem", "notes.txt", "out", "people.csv"])
         #expect(try complete(["healthcards", "verify", "n"]) == ["notes.txt"])
         #expect(try complete(["healthcards", "is"]) == ["issue"])
+        // A command's subcommands, from its own `Commands:` list; then its options and files as usual.
+        #expect(try complete(["healthcards", "report", ""]) == ["merge"])
+        #expect(try complete(["healthcards", "report", "merge", "--out", "p"]) == ["people.csv"])
+        #expect(try complete(["healthcards", "report", "merge", "o"]) == ["out"])
     }
 }

@@ -241,6 +241,13 @@ public enum RuleCode: String, Sendable, CaseIterable {
     /// The signing key was dropped from the site's key set while a batch was signing: the rest is not signed.
     case keyDropped = "KEY_DROPPED"
     case cardReplaced = "CARD_REPLACED"
+    /// The shards given to a merge are not the whole batch: one is missing, given twice, not finished, or
+    /// records of the batch are in no shard or in two.
+    case shardIncomplete = "SHARD_INCOMPLETE"
+    /// Shards of one batch that were not run alike: another number of shards, issuer, key or input.
+    case shardMismatch = "SHARD_MISMATCH"
+    /// One person's records in two shards (the shards did not split the batch by the same person key).
+    case shardPersonSplit = "SHARD_PERSON_SPLIT"
     case configurationInvalid = "CONFIGURATION_INVALID"
     case keyUnusable = "KEY_UNUSABLE"
     case cryptoFailed = "CRYPTO_FAILED"

@@ -136,6 +136,8 @@ extension Setting {
     public static let shlSite = Setting("shl-site")
     /// the issuer's site folder.
     public static let site = Setting("site")
+    /// the part of a batch spread over several machines that a run issues (`K/N`).
+    public static let shard = Setting("shard")
     /// a viewer URL put before each link.
     public static let viewer = Setting("viewer")
 }

@@ -63,6 +63,10 @@ public final class BatchIssuer {
     public var siteRoot: String?
     /// How each card's QR images are made (`qr/`).
     public var qr = QRSettings()
+    /// Issue only the records of this shard of the batch (`Shard`, docs/scale.md), and write `shard.json`
+    /// (`ShardManifest`) beside the report, whose lines then say their place in the whole batch (`record`);
+    /// nil issues every record.
+    public var shard: Shard?
     /// The budgets inputs are read within (rows, record and Bundle sizes, input held in flight).
     public var limits = InputLimits.standard
     /// Printed cards: `pdf/<id>.pdf` and/or one combined PDF (nil: none).
@@ -143,9 +147,11 @@ public final class BatchIssuer {
         // cannot sign stops the run before anything is written, then handed to the one thread that uses them.
         var workers: [Handoff<BatchWorker>] = []
         var run = IssuanceRun(id: IssuanceRun.newID(), started: 0, issuer: "", kid: "")
+        var manifestIssuer: (issuer: String, kid: String, nbf: Int64)?  // for shard.json
         for _ in 0..<jobs {
             let issuer = try makeIssuer()
             if workers.isEmpty { (run.started, run.issuer, run.kid) = (issuer.clock.nowSeconds(), issuer.settings.issuer, issuer.kid) }
+            if manifestIssuer == nil { manifestIssuer = (issuer.settings.issuer, issuer.kid, issuer.settings.notBefore) }
             let worker = try BatchWorker(issuer: issuer, qr: qr, outDir: outDir, force: force, access: access,
                                          patientIDSystem: patientIDSystem, pdf: pdf, links: links)
             worker.revocations = revocations
@@ -190,7 +196,10 @@ public final class BatchIssuer {
 
         var opened: [Opened] = []
         var refusedCSV: [(path: String, patients: Set<UInt64>)] = []
+        var manifestInputs: [ShardManifest.Input] = []
         for input in inputs {
+            let totalBefore = summary.total
+            defer { manifestInputs.append(.init(path: input.path, bytes: FileIO.size(input.path) ?? 0, records: summary.total - totalBefore)) }
             do {
                 switch input {
                 case .csv(let path, let template):
@@ -242,17 +251,24 @@ public final class BatchIssuer {
         // Bytes of input submitted and not yet reported, by job number (`limits.inFlightBytes`).
         var inFlight: [Int: Int] = [:]
         var inFlightBytes = 0
+        // With a shard: records read so far in the whole batch (this shard's and the others'), and each submitted
+        // job's place among them (its report line's `record`).
+        var recordsRead = 0
+        var recordNumbers: [Int: Int] = [:]
+        var reported = 0
 
         /// Takes the next result in order (waiting at most `wait` seconds) and reports it.
         func collect(wait: Double) {
             guard next < pipe.submitted, let outcome = pipe.result(next, wait: wait) else { return }
             inFlightBytes -= inFlight.removeValue(forKey: next) ?? 0
+            let recordNumber = recordNumbers.removeValue(forKey: next)
             next += 1
             if let error = outcome.failure {
                 if failure == nil { failure = error }
                 return
             }
             var line = outcome.line
+            line.record = recordNumber
             if let owner = outcome.identity, let clash = rids.register(owner, reportLine: next - 1) {
                 line.warnings.append(HealthCardError(.input, code: .ridCollision, severity: .warning, clash, at: line.source))
                 summary.ridCollisions += 1
@@ -284,10 +300,11 @@ public final class BatchIssuer {
             do {
                 try report.append(bytes)
                 try runLog?.append(reportLine: bytes)
+                reported += 1
             } catch let error as HealthCardError {
                 if reportFailure == nil { reportFailure = error }
             } catch {}
-            progress?(summary.issued + summary.rejected, summary.total)
+            progress?(summary.issued + summary.rejected + summary.otherShards, summary.total)
         }
         func stopping() -> Bool { failure != nil || reportFailure != nil || stop.signal != 0 }
 
@@ -316,7 +333,13 @@ public final class BatchIssuer {
                             (id, source, bytes) = (rows.id, rows.source, rows.inputBytes)
                             if let id, !rows.rows.isEmpty, let error = shared.error(for: id, at: source) { splitPatient = [error] + rows.errors }
                         } catch let error as HealthCardError {
-                            pipe.submit(.record(InputRecord(source: cursor.path, id: nil, bundle: nil, errors: [error])))
+                            recordsRead += 1
+                            if shard?.contains(key: cursor.path) ?? true {
+                                if shard != nil { recordNumbers[pipe.submitted] = recordsRead }
+                                pipe.submit(.record(InputRecord(source: cursor.path, id: nil, bundle: nil, errors: [error])))
+                            } else {
+                                summary.otherShards += 1
+                            }
                             break
                         }
                     } else if let bundles {
@@ -325,7 +348,13 @@ public final class BatchIssuer {
                             guard let next = try bundles.next() else { break }
                             record = next
                         } catch let error as HealthCardError {
-                            pipe.submit(.record(InputRecord(source: bundles.path, id: nil, bundle: nil, errors: [error])))
+                            recordsRead += 1
+                            if shard?.contains(key: bundles.path) ?? true {
+                                if shard != nil { recordNumbers[pipe.submitted] = recordsRead }
+                                pipe.submit(.record(InputRecord(source: bundles.path, id: nil, bundle: nil, errors: [error])))
+                            } else {
+                                summary.otherShards += 1
+                            }
                             break
                         }
                         job = .record(record)
@@ -335,6 +364,16 @@ public final class BatchIssuer {
                         rejected = nil
                         job = .record(record)
                         (id, source) = (record.id, record.source)
+                    }
+                    recordsRead += 1
+                    if let shard {
+                        var bundle: JSONValue?
+                        if case .record(let record) = job { bundle = record.bundle }
+                        guard shard.contains(key: Shard.key(id: id, bundle: bundle, system: patientIDSystem, source: source)) else {
+                            summary.otherShards += 1
+                            continue
+                        }
+                        recordNumbers[pipe.submitted] = recordsRead
                     }
                     if let splitPatient {
                         pipe.submit(.decided(ReportLine(source: source, id: id, status: .rejected, errors: splitPatient, warnings: [], files: [])))
@@ -368,13 +407,25 @@ public final class BatchIssuer {
         let end = IssuanceRunEnd(
             issued: summary.issued, rejected: summary.rejected, total: summary.total, interruptedBy: summary.interruptedBy)
         if failure != nil || reportFailure != nil { try? runLog?.end(end) }
+        /// `shard.json` of a sharded run: written with the report (it describes that report), atomically.
+        func writeManifest(finished: Bool) throws {
+            guard let shard, let issuer = manifestIssuer else { return }
+            let manifest = ShardManifest(
+                shard: shard, issuer: issuer.issuer, kid: issuer.kid, notBefore: issuer.nbf,
+                finished: finished, records: recordsRead, reported: reported, inputs: manifestInputs)
+            try FileIO.writeAtomically(manifest.json(), to: "\(outDir)/\(ShardManifest.fileName)", access: access, sync: false)
+        }
         if let failure {
             try? rejectedFile?.commit()
             try? report.commit()
+            try? writeManifest(finished: false)
             try? FileIO.syncFileSystem(outDir)
-            throw HealthCardError(.io, "\(failure.text). The run stopped after \(summary.issued + summary.rejected) of \(summary.total) records; the files written so far are whole, and running the same command again skips the cards already made")
+            throw HealthCardError(.io, "\(failure.text). The run stopped after \(summary.issued + summary.rejected + summary.otherShards) of \(summary.total) records; the files written so far are whole, and running the same command again skips the cards already made")
         }
-        if let reportFailure { throw reportFailure }
+        if let reportFailure {
+            try? writeManifest(finished: false)
+            throw reportFailure
+        }
         if let combined, combined.cards > 0, summary.interruptedBy == 0 {
             do {
                 try combined.finish()
@@ -385,6 +436,7 @@ public final class BatchIssuer {
                 try? runLog?.end(end)
                 try? rejectedFile?.commit()
                 try? report.commit()
+                try? writeManifest(finished: summary.interruptedBy == 0)
                 try? FileIO.syncFileSystem(outDir)
                 throw HealthCardError(error.kind, "\(error.message). Every record was done (\(summary.issued + summary.rejected) of \(summary.total); the report lists them), but the combined PDF was not written; the files written so far are whole, and running the same command again skips the cards already made and writes it")
             }
@@ -392,6 +444,7 @@ public final class BatchIssuer {
         try runLog?.end(end)
         try rejectedFile?.commit()
         try report.commit()
+        try writeManifest(finished: summary.interruptedBy == 0)
         try FileIO.syncFileSystem(outDir)
         try links?.finish()
         logger.log(

@@ -46,6 +46,9 @@ public struct ReportLine: Sendable {
     /// For such a record: the list entry that revokes the person, and the key and rid it revokes them under (the
     /// signing key, or another key of the site whose cards the person held).
     public var revokedBy: RevocationRefusal?
+    /// In a sharded run (`BatchIssuer.shard`): the record's place in the whole batch, from 1, every shard's records
+    /// counted; written last, as `"record"`, for `ShardMerge` to put the shards' lines back in one order.
+    public var record: Int?
 
     public init(source: String, id: String?, status: Status, errors: [HealthCardError], warnings: [HealthCardError], files: [String]) {
         self.source = source
@@ -64,7 +67,7 @@ public struct ReportLine: Sendable {
     /// revokes its rid adds `"revoked":true` with the same three; a card that replaced a different card of this
     /// key adds `"replaced":"recordChanged"` or `"optionsChanged"`; such a revoked record adds `"revokedBy":{"kid","rid","entry"}`
     /// (the key whose list revokes the person, their rid under it and the entry); an issued card that got no PDF adds
-    /// `"notPrinted":{"code","kind":"pdf","message",…}` saying why.
+    /// `"notPrinted":{"code","kind":"pdf","message",…}` saying why; a line of a sharded run ends with `"record":N`.
     public func ndjson(style: MessageStyle = .words) -> [UInt8] {
         func issues(_ list: [HealthCardError]) -> JSONValue {
             .array(list.map { error in
@@ -99,6 +102,7 @@ public struct ReportLine: Sendable {
                 object["ridFrom"] = .string(ridFrom)
             }
         }
+        if let record { object["record"] = .integer(Int64(record)) }
         return JSONWriter.minified(.object(object)) + [0x0A]
     }
 }
@@ -134,6 +138,8 @@ public struct BatchSummary: Sendable, Equatable {
     public var rejectedRows = 0
     /// The first `BatchIssuer.rejectedSampleSize` rejected rows, for the table `issue` prints.
     public var rejectedSample: [RejectedRow] = []
+    /// Records of the input left to the other shards of a sharded run (`BatchIssuer.shard`): counted in `total`.
+    public var otherShards = 0
 
     public init() {}
 
@@ -153,8 +159,9 @@ extension BatchSummary {
         if alreadyIssued > 0 { line += " (\(alreadyIssued) already issued, skipped)" }
         line += ", rejected \(rejected), warnings \(warnings) in \(tenths(seconds)) s"
         line += " (\(tenths(cardsPerSecond)) cards/s, \(jobs) job\(jobs == 1 ? "" : "s"))"
+        if otherShards > 0 { line += "; \(otherShards) record\(otherShards == 1 ? "" : "s") left to the other shards" }
         if interruptedBy != 0 {
-            let done = issued + rejected
+            let done = issued + rejected + otherShards
             line += "; stopped by signal \(interruptedBy) after \(done) of \(total) records. The \(total - done) not done yet"
                 + " are issued by running the same command again (cards already made are kept and skipped)"
         }
