@@ -133,7 +133,7 @@ struct PDFTimes {
 
     static func measure(_ cards: [JWS]) throws -> PDFTimes {
         var t = PDFTimes()
-        let printer = try CardPrinter(settings: PrintSettings(paper: .a4, issuerName: "Bench Issuer"))
+        let printer = try CardPrinter(settings: PrintSettings(paper: .a4, issuerName: "Bench Issuer", today: Clock.todayUTC(Clock.nowSeconds())))
         // The first card loads fonts; it is not timed.
         if let first = cards.first { _ = try printer.print(try PDFStage.sheet(first, today: "2024-01-01"), codes: try PDFStage.codes(first)).pdf() }
         for jws in cards {

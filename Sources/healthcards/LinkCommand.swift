@@ -82,8 +82,10 @@ enum LinkCommand {
         \(dbOption)
         \(baseURLOption)
         \(createOptions)
-        \(updateOptions)
-          --id ID               (deactivate, audit, update) the link's id: the last part of its URL
+          --link LINK_FILE      (update) the link text `link create` wrote ('-': standard input): its URL names the
+                                link and its key encrypts the new files (the server does not have it)
+          --id ID               (deactivate, audit, update) the link's id: the last part of its URL (update: checked
+                                against the link's URL)
           --json                (list, audit) one JSON object a line
           -h, --help            show this help
 

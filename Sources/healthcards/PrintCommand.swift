@@ -104,7 +104,8 @@ enum PrintCommand {
                 linkSites.append(site)
             }
         }
-        let verifier = try FileVerifier(keySets: parsed.values("jwks"), now: Clock.nowSeconds(), linkSites: linkSites)
+        let now = Clock.nowSeconds()
+        let verifier = try FileVerifier(keySets: parsed.values("jwks"), now: now, linkSites: linkSites)
         if parsed.values("jwks").isEmpty {
             // Once per run: without keys a card altered after it was issued verifies as well as any other.
             printError(
@@ -112,7 +113,7 @@ enum PrintCommand {
                     + "printed like any other. Give the issuer's key set (--jwks SITE or --jwks jwks.json)")
         }
         for report in verifier.keySetReports where report.errorCount > 0 {
-            printError(report.summaryLines(style: .commandLine).joined(separator: "\n"))
+            printError(report.summaryLines(style: .commandLine, now: now).joined(separator: "\n"))
             throw HealthCardError(.configuration, "the key set \(report.file) has errors; fix it or leave --jwks out")
         }
         let printer = try CardPrinter(settings: settings)

@@ -30,7 +30,7 @@ enum PrintOptions {
     /// The print settings from parsed arguments.
     /// - Throws: `HealthCardError(.configuration)` for an unknown paper, `.pdf`/`.io` for a logo that cannot be used.
     static func settings(_ parsed: Arguments, environment: [String: String]) throws -> PrintSettings {
-        var settings = PrintSettings(paper: Paper.fromLocale(environment))
+        var settings = PrintSettings(paper: Paper.fromLocale(environment), today: Clock.todayUTC(Clock.nowSeconds()))
         if let text = parsed.value("paper") {
             guard let paper = Paper(rawValue: text.lowercased()) else {
                 throw HealthCardError(.configuration, "--paper \(Quote.text(text)) is not known; expected a4 or letter")

@@ -29,8 +29,8 @@ enum ServeCommand {
         close after the timeout; connections are limited in all and per client address.
 
         The log goes to standard error, one JSON object a line (start, stop, each request: method, route,
-        status, outcome, the first 8 characters of the link id, milliseconds, client address); it never holds a
-        full link id, a key, a passcode, a recipient or file contents. SIGTERM or SIGINT: stop accepting, let
+        status, outcome, a 12-character fingerprint of the link id as `healthcards link list` shows it,
+        milliseconds, client address); it never holds a link id, a key, a passcode, a recipient or file contents. SIGTERM or SIGINT: stop accepting, let
         requests in flight finish (at most --grace seconds), close the database, exit 0. A database that goes away
         (PostgreSQL restarting) gives 503 until it is back; the server reconnects by itself.
 

@@ -87,7 +87,7 @@ enum VerifyCommand {
             say(String(decoding: JSONWriter.pretty(document), as: UTF8.self))
         } else {
             for report in reports {
-                say(report.summaryLines(style: .commandLine).joined(separator: "\n"))
+                say(report.summaryLines(style: .commandLine, now: now).joined(separator: "\n"))
                 say("")
             }
             if let standIn { say("verify: " + ControlCharacters.escaped(standIn)) }

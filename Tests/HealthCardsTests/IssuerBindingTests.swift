@@ -172,7 +172,7 @@ import Testing
             ), "\(unbound.stdout)")
     }
 
-    @Test(.enabled(if: NginxServer.available, "nginx is not installed and apt-get could not install it"))
+    @Test(.enabled(if: NginxServer.available, "nginx is not installed (make test installs it)"))
     func nginxDoesNotServeTheRecord() throws {
         let dir = try TestSupport.tempDir("binding-nginx")
         let key = try SiteTestSupport.keygen("issuer.pem", in: dir)

@@ -146,7 +146,7 @@ import Testing
         )
         let help = try TestSupport.cli(["print", "--help"]).stdout
         #expect(help.contains("of the issuer URL); at most 100 characters"))
-        var settings = PrintSettings()
+        var settings = PrintSettings(today: "2026-12-01")
         #expect(settings.issuerDisplayName("https://issuer.example.org/path") == "issuer.example.org")
         let host = String(repeating: "h", count: 63) + "." + String(repeating: "i", count: 63) + ".example.org"
         let shown = settings.issuerDisplayName("https://" + host)

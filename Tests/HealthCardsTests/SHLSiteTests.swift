@@ -42,7 +42,7 @@ import Testing
 
     /// `GET <url>?recipient=test` from nginx on 127.0.0.1 with the site's own rules: 200, application/jose,
     /// CORS *, no-store, the file's bytes, which decrypt with the link's key to the card; a withdrawn link is 404.
-    @Test(.enabled(if: NginxServer.available, "nginx is not installed and apt-get could not install it"))
+    @Test(.enabled(if: NginxServer.available, "nginx is not installed (make test installs it)"))
     func nginxServesALinkFile() throws {
         let dir = try TestSupport.tempDir("shl-nginx")
         let (site, key, _) = try SHLTestSupport.site(in: dir)

@@ -10,7 +10,7 @@ import Testing
 @Suite struct ServerFrontTests {
     @Test(
         .enabled(if: ServerTestSupport.clientAvailable, ServerTestSupport.clientMissing),
-        .enabled(if: NginxServer.available, "nginx is not installed and apt-get could not install it"))
+        .enabled(if: NginxServer.available, "nginx is not installed (make test installs it)"))
     func linksResolveThroughTheShippedNginxFront() throws {
         let dir = try TestSupport.tempDir("front")
         let db = try ServerTestSupport.database(.sqlite, in: dir)

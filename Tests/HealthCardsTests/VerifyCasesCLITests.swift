@@ -183,11 +183,29 @@ import Testing
         let listed = credential["findings"]?.arrayValue?.count ?? 0
         #expect(listed > 100 && listed < 250, "\(listed)")
         #expect(credential["findingsOmitted"]?["IMMUNIZATION_STATUS"] == .integer(Int64(count - 20)))
-        // The findings are a few tens of kB; the rest of the document is the payload, echoed once.
+        // The findings are a few tens of kB; the payload, over 256 KiB once inflated, is checked but not repeated.
         let findingsBytes = JSONWriter.pretty(credential["findings"]!).count
         #expect(findingsBytes < 96 * 1024, "\(findingsBytes)")
-        #expect(
-            run.stdout.utf8.count < 4 * payload.utf8.count,
-            "\(run.stdout.utf8.count) for a \(payload.utf8.count)-byte payload")
+        #expect(payload.utf8.count > 256 * 1024)
+        #expect(credential["payload"] == .null)
+        #expect(credential["payloadOmitted"]?["bytes"] == .integer(Int64(payload.utf8.count)))
+        #expect(run.stdout.utf8.count < findingsBytes + 16 * 1024, "\(run.stdout.utf8.count) bytes of --json")
+        // The readable summary lists the first 100 entries and counts the rest.
+        let text = try TestSupport.cli(["verify", "--now", "1700000100", card])
+        #expect(text.status == 1)
+        #expect(text.stdout.components(separatedBy: "\n  dose ").count - 1 == 99, "\(text.stdout.prefix(2000))")
+        #expect(text.stdout.contains("… and \(count + 1 - 100) more entries"), "\(text.stdout.suffix(2000))")
+        #expect(text.stdout.utf8.count < 200 * 1024, "\(text.stdout.utf8.count) bytes of summary")
+    }
+
+    /// A PATH argument that does not exist is named in the error with its control and Bidi characters escaped:
+    /// a name cannot recolour the terminal or turn the message around.
+    @Test func aMissingPathIsNamedEscaped() throws {
+        for name in ["no\u{202E}txt.gnp", "a\u{1B}[31mb"] {
+            let run = try TestSupport.cli(["verify", "/nonexistent/\(name)"])
+            #expect(run.status == 2, "\(run.stderr)")
+            #expect(!run.stderr.unicodeScalars.contains { $0.value == 0x202E || $0.value == 0x1B }, "\(run.stderr)")
+            #expect(run.stderr.contains("\\u{202E}") || run.stderr.contains("\\u{1B}"), "\(run.stderr)")
+        }
     }
 }

@@ -8,7 +8,7 @@ public enum Clock {
     public static func nowSeconds() -> Int64 { Int64(time(nil)) }
 
     /// Today's date in UTC as `YYYY-MM-DD` (the year with more digits, or a sign, outside 0000 to 9999).
-    public static func todayUTC(_ seconds: Int64 = nowSeconds()) -> String {
+    public static func todayUTC(_ seconds: Int64) -> String {
         let parts = utc(seconds)
         return "\(pad(parts.year, 4))-\(pad(parts.month, 2))-\(pad(parts.day, 2))"
     }

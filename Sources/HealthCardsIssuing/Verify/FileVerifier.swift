@@ -104,7 +104,7 @@ public final class FileVerifier {
     static func keySetFile(_ path: String) throws -> String {
         let fix = "give a jwks.json file or a site folder holding .well-known/jwks.json"
         guard FileIO.exists(path) else {
-            throw HealthCardError(.configuration, "\(Setting.jwks) \(path) does not exist; \(fix)")
+            throw HealthCardError(.configuration, "\(Setting.jwks) \(ControlCharacters.escapedValue(path)) does not exist; \(fix)")
         }
         // A FIFO or device would wait or never end: refused by what it is, before it is opened.
         try FileIO.requireRegularFile(path, role: "\(Setting.jwks)", allowFolder: true, fix: fix)
@@ -113,7 +113,7 @@ public final class FileVerifier {
             try FileIO.requireRegularFile(candidate, role: "\(Setting.jwks)", fix: fix)
             return candidate
         }
-        throw HealthCardError(.configuration, "\(Setting.jwks) \(path) is a folder without .well-known/jwks.json or jwks.json")
+        throw HealthCardError(.configuration, "\(Setting.jwks) \(ControlCharacters.escapedValue(path)) is a folder without .well-known/jwks.json or jwks.json")
     }
 
     /// The issuer a key set file belongs to: the argument's `URL=`, else the record of the site folder given
@@ -157,8 +157,8 @@ public final class FileVerifier {
     public func verify(_ paths: [String]) throws -> [CredentialReport] {
         for path in paths where !Self.isLinkText(path) {
             switch FileKind.of(path) {
-            case .missing: throw HealthCardError(.configuration, "\(path) does not exist")
-            case .danglingLink: throw HealthCardError(.configuration, "\(path) \(FileKind.of(path).phrase)")
+            case .missing: throw HealthCardError(.configuration, "\(ControlCharacters.escapedValue(path)) does not exist")
+            case .danglingLink: throw HealthCardError(.configuration, "\(ControlCharacters.escapedValue(path)) \(FileKind.of(path).phrase)")
             default: continue
             }
         }

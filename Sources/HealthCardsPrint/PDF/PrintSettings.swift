@@ -111,12 +111,13 @@ public struct PrintSettings: Sendable {
     /// Print who gave each dose or ran each test (off for privacy: `--no-performer`).
     public var showPerformer: Bool
     public var logo: Logo?
-    /// The date printed on the page and used for `HumanName.period`, `YYYY-MM-DD`.
+    /// The date printed on the page and used for `HumanName.period`, `YYYY-MM-DD` (e.g. `Clock.todayUTC(now)`,
+    /// `now` in seconds since 1970): given, never read from the system clock.
     public var today: String
 
     public init(
         paper: Paper = .a4, issuerName: String? = nil, showLot: Bool = true, showPerformer: Bool = true,
-        logo: Logo? = nil, today: String = Clock.todayUTC()
+        logo: Logo? = nil, today: String
     ) {
         self.paper = paper
         self.issuerName = issuerName

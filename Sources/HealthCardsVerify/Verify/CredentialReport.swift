@@ -46,6 +46,10 @@ public struct CredentialReport: Sendable {
     /// The payload's size once inflated, in bytes (0 when it could not be inflated): what a
     /// `.smart-health-card` file's payload budget counts (`VerifyLimits.payloadBytesPerFile`).
     public package(set) var payloadBytes = 0
+    /// True when `payloadBytes` was over `VerifyLimits.echoedPayloadBytes`: `json` leaves the payload out.
+    public package(set) var payloadEchoOmitted = false
+    /// `VerifyLimits.summaryEntries` of the check that made this report.
+    package var summaryEntries = VerifyLimits().summaryEntries
     public package(set) var signature: Signature = .notChecked
     /// The profile whose rules judged the card's FHIR Bundle (`BundleProfile`); nil when there was none.
     public package(set) var profile: BundleProfile?
@@ -93,7 +97,8 @@ public struct CredentialReport: Sendable {
     /// `{"source","files","file","index","kid","signature","profile","valid","errors","warnings","findings":[…],
     /// "payload":{…}}` (docs/verify.md gives the schema): `files` always (empty for unnamed bytes), `file` when
     /// there is exactly one; `profile`: `vaccination`, `lab`, `generic` or null; `findingsOmitted` `{CODE: N}`
-    /// when the limits left findings out. A key set has `"issuer"` (null when not bound) and `"boundBy"`
+    /// when the limits left findings out; `payloadOmitted` `{"bytes": N}` (and a null payload) when the payload
+    /// was over `VerifyLimits.echoedPayloadBytes`. A key set has `"issuer"` (null when not bound) and `"boundBy"`
     /// (`"site-record"`, `"argument"` or null) instead of kid, signature, profile and payload, and `"notes"`
     /// when there are any; a link (`shlink`) has no kid, signature or profile, and its payload is the link's
     /// with the key left out; an input read as none of these (`unknown`) has neither.
@@ -129,7 +134,8 @@ public struct CredentialReport: Sendable {
                 JSONObject(omittedFindings.sorted { $0.key.rawValue < $1.key.rawValue }.map { ($0.key.rawValue, .integer(Int64($0.value))) }))
         }
         if !notes.isEmpty { o["notes"] = .array(notes.map { .string($0) }) }
-        if isCredential || source == .shlink { o["payload"] = payload ?? .null }
+        if isCredential || source == .shlink { o["payload"] = payloadEchoOmitted ? .null : payload ?? .null }
+        if payloadEchoOmitted { o["payloadOmitted"] = .object(["bytes": .integer(Int64(payloadBytes))]) }
         return .object(o)
     }
 }

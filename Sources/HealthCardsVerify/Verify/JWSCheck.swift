@@ -59,7 +59,11 @@ package struct JWSCheck {
         if let header = decoded[0] { checkHeader(header, report: &report, add: add) }
         let saysDEF = report.header?["zip"]?.stringValue == "DEF"
         var inflated = 0
-        defer { report.payloadBytes = inflated }
+        defer {
+            report.payloadBytes = inflated
+            report.payloadEchoOmitted = inflated > limits.echoedPayloadBytes
+            report.summaryEntries = limits.summaryEntries
+        }
         if let payload = decoded[1], let json = inflatePayload(payload, headerSaysDEF: saysDEF, inflatedBytes: &inflated, add: add) {
             report.payload = json
             ClaimsCheck(now: now).check(json, add: add)

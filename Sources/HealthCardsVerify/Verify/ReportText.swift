@@ -5,14 +5,13 @@ extension CredentialReport {
     /// Lines: what was read, issuer, kid, nbf/exp as dates, patient, one line per immunization or lab
     /// result (CVX short description from the shipped CVX list), then each finding. Control characters
     /// (C0, DEL, C1) from the card or file are escaped (`\u{1B}`), so a card cannot drive the terminal.
-    package var summaryLines: [String] { summaryLines(style: .words) }
-
-    /// `summaryLines` with the messages' settings and commands said in `style`.
-    package func summaryLines(style: MessageStyle) -> [String] {
-        rawSummaryLines(style: style).map(ControlCharacters.escaped)
+    /// - Parameter now: the time the card was judged at, in seconds since 1970 (which of a patient's names is
+    ///   current); the settings and commands of messages are said in `style`.
+    package func summaryLines(style: MessageStyle = .words, now: Int64) -> [String] {
+        rawSummaryLines(style: style, today: Clock.todayUTC(now)).map(ControlCharacters.escaped)
     }
 
-    private func rawSummaryLines(style: MessageStyle) -> [String] {
+    private func rawSummaryLines(style: MessageStyle, today: String) -> [String] {
         var lines: [String] = []
         let index = self.index.map { " [credential \($0)]" } ?? ""
         let verdict = isValid ? (warningCount > 0 ? "OK with \(warningCount) warning(s)" : "OK") : "INVALID (\(errorCount) error(s), \(warningCount) warning(s))"
@@ -32,8 +31,12 @@ extension CredentialReport {
             }
             lines.append("  nbf      \(date(payload["nbf"]))" + (payload["exp"] != nil ? "; exp \(date(payload["exp"]))" : ""))
             if let profile { lines.append("  profile  \(profile.title)") }
-            for entry in payload["vc"]?["credentialSubject"]?["fhirBundle"]?["entry"]?.arrayValue ?? [] {
-                if let line = Self.describe(entry["resource"]) { lines.append("  " + line) }
+            let entries = payload["vc"]?["credentialSubject"]?["fhirBundle"]?["entry"]?.arrayValue ?? []
+            for entry in entries.prefix(summaryEntries) {
+                if let line = Self.describe(entry["resource"], today: today) { lines.append("  " + line) }
+            }
+            if entries.count > summaryEntries {
+                lines.append("  … and \(entries.count - summaryEntries) more entries (not listed here; the findings cover them all)")
             }
         }
         if let (issuer, binding) = keySetBinding {
@@ -58,11 +61,11 @@ extension CredentialReport {
     }
 
     /// One line for a Patient, Immunization or Observation; nil for other resources.
-    static func describe(_ resource: JSONValue?) -> String? {
+    static func describe(_ resource: JSONValue?, today: String) -> String? {
         guard let resource else { return nil }
         switch resource["resourceType"]?.stringValue {
         case "Patient":
-            let text = HumanName.display(patient: resource, today: Clock.todayUTC()) ?? "?"
+            let text = HumanName.display(patient: resource, today: today) ?? "?"
             return "patient  \(text), born \(resource["birthDate"]?.stringValue ?? "?")"
         case "Immunization":
             let date = resource["occurrenceDateTime"]?.stringValue ?? resource["occurrenceString"]?.stringValue ?? "?"
