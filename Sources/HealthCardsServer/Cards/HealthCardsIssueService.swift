@@ -35,7 +35,7 @@ public struct HealthCardsIssueService: Sendable {
         public var authorizeEndpoint: String?
         public var tokenEndpoint: String?
         /// Most bytes of a request body.
-        public var bodyLimit = 64 * 1024
+        public var bodyLimit = 16 * 1024
 
         public init(authorization: Authorization) { self.authorization = authorization }
     }
