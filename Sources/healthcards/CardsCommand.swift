@@ -7,6 +7,9 @@ enum CardsCommand {
     static let help = """
         Usage: healthcards cards import --db DB [--site SITE] OUT...
 
+        Commands:
+          import  load the cards and reports of batch output folders into DB
+
         Loads the cards of batch outputs (the folders `healthcards issue --out OUT` wrote: report.ndjson and the
         .smart-health-card files its lines name) into DB, for `healthcards serve` to answer
         POST /fhir/Patient/<id>/$health-cards-issue (docs/server.md). The cards are served as the batch signed

@@ -346,6 +346,14 @@ import Testing
         let lines = try server.logLines().filter { $0["event"] == "health-cards-issue" }
         #expect(lines.count >= 30)
         #expect(lines.contains { $0["patient"]?.stringValue == LogRedaction.fingerprint("P-1001") && int($0["served"]) == 1 })
+        // The access record: the requests with a good token (not the 401s), the person as a fingerprint.
+        let database = try Database(url: try DatabaseURL(db), role: .operatorCommand, create: false, now: now)
+        defer { database.close() }
+        let audit = try DatabaseLinkStore(database: database).audit(linkID: nil).filter { $0.kind == "health-cards-issue" }
+        #expect(audit.count == lines.filter { int($0["status"]) != 401 }.count && audit.count >= 20)
+        #expect(!audit.contains { $0.status == 401 } && audit.contains { $0.status == 403 })
+        #expect(audit.contains { $0.status == 200 && ($0.detail ?? "").contains(LogRedaction.fingerprint("P-1001")) })
+        #expect(!audit.contains { ($0.detail ?? "").contains("P-1001") })
     }
 
     /// A newer run of a folder replaces its cards; an older one changes nothing; ids are normalized as the batch

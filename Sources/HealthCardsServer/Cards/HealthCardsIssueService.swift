@@ -19,8 +19,8 @@ import HealthCardsCore
 /// Errors are `OperationOutcome`s: 401 no usable token, 403 a token for another patient or without a scope for
 /// the types asked, 400 a body that is not `Parameters` or lacks `credentialType`, 404 a person no imported run
 /// issued for, 503 the database is not available. Each operation request is logged (the person as
-/// `LogRedaction.fingerprint`, the types asked, the count served, the outcome) and recorded in the access
-/// record (`hc_audit`, kind `health-cards-issue`), never a card.
+/// `LogRedaction.fingerprint`, the types asked, the count served, the outcome) and, unless refused for want of
+/// a good token (401), recorded in the access record (`hc_audit`, kind `health-cards-issue`); never a card.
 public struct HealthCardsIssueService: Sendable {
     public enum Authorization: Sendable {
         /// Bearer tokens of the configured authorization server (`AccessTokens`).
@@ -274,7 +274,8 @@ public struct HealthCardsIssueService: Sendable {
             if case .disabledForTesting = configuration.authorization { fields["authorization"] = "disabled" }
             log.info("health-cards-issue", fields)
             warnWhenOpen()
-            if response.status != 503 {
+            // A request without a good token (401) is only logged: scanners would fill the table.
+            if response.status != 503 && response.status != 401 {
                 let detail = "patient \(subject); types \(asked.joined(separator: " ")); served \(served)"
                 do {
                     try store.record(
