@@ -83,8 +83,8 @@ enum ServeCommand {
                                 them; alg none and HMAC are refused
           --audience URL        this server's FHIR base as the tokens' aud names it, e.g.
                                 https://fhir.example.org/fhir
-          --auth-authorize URL, --auth-token URL
-                                the authorization server's endpoints, for smart-configuration
+          --auth-authorize URL  the authorization server's authorization endpoint, for smart-configuration
+          --auth-token URL      its token endpoint, for smart-configuration
           --no-authorization-for-testing
                                 serve $health-cards-issue to anyone (tests only: warned at start and on every
                                 request)

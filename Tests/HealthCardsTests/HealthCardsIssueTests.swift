@@ -412,6 +412,39 @@ import Testing
         #expect(warnings.count == 3, "\(open.logText)")
     }
 
+    /// RSA keys outside RFC 7518's sizes are refused; a signature of another key, or cut short, does not verify;
+    /// a key set without a usable key is refused.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: openssl), "the openssl program is not installed"))
+    func rsaKeysAndKeySets() throws {
+        let dir = try TestSupport.tempDir("cards-rsa")
+        func modulus(bits: Int) throws -> [UInt8] {
+            let path = dir.appendingPathComponent("rsa-\(bits).pem").path
+            _ = try TestSupport.run(Self.openssl, ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:\(bits)", "-out", path])
+            let text = try TestSupport.run(Self.openssl, ["rsa", "-in", path, "-noout", "-modulus"]).stdout
+            return TestSupport.hex(text.trimmingCharacters(in: .whitespacesAndNewlines).replacingOccurrences(of: "Modulus=", with: ""))
+        }
+        #expect(throws: HealthCardError.self) { try RSAPublicKey(n: try modulus(bits: 1024), e: [1, 0, 1]) }
+        let n = try modulus(bits: 2048)
+        #expect(throws: HealthCardError.self) { try RSAPublicKey(n: n, e: [2]) }
+        let key = try RSAPublicKey(n: n, e: [1, 0, 1])
+        #expect(key.bits == 2048)
+        let auth = try AuthServer(in: dir)
+        let token = try auth.token(patient: "P-1", alg: "RS256", in: dir)
+        let parts = token.split(separator: ".").map(String.init)
+        let signature = try #require(Base64URL.decode(parts[2]))
+        let input = Array((parts[0] + "." + parts[1]).utf8)
+        #expect(!key.verifyRS256(signature: signature, message: input))  // another key's signature
+        let set = try FileIO.read(auth.jwks)
+        let tokens = try AccessTokens(issuer: Self.authIssuer, audience: Self.audience, keySet: set, source: "set")
+        #expect(try tokens.verify(authorization: "Bearer " + token, now: Int64(Date().timeIntervalSince1970)).patient == "P-1")
+        #expect(throws: AccessRefusal.self) {
+            try tokens.verify(authorization: "Bearer " + parts[0] + "." + parts[1] + "." + Base64URL.encode(signature.dropLast()), now: Int64(Date().timeIntervalSince1970))
+        }
+        #expect(throws: HealthCardError.self) {
+            try AccessTokens(issuer: "i", audience: "a", keySet: Array(#"{"keys":[{"kty":"oct","k":"c2VjcmV0"}]}"#.utf8), source: "oct")
+        }
+    }
+
     /// FHIR dateTime intervals (R4 "Primitive Types") and SMART scopes.
     @Test func dateTimesAndScopes() {
         #expect(FHIRDateTime("2021")?.start == 1_609_459_200 && FHIRDateTime("2021")?.end == 1_640_995_200)

@@ -84,6 +84,22 @@ import Testing
         }
     }
 
+    /// `serve --help` and `cards --help` list every option the commands accept (issue 24's among them).
+    @Test func serveAndCardsHelpListTheirOptions() throws {
+        let serve = try TestSupport.cli(["serve", "--help"]).stdout
+        for option in [
+            "--cards OUT", "--site SITE", "--auth-issuer URL", "--auth-jwks FILE", "--audience URL", "--auth-authorize URL",
+            "--auth-token URL", "--no-authorization-for-testing",
+        ] {
+            #expect(serve.contains("\n  " + option), "serve --help: \(option)")
+        }
+        let cards = try TestSupport.cli(["cards", "import", "--help"])
+        #expect(cards.status == 0 && cards.stdout.hasPrefix("Usage: healthcards cards import --db DB [--site SITE] OUT..."))
+        for option in ["--db DB", "--site SITE", "-h, --help"] { #expect(cards.stdout.contains("\n  " + option), "\(option)") }
+        let unknown = try TestSupport.cli(["cards", "import", "--db", "sqlite:/nonexistent/x.db", "--frobnicate", "x"])
+        #expect(unknown.status == 2)
+    }
+
     /// The defaults `serve --help` states are the ones a server started without options reports in its start line.
     @Test func serveHelpStatesTheDefaultsItRunsWith() throws {
         let help = try TestSupport.cli(["serve", "--help"]).stdout
