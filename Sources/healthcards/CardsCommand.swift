@@ -21,7 +21,8 @@ enum CardsCommand {
         older than the one already imported is left as it is. A card whose rid a revocation list revokes is never
         stored, and one already stored is removed: the lists of SITE (SITE/.well-known/crl/<kid>.json) with
         --site, and the records a run rejected because the site's list revokes them (their report lines).
-        Run the import again after `healthcards revoke` (or restart `serve --cards`).
+        `healthcards serve --site SITE` also checks the lists on every answer; without it, run the import again
+        after `healthcards revoke`.
 
         Options:
           --db DB        sqlite:PATH (made with mode 0600 when missing) or postgresql://[USER@]HOST[:PORT]/DATABASE

@@ -1,4 +1,5 @@
 import HealthCardsCore
+import HealthCardsIssuing
 import HealthCardsServer
 
 #if canImport(Glibc)
@@ -76,8 +77,8 @@ enum ServeCommand {
                                 32 MiB at the default cost)
           --cards OUT           load the cards of the batch output OUT at start (as `healthcards cards import`;
                                 repeatable)
-          --site SITE           with --cards: the issuer's site whose revocation lists apply (a revoked card
-                                is never loaded)
+          --site SITE           the issuer's site whose revocation lists apply: a card they revoke is never
+                                loaded (--cards) nor served (each list read again once `revoke` replaced it)
           --auth-issuer URL     the authorization server whose access tokens are accepted (their iss)
           --auth-jwks FILE      its JWK Set (EC P-256 and RSA keys): tokens signed ES256 or RS256 with one of
                                 them; alg none and HMAC are refused
@@ -211,8 +212,14 @@ enum ServeCommand {
                 "--cards serves cards through $health-cards-issue, which needs --auth-issuer, --auth-jwks and --audience "
                     + "(or --no-authorization-for-testing, for tests only)")
         }
-        if parsed.value("site") != nil && parsed.values("cards").isEmpty {
-            throw HealthCardError(.configuration, "--site applies to the cards of --cards; give --cards OUT too")
+        if let site = parsed.value("site") {
+            guard authorization != nil else {
+                throw HealthCardError(
+                    .configuration, "--site applies to $health-cards-issue, which needs --auth-issuer, --auth-jwks and --audience")
+            }
+            guard FileIO.isDirectory(site) else {
+                throw HealthCardError(.configuration, "--site \(Quote.text(site)) is not a folder")
+            }
         }
 
         let log = JSONLinesLog()
@@ -246,6 +253,7 @@ enum ServeCommand {
             var fhir = HealthCardsIssueService.Configuration(authorization: authorization)
             fhir.authorizeEndpoint = parsed.value("auth-authorize")
             fhir.tokenEndpoint = parsed.value("auth-token")
+            fhir.revocationLists = parsed.value("site").map { RevocationLists(directory: IssuerSite(root: $0).crlDirectory) }
             let cards = DatabaseCardStore(database: database)
             for line in try CardsCommand.load(parsed.values("cards"), site: parsed.value("site"), into: cards, url: url) {
                 log.info("cards", ["import": .string(line)])

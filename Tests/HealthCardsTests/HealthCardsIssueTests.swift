@@ -166,6 +166,8 @@ import Testing
         var site: URL
         var vax: URL
         var lab: URL
+        var key: String
+        var secret: String
     }
 
     /// The shipped sample CSVs issued with the demo key and a rid secret; P-1002 then revoked on the site.
@@ -198,7 +200,7 @@ import Testing
             outs[0].appendingPathComponent("report.ndjson").path,
         ])
         #expect(revoke.status == 0, "\(revoke.stderr)")
-        return Batch(dir: dir, site: site, vax: outs[0], lab: outs[1])
+        return Batch(dir: dir, site: site, vax: outs[0], lab: outs[1], key: key, secret: secret)
     }
 
     static func parameters(_ parts: [(String, String, String)]) -> String {
@@ -229,7 +231,8 @@ import Testing
         let server = try ServerProcess(
             db: db,
             ["--auth-issuer", Self.authIssuer, "--auth-jwks", auth.jwks, "--audience", Self.audience,
-             "--auth-authorize", Self.authIssuer + "/authorize", "--auth-token", Self.authIssuer + "/token"],
+             "--auth-authorize", Self.authIssuer + "/authorize", "--auth-token", Self.authIssuer + "/token",
+             "--site", batch.site.path],
             in: dir)
         defer { server.stop() }
         let port = server.port
@@ -338,6 +341,16 @@ import Testing
             #expect(got.json?["resourceType"] == "OperationOutcome" && !String(decoding: got.body, as: UTF8.self).contains("eyJ"), "\(name)")
             #expect(got.headers["www-authenticate"]?.hasPrefix("Bearer") == true, "\(name)")
         }
+
+        // Revoked while the server runs: not served from then on, without a new import.
+        let revoke = try TestSupport.cli([
+            "revoke", "--site", batch.site.path, "--key", batch.key, "--rid-secret", batch.secret, "--id", "P-1001",
+            "--report", batch.vax.appendingPathComponent("report.ndjson").path,
+        ])
+        #expect(revoke.status == 0, "\(revoke.stderr)")
+        let afterRevoke = try ask(covid)
+        #expect(afterRevoke.status == 200 && Self.credentials(afterRevoke).isEmpty)
+        #expect(Self.credentials(try ask([("credentialType", "valueUri", "Observation")], patient: "L-2001")).count == 1)
 
         // The log: every operation recorded with the person's fingerprint, never a card or the id.
         #expect(server.stop() == 0)

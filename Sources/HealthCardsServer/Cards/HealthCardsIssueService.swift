@@ -36,6 +36,8 @@ public struct HealthCardsIssueService: Sendable {
         public var tokenEndpoint: String?
         /// Most bytes of a request body.
         public var bodyLimit = 16 * 1024
+        /// The site's revocation lists, checked on every answer (nil: only what the import checked).
+        public var revocationLists: RevocationLists?
 
         public init(authorization: Authorization) { self.authorization = authorization }
     }
@@ -338,6 +340,19 @@ public struct HealthCardsIssueService: Sendable {
         var cards: [String] = []
         for card in stored {
             guard let content = try? CardContent(jws: card.jws), Self.matches(content, parsed) else { continue }
+            if let lists = configuration.revocationLists, let kid = card.kid, let rid = card.rid {
+                do {
+                    if try lists.revokes(kid: kid, rid: rid, nbf: card.nbf) { continue }
+                } catch {
+                    // A list that cannot be read: nothing is served rather than a card it may revoke.
+                    log.error("revocation", ["reason": .string("\(error)")])
+                    var response = Self.operationOutcome(
+                        503, code: "transient", rule: .operationUnavailable,
+                        "the issuer's revocation list cannot be read; try again shortly", outcome: "revocation-list")
+                    response.setHeader("Retry-After", "5")
+                    return finish(response)
+                }
+            }
             // Every resource the card holds (but the Patient) must be one the token may read.
             if let grant, !content.resourceTypes.subtracting(["Patient"]).allSatisfy(grant.allowsReading) { continue }
             cards.append(card.jws)
