@@ -13,6 +13,8 @@ APT_PACKAGES += libmicrohttpd-dev libsqlite3-dev libpq-dev
 TEST_APT_PACKAGES := python3-venv poppler-utils qpdf
 # The link server's tests start their own PostgreSQL 15 (initdb, pg_ctl) as the postgres user in a scratch folder.
 TEST_APT_PACKAGES += postgresql-15
+# The openssl program mints the access tokens of the $health-cards-issue tests under a throw-away key.
+TEST_APT_PACKAGES += openssl
 # `make bench`: wrk measures the link server (manifest requests per second, latency percentiles).
 BENCH_APT_PACKAGES := wrk
 # `make install`: help2man makes the man pages from each command's --help.
