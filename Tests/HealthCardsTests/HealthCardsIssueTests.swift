@@ -308,9 +308,14 @@ import Testing
         #expect(unknown.status == 404 && unknown.json?["resourceType"] == "OperationOutcome")
         var headers = fhirJSON
         headers["Authorization"] = "Bearer " + (try auth.token(patient: "P-1001", in: dir))
-        for body in [#"{"resourceType":"Patient"}"#, #"{"resourceType":"Parameters"}"#, "not json"] {
+        let badSince = Self.parameters([("credentialType", "valueUri", "Immunization"), ("_since", "valueDateTime", "2021-13")])
+        for body in [#"{"resourceType":"Patient"}"#, #"{"resourceType":"Parameters"}"#, "not json", badSince] {
             let bad = try Self.http("POST", port: port, operation, body: body, headers: headers)
             #expect(bad.status == 400 && bad.json?["resourceType"] == "OperationOutcome", "\(body)")
+            #expect(String(decoding: bad.body, as: UTF8.self).contains("OPERATION_BODY_INVALID"))
+            // Without a token the body is never looked at.
+            let anonymous = try Self.http("POST", port: port, operation, body: body, headers: fhirJSON)
+            #expect(anonymous.status == 401, "\(body)")
         }
         // An RS256 token of the same server works too.
         #expect(Self.credentials(try ask(covid, token: try auth.token(patient: "P-1001", alg: "RS256", in: dir))).count == 1)
