@@ -409,6 +409,36 @@ import Testing
         #expect(try store.cards(patient: "P-2")?.count == 1)
     }
 
+    /// Imports of the same folders at once (instances starting together with --cards) take turns: all succeed and
+    /// the database holds each card once.
+    @Test(.enabled(if: PostgresCluster.available, PostgresCluster.missing))
+    func importsAtOnceTakeTurns() throws {
+        let batch = try Self.batch()
+        let db = try ServerTestSupport.database(.postgresql, in: batch.dir)
+        let processes = try (0..<3).map { i -> Process in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: TestSupport.healthcards)
+            process.arguments = ["cards", "import", "--db", db, batch.vax.path, batch.lab.path]
+            process.standardOutput = FileHandle.nullDevice
+            let log = batch.dir.appendingPathComponent("import-\(i).log")
+            FileManager.default.createFile(atPath: log.path, contents: nil)
+            process.standardError = try FileHandle(forWritingTo: log)
+            try process.run()
+            return process
+        }
+        for (i, process) in processes.enumerated() {
+            process.waitUntilExit()
+            let log = (try? String(contentsOf: batch.dir.appendingPathComponent("import-\(i).log"), encoding: .utf8)) ?? ""
+            #expect(process.terminationStatus == 0, "\(log)")
+        }
+        let database = try Database(url: try DatabaseURL(db), role: .operatorCommand, create: false, now: 1)
+        defer { database.close() }
+        let store = DatabaseCardStore(database: database)
+        // Four people vaccinated (one card each; P-1002's revocation is not applied without --site), two tested.
+        let counts = try ["P-1001", "P-1002", "P-1003", "P-1004", "L-2001", "L-2002"].map { try store.cards(patient: $0)?.count }
+        #expect(counts == [1, 1, 1, 1, 1, 1], "\(counts)")
+    }
+
     /// Without authorization the FHIR routes are not there; the test mode warns at start and on every request;
     /// `--cards` without either is refused.
     @Test func theTestModeWarnsAndNothingIsOpenByDefault() throws {

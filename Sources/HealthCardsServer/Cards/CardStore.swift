@@ -102,11 +102,19 @@ public final class DatabaseCardStore: CardStore, @unchecked Sendable {
 
     public init(database: Database) { self.database = database }
 
+    /// The PostgreSQL advisory lock key an import holds ("hcCRD" as digits).
+    static let importLockKey: Int64 = 0x6863_4352_4400
+
     public func load(_ run: CardRun, now: Int64, revokes: (String, String, Int64) throws -> Bool) throws
         -> CardImportOutcome
     {
         try database.withConnection { c in
             try c.transaction(write: true, durable: true) {
+                // Imports take turns (instances that all start with --cards): SQLite's write lock already makes them,
+                // PostgreSQL's row locks would not (a second import's deletes miss the first one's new rows).
+                if c.dialect == .postgresql {
+                    _ = try c.query("SELECT pg_advisory_xact_lock(?)", [.integer(Self.importLockKey)])
+                }
                 if let stored = try c.scalar("SELECT run_at FROM hc_card_runs WHERE source = ?", [.text(run.source)])?
                     .integer, stored > run.runAt
                 {
