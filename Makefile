@@ -15,6 +15,8 @@ TEST_APT_PACKAGES := python3-venv poppler-utils qpdf
 TEST_APT_PACKAGES += postgresql-15
 # The static-host and link-server front tests run a private nginx on 127.0.0.1 (never the system one).
 TEST_APT_PACKAGES += nginx
+# The openssl program mints the access tokens of the $health-cards-issue tests under a throw-away key.
+TEST_APT_PACKAGES += openssl
 # `make bench`: wrk measures the link server (manifest requests per second, latency percentiles).
 BENCH_APT_PACKAGES := wrk
 # `make install`: help2man makes the man pages from each command's --help.

@@ -12,7 +12,8 @@
 //   HealthCardsIssuing   batch runs, the issuer's site, revocation, static SMART Health Links, files
 //   HealthCardsFixtures  the catalogue of valid and broken test cards
 //   HealthCardsServer    the SMART Health Link server: link store (SQLite, PostgreSQL), manifest protocol,
-//                        HTTP front                    (+ libmicrohttpd, SQLite, libpq; no QR or PDF libraries)
+//                        $health-cards-issue over imported cards, access tokens, HTTP front
+//                                                      (+ libmicrohttpd, SQLite, libpq; no QR or PDF libraries)
 import PackageDescription
 
 let package = Package(

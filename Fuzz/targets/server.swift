@@ -1,8 +1,13 @@
 // libFuzzer target: the link server's requests as the router gets them (method, path, query, body), answered
 // by the real routes without sockets over a SQLite store holding a plain, a passcode and a U link; and the
 // texts the server reads from its configuration and database (`DatabaseURL`, `BaseURL`, `PasscodeHash`).
+// Also `$health-cards-issue` and its discovery (`HealthCardsIssueService`, authorization off, over a card store
+// that knows one person, P-1), and the texts that operation reads: access tokens (`AccessTokens.verify`, against a
+// key set of a fresh EC key) and FHIR dateTimes.
 // Properties: every answer carries `Cache-Control: no-store` and CORS; a 404 for a link path is the one body;
-// the server never answers 500 or 503 (its own store is there); a stored hash that reads writes back the same.
+// the server never answers 500 or 503 (its own store is there); a stored hash that reads writes back the same;
+// every answer of a /fhir/ route is FHIR or JSON; no token made of the fuzzer's bytes passes; a dateTime's interval
+// is never empty.
 @testable import HealthCardsCore
 @testable import HealthCardsServer
 
@@ -35,7 +40,19 @@ let fuzzRouter: Router = {
     }
     let service = LinkService(
         configuration: LinkService.Configuration(baseURL: base), store: store, clock: FuzzClock(), log: MemoryLog())
-    return Router(routes: service.routes)
+    let cards = DatabaseCardStore(database: database)
+    _ = try! cards.load(
+        CardRun(source: folder + "/out", runAt: 1, people: ["P-1"], cards: [], revoked: []), now: 1) { _, _, _ in false }
+    let fhir = HealthCardsIssueService(
+        configuration: .init(authorization: .disabledForTesting), store: cards, clock: FuzzClock(), log: MemoryLog())
+    return Router(routes: service.routes + fhir.routes)
+}()
+
+/// A verifier of tokens signed by a key no input can hold.
+let fuzzTokens: AccessTokens = {
+    let key = try! P256Key.generate()
+    let set = #"{"keys":[{"kty":"EC","crv":"P-256","kid":"k","x":"\#(Base64URL.encode(key.x))","y":"\#(Base64URL.encode(key.y))"}]}"#
+    return try! AccessTokens(issuer: "https://auth.example.org", audience: "https://fhir.example.org", keySet: Array(set.utf8), source: "fuzz")
 }()
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -56,7 +73,13 @@ public func fuzzServer(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     if response.status == 404, text(1).hasPrefix("/shl/"), LinkID.isValid(text(1).dropFirst(5)) {
         precondition(response.body == JSONWriter.minified(LinkService.notFoundBody), "a link 404 with another body")
     }
+    if text(1).hasPrefix("/fhir/") {
+        let type = response.header("Content-Type") ?? ""
+        precondition(type == "application/fhir+json" || type == "application/json", "a FHIR answer of type \(type)")
+    }
     for candidate in [text(0), text(1), String(decoding: bytes, as: UTF8.self)] {
+        precondition((try? fuzzTokens.verify(authorization: "Bearer " + candidate, now: 1_800_000_000)) == nil, "a token passed")
+        if let date = FHIRDateTime(candidate) { precondition(date.end > date.start, "an empty dateTime interval") }
         _ = try? DatabaseURL(candidate)
         _ = try? BaseURL(candidate)
         if let hash = PasscodeHash(stored: candidate) {

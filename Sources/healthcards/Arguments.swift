@@ -11,7 +11,7 @@ struct Arguments {
     private(set) var flags: Set<String> = []
     private(set) var positionals: [String] = []
     /// Options that may be given more than once; any other option given twice is a usage error.
-    static let repeatable: Set<String> = ["x5c", "id", "rid", "jwks", "report", "drop-kid", "shl-site", "link"]
+    static let repeatable: Set<String> = ["x5c", "id", "rid", "jwks", "report", "drop-kid", "shl-site", "link", "cards"]
 
     /// - Parameters:
     ///   - valued: options that take a value (without `--`).

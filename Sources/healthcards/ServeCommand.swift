@@ -1,4 +1,5 @@
 import HealthCardsCore
+import HealthCardsIssuing
 import HealthCardsServer
 
 #if canImport(Glibc)
@@ -10,7 +11,9 @@ enum ServeCommand {
         Usage: healthcards serve --db DB --listen ADDRESS:PORT --base-url URL [--threads N] [--timeout SECONDS]
                                  [--max-connections N] [--max-connections-per-client N] [--grace SECONDS]
                                  [--location-lifetime SECONDS] [--single-use-locations] [--poll-interval SECONDS]
-                                 [--passcode-checks N]
+                                 [--passcode-checks N] [--cards OUT]... [--site SITE]
+                                 [--auth-issuer URL --auth-jwks FILE --audience URL [--auth-authorize URL]
+                                 [--auth-token URL] | --no-authorization-for-testing]
 
         Serves the SMART Health Links that `healthcards link create` put in DB (docs/server.md), over HTTP/1.1,
         behind a TLS reverse proxy (nginx: contrib/nginx-healthcards-serve.conf). It speaks the links specification:
@@ -23,6 +26,18 @@ enum ServeCommand {
           GET BASE/file/<secret>    a manifest's location: the JWE (application/jose), for at most an hour
           GET BASE/<id>?recipient=  a U link's one JWE
           GET /healthz              200 while the database answers, else 503 (for a load balancer)
+        With --auth-issuer (or --no-authorization-for-testing) it is also the FHIR endpoint wallets and Apple Health
+        "connect" to (SMART Health Cards and Links IG, $health-cards-issue; docs/server.md), serving the cards
+        `healthcards cards import` (or --cards) loaded, as the batch signed them (no signing key here):
+          POST /fhir/Patient/<id>/$health-cards-issue
+                                    a FHIR Parameters body: credentialType 1..* (AND: Immunization, Observation,
+                                    https://smarthealth.cards#covid19, …), credentialValueSet 0..*, _since 0..1;
+                                    → Parameters with a verifiableCredential per matching card, or
+                                    {"resourceType":"Parameters"} for none; 401/403 without a good token for
+                                    this patient and the types asked, 404 an unknown patient, 400 a bad body
+                                    (OperationOutcome)
+          GET /fhir/.well-known/smart-configuration, GET /fhir/metadata
+                                    discovery: capabilities with health-cards; the CapabilityStatement
         Every answer has CORS (Access-Control-Allow-Origin: *) and Cache-Control: no-store. Every access to a
         link is recorded (`healthcards link audit`). The server holds no link key: the files are JWEs made on
         the operator's machine. Bodies over 16 KiB are refused with 413 before they are read; idle connections
@@ -60,6 +75,20 @@ enum ServeCommand {
                                 (default 60)
           --passcode-checks N   passcode hashes computed at once (default 2; each takes its hash's memory,
                                 32 MiB at the default cost)
+          --cards OUT           load the cards of the batch output OUT at start (as `healthcards cards import`;
+                                repeatable)
+          --site SITE           the issuer's site whose revocation lists apply: a card they revoke is never
+                                loaded (--cards) nor served (each list read again once `revoke` replaced it)
+          --auth-issuer URL     the authorization server whose access tokens are accepted (their iss)
+          --auth-jwks FILE      its JWK Set (EC P-256 and RSA keys): tokens signed ES256 or RS256 with one of
+                                them; alg none and HMAC are refused
+          --audience URL        this server's FHIR base as the tokens' aud names it, e.g.
+                                https://fhir.example.org/fhir
+          --auth-authorize URL  the authorization server's authorization endpoint, for smart-configuration
+          --auth-token URL      its token endpoint, for smart-configuration
+          --no-authorization-for-testing
+                                serve $health-cards-issue to anyone (tests only: warned at start and on every
+                                request)
           -h, --help            show this help
 
         Exit status: 0 stopped by SIGTERM/SIGINT after a clean shutdown; 2 usage or configuration error, or the
@@ -107,15 +136,47 @@ enum ServeCommand {
         return number
     }
 
+    /// `--auth-issuer`, `--auth-jwks`, `--audience`, or `--no-authorization-for-testing`; nil for neither (no FHIR
+    /// routes).
+    static func authorization(_ parsed: Arguments) throws -> HealthCardsIssueService.Authorization? {
+        let names = ["auth-issuer", "auth-jwks", "audience"]
+        let given = names.filter { parsed.value($0) != nil }
+        if parsed.has("no-authorization-for-testing") {
+            guard given.isEmpty else {
+                throw HealthCardError(
+                    .configuration, "--no-authorization-for-testing and --\(given[0]) contradict each other: give one")
+            }
+            return .disabledForTesting
+        }
+        guard !given.isEmpty else {
+            for name in ["auth-authorize", "auth-token"] where parsed.value(name) != nil {
+                throw HealthCardError(.configuration, "--\(name) needs --auth-issuer, --auth-jwks and --audience")
+            }
+            return nil
+        }
+        guard given.count == names.count else {
+            let missing = names.filter { parsed.value($0) == nil }.map { "--" + $0 }
+            throw HealthCardError(
+                .configuration, "access tokens are checked with --auth-issuer, --auth-jwks and --audience together; "
+                    + "missing \(missing.joined(separator: ", "))")
+        }
+        let file = parsed.value("auth-jwks")!
+        let tokens = try AccessTokens(
+            issuer: parsed.value("auth-issuer")!, audience: parsed.value("audience")!,
+            keySet: try FileIO.read(file, maxBytes: 1 << 20), source: file)
+        return .tokens(tokens)
+    }
+
     static func run(_ args: [String]) throws -> ExitStatus {
         let parsed = try Arguments(
             args,
             valued: [
                 "db", "listen", "base-url", "threads", "timeout", "max-connections", "max-connections-per-client",
                 "grace",
-                "location-lifetime", "poll-interval", "passcode-checks",
+                "location-lifetime", "poll-interval", "passcode-checks", "cards", "site", "auth-issuer", "auth-jwks",
+                "audience", "auth-authorize", "auth-token",
             ],
-            flagNames: ["single-use-locations"], command: "serve")
+            flagNames: ["single-use-locations", "no-authorization-for-testing"], command: "serve")
         if parsed.has("help") {
             print(help)
             return .ok
@@ -144,6 +205,22 @@ enum ServeCommand {
         service.singleUseLocations = parsed.has("single-use-locations")
         service.pollInterval = Int64(try integer(parsed, "poll-interval", default: 60, range: 1...86400))
         let passcodeChecks = try integer(parsed, "passcode-checks", default: 2, range: 1...64)
+        let authorization = try authorization(parsed)
+        if !parsed.values("cards").isEmpty && authorization == nil {
+            throw HealthCardError(
+                .configuration,
+                "--cards serves cards through $health-cards-issue, which needs --auth-issuer, --auth-jwks and --audience "
+                    + "(or --no-authorization-for-testing, for tests only)")
+        }
+        if let site = parsed.value("site") {
+            guard authorization != nil else {
+                throw HealthCardError(
+                    .configuration, "--site applies to $health-cards-issue, which needs --auth-issuer, --auth-jwks and --audience")
+            }
+            guard FileIO.isDirectory(site) else {
+                throw HealthCardError(.configuration, "--site \(Quote.text(site)) is not a folder")
+            }
+        }
 
         let log = JSONLinesLog()
         // Signals are taken by this thread only (sigwait below): blocked before any other thread starts, so the
@@ -171,7 +248,24 @@ enum ServeCommand {
         let links = LinkService(
             configuration: service, store: store, clock: SystemWallClock(), log: log,
             passcodeChecksAtOnce: passcodeChecks)
-        let server = HTTPServer(configuration: http, router: Router(routes: links.routes), log: log)
+        var routes = links.routes
+        if let authorization {
+            var fhir = HealthCardsIssueService.Configuration(authorization: authorization)
+            fhir.authorizeEndpoint = parsed.value("auth-authorize")
+            fhir.tokenEndpoint = parsed.value("auth-token")
+            fhir.revocationLists = parsed.value("site").map { RevocationLists(directory: IssuerSite(root: $0).crlDirectory) }
+            let cards = DatabaseCardStore(database: database)
+            for line in try CardsCommand.load(parsed.values("cards"), site: parsed.value("site"), into: cards, url: url) {
+                log.info("cards", ["import": .string(line)])
+            }
+            if case .disabledForTesting = authorization {
+                log.warning(
+                    "authorization",
+                    ["reason": "--no-authorization-for-testing: $health-cards-issue serves any person's cards to anyone"])
+            }
+            routes += HealthCardsIssueService(configuration: fhir, store: cards, clock: SystemWallClock(), log: log).routes
+        }
+        let server = HTTPServer(configuration: http, router: Router(routes: routes), log: log)
         if case .sqlite(let path) = url, let mode = FileIO.mode(path), mode & 0o077 != 0 {
             log.warning(
                 "database",

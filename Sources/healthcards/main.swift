@@ -31,6 +31,7 @@ let commands: [(name: String, summary: String, run: ([String]) throws -> ExitSta
     ("shl", "make SMART Health Links (flag U, static host) for cards already issued", SHLCommand.run),
     ("serve", "serve SMART Health Links (manifests, passcodes, long-term links) from SQLite or PostgreSQL", ServeCommand.run),
     ("link", "make, update, deactivate, list and audit the links a server serves (encrypted here)", LinkCommand.run),
+    ("cards", "load the cards of batch outputs into a server's database, for $health-cards-issue", CardsCommand.run),
     ("report", "check the reports of a batch's shards (issue --shard) together and merge them into one", ReportCommand.run),
     ("fixtures", "write a reproducible catalogue of valid and deliberately broken test cards for verifier developers", FixturesCommand.run),
 ]

@@ -19,7 +19,7 @@ import Testing
             let afterName = line.drop { $0 == " " }.drop { $0 != " " }
             return line.count - afterName.drop { $0 == " " }.count
         }
-        #expect(columns.count == 12 && Set(columns).count == 1, "summaries start at columns \(columns):\n\(list)")
+        #expect(columns.count == 13 && Set(columns).count == 1, "summaries start at columns \(columns):\n\(list)")
         #expect(help.contains("130/143 issue, print or fixtures was interrupted by SIGINT/SIGTERM"), "\(help)")
     }
 
@@ -82,6 +82,22 @@ import Testing
             #expect(own.contains("--db") && own.contains("--help"), "\(command): \(own)")
             #expect(own.isSubset(of: all), "link \(command) --help lists \(own.subtracting(all)), link --help does not")
         }
+    }
+
+    /// `serve --help` and `cards --help` list every option the commands accept (issue 24's among them).
+    @Test func serveAndCardsHelpListTheirOptions() throws {
+        let serve = try TestSupport.cli(["serve", "--help"]).stdout
+        for option in [
+            "--cards OUT", "--site SITE", "--auth-issuer URL", "--auth-jwks FILE", "--audience URL", "--auth-authorize URL",
+            "--auth-token URL", "--no-authorization-for-testing",
+        ] {
+            #expect(serve.contains("\n  " + option), "serve --help: \(option)")
+        }
+        let cards = try TestSupport.cli(["cards", "import", "--help"])
+        #expect(cards.status == 0 && cards.stdout.hasPrefix("Usage: healthcards cards import --db DB [--site SITE] OUT..."))
+        for option in ["--db DB", "--site SITE", "-h, --help"] { #expect(cards.stdout.contains("\n  " + option), "\(option)") }
+        let unknown = try TestSupport.cli(["cards", "import", "--db", "sqlite:/nonexistent/x.db", "--frobnicate", "x"])
+        #expect(unknown.status == 2)
     }
 
     /// The defaults `serve --help` states are the ones a server started without options reports in its start line.

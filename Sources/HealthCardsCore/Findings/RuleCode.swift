@@ -264,6 +264,20 @@ public enum RuleCode: String, Sendable, CaseIterable {
     /// refused rather than a letter of the name lost.
     case pdfNameTooLong = "PDF_NAME_TOO_LONG"
 
+    // The server's `$health-cards-issue` (docs/server.md), said in its OperationOutcomes.
+    /// The request body is not a FHIR `Parameters`, lacks `credentialType`, or has a `_since` that is not a
+    /// FHIR dateTime (400).
+    case operationBody = "OPERATION_BODY_INVALID"
+    /// No imported batch run issued for the patient id (404).
+    case operationUnknownPatient = "OPERATION_PATIENT_UNKNOWN"
+    /// No access token, or one that does not verify or is expired, for another audience or from another
+    /// issuer (401).
+    case operationUnauthorized = "OPERATION_UNAUTHORIZED"
+    /// A good access token for another patient, or without a scope for the types asked (403).
+    case operationForbidden = "OPERATION_FORBIDDEN"
+    /// The card database is not available (503), or the server failed (500).
+    case operationUnavailable = "OPERATION_UNAVAILABLE"
+
     /// The usual severity. A few codes are reported as warnings in some contexts; the `Finding` says.
     public var severity: Finding.Severity {
         switch self {

@@ -9,7 +9,7 @@ import HealthCardsCore
 /// A new step is appended to `steps` and never edited once released.
 enum Schema {
     /// The version this program writes and reads.
-    static let version = 2
+    static let version = 3
 
     /// The PostgreSQL advisory lock key the migration holds ("hcSHL" as digits).
     static let migrationLockKey: Int64 = 0x6863_5348_4C00
@@ -94,6 +94,44 @@ enum Schema {
                 )
                 """,
                 "CREATE INDEX hc_polls_age ON hc_polls (last_at)",
+            ],
+            // 3: the cards of batch outputs (`cards import`, `serve --cards`), for `$health-cards-issue`.
+            [
+                // One batch output folder imported: its path, the time its report was written (seconds), when
+                // it was imported.
+                """
+                CREATE TABLE hc_card_runs (
+                    source TEXT PRIMARY KEY,
+                    run_at \(integer) NOT NULL,
+                    imported_at \(integer) NOT NULL
+                )
+                """,
+                // A person a run issued for (the batch's normalized id), so that a person whose cards are all
+                // revoked is still known (an empty answer, not 404).
+                """
+                CREATE TABLE hc_card_people (
+                    patient TEXT NOT NULL,
+                    source TEXT NOT NULL REFERENCES hc_card_runs(source) ON DELETE CASCADE,
+                    PRIMARY KEY (patient, source)
+                )
+                """,
+                // One signed card (a compact JWS, never re-signed here) and what revocation and replacement need:
+                // the key, the rid, nbf (seconds) and the card's vc.type list (sorted, space-separated).
+                """
+                CREATE TABLE hc_cards (
+                    patient TEXT NOT NULL,
+                    source TEXT NOT NULL REFERENCES hc_card_runs(source) ON DELETE CASCADE,
+                    position \(integer) NOT NULL,
+                    run_at \(integer) NOT NULL,
+                    kid TEXT,
+                    rid TEXT,
+                    nbf \(integer) NOT NULL,
+                    types TEXT NOT NULL,
+                    jws TEXT NOT NULL,
+                    PRIMARY KEY (patient, source, position)
+                )
+                """,
+                "CREATE INDEX hc_cards_rid ON hc_cards (kid, rid)",
             ],
         ]
     }

@@ -1,0 +1,101 @@
+import HealthCardsCore
+import HealthCardsIssuing
+import HealthCardsServer
+
+/// `healthcards cards import`: the cards of batch outputs into a server's database, for `$health-cards-issue`.
+enum CardsCommand {
+    static let help = """
+        Usage: healthcards cards import --db DB [--site SITE] OUT...
+
+        Commands:
+          import  load the cards and reports of batch output folders into DB
+
+        Loads the cards of batch outputs (the folders `healthcards issue --out OUT` wrote: report.ndjson and the
+        .smart-health-card files its lines name) into DB, for `healthcards serve` to answer
+        POST /fhir/Patient/<id>/$health-cards-issue (docs/server.md). The cards are served as the batch signed
+        them: the server never needs the signing key. A person is the report's id, normalized as the batch does
+        (surrounding spaces, invisible characters and look-alike spaces removed; case kept).
+
+        Importing a folder again after a newer run into it replaces the cards of the run before; a person's cards
+        from an older run of another folder with the same vc.type list are replaced too; a folder whose run is
+        older than the one already imported is left as it is. A card whose rid a revocation list revokes is never
+        stored, and one already stored is removed: the lists of SITE (SITE/.well-known/crl/<kid>.json) with
+        --site, and the records a run rejected because the site's list revokes them (their report lines).
+        `healthcards serve --site SITE` also checks the lists on every answer; without it, run the import again
+        after `healthcards revoke`.
+
+        Options:
+          --db DB        sqlite:PATH (made with mode 0600 when missing) or postgresql://[USER@]HOST[:PORT]/DATABASE
+          --site SITE    the issuer's site folder whose revocation lists apply
+          -h, --help     show this help
+
+        Exit status: 0 every folder imported (or left as it was, being older); 2 usage or configuration error,
+        a folder that is not a batch output, or the database could not be opened or written (nothing of that
+        folder is changed: each folder is imported in one transaction).
+        """
+
+    static func run(_ args: [String]) throws -> ExitStatus {
+        guard let name = args.first else {
+            print(help)
+            return .usage
+        }
+        if name == "-h" || name == "--help" || name == "help" {
+            print(help)
+            return .ok
+        }
+        guard name == "import" else {
+            throw HealthCardError(
+                .configuration, "unknown command `healthcards cards \(Quote.text(name))`; expected import")
+        }
+        let parsed = try Arguments(
+            Array(args.dropFirst()), valued: ["db", "site"], flagNames: [], command: "cards import")
+        if parsed.has("help") {
+            print(help)
+            return .ok
+        }
+        guard !parsed.positionals.isEmpty else {
+            throw HealthCardError(
+                .configuration, "`healthcards cards import` needs the output folders of batch runs (OUT...)")
+        }
+        let url = try DatabaseURL(try parsed.required("db", command: "cards import"))
+        let database = try LinkCommand.db(url) {
+            try Database(url: url, role: .operatorCommand, create: true, maxConnections: 1, now: Clock.nowSeconds())
+        }
+        defer { database.close() }
+        for outcome in try load(parsed.positionals, site: parsed.value("site"), into: DatabaseCardStore(database: database), url: url) {
+            say(outcome)
+        }
+        return .ok
+    }
+
+    /// Imports the folders; returns a line for each.
+    static func load(_ folders: [String], site: String?, into store: CardStore, url: DatabaseURL) throws -> [String] {
+        var lists: FileRevocationListStore?
+        if let site {
+            guard FileIO.isDirectory(site) else {
+                throw HealthCardError(.configuration, "--site \(Quote.text(site)) is not a folder")
+            }
+            lists = IssuerSite(root: site).revocationLists
+        }
+        // Each key's list is read once per import; a list that cannot be read stops the import (rolled back).
+        var cache: [String: CRL?] = [:]
+        let revokes: (String, String, Int64) throws -> Bool = { kid, rid, nbf in
+            guard let lists else { return false }
+            if cache[kid] == nil { cache[kid] = .some(try lists.list(kid: kid)) }
+            return cache[kid]??.revokes(rid: rid, nbf: Double(nbf)) ?? false
+        }
+        var lines: [String] = []
+        for folder in folders {
+            let run = try CardImport.read(folder: folder)
+            let outcome = try LinkCommand.db(url) { try store.load(run, now: Clock.nowSeconds(), revokes: revokes) }
+            guard outcome.loaded else {
+                lines.append("\(folder): left as it was: the database holds a newer run of this folder")
+                continue
+            }
+            lines.append(
+                "\(folder): \(outcome.cards) card(s) of \(outcome.people) person(s) loaded, \(outcome.replaced) replaced, "
+                    + "\(outcome.revoked) revoked left out or removed")
+        }
+        return lines
+    }
+}
