@@ -8,7 +8,8 @@ import HealthCardsFixtures
 enum SHLCommand {
     static let help = """
         Usage: healthcards shl --base-url BASE_URL --site SITE [--out DIR] [--label TEXT] [--exp SECONDS]
-                               [--viewer URL#] [--no-qr] [--qr-scale PIXELS] [--share group|world] CARD...
+                               [--viewer URL#] [--no-qr] [--qr-scale PIXELS] [--share group|world]
+                               [--content card|bundle|both] [--long-term] [--ktc] CARD...
 
         Makes a SMART Health Link (flag U, for a static host) for cards already issued, as `issue --shl` does
         while issuing (docs/shl.md). For each CARD (a .smart-health-card file) it writes:
@@ -42,13 +43,15 @@ enum SHLCommand {
                                 inside the published site
           --label TEXT          the label receivers show (at most 80 characters; default 'SMART Health Card');
                                 {name} puts the Patient's name in it: only when the person wants that
-          --exp SECONDS         the link's exp (integer seconds since 1970): a hint that it is stale after
+          --exp SECONDS         the link's exp (integer seconds since 1970, or +N with s, m, h or d from now,
+                                e.g. +48h): a hint that it is stale after
           --viewer URL#         a viewer URL ending in '#' put in front of the link (and in its QR)
           --no-qr               write no QR image
         \(QRScaleOption.help)
           --share group|world   let the group (0640/0750) or everyone (0644/0755) read DIR/shl; default 0600/0700
           --renew ID            make a new link for ID (the card's name) although its link was withdrawn or its
                                 file is not in SITE (the old link stays dead). May be repeated
+        \(LinkOptions.help(.shl))
           -h, --help            show this help
 
         Exit status: 0 every card linked; 1 some cards got no link (not valid, not the site issuer's, or a link
@@ -58,8 +61,9 @@ enum SHLCommand {
 
     static func run(_ args: [String]) throws -> ExitStatus {
         let parsed = try Arguments(
-            args, valued: ["base-url", "site", "out", "label", "exp", "viewer", "qr-scale", "share", "renew"],
-            flagNames: ["no-qr"],
+            args, valued: Set(["base-url", "site", "out", "label", "exp", "viewer", "qr-scale", "share", "renew"])
+                .union(LinkOptions.valued(.shl)),
+            flagNames: Set(["no-qr"]).union(LinkOptions.flags(.shl)),
             command: "shl")
         if parsed.has("help") {
             say(help)

@@ -196,11 +196,12 @@ public struct SHLStage: Sendable {
                 current = (link, fileName, key)
             }
         }
+        let (contentType, plaintext) = try options.content.fileContent(card: card)
         var rewrite = true
         if let (_, fileName, key) = current {
             if let bytes = try? FileIO.read(destination.path(ofFile: fileName)),
                 let opened = try? JWE(compact: String(decoding: bytes, as: UTF8.self)).decrypt(key: key),
-                opened.plaintext == card, opened.parts.contentType == JWE.smartHealthCard
+                opened.plaintext == plaintext, opened.parts.contentType == contentType
             {
                 rewrite = false
             } else {
@@ -222,12 +223,14 @@ public struct SHLStage: Sendable {
                 ))
         }
         let link = SHLink(
-            url: destination.url(ofFile: fileName), key: key.base64url, exp: options.exp, flag: "U",
+            url: destination.url(ofFile: fileName), key: key.base64url, exp: options.exp,
+            // A link handed out as long-term stays long-term: its receivers may poll it.
+            flag: current?.link.flag?.contains("L") == true ? "LU" : options.flag,
             label: label.label, viewer: options.viewer)
         if rewrite {
-            let jwe = try JWE.encrypt(card, key: key, deflate: options.deflate)
+            let jwe = try JWE.encrypt(plaintext, key: key, contentType: contentType, deflate: options.deflate)
             // Read back as a receiver would before anything is written: a file that does not open is never published.
-            guard let back = try? jwe.decrypt(key: key), back.plaintext == card else {
+            guard let back = try? jwe.decrypt(key: key), back.plaintext == plaintext else {
                 throw HealthCardError(
                     .crypto, "self-check failed: the encrypted link file does not decrypt back to the card")
             }

@@ -368,6 +368,16 @@ package struct SHLCheck {
             add(.shlContent, "\(path): \(error)")
             return []
         }
+        if JWE.mediaType(contentType, is: SharedBundle.contentType) {
+            // FHIR content (a shared Bundle, as the Kill the Clipboard profile sends): its shape is checked, and the
+            // report says that a shape check is what it was.
+            let checked = SharedBundleCheck.check(plaintext)
+            report.notes.append(
+                "content \(SharedBundle.contentType) (\(plaintext.count) bytes): \(checked.summary); checked as a FHIR R4 "
+                    + "Bundle's shape (types, fullUrl and reference resolution, dates, PDF attachments), not against profiles")
+            for problem in checked.problems { add(.shlBundle, "\(path): \(problem)") }
+            return []
+        }
         guard JWE.mediaType(contentType, is: JWE.smartHealthCard) else {
             report.notes.append("content \(Quote.text(contentType, limit: 80)) (\(plaintext.count) bytes)")
             add(
