@@ -32,6 +32,10 @@ enum SHLCommand {
         most 60 s while another command writes SITE (a revoke, an issue --shl). A PDF printed before the link was made
         or replaced does not show it: print the card again (`healthcards print`, which finds DIR/shl/<name>.txt).
 
+        Commands:
+          audit                 list each access to the site's links from the web server's access logs
+                                (`healthcards shl audit --help`)
+
         Arguments:
           CARD                  a .smart-health-card file
         Options:
@@ -60,6 +64,7 @@ enum SHLCommand {
         """
 
     static func run(_ args: [String]) throws -> ExitStatus {
+        if args.first == "audit" { return try SHLAuditCommand.run(Array(args.dropFirst())) }
         let parsed = try Arguments(
             args, valued: Set(["base-url", "site", "out", "label", "exp", "viewer", "qr-scale", "share", "renew"])
                 .union(LinkOptions.valued(.shl)),
