@@ -9,7 +9,7 @@ enum SHLCommand {
     static let help = """
         Usage: healthcards shl --base-url BASE_URL --site SITE [--out DIR] [--label TEXT] [--exp SECONDS]
                                [--viewer URL#] [--no-qr] [--qr-scale PIXELS] [--share group|world]
-                               [--content card|bundle|both] [--long-term] [--ktc] CARD...
+                               [--content card|bundle|both] [--long-term] [--ktc] [--update] CARD...
 
         Makes a SMART Health Link (flag U, for a static host) for cards already issued, as `issue --shl` does
         while issuing (docs/shl.md). For each CARD (a .smart-health-card file) it writes:
@@ -56,6 +56,10 @@ enum SHLCommand {
           --renew ID            make a new link for ID (the card's name) although its link was withdrawn or its
                                 file is not in SITE (the old link stays dead). May be repeated
         \(LinkOptions.help(.shl))
+          --update              only update the links CARDs already have (DIR/shl/<name>.txt whose file is in
+                                SITE): the current content is encrypted again under the same key and file name
+                                with a fresh IV when it changed (an LU link's receivers see it); a CARD without
+                                such a link gets none (exit status 1)
           -h, --help            show this help
 
         Exit status: 0 every card linked; 1 some cards got no link (not valid, not the site issuer's, or a link
@@ -68,7 +72,7 @@ enum SHLCommand {
         let parsed = try Arguments(
             args, valued: Set(["base-url", "site", "out", "label", "exp", "viewer", "qr-scale", "share", "renew"])
                 .union(LinkOptions.valued(.shl)),
-            flagNames: Set(["no-qr"]).union(LinkOptions.flags(.shl)),
+            flagNames: Set(["no-qr", "update"]).union(LinkOptions.flags(.shl)),
             command: "shl")
         if parsed.has("help") {
             say(help)
@@ -121,9 +125,14 @@ enum SHLCommand {
             jobs.append((card, outDir, name))
         }
         guard
-            let (destination, options) = try LinkOptions.options(
+            let (destination, parsedOptions) = try LinkOptions.options(
                 parsed, names: .shl, site: site, makeQR: !parsed.has("no-qr"), qrImage: image, now: now)
         else { return .usage }
+        var options = parsedOptions
+        options.updateOnly = parsed.has("update")
+        if options.updateOnly, !options.renew.isEmpty {
+            throw HealthCardError(.configuration, "--update never makes a new link; --renew does: give one or the other")
+        }
         // One run at a time per output folder: `issue --shl` and `shl` into one DIR would race on shl/<name>.txt.
         let locks = try lockOutputs(jobs.map(\.outDir), access: access)
         defer { withExtendedLifetime(locks) {} }

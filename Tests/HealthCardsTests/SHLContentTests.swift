@@ -226,4 +226,44 @@ import Testing
         let renewed = try SHLinkText.parse(try SHLTestSupport.linkText(out, id: "P-1001"))
         #expect(renewed.flag == "LU" && renewed.key != link.key && renewed.url != link.url)
     }
+    /// `shl --update`: after the cards were reissued without links, it re-encrypts each link's file with the
+    /// current content (same key and file name, fresh IV) and makes no link for a card that has none.
+    @Test func shlUpdateReencryptsCurrentContent() throws {
+        let dir = try TestSupport.tempDir("shl-update")
+        let (site, key, _) = try SHLTestSupport.site(in: dir)
+        let out = dir.appendingPathComponent("out")
+        try SHLTestSupport.issue(
+            template: "covid19-vaccination", key: key, site: site, out: out, extra: ["--shl-long-term", "--content", "bundle"])
+        let text = try SHLTestSupport.linkText(out, id: "P-1001")
+        let link = try SHLinkText.parse(text)
+        let linkKey = try #require(AES256Key.decode(base64url: link.key))
+        let siteFile = try SHLTestSupport.siteFile(of: text, site: site)
+        let before = String(decoding: try SiteTestSupport.bytes(siteFile), as: UTF8.self)
+        // Reissued without --shl: the link still opens the old Bundle.
+        let templates = SiteTestSupport.templates
+        try SiteTestSupport.cli([
+            "issue", "--issuer", SHLTestSupport.issuer, "--key", key, "--template",
+            templates.appendingPathComponent("covid19-vaccination.json").path, "--out", out.path, "--nbf", "1700007200",
+            "--force", "--quiet", templates.appendingPathComponent("covid19-vaccination.sample.csv").path,
+        ])
+        #expect(String(decoding: try SiteTestSupport.bytes(siteFile), as: UTF8.self) == before)
+        let card = out.path + "/cards/P-1001.smart-health-card"
+        let stray = dir.appendingPathComponent("other/cards")
+        try FileManager.default.createDirectory(at: stray, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: card, toPath: stray.path + "/P-9.smart-health-card")
+        let run = try SiteTestSupport.cli(
+            [
+                "shl", "--update", "--content", "bundle", "--base-url", SHLTestSupport.base, "--site", site, card,
+                stray.path + "/P-9.smart-health-card",
+            ], expect: 1)
+        #expect(run.stderr.contains("no link updated"), "\(run.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.path + "/other/shl/P-9.txt"))
+        #expect(try SHLTestSupport.linkText(out, id: "P-1001") == text, "same link: key, URL, flag LU")
+        let after = String(decoding: try SiteTestSupport.bytes(siteFile), as: UTF8.self)
+        let ivs = (try JWE(compact: after).parts().iv, try JWE(compact: before).parts().iv)
+        #expect(after != before && ivs.0 != ivs.1)
+        let content = try JSONParser.parse(try JWE(compact: after).decrypt(key: linkKey).plaintext)
+        #expect(content["timestamp"] == "2023-11-15T00:13:20Z", "the reissued card's nbf, 1700007200")
+        #expect(try SharedBundle.make(cardFile: try SiteTestSupport.bytes(card)) == (try JWE(compact: after).decrypt(key: linkKey).plaintext))
+    }
 }

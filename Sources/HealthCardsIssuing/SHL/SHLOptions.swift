@@ -25,6 +25,9 @@ public struct SHLOptions: Sendable {
     /// Long-term link (flag `LU`, the IG's IPS example): the content may change, and a receiver may fetch it
     /// again; a later run re-encrypts the current content under the same key and file name with a fresh IV.
     public var longTerm = false
+    /// Only update links already handed out (their files re-encrypted with the current content when it changed,
+    /// same key and file name, fresh IV); never make a new link.
+    public var updateOnly = false
 
     /// The link's flag: `U`, or `LU` for a long-term link (letters in alphabetical order).
     public var flag: String { longTerm ? "LU" : "U" }

@@ -197,6 +197,13 @@ public struct SHLStage: Sendable {
             }
         }
         let (contentType, plaintext) = try options.content.fileContent(card: card)
+        if options.updateOnly && current == nil {
+            notes.append(
+                HealthCardError(
+                    .link,
+                    "no link updated: \(textFile) holds no live link into \(destination.folder) (an update never makes a new link)"))
+            return nil
+        }
         var rewrite = true
         if let (_, fileName, key) = current {
             if let bytes = try? FileIO.read(destination.path(ofFile: fileName)),
@@ -208,8 +215,8 @@ public struct SHLStage: Sendable {
                 warnings.append(
                     HealthCardError(
                         .link,
-                        "the link in \(textFile) now opens this run's card: its file was encrypted again with the same key and a "
-                            + "fresh IV, so the link already handed out keeps working"))
+                        "the link in \(textFile) now opens this run's \(options.content == .bundle ? "Bundle" : "card"): its file was "
+                            + "encrypted again with the same key and a fresh IV, so the link already handed out keeps working"))
             }
         }
         let key = try current?.key ?? AES256Key.random()
