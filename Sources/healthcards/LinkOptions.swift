@@ -46,7 +46,8 @@ enum LinkOptions {
                     "(cty application/smart-health-card, signed); bundle the person's shared FHIR",
                     "Bundle (cty application/fhir+json: a collection with the Patient and the card's",
                     "resources, urn:uuid: fullUrls, timestamp the card's nbf); both: a U link holds",
-                    "one file, so the signed card (docs/shl.md)",
+                    "one file, so the signed card (docs/shl.md). With issue --pdf, a bundle also holds",
+                    "the printed card as a DocumentReference (LOINC 60591-5, application/pdf)",
                 ]),
             option(
                 names.longTerm,

@@ -266,4 +266,40 @@ import Testing
         #expect(content["timestamp"] == "2023-11-15T00:13:20Z", "the reissued card's nbf, 1700007200")
         #expect(try SharedBundle.make(cardFile: try SiteTestSupport.bytes(card)) == (try JWE(compact: after).decrypt(key: linkKey).plaintext))
     }
+    /// `issue --pdf --shl --content bundle`: the printed card rides in the Bundle as a DocumentReference (LOINC
+    /// 60591-5) whose attachment is exactly `pdf/<id>.pdf`; fhir.resources reads it; verify checks it is a PDF; a
+    /// rerun leaves the file as it is.
+    @Test(.enabled(if: fhirAvailable, fhirMissing))
+    func pdfRidesInTheBundle() throws {
+        let dir = try TestSupport.tempDir("shl-bundle-pdf")
+        let (site, key, _) = try SHLTestSupport.site(in: dir)
+        let out = dir.appendingPathComponent("out")
+        try SHLTestSupport.issue(
+            template: "covid19-vaccination", key: key, site: site, out: out, extra: ["--content", "bundle", "--pdf", "--no-qr"])
+        let linkFile = out.path + "/shl/P-1001.txt"
+        let (plaintext, _) = try SHLTestSupport.pythonDecrypt(linkFile: linkFile, site: site, in: dir)
+        let bundleFile = try TestSupport.write(String(decoding: plaintext, as: UTF8.self), to: "bundle.json", in: dir)
+        let run = try TestSupport.run(try #require(TestSupport.python), ["-c", Self.fhirScript, bundleFile])
+        #expect(run.status == 0, "fhir.resources: \(run.stderr)")
+        let seen = try JSONParser.parse(Array(run.stdout.utf8))
+        #expect(seen["types"]?.arrayValue?.last == "DocumentReference")
+        let shared = try JSONParser.parse(plaintext)
+        let document = try #require(shared["entry"]?.arrayValue?.last?["resource"])
+        #expect(document["type"]?["coding"]?[0]?["system"] == "http://loinc.org" && document["type"]?["coding"]?[0]?["code"] == "60591-5")
+        #expect(document["subject"]?["reference"] == shared["entry"]?[0]?["fullUrl"])
+        let attachment = try #require(document["content"]?[0]?["attachment"])
+        #expect(attachment["contentType"] == "application/pdf")
+        let data = try #require(Data(base64Encoded: attachment["data"]?.stringValue ?? ""))
+        #expect([UInt8](data) == (try SiteTestSupport.bytes(out.path + "/pdf/P-1001.pdf")), "the printed card itself")
+        let verify = try TestSupport.cli(["verify", "--jwks", site, "--shl-site", site, linkFile])
+        #expect(verify.status == 0 && verify.stdout.contains("DocumentReference"), "\(verify.stdout)")
+        let report = try TestSupport.report(out)
+        #expect(report.allSatisfy { ($0["warnings"]?.arrayValue ?? []).isEmpty }, "a link made with its PDF is no news: \(report)")
+
+        let siteFile = try SHLTestSupport.siteFile(of: try SHLTestSupport.linkText(out, id: "P-1001"), site: site)
+        let before = try SiteTestSupport.bytes(siteFile)
+        try SHLTestSupport.issue(
+            template: "covid19-vaccination", key: key, site: site, out: out, extra: ["--content", "bundle", "--pdf", "--no-qr"])
+        #expect(try SiteTestSupport.bytes(siteFile) == before)
+    }
 }

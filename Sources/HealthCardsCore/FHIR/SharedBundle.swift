@@ -25,7 +25,13 @@ public enum SharedBundle {
     /// - Returns: the Bundle as minified UTF-8 JSON.
     /// - Throws: `HealthCardError(.validation)` when the file is not a card file whose payload holds a Bundle with
     ///   entries and an `nbf`.
-    public static func make(cardFile: [UInt8]) throws(HealthCardError) -> [UInt8] {
+    /// The LOINC code of the printed card's `DocumentReference` (`60591-5`, Patient summary Document): what the
+    /// Kill the Clipboard profile calls a "FHIR-rendered PDF".
+    public static let pdfLOINC = "60591-5"
+
+    /// - Parameter pdf: the printed card (a PDF), put in the Bundle as a `DocumentReference` after the card's
+    ///   resources, or nil for none.
+    public static func make(cardFile: [UInt8], pdf: [UInt8]? = nil) throws(HealthCardError) -> [UInt8] {
         guard cardFile.count <= maxCardFileBytes, let file = try? JSONParser.parse(cardFile),
             let compact = file["verifiableCredential"]?[0]?.stringValue,
             let parts = try? JWS(compact: compact).parts(), let inflated = try? RawInflate.inflate(parts.payload),
@@ -37,7 +43,41 @@ public enum SharedBundle {
         else {
             throw HealthCardError(.validation, "the card has no fhirBundle or nbf to share")
         }
-        return JSONWriter.minified(try make(cardBundle: bundle, timestamp: nbf, seed: Digest.sha256(cardFile)))
+        var shared = try make(cardBundle: bundle, timestamp: nbf, seed: Digest.sha256(cardFile))
+        if let pdf { shared = withDocument(shared, pdf: pdf, timestamp: nbf, seed: Digest.sha256(cardFile)) }
+        return JSONWriter.minified(shared)
+    }
+
+    /// `shared` with a `DocumentReference` for the printed card appended: `status` `current`, `type` LOINC
+    /// `60591-5`, `subject` the Bundle's first Patient, `date` the Bundle's timestamp, one `content.attachment`
+    /// with `contentType` `application/pdf`, the PDF as base64 in `data` and its `title`.
+    static func withDocument(_ shared: JSONValue, pdf: [UInt8], timestamp: Int64, seed: [UInt8]) -> JSONValue {
+        guard var object = shared.objectValue, var entries = shared["entry"]?.arrayValue else { return shared }
+        var document: JSONObject = [
+            "resourceType": "DocumentReference", "status": "current",
+            "type": .object([
+                "coding": .array([
+                    .object(["system": "http://loinc.org", "code": .string(pdfLOINC), "display": "Patient summary Document"])
+                ])
+            ]),
+        ]
+        if let patient = entries.first(where: { $0["resource"]?["resourceType"]?.stringValue == "Patient" }),
+            let fullUrl = patient["fullUrl"]?.stringValue
+        {
+            document["subject"] = .object(["reference": .string(fullUrl)])
+        }
+        document["date"] = .string(Clock.iso8601(timestamp))
+        document["content"] = .array([
+            .object([
+                "attachment": .object([
+                    "contentType": "application/pdf", "data": .string(Base64URL.encodeStandard(pdf)),
+                    "title": "SMART Health Card (printed)",
+                ])
+            ])
+        ])
+        entries.append(.object(["fullUrl": .string(uuid(seed: seed, index: entries.count)), "resource": .object(document)]))
+        object["entry"] = .array(entries)
+        return .object(object)
     }
 
     /// The shared Bundle of a card's Bundle.

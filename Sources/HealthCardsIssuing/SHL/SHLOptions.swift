@@ -95,10 +95,11 @@ public enum SHLContent: String, Sendable, CaseIterable {
 
     /// The content type and bytes of the one file of a `U` link for a card file.
     /// - Throws: `HealthCardError(.validation)` when the Bundle cannot be made from the card (`SharedBundle`).
-    public func fileContent(card: [UInt8]) throws(HealthCardError) -> (contentType: String, bytes: [UInt8]) {
+    /// - Parameter pdf: the printed card, which a Bundle carries as a `DocumentReference` (ignored for a card).
+    public func fileContent(card: [UInt8], pdf: [UInt8]? = nil) throws(HealthCardError) -> (contentType: String, bytes: [UInt8]) {
         switch self {
         case .card, .both: return (JWE.smartHealthCard, card)
-        case .bundle: return (SharedBundle.contentType, try SharedBundle.make(cardFile: card))
+        case .bundle: return (SharedBundle.contentType, try SharedBundle.make(cardFile: card, pdf: pdf))
         }
     }
 }

@@ -95,8 +95,12 @@ public struct SHLStage: Sendable {
     /// - Returns: the link, or nil when none was made (`notes` says why).
     /// - Throws: `HealthCardError(.io)` when a file cannot be written, `.crypto` when OpenSSL fails or the
     ///   encrypted file does not decrypt back to the card, `.qr`/`.png` for the image.
+    ///   - pdf: the printed card, which a Bundle link (`SHLContent.bundle`) carries as a `DocumentReference`.
+    ///   - provisional: the PDF is printed next (with this link on it) and `link` is called again with it: a
+    ///     link file already there is kept as it is for now, and a new one is written without the PDF.
     public func link(
-        card: [UInt8], name: String, bundle: JSONValue?, sync: Bool = false, notes: inout [HealthCardError]
+        card: [UInt8], name: String, bundle: JSONValue?, pdf: [UInt8]? = nil, provisional: Bool = false, sync: Bool = false,
+        notes: inout [HealthCardError]
     ) throws -> Outcome? {
         let textFile = "shl/\(name).txt"
         let textPath = outDir + "/" + textFile
@@ -118,7 +122,7 @@ public struct SHLStage: Sendable {
         func write(_ notes: inout [HealthCardError]) throws -> (link: SHLink, fileName: String, warnings: [HealthCardError])? {
             try siteSide(
                 card: card, textFile: textFile, textPath: textPath, renew: renew, withdrawn: withdrawn, bundle: bundle,
-                sync: sync, notes: &notes)
+                pdf: pdf, provisional: provisional, sync: sync, notes: &notes)
         }
         let written = try siteGate.map { gate in try gate.withLock { try write(&notes) } } ?? write(&notes)
         guard let (link, fileName, sideWarnings) = written else { return nil }
@@ -140,8 +144,8 @@ public struct SHLStage: Sendable {
     /// The part of `link` that reads and writes the site: decides whether the card gets a link and which (the one
     /// handed out, kept, or a new one), and writes its encrypted file. Nil when no link is made (`notes` says why).
     private func siteSide(
-        card: [UInt8], textFile: String, textPath: String, renew: Bool, withdrawn: Bool, bundle: JSONValue?, sync: Bool,
-        notes: inout [HealthCardError]
+        card: [UInt8], textFile: String, textPath: String, renew: Bool, withdrawn: Bool, bundle: JSONValue?, pdf: [UInt8]?,
+        provisional: Bool, sync: Bool, notes: inout [HealthCardError]
     ) throws -> (link: SHLink, fileName: String, warnings: [HealthCardError])? {
         var warnings: [HealthCardError] = []
         var current: (link: SHLink, fileName: String, key: AES256Key)?
@@ -196,7 +200,7 @@ public struct SHLStage: Sendable {
                 current = (link, fileName, key)
             }
         }
-        let (contentType, plaintext) = try options.content.fileContent(card: card)
+        let (contentType, plaintext) = try options.content.fileContent(card: card, pdf: pdf)
         if options.updateOnly && current == nil {
             notes.append(
                 HealthCardError(
@@ -206,7 +210,9 @@ public struct SHLStage: Sendable {
         }
         var rewrite = true
         if let (_, fileName, key) = current {
-            if let bytes = try? FileIO.read(destination.path(ofFile: fileName)),
+            if provisional {
+                rewrite = false
+            } else if let bytes = try? FileIO.read(destination.path(ofFile: fileName)),
                 let opened = try? JWE(compact: String(decoding: bytes, as: UTF8.self)).decrypt(key: key),
                 opened.plaintext == plaintext, opened.parts.contentType == contentType
             {
