@@ -86,7 +86,7 @@ while IFS=$'\t' read -r command text; do
     while IFS=$'\t' read -r sub subtext; do
         subpage="$page-$sub"
         see_also "$subpage" >"$include"
-        help2man --no-info --section=1 --name="$subtext" --version-string="$version" --include="$include" \
+        help2man --no-info --locale=C.UTF-8 --section=1 --name="$subtext" --version-string="$version" --include="$include" \
             --help-option="$command $sub --help" --output="$out/$subpage.1" "$program"
         upper=$(tr '[:lower:]' '[:upper:]' <<<"$subpage")
         sed -i -e "s/^\.TH HEALTHCARDS /.TH $upper /" -e "s/^healthcards \\\\- /$subpage \\\\- /" "$out/$subpage.1"
