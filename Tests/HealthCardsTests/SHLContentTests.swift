@@ -103,6 +103,11 @@ import Testing
         let opened = try jwe.decrypt(key: try #require(AES256Key.decode(base64url: try SHLinkText.parse(text).key)))
         #expect(opened.parts.contentType == JWE.smartHealthCard)
         #expect(opened.plaintext == (try SiteTestSupport.bytes(out.path + "/cards/P-1001.smart-health-card")))
+        if SHLTestSupport.pythonCryptoAvailable {
+            // And by the independent decryptor: the same card, the same content type.
+            let (plaintext, info) = try SHLTestSupport.pythonDecrypt(linkFile: out.path + "/shl/P-1001.txt", site: site, in: dir)
+            #expect(plaintext == opened.plaintext && info["header"]?["cty"] == "application/smart-health-card")
+        }
         let bad = try SiteTestSupport.cli(
             ["shl", "--base-url", SHLTestSupport.base, "--site", site, "--content", "pdf", out.path + "/cards/P-1001.smart-health-card"],
             expect: 2)
