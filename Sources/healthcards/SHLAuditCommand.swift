@@ -59,8 +59,8 @@ enum SHLAuditCommand {
             }
             do {
                 if let warning = try audit.read(file: log) { printError("warning: \(warning)") }
-            } catch let error as HealthCardError where error.kind == .compression {
-                throw HealthCardError(.configuration, "\(log): \(error.text)")
+            } catch let error as HealthCardError where error.kind == .compression || error.kind == .input {
+                throw HealthCardError(.configuration, error.kind == .input ? error.text : "\(log): \(error.text)")
             }
         }
         let links = audit.links

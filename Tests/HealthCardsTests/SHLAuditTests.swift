@@ -75,6 +75,22 @@ import Testing
         #expect(AccessLogLine.parse(Array(long.utf8)) == nil)
     }
 
+    /// A gzip bomb (8 MiB of zeros in a few kB) stops at the inflate budget with an error; a line too long to be
+    /// one is counted and skipped, and the lines around it are read.
+    @Test func gzipBombAndLongLines() throws {
+        let dir = try TestSupport.tempDir("shl-audit-bomb")
+        let bomb = dir.appendingPathComponent("bomb.gz").path
+        #expect(try TestSupport.run("/bin/sh", ["-c", "head -c 8388608 /dev/zero | gzip -9 > '\(bomb)'"]).status == 0)
+        var audit = SHLAudit(issuer: "https://clinic.example.org")
+        #expect(throws: HealthCardError.self) { _ = try audit.read(file: bomb, minInflateBudget: 1 << 20) }
+        let good = #"127.0.0.1 - - [01/Dec/2026:14:50:00 +0000] "GET /shl/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA?recipient=x HTTP/1.1" 200 10"#
+        let log = try TestSupport.write(
+            good + "\n" + String(repeating: "y", count: 200_000) + "\n" + good + "\r\n" + good, to: "long.log", in: dir)
+        var reader = SHLAudit(issuer: "https://clinic.example.org")
+        #expect(try reader.read(file: log) == nil)
+        #expect(reader.lines == 4 && reader.unreadable == 1 && reader.links.first?.accesses.count == 3)
+    }
+
     /// An independent receiver (Python urllib, pyca/cryptography, fhir.resources): fetches the link's URL from
     /// the local nginx with `?recipient=`, decrypts the JWE with the link's key and parses the Bundle.
     static let receiverScript = """

@@ -251,8 +251,11 @@ public struct SHLAudit: Sendable {
     /// Reads a log file, plain or gzip (by its first two bytes, 1F 8B), in chunks: any size, memory bounded by
     /// one chunk, one line and the accesses kept.
     /// - Returns: a warning when a gzip file ends inside a member (a file still being written), else nil.
-    /// - Throws: `HealthCardError(.io)` when it cannot be read, `.compression` for corrupt gzip data.
-    public mutating func read(file path: String) throws -> String? {
+    /// - Throws: `HealthCardError(.io)` when it cannot be read, `.compression` for corrupt gzip data, `.input` for
+    ///   gzip data that inflates to more than 1 GiB and 500 times the file's size.
+    /// - Parameter minInflateBudget: the least a gzip file may inflate to, in bytes (the budget is this or 500
+    ///   times the file's size, whichever is more).
+    public mutating func read(file path: String, minInflateBudget: Int = 1 << 30) throws -> String? {
         let gzip = (try FileIO.readPrefix(path, count: 2)) == [0x1F, 0x8B]
         var pending: [UInt8] = []
         var skipping = false
@@ -283,9 +286,22 @@ public struct SHLAudit: Sendable {
         if gzip {
             let stream = try GzipStream()
             var fed = false
+            // A log compresses some 10 to 50 times; far more is a gzip bomb, which would keep the audit busy for
+            // hours: stop at 1 GiB or 500 times the file's size, whichever is more.
+            let budget = max(minInflateBudget, 500 * (FileIO.size(path) ?? 0))
+            var inflated = 0
             try FileIO.forEachChunk(path) { chunk in
                 fed = true
-                try stream.feed(chunk) { take($0) }
+                try stream.feed(chunk) { piece in
+                    inflated += piece.count
+                    guard inflated <= budget else {
+                        throw HealthCardError(
+                            .input,
+                            "\(path) inflates to more than \(InputBudget.describe(bytes: budget)) (over 500 times its size): not an "
+                                + "access log (a gzip bomb?); nothing more was read from it")
+                    }
+                    take(piece)
+                }
             }
             if fed && !stream.atMemberEnd { warning = "\(path) ends inside a gzip member (still being written?); read up to there" }
         } else {
