@@ -307,4 +307,41 @@ import Testing
             template: "covid19-vaccination", key: key, site: site, out: out, extra: ["--content", "bundle", "--pdf", "--no-qr"])
         #expect(try SiteTestSupport.bytes(siteFile) == before)
     }
+    /// `verify --ktc` judges links against the profile: a `--ktc` link passes; no exp, no U, a P and a foreign
+    /// content type are SHL_KTC errors; an exp more than 48 hours ahead is a warning; without --ktc none of it.
+    @Test func verifyJudgesTheProfile() throws {
+        let dir = try TestSupport.tempDir("shl-verify-ktc")
+        let (site, key, _) = try SHLTestSupport.site(in: dir)
+        let ktc = dir.appendingPathComponent("ktc")
+        try SHLTestSupport.issue(template: "covid19-vaccination", key: key, site: site, out: ktc, extra: ["--ktc", "--shl-exp", "+15m", "--no-qr"])
+        let good = try TestSupport.cli(["verify", "--ktc", "--jwks", site, "--shl-site", site, ktc.path + "/shl/P-1001.txt"])
+        #expect(good.status == 0 && !good.stdout.contains("SHL_KTC"), "\(good.stdout)")
+
+        let plain = dir.appendingPathComponent("plain")
+        try SHLTestSupport.issue(template: "covid19-vaccination", key: key, site: site, out: plain, extra: ["--no-qr"])
+        let noExp = try TestSupport.cli(["verify", "--ktc", "--jwks", site, "--shl-site", site, plain.path + "/shl/P-1001.txt"])
+        #expect(noExp.status == 1 && noExp.stdout.contains("error SHL_KTC") && noExp.stdout.contains("requires exp"), "\(noExp.stdout)")
+        let notAsked = try TestSupport.cli(["verify", "--jwks", site, "--shl-site", site, plain.path + "/shl/P-1001.txt"])
+        #expect(notAsked.status == 0 && !notAsked.stdout.contains("SHL_KTC"))
+
+        let long = dir.appendingPathComponent("long")
+        try SHLTestSupport.issue(template: "covid19-vaccination", key: key, site: site, out: long, extra: ["--shl-exp", "+72h", "--no-qr"])
+        let lengthy = try TestSupport.cli(["verify", "--ktc", "--jwks", site, "--shl-site", site, long.path + "/shl/P-1001.txt"])
+        #expect(lengthy.status == 0 && lengthy.stdout.contains("warning SHL_KTC") && lengthy.stdout.contains("more than 48 hours"), "\(lengthy.stdout)")
+
+        let now = Int64(Date().timeIntervalSince1970)
+        let passcode = SHLink(
+            url: "https://links.example.org/m/" + String(repeating: "Qz7", count: 15), key: try AES256Key.random().base64url,
+            exp: now + 600, flag: "LP", label: "x")
+        let p = try TestSupport.cli(["verify", "--ktc", passcode.text])
+        #expect(p.status == 1 && p.stdout.contains("flag U") && p.stdout.contains("negative test vectors"), "\(p.stdout)")
+
+        // Content its receivers do not read.
+        let text = try SHLTestSupport.linkText(ktc, id: "P-1002")
+        let linkKey = try #require(AES256Key.decode(base64url: try SHLinkText.parse(text).key))
+        let jwe = try JWE.encrypt(Array("{}".utf8), key: linkKey, contentType: "application/smart-api-access")
+        try FileIO.writeAtomically(Array(jwe.compact.utf8), to: try SHLTestSupport.siteFile(of: text, site: site), access: .published, sync: false)
+        let other = try TestSupport.cli(["verify", "--ktc", "--jwks", site, "--shl-site", site, ktc.path + "/shl/P-1002.txt"])
+        #expect(other.status == 1 && other.stdout.contains("receivers read application/fhir+json"), "\(other.stdout)")
+    }
 }

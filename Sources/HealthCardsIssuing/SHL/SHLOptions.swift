@@ -70,16 +70,6 @@ public struct SHLOptions: Sendable {
     }
 }
 
-/// The CMS "Kill the Clipboard" profile (Patient-Shared Health Documents via SMART Health Links, v0.9.0): a
-/// static `U` link with a required `exp`, receivers that add `?recipient=`, senders that audit each access, and
-/// FHIR Bundle content. Its suggested lifetimes: 5 to 15 minutes for a link shown on a screen, 24 to 48 hours for
-/// one on paper.
-public enum KTCProfile {
-    /// The longest lifetime (`exp` minus now) a link made for the profile may have, in seconds: 48 hours, the
-    /// longest the profile suggests (a link printed on paper).
-    public static let maxLifetimeSeconds: Int64 = 48 * 3600
-}
-
 /// What a static link's file carries.
 public enum SHLContent: String, Sendable, CaseIterable {
     /// The `.smart-health-card` file (`cty` `application/smart-health-card`): signed, so a receiver can verify
