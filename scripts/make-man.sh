@@ -77,6 +77,8 @@ while IFS=$'\t' read -r command text; do
     see_also "$page" >"$include"
     help2man --no-info --locale=C.UTF-8 --section=1 --name="$text" --version-string="$version" --include="$include" \
         --help-option="$command --help" --output="$out/$page.1" "$program"
+    # A figure of the machine the pages were made on ("the processors online, here 2") is not the reader's.
+    sed -i -e 's/, here [0-9][0-9]*)/)/' "$out/$page.1"
     # help2man names the page after the program; this page is the command's.
     upper=$(tr '[:lower:]' '[:upper:]' <<<"$page")
     sed -i -e "s/^\.TH HEALTHCARDS /.TH $upper /" -e "s/^healthcards \\\\- /$page \\\\- /" "$out/$page.1"

@@ -292,6 +292,14 @@ enum IssueCommand {
         batch.fileRejected = { path, error in printError("nothing issued from \(path): \(error.text)") }
         if let path = parsed.value("rejected") {
             try IssuerSite.refuseHealthDataInside(path, option: "--rejected", what: "the rejected rows of a run belong with its report")
+            // A file the operator names: its folder must exist (never made here, as --out is), and it is not a folder.
+            if FileIO.isDirectory(path) {
+                throw HealthCardError(.configuration, "--rejected \(ControlCharacters.escaped(path)) is a folder; give the path of a CSV file to write, e.g. \(ControlCharacters.escaped(path))/rejected.csv; nothing was issued")
+            }
+            let folder = FileIO.parent(of: path)
+            if !folder.isEmpty && !FileIO.isDirectory(folder) {
+                throw HealthCardError(.configuration, "--rejected \(ControlCharacters.escaped(path)): the folder \(ControlCharacters.escaped(folder)) does not exist; create it or choose another path; nothing was issued")
+            }
             batch.rejectedRowsPath = path
         }
         batch.notice = { printError($0) }

@@ -149,6 +149,22 @@ enum PrintCommand {
                 refused += 1
                 continue
             }
+            // With --jwks given, a card is printed only when its signature was verified: a card of an issuer whose
+            // keys were not given could have been changed after it was issued (SIG_NOT_CHECKED is only a warning
+            // in verify, where the reader sees it; a printed page shows no warning).
+            if !parsed.values("jwks").isEmpty,
+                let unchecked = reports.first(where: { $0.isCredential && $0.signature != .verified })
+            {
+                let issuer = unchecked.payload?["iss"]?.stringValue.map { Quote.text($0) } ?? "(unknown)"
+                printError(
+                    "not printed: \(ControlCharacters.escaped(path))\(unchecked.index.map { " [credential \($0)]" } ?? ""): its "
+                        + "signature was not checked: no key set given with --jwks holds its key (issuer \(issuer), kid "
+                        + "\(Quote.text(unchecked.kid ?? "none"))), so a card changed after it was issued would print like any "
+                        + "other. Give that issuer's key set too (--jwks ISSUER_URL=SITE_OR_JWKS), or check the card with "
+                        + "`healthcards verify` first")
+                refused += 1
+                continue
+            }
             let credentials = try credentials(in: path)
             var link: PrintedLink?
             if !parsed.has("no-link"), let linkFile = givenLink ?? PrintedLink.file(besideCard: path) {

@@ -100,7 +100,7 @@ final class TestClock: WallClock {
         let closed = try f.create()
         _ = try f.store.deactivate(linkID: closed.id, now: f.clock.now)
         var guarded = LinkPublisher.Options()
-        guarded.passcode = SecretBytes(copying: UnsafeRawBufferPointer(start: "pin", count: 3))
+        guarded.passcode = Array("pin".utf8).withUnsafeBytes { SecretBytes(copying: $0) }
         guarded.passcodeFunction = .pbkdf2SHA256(iterations: 1000)
         guarded.maxAttempts = 1
         let disabled = try f.create(guarded)
@@ -208,7 +208,7 @@ final class TestClock: WallClock {
     @Test func attemptsAreCountedExactlyUnderParallelCalls() throws {
         let f = try Fixture()
         var options = LinkPublisher.Options()
-        options.passcode = SecretBytes(copying: UnsafeRawBufferPointer(start: "pin", count: 3))
+        options.passcode = Array("pin".utf8).withUnsafeBytes { SecretBytes(copying: $0) }
         options.passcodeFunction = .pbkdf2SHA256(iterations: 1000)
         options.maxAttempts = 10
         let link = try f.create(options)

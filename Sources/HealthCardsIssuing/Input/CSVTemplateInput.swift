@@ -97,7 +97,11 @@ public final class CSVTemplateInput {
         if !missing.isEmpty {
             let hint = Self.headerHint(header: header, missing: missing, template: template)
             let names = Set(template.columns.map { $0.name.lowercased() })
-            guard !hint.isEmpty || header.contains(where: { names.contains($0.lowercased()) }) else {
+            // A cell that names a column (in any case), or a header another delimiter splits into column names,
+            // makes the line a header. A "did you mean" alone does not: a patient's value ("X") can be two edits
+            // from a column name ("cvx").
+            let splitsIntoNames = hint.contains("-separated")
+            guard splitsIntoNames || header.contains(where: { names.contains($0.lowercased()) }) else {
                 // No cell names a column: the first line is most likely a patient's row (an export without
                 // a header line), so its values are not repeated (this message also goes to stderr).
                 let required = missing.joined(separator: ", ")
@@ -208,6 +212,19 @@ public final class CSVTemplateInput {
                     "the patient id in column '\(template.patientKey)' is \(key.utf8.count) bytes long; an id may have at most "
                         + "\(Self.maxIDBytes) (it goes into the rid, the file names and the report), so the row is rejected "
                         + "(its id is not repeated here). Check the export: is a column shifted, or a quote never closed?",
+                    at: "\(source) column \(template.patientKey)")
+                entries.append(-(row + 1))
+                continue
+            }
+            if key.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) {
+                // A control character (ESC, BEL, a line feed inside quotes, a tab) in an id would go into the rid,
+                // file names, the report and every message that names the person; every other value is refused for
+                // it too (STRING_CONTROL_CHARACTER). Never matched, never reported: the id itself is the problem.
+                orphanErrors[row] = HealthCardError(
+                    .input, code: .stringControlCharacter,
+                    "the patient id in column '\(template.patientKey)' holds a control character (\(Quote.text(key)), shown "
+                        + "escaped); an id is printable text. Check the export for a tab, a line break inside a quoted field "
+                        + "or terminal codes",
                     at: "\(source) column \(template.patientKey)")
                 entries.append(-(row + 1))
                 continue

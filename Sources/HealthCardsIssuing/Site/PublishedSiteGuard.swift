@@ -38,12 +38,46 @@ extension IssuerSite {
         _ path: String, option: String = "\(Setting.out)",
         what: String = "cards, QR images, PDFs, links and reports are health data"
     ) throws {
-        guard let found = enclosingSite(of: path) else { return }
+        if let found = enclosingSite(of: path) {
+            throw HealthCardError(
+                .configuration,
+                "\(option) \(path) is inside the published site \(found.site) (it holds \(found.marker)): \(what), and "
+                    + "a web server hands out whatever is in the site to anyone who asks. Choose a path outside the web "
+                    + "root; nothing was written")
+        }
+        // An output folder whose entries (cards/, qr/, report.ndjson, …) or their files are links into a site would
+        // put the files there: writes follow a link to its target (the output rule, `OutputTarget`).
+        guard FileIO.isDirectory(path), let (link, found) = linkIntoSite(under: path) else { return }
         throw HealthCardError(
             .configuration,
-            "\(option) \(path) is inside the published site \(found.site) (it holds \(found.marker)): \(what), and "
-                + "a web server hands out whatever is in the site to anyone who asks. Choose a path outside the web "
-                + "root; nothing was written")
+            "\(option) \(path) holds \(link), a symbolic link into the published site \(found.site) (it holds "
+                + "\(found.marker)): \(what), and what is written through the link would be published. Remove the link "
+                + "or choose another folder; nothing was written")
+    }
+
+    /// The first symbolic link among the entries of `folder` and of its subfolders (one level down, at most
+    /// `limit` entries in all) whose target is inside a published site, and that site; nil when there is none.
+    static func linkIntoSite(under folder: String, limit: Int = 1_000_000) -> (link: String, site: (site: String, marker: String))? {
+        var seen = 0
+        var subfolders: [String] = []
+        func scan(_ parent: String, descend: Bool) -> (String, (site: String, marker: String))? {
+            for name in FileIO.list(parent) {
+                seen += 1
+                if seen > limit { return nil }
+                let path = parent + "/" + name
+                if FileIO.linkTarget(path) != nil {
+                    if let found = enclosingSite(of: path) { return (path, found) }
+                } else if descend, isFolder(path) {
+                    subfolders.append(path)
+                }
+            }
+            return nil
+        }
+        if let found = scan(folder, descend: true) { return found }
+        for subfolder in subfolders where seen <= limit {
+            if let found = scan(subfolder, descend: false) { return found }
+        }
+        return nil
     }
 
     /// What `issue` (and `print`, `shl`) leave in an output folder: when a folder holds one of these, it holds
@@ -53,8 +87,9 @@ extension IssuerSite {
         ("shl/", ".txt"),
     ]
 
-    /// The first folder at or below `root` that holds an `issue` output (`issueOutputMarkers`), and the
-    /// marker found there, or nil. Symbolic links are not followed; at most `limit` entries are looked at.
+    /// The first folder at or below `root` that holds an `issue` output (`issueOutputMarkers`) or a
+    /// `.smart-health-card` file in any folder, and the marker or file found there, or nil. Symbolic links are
+    /// not followed; at most `limit` entries are looked at.
     public static func heldIssueOutput(under root: String, limit: Int = 200_000) -> (folder: String, marker: String)? {
         var pending = [root]
         var seen = 0
@@ -74,7 +109,11 @@ extension IssuerSite {
                 seen += 1
                 if seen > limit { return nil }
                 let path = folder + "/" + name
-                if isFolder(path) { pending.append(path) }
+                if isFolder(path) {
+                    pending.append(path)
+                } else if name.hasSuffix(".smart-health-card") {
+                    return (folder, name)  // a card anywhere in the tree, whatever its folder is called
+                }
             }
         }
         return nil
