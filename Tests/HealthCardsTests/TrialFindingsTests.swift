@@ -101,3 +101,44 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("pdf/example-00-e-file.pdf").path))
     }
 }
+
+/// Members FHIR R4 does not define on a Patient or an Immunization are refused (`FHIR_UNKNOWN_ELEMENT`), in issue and
+/// in verify, and a primitive's `_element` twin is not.
+@Suite struct UnknownElementTests {
+    static func bundle(adding members: [String: String], to type: String) throws -> JSONValue {
+        let parsed = try JSONParser.parse(try VerifyFixtures.bytes(VerifyFixtures.specExamples.appendingPathComponent("example-00-a-fhirBundle.json")))
+        guard var bundle = parsed.objectValue, var entries = parsed["entry"]?.arrayValue else { throw HealthCardError(.input, "no entries") }
+        for i in entries.indices where entries[i]["resource"]?["resourceType"]?.stringValue == type {
+            guard var entry = entries[i].objectValue, var resource = entry["resource"]?.objectValue else { continue }
+            for (k, v) in members { resource[k] = .string(v) }
+            entry["resource"] = .object(resource)
+            entries[i] = .object(entry)
+        }
+        bundle["entry"] = .array(entries)
+        return .object(bundle)
+    }
+
+    @Test func aMemberFHIRDoesNotDefineIsAnError() throws {
+        for (type, member) in [("Patient", "ssn"), ("Immunization", "foo")] {
+            let findings = BundleValidator.validate(try Self.bundle(adding: [member: "123-45-6789"], to: type), now: 1_700_000_000).all
+            #expect(findings.contains { $0.code == .fhirUnknownElement && $0.severity == .error && $0.location.path?.hasSuffix(".\(member)") == true }, "\(findings)")
+        }
+        let twin = BundleValidator.validate(try Self.bundle(adding: ["_birthDate": "x"], to: "Patient"), now: 1_700_000_000).all
+        #expect(!twin.contains { $0.code == .fhirUnknownElement }, "\(twin)")
+    }
+
+    @Test func issueRefusesABundleWithAnUnknownMember() throws {
+        let dir = try TestSupport.tempDir("unknown-element")
+        let key = try TestSupport.demoKey(in: dir)
+        let input = try TestSupport.write(
+            String(decoding: JSONWriter.minified(try Self.bundle(adding: ["ssn": "123-45-6789"], to: "Patient")), as: UTF8.self),
+            to: "b.json", in: dir)
+        let out = dir.appendingPathComponent("out")
+        let run = try TestSupport.cli(["issue", "--issuer", SiteTestSupport.issuer, "--key", key, "--no-qr", "--out", out.path, input])
+        #expect(run.status == 1, "\(run.stderr)")
+        let report = try TestSupport.report(out)
+        #expect(report.first?["status"] == "rejected")
+        #expect(report.first?["errors"]?.arrayValue?.contains { $0["code"] == "FHIR_UNKNOWN_ELEMENT" } == true, "\(report)")
+        #expect(!run.stderr.contains("123-45-6789") && !run.stdout.contains("123-45-6789"))
+    }
+}

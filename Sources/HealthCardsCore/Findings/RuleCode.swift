@@ -99,6 +99,7 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case patientIdentifier = "PATIENT_IDENTIFIER"
     case patientGender = "PATIENT_GENDER"
     case patientDataMinimization = "PATIENT_DATA_MINIMIZATION"
+    case fhirUnknownElement = "FHIR_UNKNOWN_ELEMENT"
     case immunizationStatus = "IMMUNIZATION_STATUS"
     case immunizationVaccineCode = "IMMUNIZATION_VACCINE_CODE"
     case immunizationPatient = "IMMUNIZATION_PATIENT"

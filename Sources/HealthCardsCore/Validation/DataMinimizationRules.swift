@@ -29,7 +29,53 @@ enum DataMinimizationRules {
         "hasMember", "derivedFrom",
     ]
 
+    /// The elements FHIR R4 defines on each resource type a card's rules read (hl7.org/fhir/R4: Patient,
+    /// Immunization, Observation), choice elements with their type suffixes. FHIR JSON has no other members but
+    /// a primitive's `_element` twin; a member outside these is not FHIR, and nothing downstream would drop it.
+    static let r4Elements: [String: Set<String>] = {
+        let common = ["resourceType", "id", "meta", "implicitRules", "language", "text", "contained", "extension", "modifierExtension"]
+        let patient = [
+            "identifier", "active", "name", "telecom", "gender", "birthDate", "deceasedBoolean", "deceasedDateTime", "address",
+            "maritalStatus", "multipleBirthBoolean", "multipleBirthInteger", "photo", "contact", "communication",
+            "generalPractitioner", "managingOrganization", "link",
+        ]
+        let immunization = [
+            "identifier", "status", "statusReason", "vaccineCode", "patient", "encounter", "occurrenceDateTime", "occurrenceString",
+            "recorded", "primarySource", "reportOrigin", "location", "manufacturer", "lotNumber", "expirationDate", "site",
+            "route", "doseQuantity", "performer", "note", "reasonCode", "reasonReference", "isSubpotent", "subpotentReason",
+            "education", "programEligibility", "fundingSource", "reaction", "protocolApplied",
+        ]
+        let observation = [
+            "identifier", "basedOn", "partOf", "status", "category", "code", "subject", "focus", "encounter",
+            "effectiveDateTime", "effectivePeriod", "effectiveTiming", "effectiveInstant", "issued", "performer",
+            "valueQuantity", "valueCodeableConcept", "valueString", "valueBoolean", "valueInteger", "valueRange", "valueRatio",
+            "valueSampledData", "valueTime", "valueDateTime", "valuePeriod", "dataAbsentReason", "interpretation", "note",
+            "bodySite", "method", "specimen", "device", "referenceRange", "hasMember", "derivedFrom", "component",
+        ]
+        return [
+            "Patient": Set(common + patient), "Immunization": Set(common + immunization),
+            "Observation": Set(common + observation),
+        ]
+    }()
+
+    /// `FHIR_UNKNOWN_ELEMENT` for each top-level member of `resource` that FHIR R4 does not define on `type`
+    /// (a primitive's `_name` twin counts as `name`): an error, since the card would carry it to every verifier.
+    static func checkKnownElements(_ resource: JSONValue, type: String, path: String, findings f: inout BundleValidator.Findings) {
+        guard let known = r4Elements[type], let members = resource.objectValue?.keys else { return }
+        for member in members {
+            let element = member.hasPrefix("_") ? String(member.dropFirst()) : member
+            if known.contains(element) && element != "resourceType" { continue }
+            if element == "resourceType" && !member.hasPrefix("_") { continue }
+            f.error(
+                .fhirUnknownElement, "\(path).\(ControlCharacters.escaped(member))",
+                "\(Quote.text(member)) is not an element of a FHIR R4 \(type) (hl7.org/fhir/R4/\(type.lowercased()).html); a card "
+                    + "holds FHIR R4 resources, and whatever else a member holds would reach every verifier. Remove it (or map "
+                    + "it to the FHIR element it stands for)")
+        }
+    }
+
     static func checkPatient(_ patient: JSONValue, path: String, findings f: inout BundleValidator.Findings) {
+        checkKnownElements(patient, type: "Patient", path: path, findings: &f)
         if patient["contact"] != nil {
             f.error(
                 .patientContact, path + ".contact",
@@ -71,6 +117,7 @@ enum DataMinimizationRules {
     }
 
     static func checkImmunization(_ resource: JSONValue, path: String, findings f: inout BundleValidator.Findings) {
+        checkKnownElements(resource, type: "Immunization", path: path, findings: &f)
         for (member, element) in present(immunizationDM, in: resource) {
             f.warn(
                 .immunizationDataMinimization, "\(path).\(member)",
@@ -90,6 +137,7 @@ enum DataMinimizationRules {
     }
 
     static func checkObservation(_ resource: JSONValue, path: String, findings f: inout BundleValidator.Findings) {
+        checkKnownElements(resource, type: "Observation", path: path, findings: &f)
         for (member, element) in present(observationDM, in: resource) {
             f.warn(
                 .observationDataMinimization, "\(path).\(member)",
