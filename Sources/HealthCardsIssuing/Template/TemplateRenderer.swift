@@ -107,7 +107,7 @@ extension Template {
         case .string:
             return .string(value)
         case .code:
-            if value.unicodeScalars.contains(where: { $0.value < 0x20 }) || value.contains("  ") {
+            if value.unicodeScalars.contains(where: { $0.value < 0x20 }) || value.containsCharacters("  ") {
                 throw HealthCardError(
                     .template, "code \(Quote.text(value)) has line breaks, tabs or repeated spaces; expected a code such as 207")
             }
