@@ -111,17 +111,21 @@ public enum BundleMinimizer {
     static func referenceTargets(_ entries: [JSONValue]) -> [String: Int] {
         var map: [String: Int] = [:]
         for (index, entry) in entries.enumerated() {
-            map["resource:\(index)"] = map["resource:\(index)"] ?? index
+            let own = "resource:\(index)"
+            map[own] = map[own] ?? index
             if let fullUrl = entry["fullUrl"]?.stringValue {
                 map[fullUrl] = map[fullUrl] ?? index
-                let segments = fullUrl.split(separator: "/")
-                if fullUrl.contains("://"), segments.count >= 2 {
-                    let key = segments.suffix(2).joined(separator: "/")
-                    map[key] = map[key] ?? index
+                if fullUrl.containsCharacters("://") {
+                    let segments = fullUrl.split(separator: "/")
+                    if segments.count >= 2 {
+                        let key = segments.suffix(2).joined(separator: "/")
+                        map[key] = map[key] ?? index
+                    }
                 }
             }
             if let type = entry["resource"]?["resourceType"]?.stringValue, let id = entry["resource"]?["id"]?.stringValue {
-                map["\(type)/\(id)"] = map["\(type)/\(id)"] ?? index
+                let key = "\(type)/\(id)"
+                map[key] = map[key] ?? index
             }
         }
         return map
