@@ -88,10 +88,12 @@ enum IssueCommand {
           --shl-label TEXT      the link's label, shown to the receiver (at most 80 characters; default
                                 'SMART Health Card'); {name} puts the Patient's name in it, which anyone who
                                 sees the link or its QR can read: only when the person wants it
-          --shl-exp SECONDS     the link's exp, integer seconds since 1970: a hint that the link is stale after
+          --shl-exp SECONDS     the link's exp, integer seconds since 1970 (or +N with s, m, h or d from now,
+                                e.g. +48h): a hint that the link is stale after
           --shl-renew ID        make a new link for ID although its link was withdrawn (`revoke --link`) or its
                                 file is not in SITE: without it such a person gets no new link, and the report
                                 says so. The old link stays dead. May be repeated
+        \(LinkOptions.help(.issue))
           --viewer URL#         put a viewer URL ending in '#' in front of each link (and in its QR), so a phone
                                 camera opens the viewer; the link stays in the fragment, which is never sent
           --chunk               split a JWS over 1195 characters into chunked QRs (deprecated since SHC 1.3.0)
@@ -147,8 +149,9 @@ enum IssueCommand {
     static func run(_ args: [String]) throws -> ExitStatus {
         let parsed = try Arguments(
             args, valued: PrintOptions.valued.union(["issuer", "key", "template", "out", "nbf", "exp", "vc-types", "qr-scale", "rid-secret", "jobs",
-                           "share", "patient-id-system", "site", "shl", "shl-label", "shl-exp", "shl-renew", "viewer", "rejected", "shard"]),
-            flagNames: PrintOptions.flags.union(["chunk", "no-qr", "quiet", "force", "pdf", "deterministic"]), command: "issue")
+                           "share", "patient-id-system", "site", "shl", "shl-label", "shl-exp", "shl-renew", "viewer", "rejected", "shard"]).union(LinkOptions.valued(.issue)),
+            flagNames: PrintOptions.flags.union(["chunk", "no-qr", "quiet", "force", "pdf", "deterministic"]).union(LinkOptions.flags(.issue)),
+            command: "issue")
         if parsed.has("help") {
             say(help)
             return .ok

@@ -8,7 +8,8 @@ import HealthCardsFixtures
 enum SHLCommand {
     static let help = """
         Usage: healthcards shl --base-url BASE_URL --site SITE [--out DIR] [--label TEXT] [--exp SECONDS]
-                               [--viewer URL#] [--no-qr] [--qr-scale PIXELS] [--share group|world] CARD...
+                               [--viewer URL#] [--no-qr] [--qr-scale PIXELS] [--share group|world]
+                               [--content card|bundle|both] [--long-term] [--ktc] [--update] CARD...
 
         Makes a SMART Health Link (flag U, for a static host) for cards already issued, as `issue --shl` does
         while issuing (docs/shl.md). For each CARD (a .smart-health-card file) it writes:
@@ -31,6 +32,10 @@ enum SHLCommand {
         most 60 s while another command writes SITE (a revoke, an issue --shl). A PDF printed before the link was made
         or replaced does not show it: print the card again (`healthcards print`, which finds DIR/shl/<name>.txt).
 
+        Commands:
+          audit                 list each access to the site's links from the web server's access logs
+                                (`healthcards shl audit --help`)
+
         Arguments:
           CARD                  a .smart-health-card file
         Options:
@@ -42,13 +47,19 @@ enum SHLCommand {
                                 inside the published site
           --label TEXT          the label receivers show (at most 80 characters; default 'SMART Health Card');
                                 {name} puts the Patient's name in it: only when the person wants that
-          --exp SECONDS         the link's exp (integer seconds since 1970): a hint that it is stale after
+          --exp SECONDS         the link's exp (integer seconds since 1970, or +N with s, m, h or d from now,
+                                e.g. +48h): a hint that it is stale after
           --viewer URL#         a viewer URL ending in '#' put in front of the link (and in its QR)
           --no-qr               write no QR image
         \(QRScaleOption.help)
           --share group|world   let the group (0640/0750) or everyone (0644/0755) read DIR/shl; default 0600/0700
           --renew ID            make a new link for ID (the card's name) although its link was withdrawn or its
                                 file is not in SITE (the old link stays dead). May be repeated
+        \(LinkOptions.help(.shl))
+          --update              only update the links CARDs already have (DIR/shl/<name>.txt whose file is in
+                                SITE): the current content is encrypted again under the same key and file name
+                                with a fresh IV when it changed (an LU link's receivers see it); a CARD without
+                                such a link gets none (exit status 1)
           -h, --help            show this help
 
         Exit status: 0 every card linked; 1 some cards got no link (not valid, not the site issuer's, or a link
@@ -57,9 +68,11 @@ enum SHLCommand {
         """
 
     static func run(_ args: [String]) throws -> ExitStatus {
+        if args.first == "audit" { return try SHLAuditCommand.run(Array(args.dropFirst())) }
         let parsed = try Arguments(
-            args, valued: ["base-url", "site", "out", "label", "exp", "viewer", "qr-scale", "share", "renew"],
-            flagNames: ["no-qr"],
+            args, valued: Set(["base-url", "site", "out", "label", "exp", "viewer", "qr-scale", "share", "renew"])
+                .union(LinkOptions.valued(.shl)),
+            flagNames: Set(["no-qr", "update"]).union(LinkOptions.flags(.shl)),
             command: "shl")
         if parsed.has("help") {
             say(help)
@@ -112,9 +125,14 @@ enum SHLCommand {
             jobs.append((card, outDir, name))
         }
         guard
-            let (destination, options) = try LinkOptions.options(
+            let (destination, parsedOptions) = try LinkOptions.options(
                 parsed, names: .shl, site: site, makeQR: !parsed.has("no-qr"), qrImage: image, now: now)
         else { return .usage }
+        var options = parsedOptions
+        options.updateOnly = parsed.has("update")
+        if options.updateOnly, !options.renew.isEmpty {
+            throw HealthCardError(.configuration, "--update never makes a new link; --renew does: give one or the other")
+        }
         // One run at a time per output folder: `issue --shl` and `shl` into one DIR would race on shl/<name>.txt.
         let locks = try lockOutputs(jobs.map(\.outDir), access: access)
         defer { withExtendedLifetime(locks) {} }

@@ -8,7 +8,7 @@ import HealthCardsFixtures
 enum VerifyCommand {
     static let help = """
         Usage: healthcards verify [--jwks [ISSUER_URL=]FILE_OR_SITE_DIR]... [--shl-site SITE]... [--now SECONDS]
-                                  [--json] PATH...
+                                  [--ktc] [--json] PATH...
 
         Checks SMART Health Cards from anyone, offline, and reports every problem with a stable code
         (see docs/error-codes.md), a severity, where it is (file, credential, chunk, FHIR path) and what to do.
@@ -37,6 +37,9 @@ enum VerifyCommand {
                                 printed
           --now SECONDS         judge nbf, exp (of cards and links) and clinical dates at this time (seconds since
                                 1970; default now)
+          --ktc                 also judge SMART Health Links against the CMS Kill the Clipboard profile
+                                (SHL_KTC): flag U and no P, exp required (a warning when it is more than 48
+                                hours ahead), content application/fhir+json or application/smart-health-card
           --json                print a JSON report (its schema is in docs/verify.md): the key sets, credentials,
                                 links and other inputs, each with its findings, and a summary of the counts
           -h, --help            show this help
@@ -48,7 +51,7 @@ enum VerifyCommand {
         """
 
     static func run(_ args: [String]) throws -> ExitStatus {
-        let parsed = try Arguments(args, valued: ["jwks", "now", "shl-site"], flagNames: ["json"], command: "verify")
+        let parsed = try Arguments(args, valued: ["jwks", "now", "shl-site"], flagNames: ["json", "ktc"], command: "verify")
         if parsed.has("help") {
             say(help)
             return .ok
@@ -63,7 +66,8 @@ enum VerifyCommand {
             }
             now = value
         }
-        let verifier = try FileVerifier(keySets: parsed.values("jwks"), now: now, linkSites: parsed.values("shl-site"))
+        let verifier = try FileVerifier(
+            keySets: parsed.values("jwks"), now: now, linkSites: parsed.values("shl-site"), killTheClipboard: parsed.has("ktc"))
         let walked = try verifier.verify(parsed.positionals)
         let keySets = verifier.keySetReports + walked.filter { $0.source == .keySet }
         let checked = walked.filter { $0.source != .keySet }

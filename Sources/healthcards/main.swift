@@ -28,7 +28,7 @@ let commands: [(name: String, summary: String, run: ([String]) throws -> ExitSta
     ("verify", "check cards, JWS, QR texts and images, and key sets; report every problem with its code", VerifyCommand.run),
     ("site", "lay out the static-host folder: jwks.json, CRLs, header rules for nginx/Apache/_headers", SiteCommand.run),
     ("revoke", "revoke a patient's cards (rid into the key's CRL), or withdraw a SMART Health Link", RevokeCommand.run),
-    ("shl", "make SMART Health Links (flag U, static host) for cards already issued", SHLCommand.run),
+    ("shl", "make SMART Health Links (static host) for cards already issued; audit their accesses", SHLCommand.run),
     ("serve", "serve SMART Health Links (manifests, passcodes, long-term links) from SQLite or PostgreSQL", ServeCommand.run),
     ("link", "make, update, deactivate, list and audit the links a server serves (encrypted here)", LinkCommand.run),
     ("cards", "load the cards of batch outputs into a server's database, for $health-cards-issue", CardsCommand.run),

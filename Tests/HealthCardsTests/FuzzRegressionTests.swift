@@ -151,6 +151,36 @@ import Testing
         }
     }
 
+    /// What `shl audit` and `verify` read for static links (the `accesslog` target's properties): log lines,
+    /// gzip, FHIR content.
+    @Test func storedAccessLogInputs() throws {
+        let inputs = try Self.inputs("accesslog")
+        #expect(inputs.count >= 3)
+        var parsedLines = 0
+        for input in inputs {
+            var audit = SHLAudit(issuer: "https://clinic.example.org/shc", maxAccesses: 64)
+            var bytes = input.bytes
+            if bytes.starts(with: [0x1F, 0x8B]) {
+                var inflated: [UInt8] = []
+                try GzipStream().feed(bytes) { inflated += $0 }
+                bytes = inflated
+            }
+            let lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false)
+            for line in lines {
+                if let parsed = AccessLogLine.parse(line) {
+                    parsedLines += 1
+                    #expect(!parsed.path.contains("?") && (100...599).contains(parsed.status) && parsed.bytes >= 0)
+                }
+                audit.add(line: line)
+            }
+            #expect(audit.lines == lines.count)
+            #expect(!SharedBundleCheck.check(input.bytes).summary.isEmpty)
+        }
+        #expect(parsedLines >= 3, "the seeds' log lines parse")
+        let bundle = try #require(inputs.first { $0.name.hasSuffix("shared-bundle.json") })
+        #expect(SharedBundleCheck.check(bundle.bytes).problems == [])
+    }
+
     /// What `verify` reads: .smart-health-card files, bare JWS, shc:/ QR texts, jwks.json.
     @Test func storedVerifyInputs() throws {
         let inputs = try Self.inputs("verify")

@@ -36,7 +36,7 @@ import Testing
     /// not checked, and says so (never "OK, 0 warnings").
     @Test(arguments: [
         ("application/smart-health-card; charset=utf-8", true), ("APPLICATION/SMART-HEALTH-CARD", true),
-        (" application/smart-health-card ;x=1", true), ("application/fhir+json", false), ("application/json", false),
+        (" application/smart-health-card ;x=1", true), ("application/smart-api-access", false), ("application/json", false),
         ("application/smart-health-card-x", false),
     ])
     func contentTypes(cty: String, isCard: Bool) throws {
@@ -50,6 +50,18 @@ import Testing
             let finding = try #require(reports[0].findings.first { $0.code == .shlContentNotChecked }, "\(cty)")
             #expect(finding.severity == .warning && reports[0].warningCount == 1)
         }
+    }
+
+    /// FHIR content is checked, not waved through: a card file labelled `application/fhir+json` (in any case, with
+    /// parameters) is no Bundle, an `SHL_BUNDLE` error.
+    @Test(arguments: ["application/fhir+json", "Application/FHIR+JSON; fhirVersion=4.0"])
+    func fhirContentIsChecked(cty: String) throws {
+        let f = try Fixture()
+        let reports = try f.verify([try f.link("fhir", contentType: cty)])
+        #expect(reports.map(\.source) == [.shlink], "\(cty)")
+        let finding = try #require(reports[0].findings.first { $0.code == .shlBundle }, "\(cty)")
+        #expect(finding.severity == .error && finding.message.contains("not Bundle"), "\(finding.message)")
+        #expect(!reports[0].findings.contains { $0.code == .shlContentNotChecked })
     }
 
     @Test func jweCritIsAnErrorAndKidAWarning() throws {

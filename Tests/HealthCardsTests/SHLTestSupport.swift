@@ -25,13 +25,13 @@ enum SHLTestSupport {
     @discardableResult
     static func issue(
         template: String, csv: String? = nil, key: String, site: String, out: URL, extra: [String] = [],
-        expect status: Int32 = 0, sourceLocation: SourceLocation = #_sourceLocation
+        nbf: String = "1700000000", expect status: Int32 = 0, sourceLocation: SourceLocation = #_sourceLocation
     ) throws -> TestSupport.Run {
         let templates = SiteTestSupport.templates
         return try SiteTestSupport.cli(
             [
                 "issue", "--issuer", issuer, "--key", key, "--site", site, "--shl", base, "--template",
-                templates.appendingPathComponent("\(template).json").path, "--out", out.path, "--nbf", "1700000000",
+                templates.appendingPathComponent("\(template).json").path, "--out", out.path, "--nbf", nbf,
                 "--quiet",
             ] + extra + [csv ?? templates.appendingPathComponent("\(template).sample.csv").path],
             expect: status, sourceLocation: sourceLocation)

@@ -237,7 +237,8 @@ final class NginxServer {
     let process = Process()
     let port: Int
 
-    init(root: String, in dir: URL) throws {
+    /// - Parameter accessLog: a file for nginx's access log in its `combined` format, or nil for none.
+    init(root: String, in dir: URL, accessLog: String? = nil) throws {
         try FileManager.default.createDirectory(
             at: dir.appendingPathComponent("tmp"), withIntermediateDirectories: true)
         port = try Self.freePort()
@@ -252,7 +253,7 @@ final class NginxServer {
             http {
                 include /etc/nginx/mime.types;
                 default_type application/octet-stream;
-                access_log off;
+                access_log \(accessLog.map { "\($0) combined" } ?? "off");
                 client_body_temp_path \(prefix)/tmp/body;
                 proxy_temp_path \(prefix)/tmp/proxy;
                 fastcgi_temp_path \(prefix)/tmp/fastcgi;

@@ -213,6 +213,8 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case shlIVReused = "SHL_IV_REUSED"
     case shlContent = "SHL_CONTENT"
     case shlContentNotChecked = "SHL_CONTENT_NOT_CHECKED"
+    case shlBundle = "SHL_BUNDLE"
+    case shlKTC = "SHL_KTC"
 
     // Issuing: inputs, templates, settings and outputs (the codes of `report.ndjson` and thrown errors). Every
     // `HealthCardError` has a code: its rule's, or its kind's general one (the first of each pair below).

@@ -35,6 +35,21 @@ package enum FileIO {
         return out
     }
 
+    /// Reads a regular file of any size in chunks of at most 64 KiB, handing each to `body` in order (memory stays
+    /// at one chunk). A FIFO, device, socket or folder is refused before it is opened (`openRegularFile`).
+    /// - Throws: `HealthCardError(.io)` naming the file and the system's reason; whatever `body` throws.
+    package static func forEachChunk(_ path: String, _ body: ([UInt8]) throws -> Void) throws {
+        let fd = try openRegularFile(path)
+        defer { close(fd) }
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { OS.read(fd, $0.baseAddress, $0.count) }
+            guard n >= 0 else { throw HealthCardError(.io, "cannot read \(path): \(OS.errorText())") }
+            if n == 0 { break }
+            try body(Array(chunk[0..<n]))
+        }
+    }
+
     /// The first `count` bytes of a file (fewer when it is shorter), for telling what kind of file it is.
     /// - Throws: `HealthCardError(.io)` naming the file and the system's reason.
     public static func readPrefix(_ path: String, count: Int) throws -> [UInt8] {

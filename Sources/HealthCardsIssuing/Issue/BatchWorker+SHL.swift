@@ -16,7 +16,28 @@ extension BatchWorker {
     /// - Throws: `HealthCardError(.io)` when a link file cannot be written (the run stops, as for a card file).
     func link(card: [UInt8], name: String, bundle: JSONValue, notes: inout [HealthCardError]) throws -> SHLStage.Outcome? {
         guard let links else { return nil }
-        return try links.link(card: card, name: name, bundle: bundle, notes: &notes)
+        return try links.link(card: card, name: name, bundle: bundle, provisional: pdfRidesInLink, notes: &notes)
+    }
+
+    /// Whether each card's PDF goes into its link's Bundle (`--pdf` with Bundle content): the link is made first
+    /// (the PDF prints it), then `addPDF` puts the PDF in.
+    var pdfRidesInLink: Bool { links?.options.content == .bundle && pdf?.options.perCard == true }
+
+    /// Puts the printed card (`pdf/<name>.pdf`, just written) into the link's Bundle as a `DocumentReference`
+    /// (`SharedBundle`), re-encrypting the link's file under its key with a fresh IV when that changes it.
+    /// Does nothing unless `pdfRidesInLink`, or when no PDF was written (refused).
+    /// - Returns: the link's warnings of this step (none when the file was already so).
+    func addPDF(card: [UInt8], name: String, bundle: JSONValue, linked: SHLStage.Outcome?, printedFiles: [String]) throws
+        -> [HealthCardError]
+    {
+        guard pdfRidesInLink, let links, let linked, printedFiles.contains("pdf/\(name).pdf"),
+            let pdfBytes = try? FileIO.read("\(outDir)/pdf/\(name).pdf", maxBytes: InputBudget.defaultFileBytes)
+        else { return [] }
+        var notes: [HealthCardError] = []
+        let outcome = try links.link(card: card, name: name, bundle: bundle, pdf: pdfBytes, notes: &notes)
+        // Adding the PDF to a link made just now is not news for the report; updating one handed out is.
+        let warnings = outcome?.warnings ?? []
+        return notes + (linked.textChanged ? warnings.filter { !$0.text.contains("now opens this run's") } : warnings)
     }
 
     /// For a record now rejected whose card from an earlier run has a SMART Health Link in `shl/`: the link

@@ -190,6 +190,8 @@ final class BatchWorker {
             let linked = try link(card: card.fileBytes, name: name, bundle: checked.bundle, notes: &notes)
             line.warnings += notes
             let print = try pdf?.run(jws: card.jws, codes: images.codes, name: name, link: try linked?.printable())
+            line.warnings += try addPDF(
+                card: card.fileBytes, name: name, bundle: checked.bundle, linked: linked, printedFiles: print?.files ?? [])
             line.notPrinted = print?.refusal.map { Self.at(record.source, $0) }
             try FileIO.writeAtomically(card.fileBytes, to: "\(outDir)/\(cardFile)", access: access, sync: false)
             line.status = .issued
@@ -344,6 +346,7 @@ final class BatchWorker {
         let print = try pdf?.run(
             jws: jws, codes: images.codes, name: name, link: try linked?.printable(),
             keepExisting: !(linked?.textChanged ?? false))
+        line.warnings += try addPDF(card: bytes, name: name, bundle: bundle, linked: linked, printedFiles: print?.files ?? [])
         printed = print?.card
         line.notPrinted = print?.refusal.map { Self.at(line.source, $0) }
         line.warnings += linked?.warnings ?? []

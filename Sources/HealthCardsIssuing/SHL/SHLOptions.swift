@@ -19,6 +19,18 @@ public struct SHLOptions: Sendable {
     /// File names (`OutputNames.safe(id)`) whose withdrawn link is replaced by a new one (`--shl-renew ID`); for
     /// any other name a withdrawn link stays withdrawn and no new link is made.
     public var renew: Set<String> = []
+    /// What each link's file holds (`--content`): the card file (default), the person's shared FHIR Bundle, or
+    /// both where the mode allows (a `U` link holds one file: the card, `SHLContent.both`).
+    public var content: SHLContent = .card
+    /// Long-term link (flag `LU`, the IG's IPS example): the content may change, and a receiver may fetch it
+    /// again; a later run re-encrypts the current content under the same key and file name with a fresh IV.
+    public var longTerm = false
+    /// Only update links already handed out (their files re-encrypted with the current content when it changed,
+    /// same key and file name, fresh IV); never make a new link.
+    public var updateOnly = false
+
+    /// The link's flag: `U`, or `LU` for a long-term link (letters in alphabetical order).
+    public var flag: String { longTerm ? "LU" : "U" }
 
     public init(
         label: SHLLabel = SHLLabel(), exp: Int64? = nil, viewer: String? = nil, makeQR: Bool = true,
@@ -55,6 +67,30 @@ public struct SHLOptions: Sendable {
                 .configuration, "\(Setting.viewer) is \(viewer.count) characters; keep it under 200 so the link's QR stays small")
         }
         return viewer
+    }
+}
+
+/// What a static link's file carries.
+public enum SHLContent: String, Sendable, CaseIterable {
+    /// The `.smart-health-card` file (`cty` `application/smart-health-card`): signed, so a receiver can verify
+    /// who issued it.
+    case card
+    /// The person's shared FHIR Bundle (`SharedBundle`, `cty` `application/fhir+json`), as the Kill the Clipboard
+    /// profile asks: a `collection` with the Patient and the card's clinical resources.
+    case bundle
+    /// Both where the mode allows it. A `U` link names one file, so a static link carries the card: it is
+    /// signed (a receiver can tell who issued it and that nothing changed), and the Bundle holds nothing the
+    /// card's own Bundle lacks.
+    case both
+
+    /// The content type and bytes of the one file of a `U` link for a card file.
+    /// - Throws: `HealthCardError(.validation)` when the Bundle cannot be made from the card (`SharedBundle`).
+    /// - Parameter pdf: the printed card, which a Bundle carries as a `DocumentReference` (ignored for a card).
+    public func fileContent(card: [UInt8], pdf: [UInt8]? = nil) throws(HealthCardError) -> (contentType: String, bytes: [UInt8]) {
+        switch self {
+        case .card, .both: return (JWE.smartHealthCard, card)
+        case .bundle: return (SharedBundle.contentType, try SharedBundle.make(cardFile: card, pdf: pdf))
+        }
     }
 }
 

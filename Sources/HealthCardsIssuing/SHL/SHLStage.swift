@@ -95,8 +95,12 @@ public struct SHLStage: Sendable {
     /// - Returns: the link, or nil when none was made (`notes` says why).
     /// - Throws: `HealthCardError(.io)` when a file cannot be written, `.crypto` when OpenSSL fails or the
     ///   encrypted file does not decrypt back to the card, `.qr`/`.png` for the image.
+    ///   - pdf: the printed card, which a Bundle link (`SHLContent.bundle`) carries as a `DocumentReference`.
+    ///   - provisional: the PDF is printed next (with this link on it) and `link` is called again with it: a
+    ///     link file already there is kept as it is for now, and a new one is written without the PDF.
     public func link(
-        card: [UInt8], name: String, bundle: JSONValue?, sync: Bool = false, notes: inout [HealthCardError]
+        card: [UInt8], name: String, bundle: JSONValue?, pdf: [UInt8]? = nil, provisional: Bool = false, sync: Bool = false,
+        notes: inout [HealthCardError]
     ) throws -> Outcome? {
         let textFile = "shl/\(name).txt"
         let textPath = outDir + "/" + textFile
@@ -118,7 +122,7 @@ public struct SHLStage: Sendable {
         func write(_ notes: inout [HealthCardError]) throws -> (link: SHLink, fileName: String, warnings: [HealthCardError])? {
             try siteSide(
                 card: card, textFile: textFile, textPath: textPath, renew: renew, withdrawn: withdrawn, bundle: bundle,
-                sync: sync, notes: &notes)
+                pdf: pdf, provisional: provisional, sync: sync, notes: &notes)
         }
         let written = try siteGate.map { gate in try gate.withLock { try write(&notes) } } ?? write(&notes)
         guard let (link, fileName, sideWarnings) = written else { return nil }
@@ -140,8 +144,8 @@ public struct SHLStage: Sendable {
     /// The part of `link` that reads and writes the site: decides whether the card gets a link and which (the one
     /// handed out, kept, or a new one), and writes its encrypted file. Nil when no link is made (`notes` says why).
     private func siteSide(
-        card: [UInt8], textFile: String, textPath: String, renew: Bool, withdrawn: Bool, bundle: JSONValue?, sync: Bool,
-        notes: inout [HealthCardError]
+        card: [UInt8], textFile: String, textPath: String, renew: Bool, withdrawn: Bool, bundle: JSONValue?, pdf: [UInt8]?,
+        provisional: Bool, sync: Bool, notes: inout [HealthCardError]
     ) throws -> (link: SHLink, fileName: String, warnings: [HealthCardError])? {
         var warnings: [HealthCardError] = []
         var current: (link: SHLink, fileName: String, key: AES256Key)?
@@ -196,19 +200,29 @@ public struct SHLStage: Sendable {
                 current = (link, fileName, key)
             }
         }
+        let (contentType, plaintext) = try options.content.fileContent(card: card, pdf: pdf)
+        if options.updateOnly && current == nil {
+            notes.append(
+                HealthCardError(
+                    .link,
+                    "no link updated: \(textFile) holds no live link into \(destination.folder) (an update never makes a new link)"))
+            return nil
+        }
         var rewrite = true
         if let (_, fileName, key) = current {
-            if let bytes = try? FileIO.read(destination.path(ofFile: fileName)),
+            if provisional {
+                rewrite = false
+            } else if let bytes = try? FileIO.read(destination.path(ofFile: fileName)),
                 let opened = try? JWE(compact: String(decoding: bytes, as: UTF8.self)).decrypt(key: key),
-                opened.plaintext == card, opened.parts.contentType == JWE.smartHealthCard
+                opened.plaintext == plaintext, opened.parts.contentType == contentType
             {
                 rewrite = false
             } else {
                 warnings.append(
                     HealthCardError(
                         .link,
-                        "the link in \(textFile) now opens this run's card: its file was encrypted again with the same key and a "
-                            + "fresh IV, so the link already handed out keeps working"))
+                        "the link in \(textFile) now opens this run's \(options.content == .bundle ? "Bundle" : "card"): its file was "
+                            + "encrypted again with the same key and a fresh IV, so the link already handed out keeps working"))
             }
         }
         let key = try current?.key ?? AES256Key.random()
@@ -222,12 +236,14 @@ public struct SHLStage: Sendable {
                 ))
         }
         let link = SHLink(
-            url: destination.url(ofFile: fileName), key: key.base64url, exp: options.exp, flag: "U",
+            url: destination.url(ofFile: fileName), key: key.base64url, exp: options.exp,
+            // A link handed out as long-term stays long-term: its receivers may poll it.
+            flag: current?.link.flag?.contains("L") == true ? "LU" : options.flag,
             label: label.label, viewer: options.viewer)
         if rewrite {
-            let jwe = try JWE.encrypt(card, key: key, deflate: options.deflate)
+            let jwe = try JWE.encrypt(plaintext, key: key, contentType: contentType, deflate: options.deflate)
             // Read back as a receiver would before anything is written: a file that does not open is never published.
-            guard let back = try? jwe.decrypt(key: key), back.plaintext == card else {
+            guard let back = try? jwe.decrypt(key: key), back.plaintext == plaintext else {
                 throw HealthCardError(
                     .crypto, "self-check failed: the encrypted link file does not decrypt back to the card")
             }

@@ -93,6 +93,9 @@ package enum HostRules {
 
         # SMART Health Link files (flag U): shl/<43 random characters>, a JWE fetched with GET ?recipient=...
         # (the query is ignored). Readable from any origin, never cached: a withdrawn link stops at once.
+        # Audit: keep this server's access_log in nginx's "combined" format (the default), which logs the request
+        # line ($request) with its query, ?recipient=...: the toolkit's link audit lists each access from it
+        # (docs/shl.md). A log_format of your own must keep $request, not $uri (which drops the query).
         location ~ "/shl/[A-Za-z0-9_-]{43}$" {
             types { }
             default_type application/jose;
@@ -135,6 +138,10 @@ package enum HostRules {
 
         # SMART Health Link files (flag U): shl/<43 random characters, no extension>, a JWE fetched with GET.
         # Readable from any origin, never cached: a withdrawn link stops at once.
+        # Audit: log in the server configuration (not here) with the "combined" or "common" format,
+        #     CustomLog ${APACHE_LOG_DIR}/access.log combined
+        # whose %r is the request line with its query, ?recipient=...: the toolkit's link audit lists each access
+        # from it (docs/shl.md). A LogFormat of your own must keep %r, not %U (which drops the query).
         <FilesMatch "^[A-Za-z0-9_-]{43}$">
             ForceType application/jose
             Header always set Access-Control-Allow-Origin "*"

@@ -49,10 +49,14 @@ public final class FileVerifier {
     /// - Parameter linkSites: `--shl-site` folders (`PublishedSite`): site folders holding SMART Health Link
     ///   files, standing offline for the hosts of their issuer URLs.
     /// - Parameter limits: what a run reads and lists at most (`VerifyLimits`; default `InputBudget`'s).
+    /// - Parameter killTheClipboard: also judge links against the CMS Kill the Clipboard profile (`SHL_KTC`).
     /// - Throws: `HealthCardError(.configuration)` for a path that does not exist, a URL without `=PATH`, a key set
     ///   given twice, a malformed site record, `URL=SITE` whose site records another issuer, or a link site
     ///   that is not a site folder with an issuer record.
-    public init(keySets: [String], now: Int64, linkSites: [String] = [], limits: VerifyLimits = VerifyLimits()) throws {
+    public init(
+        keySets: [String], now: Int64, linkSites: [String] = [], limits: VerifyLimits = VerifyLimits(),
+        killTheClipboard: Bool = false
+    ) throws {
         self.now = now
         self.linkSites = try linkSites.map { root in
             do { return try PublishedSite(root: root) } catch let error as HealthCardError {
@@ -81,7 +85,7 @@ public final class FileVerifier {
             trust.add(jwks: bytes, file: file, issuer: issuer, binding: binding, crls: Self.revocationLists(besideKeySet: file, bytes, limits: limits),
                       now: now, limits: limits)
         }
-        self.verifier = HealthCardVerifier(trustStore: trust, limits: limits)
+        self.verifier = HealthCardVerifier(trustStore: trust, limits: limits, killTheClipboard: killTheClipboard)
         self.givenKeySets = Set(given.keys)
         self.ledger = FindingLedger(limit: limits.findingsPerRun)
     }

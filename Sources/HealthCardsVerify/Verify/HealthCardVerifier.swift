@@ -19,10 +19,14 @@ public struct HealthCardVerifier: Sendable {
     public let trustStore: TrustStore
     /// What one call reads, spends and lists at most.
     public let limits: VerifyLimits
+    /// Judge SMART Health Links against the CMS Kill the Clipboard profile too (`KTCProfile`, `SHL_KTC`).
+    public var killTheClipboard = false
 
-    public init(trustStore: TrustStore, limits: VerifyLimits = VerifyLimits()) {
+    /// - Parameter killTheClipboard: also judge links against the Kill the Clipboard profile.
+    public init(trustStore: TrustStore, limits: VerifyLimits = VerifyLimits(), killTheClipboard: Bool = false) {
         self.trustStore = trustStore
         self.limits = limits
+        self.killTheClipboard = killTheClipboard
     }
 
     /// Verifies a `.smart-health-card` file: `{"verifiableCredential":["<JWS>",…]}` (digest section 5), each
@@ -115,7 +119,7 @@ public struct HealthCardVerifier: Sendable {
 
     /// The link checker with this verifier's keys and limits, at `now`, reading link files from `files`.
     package func linkChecker(now: Int64, files: any SHLFileSource) -> SHLCheck {
-        SHLCheck(files: files, now: now, checker: checker(now: now))
+        SHLCheck(files: files, now: now, checker: checker(now: now), ktc: killTheClipboard)
     }
 
     /// The reports of QR pieces (texts or image symbols): grouped into cards, each checked.

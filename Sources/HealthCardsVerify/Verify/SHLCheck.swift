@@ -53,11 +53,14 @@ package struct SHLCheck {
     package let files: any SHLFileSource
     package let now: Int64
     package let checker: JWSCheck
+    /// Judge links against the Kill the Clipboard profile too (`SHL_KTC`).
+    package var ktc = false
 
-    package init(files: any SHLFileSource, now: Int64, checker: JWSCheck) {
+    package init(files: any SHLFileSource, now: Int64, checker: JWSCheck, ktc: Bool = false) {
         self.files = files
         self.now = now
         self.checker = checker
+        self.ktc = ktc
     }
 
     /// The IVs of the link files read in one check or run, to find an IV used twice under one key: that
@@ -271,6 +274,12 @@ package struct SHLCheck {
                 add(.shlLabelInvalid, "label is not a string", path: "label")
             }
         }
+        if ktc {
+            let exp = payload["exp"]?.doubleValue.flatMap { $0.isFinite && abs($0) < 1e15 ? Int64($0) : nil }
+            for problem in KTCProfile.problems(flag: flags, exp: exp, now: now) {
+                add(.shlKTC, problem.message, severity: problem.severity)
+            }
+        }
         guard usable, let url, let key else { return [report] }
         guard flags.contains("U") else {
             add(
@@ -366,6 +375,22 @@ package struct SHLCheck {
             return []
         } catch {
             add(.shlContent, "\(path): \(error)")
+            return []
+        }
+        if ktc, !KTCProfile.contentTypes.contains(where: { JWE.mediaType(contentType, is: $0) }) {
+            add(
+                .shlKTC,
+                "\(path) holds \(Quote.text(contentType, limit: 80)); the Kill the Clipboard profile's receivers read "
+                    + KTCProfile.contentTypes.joined(separator: " or "))
+        }
+        if JWE.mediaType(contentType, is: SharedBundle.contentType) {
+            // FHIR content (a shared Bundle, as the Kill the Clipboard profile sends): its shape is checked, and the
+            // report says that a shape check is what it was.
+            let checked = SharedBundleCheck.check(plaintext)
+            report.notes.append(
+                "content \(SharedBundle.contentType) (\(plaintext.count) bytes): \(checked.summary); checked as a FHIR R4 "
+                    + "Bundle's shape (types, fullUrl and reference resolution, dates, PDF attachments), not against profiles")
+            for problem in checked.problems { add(.shlBundle, "\(path): \(problem)") }
             return []
         }
         guard JWE.mediaType(contentType, is: JWE.smartHealthCard) else {
