@@ -73,7 +73,7 @@ enum Instructions {
         let work = options["work"] ?? ((getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp") + "/healthcards-bench-instructions")
         let jsonPath = options["json"] ?? "bench-instructions.json"
         let selfDir = FileIO.parent(of: (try? Bench.readLink("/proc/self/exe")) ?? CommandLine.arguments[0])
-        let healthcards = options["healthcards"] ?? "\(selfDir)/healthcards"
+        let installed = options["healthcards"] ?? "\(selfDir)/healthcards"
         let cfloor = options["cfloor"] ?? "\(selfDir)/cfloor"
         let valgrind = options["valgrind"] ?? "valgrind"
         let templates = options["templates"] ?? "templates"
@@ -88,6 +88,11 @@ enum Instructions {
 
         _ = try ChildRun.run("/bin/rm", ["-rf", work])
         try FileIO.createDirectories(work)
+        // Valgrind 3.19 (Debian 12) cannot read the DWARF 5 debug information of the release binary ("Possibly
+        // corrupted debuginfo file", and it stops): callgrind runs a copy without it (`objcopy --strip-debug`, from
+        // binutils, which gcc needs anyway). The code is the same, so are the instructions; functions keep their
+        // names from the symbol table.
+        let healthcards = try Self.withoutDebugInfo(installed, into: work)
         let key = "\(work)/bench-key.pem"
         let keygen = try ChildRun.run(healthcards, ["keygen", "--out", key])
         guard keygen.status == 0 else { throw BenchError("keygen failed: \(keygen.stderr)") }
@@ -285,6 +290,18 @@ enum Instructions {
         ])
         try FileIO.writeAtomically(JSONWriter.pretty(result) + [0x0A], to: jsonPath)
         log("instruction figures written to \(jsonPath)")
+    }
+
+    /// A copy of `program` in `folder` without debug information (`objcopy --strip-debug`), or `program` itself when
+    /// objcopy cannot make one.
+    static func withoutDebugInfo(_ program: String, into folder: String) throws -> String {
+        let copy = "\(folder)/\(program.split(separator: "/").last.map(String.init) ?? "program")-nodebug"
+        let made = try ChildRun.run("/usr/bin/env", ["objcopy", "--strip-debug", program, copy])
+        guard made.status == 0 else {
+            log("warning: objcopy --strip-debug \(program) failed (\(made.stderr)); callgrind runs the program as it is")
+            return program
+        }
+        return copy
     }
 
     /// Runs the commands, `parallel` at a time; each must exit 0.

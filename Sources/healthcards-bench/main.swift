@@ -47,7 +47,8 @@ let help = """
     samples repeated), and the C floor (bench/cfloor.c: raw DEFLATE, ES256 with OpenSSL, libqrencode,
     libpng) on the payloads those runs signed. Per card is the slope (large - small) / (patients
     large - patients small), so start-up drops out; per stage, the inclusive counts of the stage
-    functions. Beside them, the CPU time of the same runs without valgrind (indicative only). Writes
+    functions. Callgrind runs a copy of healthcards without its debug information (objcopy
+    --strip-debug; valgrind 3.19 cannot read it), the same code. Beside them, the CPU time of the same runs without valgrind (indicative only). Writes
     --json (default bench-instructions.json). --parallel runs that many callgrind runs at once
     (default: the processors online; the counts do not depend on it).
 

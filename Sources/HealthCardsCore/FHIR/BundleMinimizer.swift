@@ -82,7 +82,8 @@ public enum BundleMinimizer {
             }
             var minimized = minimizeResourceRoot(resource, steps: steps)
             var walked = JSONValue.object(minimized)
-            rewrite(&walked, path: path + ".resource", targets: targets, steps: steps, problems: &problems)
+            var lazy = LazyPath(path + ".resource")
+            rewrite(&walked, path: &lazy, targets: targets, steps: steps, problems: &problems)
             minimized = walked.objectValue ?? JSONObject()
             var newEntry = JSONObject()
             newEntry["fullUrl"] = .string("resource:\(index)")
@@ -110,17 +111,21 @@ public enum BundleMinimizer {
     static func referenceTargets(_ entries: [JSONValue]) -> [String: Int] {
         var map: [String: Int] = [:]
         for (index, entry) in entries.enumerated() {
-            map["resource:\(index)"] = map["resource:\(index)"] ?? index
+            let own = "resource:\(index)"
+            map[own] = map[own] ?? index
             if let fullUrl = entry["fullUrl"]?.stringValue {
                 map[fullUrl] = map[fullUrl] ?? index
-                let segments = fullUrl.split(separator: "/")
-                if fullUrl.contains("://"), segments.count >= 2 {
-                    let key = segments.suffix(2).joined(separator: "/")
-                    map[key] = map[key] ?? index
+                if fullUrl.containsCharacters("://") {
+                    let segments = fullUrl.split(separator: "/")
+                    if segments.count >= 2 {
+                        let key = segments.suffix(2).joined(separator: "/")
+                        map[key] = map[key] ?? index
+                    }
                 }
             }
             if let type = entry["resource"]?["resourceType"]?.stringValue, let id = entry["resource"]?["id"]?.stringValue {
-                map["\(type)/\(id)"] = map["\(type)/\(id)"] ?? index
+                let key = "\(type)/\(id)"
+                map[key] = map[key] ?? index
             }
         }
         return map
@@ -147,7 +152,7 @@ public enum BundleMinimizer {
     static let metaElements: Set<String> = ["id", "extension", "versionId", "lastUpdated", "source", "profile", "security", "tag"]
 
     /// Walks a resource: drops CodeableConcept.text and Coding.display, rewrites references, prunes empties.
-    private static func rewrite(_ node: inout JSONValue, path: String, targets: [String: Int], steps: Steps,
+    private static func rewrite(_ node: inout JSONValue, path: inout LazyPath, targets: [String: Int], steps: Steps,
                                 problems: inout [HealthCardError]) {
         switch node {
         case .object(var object):
@@ -159,21 +164,27 @@ public enum BundleMinimizer {
                 } else {
                     problems.append(HealthCardError(.bundle, "reference \(Quote.text(reference)) resolves to no entry of the Bundle; "
                         + "every reference must point at an entry (by fullUrl or Type/id) so it can become resource:N",
-                        at: path + ".reference"))
+                        at: path.text + ".reference"))
                 }
             }
-            var kept = JSONObject()
+            var kept = JSONObject(capacity: object.count)
             for (key, value) in object {
                 var child = value
-                rewrite(&child, path: "\(path).\(key)", targets: targets, steps: steps, problems: &problems)
-                if !isEmptyContainer(child) { kept[key] = child }
+                path.push(.member(key))
+                rewrite(&child, path: &path, targets: targets, steps: steps, problems: &problems)
+                path.pop()
+                // The keys are the object's own, so each is new in `kept`.
+                if !isEmptyContainer(child) { kept.append(key, child) }
             }
             node = .object(kept)
         case .array(let items):
             var kept: [JSONValue] = []
+            kept.reserveCapacity(items.count)
             for (i, item) in items.enumerated() {
                 var child = item
-                rewrite(&child, path: "\(path)[\(i)]", targets: targets, steps: steps, problems: &problems)
+                path.push(.index(i))
+                rewrite(&child, path: &path, targets: targets, steps: steps, problems: &problems)
+                path.pop()
                 if !isEmptyContainer(child) { kept.append(child) }
             }
             node = .array(kept)

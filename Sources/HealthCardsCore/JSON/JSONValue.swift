@@ -111,8 +111,14 @@ public struct JSONObject: Equatable, Sendable, Sequence, ExpressibleByDictionary
         }
     }
 
+    /// An empty object with room for `capacity` members.
+    package init(capacity: Int) {
+        members = []
+        members.reserveCapacity(capacity)
+    }
+
     /// Appends a member whose key is known to be absent (the parser checks duplicates itself).
-    mutating func append(_ key: String, _ value: JSONValue) {
+    package mutating func append(_ key: String, _ value: JSONValue) {
         members.append((key, value))
         if members.count > Self.linearLimit {
             if positions.isEmpty {

@@ -36,8 +36,8 @@ public enum JSONWriter {
 
     private static func write(_ value: JSONValue, into out: inout [UInt8], indent: Int?, depth: Int) {
         switch value {
-        case .null: out.append(contentsOf: Array("null".utf8))
-        case .bool(let b): out.append(contentsOf: Array((b ? "true" : "false").utf8))
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
         case .number(let n): out.append(contentsOf: n.lexeme.utf8)
         case .string(let s): writeString(s, into: &out)
         case .array(let items):
@@ -74,25 +74,41 @@ public enum JSONWriter {
 
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
-    /// Writes a JSON string literal: `"` and `\` escaped, C0 controls as `\b \f \n \r \t` or `\u00XX`.
+    /// Writes a JSON string literal: `"` and `\\` escaped, C0 controls as `\\b \\f \\n \\r \\t` or `\\u00XX`.
     public static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        for byte in s.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
-            case UInt8(ascii: "\\"): out.append(contentsOf: [0x5C, 0x5C])
-            case 0x08: out.append(contentsOf: [0x5C, UInt8(ascii: "b")])
-            case 0x0C: out.append(contentsOf: [0x5C, UInt8(ascii: "f")])
-            case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-            case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-            case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            case 0..<0x20:
-                out.append(contentsOf: Array("\\u00".utf8))
-                out.append(hex[Int(byte >> 4)])
-                out.append(hex[Int(byte & 0xF)])
-            default: out.append(byte)
+        // The runs of bytes that need no escape are copied whole (a native string's UTF-8 is contiguous).
+        let copied: Void? = s.utf8.withContiguousStorageIfAvailable { bytes in
+            var start = 0
+            for i in 0..<bytes.count where bytes[i] == 0x22 || bytes[i] == 0x5C || bytes[i] < 0x20 {
+                if i > start { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<i])) }
+                escape(bytes[i], into: &out)
+                start = i + 1
+            }
+            if bytes.count > start { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start...])) }
+        }
+        if copied == nil {
+            for byte in s.utf8 {
+                if byte == 0x22 || byte == 0x5C || byte < 0x20 { escape(byte, into: &out) } else { out.append(byte) }
             }
         }
         out.append(UInt8(ascii: "\""))
+    }
+
+    /// The escape of a byte that cannot stand in a JSON string as it is: `"`, `\\` or a C0 control.
+    private static func escape(_ byte: UInt8, into out: inout [UInt8]) {
+        switch byte {
+        case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
+        case UInt8(ascii: "\\"): out.append(contentsOf: [0x5C, 0x5C])
+        case 0x08: out.append(contentsOf: [0x5C, UInt8(ascii: "b")])
+        case 0x0C: out.append(contentsOf: [0x5C, UInt8(ascii: "f")])
+        case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+        case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+        case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+        default:
+            out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30])
+            out.append(hex[Int(byte >> 4)])
+            out.append(hex[Int(byte & 0xF)])
+        }
     }
 }

@@ -63,19 +63,27 @@ public struct JWS: Sendable, Equatable {
     /// - Throws: `HealthCardError(.validation)` when there are not exactly three parts or a part is not
     ///   base64url.
     public func parts() throws -> Parts {
-        let pieces = compact.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard pieces.count == 3 else {
-            throw HealthCardError(.validation, "a compact JWS has 3 parts separated by '.', found \(pieces.count)")
+        // One copy of the text; the parts are slices of it between the dots.
+        let bytes = Array(compact.utf8)
+        var dots: [Int] = []
+        for (i, byte) in bytes.enumerated() where byte == UInt8(ascii: ".") {
+            dots.append(i)
+            if dots.count > 2 { break }
+        }
+        guard dots.count == 2 else {
+            let found = dots.count < 2 ? dots.count + 1 : bytes.lazy.filter { $0 == UInt8(ascii: ".") }.count + 1
+            throw HealthCardError(.validation, "a compact JWS has 3 parts separated by '.', found \(found)")
         }
         let names = ["header", "payload", "signature"]
+        let ranges = [0..<dots[0], dots[0] + 1..<dots[1], dots[1] + 1..<bytes.count]
         var decoded: [[UInt8]] = []
-        for (i, piece) in pieces.enumerated() {
-            guard let bytes = Base64URL.decode(Array(piece)) else {
+        for (i, range) in ranges.enumerated() {
+            guard let part = Base64URL.decode(Array(bytes[range])) else {
                 throw HealthCardError(.validation, "the JWS \(names[i]) is not base64url without padding")
             }
-            decoded.append(bytes)
+            decoded.append(part)
         }
-        let signingInput = Array(compact.utf8.prefix(pieces[0].count + 1 + pieces[1].count))
+        let signingInput = Array(bytes[0..<dots[1]])
         return Parts(header: decoded[0], payload: decoded[1], signature: decoded[2], signingInput: signingInput)
     }
 }

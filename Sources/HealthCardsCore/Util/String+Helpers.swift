@@ -14,6 +14,21 @@ extension StringProtocol {
 }
 
 extension String {
+    /// `contains(needle)` (characters compared, as the standard library does), answered by the bytes when they
+    /// cannot match: the characters of `needle` in a row need its UTF-8 bytes in a row, so a string without them
+    /// does not contain it, and only one with them is searched character by character.
+    package func containsCharacters(_ needle: String) -> Bool {
+        let pattern = Array(needle.utf8)
+        guard let head = pattern.first else { return contains(needle) }
+        let bytes = utf8
+        var i = bytes.startIndex
+        while let found = bytes[i...].firstIndex(of: head) {
+            if bytes[found...].starts(with: pattern) { return contains(needle) }
+            i = bytes.index(after: found)
+        }
+        return false
+    }
+
     /// The string with the first occurrence of `target` replaced.
     package func replacingFirst(_ target: String, with replacement: String) -> String {
         guard let range = Substring(self).range(of: target) else { return self }

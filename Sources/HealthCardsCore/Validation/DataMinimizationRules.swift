@@ -153,13 +153,18 @@ enum DataMinimizationRules {
     /// The members of `resource` that are among `elements`, in the resource's order: an element ending
     /// in a choice prefix (`deceased`) matches `deceasedBoolean` and reports as `deceased[x]`.
     private static func present(_ elements: [String], in resource: JSONValue) -> [(member: String, element: String)] {
-        let choices: Set<String> = ["deceased", "multipleBirth"]
-        return (resource.objectValue?.keys ?? []).compactMap { member in
-            if elements.contains(member) { return choices.contains(member) ? nil : (member, member) }
-            guard let choice = choices.first(where: { elements.contains($0) && member.hasPrefix($0) }) else {
-                return nil
+        guard let object = resource.objectValue else { return [] }
+        var found: [(member: String, element: String)] = []
+        for member in object.keys {
+            if elements.contains(member) {
+                if !choices.contains(member) { found.append((member, member)) }
+            } else if let choice = choices.first(where: { member.hasPrefix($0) && elements.contains($0) }) {
+                found.append((member, choice + "[x]"))
             }
-            return (member, choice + "[x]")
         }
+        return found
     }
+
+    /// The choice elements (`deceased[x]`, `multipleBirth[x]`) the profiles name by their prefix.
+    private static let choices = ["deceased", "multipleBirth"]
 }

@@ -17,7 +17,8 @@ enum MinimizationRules {
             f.error(.minText, "\(path).text", "the narrative (DomainResource.text) must be removed when minimizing")
         }
         if let meta = resource["meta"] { checkMeta(meta, path: "\(path).meta", findings: &f) }
-        walk(resource, path: path, count: count, findings: &f)
+        var lazy = LazyPath(path)
+        walk(resource, path: &lazy, count: count, findings: &f)
     }
 
     /// `meta`: an object holding only `security`, a non-empty list of identity-assurance Codings, each
@@ -75,36 +76,52 @@ enum MinimizationRules {
         }
     }
 
-    private static func walk(_ node: JSONValue, path: String, count: Int, findings f: inout BundleValidator.Findings) {
+    private static func walk(_ node: JSONValue, path: inout LazyPath, count: Int, findings f: inout BundleValidator.Findings) {
         switch node {
         case .object(let o):
-            if o.isEmpty { f.error(.minEmptyElement, path, "empty object; remove it") }
+            if o.isEmpty { f.error(.minEmptyElement, path.text, "empty object; remove it") }
             if o["coding"] != nil && o["text"] != nil {
-                f.error(.minCodeableConceptText, path + ".text", "CodeableConcept.text must be removed when minimizing")
+                f.error(.minCodeableConceptText, path.text + ".text", "CodeableConcept.text must be removed when minimizing")
             }
             if o["system"] != nil && o["code"] != nil && o["display"] != nil {
-                f.error(.minCodingDisplay, path + ".display", "Coding.display must be removed when minimizing")
+                f.error(.minCodingDisplay, path.text + ".display", "Coding.display must be removed when minimizing")
             }
             if let reference = o["reference"]?.stringValue, !BundleValidator.resolves(reference, count: count) {
                 f.error(
-                    .referenceUnresolved, path + ".reference",
+                    .referenceUnresolved, path.text + ".reference",
                     "reference \(quoted(.string(reference))) does not resolve to an entry of this Bundle as resource:N (N from 0 to \(count - 1))"
                 )
             }
             for (k, v) in o {
-                checkMemberName(k, path: path, findings: &f)
-                walk(v, path: "\(path).\(ControlCharacters.escaped(k))", count: count, findings: &f)
+                if ControlCharacters.firstForbidden(in: k) != nil { checkMemberName(k, path: path.text, findings: &f) }
+                path.push(.escapedMember(k))
+                walk(v, path: &path, count: count, findings: &f)
+                path.pop()
             }
         case .array(let a):
-            if a.isEmpty { f.error(.minEmptyElement, path, "empty array; remove it") }
-            for (i, v) in a.enumerated() { walk(v, path: "\(path)[\(i)]", count: count, findings: &f) }
-        case .string(let s):
-            if s.isEmpty || s != s.trimmingCharacters(in: " \t\r\n") {
-                f.error(.minStringWhitespace, path, "empty string or leading/trailing whitespace: \(quoted(node))")
+            if a.isEmpty { f.error(.minEmptyElement, path.text, "empty array; remove it") }
+            for (i, v) in a.enumerated() {
+                path.push(.index(i))
+                walk(v, path: &path, count: count, findings: &f)
+                path.pop()
             }
-            checkString(s, path: path, findings: &f)
+        case .string(let s):
+            if hasOuterWhitespace(s) {
+                f.error(.minStringWhitespace, path.text, "empty string or leading/trailing whitespace: \(quoted(node))")
+            }
+            if ControlCharacters.firstForbidden(in: s) != nil { checkString(s, path: path.text, findings: &f) }
         default: break
         }
+    }
+
+    /// True when `s` is empty or starts or ends with a space, tab, CR or LF: when it differs from
+    /// `s.trimmingCharacters(in: " \t\r\n")`. Those are ASCII, and an ASCII byte is never part of another
+    /// character's UTF-8, so the first and last bytes tell.
+    static func hasOuterWhitespace(_ s: String) -> Bool {
+        let utf8 = s.utf8
+        guard let first = utf8.first, let last = utf8.last else { return true }
+        func space(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0D || b == 0x0A }
+        return space(first) || space(last)
     }
 
     /// Control characters only, for the parts of the Bundle outside the entry resources.

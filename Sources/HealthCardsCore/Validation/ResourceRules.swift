@@ -62,7 +62,7 @@ enum ImmunizationRules {
         checkOccurrence(resource, path: path, findings: &f)
         if let lot = resource["lotNumber"]?.stringValue {
             if lot.count > 20 { f.warn(.immunizationLotNumber, path + ".lotNumber", "lotNumber is \(lot.count) characters; the IG says it SHOULD be under 20") }
-            if lot.lowercased().contains("lot") { f.warn(.immunizationLotNumber, path + ".lotNumber", "lotNumber \(quoted(.string(lot))) contains 'lot'; give the lot number alone") }
+            if lot.lowercased().containsCharacters("lot") { f.warn(.immunizationLotNumber, path + ".lotNumber", "lotNumber \(quoted(.string(lot))) contains 'lot'; give the lot number alone") }
         }
         for (i, performer) in (resource["performer"]?.arrayValue ?? []).enumerated() {
             guard let display = performer["actor"]?["display"]?.stringValue else {

@@ -245,6 +245,8 @@ package final class CSVReader {
     ///   - collapsedQuotes: indices in `bytes` where a doubled quote was read as one byte.
     /// - Throws: `HealthCardError(.input)` naming the line and byte offset of the first byte that is not UTF-8.
     private func decode(_ bytes: [UInt8], offset: Int, line: Int, collapsedQuotes: [Int]) throws -> String {
+        // Most fields are ASCII, which is UTF-8 as it is: no validation to run.
+        if !bytes.contains(where: { $0 >= 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
         if let s = String(validating: bytes, as: UTF8.self) { return s }
         var bad = 0
         var i = 0

@@ -32,6 +32,8 @@ public final class CSVTemplateInput {
     /// Header columns in file order.
     public private(set) var header: [String] = []
     private var columnIndex: [String: Int] = [:]
+    /// The template's columns that the header has, in the template's order, each with its position in a row.
+    private var readColumns: [(column: Template.Column, index: Int)] = []
     private var headerFields = 0
     private(set) var keyIndex = 0
     /// Data rows in file order: byte offset, 1-based line, next row of the same patient (-1: none).
@@ -120,6 +122,7 @@ public final class CSVTemplateInput {
             throw HealthCardError(.input, code: .csvHeader, "\(path): the header lacks the patient id column '\(template.patientKey)' of template '\(template.name)'")
         }
         self.keyIndex = keyIndex
+        readColumns = template.columns.compactMap { column in columnIndex[column.name].map { (column, $0) } }
         do { try index(reader) } catch {
             patientsBeforeFailure = patientHashes
             throw error
@@ -186,7 +189,8 @@ public final class CSVTemplateInput {
             rowOffsetLow.append(UInt32(truncatingIfNeeded: record.offset))
             rowLines.append(Int32(truncatingIfNeeded: record.line))
             nextRow.append(-1)
-            let source = "\(path):\(record.line)"
+            // Only a row's errors name it: the text is made for them alone.
+            var source: String { "\(path):\(record.line)" }
             if record.fields.count != headerFields {
                 let error = HealthCardError(.input, code: .csvFieldCount, "row has \(record.fields.count) fields, the header has \(headerFields); check for an unquoted comma or a missing field. Its columns are shifted, so every patient whose id appears in it is rejected", at: source)
                 misfits.append((row, Set(record.fields.map { Self.hash(PatientIdentity.normalize($0)) }), error))
@@ -478,8 +482,8 @@ public final class CSVTemplateInput {
                     groups[g].errors.append(HealthCardError(.input, code: .csvFieldCount, "row has \(fields.count) fields, the header has \(input.headerFields); check for an unquoted comma or a missing field", at: source))
                 } else {
                     var values: [String: String] = [:]
-                    for column in input.template.columns {
-                        guard let i = input.columnIndex[column.name] else { continue }
+                    values.reserveCapacity(input.readColumns.count)
+                    for (column, i) in input.readColumns {
                         if column.name == input.template.patientKey {
                             values[column.name] = key
                             continue

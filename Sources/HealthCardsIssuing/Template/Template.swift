@@ -44,6 +44,8 @@ public struct Template: Sendable {
     var bundle: JSONObject
     /// Template entries: the entry, and whether it repeats per row.
     var entries: [(entry: JSONObject, repeats: Bool)]
+    /// `entries` compiled once (placeholders parsed, fixed subtrees reduced), what each row is rendered into.
+    var compiled: [CompiledEntry]
     /// Columns used by entries that are written once per patient; rows of one patient must agree.
     public var patientColumns: Set<String>
 
@@ -167,6 +169,7 @@ public struct Template: Sendable {
             throw fail("\"repeat\" names \(Quote.text(url)), which is no entry's fullUrl")
         }
         self.entries = entries
+        self.compiled = Self.compile(entries)
         // Check placeholders and references.
         var patientColumns = Set<String>()
         let declared = Set(columns.map(\.name))

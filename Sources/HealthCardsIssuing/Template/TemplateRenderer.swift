@@ -51,7 +51,7 @@ extension Template {
                         at: "\(row.source) column \(column.name)"))
             }
         }
-        for column in patientColumns.sorted() {
+        for column in rows.count > 1 ? patientColumns.sorted() : [] {
             let firstValue = first[column]
             for row in rows.dropFirst() where row[column] != firstValue {
                 errors.append(
@@ -66,27 +66,26 @@ extension Template {
             if finding.isConflict { errors.append(finding.error) } else { warnings.append(finding.error) }
         }
         // Final indices of the entries, and where each once-per-patient template fullUrl lands.
-        var urlIndex: [String: Int] = [:]
+        var context = RenderContext(urlIndex: [:], dateFormat: dateFormat)
         var count = 0
-        for (entry, repeats) in entries {
-            if !repeats, let url = entry["fullUrl"]?.stringValue { urlIndex[url] = count }
-            count += repeats ? eventRows.count : 1
+        for entry in compiled {
+            if let url = entry.onceURL { context.urlIndex[url] = count }
+            count += entry.repeats ? eventRows.count : 1
         }
         var produced: [JSONValue] = []
-        var provenance = Provenance()
-        for (entry, repeats) in entries {
-            for row in repeats ? eventRows : [first] {
-                guard let resource = entry["resource"] else { continue }
+        produced.reserveCapacity(count)
+        var provenance = Provenance(template: self)
+        var noColumns: [String: String] = [:]
+        for (index, entry) in compiled.enumerated() {
+            for row in entry.repeats ? eventRows : [first] {
                 provenance.entryRows.append(row.source)
-                let rendered = renderValue(
-                    resource, row: row, path: "Bundle.entry[\(produced.count)].resource", errors: &errors,
-                    columns: &provenance.columns)
-                var newEntry = JSONObject()
-                newEntry["fullUrl"] = .string("resource:\(produced.count)")
-                if var rendered {
-                    Template.rewriteReferences(&rendered, urlIndex: urlIndex)
-                    newEntry["resource"] = rendered
-                }
+                provenance.rendered.append((index, row))
+                // No paths here: the columns by path are rendered again only for a finding to locate (`Provenance`).
+                let rendered = Template.render(
+                    entry.resource, row: row, context: context, path: nil, errors: &errors, columns: &noColumns)
+                var newEntry = JSONObject(capacity: 2)
+                newEntry.append("fullUrl", .string("resource:\(produced.count)"))
+                if let rendered { newEntry.append("resource", rendered) }
                 produced.append(.object(newEntry))
             }
         }
@@ -95,81 +94,6 @@ extension Template {
         bundle["entry"] = .array(produced)
         let (checked, checkErrors) = provenance.check(.object(bundle), now: now)
         return RenderedBundle(checked: checked, errors: checkErrors, warnings: warnings, provenance: provenance)
-    }
-
-    static func rewriteReferences(_ node: inout JSONValue, urlIndex: [String: Int]) {
-        switch node {
-        case .object(var o):
-            if let r = o["reference"]?.stringValue, let i = urlIndex[r] { o["reference"] = .string("resource:\(i)") }
-            for (k, v) in o {
-                var child = v
-                rewriteReferences(&child, urlIndex: urlIndex)
-                o[k] = child
-            }
-            node = .object(o)
-        case .array(var a):
-            for i in a.indices { rewriteReferences(&a[i], urlIndex: urlIndex) }
-            node = .array(a)
-        default: break
-        }
-    }
-
-    /// Renders one template value; nil means "drop this element". `columns` records, by FHIR path in
-    /// the output, which column filled each value.
-    func renderValue(
-        _ node: JSONValue, row: TemplateRow, path: String, errors: inout [HealthCardError],
-        columns: inout [String: String]
-    ) -> JSONValue? {
-        switch node {
-        case .string(let text):
-            guard let pieces = try? Placeholder.pieces(of: text) else { return node }
-            if pieces.count == 1, case .placeholder(let p) = pieces[0] {
-                let value = row[p.column]
-                if value.isEmpty { return nil }
-                do {
-                    let typed = try Template.typedValue(value, as: p.type, dateFormat: dateFormat)
-                    columns[path] = p.column
-                    return typed
-                } catch {
-                    errors.append(HealthCardError(.template, code: error.code ?? .templateValue, error.text, at: "\(row.source) column \(p.column)"))
-                    return nil
-                }
-            }
-            var out = ""
-            var used: String?
-            for piece in pieces {
-                switch piece {
-                case .text(let t): out += t
-                case .placeholder(let p):
-                    let value = row[p.column]
-                    if value.isEmpty { return nil }
-                    out += value
-                    used = used ?? p.column
-                }
-            }
-            if let used { columns[path] = used }
-            return .string(out)
-        case .array(let items):
-            var kept: [JSONValue] = []
-            for item in items {
-                if let r = renderValue(
-                    item, row: row, path: "\(path)[\(kept.count)]", errors: &errors, columns: &columns)
-                {
-                    kept.append(r)
-                }
-            }
-            return kept.isEmpty ? nil : .array(kept)
-        case .object(let object):
-            var kept = JSONObject()
-            for (k, v) in object {
-                if let r = renderValue(v, row: row, path: "\(path).\(k)", errors: &errors, columns: &columns) {
-                    kept[k] = r
-                }
-            }
-            return kept.isEmpty ? nil : .object(kept)
-        default:
-            return node
-        }
     }
 
     /// Converts trimmed, non-empty text to the JSON value of a placeholder type.
@@ -183,7 +107,7 @@ extension Template {
         case .string:
             return .string(value)
         case .code:
-            if value.unicodeScalars.contains(where: { $0.value < 0x20 }) || value.contains("  ") {
+            if value.unicodeScalars.contains(where: { $0.value < 0x20 }) || value.containsCharacters("  ") {
                 throw HealthCardError(
                     .template, "code \(Quote.text(value)) has line breaks, tabs or repeated spaces; expected a code such as 207")
             }

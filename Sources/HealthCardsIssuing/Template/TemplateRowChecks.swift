@@ -90,10 +90,29 @@ extension Template {
     /// Where each rendered entry and value came from, so a problem found in the Bundle can be
     /// reported at the CSV row and column that caused it.
     struct Provenance {
+        /// The template the entries were rendered from.
+        var template: Template
         /// `file:line` of the row each entry was rendered from, by entry index.
         var entryRows: [String] = []
+        /// Each entry's compiled template entry (index in `Template.compiled`) and row, to render it again with paths.
+        var rendered: [(entry: Int, row: TemplateRow)] = []
+
+        init(template: Template) { self.template = template }
+
         /// FHIR path (`Bundle.entry[1].resource.occurrenceDateTime`) → column of the placeholder that filled it.
-        var columns: [String: String] = [:]
+        /// Rendering builds no paths (most cards have no finding to locate): they are rendered again here, the
+        /// same rows into the same template, which gives the same values at the same paths.
+        var columns: [String: String] {
+            var columns: [String: String] = [:]
+            var errors: [HealthCardError] = []
+            let context = RenderContext(urlIndex: [:], dateFormat: template.dateFormat)
+            for (index, (entry, row)) in rendered.enumerated() {
+                _ = Template.render(
+                    template.compiled[entry].resource, row: row, context: context, path: "Bundle.entry[\(index)].resource",
+                    errors: &errors, columns: &columns)
+            }
+            return columns
+        }
 
         /// Minimizes the rendered Bundle as it will be signed and checks it: the checked Bundle (nil when
         /// it cannot be minimized), and every error, located at its row and column with the FHIR path (in
@@ -102,10 +121,14 @@ extension Template {
             let checked: CheckedBundle
             do { checked = try CheckedBundle.minimizing(bundle, now: now) } catch {
                 // Minimization paths are in the rendered Bundle already.
-                return (nil, error.all.map { located($0, renderedPath: $0.location.path) })
+                let columns = self.columns
+                return (nil, error.all.map { located($0, renderedPath: $0.location.path, columns: columns) })
             }
-            let errors = checked.errors.map(BundleValidator.Findings.asError).map { error in
-                located(error, renderedPath: error.location.path.map { Self.path($0, origins: checked.origins) })
+            let found = checked.errors
+            if found.isEmpty { return (checked, []) }
+            let columns = self.columns
+            let errors = found.map(BundleValidator.Findings.asError).map { error in
+                located(error, renderedPath: error.location.path.map { Self.path($0, origins: checked.origins) }, columns: columns)
             }
             return (checked, errors)
         }
@@ -113,12 +136,19 @@ extension Template {
         /// A finding of the checked Bundle (at its FHIR path, as `CheckedBundle.findings` give it) at the row and
         /// column that caused it, its path kept in the message; anything else as it is.
         func located(_ finding: HealthCardError, origins: [Int]) -> HealthCardError {
-            located(finding, renderedPath: finding.location.path.map { Self.path($0, origins: origins) })
+            located([finding], origins: origins)[0]
+        }
+
+        /// The same for several findings (the columns by path rendered once for all).
+        func located(_ findings: [HealthCardError], origins: [Int]) -> [HealthCardError] {
+            guard findings.contains(where: { $0.location.path != nil }) else { return findings }
+            let columns = self.columns
+            return findings.map { located($0, renderedPath: $0.location.path.map { Self.path($0, origins: origins) }, columns: columns) }
         }
 
         /// `error` at the row and column of `renderedPath`, its own path kept in the message.
-        private func located(_ error: HealthCardError, renderedPath: String?) -> HealthCardError {
-            guard let path = error.location.path, let renderedPath, let row = location(of: renderedPath) else { return error }
+        private func located(_ error: HealthCardError, renderedPath: String?, columns: [String: String]) -> HealthCardError {
+            guard let path = error.location.path, let renderedPath, let row = location(of: renderedPath, columns: columns) else { return error }
             var located = error
             located.text = "\(error.text) (\(path))"
             located.location = row
@@ -135,11 +165,11 @@ extension Template {
         }
 
         /// `file:line column C` for a FHIR path, or `file:line` when no placeholder filled it.
-        func location(of path: String) -> HealthCardError.Location? {
-            rowLocation(of: path).map { HealthCardError(.template, "", at: $0).location }
+        func location(of path: String, columns: [String: String]) -> HealthCardError.Location? {
+            rowLocation(of: path, columns: columns).map { HealthCardError(.template, "", at: $0).location }
         }
 
-        private func rowLocation(of path: String) -> String? {
+        private func rowLocation(of path: String, columns: [String: String]) -> String? {
             guard path.hasPrefix("Bundle.entry["), let close = path.firstIndex(of: "]"),
                 path.distance(from: path.startIndex, to: close) <= 22,
                 let index = Int(path[path.index(path.startIndex, offsetBy: 13)..<close]),
