@@ -483,6 +483,8 @@ import Testing
         #expect(throws: HealthCardError.self) { try RSAPublicKey(n: try modulus(bits: 1024), e: [1, 0, 1]) }
         let n = try modulus(bits: 2048)
         #expect(throws: HealthCardError.self) { try RSAPublicKey(n: n, e: [2]) }
+        #expect(throws: HealthCardError.self) { try RSAPublicKey(n: n, e: [1]) }  // e = 1: every signature would verify
+        #expect(throws: HealthCardError.self) { try RSAPublicKey(n: n, e: [0, 1]) }
         let key = try RSAPublicKey(n: n, e: [1, 0, 1])
         #expect(key.bits == 2048)
         let auth = try AuthServer(in: dir)

@@ -31,6 +31,10 @@ import Testing
             AccessLogLine.parse(Array(#"1.2.3.4 - - [01/Jan/2026:00:00:00 +0000] "HEAD /shl/a?recipient=caf\xC3\xA9\x22 \"x HTTP/1.1" 200 -"#.utf8)))
         #expect(escaped.method == "HEAD" && escaped.bytes == 0)
         #expect(escaped.parameter("recipient") == "café\"")
+        // The user field comes from the client (Authorization: Basic) and may hold '[' or ']': the access still counts.
+        let user = try #require(
+            AccessLogLine.parse(Array(#"1.2.3.4 - [x]y [01/Jan/2026:00:00:00 +0000] "GET /shl/a?recipient=r HTTP/1.1" 200 5"#.utf8)))
+        #expect(user.time == 1_767_225_600 && user.path == "/shl/a" && user.parameter("recipient") == "r")
         #expect(AccessLogLine.formDecode("%zz%4") == "%zz%4" && AccessLogLine.formDecode("a%2Bb+c%20d") == "a+b c d")
         #expect(AccessLogLine.formDecode("%FF") == "\u{FFFD}")
         for bad in [

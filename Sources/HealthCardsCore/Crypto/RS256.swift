@@ -26,8 +26,9 @@ public final class RSAPublicKey: @unchecked Sendable {
             throw HealthCardError(
                 .key, "an RSA key's modulus is \(bits) bits; \(Self.minimumBits) to \(Self.maximumBits) are accepted")
         }
-        guard !exponent.isEmpty, exponent.count <= 8, exponent.last! & 1 == 1 else {
-            throw HealthCardError(.key, "an RSA key's exponent e is not an odd number of at most 64 bits")
+        // e = 1 would make every signature valid; e is odd and at least 3 (FIPS 186-5 asks at least 65537).
+        guard !exponent.isEmpty, exponent.count <= 8, exponent.last! & 1 == 1, exponent.count > 1 || exponent[0] >= 3 else {
+            throw HealthCardError(.key, "an RSA key's exponent e is not an odd number from 3 to 2^64 - 1")
         }
         guard let nBN = modulus.withUnsafeBufferPointer({ BN_bin2bn($0.baseAddress, Int32($0.count), nil) }),
             let eBN = exponent.withUnsafeBufferPointer({ BN_bin2bn($0.baseAddress, Int32($0.count), nil) })

@@ -62,18 +62,28 @@ enum DataMinimizationRules {
     /// (a primitive's `_name` twin counts as `name`): an error, since the card would carry it to every verifier.
     static func checkKnownElements(_ resource: JSONValue, type: String, path: String, findings f: inout BundleValidator.Findings) {
         guard let known = r4Elements[type], let members = resource.objectValue?.keys else { return }
+        var named: Set<String>?  // the paths earlier rules named, made once (a hostile resource has many members)
+        var unknown = 0
         for member in members {
             let element = member.hasPrefix("_") ? String(member.dropFirst()) : member
             if known.contains(element) && element != "resourceType" { continue }
             if element == "resourceType" && !member.hasPrefix("_") { continue }
             let at = "\(path).\(ControlCharacters.escaped(member))"
             // A member a rule of its own already named (`occurrencePeriod`: IMMUNIZATION_OCCURRENCE) keeps that finding.
-            if f.all.contains(where: { $0.location.path == at }) { continue }
+            if named == nil { named = Set(f.all.compactMap(\.location.path)) }
+            if named?.contains(at) == true { continue }
+            unknown += 1
+            if unknown > 20 { continue }  // counted, said once below: a hostile resource may have 100,000 members
             f.error(
                 .fhirUnknownElement, at,
                 "\(Quote.text(member)) is not an element of a FHIR R4 \(type) (hl7.org/fhir/R4/\(type.lowercased()).html); a card "
                     + "holds FHIR R4 resources, and whatever else a member holds would reach every verifier. Remove it (or map "
                     + "it to the FHIR element it stands for)")
+        }
+        if unknown > 20 {
+            f.error(
+                .fhirUnknownElement, path,
+                "… and \(unknown - 20) more members that are not elements of a FHIR R4 \(type) (\(unknown) in all); remove them")
         }
     }
 

@@ -27,9 +27,21 @@ public struct AccessLogLine: Sendable, Equatable {
         guard line.count <= maxLineBytes else { return nil }
         let bytes = Array(line)
         // host ident user [time] "request" status bytes ...
-        guard let open = bytes.firstIndex(of: UInt8(ascii: "[")),
-            let close = bytes[open...].firstIndex(of: UInt8(ascii: "]")),
-            let time = parseTime(bytes[(open + 1)..<close])
+        // The time is found from the request's opening quote: the user field before it comes from the client
+        // (`Authorization: Basic`) and may hold a '[' of its own, which neither server escapes; an unescaped '"'
+        // cannot come before the request (both write it as \" or \x22). `[dd/Mon/yyyy:hh:mm:ss +zzzz]` is 28 bytes.
+        var close = -1
+        var k = 0
+        while k + 2 < bytes.count {
+            if bytes[k] == UInt8(ascii: "]") && bytes[k + 1] == 0x20 && bytes[k + 2] == UInt8(ascii: "\"") {
+                close = k
+                break
+            }
+            if bytes[k] == UInt8(ascii: "\"") { return nil }
+            k += 1
+        }
+        let open = close - 27
+        guard close >= 0, open >= 0, bytes[open] == UInt8(ascii: "["), let time = parseTime(bytes[(open + 1)..<close])
         else { return nil }
         var i = close + 1
         guard i + 1 < bytes.count, bytes[i] == 0x20, bytes[i + 1] == UInt8(ascii: "\"") else { return nil }

@@ -88,6 +88,17 @@ public enum SharedBundleCheck {
             if let i = types.firstIndex(where: { $0.0 == kind }) { types[i].1 += 1 } else { types.append((kind, 1)) }
             if let id = resource["id"]?.stringValue { typeIds.insert("\(kind)/\(id)") }
         }
+        // A relative reference (`Patient/1`, `Patient/1/_history/2`) also resolves to an absolute fullUrl ending in it:
+        // the last one to four segments of each fullUrl, looked up in one set (a scan per reference would cost
+        // references × entries on a hostile Bundle).
+        for url in fullUrls {
+            var end = url.endIndex
+            for _ in 0..<4 {
+                guard let slash = url[..<end].lastIndex(of: "/") else { break }
+                typeIds.insert(String(url[url.index(after: slash)...]))
+                end = slash
+            }
+        }
         for (index, entry) in entries.enumerated() {
             guard let resource = entry["resource"], let kind = resource["resourceType"]?.stringValue else { continue }
             walk(
@@ -152,11 +163,11 @@ public enum SharedBundleCheck {
         }
     }
 
-    /// A reference resolves when it names an entry; contained (`#`) and absolute web references are not followed.
+    /// A reference resolves when it names an entry (its fullUrl, `Type/id`, or the end of an absolute fullUrl:
+    /// `typeIds` holds both); contained (`#`) and absolute web references are not followed.
     static func resolves(_ text: String, fullUrls: Set<String>, typeIds: Set<String>) -> Bool {
         if text.hasPrefix("#") || text.hasPrefix("http://") || text.hasPrefix("https://") { return true }
-        if fullUrls.contains(text) || typeIds.contains(text) { return true }
-        return fullUrls.contains { $0.hasSuffix("/" + text) }
+        return fullUrls.contains(text) || typeIds.contains(text)
     }
 
     private static func checkAttachment(_ value: JSONValue, path: String, problem: (String) -> Void) {
