@@ -114,7 +114,8 @@ public final class CardIssuer {
     private let deflater: RawDeflater
     /// The signing key's kid (RFC 7638 thumbprint).
     public let kid: String
-    private let publicKey: P256PublicKey
+    /// Reads back every signature with the public key (the self-check), one OpenSSL context for all cards.
+    private let verifier: ES256Verifier
     /// The time Bundles are judged at (dates in the future) and the settings were checked against.
     public let clock: any WallClock
 
@@ -127,8 +128,8 @@ public final class CardIssuer {
         self.clock = clock
         self.signer = signer
         self.settings = settings
-        self.publicKey = signer.publicKey
         self.kid = JWK(key: signer.publicKey).kid
+        self.verifier = try ES256Verifier(key: signer.publicKey)
         self.deflater = try RawDeflater(level: settings.deflateLevel)
     }
 
@@ -211,7 +212,7 @@ public final class CardIssuer {
         guard let inflated = try? RawInflate.inflate(parts.payload), inflated == payload else {
             throw HealthCardError(.compression, "self-check failed: the payload does not inflate back to what was signed")
         }
-        guard parts.signature.count == 64, ES256.verify(signature: parts.signature, message: parts.signingInput, key: publicKey) else {
+        guard parts.signature.count == 64, verifier.verify(signature: parts.signature, message: parts.signingInput) else {
             throw HealthCardError(.crypto, "self-check failed: the signature does not verify with the signing key's public key")
         }
     }
@@ -238,7 +239,7 @@ extension CardIssuer {
         let jws = JWS(compact: compact)
         guard let parts = try? jws.parts(), parts.header == JWS.headerBytes(kid: kid),
             let inflated = try? RawInflate.inflate(parts.payload), accept(inflated),
-            ES256.verify(signature: parts.signature, message: parts.signingInput, key: publicKey)
+            verifier.verify(signature: parts.signature, message: parts.signingInput)
         else { return nil }
         return (jws, inflated)
     }
