@@ -42,6 +42,18 @@ import Testing
         #expect(try RawInflate.inflate(ours) == minified)
     }
 
+    /// One deflater, reused across sizes: the small payloads go through its memLevel 5 stream, example 02
+    /// (30 kB) through its memLevel 8 one, and each still gives the spec's bytes, whatever came before.
+    @Test func oneDeflaterReproducesSmallAndLargeSpecPayloadsInTurn() throws {
+        let deflater = try RawDeflater(level: 6)
+        for example in ["00", "02", "03", "02", "01"] {
+            let minified = try VerifyFixtures.bytes(TestSupport.spec("example-\(example)-c-jws-payload-minified.json"))
+            let jws = try VerifyFixtures.text(TestSupport.spec("example-\(example)-d-jws.txt"))
+            #expect((minified.count > RawDeflater.smallInputBytes) == (example == "02"))
+            #expect(try deflater.deflate(minified) == JWS(compact: jws).parts().payload, "example \(example)")
+        }
+    }
+
     @Test func rawInflateNamesZlibWrappedPayload() throws {
         let minified = try VerifyFixtures.bytes(TestSupport.spec("example-00-c-jws-payload-minified.json"))
         let raw = try RawDeflater(level: 6).deflate(minified)

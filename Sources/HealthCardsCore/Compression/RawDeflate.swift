@@ -179,7 +179,8 @@ public enum RawInflate {
             }
             guard CZlib_inflateInit2(stream, windowBits) == Z_OK else { return nil }
             defer { inflateEnd(stream) }
-            var chunk = [UInt8](repeating: 0, count: 16384)
+            // Only the bytes zlib writes are read (`produced`), so the chunk need not be zeroed first.
+            var chunk = [UInt8](unsafeUninitializedCapacity: 16384) { _, count in count = 16384 }
             input.withUnsafeBufferPointer { inBuffer in
                 // zlib never writes through next_in.
                 stream.pointee.next_in = UnsafeMutablePointer(mutating: inBuffer.baseAddress)
