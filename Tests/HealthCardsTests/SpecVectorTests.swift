@@ -144,10 +144,11 @@ import Testing
         if specFormat.mask == ourFormat.mask { #expect(code.rowsText == rows) }
         let ours = try #require(code.unmaskedModules)
         var differing = 0
-        for index in ours.indices where !code.formatModules[index] {
+        let formatModules = code.formatModules, functionModules = code.functionModules
+        for index in ours.indices where !formatModules[index] {
             let i = index / code.size, j = index % code.size
             var spec = specDark[i][j]
-            if !code.functionModules[index] && QRCode.maskInverts(specFormat.mask, row: i, column: j) { spec.toggle() }
+            if !functionModules[index] && QRCode.maskInverts(specFormat.mask, row: i, column: j) { spec.toggle() }
             if spec != ours[index] { differing += 1 }
         }
         #expect(differing == 0)
