@@ -99,7 +99,13 @@ public struct IssuedCard: Sendable {
 
     /// The `.smart-health-card` file: `{"verifiableCredential":["<jws>"]}`, no whitespace, no final newline.
     public var fileBytes: [UInt8] {
-        JSONWriter.minified(.object(["verifiableCredential": .array([.string(jws.compact)])]))
+        // A JWS this issuer signed is base64url and dots, which JSON writes as they are: the file is the
+        // text around it (the same bytes `JSONWriter.minified` writes, without building a value first).
+        let compact = jws.compact.utf8
+        guard compact.allSatisfy(Base64URL.isAlphabetOrDot) else {
+            return JSONWriter.minified(.object(["verifiableCredential": .array([.string(jws.compact)])]))
+        }
+        return Array(#"{"verifiableCredential":[""#.utf8) + compact + Array(#""]}"#.utf8)
     }
 }
 
