@@ -102,7 +102,9 @@ public struct IssuedCard: Sendable {
         // A JWS this issuer signed is base64url and dots, which JSON writes as they are: the file is the
         // text around it (the same bytes `JSONWriter.minified` writes, without building a value first).
         let compact = jws.compact.utf8
-        guard compact.allSatisfy(Base64URL.isAlphabetOrDot) else {
+        let plain = compact.withContiguousStorageIfAvailable { $0.allSatisfy(Base64URL.isAlphabetOrDot) }
+            ?? compact.allSatisfy(Base64URL.isAlphabetOrDot)
+        guard plain else {
             return JSONWriter.minified(.object(["verifiableCredential": .array([.string(jws.compact)])]))
         }
         return Array(#"{"verifiableCredential":[""#.utf8) + compact + Array(#""]}"#.utf8)
