@@ -125,6 +125,25 @@ package struct GrayImage: Sendable {
         self.pixels = pixels
     }
 
+    /// The pixel count of an image whose header (a PNG's IHDR, a JPEG's SOF) gives `width` × `height`, checked
+    /// against the budget before any pixel is decoded (the one check for every image format read).
+    /// - Returns: `width × height` (both below 2^32, so the product fits an Int of 64 bits).
+    /// - Throws: `HealthCardError(.input)` naming the size and the budget when either side is 0 or the image has
+    ///   more than `maxPixels` pixels.
+    static func pixelCount(width: UInt32, height: UInt32, maxPixels: Int) throws -> Int {
+        let pixels = Int(width) * Int(height)
+        guard width > 0, height > 0, pixels <= maxPixels else {
+            throw HealthCardError(.input, "the image is \(width) × \(height) pixels; QR images may have at most \(maxPixels) pixels "
+                + "(e.g. 8192 × 8192; docs/verify.md, \"Budgets\"). Scale it down and check it again")
+        }
+        return pixels
+    }
+
+    /// The text a C decoder (libpng, libjpeg) left in `buffer`, up to its first NUL.
+    static func decoderMessage(_ buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// Decodes any PNG (palette, RGB, alpha, 16-bit) to 8-bit gray with libpng.
     ///
     /// The width and height are read from the PNG's header first and checked against `maxPixels`
@@ -134,21 +153,13 @@ package struct GrayImage: Sendable {
     /// - Throws: `HealthCardError(.png)` with libpng's message; `HealthCardError(.input)` naming the size
     ///   and the budget when the image has more than `maxPixels` pixels.
     public init(png data: [UInt8], maxPixels: Int = InputBudget.imagePixels) throws {
-        func message(_ buffer: [CChar]) -> String {
-            String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        }
         var width: UInt32 = 0
         var height: UInt32 = 0
         var error = [CChar](repeating: 0, count: 256)
         guard CPNG_read_size(data, data.count, &width, &height, &error, error.count) == 0 else {
-            throw HealthCardError(.png, message(error))
+            throw HealthCardError(.png, Self.decoderMessage(error))
         }
-        // Both are below 2^32, so the product fits an Int (64 bits).
-        let pixels = Int(width) * Int(height)
-        guard width > 0, height > 0, pixels <= maxPixels else {
-            throw HealthCardError(.input, "the image is \(width) × \(height) pixels; QR images may have at most \(maxPixels) pixels "
-                + "(e.g. 8192 × 8192; docs/verify.md, \"Budgets\"). Scale it down and check it again")
-        }
+        let pixels = try Self.pixelCount(width: width, height: height, maxPixels: maxPixels)
         var status: Int32 = 0
         let decoded = [UInt8](unsafeUninitializedCapacity: pixels) { buffer, count in
             status = CPNG_decode_gray8(data, data.count, buffer.baseAddress, pixels, &width, &height, &error, error.count)
@@ -156,7 +167,7 @@ package struct GrayImage: Sendable {
             if status != 0 { buffer.initialize(repeating: 0) }
             count = pixels
         }
-        guard status == 0, Int(width) * Int(height) == pixels else { throw HealthCardError(.png, message(error)) }
+        guard status == 0, Int(width) * Int(height) == pixels else { throw HealthCardError(.png, Self.decoderMessage(error)) }
         self.width = Int(width)
         self.height = Int(height)
         self.pixels = decoded
