@@ -340,8 +340,7 @@ enum TemplateArgument {
     /// the likely cause: the CSV export given as the template.
     /// - Throws: `HealthCardError(.configuration)` naming the file as the template and what it looks like.
     static func checkIsJSON(_ bytes: [UInt8], path: String) throws {
-        var body = bytes[...]
-        if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
+        let body = UTF8BOM.strip(bytes)
         guard let first = body.first(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D && $0 != 0x0A }),
             first != UInt8(ascii: "{")
         else { return }
