@@ -29,7 +29,7 @@ public struct IndexedRevocationList: Sendable {
     /// timestamp, or with one after `nbf`. Nil when the list does not revoke it.
     public func entry(revoking rid: String, nbf: Int64) -> CRL.Entry? {
         guard let first = firstEntry[rid] else { return nil }
-        return crl.entries[first...].first { $0.rid == rid && ($0.before.map { nbf < $0 } ?? true) }
+        return crl.entries[first...].first { $0.rid == rid && $0.revokes(nbfSeconds: nbf) }
     }
 }
 
