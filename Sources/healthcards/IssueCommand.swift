@@ -58,7 +58,7 @@ enum IssueCommand {
           --site SITE           the issuer's site folder (written by `healthcards site --issuer URL`): before
                                 anything is issued, refuse unless --issuer is the issuer it records and the
                                 key's kid is in its .well-known/jwks.json (cards that no verifier accepts); and
-                                reject (REVOKED, never signed) a record whose vc.rid the key's CRL there revokes
+                                reject (RID_REVOKED, never signed) a record whose vc.rid the key's CRL there revokes
                                 for this run's nbf (revoke with --before, or --before --narrow, to reissue)
           --template FILE       template for CSV input (see docs/templates.md); the shipped ones are in
                                 /usr/local/share/healthcards/templates (make install; /usr/share/... from

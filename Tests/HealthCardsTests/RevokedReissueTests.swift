@@ -24,9 +24,11 @@ import Testing
         let line = try #require(try TestSupport.report(f.out).first { $0["id"] == "P-1001" })
         #expect(line["status"] == "rejected" && line["revoked"] == .bool(true))
         #expect(line["rid"]?.stringValue == rid && line["ridFrom"] == "P-1001")
+        // The code says RID_REVOKED; the message does not repeat it as a "REVOKED:" prefix.
+        #expect(line["errors"]?[0]?["code"] == "RID_REVOKED")
         let error = try #require(line["errors"]?[0]?["message"]?.stringValue)
         #expect(
-            error.hasPrefix("REVOKED: vc.rid \(rid) (of id 'P-1001') is revoked by the entry '\(rid)' in \(f.crlPath)"),
+            error.hasPrefix("vc.rid \(rid) (of id 'P-1001') is revoked by the entry '\(rid)' in \(f.crlPath)"),
             "\(error)")
         #expect(error.contains("--id 'P-1001' --before ") && error.contains(" --narrow`"), "\(error)")
         #expect(try SiteTestSupport.bytes(cardPath) == oldCard)  // not re-signed
