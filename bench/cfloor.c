@@ -4,7 +4,10 @@
    around them: raw DEFLATE (zlib, level 6, windowBits -15, one z_stream reset per card), the JWS signing input
    (base64url), ES256 with OpenSSL (EVP_DigestSign, DER to R||S), and with QR images the shc:/ QR (libqrencode:
    a byte segment "shc:/" and a numeric segment, error correction L, smallest version) and its PNG (libpng,
-   1-bit gray, 4 px a module, 4-module quiet zone).
+   1-bit gray, 4 px a module, 4-module quiet zone). Beside the floor, and left out of its figure, floor_verify
+   reads each signature back as the pipeline's self-check does: SHA-256 of the signing input and ECDSA verify
+   (EVP_PKEY_verify, one context for the run, the cheapest OpenSSL way), so what that check costs in OpenSSL
+   alone can be compared too.
 
    Usage: cfloor [--no-qr | --png-fast | --png-both] KEY.pem PAYLOADS
      PAYLOADS   the JWS header JSON on the first line, then one minified payload JSON per line
@@ -15,11 +18,13 @@
    It prints the number of cards and the bytes it made (so nothing can be optimised away). Run it under
    `valgrind --tool=callgrind` on 100 and on 500 payloads: the difference over 400 is the floor per card, the
    start-up (OpenSSL's initialisation, reading the key) dropped out. The inclusive counts of floor_deflate,
-   floor_sign, floor_qr, floor_png_default and floor_png_fast are the floor per stage. */
+   floor_sign, floor_qr, floor_png_default and floor_png_fast are the floor per stage; floor_verify's is the
+   verify beside it. */
 #include <openssl/ecdsa.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/sha.h>
 #include <png.h>
 #include <qrencode.h>
 #include <stdio.h>
@@ -94,7 +99,7 @@ __attribute__((noinline)) void floor_deflate(z_stream *z, const unsigned char *i
 
 /* The JWS: header.payload signed with ES256, the signature as R||S. */
 __attribute__((noinline)) void floor_sign(EVP_MD_CTX *ctx, EVP_PKEY *key, const buffer *header64, const buffer *deflated,
-                                          buffer *jws) {
+                                          buffer *jws, unsigned char raw[64]) {
     jws->size = 0;
     append(jws, header64->data, header64->size);
     append(jws, ".", 1);
@@ -106,12 +111,29 @@ __attribute__((noinline)) void floor_sign(EVP_MD_CTX *ctx, EVP_PKEY *key, const 
     const unsigned char *p = der;
     ECDSA_SIG *sig = d2i_ECDSA_SIG(NULL, &p, (long)der_len);
     if (!sig) die("d2i_ECDSA_SIG");
-    unsigned char raw[64];
     if (BN_bn2binpad(ECDSA_SIG_get0_r(sig), raw, 32) != 32 || BN_bn2binpad(ECDSA_SIG_get0_s(sig), raw + 32, 32) != 32)
         die("signature size");
     ECDSA_SIG_free(sig);
     append(jws, ".", 1);
     base64url(jws, raw, 64);
+}
+
+/* The self-check's verify, beside the floor: the signature (R||S, the last 64 bytes signed) back to DER and
+   verified over the SHA-256 of header.payload with one reused EVP_PKEY_CTX. */
+__attribute__((noinline)) int floor_verify(EVP_PKEY_CTX *vctx, const buffer *jws, size_t signing_input, const unsigned char *raw) {
+    unsigned char digest[32];
+    SHA256(jws->data, signing_input, digest);
+    ECDSA_SIG *sig = ECDSA_SIG_new();
+    BIGNUM *r = BN_bin2bn(raw, 32, NULL), *s = BN_bin2bn(raw + 32, 32, NULL);
+    if (!sig || !r || !s || ECDSA_SIG_set0(sig, r, s) != 1) die("ECDSA_SIG");
+    unsigned char *der = NULL;
+    int der_len = i2d_ECDSA_SIG(sig, &der);
+    ECDSA_SIG_free(sig);
+    if (der_len <= 0) die("i2d_ECDSA_SIG");
+    int ok = EVP_PKEY_verify(vctx, der, (size_t)der_len, digest, sizeof digest);
+    OPENSSL_free(der);
+    if (ok != 1) die("the signature does not verify");
+    return ok;
 }
 
 /* The shc:/ QR symbol of a JWS. */
@@ -196,6 +218,9 @@ int main(int argc, char **argv) {
     if (deflateInit2(&z, 6, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) die("deflateInit2");
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
     if (!ctx) die("EVP_MD_CTX_new");
+    EVP_PKEY_CTX *vctx = EVP_PKEY_CTX_new(key, NULL);
+    if (!vctx || EVP_PKEY_verify_init(vctx) != 1 || EVP_PKEY_CTX_set_signature_md(vctx, EVP_sha256()) != 1) die("EVP_PKEY_verify_init");
+    unsigned char raw[64];
     buffer header64 = {0}, deflated = {0}, jws = {0}, digits = {0}, raster = {0}, png = {0};
     char *line = NULL;
     size_t capacity = 0;
@@ -211,7 +236,8 @@ int main(int argc, char **argv) {
             continue;
         }
         floor_deflate(&z, (unsigned char *)line, (size_t)n, &deflated);
-        floor_sign(ctx, key, &header64, &deflated, &jws);
+        floor_sign(ctx, key, &header64, &deflated, &jws, raw);
+        floor_verify(vctx, &jws, jws.size - 87, raw);
         bytes += jws.size;
         if (qr) {
             QRcode *code = floor_qr(&jws, &digits);
@@ -232,6 +258,7 @@ int main(int argc, char **argv) {
     fclose(in);
     deflateEnd(&z);
     EVP_MD_CTX_free(ctx);
+    EVP_PKEY_CTX_free(vctx);
     EVP_PKEY_free(key);
     free(header64.data), free(deflated.data), free(jws.data), free(digits.data), free(raster.data), free(png.data);
     return 0;

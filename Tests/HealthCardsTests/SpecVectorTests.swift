@@ -42,6 +42,18 @@ import Testing
         #expect(try RawInflate.inflate(ours) == minified)
     }
 
+    /// One deflater, reused across sizes: the small payloads go through its memLevel 5 stream, example 02
+    /// (30 kB) through its memLevel 8 one, and each still gives the spec's bytes, whatever came before.
+    @Test func oneDeflaterReproducesSmallAndLargeSpecPayloadsInTurn() throws {
+        let deflater = try RawDeflater(level: 6)
+        for example in ["00", "02", "03", "02", "01"] {
+            let minified = try VerifyFixtures.bytes(TestSupport.spec("example-\(example)-c-jws-payload-minified.json"))
+            let jws = try VerifyFixtures.text(TestSupport.spec("example-\(example)-d-jws.txt"))
+            #expect((minified.count > RawDeflater.smallInputBytes) == (example == "02"))
+            #expect(try deflater.deflate(minified) == JWS(compact: jws).parts().payload, "example \(example)")
+        }
+    }
+
     @Test func rawInflateNamesZlibWrappedPayload() throws {
         let minified = try VerifyFixtures.bytes(TestSupport.spec("example-00-c-jws-payload-minified.json"))
         let raw = try RawDeflater(level: 6).deflate(minified)
@@ -132,10 +144,11 @@ import Testing
         if specFormat.mask == ourFormat.mask { #expect(code.rowsText == rows) }
         let ours = try #require(code.unmaskedModules)
         var differing = 0
-        for index in ours.indices where !code.formatModules[index] {
+        let formatModules = code.formatModules, functionModules = code.functionModules
+        for index in ours.indices where !formatModules[index] {
             let i = index / code.size, j = index % code.size
             var spec = specDark[i][j]
-            if !code.functionModules[index] && QRCode.maskInverts(specFormat.mask, row: i, column: j) { spec.toggle() }
+            if !functionModules[index] && QRCode.maskInverts(specFormat.mask, row: i, column: j) { spec.toggle() }
             if spec != ours[index] { differing += 1 }
         }
         #expect(differing == 0)

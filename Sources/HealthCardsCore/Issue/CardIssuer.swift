@@ -99,7 +99,15 @@ public struct IssuedCard: Sendable {
 
     /// The `.smart-health-card` file: `{"verifiableCredential":["<jws>"]}`, no whitespace, no final newline.
     public var fileBytes: [UInt8] {
-        JSONWriter.minified(.object(["verifiableCredential": .array([.string(jws.compact)])]))
+        // A JWS this issuer signed is base64url and dots, which JSON writes as they are: the file is the
+        // text around it (the same bytes `JSONWriter.minified` writes, without building a value first).
+        let compact = jws.compact.utf8
+        let plain = compact.withContiguousStorageIfAvailable { $0.allSatisfy(Base64URL.isAlphabetOrDot) }
+            ?? compact.allSatisfy(Base64URL.isAlphabetOrDot)
+        guard plain else {
+            return JSONWriter.minified(.object(["verifiableCredential": .array([.string(jws.compact)])]))
+        }
+        return Array(#"{"verifiableCredential":[""#.utf8) + compact + Array(#""]}"#.utf8)
     }
 }
 
@@ -114,7 +122,8 @@ public final class CardIssuer {
     private let deflater: RawDeflater
     /// The signing key's kid (RFC 7638 thumbprint).
     public let kid: String
-    private let publicKey: P256PublicKey
+    /// Reads back every signature with the public key (the self-check), one OpenSSL context for all cards.
+    private let verifier: ES256Verifier
     /// The time Bundles are judged at (dates in the future) and the settings were checked against.
     public let clock: any WallClock
 
@@ -127,8 +136,8 @@ public final class CardIssuer {
         self.clock = clock
         self.signer = signer
         self.settings = settings
-        self.publicKey = signer.publicKey
         self.kid = JWK(key: signer.publicKey).kid
+        self.verifier = try ES256Verifier(key: signer.publicKey)
         self.deflater = try RawDeflater(level: settings.deflateLevel)
     }
 
@@ -211,7 +220,7 @@ public final class CardIssuer {
         guard let inflated = try? RawInflate.inflate(parts.payload), inflated == payload else {
             throw HealthCardError(.compression, "self-check failed: the payload does not inflate back to what was signed")
         }
-        guard parts.signature.count == 64, ES256.verify(signature: parts.signature, message: parts.signingInput, key: publicKey) else {
+        guard parts.signature.count == 64, verifier.verify(signature: parts.signature, message: parts.signingInput) else {
             throw HealthCardError(.crypto, "self-check failed: the signature does not verify with the signing key's public key")
         }
     }
@@ -238,7 +247,7 @@ extension CardIssuer {
         let jws = JWS(compact: compact)
         guard let parts = try? jws.parts(), parts.header == JWS.headerBytes(kid: kid),
             let inflated = try? RawInflate.inflate(parts.payload), accept(inflated),
-            ES256.verify(signature: parts.signature, message: parts.signingInput, key: publicKey)
+            verifier.verify(signature: parts.signature, message: parts.signingInput)
         else { return nil }
         return (jws, inflated)
     }

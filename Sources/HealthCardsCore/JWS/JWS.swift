@@ -66,9 +66,10 @@ public struct JWS: Sendable, Equatable {
         // One copy of the text; the parts are slices of it between the dots.
         let bytes = Array(compact.utf8)
         var dots: [Int] = []
-        for (i, byte) in bytes.enumerated() where byte == UInt8(ascii: ".") {
-            dots.append(i)
-            if dots.count > 2 { break }
+        var from = 0
+        while dots.count <= 2, let dot = bytes[from...].firstIndex(of: UInt8(ascii: ".")) {
+            dots.append(dot)
+            from = dot + 1
         }
         guard dots.count == 2 else {
             let found = dots.count < 2 ? dots.count + 1 : bytes.lazy.filter { $0 == UInt8(ascii: ".") }.count + 1

@@ -236,14 +236,18 @@ package enum FileIO {
     }
 
     public static func parent(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        if slash == path.startIndex { return "/" }
+        // The byte '/', as the kernel splits a path (a Character search would also skip a '/' that a
+        // combining mark follows, and costs a grapheme break test per character).
+        let bytes = path.utf8
+        guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return "." }
+        if slash == bytes.startIndex { return "/" }
         return String(path[..<slash])
     }
 
     public static func basename(_ path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return path }
-        return String(path[path.index(after: slash)...])
+        let bytes = path.utf8
+        guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return path }
+        return String(path[bytes.index(after: slash)...])
     }
 
     /// The file name without folder and without its last extension.

@@ -17,6 +17,9 @@ public enum ControlCharacters {
 
     /// The first character FHIR forbids in `text`, with its 0-based position in Unicode scalars.
     public static func firstForbidden(in text: String) -> (scalar: Unicode.Scalar, offset: Int)? {
+        // Every scalar below U+0020 is one UTF-8 byte below 0x20, and no other scalar has such a byte:
+        // text without one has nothing to find (the common case, without decoding a scalar).
+        guard text.utf8.contains(where: { $0 < 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) else { return nil }
         for (i, scalar) in text.unicodeScalars.enumerated() where isForbiddenInFHIRString(scalar) {
             return (scalar, i)
         }

@@ -114,7 +114,7 @@ enum DataMinimizationRules {
                 "Patient.gender SHALL be omitted unless the law requires it (SHC IG Patient profiles; 0..0 in the US profiles): "
                     + "a card cannot be reissued when it no longer matches the holder's ID")
         }
-        for (member, element) in present(patientDM, in: patient) {
+        for (member, element) in present(patientDMSet, in: patient) {
             f.warn(
                 .patientDataMinimization, "\(path).\(member)",
                 "Patient.\(element) is 0..0 in the SHC IG's data minimization Patient profile (shc-patient-general-dm); verifiers do not need it. Leave it out"
@@ -131,7 +131,7 @@ enum DataMinimizationRules {
 
     static func checkImmunization(_ resource: JSONValue, path: String, findings f: inout BundleValidator.Findings) {
         checkKnownElements(resource, type: "Immunization", path: path, findings: &f)
-        for (member, element) in present(immunizationDM, in: resource) {
+        for (member, element) in present(immunizationDMSet, in: resource) {
             f.warn(
                 .immunizationDataMinimization, "\(path).\(member)",
                 "Immunization.\(element) is 0..0 in the SHC IG's data minimization Immunization profile (vaccination-credential-immunization-dm); "
@@ -151,7 +151,7 @@ enum DataMinimizationRules {
 
     static func checkObservation(_ resource: JSONValue, path: String, findings f: inout BundleValidator.Findings) {
         checkKnownElements(resource, type: "Observation", path: path, findings: &f)
-        for (member, element) in present(observationDM, in: resource) {
+        for (member, element) in present(observationDMSet, in: resource) {
             f.warn(
                 .observationDataMinimization, "\(path).\(member)",
                 "Observation.\(element) is 0..0 in the SHC IG's data minimization lab result profiles "
@@ -160,9 +160,12 @@ enum DataMinimizationRules {
         }
     }
 
+    /// The same lists as sets, for one hash lookup per member of a resource.
+    static let patientDMSet = Set(patientDM), immunizationDMSet = Set(immunizationDM), observationDMSet = Set(observationDM)
+
     /// The members of `resource` that are among `elements`, in the resource's order: an element ending
     /// in a choice prefix (`deceased`) matches `deceasedBoolean` and reports as `deceased[x]`.
-    private static func present(_ elements: [String], in resource: JSONValue) -> [(member: String, element: String)] {
+    private static func present(_ elements: Set<String>, in resource: JSONValue) -> [(member: String, element: String)] {
         guard let object = resource.objectValue else { return [] }
         var found: [(member: String, element: String)] = []
         for member in object.keys {

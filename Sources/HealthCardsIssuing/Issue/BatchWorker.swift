@@ -187,13 +187,14 @@ final class BatchWorker {
                 try FileIO.writeAtomically(png, to: "\(outDir)/\(file)", access: access, sync: false)
             }
             var notes: [HealthCardError] = []
-            let linked = try link(card: card.fileBytes, name: name, bundle: checked.bundle, notes: &notes)
+            let fileBytes = card.fileBytes
+            let linked = try link(card: fileBytes, name: name, bundle: checked.bundle, notes: &notes)
             line.warnings += notes
             let print = try pdf?.run(jws: card.jws, codes: images.codes, name: name, link: try linked?.printable())
             line.warnings += try addPDF(
-                card: card.fileBytes, name: name, bundle: checked.bundle, linked: linked, printedFiles: print?.files ?? [])
+                card: fileBytes, name: name, bundle: checked.bundle, linked: linked, printedFiles: print?.files ?? [])
             line.notPrinted = print?.refusal.map { Self.at(record.source, $0) }
-            try FileIO.writeAtomically(card.fileBytes, to: "\(outDir)/\(cardFile)", access: access, sync: false)
+            try FileIO.writeAtomically(fileBytes, to: "\(outDir)/\(cardFile)", access: access, sync: false)
             line.status = .issued
             line.files = [cardFile] + imageFiles + (print?.files ?? []) + (linked?.files ?? [])
             line.warnings += linked?.warnings ?? []

@@ -16,11 +16,16 @@ public struct QRCode: Sendable, Equatable {
     public let size: Int
     /// Row-major modules, `size × size`; true is dark.
     public let modules: [Bool]
-    /// Row-major flags, true for function modules (finder, separator, timing, alignment, format and
-    /// version information), false for data and error-correction modules, which the mask applies to.
-    public let functionModules: [Bool]
-    /// Row-major flags, true for the modules holding the 15-bit format information.
-    public let formatModules: [Bool]
+    /// libqrencode's byte for each module, row-major, copied as it is: bit 0 dark, bit 2 format
+    /// information, bit 7 non-data (function). The flags below are read from it when asked for.
+    private let flags: [UInt8]
+    /// Row-major flags (made on each read: keep the array), true for function modules (finder, separator,
+    /// timing, alignment, format and version information), false for data and error-correction modules,
+    /// which the mask applies to.
+    public var functionModules: [Bool] { flags.map { $0 & 0x80 != 0 } }
+    /// Row-major flags (made on each read: keep the array), true for the modules holding the 15-bit format
+    /// information.
+    public var formatModules: [Bool] { flags.map { $0 & 0x04 != 0 } }
 
     /// The highest version the spec allows.
     public static let maxVersion = 22
@@ -83,10 +88,12 @@ public struct QRCode: Sendable, Equatable {
         let data = UnsafeBufferPointer(start: code.pointee.data, count: width * width)
         self.version = version
         self.size = width
-        self.modules = data.map { $0 & 1 == 1 }
-        // libqrencode flags each module: bit 0 dark, bit 2 format information, bit 7 non-data (function).
-        self.functionModules = data.map { $0 & 0x80 != 0 }
-        self.formatModules = data.map { $0 & 0x04 != 0 }
+        // One copy of libqrencode's bytes, and one pass for the dark modules (every image reads them).
+        self.flags = Array(data)
+        self.modules = [Bool](unsafeUninitializedCapacity: data.count) { buffer, initialized in
+            for i in data.indices { buffer[i] = data[i] & 1 == 1 }
+            initialized = data.count
+        }
     }
 
     /// The data mask libqrencode chose (0 to 7), read back from the format information.
@@ -112,7 +119,7 @@ public struct QRCode: Sendable, Equatable {
         guard let mask else { return nil }
         return modules.indices.map { index in
             let i = index / size, j = index % size
-            return functionModules[index] ? modules[index] : modules[index] != QRCode.maskInverts(mask, row: i, column: j)
+            return flags[index] & 0x80 != 0 ? modules[index] : modules[index] != QRCode.maskInverts(mask, row: i, column: j)
         }
     }
 
