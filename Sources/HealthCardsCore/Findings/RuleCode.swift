@@ -207,6 +207,8 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case shlManifestNotChecked = "SHL_MANIFEST_NOT_CHECKED"
     case shlNotResolved = "SHL_NOT_RESOLVED"
     case shlFileMissing = "SHL_FILE_MISSING"
+    /// The link was withdrawn (`revoke --link` recorded it beside the link text): `print` refuses to print it.
+    case shlWithdrawn = "SHL_WITHDRAWN"
     case shlJWEForm = "SHL_JWE_FORM"
     case shlJWEHeader = "SHL_JWE_HEADER"
     case shlJWEKid = "SHL_JWE_KID"
@@ -259,6 +261,9 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case imageFailed = "IMAGE_FAILED"
     case outputFailed = "OUTPUT_FAILED"
     case linkFailed = "LINK_FAILED"
+    /// A card issued by an earlier run gets no SMART Health Link in this one (withdrawn, or its file gone from the
+    /// site) and its PDF printed that link: the PDF was printed again without it.
+    case pdfReprintedWithoutLink = "PDF_REPRINTED_WITHOUT_LINK"
     case pdfFailed = "PDF_FAILED"
     /// A printed card would show a character no installed font has a glyph for (an empty box): its PDF is
     /// refused, the card itself is not.
@@ -292,7 +297,7 @@ public enum RuleCode: String, Sendable, CaseIterable {
             .bundleEntryOrder, .bundleMixedContent, .immunizationOccurrenceDate, .observationReferenceRange, .jwkX5CValidity, .qrSegmentsUnreadable, .shlViewerURL, .shlURLNotHTTPS,
             .shlURLEntropy, .shlQRECC, .shlManifestNotChecked, .shlNotResolved, .findingsCapped, .patientNameInvisible,
             .qrPrefixCase, .shlPayloadForm, .shlKeyText, .shlQRNotMinimal, .shlJWEKid, .shlContentNotChecked, .shlExpired,
-            .ridNone, .ridCollision, .cardReplaced, .issNotCanonical:
+            .ridNone, .ridCollision, .cardReplaced, .issNotCanonical, .pdfReprintedWithoutLink:
             return .warning
         default:
             return .error
