@@ -207,6 +207,8 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case shlManifestNotChecked = "SHL_MANIFEST_NOT_CHECKED"
     case shlNotResolved = "SHL_NOT_RESOLVED"
     case shlFileMissing = "SHL_FILE_MISSING"
+    /// The link's key decodes to 32 bytes with fewer than 16 different values (32 zero bytes: `AAAA…`): not random.
+    case shlKeyWeak = "SHL_KEY_WEAK"
     /// The link was withdrawn (`revoke --link` recorded it beside the link text): `print` refuses to print it.
     case shlWithdrawn = "SHL_WITHDRAWN"
     case shlJWEForm = "SHL_JWE_FORM"
@@ -304,7 +306,7 @@ public enum RuleCode: String, Sendable, CaseIterable {
             .bundleEntryOrder, .bundleMixedContent, .immunizationOccurrenceDate, .observationReferenceRange, .jwkX5CValidity, .qrSegmentsUnreadable, .shlViewerURL, .shlURLNotHTTPS,
             .shlURLEntropy, .shlQRECC, .shlManifestNotChecked, .shlNotResolved, .findingsCapped, .patientNameInvisible,
             .qrPrefixCase, .shlPayloadForm, .shlKeyText, .shlQRNotMinimal, .shlJWEKid, .shlContentNotChecked, .shlExpired,
-            .ridNone, .ridCollision, .cardReplaced, .issNotCanonical, .pdfReprintedWithoutLink, .linkKept, .linkUpdated:
+            .ridNone, .ridCollision, .cardReplaced, .issNotCanonical, .pdfReprintedWithoutLink, .linkKept, .linkUpdated, .shlKeyWeak:
             return .warning
         default:
             return .error
