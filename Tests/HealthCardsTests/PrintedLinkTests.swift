@@ -220,4 +220,26 @@ import Testing
         #expect(refused.stderr.contains("--no-link") && refused.stderr.contains("--renew P-1001"), "\(refused.stderr)")
         #expect(!FileManager.default.fileExists(atPath: printed.path + "/P-1001.pdf"))
     }
+
+    /// `print` of a card whose link's `exp` has passed (the same link, key and file, its exp set to a day before
+    /// now): the link still opens the card, so it is printed with it, exit 0, and a warning SHL_EXPIRED names the
+    /// link and its exp (a receiver may take the link as stale, and staff should know before handing it out).
+    @Test func printOfACardWhoseLinkExpiredWarns() throws {
+        let dir = try TestSupport.tempDir("print-shl-expired")
+        let (out, site) = try Self.issue(in: dir)
+        let linkFile = out.appendingPathComponent("shl/P-1001.txt")
+        var link = try SHLinkText.parse(try SHLTestSupport.linkText(out, id: "P-1001"))
+        let exp = Int64(Date().timeIntervalSince1970) - 86_400
+        link.exp = exp
+        try (link.text + "\n").write(to: linkFile, atomically: true, encoding: .utf8)
+        let card = out.appendingPathComponent("cards/P-1001.smart-health-card")
+        let printed = dir.appendingPathComponent("printed")
+        let run = try TestSupport.cli(["print", "--out", printed.path, "--jwks", site, "--shl-site", site, card.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(
+            run.stderr.contains("warning SHL_EXPIRED at \(linkFile.path) exp: exp \(exp) (\(Clock.describe(exp))) is before now"),
+            "\(run.stderr)")
+        let symbols = try Self.symbols(printed.appendingPathComponent("P-1001.pdf")).map(\.text)
+        #expect(Set(symbols) == [try PDFTools.qrTexts(card: card)[0], link.text], "the link that opens the card is on the page")
+    }
 }
