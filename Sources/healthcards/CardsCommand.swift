@@ -82,7 +82,7 @@ enum CardsCommand {
         let revokes: (String, String, Int64) throws -> Bool = { kid, rid, nbf in
             guard let lists else { return false }
             if cache[kid] == nil { cache[kid] = .some(try lists.list(kid: kid)) }
-            return cache[kid]??.revokes(rid: rid, nbf: Double(nbf)) ?? false
+            return cache[kid]??.revokes(rid: rid, nbfSeconds: nbf) ?? false
         }
         var lines: [String] = []
         for folder in folders {

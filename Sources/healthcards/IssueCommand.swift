@@ -58,7 +58,7 @@ enum IssueCommand {
           --site SITE           the issuer's site folder (written by `healthcards site --issuer URL`): before
                                 anything is issued, refuse unless --issuer is the issuer it records and the
                                 key's kid is in its .well-known/jwks.json (cards that no verifier accepts); and
-                                reject (REVOKED, never signed) a record whose vc.rid the key's CRL there revokes
+                                reject (RID_REVOKED, never signed) a record whose vc.rid the key's CRL there revokes
                                 for this run's nbf (revoke with --before, or --before --narrow, to reissue)
           --template FILE       template for CSV input (see docs/templates.md); the shipped ones are in
                                 /usr/local/share/healthcards/templates (make install; /usr/share/... from
@@ -360,8 +360,7 @@ enum TemplateArgument {
     /// the likely cause: the CSV export given as the template.
     /// - Throws: `HealthCardError(.configuration)` naming the file as the template and what it looks like.
     static func checkIsJSON(_ bytes: [UInt8], path: String) throws {
-        var body = bytes[...]
-        if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
+        let body = UTF8BOM.strip(bytes)
         guard let first = body.first(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D && $0 != 0x0A }),
             first != UInt8(ascii: "{")
         else { return }

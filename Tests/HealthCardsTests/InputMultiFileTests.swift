@@ -184,14 +184,18 @@ import Testing
     }
 
     /// A CSV with a header but no data rows (blank lines included) is a rejected file, like an empty one:
-    /// exit 1, one report line naming the file. So is an .ndjson with no Bundle line.
+    /// exit 1, one report line naming the file. So is an .ndjson with no Bundle line. An empty file (0 bytes, a
+    /// byte order mark or blank lines only) is INPUT_EMPTY, not CSV_HEADER, whose reason in the rejected rows
+    /// ("the header lacks a column the template needs") told the user to look at a header there is not.
     @Test(arguments: [
-        ("header.csv", "\(InputCSVTests.header)\n", "has a header but no data rows"),
-        ("blank.csv", "\(InputCSVTests.header)\r\n\r\n\n", "has a header but no data rows"),
-        ("empty.csv", "", "is empty; expected a header line"),
-        ("empty.ndjson", "\n  \n", "has no Bundle lines"),
+        ("header.csv", "\(InputCSVTests.header)\n", "has a header but no data rows", "CSV_HEADER"),
+        ("blank.csv", "\(InputCSVTests.header)\r\n\r\n\n", "has a header but no data rows", "CSV_HEADER"),
+        ("empty.csv", "", "is empty; expected a header line", "INPUT_EMPTY"),
+        ("bom.csv", "\u{FEFF}", "is empty; expected a header line", "INPUT_EMPTY"),
+        ("empty.ndjson", "\n  \n", "has no Bundle lines", "INPUT_EMPTY"),
+        ("empty.json", "", "is empty; expected one FHIR Bundle", "INPUT_EMPTY"),
     ])
-    func fileWithoutRecordsIsARejectedFile(name: String, text: String, expected: String) throws {
+    func fileWithoutRecordsIsARejectedFile(name: String, text: String, expected: String, code: String) throws {
         let (run, out, paths) = try Self.issue([
             ("ok.csv", Self.csv(["P1,Ada,Test,1960-04-12,2021-01-15,207,Clinic,E1"])), (name, text),
         ])
@@ -202,6 +206,10 @@ import Testing
         #expect(report[1]["source"]?.stringValue == paths[1] && report[1]["status"]?.stringValue == "rejected")
         #expect(
             InputCSVTests.errors(report[1]).first?.message.contains("\(paths[1]) \(expected)") == true, "\(report[1])")
+        #expect(report[1]["errors"]?[0]?["code"]?.stringValue == code, "\(report[1])")
         #expect(run.stderr.contains("issued 1, rejected 1"), "\(run.stderr)")
+        if code == "INPUT_EMPTY" {
+            #expect(run.stderr.contains("the file is empty") && !run.stderr.contains("the header lacks"), "\(run.stderr)")
+        }
     }
 }

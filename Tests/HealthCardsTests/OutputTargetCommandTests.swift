@@ -34,15 +34,39 @@ import Testing
             OutputSafetyTests.kind("/dev/null") == S_IFCHR, "/dev/null was replaced", sourceLocation: sourceLocation)
     }
 
+    /// A reader of a FIFO, there before the command under test opens it: a command opens an output FIFO without
+    /// waiting (`OutputTarget.openStream`) and refuses one nothing reads, so the test holds a write end of its own
+    /// from the moment the reader is in (which also keeps the reader from seeing the end before the command
+    /// writes), and lets go of it in `waitUntilExit`.
+    final class FIFOReader {
+        let process: Process
+        private var probe: Int32
+
+        init(path: String, got: String) throws {
+            process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "timeout 120 cat \"$0\" > \"$1\"", path, got]
+            try process.run()
+            probe = -1
+            for _ in 0..<1000 where probe < 0 {
+                probe = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+                if probe < 0 { usleep(10_000) }
+            }
+            #expect(probe >= 0, "the reader of \(path) did not start")
+        }
+
+        func waitUntilExit() {
+            if probe >= 0 { close(probe) }
+            probe = -1
+            process.waitUntilExit()
+        }
+    }
+
     /// A FIFO at `path` with a reader copying what it gets to `got`.
-    static func fifoWithReader(_ path: String, got: String) throws -> Process {
+    static func fifoWithReader(_ path: String, got: String) throws -> FIFOReader {
         try FileManager.default.createDirectory(atPath: FileIO.parent(of: path), withIntermediateDirectories: true)
         #expect(mkfifo(path, 0o600) == 0)
-        let reader = Process()
-        reader.executableURL = URL(fileURLWithPath: "/bin/sh")
-        reader.arguments = ["-c", "timeout 120 cat \"$0\" > \"$1\"", path, got]
-        try reader.run()
-        return reader
+        return try FIFOReader(path: path, got: got)
     }
 
     func issueArguments(key: String, out: URL, extra: [String] = []) -> [String] {
@@ -87,6 +111,32 @@ import Testing
         #expect(OutputSafetyTests.kind(viaLink.path + "/report.ndjson") == S_IFLNK)
         #expect(try TestSupport.report(viaLink).count == 4)
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path + "/kept") == ["report.ndjson"])
+    }
+
+    /// `--rejected` naming a FIFO: nothing reading it is found when the run starts, before any card is signed (it
+    /// was found at the end, after every card had been written, and the run then failed); with a reader, the
+    /// rejected rows arrive through it and it stays a FIFO.
+    @Test func aRejectedRowsFIFOIsCheckedWhenTheRunStarts() throws {
+        let dir = try TestSupport.tempDir("targets-rejected")
+        let key = try TestSupport.demoKey(in: dir)
+        let fifo = dir.appendingPathComponent("rejected.fifo").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let out = dir.appendingPathComponent("out")
+        let refused = try TestSupport.cli(issueArguments(key: key, out: out, extra: ["--rejected", fifo]))
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("cannot write \(fifo): it is a FIFO (named pipe) and nothing is reading it"), "\(refused.stderr)")
+        let cards = (try? FileManager.default.contentsOfDirectory(atPath: out.path + "/cards")) ?? []
+        #expect(cards.isEmpty, "\(cards)")
+        #expect(!FileManager.default.fileExists(atPath: out.path + "/report.ndjson"))
+        #expect(OutputSafetyTests.kind(fifo) == S_IFIFO)
+
+        let got = dir.appendingPathComponent("got.csv").path
+        let reader = try FIFOReader(path: fifo, got: got)
+        let run = try TestSupport.cli(issueArguments(key: key, out: out, extra: ["--rejected", fifo]))
+        reader.waitUntilExit()
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try SiteTestSupport.bytes(got) == Array("file,line,column,code,reason\n".utf8))
+        #expect(OutputSafetyTests.kind(fifo) == S_IFIFO)
     }
 
     /// `site`: its rule files at paths that are a device link or a FIFO are written in place.

@@ -141,12 +141,30 @@ import Testing
                 #expect(box.contains { $0 < 128 }, "\(name): the logo is drawn at the top left")
             }
         }
-        let bad = try TestSupport.write("not an image", to: "logo.txt", in: dir)
-        let refused = try TestSupport.cli([
-            "print", "--out", dir.appendingPathComponent("bad").path, "--logo", bad, card,
-        ])
+        // Not an image (the user trial gave /etc/passwd): what it is and what is expected, not libxml's
+        // "Start tag expected, '<' not found", and never a line of the file.
+        let expected = "expected an SVG file (XML, starting with <svg or <?xml) or a PNG file"
+        for (name, bytes, found) in [
+            ("passwd", Array("root:x:0:0:root:/root:/bin/bash\n".utf8), "text that is not XML (it does not start with '<')"),
+            ("logo.jpg", [0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10] + Array("JFIF".utf8), "a JPEG image (convert it to PNG)"),
+            ("empty.svg", [], "an empty file"),
+        ] as [(String, [UInt8], String)] {
+            let bad = dir.appendingPathComponent(name).path
+            try Data(bytes).write(to: URL(fileURLWithPath: bad))
+            let refused = try TestSupport.cli([
+                "print", "--out", dir.appendingPathComponent("bad").path, "--logo", bad, card,
+            ])
+            #expect(refused.status == 2)
+            #expect(refused.stderr.contains("--logo: \(bad) is not a logo image: it is \(found); \(expected)"), "\(refused.stderr)")
+            #expect(!refused.stderr.contains("root:x") && !refused.stderr.contains("Start tag"), "\(refused.stderr)")
+        }
+        // XML that librsvg cannot read: its reason, and what is expected.
+        let broken = try TestSupport.write("<svg xmlns=\"http://www.w3.org/2000/svg\"", to: "broken.svg", in: dir)
+        let refused = try TestSupport.cli(["print", "--out", dir.appendingPathComponent("bad").path, "--logo", broken, card])
         #expect(refused.status == 2)
-        #expect(refused.stderr.contains("--logo: \(bad) is not an SVG image librsvg can read"), "\(refused.stderr)")
+        #expect(
+            refused.stderr.contains("--logo: \(broken) starts like XML but is not an SVG image that can be read (librsvg: ")
+                && refused.stderr.contains("); expected an SVG file or a PNG file"), "\(refused.stderr)")
     }
 
     /// A logo librsvg reads but refuses to draw (over its 500,000 referenced elements: 2^19 nested `<use>`)

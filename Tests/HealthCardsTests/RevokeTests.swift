@@ -272,7 +272,9 @@ import Testing
         let cases: [(String, String)] = [
             (String(now + 2 * 86_400), "more than a day from now"),
             ("253402300800", "after the year 9999"),
-            ("1.5e9", "is not a whole number"),
+            ("1.5e9", "is written with an exponent"),
+            ("1.5", "is not a whole number"),
+            ("0x10", "is hexadecimal"),
             ("-5", "is negative, before 1970"),
         ]
         for (value, says) in cases {

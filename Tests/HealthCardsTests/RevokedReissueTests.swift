@@ -24,9 +24,11 @@ import Testing
         let line = try #require(try TestSupport.report(f.out).first { $0["id"] == "P-1001" })
         #expect(line["status"] == "rejected" && line["revoked"] == .bool(true))
         #expect(line["rid"]?.stringValue == rid && line["ridFrom"] == "P-1001")
+        // The code says RID_REVOKED; the message does not repeat it as a "REVOKED:" prefix.
+        #expect(line["errors"]?[0]?["code"] == "RID_REVOKED")
         let error = try #require(line["errors"]?[0]?["message"]?.stringValue)
         #expect(
-            error.hasPrefix("REVOKED: vc.rid \(rid) (of id 'P-1001') is revoked by the entry '\(rid)' in \(f.crlPath)"),
+            error.hasPrefix("vc.rid \(rid) (of id 'P-1001') is revoked by the entry '\(rid)' in \(f.crlPath)"),
             "\(error)")
         #expect(error.contains("--id 'P-1001' --before ") && error.contains(" --narrow`"), "\(error)")
         #expect(try SiteTestSupport.bytes(cardPath) == oldCard)  // not re-signed
@@ -100,6 +102,29 @@ import Testing
             for nbf: Int64 in [0, 49, 50, 99, 100, 299, 300] {
                 #expect((list.entry(revoking: rid, nbf: nbf) != nil) == list.crl.revokes(rid: rid, nbf: Double(nbf)))
             }
+        }
+    }
+
+    /// The one predicate, for a card's JSON nbf (a Double) and for whole seconds (Int64): `nbf < T` exactly. A
+    /// timestamp above 2^53 is not rounded to a Double (2^53 + 1 as a Double is 2^53, which made a card at 2^53
+    /// look not revoked), a fraction counts (T - 0.5 is before T), and hostile values (NaN, infinities, 1e300) do
+    /// not trap.
+    @Test func theRevocationPredicateIsExactForBothNBFForms() {
+        let big: Int64 = (1 << 53) + 1
+        let crl = CRL(kid: "k", entries: [CRL.Entry(rid: "aaa", before: big), CRL.Entry(rid: "bbb", before: 100), CRL.Entry(rid: "ccc")])
+        #expect(crl.revokes(rid: "aaa", nbf: Double(big - 1)))
+        #expect(crl.revokes(rid: "aaa", nbfSeconds: big - 1))
+        #expect(!crl.revokes(rid: "aaa", nbfSeconds: big))
+        #expect(crl.revokes(rid: "bbb", nbf: 99.5) && crl.revokes(rid: "bbb", nbf: 99.999))
+        #expect(!crl.revokes(rid: "bbb", nbf: 100) && !crl.revokes(rid: "bbb", nbf: 100.5))
+        #expect(crl.entry(revoking: "bbb", nbf: 99.5) == CRL.Entry(rid: "bbb", before: 100))
+        #expect(crl.revokes(rid: "bbb", nbf: -.infinity) && crl.revokes(rid: "bbb", nbf: -1e300))
+        #expect(!crl.revokes(rid: "bbb", nbf: .infinity) && !crl.revokes(rid: "bbb", nbf: 1e300))
+        #expect(!crl.revokes(rid: "bbb", nbf: .nan) && !crl.revokes(rid: "bbb", nbfSeconds: .max))
+        #expect(crl.revokes(rid: "bbb", nbfSeconds: .min))
+        for nbf in [Double.nan, .infinity, -.infinity, 1e300, 0, 1_700_000_000.25] {
+            #expect(crl.revokes(rid: "ccc", nbf: nbf))
+            #expect(!crl.revokes(rid: "ddd", nbf: nbf))
         }
     }
 }

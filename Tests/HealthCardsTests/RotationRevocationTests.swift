@@ -84,7 +84,7 @@ import Testing
         let oldRid = try RID.derive(secret: try RIDSecretFile.read(f.secret), kid: f.old.kid, patientID: "P-1001")
         #expect(line["revokedBy"]?["rid"]?.stringValue == oldRid && line["revokedBy"]?["entry"]?.stringValue == oldRid)
         let message = try #require(line["errors"]?[0]?["message"]?.stringValue)
-        #expect(message.hasPrefix("REVOKED: this person (id 'P-1001') is revoked under key \(f.old.kid)"), "\(message)")
+        #expect(message.hasPrefix("this person (id 'P-1001') is revoked under key \(f.old.kid)"), "\(message)")
         #expect(message.contains("signed now by key \(f.new.kid)") && message.contains("--narrow`"), "\(message)")
         #expect(report.filter { $0["status"] == "issued" }.count == 3)
         #expect(report.filter { $0["status"] == "issued" }.allSatisfy { $0["kid"]?.stringValue == f.new.kid })

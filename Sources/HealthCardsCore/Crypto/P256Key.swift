@@ -136,7 +136,7 @@ package final class P256Key: @unchecked Sendable {
     static func load(pem whole: UnsafeRawBufferPointer, source: String, requirePrivate: Bool) throws -> P256Key {
         // A UTF-8 byte order mark (left by some Windows editors) is not part of PEM; OpenSSL would skip
         // the first line because of it.
-        let pem = whole.starts(with: UTF8BOM.bytes) ? UnsafeRawBufferPointer(rebasing: whole.dropFirst(3)) : whole
+        let pem = UnsafeRawBufferPointer(rebasing: UTF8BOM.strip(whole))
         let expected = requirePrivate
             ? "expected an unencrypted ECDSA P-256 private key in PKCS#8 PEM (-----BEGIN PRIVATE KEY-----); "
                 + "make one with `\(Command.keygen) \(Setting.out) FILE`"

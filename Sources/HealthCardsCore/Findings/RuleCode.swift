@@ -227,6 +227,8 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case inputEncoding = "INPUT_ENCODING"
     case inputTooLarge = "INPUT_TOO_LARGE"
     case inputNotBundle = "INPUT_NOT_BUNDLE"
+    /// An input file holds nothing to read: 0 bytes, or only blank lines or a byte order mark.
+    case inputEmpty = "INPUT_EMPTY"
     /// A CSV value holds a character no one sees (a no-break space, a zero-width space, a byte order mark) inside it.
     case inputInvisibleCharacter = "INPUT_INVISIBLE_CHARACTER"
     case csvQuoting = "CSV_QUOTING"

@@ -43,6 +43,26 @@ public struct CRL: Sendable, Equatable {
         }
         /// `rid` or `rid.seconds`.
         public var text: String { before.map { "\(rid).\($0)" } ?? rid }
+
+        /// True when this entry revokes a card of its rid whose `nbf` is `nbf` seconds: always without a
+        /// timestamp; with one (`rid.T`), when `nbf` is before `T` (a card issued at `T` or later is not revoked;
+        /// digest section 8). The one revocation predicate: every check of a card against a list calls it.
+        public func revokes(nbfSeconds nbf: Int64) -> Bool { before.map { nbf < $0 } ?? true }
+
+        /// As `revokes(nbfSeconds:)` for an `nbf` read from a card's JSON, which may have a fraction: exactly
+        /// `nbf < T` (for a whole `T` that is `⌊nbf⌋ < T`), with no rounding of `T` to a Double. A NaN is before
+        /// no timestamp; an infinite or huge value is clamped (it never traps).
+        public func revokes(nbf: Double) -> Bool { revokes(nbfSeconds: Self.wholeSeconds(nbf)) }
+
+        /// `nbf` rounded down to whole seconds, clamped to Int64 (NaN: `Int64.max`, before no timestamp).
+        static func wholeSeconds(_ nbf: Double) -> Int64 {
+            guard !nbf.isNaN else { return .max }
+            let down = nbf.rounded(.down)
+            // -2^63 is an Int64; 2^63 is not.
+            if down >= 9_223_372_036_854_775_808.0 { return .max }
+            if down < -9_223_372_036_854_775_808.0 { return .min }
+            return Int64(down)
+        }
     }
 
     public var kid: String
@@ -56,9 +76,18 @@ public struct CRL: Sendable, Equatable {
         self.entries = entries
     }
 
-    /// True when a card with `rid` and `nbf` (seconds) is revoked by this list.
-    public func revokes(rid: String, nbf: Double) -> Bool {
-        entries.contains { $0.rid == rid && ($0.before.map { nbf < Double($0) } ?? true) }
+    /// True when a card with `rid` and `nbf` (seconds, as a card's JSON has it) is revoked by this list
+    /// (`Entry.revokes(nbf:)`).
+    public func revokes(rid: String, nbf: Double) -> Bool { entry(revoking: rid, nbf: nbf) != nil }
+
+    /// True when a card with `rid` and `nbf` (whole seconds) is revoked by this list (`Entry.revokes(nbfSeconds:)`).
+    public func revokes(rid: String, nbfSeconds nbf: Int64) -> Bool {
+        entries.contains { $0.rid == rid && $0.revokes(nbfSeconds: nbf) }
+    }
+
+    /// The first entry that revokes a card with `rid` and `nbf` (seconds, as a card's JSON has it), or nil.
+    public func entry(revoking rid: String, nbf: Double) -> Entry? {
+        entries.first { $0.rid == rid && $0.revokes(nbf: nbf) }
     }
 
     /// The list as pretty JSON with a final newline.

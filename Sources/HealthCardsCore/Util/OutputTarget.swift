@@ -56,7 +56,7 @@ public struct OutputAccess: Sendable, Equatable {
 /// - a folder, a socket, a block device, a link to a folder, or a link loop is refused.
 ///
 /// Every writer of an output path goes through it: `FileIO.writeAtomically` for whole files, and the writers
-/// that stream a file as they go (the combined PDF of a run, `CombinedPDF`).
+/// that stream a file as they go (`StreamedFile`: the combined PDF of a run, the merged report of shards).
 package enum OutputTarget: Equatable {
     /// Replace (or create) this regular file atomically.
     case file(String)

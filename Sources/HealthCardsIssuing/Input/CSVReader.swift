@@ -61,7 +61,7 @@ package final class CSVReader {
         } else {
             try fill()
             try refuseNonUTF8Unicode()
-            if bufferCount >= 3 && buffer[0] == 0xEF && buffer[1] == 0xBB && buffer[2] == 0xBF { bufferIndex = 3 }
+            if UTF8BOM.starts(buffer[..<bufferCount]) { bufferIndex = UTF8BOM.bytes.count }
         }
     }
 

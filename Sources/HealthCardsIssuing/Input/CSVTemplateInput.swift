@@ -62,7 +62,7 @@ public final class CSVTemplateInput {
 
     /// Reads the header and indexes the rows.
     /// - Throws: `HealthCardError(.input)` for a file that cannot be used at all: unreadable, not
-    ///   UTF-8, broken quoting, no header, a required column missing from the header, a column the
+    ///   UTF-8, broken quoting, empty (no header: `.inputEmpty`), a required column missing from the header, a column the
     ///   template reads appearing twice in the header, or no data rows below the header. Nothing is
     ///   issued from such a file.
     /// - Parameter limits: the budgets the file is read within (`InputLimits.standard` by default).
@@ -80,7 +80,7 @@ public final class CSVTemplateInput {
         self.template = template
         let reader = try CSVReader(path: path, delimiter: template.delimiter, limits: limits)
         guard let head = try reader.next() else {
-            throw HealthCardError(.input, code: .csvHeader, "\(path) is empty; expected a header line with the columns \(template.columns.filter(\.required).map(\.name).joined(separator: ", "))")
+            throw HealthCardError(.input, code: .inputEmpty, "\(path) is empty; expected a header line with the columns \(template.columns.filter(\.required).map(\.name).joined(separator: ", "))")
         }
         header = head.fields.map(FieldText.trimmed)
         headerFields = header.count

@@ -111,8 +111,9 @@ public enum BundleInput {
         /// Opens `path` and counts its records.
         /// - Parameter limits: the budgets the file is read within (`InputLimits.standard` by default).
         /// - Throws: `HealthCardError(.io)` when the file cannot be read at all; `.input` for a file in
-        ///   UTF-16 or UTF-32, a `.json` over `limits.bundleBytes`, an `.ndjson` file without a single
-        ///   non-blank line, or one of more than `limits.bundleRecordsPerFile` lines.
+        ///   UTF-16 or UTF-32, a `.json` over `limits.bundleBytes`, an empty or blank file (`.inputEmpty`: a
+        ///   `.json` with nothing but white space, an `.ndjson` without a single non-blank line), or one of more
+        ///   than `limits.bundleRecordsPerFile` lines.
         public init(path: String, limits: InputLimits = .standard) throws {
             self.path = path
             self.limits = limits
@@ -123,6 +124,9 @@ public enum BundleInput {
             guard BundleInput.isNDJSON(path) else {
                 var text = try FileIO.read(path, maxBytes: limits.bundleBytes)
                 if text.starts(with: UTF8BOM.bytes) { text.removeFirst(3) }
+                if text.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) {
+                    throw HealthCardError(.input, code: .inputEmpty, "\(path) is empty; expected one FHIR Bundle (a JSON object with \"resourceType\": \"Bundle\"). Check that the export finished and that this is the right file")
+                }
                 single = text
                 count = 1
                 return
@@ -138,7 +142,7 @@ public enum BundleInput {
                 }
             }
             if records == 0 {
-                throw HealthCardError(.input, code: .inputNotBundle, "\(path) has no Bundle lines (it is empty or blank); expected one FHIR Bundle per line. Check that the export finished and that this is the right file")
+                throw HealthCardError(.input, code: .inputEmpty, "\(path) has no Bundle lines (it is empty or blank); expected one FHIR Bundle per line. Check that the export finished and that this is the right file")
             }
             count = records
             lines = try LineReader(path: path, maxLineBytes: limits.bundleBytes)

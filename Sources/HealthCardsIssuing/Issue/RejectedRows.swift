@@ -44,6 +44,7 @@ public struct RejectedRow: Sendable, Equatable {
         case .inputEncoding: return "the file is not UTF-8 text (or not text at all)"
         case .inputTooLarge: return "a value, row or file is over its size limit"
         case .inputNotBundle: return "the record is not a FHIR Bundle"
+        case .inputEmpty: return "the file is empty"
         case .inputInvisibleCharacter: return "a value holds an invisible character (a lookalike or zero-width space, a direction control)"
         case .csvQuoting: return "broken quoting: a stray or unclosed quote"
         case .csvFieldCount: return "the row has more or fewer fields than the header"

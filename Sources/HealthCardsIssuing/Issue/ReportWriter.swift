@@ -14,18 +14,22 @@ import HealthCardsPrint
 /// The report's path goes through the output-target rule (`OutputTarget`) like every other output: a regular
 /// file (or none) is replaced atomically; a symbolic link to one has its target replaced (the temporary file is
 /// made beside the target) and stays a link; a FIFO, a character device or a link to this process's standard
-/// output is written in place at `commit()`, from the temporary file, and never renamed over.
+/// output is written in place at `commit()`, from the temporary file, and never renamed over. A FIFO or device is
+/// opened when the writer is made, before the run issues any card: a FIFO nothing reads is refused then, not
+/// found at the end of a run that has written every card.
 final class ReportWriter {
     let path: String
     /// Where the report goes: the regular file renamed over, or the stream written to.
     private let target: OutputTarget
+    /// The FIFO or device of a `.stream` target, open from the start (closed by `commit` or `deinit`).
+    private var stream: Int32 = -1
     private let temp: String
     private var fd: Int32
     private var buffer: [UInt8] = []
 
     /// Creates the temporary file (and the output folder), with `access`'s modes whatever the umask.
     /// - Throws: `HealthCardError(.io)` when the folder cannot be written, or `path` is something no report can be
-    ///   written to (a folder, a socket): the run stops before any card.
+    ///   written to (a folder, a socket, a FIFO nothing reads): the run stops before any card.
     init(path: String, access: OutputAccess = .ownerOnly) throws {
         self.path = path
         let folder = FileIO.parent(of: path)
@@ -36,9 +40,12 @@ final class ReportWriter {
         } else {
             temp = FileIO.temporaryName(for: path)
         }
+        if case .stream(let device) = target { stream = try OutputTarget.openStream(device, shownAs: path) }
         fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, access.fileMode)
         guard fd >= 0 else {
-            throw HealthCardError(.io, "cannot write in the output folder \(folder): \(OS.errorText()); choose a folder you can write to (\(Setting.out))")
+            let reason = OS.errorText()
+            if stream >= 0 { close(stream) }
+            throw HealthCardError(.io, "cannot write in the output folder \(folder): \(reason); choose a folder you can write to (\(Setting.out))")
         }
         fchmod(fd, access.fileMode)
         buffer.reserveCapacity(65536)
@@ -60,6 +67,7 @@ final class ReportWriter {
             close(fd)
             unlink(temp)
         }
+        if stream >= 0 { close(stream) }
     }
 
     /// Appends one line (the bytes end with a newline).
@@ -102,11 +110,13 @@ final class ReportWriter {
                 unlink(temp)
                 throw notWritten(code, doing: " (its new file could not be moved into place)")
             }
-        case .stream(let stream):
-            defer { unlink(temp) }
-            let out = try OutputTarget.openStream(stream, shownAs: path)
-            defer { close(out) }
-            try copy(to: out)
+        case .stream:
+            defer {
+                unlink(temp)
+                close(stream)
+                stream = -1
+            }
+            try copy(to: stream)
         case .descriptor(let out):
             defer { unlink(temp) }
             try copy(to: out)

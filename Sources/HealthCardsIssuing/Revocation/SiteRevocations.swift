@@ -29,7 +29,7 @@ public struct IndexedRevocationList: Sendable {
     /// timestamp, or with one after `nbf`. Nil when the list does not revoke it.
     public func entry(revoking rid: String, nbf: Int64) -> CRL.Entry? {
         guard let first = firstEntry[rid] else { return nil }
-        return crl.entries[first...].first { $0.rid == rid && ($0.before.map { nbf < $0 } ?? true) }
+        return crl.entries[first...].first { $0.rid == rid && $0.revokes(nbfSeconds: nbf) }
     }
 }
 
@@ -185,7 +185,7 @@ extension SiteRevocations.Snapshot {
     ) -> String {
         guard let before = entry.before else {
             return
-                "REVOKED: vc.rid \(rid) (of id \(Quote.text(ridFrom))) is revoked by the entry '\(entry.text)' in \(list.location), which "
+                "vc.rid \(rid) (of id \(Quote.text(ridFrom))) is revoked by the entry '\(entry.text)' in \(list.location), which "
                 + "revokes every card of this person signed by key \(list.crl.kid), those issued from now on included: every "
                 + "verifier that checks the list would reject this card, so it was not signed. To give the person a "
                 + "corrected card, revoke only the cards issued before it: \(narrowCommand(site: site, ridFrom: ridFrom, now: now, key: "KEY")) (or a "
@@ -194,7 +194,7 @@ extension SiteRevocations.Snapshot {
         let when =
             before > now
             ? "run this again from then on" : "leave \(Setting.nbf) out (or give one at or after \(before))"
-        return "REVOKED: vc.rid \(rid) (of id \(Quote.text(ridFrom))) is revoked for cards issued before \(before) "
+        return "vc.rid \(rid) (of id \(Quote.text(ridFrom))) is revoked for cards issued before \(before) "
             + "(\(Clock.describe(before))) by the entry '\(entry.text)' in \(list.location), and this card's nbf \(nbf) is before "
             + "that: every verifier that checks the list would reject it, so it was not signed. To issue it, \(when)"
     }
@@ -220,7 +220,7 @@ extension SiteRevocations.Snapshot {
             + narrowCommand(site: site, ridFrom: ridFrom, now: now, key: "OLD-KEY")
             + " (OLD-KEY: key \(list.crl.kid), its public half is enough), then run this again"
         return
-            "REVOKED: this person (id \(Quote.text(ridFrom))) is revoked under key \(list.crl.kid), which signed their earlier "
+            "this person (id \(Quote.text(ridFrom))) is revoked under key \(list.crl.kid), which signed their earlier "
             + "cards: the entry '\(entry.text)' in \(list.location) revokes vc.rid \(rid) \(which). A card signed now by key "
             + "\(signingKid) would carry vc.rid \(newRid), which no list names, so it would verify although the person's "
             + "cards were revoked: it was not signed. If the person is to get a new card, \(fix)"

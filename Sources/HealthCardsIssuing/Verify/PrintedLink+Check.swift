@@ -31,9 +31,8 @@ extension PrintedLink {
             throw HealthCardError(
                 .link, "\(linkFile) is not a link file: a SMART Health Link is a few hundred characters")
         }
-        var text = String(decoding: try FileIO.read(linkFile), as: UTF8.self)
-        if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
-        text = text.trimmingCharacters(in: " \t\r\n")
+        let text = String(decoding: UTF8BOM.strip(try FileIO.read(linkFile)), as: UTF8.self)
+            .trimmingCharacters(in: " \t\r\n")
         guard SHLinkText.looksLikeLink(text), !text.contains(where: { $0.isNewline || $0 == " " }) else {
             throw HealthCardError(
                 .link, "\(linkFile) does not hold one SMART Health Link (shlink:/…, or a viewer URL#shlink:/…)")

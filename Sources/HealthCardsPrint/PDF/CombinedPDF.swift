@@ -8,7 +8,7 @@ import HealthCardsQR
 /// One PDF with every card of a run, for mass printing: each card starts on a new page, in the order
 /// they are added (the batch adds them in input order).
 ///
-/// Where it goes follows the one output rule (`OutputTarget`):
+/// Where it goes follows the one output rule (`OutputTarget`, through `StreamedFile`):
 /// - a regular file (or a missing one, or a link to one) is written as it goes to a temporary file beside it
 ///   (mode 0600 unless shared: it is health data), which `finish` renames into place; a run that stops
 ///   (a signal, an error, a full disk) removes the temporary, so nothing half-written is left under `path`,
@@ -21,61 +21,11 @@ import HealthCardsQR
 /// Used on one thread.
 public final class CombinedPDF {
     public let path: String
-    private let output: Output
+    private let output: StreamedFile
     private var file: PDFFile?
     /// Cards and pages added so far.
     public private(set) var cards = 0
     public private(set) var pages = 0
-
-    /// Where the bytes go: an open descriptor, and for a regular file the temporary and its final name.
-    /// Held by the PDF's byte sink too, so Cairo's last writes (when the PDF is dropped unfinished) never
-    /// reach a released `CombinedPDF`.
-    private final class Output {
-        let fd: Int32
-        let ownsDescriptor: Bool
-        /// The temporary file and the file it becomes; nil when writing in place.
-        let temporary: (temp: String, target: String)?
-        var writeError: String?
-        /// Set once the PDF is dropped: later writes are refused (and nothing more reaches the file).
-        var discarded = false
-
-        init(fd: Int32, ownsDescriptor: Bool, temporary: (temp: String, target: String)?) {
-            self.fd = fd
-            self.ownsDescriptor = ownsDescriptor
-            self.temporary = temporary
-        }
-
-        func write(_ piece: UnsafeBufferPointer<UInt8>) -> Bool {
-            guard !discarded else { return false }
-            if let failure = OS.writeAll(UnsafeRawBufferPointer(piece), to: fd) {
-                writeError = failure
-                return false
-            }
-            return true
-        }
-
-        private var closed = false
-
-        /// Stops writing and removes the temporary file (once). The descriptor stays open until `close`: Cairo
-        /// may still try to write (refused) while the PDF is dropped.
-        func discard() {
-            guard !discarded else { return }
-            discarded = true
-            if let temporary { unlink(temporary.temp) }
-        }
-
-        /// Closes the descriptor when it is ours: only then is a removed temporary's space free again.
-        func close() {
-            guard !closed else { return }
-            closed = true
-            if ownsDescriptor { _ = Glibc.close(fd) }
-        }
-
-        deinit {
-            discard()
-            close()
-        }
-    }
 
     /// - Parameters:
     ///   - path: the PDF's path (see the type for FIFOs, devices and links).
@@ -84,28 +34,10 @@ public final class CombinedPDF {
     ///   reads, or the file cannot be created (the folder is made if missing).
     public init(path: String, access: OutputAccess = .ownerOnly) throws {
         self.path = path
-        if FileIO.isDirectory(path) {
-            throw HealthCardError(
-                .io, "cannot write \(path): it is a folder; give the path of a .pdf file (\(Setting.pdfCombined))")
-        }
-        switch try OutputTarget.resolve(path) {
-        case .file(let target):
-            let folder = FileIO.parent(of: target)
-            if !FileIO.isDirectory(folder) { try FileIO.createDirectories(folder, mode: access.folderMode) }
-            // What a killed run left (health data): only this file's temporaries, in a folder that may not be ours.
-            FileIO.removeStaleTemporaries(in: folder, of: FileIO.basename(target))
-            let temp = FileIO.temporaryName(for: target)
-            let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, access.fileMode)
-            guard fd >= 0 else {
-                throw HealthCardError(.io, "cannot write \(path): \(OS.errorText())")
-            }
-            fchmod(fd, access.fileMode)
-            output = Output(fd: fd, ownsDescriptor: true, temporary: (temp, target))
-        case .stream(let stream):
-            output = Output(fd: try OutputTarget.openStream(stream, shownAs: path), ownsDescriptor: true, temporary: nil)
-        case .descriptor(let fd):
-            output = Output(fd: fd, ownsDescriptor: false, temporary: nil)
-        }
+        // Held by the PDF's byte sink too, so Cairo's last writes (when the PDF is dropped unfinished) never
+        // reach a released `CombinedPDF`: they are refused once it is discarded.
+        output = try StreamedFile(
+            path: path, access: access, expected: "give the path of a .pdf file (\(Setting.pdfCombined))")
     }
 
     deinit {
@@ -120,7 +52,8 @@ public final class CombinedPDF {
         if file == nil {
             let output = self.output
             file = try PDFFile(
-                sink: PDFFile.Sink { output.write($0) }, title: "SMART Health Cards", author: card.author)
+                sink: PDFFile.Sink { output.write(UnsafeRawBufferPointer($0)) == nil }, title: "SMART Health Cards",
+                author: card.author)
         }
         for page in card.pages { file?.add(page) }
         if let reason = output.writeError {
@@ -154,23 +87,9 @@ public final class CombinedPDF {
             discard()
             throw error
         }
-        guard let (temp, target) = output.temporary else {
-            output.discarded = true
-            output.close()
-            return
-        }
-        guard fsync(output.fd) == 0 else {
-            let reason = OS.errorText()
+        do { try output.finish() } catch {
             discard()
-            throw HealthCardError(.io, "cannot write \(path): \(reason)")
+            throw error
         }
-        guard rename(temp, target) == 0 else {
-            let reason = OS.errorText()
-            discard()
-            throw HealthCardError(.io, "cannot move the new \(path) into place: \(reason)")
-        }
-        // Renamed: nothing to remove any more.
-        output.discarded = true
-        output.close()
     }
 }

@@ -58,9 +58,10 @@ public struct Logo: Sendable {
     /// The largest logo file accepted, in bytes (a logo is a few kilobytes).
     public static let maxBytes = 4 << 20
 
-    /// Reads a logo from bytes: PNG by its signature, otherwise SVG.
-    /// - Throws: `HealthCardError(.pdf)` when it is neither, is larger than `maxBytes`, or cannot be
-    ///   decoded or (an SVG) drawn (with the decoder's message).
+    /// Reads a logo from bytes: PNG by its signature; SVG when it starts as XML does (`<`, after a byte order mark
+    /// or white space; or gzip-compressed, `.svgz`).
+    /// - Throws: `HealthCardError(.pdf)` when it is neither (saying what it looks like instead, never quoting
+    ///   it), is larger than `maxBytes`, or cannot be decoded or (an SVG) drawn (with the decoder's message).
     public init(bytes: [UInt8], source: String) throws {
         guard bytes.count <= Self.maxBytes else {
             throw HealthCardError(
@@ -68,7 +69,15 @@ public struct Logo: Sendable {
         }
         self.bytes = bytes
         self.source = source
-        format = bytes.starts(with: [0x89, 0x50, 0x4E, 0x47]) ? .png : .svg
+        if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47]) {
+            format = .png
+        } else if let found = Self.notSVG(bytes) {
+            throw HealthCardError(
+                .pdf, "\(source) is not a logo image: it is \(found); expected an SVG file (XML, starting with <svg or "
+                    + "<?xml) or a PNG file")
+        } else {
+            format = .svg
+        }
         if case .svg(let image) = try decoded() {
             // Drawn once now: librsvg finds some faults only when it draws (over 500,000 referenced
             // elements, say), and found at the first card's PDF they stopped a run that had already
@@ -77,6 +86,28 @@ public struct Logo: Sendable {
             try image.draw(on: canvas, x: 0, y: 0, width: 100, height: 100)
             _ = try canvas.finish()
         }
+    }
+
+    /// What `bytes` are when they cannot be an SVG (nor a PNG, checked before): nil when they may be one.
+    static func notSVG(_ bytes: [UInt8]) -> String? {
+        func starts(_ signature: [UInt8]) -> Bool { bytes.starts(with: signature) }
+        // gzip (an .svgz) and UTF-16 byte order marks: librsvg and libxml read those.
+        if starts([0x1F, 0x8B]) || starts([0xFF, 0xFE]) || starts([0xFE, 0xFF]) { return nil }
+        let text = UTF8BOM.strip(bytes).drop { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+        if text.first == UInt8(ascii: "<") { return nil }
+        if bytes.isEmpty { return "an empty file" }
+        if text.isEmpty { return "a file of white space only" }
+        if starts([0xFF, 0xD8, 0xFF]) { return "a JPEG image (convert it to PNG)" }
+        if starts(Array("GIF8".utf8)) { return "a GIF image (convert it to PNG)" }
+        if starts(Array("RIFF".utf8)) && bytes.count >= 12 && Array(bytes[8..<12]) == Array("WEBP".utf8) {
+            return "a WebP image (convert it to PNG)"
+        }
+        if starts(Array("%PDF-".utf8)) { return "a PDF document" }
+        if starts([0x50, 0x4B, 0x03, 0x04]) { return "a ZIP archive" }
+        let head = bytes.prefix(4096)
+        let controls = head.filter { $0 < 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }.count
+        if head.contains(0) || controls * 20 > head.count { return "binary data of an unknown kind" }
+        return "text that is not XML (it does not start with '<')"
     }
 
     /// Decodes the logo for one thread.

@@ -23,7 +23,9 @@ package final class SVGImage {
         guard let handle else {
             let message = error.map { String(cString: $0.pointee.message) } ?? "unknown error"
             if let error { g_error_free(error) }
-            throw HealthCardError(.pdf, "\(source) is not an SVG image librsvg can read: \(message)")
+            throw HealthCardError(
+                .pdf, "\(source) starts like XML but is not an SVG image that can be read (librsvg: \(message)); expected "
+                    + "an SVG file or a PNG file")
         }
         self.handle = handle
         self.source = source

@@ -59,30 +59,12 @@ extension GrayImage {
     /// - Throws: `HealthCardError(.png)` (the image kind) with libjpeg's message; `HealthCardError(.input)` naming the size
     ///   and the budget when the image has more than `maxPixels` pixels.
     package init(jpeg data: [UInt8], maxPixels: Int = InputBudget.imagePixels) throws {
-        func message(_ buffer: [CChar]) -> String {
-            String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        }
-        var width: UInt32 = 0
-        var height: UInt32 = 0
-        var error = [CChar](repeating: 0, count: 256)
-        guard CJPEG_read_size(data, data.count, &width, &height, &error, error.count) == 0 else {
-            throw HealthCardError(.png, message(error))
-        }
-        let pixels = Int(width) * Int(height)
-        guard width > 0, height > 0, pixels <= maxPixels else {
-            throw HealthCardError(.input, "the image is \(width) × \(height) pixels; QR images may have at most \(maxPixels) pixels "
-                + "(e.g. 8192 × 8192; docs/verify.md, \"Budgets\"). Scale it down and check it again")
-        }
-        var status: Int32 = 0
-        let decoded = [UInt8](unsafeUninitializedCapacity: pixels) { buffer, count in
-            status = CJPEG_decode_gray8(data, data.count, buffer.baseAddress, pixels, InputBudget.jpegWorkingBytes,
-                                        Int32(InputBudget.jpegScans), &width, &height, &error, error.count)
-            // On failure libjpeg may have written part of the rows: zero what is handed back.
-            if status != 0 { buffer.initialize(repeating: 0) }
-            count = pixels
-        }
-        guard status == 0, Int(width) * Int(height) == pixels else { throw HealthCardError(.png, message(error)) }
-        self.init(checkedWidth: Int(width), height: Int(height), pixels: decoded)
+        try self.init(
+            maxPixels: maxPixels,
+            readSize: { CJPEG_read_size(data, data.count, &$0, &$1, $2, $3) },
+            decode: {
+                CJPEG_decode_gray8(data, data.count, $0, $1, InputBudget.jpegWorkingBytes, Int32(InputBudget.jpegScans), &$2, &$3, $4, $5)
+            })
     }
 
     /// This image enlarged `factor` times in each direction by bilinear interpolation (pixel centres aligned):

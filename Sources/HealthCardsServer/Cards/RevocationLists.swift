@@ -36,13 +36,13 @@ public final class RevocationLists: Sendable {
             Int64(st.st_dev), Int64(st.st_ino), Int64(st.st_size), Int64(st.st_mtim.tv_sec), Int64(st.st_mtim.tv_nsec),
         ]
         if let cached = cache.withLock({ $0[kid] }), cached.stamp == stamp {
-            return cached.crl?.revokes(rid: rid, nbf: Double(nbf)) ?? false
+            return cached.crl?.revokes(rid: rid, nbfSeconds: nbf) ?? false
         }
         let crl = try CRL(bytes: try FileIO.read(path, maxBytes: InputBudget.crlFileBytes), source: path)
         guard crl.kid == kid else {
             throw HealthCardError(.validation, "\(path) has kid \(crl.kid), not the one its name says")
         }
         cache.withLock { $0[kid] = (stamp, crl) }
-        return crl.revokes(rid: rid, nbf: Double(nbf))
+        return crl.revokes(rid: rid, nbfSeconds: nbf)
     }
 }

@@ -405,9 +405,7 @@ package struct JWSCheck {
         guard let (crl, file) = key.crl, let rid = report.payload?["vc"]?["rid"]?.stringValue,
             let nbf = report.payload?["nbf"]?.doubleValue
         else { return }
-        guard crl.revokes(rid: rid, nbf: nbf),
-            let entry = crl.entries.first(where: { $0.rid == rid && ($0.before.map { nbf < Double($0) } ?? true) })
-        else { return }
+        guard let entry = crl.entry(revoking: rid, nbf: nbf) else { return }
         let scope = entry.before.map { ", which revokes cards with this rid issued before \(Clock.describe($0)) (nbf \(report.payload?["nbf"]?.numberLexeme ?? "?") is before it)" }
             ?? ", which revokes every card with this rid"
         var suspect = ""
