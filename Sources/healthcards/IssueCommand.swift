@@ -325,12 +325,32 @@ enum IssueCommand {
         }
         if !quiet, let path = batch.pdf?.combinedPath, batch.combinedPages > 0 {
             printError("combined PDF: \(path) (\(batch.combinedPages) pages)")
+        } else if !quiet, let path = batch.pdf?.combinedPath, summary.interruptedBy != 0 {
+            printError(Self.combinedNotWritten(path))
         }
         switch summary.interruptedBy {
         case 0: return summary.rejected > 0 || summary.notPrinted > 0 ? .partial : .ok
         case SIGTERM: return .terminated
         default: return .interrupted
         }
+    }
+}
+
+extension IssueCommand {
+    /// What a stopped run says of its `--pdf-combined` output, which is written only at the end of a whole run:
+    /// a file is not written (its temporary was removed; a file already there is an earlier run's), a FIFO or a
+    /// device got a PDF without its end.
+    static func combinedNotWritten(_ path: String) -> String {
+        let shown = ControlCharacters.escaped(path)
+        if case .file? = try? OutputTarget.resolve(path) {
+            let earlier =
+                FileIO.exists(path)
+                ? "; the file at \(shown) is from an earlier run and lacks this run's cards" : ""
+            return "combined PDF: \(shown) was NOT written: the run was stopped before its last card, and the unfinished "
+                + "PDF was removed\(earlier). Run the same command again to finish the batch and write it"
+        }
+        return "combined PDF: \(shown) was NOT finished: the run was stopped before its last card, and what was written there "
+            + "is not a whole PDF (its reader got no end): discard it. Run the same command again to finish the batch and write it"
     }
 }
 

@@ -53,6 +53,8 @@ enum LinkCommand {
           --viewer URL#         a viewer URL ending in '#' put in front of the link (and in its QR)
           --out FILE            write the link to FILE (mode 0600) instead of standard output
           --qr FILE.png         also write the link's QR code (error correction M), mode 0600
+                                (a FIFO or device is written in place, a link's target replaced; a folder or
+                                socket is refused before the link is made, so no link is left without its text)
         """
     static let updateOptions = """
           --link LINK_FILE      the link text `link create` wrote ('-': standard input): its URL names the link and
@@ -314,19 +316,40 @@ enum LinkCommand {
             throw HealthCardError(.configuration, "--direct makes a U link: one FILE, not \(contents.count)")
         }
         if let source = parsed.value("passcode-file") { options.passcode = try passcode(source) }
+        // Where the link's text goes is checked before the link is made: made first, a link whose text cannot be
+        // written would stay active with its key (never stored here) lost.
+        for option in ["out", "qr"] {
+            guard let path = parsed.value(option) else { continue }
+            let shown = ControlCharacters.escaped(path)
+            if FileIO.isDirectory(path) {
+                throw HealthCardError(
+                    .configuration, "--\(option) \(shown) is a folder; give the path of a file to write. No link was made")
+            }
+            do { _ = try OutputTarget.resolve(path) } catch let error as HealthCardError {
+                throw HealthCardError(.configuration, "--\(option): \(error.text). No link was made")
+            }
+        }
         let (url, store) = try open(parsed, command: "link create", create: true)
         let created = try db(url) {
             try LinkPublisher(store: store, baseURL: base).create(contents, options: options, now: Clock.nowSeconds())
         }
         let text = created.link.text
-        if let qr = parsed.value("qr") {
-            let png = try QRImage().png(try QRCode(link: text))
-            try FileIO.writeAtomically(png, to: qr, access: .ownerOnly)
-        }
-        if let out = parsed.value("out") {
-            try FileIO.writeAtomically(Array((text + "\n").utf8), to: out, access: .ownerOnly)
-        } else {
-            print(text)
+        do {
+            if let qr = parsed.value("qr") {
+                let png = try QRImage().png(try QRCode(link: text))
+                try FileIO.writeAtomically(png, to: qr, access: .ownerOnly)
+            }
+            if let out = parsed.value("out") {
+                try FileIO.writeAtomically(Array((text + "\n").utf8), to: out, access: .ownerOnly)
+            } else {
+                print(text)
+            }
+        } catch let error as HealthCardError {
+            // The link is in the database, active, and its key only in `text`, which was not written: say so.
+            throw HealthCardError(
+                error.kind,
+                "\(error.text). The link \(created.id) was made but its text was not written, and its key is stored nowhere: "
+                    + "close it with `healthcards link deactivate --db DB --id \(created.id)` and make a new one")
         }
         var summary =
             "link \(created.id) made: flag \(created.link.flag ?? "none"), \(contents.count) file(s)"

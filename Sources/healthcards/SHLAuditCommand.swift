@@ -10,7 +10,8 @@ enum SHLAuditCommand {
 
         Lists each access to the SMART Health Link files of SITE (docs/shl.md, "An audit from the access logs"),
         read from the web server's access logs: nginx's combined format (its default), Apache's common or
-        combined; rotated files compressed with gzip (access.log.2.gz) are read as they are. The Kill the
+        combined; rotated files compressed with gzip (access.log.2.gz) are read as they are, every member, and
+        zero bytes after the last member (padding some copy tools leave) are skipped. The Kill the
         Clipboard profile says senders SHALL audit every access with recipient and time: receivers fetch a
         link with GET <url>?recipient=<who>, and these formats log the request line with its query.
         For each link, oldest access first: the time (UTC), the method, the HTTP status, the bytes sent and the
@@ -29,7 +30,8 @@ enum SHLAuditCommand {
           -h, --help            show this help
 
         Exit status: 0 read every log (lines of other formats are counted, not errors); 2 usage error, or a log
-        that cannot be read (or corrupt gzip).
+        that cannot be read (or corrupt gzip, or bytes other than zeros after its last member: the message
+        gives the byte offset).
         """
 
     static func run(_ args: [String]) throws -> ExitStatus {

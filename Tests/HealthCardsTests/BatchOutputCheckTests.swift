@@ -14,6 +14,43 @@ import Testing
     typealias S = BatchTestSupport
     static let sample = VerifyFixtures.repoRoot.appendingPathComponent("templates/covid19-vaccination.sample.csv").path
 
+    /// Whether this process may mount a tmpfs (root, and a kernel and container that allow it): tried once on a
+    /// scratch folder, unmounted at once.
+    static let canMountTmpfs: Bool = {
+        guard getuid() == 0, let dir = try? TestSupport.tempDir("tmpfs-probe") else { return false }
+        guard let run = try? TestSupport.run("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir.path]),
+            run.status == 0
+        else { return false }
+        _ = try? TestSupport.run("/bin/umount", [dir.path])
+        return true
+    }()
+
+    /// A full disk (a 64 KiB tmpfs holding the output folder) stops the run at a card, and leaves no room for the
+    /// report either: the message names the report's path, says it was NOT written and why (ENOSPC), and no
+    /// report or temporary of it is left (the message said nothing of the report, which was silently missing).
+    @Test(.enabled(if: canMountTmpfs, "mounting a small tmpfs needs root where mounts are allowed"))
+    func fullDiskSaysTheReportWasNotWritten() throws {
+        let dir = try TestSupport.tempDir("report-full")
+        let key = try TestSupport.demoKey(in: dir)
+        let csv = try S.synthetic(patients: 300, in: dir)
+        let disk = dir.appendingPathComponent("disk")
+        try FileManager.default.createDirectory(at: disk, withIntermediateDirectories: true)
+        let mount = try TestSupport.run("/bin/mount", ["-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", disk.path])
+        try #require(mount.status == 0, "mount: \(mount.stderr)")
+        defer { _ = try? TestSupport.run("/bin/umount", [disk.path]) }
+        let out = disk.appendingPathComponent("out")
+        let run = try TestSupport.cli(
+            S.issueArguments(key: key, out: out, csv: csv, extra: ["--no-qr", "--jobs", "1", "--quiet"]))
+        #expect(run.status == 2, "\(run.status): \(run.stderr)")
+        #expect(run.stderr.contains("The run stopped after "), "\(run.stderr)")
+        #expect(
+            run.stderr.contains("the report \(out.path)/report.ndjson was NOT written: No space left on device (ENOSPC)"),
+            "\(run.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out.path + "/report.ndjson"))
+        let left = try FileManager.default.contentsOfDirectory(atPath: out.path)
+        #expect(!left.contains { $0.hasPrefix(".report.ndjson.tmp-") }, "\(left)")
+    }
+
     /// `report.ndjson` (or `cards`, `qr`) in the way as a folder / a file: exit 2 with the path, and
     /// nothing written: no card, no image, no report, no temporary file.
     @Test(arguments: [

@@ -86,7 +86,8 @@ import Testing
             Self.header + "\n"
                 + "P-1,Ann\u{200B},,Example\u{FEFF},1970-01-02,2021-03-01\u{A0},207,L1\u{A0},Clinic,E1\n"
                 + "P-2,Bo,,Ex\u{A0}ample,1970-01-02,2021-03-01,207,L\u{200B}2,Clinic,E2\n"
-                + "P-3,\u{645}\u{62D}\u{645}\u{62F}\u{200C}\u{631}\u{636}\u{627},,Example,1970-01-02,2021-03-01,207,L3,Clinic,E3\n",
+                + "P-3,\u{645}\u{62D}\u{645}\u{62F}\u{200C}\u{631}\u{636}\u{627},,Example,1970-01-02,2021-03-01,207,L3,Clinic,E3\n"
+                + "P-4,Eve,,Test\u{202E}person,1970-01-02,2021-03-01,207,L4,Clinic,E4\n",
             to: "invisible.csv", in: dir)
         let run = try Self.issue(csv, in: dir)
         #expect(run.status == 1, "\(run.stderr)")
@@ -113,6 +114,15 @@ import Testing
         #expect(
             messages[1].contains("'L\\u{200B}2' holds U+200B (a zero-width space), which no one sees"), "\(messages)")
         #expect(!messages.joined().contains("\u{A0}") && !messages.joined().contains("\u{200B}"))
+
+        // U+202E says what it is and what it does (it was only "a text direction control, which no one sees").
+        let fourth = try #require(report.first { $0["id"] == "P-4" })
+        #expect(fourth["status"] == "rejected" && fourth["errors"]?[0]?["code"] == "INPUT_INVISIBLE_CHARACTER")
+        let override = fourth["errors"]?[0]?["message"]?.stringValue ?? ""
+        #expect(
+            override.contains(
+                "'Test\\u{202E}person' holds U+202E (RIGHT-TO-LEFT OVERRIDE, a text direction control), which no one sees, "
+                    + "and which reverses how the text after it is shown"), "\(override)")
 
         let third = try BatchTestSupport.payload(dir.appendingPathComponent("out/cards/P-3.smart-health-card"))
         let persian = third["vc"]?["credentialSubject"]?["fhirBundle"]?["entry"]?[0]?["resource"]?["name"]?[0]?[

@@ -240,7 +240,10 @@ import Testing
         #expect(ada["status"]?.stringValue == "rejected")
         let error = try #require(Self.errors(ada).first)
         #expect(error.at == "\(input):2 column vax_event_id")
-        #expect(error.message.contains("appears again at \(input):3 with different admin_date"))
+        // A conflict of two rows, said so and naming both lines (it was TEMPLATE_VALUE, "a value does not fit").
+        #expect(error.message.contains("conflicting rows: event 'EV-1' is at \(input):2 and again at \(input):3, with different admin_date"), "\(error.message)")
+        #expect(ada["errors"]?[0]?["code"]?.stringValue == "EVENT_CONFLICT")
+        #expect(run.stderr.contains("EVENT_CONFLICT") && run.stderr.contains("two rows have the same event id and different data"), "\(run.stderr)")
         #expect(try Self.line(report, id: "P-2")["status"]?.stringValue == "issued")
     }
 

@@ -212,4 +212,115 @@ import Testing
         #expect(device.stderr.contains("/dev/null is a character device"), "\(device.stderr)")
         #expect(OutputSafetyTests.kind("/dev/null") == S_IFCHR)
     }
+
+    /// A listening-less Unix socket bound at `path`; close the descriptor when done.
+    static func socketFile(_ path: String) -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (i, byte) in path.utf8.enumerated() where i < buffer.count - 1 { buffer[i] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0, "bind \(path)")
+        return fd
+    }
+
+    /// `report merge --out`: a FIFO gets the merged report in place, a link to /dev/null stays one, a link to a
+    /// file elsewhere has that file replaced (the link kept); a socket and a folder are refused (exit 2), as
+    /// they are.
+    @Test func reportMergeWritesItsReportInPlace() throws {
+        let dir = try TestSupport.tempDir("targets-merge")
+        let key = try TestSupport.demoKey(in: dir)
+        let shards = try (0..<2).map { k -> String in
+            let out = dir.appendingPathComponent("shard\(k)")
+            try SiteTestSupport.cli(issueArguments(key: key, out: out, extra: ["--no-qr", "--shard", "\(k)/2"]))
+            return out.path
+        }
+        func merge(_ out: String, expect status: Int32 = 0) throws -> TestSupport.Run {
+            try SiteTestSupport.cli(["report", "merge", "--out", out] + shards, expect: status)
+        }
+        let fifo = dir.appendingPathComponent("merged/fifo.ndjson").path
+        let got = dir.appendingPathComponent("got.ndjson").path
+        let reader = try Self.fifoWithReader(fifo, got: got)
+        try merge(fifo)
+        reader.waitUntilExit()
+        #expect(OutputSafetyTests.kind(fifo) == S_IFIFO)
+        let lines = String(decoding: try SiteTestSupport.bytes(got), as: UTF8.self).split(separator: "\n")
+        #expect(lines.count == 4 && lines.allSatisfy { $0.contains(#""status":"issued""#) }, "\(lines)")
+
+        let device = dir.appendingPathComponent("merged/null.ndjson").path
+        try Self.deviceLink(device)
+        try merge(device)
+        Self.expectDeviceLinkKept(device)
+
+        let elsewhere = try TestSupport.write("old", to: "kept/report.ndjson", in: dir)
+        let link = dir.appendingPathComponent("merged/link.ndjson").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: elsewhere)
+        try merge(link)
+        #expect(OutputSafetyTests.kind(link) == S_IFLNK && FileIO.linkTarget(link) == elsewhere)
+        #expect(String(decoding: try SiteTestSupport.bytes(elsewhere), as: UTF8.self).split(separator: "\n").count == 4)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path + "/kept") == ["report.ndjson"])
+
+        let socketPath = dir.appendingPathComponent("merged/s").path
+        let fd = Self.socketFile(socketPath)
+        defer { close(fd) }
+        #expect(try merge(socketPath, expect: 2).stderr.contains("it is a socket"))
+        #expect(OutputSafetyTests.kind(socketPath) == S_IFSOCK)
+        let folder = dir.appendingPathComponent("merged/folder").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        #expect(try merge(folder, expect: 2).stderr.contains("it is a folder"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty)
+    }
+
+    /// `link create --out`: a FIFO gets the link's text in place, a link to /dev/null stays one, a link to a file
+    /// elsewhere has that file replaced; a socket or a folder (as --out or --qr) is refused before the link is
+    /// made: the refusals leave no active link in the database whose text (and key) went nowhere (they did).
+    @Test func linkCreateWritesItsTextInPlaceOrMakesNoLink() throws {
+        let dir = try TestSupport.tempDir("targets-link")
+        let db = try ServerTestSupport.database(.sqlite, in: dir)
+        let base = "http://127.0.0.1:1/shl"
+        func create(_ options: [String], expect status: Int32 = 0) throws -> TestSupport.Run {
+            try ServerTestSupport.link("create", db: db, base: base, options + [ServerTestSupport.card], expect: status)
+        }
+        let fifo = dir.appendingPathComponent("texts/fifo.txt").path
+        let got = dir.appendingPathComponent("got.txt").path
+        let reader = try Self.fifoWithReader(fifo, got: got)
+        try create(["--out", fifo])
+        reader.waitUntilExit()
+        #expect(OutputSafetyTests.kind(fifo) == S_IFIFO)
+        let text = String(decoding: try SiteTestSupport.bytes(got), as: UTF8.self)
+        #expect(text.hasPrefix("shlink:/") && (try? SHLinkText.parse(text.trimmingCharacters(in: .newlines))) != nil, "\(text)")
+
+        let device = dir.appendingPathComponent("texts/null.txt").path
+        try Self.deviceLink(device)
+        try create(["--out", device])
+        Self.expectDeviceLinkKept(device)
+
+        let elsewhere = try TestSupport.write("old", to: "kept/link.txt", in: dir)
+        let link = dir.appendingPathComponent("texts/link.txt").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: elsewhere)
+        try create(["--out", link])
+        #expect(OutputSafetyTests.kind(link) == S_IFLNK && FileIO.linkTarget(link) == elsewhere)
+        #expect(String(decoding: try SiteTestSupport.bytes(elsewhere), as: UTF8.self).hasPrefix("shlink:/"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path + "/kept") == ["link.txt"])
+
+        let socketPath = dir.appendingPathComponent("texts/s").path
+        let fd = Self.socketFile(socketPath)
+        defer { close(fd) }
+        let folder = dir.appendingPathComponent("texts/folder").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        for options in [["--out", socketPath], ["--out", folder], ["--qr", folder, "--out", dir.path + "/texts/x.txt"]] {
+            let refused = try create(options, expect: 2)
+            #expect(refused.stderr.contains("No link was made"), "\(options): \(refused.stderr)")
+        }
+        #expect(OutputSafetyTests.kind(socketPath) == S_IFSOCK)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: dir.path + "/texts/x.txt"))
+        // Three links were made: one per text written.
+        let listed = try ServerTestSupport.link("list", db: db, base: "", []).stdout.split(separator: "\n")
+        #expect(listed.filter { $0.contains("active") }.count == 3, "\(listed)")
+    }
 }

@@ -38,7 +38,8 @@ import Testing
 
     /// `issue --pdf-combined` stopped by SIGINT or SIGTERM ends as `issue` does without it: 130/143 (it
     /// crashed with SIGABRT, 134, in the combined PDF's deinit), the report lists the records done, no
-    /// combined PDF and no temporary of it is left, and running the same command again writes it whole.
+    /// combined PDF and no temporary of it is left, the summary says the combined PDF was not written (it said
+    /// nothing of it), and running the same command again writes it whole.
     @Test(arguments: [(SIGINT, Int32(130)), (SIGTERM, Int32(143))])
     func issueWithCombinedPDFStopsCleanly(signal: Int32, status: Int32) throws {
         let dir = try TestSupport.tempDir("pdf-stop")
@@ -48,16 +49,33 @@ import Testing
         let combined = dir.appendingPathComponent("print/all.pdf")
         let args = S.issueArguments(
             key: key, out: out, csv: csv, extra: ["--no-qr", "--jobs", "2", "--pdf-combined", combined.path])
-        let process = try S.start(args)
+        let (process, _, err) = try TestSupport.start(args, log: "stopped", in: dir)
         let exit = S.stop(process, signal: signal, afterCards: 10, out: out)
         #expect(exit == status)
         let report = try TestSupport.report(out)
         #expect(report.count >= 10 && report.count < 150, "\(report.count)")
         #expect(!FileManager.default.fileExists(atPath: combined.path))
         #expect(Self.temporaries(in: combined.deletingLastPathComponent()).isEmpty)
+        let said = try String(contentsOf: err, encoding: .utf8)
+        #expect(said.contains("stopped by signal \(signal)"), "\(said)")
+        #expect(said.contains("combined PDF: \(combined.path) was NOT written"), "\(said)")
+        #expect(!said.contains("earlier run"), "\(said)")
         let rerun = try TestSupport.cli(args + ["--quiet"])
         #expect(rerun.status == 0, "\(rerun.stderr)")
         #expect(try PDFTools.info(combined).pages == 150)
+        guard signal == SIGTERM else { return }
+        // Stopped again with the whole PDF of the earlier run there: it is left as it was, and the summary says it
+        // is that run's, not this one's.
+        let before = try VerifyFixtures.bytes(combined)
+        try FileManager.default.removeItem(at: out.appendingPathComponent("cards"))
+        let (again, _, againErr) = try TestSupport.start(args, log: "again", in: dir)
+        #expect(S.stop(again, signal: SIGTERM, afterCards: 10, out: out) == 143)
+        #expect(try VerifyFixtures.bytes(combined) == before)
+        #expect(Self.temporaries(in: combined.deletingLastPathComponent()).isEmpty)
+        let saidAgain = try String(contentsOf: againErr, encoding: .utf8)
+        #expect(
+            saidAgain.contains("was NOT written") && saidAgain.contains("is from an earlier run and lacks this run's cards"),
+            "\(saidAgain)")
     }
 
     /// `print --pdf-combined` with an error after its first card (the second card's PDF path is a folder) says

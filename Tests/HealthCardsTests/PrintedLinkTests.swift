@@ -183,4 +183,63 @@ import Testing
         try SHLTestSupport.issue(template: "covid19-vaccination", key: key, site: site, out: out, extra: ["--pdf"])
         #expect(try VerifyFixtures.bytes(pdf) == printedAgain, "the link was kept, so the PDF is too")
     }
+
+    /// After `revoke --link`, a run again (`issue --pdf --shl`, cards already issued) prints the card's PDF again
+    /// without the dead link's code (its page had it), says so in the report, and leaves it alone on the next run;
+    /// `print` refuses the withdrawn link saying it was withdrawn and what to do (not only that its file is missing).
+    @Test func withdrawnLinkLeavesNoPDFThatShowsIt() throws {
+        let dir = try TestSupport.tempDir("pdf-shl-withdrawn")
+        let (out, site) = try Self.issue(in: dir)
+        let key = dir.appendingPathComponent("issuer.pem").path
+        let card = try PDFTools.qrTexts(card: out.appendingPathComponent("cards/P-1001.smart-health-card"))[0]
+        let link = try SHLTestSupport.linkText(out, id: "P-1001")
+        let pdf = out.appendingPathComponent("pdf/P-1001.pdf")
+        #expect(Set(try Self.symbols(pdf).map(\.text)) == [card, link])
+        let other = try VerifyFixtures.bytes(out.appendingPathComponent("pdf/P-1002.pdf"))
+        try SiteTestSupport.cli(["revoke", "--site", site, "--link", out.path + "/shl/P-1001.txt"])
+
+        let extra = ["--pdf", "--paper", "a4", "--issuer-name", Self.issuerName]
+        try SHLTestSupport.issue(template: "covid19-vaccination", key: key, site: site, out: out, extra: extra)
+        #expect(Set(try Self.symbols(pdf).map(\.text)) == [card], "the withdrawn link's code is gone from the page")
+        #expect(!(try PDFTools.text(pdf)).contains("SMART HEALTH LINK"))
+        let line = try #require(try TestSupport.report(out).first { $0["id"] == "P-1001" })
+        let codes = line["warnings"]?.arrayValue?.compactMap { $0["code"]?.stringValue } ?? []
+        #expect(codes.contains("PDF_REPRINTED_WITHOUT_LINK"), "\(line)")
+        #expect(try VerifyFixtures.bytes(out.appendingPathComponent("pdf/P-1002.pdf")) == other, "a live link's PDF is kept")
+        let reprinted = try VerifyFixtures.bytes(pdf)
+        try SHLTestSupport.issue(template: "covid19-vaccination", key: key, site: site, out: out, extra: extra)
+        #expect(try VerifyFixtures.bytes(pdf) == reprinted, "printed once: the page without the link is kept")
+        let again = try #require(try TestSupport.report(out).first { $0["id"] == "P-1001" })
+        #expect(!(again["warnings"]?.arrayValue ?? []).contains { $0["code"] == "PDF_REPRINTED_WITHOUT_LINK" }, "\(again)")
+
+        let printed = dir.appendingPathComponent("printed")
+        let refused = try TestSupport.cli(
+            ["print", "--out", printed.path, "--jwks", site, out.path + "/cards/P-1001.smart-health-card"])
+        #expect(refused.status == 1, "\(refused.stderr)")
+        #expect(refused.stderr.contains("the link \(out.path)/shl/P-1001.txt was withdrawn on "), "\(refused.stderr)")
+        #expect(refused.stderr.contains("--no-link") && refused.stderr.contains("--renew P-1001"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: printed.path + "/P-1001.pdf"))
+    }
+
+    /// `print` of a card whose link's `exp` has passed (the same link, key and file, its exp set to a day before
+    /// now): the link still opens the card, so it is printed with it, exit 0, and a warning SHL_EXPIRED names the
+    /// link and its exp (a receiver may take the link as stale, and staff should know before handing it out).
+    @Test func printOfACardWhoseLinkExpiredWarns() throws {
+        let dir = try TestSupport.tempDir("print-shl-expired")
+        let (out, site) = try Self.issue(in: dir)
+        let linkFile = out.appendingPathComponent("shl/P-1001.txt")
+        var link = try SHLinkText.parse(try SHLTestSupport.linkText(out, id: "P-1001"))
+        let exp = Int64(Date().timeIntervalSince1970) - 86_400
+        link.exp = exp
+        try (link.text + "\n").write(to: linkFile, atomically: true, encoding: .utf8)
+        let card = out.appendingPathComponent("cards/P-1001.smart-health-card")
+        let printed = dir.appendingPathComponent("printed")
+        let run = try TestSupport.cli(["print", "--out", printed.path, "--jwks", site, "--shl-site", site, card.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(
+            run.stderr.contains("warning SHL_EXPIRED at \(linkFile.path) exp: exp \(exp) (\(Clock.describe(exp))) is before now"),
+            "\(run.stderr)")
+        let symbols = try Self.symbols(printed.appendingPathComponent("P-1001.pdf")).map(\.text)
+        #expect(Set(symbols) == [try PDFTools.qrTexts(card: card)[0], link.text], "the link that opens the card is on the page")
+    }
 }

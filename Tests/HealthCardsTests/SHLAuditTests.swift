@@ -95,6 +95,45 @@ import Testing
         #expect(reader.lines == 4 && reader.unreadable == 1 && reader.links.first?.accesses.count == 3)
     }
 
+    /// A log made by gzip(1) in two members and padded with zero bytes after the last (as some copy tools and
+    /// log rotators leave it; `gzip -t` accepts it): every line of both members is read (as many as `gzip -dc`
+    /// gives), the padding (over a 64 KiB read chunk) is skipped with no warning, and the audit exits 0 (it
+    /// aborted). Any other byte after the padding or after a member is an error naming the file and byte offset.
+    @Test func gzipLogWithZeroPaddingIsRead() throws {
+        let dir = try TestSupport.tempDir("shl-audit-padding")
+        let (site, _, _) = try SHLTestSupport.site(in: dir)
+        let line = #"127.0.0.1 - - [01/Dec/2026:14:50:00 +0000] "GET /shl/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA?recipient=x HTTP/1.1" 200 10"#
+        let a = try TestSupport.write(line + "\n" + line + "\n", to: "a.log", in: dir)
+        let b = try TestSupport.write(line + "\n", to: "b.log", in: dir)
+        let both = dir.appendingPathComponent("both.gz")
+        let members = try TestSupport.run("/bin/sh", ["-c", "gzip -c '\(a)' > '\(both.path)' && gzip -c '\(b)' >> '\(both.path)'"])
+        #expect(members.status == 0)
+        let gz = try VerifyFixtures.bytes(both)
+        #expect(gz.count > 40 && gz.starts(with: [0x1F, 0x8B]))
+        func file(_ name: String, _ bytes: [UInt8]) throws -> String {
+            let path = dir.appendingPathComponent(name).path
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            return path
+        }
+        let padded = try file("padded.log.gz", gz + [UInt8](repeating: 0, count: 70_000))
+        #expect(try TestSupport.run("/bin/sh", ["-c", "gzip -t '\(padded)' 2>/dev/null; [ $? -ne 1 ]"]).status == 0)
+        let count = try TestSupport.run("/bin/sh", ["-c", "gzip -dc '\(padded)' 2>/dev/null | wc -l"])
+        #expect(count.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "3")
+        let audit = try TestSupport.cli(["shl", "audit", "--site", site, "--json", "--log", padded])
+        #expect(audit.status == 0, "\(audit.stderr)")
+        #expect(audit.stdout.split(separator: "\n").count == 3, "\(audit.stdout)")
+        #expect(!audit.stderr.contains("warning"), "\(audit.stderr)")
+
+        let afterPadding = try file("junk.log.gz", gz + [0, 0, 0, 0x51])
+        let junk = try TestSupport.cli(["shl", "audit", "--site", site, "--log", afterPadding])
+        #expect(junk.status == 2)
+        #expect(junk.stderr.contains("\(afterPadding): byte 0x51 at byte offset \(gz.count + 3) follows the 3 zero bytes"), "\(junk.stderr)")
+        let afterMember = try file("appended.log.gz", gz + Array("Q\n".utf8))
+        let appended = try TestSupport.cli(["shl", "audit", "--site", site, "--log", afterMember])
+        #expect(appended.status == 2)
+        #expect(appended.stderr.contains("\(afterMember): byte 0x51 at byte offset \(gz.count), after the end of a gzip member"), "\(appended.stderr)")
+    }
+
     /// An independent receiver (Python urllib, pyca/cryptography, fhir.resources): fetches the link's URL from
     /// the local nginx with `?recipient=`, decrypts the JWE with the link's key and parses the Bundle.
     static let receiverScript = """

@@ -158,6 +158,41 @@ import Testing
 
     /// A repeated run keeps every link as it is; --force re-encrypts each file with the same key and a fresh
     /// IV (the link handed out keeps working); a withdrawn link stays dead: the next run makes a new one.
+    /// A link kept as it is (a run with another base URL of the same site, whose file is elsewhere) is reported as
+    /// kept, saying what was not done (LINK_KEPT, a warning), and a link whose file now opens a new card as updated
+    /// (LINK_UPDATED): both were LINK_FAILED, the code of a link that could not be made.
+    @Test func keptAndUpdatedLinksAreNotReportedAsFailed() throws {
+        let dir = try TestSupport.tempDir("shl-kept")
+        let (site, key, _) = try SHLTestSupport.site(in: dir)
+        let out = dir.appendingPathComponent("out")
+        try SHLTestSupport.issue(template: "covid19-vaccination", key: key, site: site, out: out, extra: ["--no-qr"])
+        let link = try SHLTestSupport.linkText(out, id: "P-1001")
+        func warnings(_ id: String) throws -> [JSONValue] {
+            try #require(try TestSupport.report(out).first { $0["id"] == .string(id) })["warnings"]?.arrayValue ?? []
+        }
+        let templates = SiteTestSupport.templates
+        try SiteTestSupport.cli([
+            "issue", "--issuer", SHLTestSupport.issuer, "--key", key, "--site", site, "--shl",
+            SHLTestSupport.issuer + "/other/shl", "--template", templates.appendingPathComponent("covid19-vaccination.json").path,
+            "--out", out.path, "--nbf", "1700000000", "--quiet", "--no-qr",
+            templates.appendingPathComponent("covid19-vaccination.sample.csv").path,
+        ])
+        let kept = try warnings("P-1001")
+        #expect(kept.map { $0["code"] } == ["LINK_KEPT"], "\(kept)")
+        #expect(
+            kept.first?["message"]?.stringValue?.hasPrefix("shl/P-1001.txt was kept as it is: it is a live link whose file ") == true
+                && kept.first?["message"]?.stringValue?.contains("neither updated its file to this card nor made a link under \(SHLTestSupport.issuer)/other/shl") == true,
+            "\(kept)")
+        #expect(try SHLTestSupport.linkText(out, id: "P-1001") == link)
+
+        try SHLTestSupport.issue(
+            template: "covid19-vaccination", key: key, site: site, out: out, extra: ["--no-qr", "--force"], nbf: "1700000100")
+        let updated = try warnings("P-1001")
+        #expect(updated.contains { $0["code"] == "LINK_UPDATED" && $0["message"]?.stringValue?.contains("now opens this run's card") == true }, "\(updated)")
+        #expect(!updated.contains { $0["code"] == "LINK_FAILED" }, "\(updated)")
+        #expect(try SHLTestSupport.linkText(out, id: "P-1001") == link)
+    }
+
     @Test func rerunsKeepLinksAndWithdrawnLinksStayDead() throws {
         let dir = try TestSupport.tempDir("shl-rerun")
         let (site, key, _) = try SHLTestSupport.site(in: dir)

@@ -183,6 +183,42 @@ import Testing
         }
     }
 
+    /// What the entropy and key findings say is what was found: `AAAA…` is one character repeated (it said "16 kinds
+    /// of characters (hex digits)"), hex says its 16 different characters and the bits they hold; a key of 32 zero
+    /// bytes (`AAAA…`, which decrypts) is SHL_KEY_WEAK (it passed without a word); a 43-character key that is not
+    /// canonical says so (it said "not 43 base64url characters"), and a key with '=' says where.
+    @Test func entropyAndKeyMessagesSayWhatWasFound() throws {
+        let f = try Fixture()
+        let a43 = String(repeating: "A", count: 43)
+        let repeated = try #require(
+            try f.verify([try f.link("aaaa", fileName: a43)])[0].findings.first { $0.code == .shlURLEntropy })
+        #expect(repeated.message.contains("'\(a43)' is one character, 'A', repeated 43 times: it holds no entropy at all"), "\(repeated.message)")
+        #expect(repeated.message.contains("asks for at least 256 bits of entropy"))
+        let hex = String(repeating: "0123456789abcdef", count: 3)
+        let hexFinding = try #require(
+            try f.verify([try f.link("hex", fileName: hex)])[0].findings.first { $0.code == .shlURLEntropy })
+        #expect(
+            hexFinding.message.contains(
+                "uses 16 different characters (lower-case letters, digits): hex digits only (0-9, A-F or a-f), an alphabet of 16, "
+                    + "in which its 48 characters hold at most 192 bits"), "\(hexFinding.message)")
+
+        let zero = try #require(AES256Key.decode(base64url: a43))
+        let weak = try f.verify([try f.link("zero-key", key: zero)])
+        #expect(Self.codes(weak) == ["SHL_KEY_WEAK"], "\(weak.flatMap(\.findings))")
+        #expect(weak[0].findings.first?.message.hasPrefix("the key's 32 bytes take only 1 different value (the same byte 32 times)") == true)
+        #expect(weak.count == 2 && weak[1].signature == .verified, "it decrypts")
+
+        let noncanonical = String(repeating: "A", count: 42) + "B"
+        #expect(Base64URL.decode(noncanonical) == nil && AES256Key.decode(base64url: noncanonical) == nil)
+        let bad = try f.verify([try f.link("noncanonical") { $0["key"] = .string(noncanonical) }])
+        let invalid = try #require(bad[0].findings.first { $0.code == .shlKeyInvalid })
+        #expect(invalid.message.hasPrefix("key is 43 base64url characters but not canonical: its last character carries 6 bits"), "\(invalid.message)")
+        #expect(!invalid.message.contains(noncanonical), "never the key's text")
+        let padded = try f.verify([try f.link("padded-key") { $0["key"] = .string(a43 + "=") }])
+        let paddedFinding = try #require(padded[0].findings.first { $0.code == .shlKeyInvalid })
+        #expect(paddedFinding.message.hasPrefix("key has a character that is not base64url at position 44"), "\(paddedFinding.message)")
+    }
+
     @Test func labelsAreCountedAsTheIGCountsCharacters() throws {
         let f = try Fixture()
         let emoji = String(repeating: "😀", count: 80)

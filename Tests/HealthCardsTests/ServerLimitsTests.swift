@@ -94,4 +94,95 @@ import Testing
         let audit = try ServerTestSupport.link("audit", db: db, base: "", ["--json", "--id", link.id]).stdout
         #expect(audit.split(separator: "\n").count == 1, "\(audit)")
     }
+
+    /// A TCP connection to 127.0.0.1:`port` from the loopback address `source` (127.0.0.2, …: every 127/8 address
+    /// is this machine's), so that the server counts it against another client; -1 when it cannot connect.
+    static func connect(from source: String, port: UInt16, timeoutSeconds: Int = 5) -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return -1 }
+        func address(_ host: String, _ port: UInt16) -> sockaddr_in {
+            var a = sockaddr_in()
+            a.sin_family = sa_family_t(AF_INET)
+            a.sin_addr.s_addr = inet_addr(host)
+            a.sin_port = port.bigEndian
+            return a
+        }
+        var local = address(source, 0)
+        var remote = address("127.0.0.1", port)
+        let size = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafePointer(to: &local) { l in
+            withUnsafePointer(to: &remote) { r in
+                l.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, size) == 0 }
+                    && r.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, size) == 0 }
+            }
+        }
+        guard ok else {
+            close(fd)
+            return -1
+        }
+        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        return fd
+    }
+
+    /// Sends `GET /healthz` on an open connection and reads the answer: its status line, or nil when the server
+    /// closed the connection without one.
+    static func health(_ fd: Int32) -> String? {
+        let request = Array("GET /healthz HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n".utf8)
+        // MSG_NOSIGNAL: a write to a connection the server closed must not end the test process.
+        guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == request.count else { return nil }
+        var answer: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while answer.count < 65536 {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { break }
+            answer += buffer[0..<n]
+        }
+        let text = String(decoding: answer, as: UTF8.self)
+        return text.hasPrefix("HTTP/1.1 ") ? String(text.prefix { $0 != "\r" }) : nil
+    }
+
+    /// `serve --max-connections 4` serves at most 4 connections at once in all, whoever opens them: with 2 held from
+    /// each of two clients (under their own limit of 2), a fifth from a third client, under its own limit, is not
+    /// served while they are open; once they close, that client is served. Real server, real sockets (no Python: every connection
+    /// comes from its own loopback address).
+    @Test func maxConnectionsLimitsEveryClientTogether() throws {
+        let dir = try TestSupport.tempDir("max-connections")
+        let db = try ServerTestSupport.database(.sqlite, in: dir)
+        let port = try ServerTestSupport.freePort()
+        let base = "http://127.0.0.1:\(port)/shl"
+        _ = try ServerTestSupport.makeLink("plain", db: db, base: base, in: dir, [])
+        let server = try ServerProcess(
+            db: db, port: port, base: base, ["--max-connections", "4", "--max-connections-per-client", "2", "--timeout", "10"],
+            in: dir)
+        defer { server.stop() }
+        var held: [Int32] = []
+        for source in ["127.0.0.2", "127.0.0.2", "127.0.0.3", "127.0.0.3"] {
+            let fd = Self.connect(from: source, port: server.port)
+            try #require(fd >= 0, "connect from \(source): \(String(cString: strerror(errno)))")
+            held.append(fd)
+        }
+        usleep(300_000)  // the server accepts the four first
+        // Not served while the four are open: closed by the server, or left unanswered (2 s).
+        let fifth = Self.connect(from: "127.0.0.4", port: server.port, timeoutSeconds: 2)
+        usleep(300_000)
+        let fifthAnswer = fifth >= 0 ? Self.health(fifth) : nil
+        if fifth >= 0 { close(fifth) }
+        #expect(fifthAnswer == nil, "a fifth connection was answered: \(fifthAnswer ?? "")")
+        let answers = held.map(Self.health)
+        #expect(answers.allSatisfy { $0?.hasPrefix("HTTP/1.1 200") == true }, "\(answers)")
+        for fd in held { close(fd) }
+        usleep(300_000)
+        let again = Self.connect(from: "127.0.0.4", port: server.port)
+        try #require(again >= 0)
+        let againAnswer = Self.health(again)
+        #expect(againAnswer?.hasPrefix("HTTP/1.1 200") == true, "the limit is of connections at once: \(againAnswer ?? "none")")
+        close(again)
+        // Under the limit the per-client one still applies: a third connection from one client is refused.
+        let one = (0..<3).map { _ in Self.connect(from: "127.0.0.5", port: server.port) }
+        usleep(300_000)
+        let oneAnswers = one.map { $0 >= 0 ? Self.health($0) : nil }
+        for fd in one where fd >= 0 { close(fd) }
+        #expect(oneAnswers.compactMap { $0 }.count == 2, "\(oneAnswers)")
+    }
 }

@@ -207,6 +207,10 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case shlManifestNotChecked = "SHL_MANIFEST_NOT_CHECKED"
     case shlNotResolved = "SHL_NOT_RESOLVED"
     case shlFileMissing = "SHL_FILE_MISSING"
+    /// The link's key decodes to 32 bytes with fewer than 16 different values (32 zero bytes: `AAAA…`): not random.
+    case shlKeyWeak = "SHL_KEY_WEAK"
+    /// The link was withdrawn (`revoke --link` recorded it beside the link text): `print` refuses to print it.
+    case shlWithdrawn = "SHL_WITHDRAWN"
     case shlJWEForm = "SHL_JWE_FORM"
     case shlJWEHeader = "SHL_JWE_HEADER"
     case shlJWEKid = "SHL_JWE_KID"
@@ -234,6 +238,8 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case patientIDDuplicate = "PATIENT_ID_DUPLICATE"
     case patientInSeveralFiles = "PATIENT_IN_SEVERAL_FILES"
     case templateValue = "TEMPLATE_VALUE"
+    /// Two CSV rows with the same event id (`eventKey`) and different data: which is right cannot be known.
+    case eventConflict = "EVENT_CONFLICT"
     case templateRequiredEmpty = "TEMPLATE_REQUIRED_EMPTY"
     /// A date column holds a date with a time of day (`3/15/2021 0:00`, how a spreadsheet exports a datetime cell).
     case templateDateWithTime = "TEMPLATE_DATE_WITH_TIME"
@@ -261,6 +267,14 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case imageFailed = "IMAGE_FAILED"
     case outputFailed = "OUTPUT_FAILED"
     case linkFailed = "LINK_FAILED"
+    /// The link already handed out was kept as it is, and something asked of it was not done (it was not updated
+    /// to this card, or not renewed): the message says which.
+    case linkKept = "LINK_KEPT"
+    /// The link already handed out now opens this run's content (its file encrypted again, same key and URL).
+    case linkUpdated = "LINK_UPDATED"
+    /// A card issued by an earlier run gets no SMART Health Link in this one (withdrawn, or its file gone from the
+    /// site) and its PDF printed that link: the PDF was printed again without it.
+    case pdfReprintedWithoutLink = "PDF_REPRINTED_WITHOUT_LINK"
     case pdfFailed = "PDF_FAILED"
     /// A printed card would show a character no installed font has a glyph for (an empty box): its PDF is
     /// refused, the card itself is not.
@@ -294,7 +308,7 @@ public enum RuleCode: String, Sendable, CaseIterable {
             .bundleEntryOrder, .bundleMixedContent, .immunizationOccurrenceDate, .observationReferenceRange, .jwkX5CValidity, .qrSegmentsUnreadable, .shlViewerURL, .shlURLNotHTTPS,
             .shlURLEntropy, .shlQRECC, .shlManifestNotChecked, .shlNotResolved, .findingsCapped, .patientNameInvisible,
             .qrPrefixCase, .shlPayloadForm, .shlKeyText, .shlQRNotMinimal, .shlJWEKid, .shlContentNotChecked, .shlExpired,
-            .ridNone, .ridCollision, .cardReplaced, .issNotCanonical:
+            .ridNone, .ridCollision, .cardReplaced, .issNotCanonical, .pdfReprintedWithoutLink, .linkKept, .linkUpdated, .shlKeyWeak:
             return .warning
         default:
             return .error

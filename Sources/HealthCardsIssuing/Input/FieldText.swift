@@ -77,11 +77,33 @@ enum FieldText {
         case 0xFEFF: name = "a byte order mark (zero-width no-break space)"
         case 0x00AD: name = "a soft hyphen"
         case 0x2060: name = "a word joiner"
-        case 0x200E, 0x200F, 0x061C, 0x202A...0x202E, 0x2066...0x2069: name = "a text direction control"
+        case 0x200E: name = "LEFT-TO-RIGHT MARK, a text direction control"
+        case 0x200F: name = "RIGHT-TO-LEFT MARK, a text direction control"
+        case 0x061C: name = "ARABIC LETTER MARK, a text direction control"
+        case 0x202A: name = "LEFT-TO-RIGHT EMBEDDING, a text direction control"
+        case 0x202B: name = "RIGHT-TO-LEFT EMBEDDING, a text direction control"
+        case 0x202C: name = "POP DIRECTIONAL FORMATTING, a text direction control"
+        case 0x202D: name = "LEFT-TO-RIGHT OVERRIDE, a text direction control"
+        case 0x202E: name = "RIGHT-TO-LEFT OVERRIDE, a text direction control"
+        case 0x2066: name = "LEFT-TO-RIGHT ISOLATE, a text direction control"
+        case 0x2067: name = "RIGHT-TO-LEFT ISOLATE, a text direction control"
+        case 0x2068: name = "FIRST STRONG ISOLATE, a text direction control"
+        case 0x2069: name = "POP DIRECTIONAL ISOLATE, a text direction control"
         default: name = "an invisible format character"
         }
-        let seen =
-            ControlCharacters.isLookalikeSpace(scalar) ? "which looks like a space but is not one" : "which no one sees"
+        let seen: String
+        switch scalar.value {
+        case 0x202E:
+            seen = "which no one sees, and which reverses how the text after it is shown (right to left, letter by letter), "
+                + "so what is read is not what is stored"
+        case 0x202D:
+            seen = "which no one sees, and which forces the text after it to be shown left to right whatever its script, "
+                + "so what is read may not be what is stored"
+        case 0x202A, 0x202B, 0x2066...0x2068:
+            seen = "which no one sees, and which changes the direction the text after it is shown in"
+        default:
+            seen = ControlCharacters.isLookalikeSpace(scalar) ? "which looks like a space but is not one" : "which no one sees"
+        }
         return "\(ControlCharacters.codePoint(scalar)) (\(name)), \(seen)"
     }
 }

@@ -415,12 +415,22 @@ public final class BatchIssuer {
                 finished: finished, records: recordsRead, reported: reported, inputs: manifestInputs)
             try FileIO.writeAtomically(manifest.json(), to: "\(outDir)/\(ShardManifest.fileName)", access: access, sync: false)
         }
+        /// Commits the report after a failure; nil when it was written, else why not (said with the failure: a
+        /// full disk that stopped the run often leaves no room for the report either).
+        func commitReportAfterFailure() -> String? {
+            do { try report.commit() } catch let error as HealthCardError {
+                return error.text
+            } catch { return "the report \(report.path) was NOT written: \(error)" }
+            return nil
+        }
         if let failure {
             try? rejectedFile?.commit()
-            try? report.commit()
+            let reportNote = commitReportAfterFailure()
             try? writeManifest(finished: false)
             try? FileIO.syncFileSystem(outDir)
-            throw HealthCardError(.io, "\(failure.text). The run stopped after \(summary.issued + summary.rejected + summary.otherShards) of \(summary.total) records; the files written so far are whole, and running the same command again skips the cards already made")
+            throw HealthCardError(.io, "\(failure.text). The run stopped after \(summary.issued + summary.rejected + summary.otherShards) of \(summary.total) records; "
+                + (reportNote.map { "\($0). The card files written so far are whole" } ?? "the files written so far are whole")
+                + ", and running the same command again skips the cards already made" + (reportNote == nil ? "" : " and writes the report"))
         }
         if let reportFailure {
             try? writeManifest(finished: false)
@@ -435,10 +445,12 @@ public final class BatchIssuer {
                 // gone, and the report of every record still goes where it belongs.
                 try? runLog?.end(end)
                 try? rejectedFile?.commit()
-                try? report.commit()
+                let reportNote = commitReportAfterFailure()
                 try? writeManifest(finished: summary.interruptedBy == 0)
                 try? FileIO.syncFileSystem(outDir)
-                throw HealthCardError(error.kind, "\(error.message). Every record was done (\(summary.issued + summary.rejected) of \(summary.total); the report lists them), but the combined PDF was not written; the files written so far are whole, and running the same command again skips the cards already made and writes it")
+                throw HealthCardError(error.kind, "\(error.message). Every record was done (\(summary.issued + summary.rejected) of \(summary.total); "
+                    + (reportNote.map { "but \($0)" } ?? "the report lists them")
+                    + "), but the combined PDF was not written; the files written so far are whole, and running the same command again skips the cards already made and writes it")
             }
         }
         try runLog?.end(end)

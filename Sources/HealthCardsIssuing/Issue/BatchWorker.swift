@@ -296,6 +296,22 @@ final class BatchWorker {
         return warnings
     }
 
+    /// The report's word on `pdf/<name>.pdf` printed again without the card's link (`alreadyIssued`): the earlier
+    /// PDF showed a link that this run found withdrawn or gone from the site.
+    private func reprintedWithoutLink(name: String, source: String) -> HealthCardError {
+        let textFile = "shl/\(name).txt"
+        let why =
+            SHLWithdrawalRecord.isWithdrawn(outDir: outDir, name: name)
+            ? "was withdrawn" + (SHLWithdrawalRecord.withdrawnAt(outDir: outDir, name: name).map { " on \(Clock.describe($0))" } ?? "")
+                + " (\(SHLWithdrawalRecord.path(outDir: outDir, name: name)))"
+            : "gets no link in this run (see the warning above)"
+        return HealthCardError(
+            .link, code: .pdfReprintedWithoutLink, severity: .warning,
+            "pdf/\(name).pdf was printed again, without a SMART Health Link: the link \(textFile) \(why), and the earlier "
+                + "PDF was not that page (it showed the link's QR code, which opens nothing, or was printed with other options). "
+                + "The card's own QR code is unchanged; discard paper copies of the earlier PDF and hand out this one", at: source)
+    }
+
     /// The site folder of the run (`--site`) for the commands messages suggest, or `SITE`.
     private var siteName: String { siteRoot ?? "SITE" }
 
@@ -344,9 +360,13 @@ final class BatchWorker {
         var notes: [HealthCardError] = []
         let linked = try link(card: bytes, name: name, bundle: bundle, notes: &notes)
         line.warnings += notes
+        // A card this run gives no link (withdrawn, or its file gone from the site) may have a PDF of an earlier run
+        // that prints that link: a person handed it would scan a link that opens nothing. Print it again without.
+        let linkGone = linked == nil && (links != nil || SHLWithdrawalRecord.isWithdrawn(outDir: outDir, name: name))
         let print = try pdf?.run(
             jws: jws, codes: images.codes, name: name, link: try linked?.printable(),
-            keepExisting: !(linked?.textChanged ?? false))
+            keepExisting: !(linked?.textChanged ?? false), keepIfSame: linkGone)
+        if print?.replaced == true { line.warnings.append(reprintedWithoutLink(name: name, source: line.source)) }
         line.warnings += try addPDF(card: bytes, name: name, bundle: bundle, linked: linked, printedFiles: print?.files ?? [])
         printed = print?.card
         line.notPrinted = print?.refusal.map { Self.at(line.source, $0) }

@@ -77,24 +77,38 @@ final class ReportWriter {
     }
 
     private func flush() throws {
-        if let failure = buffer.withUnsafeBytes({ OS.writeAll($0, to: fd) }) {
-            throw HealthCardError(.io, "cannot write \(path): \(failure)")
+        if buffer.withUnsafeBytes({ OS.writeAll($0, to: fd) }) != nil {
+            throw notWritten(errno)
         }
         buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// The error of a report that could not be written: its path, that it was not written, and why, with the
+    /// errno's name (`No space left on device (ENOSPC)`), so a full disk is told apart from a permission.
+    func notWritten(_ code: Int32, doing what: String = "") -> HealthCardError {
+        let names: [Int32: String] = [
+            ENOSPC: "ENOSPC", EDQUOT: "EDQUOT", EIO: "EIO", EROFS: "EROFS", EACCES: "EACCES", EPERM: "EPERM",
+            EFBIG: "EFBIG", EPIPE: "EPIPE",
+        ]
+        let reason = OS.errorText(code) + (names[code].map { " (\($0))" } ?? "")
+        let earlier =
+            FileIO.isRegularFile(path)
+            ? "; the file at \(path) is an earlier run's report and does not list this run's records" : ""
+        return HealthCardError(.io, "the report \(path) was NOT written\(what): \(reason)\(earlier)")
     }
 
     /// Flushes, syncs and puts the report in place: renamed over a regular file, or copied into a stream.
     func commit() throws {
         try flush()
-        guard fsync(fd) == 0 else { throw HealthCardError(.io, "cannot write \(path): \(OS.errorText())") }
+        guard fsync(fd) == 0 else { throw notWritten(errno) }
         close(fd)
         fd = -1
         switch target {
         case .file(let file):
             guard rename(temp, file) == 0 else {
-                let reason = OS.errorText()
+                let code = errno
                 unlink(temp)
-                throw HealthCardError(.io, "cannot move the new \(path) into place: \(reason)")
+                throw notWritten(code, doing: " (its new file could not be moved into place)")
             }
         case .stream:
             defer {
@@ -118,13 +132,13 @@ final class ReportWriter {
         while true {
             let n = chunk.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
             if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { throw HealthCardError(.io, "cannot read back \(temp): \(OS.errorText())") }
+            guard n >= 0 else { throw notWritten(errno, doing: " (its temporary \(temp) could not be read back)") }
             if n == 0 { return }
             var written = 0
             while written < n {
                 let m = chunk.withUnsafeBytes { write(out, $0.baseAddress! + written, n - written) }
                 if m < 0 && errno == EINTR { continue }
-                guard m > 0 else { throw HealthCardError(.io, "cannot write \(path): \(OS.errorText())") }
+                guard m > 0 else { throw notWritten(m == 0 ? EIO : errno) }
                 written += m
             }
         }

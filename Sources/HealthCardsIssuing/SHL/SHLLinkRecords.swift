@@ -44,6 +44,16 @@ package enum SHLWithdrawalRecord {
     /// Forgets a withdrawal (a new link was asked for).
     public static func clear(outDir: String, name: String) { unlink(path(outDir: outDir, name: name)) }
 
+    /// The withdrawal recorded beside the link text file `linkFile` (`…/shl/<name>.txt`): when (seconds, if the
+    /// marker says) and the marker's path; nil when there is no marker, or it names another site file than
+    /// `siteFileName` (the last path segment of the link's URL: the marker of an earlier link of that name).
+    public static func recorded(besideLinkFile linkFile: String, siteFileName: String) -> (at: Int64?, marker: String)? {
+        guard let marker = path(besideLinkFile: linkFile), FileIO.exists(marker) else { return nil }
+        let json = (try? FileIO.read(marker, maxBytes: 4096)).flatMap { try? JSONParser.parse($0) }
+        if let file = json?["file"]?.stringValue, FileIO.basename(file) != siteFileName { return nil }
+        return (json?["withdrawn"]?.numberLexeme.flatMap { Int64($0) }, marker)
+    }
+
     /// When the link of `name` was withdrawn (seconds), if the marker says.
     public static func withdrawnAt(outDir: String, name: String) -> Int64? {
         guard let bytes = try? FileIO.read(path(outDir: outDir, name: name)) else { return nil }

@@ -158,10 +158,11 @@ public struct SHLStage: Sendable {
             if let path, FileIO.exists(path) {
                 notes.append(
                     HealthCardError(
-                        .link,
-                        "\(textFile) is a live link whose file \(path) is in the site, in another folder than \(destination.baseURL): "
-                            + "it was kept as it is (not updated to this card); withdraw it (`revoke \(Setting.link)`) before making "
-                            + "a new one, or run with the base URL it was made with"))
+                        .link, code: .linkKept, severity: .warning,
+                        "\(textFile) was kept as it is: it is a live link whose file \(path) is in the site, in another folder than "
+                            + "\(destination.baseURL), so this run neither updated its file to this card nor made a link under "
+                            + "\(destination.baseURL); run with the base URL it was made with, or withdraw it (`revoke \(Setting.link)`) "
+                            + "before making a new one"))
                 return nil
             }
             guard renew else {
@@ -195,7 +196,8 @@ public struct SHLStage: Sendable {
                     // Renewal asked for a link whose file is still live: it was not withdrawn here; keep it.
                     warnings.append(
                         HealthCardError(
-                            .link, "\(textFile): its link is live (its file is in the site), so it was kept, not renewed"))
+                            .link, code: .linkKept, severity: .warning,
+                            "\(textFile) was kept, not renewed: its link is live (its file is in the site), so it was never withdrawn here"))
                 }
                 current = (link, fileName, key)
             }
@@ -220,7 +222,7 @@ public struct SHLStage: Sendable {
             } else {
                 warnings.append(
                     HealthCardError(
-                        .link,
+                        .link, code: .linkUpdated, severity: .warning,
                         "the link in \(textFile) now opens this run's \(options.content == .bundle ? "Bundle" : "card"): its file was "
                             + "encrypted again with the same key and a fresh IV, so the link already handed out keeps working"))
             }

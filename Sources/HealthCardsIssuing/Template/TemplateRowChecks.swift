@@ -52,9 +52,10 @@ extension Template {
                 findings.append(
                     DuplicateFinding(
                         error: HealthCardError(
-                            .template,
-                            "event \(Quote.text(event)) appears again at \(lines) with different \(differing.joined(separator: ", ")); "
-                                + "which row is right cannot be known, so no card is issued. Give each event its own id or remove the wrong row",
+                            .template, code: .eventConflict,
+                            "conflicting rows: event \(Quote.text(event)) is at \(original.source) and again at \(lines), with different "
+                                + "\(differing.joined(separator: ", ")); which row is right cannot be known, so no card is issued. Give each "
+                                + "event its own id or remove the wrong row",
                             at: "\(original.source) column \(eventKey)"), isConflict: true))
             }
         }

@@ -37,6 +37,19 @@ extension PrintedLink {
             throw HealthCardError(
                 .link, "\(linkFile) does not hold one SMART Health Link (shlink:/…, or a viewer URL#shlink:/…)")
         }
+        // A link withdrawn with `revoke --link` (its marker beside the text) opens nothing once the site is deployed:
+        // say so, rather than only that its file is missing.
+        if let url = try? SHLinkText.parse(text).url,
+            let withdrawal = SHLWithdrawalRecord.recorded(besideLinkFile: linkFile, siteFileName: FileIO.basename(url))
+        {
+            let name = FileIO.stem(linkFile)
+            throw HealthCardError(
+                .link, code: .shlWithdrawn,
+                "the link \(linkFile) was withdrawn" + (withdrawal.at.map { " on \(Clock.describe($0))" } ?? "")
+                    + " (`\(Command.revoke) \(Setting.link)`, recorded in \(withdrawal.marker)): its file was deleted from the site, "
+                    + "so its QR code would open nothing. Print the card without it (\(Setting.noLink)), or give the person a new "
+                    + "link first (`\(Command.shl) \(Setting.renew) \(name) …`, or `\(Command.issue) … \(Setting.shlRenew) \(name)`) and print again")
+        }
         let reports = try verifier.verify([linkFile])
         guard let report = reports.first, report.source == .shlink else {
             throw HealthCardError(.link, "\(linkFile) does not hold a SMART Health Link")

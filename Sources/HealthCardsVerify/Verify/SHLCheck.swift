@@ -207,12 +207,18 @@ package struct SHLCheck {
                     "the key's 32 bytes are all text characters (ASCII letters, digits, punctuation: a passphrase or hex "
                         + "digits, not random bytes), so it has far less than 256 bits of entropy; make the key from 32 "
                         + "random bytes", path: "key")
+            } else if let bytes = Base64URL.decode(text), Set(bytes).count < 16 {
+                // 32 random bytes take about 30 different values; fewer than 16 happens far under once in a billion.
+                let values = Set(bytes).count
+                add(
+                    .shlKeyWeak,
+                    "the key's 32 bytes take only \(values) different value\(values == 1 ? "" : "s")"
+                        + (values == 1 ? " (the same byte 32 times)" : "")
+                        + "; 32 random bytes take about 30, so this key was not made at random and may be guessed: make the "
+                        + "key from 32 random bytes", path: "key")
             }
         } else {
-            add(
-                .shlKeyInvalid,
-                payload["key"] == nil ? "the payload has no key" : "key is not 43 base64url characters (32 bytes)",
-                path: "key")
+            add(.shlKeyInvalid, Self.keyProblem(payload["key"]), path: "key")
             usable = false
         }
         if let exp = payload["exp"] {
@@ -409,5 +415,26 @@ package struct SHLCheck {
                     + "which its cty says it is")
         }
         return cards
+    }
+}
+
+extension SHLCheck {
+    /// What is wrong with a link's `key` that does not decode to 32 bytes: missing, not a string, its length, a
+    /// character that is not base64url (by position), or a 43rd character whose last two bits are not zero (not
+    /// canonical: RFC 4648 section 3.5). Never the key's text.
+    static func keyProblem(_ key: JSONValue?) -> String {
+        guard let key else { return "the payload has no key" }
+        guard let text = key.stringValue else { return "key is not a string; expected 43 base64url characters (32 bytes)" }
+        let chars = Array(text.utf8)
+        if let index = chars.firstIndex(where: { !RID.isBase64URLCharacter($0) }) {
+            return "key has a character that is not base64url at position \(index + 1) (padding '=' and '+' '/' are not "
+                + "base64url); expected 43 base64url characters (32 bytes)"
+        }
+        guard chars.count == 43 else {
+            return "key is \(chars.count) base64url characters; expected 43 (32 bytes)"
+        }
+        return "key is 43 base64url characters but not canonical: its last character carries 6 bits, of which only the "
+            + "first 4 belong to the 32 bytes, and the other 2 must be zero (RFC 4648 section 3.5: the last character is one "
+            + "of A E I M Q U Y c g k o s w 0 4 8); a verifier that decodes strictly refuses it. Encode the 32 key bytes again"
     }
 }

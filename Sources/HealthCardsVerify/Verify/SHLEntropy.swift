@@ -37,27 +37,42 @@ package enum SHLEntropy {
             + "name lets anyone fetch the file"
     }
 
-    /// Why a base64url segment (43 or more characters) is plainly not random, or nil.
+    /// Why a base64url segment (43 or more characters) is plainly not random, or nil. Says what was found (the
+    /// characters it uses, how many bits they can hold at most); the caller says what is expected.
     static func weakness(_ s: [UInt8]) -> String? {
         let upper = s.contains { (0x41...0x5A).contains($0) }
         let lower = s.contains { (0x61...0x7A).contains($0) }
         let digits = s.filter { (0x30...0x39).contains($0) }.count
+        let distinct = Set(s)
+        if distinct.count == 1, let only = s.first {
+            return "is one character, '\(Character(Unicode.Scalar(only)))', repeated \(s.count) times: it holds no entropy at all"
+        }
         if !upper || !lower {
             // Without one of the two cases, the alphabet is at most 38 characters (hex: 16, digits: 10).
             let hex = s.allSatisfy {
                 (0x30...0x39).contains($0) || (0x61...0x66).contains($0) || (0x41...0x46).contains($0)
             }
+            let dashes = s.contains(where: { $0 == 0x2D || $0 == 0x5F })
             var alphabet = hex ? 16 : 0
             if !hex {
                 if digits > 0 { alphabet += 10 }
                 if upper || lower { alphabet += 26 }
-                if s.contains(where: { $0 == 0x2D || $0 == 0x5F }) { alphabet += 2 }
+                if dashes { alphabet += 2 }
             }
             let bits = Double(s.count) * log2(Double(max(alphabet, 2)))
             if bits < 256 {
+                var kinds: [String] = []
+                if upper { kinds.append("upper-case letters") }
+                if lower { kinds.append("lower-case letters") }
+                if digits > 0 { kinds.append("digits") }
+                if dashes { kinds.append("'-' or '_'") }
+                let drawn =
+                    hex
+                    ? "hex digits only (0-9, A-F or a-f), an alphabet of 16"
+                    : "no \(upper ? "lower" : "upper")-case letter, so an alphabet of at most \(alphabet)"
                 return
-                    "uses \(alphabet) kinds of characters (\(hex ? "hex digits" : "no \(upper ? "lower" : "upper")-case letters")), "
-                    + "so its \(s.count) characters hold at most \(Int(bits)) bits"
+                    "uses \(distinct.count) different characters (\(kinds.joined(separator: ", "))): \(drawn), in which its "
+                    + "\(s.count) characters hold at most \(Int(bits)) bits"
             }
         }
         if let run = longestRun(s, step: 0), run >= 5 {
