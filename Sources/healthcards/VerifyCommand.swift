@@ -29,7 +29,8 @@ enum VerifyCommand {
                                 ISSUER_URL=FILE binds any key set to one. One unbound key set given alone stands
                                 for every card's issuer; with several, only bound ones verify. Revocation lists at
                                 crl/<kid>.json beside the key set are applied. Verify is offline: it never fetches
-                                a URL. Without --jwks the signature is not checked (a warning)
+                                a URL. Without --jwks the signature is not checked (a warning; the card is NOT
+                                VERIFIED, exit status 1)
           --shl-site SITE       a site folder (`healthcards site --issuer URL`) standing for the host of its issuer
                                 URL: a link whose url lies under that URL is opened from the folder (offline:
                                 nothing is fetched), decrypted with the link's key, and the card inside verified.
@@ -46,8 +47,12 @@ enum VerifyCommand {
 
         Control characters from cards and files are printed escaped (\\u{1B}); --json keeps the data as is.
 
-        Exit status: 0 no error (warnings allowed); 1 at least one error, or nothing to check found in the
-        PATHs (NOTHING_TO_CHECK); 2 usage error.
+        A card is OK only when its signature verified with a key of its issuer and it has no error; one whose
+        signature was not checked (no key set given for its issuer) is NOT VERIFIED, whatever else passed.
+
+        Exit status: 0 no error (warnings allowed) and every card's signature verified; 1 at least one error,
+        a card whose signature was not checked (NOT VERIFIED), or nothing to check found in the PATHs
+        (NOTHING_TO_CHECK); 2 usage error.
         """
 
     static func run(_ args: [String]) throws -> ExitStatus {
@@ -75,6 +80,7 @@ enum VerifyCommand {
         let errors = reports.reduce(0) { $0 + $1.errorCount }
         let warnings = reports.reduce(0) { $0 + $1.warningCount }
         let credentials = checked.filter(\.isCredential).count
+        let notVerified = checked.filter { $0.isCredential && !$0.isVerified && $0.isValid }.count
         let links = checked.filter { $0.source == .shlink }.count
         let standIn = verifier.standInKeySet.map {
             "key set \($0) is not bound to an issuer, so it was taken as the key set of every card's issuer; bind it with "
@@ -97,9 +103,11 @@ enum VerifyCommand {
             if let standIn { say("verify: " + ControlCharacters.escaped(standIn)) }
             if let skipped = skippedLine(verifier.skipped) { say("verify: " + ControlCharacters.escaped(skipped)) }
             let linkCount = links > 0 ? ", \(links) link(s)" : ""
-            say("verify: \(credentials) credential(s)\(linkCount) checked, \(errors) error(s), \(warnings) warning(s)")
+            let unverified = notVerified > 0
+                ? ", \(notVerified) NOT VERIFIED (signature not checked: give the issuer's key set with --jwks)" : ""
+            say("verify: \(credentials) credential(s)\(linkCount) checked, \(errors) error(s), \(warnings) warning(s)\(unverified)")
         }
-        return errors > 0 ? .partial : .ok
+        return errors > 0 || notVerified > 0 ? .partial : .ok
     }
 
     /// The one line saying what the folder walks left unread (FIFOs, sockets, devices, links to folders

@@ -53,6 +53,12 @@ import Testing
                     problems.append(f"{path}: file/files disagree in {r['files']}")
                 if r["valid"] != (r["errors"] == 0):
                     problems.append(f"{path}: valid {r['valid']} with {r['errors']} errors")
+            for r in doc["credentials"]:
+                if r["verified"] != (r["valid"] and r["signature"] == "verified"):
+                    problems.append(f"{path}: verified {r['verified']} with valid {r['valid']}, signature {r['signature']}")
+            unverified = sum(1 for r in doc["credentials"] if not r["verified"])
+            if doc["summary"]["notVerified"] != unverified:
+                problems.append(f"{path}: summary.notVerified {doc['summary']['notVerified']} != {unverified}")
         print("\n".join(problems))
         sys.exit(1 if problems else 0)
         """#

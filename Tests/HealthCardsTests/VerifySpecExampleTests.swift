@@ -98,10 +98,23 @@ import Testing
         #expect(try TestSupport.cli(["verify", "--jwks", "/nonexistent", TestSupport.spec("example-00-d-jws.txt").path]).status == 2)
         let help = try TestSupport.cli(["verify", "--help"])
         #expect(help.status == 0 && help.stdout.contains("--jwks"))
-        // Without a key set: everything but the signature, and a warning says so (exit 0).
+        // Without a key set: everything but the signature, and a warning says so; the card is NOT VERIFIED,
+        // never "OK", and the exit status is 1 (anyone could have signed it).
         let run = try TestSupport.cli(["verify", "--now", Self.now, TestSupport.spec("example-00-e-file.smart-health-card").path])
-        #expect(run.status == 0)
+        #expect(run.status == 1)
         #expect(run.stdout.contains("warning SIG_NOT_CHECKED"))
+        #expect(run.stdout.contains("example-00-e-file.smart-health-card [credential 0]: NOT VERIFIED: signature not checked, no other error ("))
+        #expect(!run.stdout.contains(": OK"))
+        #expect(run.stdout.contains("1 credential(s) checked, 0 error(s), ") && run.stdout.contains(" warning(s), 1 NOT VERIFIED (signature not checked"))
+        let json = try JSONParser.parse(Array(try TestSupport.cli(
+            ["verify", "--json", "--now", Self.now, TestSupport.spec("example-00-e-file.smart-health-card").path]).stdout.utf8))
+        #expect(json["credentials"]?[0]?["valid"] == .bool(true) && json["credentials"]?[0]?["verified"] == .bool(false))
+        #expect(json["summary"]?["notVerified"] == .integer(1))
+        // With the issuer's key set the same card is OK, verified, exit 0.
+        let keyed = try TestSupport.cli(["verify", "--json", "--jwks", TestSupport.spec("issuer").path, "--now", Self.now,
+                                         TestSupport.spec("example-00-e-file.smart-health-card").path])
+        let keyedJSON = try JSONParser.parse(Array(keyed.stdout.utf8))
+        #expect(keyed.status == 0 && keyedJSON["credentials"]?[0]?["verified"] == .bool(true) && keyedJSON["summary"]?["notVerified"] == .integer(0))
         #expect(run.stdout.contains("patient  John B. Anyperson, born 1951-01-20"))
         #expect(run.stdout.contains("dose     2021-01-01  CVX 207 (COVID-19, mRNA, LNP-S, PF, 100 mcg/0.5mL dose or 50 mcg/0.25mL dose)"))
         #expect(run.stdout.contains("nbf      2023-06-22 16:19:24 UTC"))

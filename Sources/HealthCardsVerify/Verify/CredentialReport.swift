@@ -94,13 +94,14 @@ public struct CredentialReport: Sendable {
     /// The `kid` from the JWS header.
     public var kid: String? { header?["kid"]?.stringValue }
 
-    /// `{"source","files","file","index","kid","signature","profile","valid","errors","warnings","findings":[…],
+    /// `{"source","files","file","index","kid","signature","profile","valid","verified","errors","warnings","findings":[…],
     /// "payload":{…}}` (docs/verify.md gives the schema): `files` always (empty for unnamed bytes), `file` when
     /// there is exactly one; `profile`: `vaccination`, `lab`, `generic` or null; `findingsOmitted` `{CODE: N}`
     /// when the limits left findings out; `payloadOmitted` `{"bytes": N}` (and a null payload) when the payload
     /// was over `VerifyLimits.echoedPayloadBytes`. A key set has `"issuer"` (null when not bound) and `"boundBy"`
     /// (`"site-record"`, `"argument"` or null) instead of kid, signature, profile and payload, and `"notes"`
-    /// when there are any; a link (`shlink`) has no kid, signature or profile, and its payload is the link's
+    /// when there are any; `verified` (cards only) is `isVerified`: no error and the signature verified with a key
+    /// of the card's issuer, the one member to accept a card on; a link (`shlink`) has no kid, signature or profile, and its payload is the link's
     /// with the key left out; an input read as none of these (`unknown`) has neither.
     public var json: JSONValue { json(style: .words) }
 
@@ -126,6 +127,7 @@ public struct CredentialReport: Sendable {
             })
         }
         o["valid"] = .bool(isValid)
+        if isCredential { o["verified"] = .bool(isVerified) }
         o["errors"] = .integer(Int64(errorCount))
         o["warnings"] = .integer(Int64(warningCount))
         o["findings"] = .array(findings.map { $0.json(style: style) })

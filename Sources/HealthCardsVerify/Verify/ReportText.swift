@@ -14,7 +14,15 @@ extension CredentialReport {
     private func rawSummaryLines(style: MessageStyle, today: String) -> [String] {
         var lines: [String] = []
         let index = self.index.map { " [credential \($0)]" } ?? ""
-        let verdict = isValid ? (warningCount > 0 ? "OK with \(warningCount) warning(s)" : "OK") : "INVALID (\(errorCount) error(s), \(warningCount) warning(s))"
+        let verdict: String
+        if !isValid {
+            verdict = "INVALID (\(errorCount) error(s), \(warningCount) warning(s))"
+        } else if isCredential && signature != .verified {
+            // Never "OK" for a card whose signature no key of its issuer checked: anyone can sign such a card.
+            verdict = "NOT VERIFIED: signature not checked, no other error (\(warningCount) warning(s))"
+        } else {
+            verdict = warningCount > 0 ? "OK with \(warningCount) warning(s)" : "OK"
+        }
         lines.append("\(source.rawValue) \(file)\(index): \(verdict)")
         if let payload, source != .shlink {
             lines.append("  issuer   \(payload["iss"]?.stringValue ?? "?")")
