@@ -48,7 +48,8 @@ enum VerifyCommand {
         Control characters from cards and files are printed escaped (\\u{1B}); --json keeps the data as is.
 
         A card is OK only when its signature verified with a key of its issuer and it has no error; one whose
-        signature was not checked (no key set given for its issuer) is NOT VERIFIED, whatever else passed.
+        signature was not checked (no key set given for its issuer) is NOT VERIFIED, whatever else passed, and
+        so is a link whose file was not opened (no --shl-site for its host, or a manifest link).
 
         Exit status: 0 no error (warnings allowed) and every card's signature verified; 1 at least one error,
         a card whose signature was not checked (NOT VERIFIED), or nothing to check found in the PATHs
@@ -80,7 +81,8 @@ enum VerifyCommand {
         let errors = reports.reduce(0) { $0 + $1.errorCount }
         let warnings = reports.reduce(0) { $0 + $1.warningCount }
         let credentials = checked.filter(\.isCredential).count
-        let notVerified = checked.filter { $0.isCredential && !$0.isVerified && $0.isValid }.count
+        // Valid, yet not verified: a card whose signature was not checked, a link whose file was not opened.
+        let notVerified = checked.filter { $0.isValid && (($0.isCredential && !$0.isVerified) || $0.isLinkContentChecked == false) }.count
         let links = checked.filter { $0.source == .shlink }.count
         let standIn = verifier.standInKeySet.map {
             "key set \($0) is not bound to an issuer, so it was taken as the key set of every card's issuer; bind it with "
@@ -104,7 +106,8 @@ enum VerifyCommand {
             if let skipped = skippedLine(verifier.skipped) { say("verify: " + ControlCharacters.escaped(skipped)) }
             let linkCount = links > 0 ? ", \(links) link(s)" : ""
             let unverified = notVerified > 0
-                ? ", \(notVerified) NOT VERIFIED (signature not checked: give the issuer's key set with --jwks)" : ""
+                ? ", \(notVerified) NOT VERIFIED (a signature not checked: give the issuer's key set with --jwks; a link's file "
+                    + "not opened: give its site with --shl-site)" : ""
             say("verify: \(credentials) credential(s)\(linkCount) checked, \(errors) error(s), \(warnings) warning(s)\(unverified)")
         }
         return errors > 0 || notVerified > 0 ? .partial : .ok

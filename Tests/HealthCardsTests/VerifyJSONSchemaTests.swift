@@ -56,7 +56,11 @@ import Testing
             for r in doc["credentials"]:
                 if r["verified"] != (r["valid"] and r["signature"] == "verified"):
                     problems.append(f"{path}: verified {r['verified']} with valid {r['valid']}, signature {r['signature']}")
-            unverified = sum(1 for r in doc["credentials"] if not r["verified"])
+            for r in doc["links"]:
+                unchecked = any(f["code"] in ("SHL_NOT_RESOLVED", "SHL_MANIFEST_NOT_CHECKED") for f in r["findings"])
+                if r["verified"] != (r["valid"] and not unchecked):
+                    problems.append(f"{path}: link verified {r['verified']} with valid {r['valid']}, unchecked {unchecked}")
+            unverified = sum(1 for r in doc["credentials"] + doc["links"] if not r["verified"])
             if doc["summary"]["notVerified"] != unverified:
                 problems.append(f"{path}: summary.notVerified {doc['summary']['notVerified']} != {unverified}")
         print("\n".join(problems))

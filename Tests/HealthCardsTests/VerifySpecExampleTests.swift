@@ -105,7 +105,7 @@ import Testing
         #expect(run.stdout.contains("warning SIG_NOT_CHECKED"))
         #expect(run.stdout.contains("example-00-e-file.smart-health-card [credential 0]: NOT VERIFIED: signature not checked, no other error ("))
         #expect(!run.stdout.contains(": OK"))
-        #expect(run.stdout.contains("1 credential(s) checked, 0 error(s), ") && run.stdout.contains(" warning(s), 1 NOT VERIFIED (signature not checked"))
+        #expect(run.stdout.contains("1 credential(s) checked, 0 error(s), ") && run.stdout.contains(" warning(s), 1 NOT VERIFIED (a signature not checked"))
         let json = try JSONParser.parse(Array(try TestSupport.cli(
             ["verify", "--json", "--now", Self.now, TestSupport.spec("example-00-e-file.smart-health-card").path]).stdout.utf8))
         #expect(json["credentials"]?[0]?["valid"] == .bool(true) && json["credentials"]?[0]?["verified"] == .bool(false))

@@ -88,6 +88,13 @@ public struct CredentialReport: Sendable {
     /// True for a credential with no error whose signature verified with a key of its issuer: the one
     /// verdict on which a verifier may accept a card.
     public var isVerified: Bool { isValid && signature == .verified }
+    /// For a SMART Health Link: true when its file was opened and what it holds was checked (its cards are
+    /// reports of their own); false when verify only read the link's payload (`SHL_NOT_RESOLVED`: no site
+    /// stood for its host; `SHL_MANIFEST_NOT_CHECKED`: a manifest, which needs a server). Nil for other sources.
+    public var isLinkContentChecked: Bool? {
+        guard source == .shlink else { return nil }
+        return !findings.contains { $0.code == .shlNotResolved || $0.code == .shlManifestNotChecked }
+    }
     /// True for a health card (not a key set, a link, or input read as none of them).
     public var isCredential: Bool { ![.keySet, .shlink, .unknown].contains(source) }
 
@@ -128,6 +135,7 @@ public struct CredentialReport: Sendable {
         }
         o["valid"] = .bool(isValid)
         if isCredential { o["verified"] = .bool(isVerified) }
+        if let checked = isLinkContentChecked { o["verified"] = .bool(isValid && checked) }
         o["errors"] = .integer(Int64(errorCount))
         o["warnings"] = .integer(Int64(warningCount))
         o["findings"] = .array(findings.map { $0.json(style: style) })

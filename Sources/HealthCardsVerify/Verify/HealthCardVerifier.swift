@@ -181,7 +181,8 @@ public struct VerificationReport: Sendable {
             "links": .integer(Int64(links.count)), "other": .integer(Int64(other.count)),
             "errors": .integer(Int64(all.reduce(0) { $0 + $1.errorCount })),
             "warnings": .integer(Int64(all.reduce(0) { $0 + $1.warningCount })),
-            "notVerified": .integer(Int64(credentials.filter { !$0.isVerified }.count)),
+            "notVerified": .integer(Int64(credentials.filter { !$0.isVerified }.count
+                + links.filter { !($0.isValid && $0.isLinkContentChecked == true) }.count)),
         ]
         for (name, value) in extra { summary[name] = value }
         return .object([

@@ -20,6 +20,10 @@ extension CredentialReport {
         } else if isCredential && signature != .verified {
             // Never "OK" for a card whose signature no key of its issuer checked: anyone can sign such a card.
             verdict = "NOT VERIFIED: signature not checked, no other error (\(warningCount) warning(s))"
+        } else if isLinkContentChecked == false {
+            // Nor for a link whose file was never opened: only its payload was read.
+            verdict = "NOT VERIFIED: the link is well-formed, but its file was not opened, so what it holds was not checked "
+                + "(\(warningCount) warning(s))"
         } else {
             verdict = warningCount > 0 ? "OK with \(warningCount) warning(s)" : "OK"
         }
