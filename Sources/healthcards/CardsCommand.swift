@@ -1,6 +1,7 @@
 import HealthCardsCore
 import HealthCardsIssuing
 import HealthCardsServer
+import HealthCardsVerify
 
 /// `healthcards cards import`: the cards of batch outputs into a server's database, for `$health-cards-issue`.
 enum CardsCommand {
@@ -24,12 +25,19 @@ enum CardsCommand {
         `healthcards serve --site SITE` also checks the lists on every answer; without it, run the import again
         after `healthcards revoke`.
 
+        With --site, each card's signature is verified with the site's keys (SITE/.well-known/jwks.json), as
+        `healthcards verify --jwks SITE` does: a card whose signature does not verify, or whose kid names no key of
+        the site (SIG_INVALID, KID_UNKNOWN, …), is refused: not loaded, named with its file and rule code on
+        stderr; the folder's other cards are loaded. Without --site the signatures are not checked (a warning says
+        so).
+
         Options:
           --db DB        sqlite:PATH (made with mode 0600 when missing) or postgresql://[USER@]HOST[:PORT]/DATABASE
-          --site SITE    the issuer's site folder whose revocation lists apply
+          --site SITE    the issuer's site folder: its keys verify the cards, its revocation lists apply
           -h, --help     show this help
 
-        Exit status: 0 every folder imported (or left as it was, being older); 2 usage or configuration error,
+        Exit status: 0 every folder imported (or left as it was, being older); 1 some cards were refused (their
+        signature is not the site's keys'), the others loaded; 2 usage or configuration error,
         a folder that is not a batch output, or the database could not be opened or written (nothing of that
         folder is changed: each folder is imported in one transaction).
         """
@@ -62,20 +70,34 @@ enum CardsCommand {
             try Database(url: url, role: .operatorCommand, create: true, maxConnections: 1, now: Clock.nowSeconds())
         }
         defer { database.close() }
-        for outcome in try load(parsed.positionals, site: parsed.value("site"), into: DatabaseCardStore(database: database), url: url) {
-            say(outcome)
+        let site = parsed.value("site")
+        if site == nil {
+            printError("warning: the cards' signatures are not checked: give --site SITE to verify them with the site's keys")
         }
-        return .ok
+        let result = try load(parsed.positionals, site: site, into: DatabaseCardStore(database: database), url: url)
+        for (folder, card) in result.refusals {
+            printError(
+                "\(folder)/\(card.file): card \(card.index + 1) refused, not loaded: \(card.code.rawValue): "
+                    + ControlCharacters.escaped(card.reason))
+        }
+        for outcome in result.lines { say(outcome) }
+        return result.refusals.isEmpty ? .ok : .partial
     }
 
-    /// Imports the folders; returns a line for each.
-    static func load(_ folders: [String], site: String?, into store: CardStore, url: DatabaseURL) throws -> [String] {
+    /// Imports the folders; returns a line for each, and a line for each card refused (its signature does not
+    /// verify with the site's keys: `CardImport.read` with a verifier).
+    static func load(_ folders: [String], site: String?, into store: CardStore, url: DatabaseURL) throws
+        -> (lines: [String], refusals: [(folder: String, card: RefusedCard)])
+    {
         var lists: FileRevocationListStore?
+        var verifier: HealthCardVerifier?
+        let now = Clock.nowSeconds()
         if let site {
             guard FileIO.isDirectory(site) else {
                 throw HealthCardError(.configuration, "--site \(Quote.text(site)) is not a folder")
             }
             lists = IssuerSite(root: site).revocationLists
+            verifier = try FileVerifier(keySets: [site], now: now).verifier
         }
         // Each key's list is read once per import; a list that cannot be read stops the import (rolled back).
         var cache: [String: CRL?] = [:]
@@ -85,8 +107,10 @@ enum CardsCommand {
             return cache[kid]??.revokes(rid: rid, nbfSeconds: nbf) ?? false
         }
         var lines: [String] = []
+        var refusals: [(folder: String, card: RefusedCard)] = []
         for folder in folders {
-            let run = try CardImport.read(folder: folder)
+            let run = try CardImport.read(folder: folder, verifier: verifier, now: now)
+            refusals += run.refused.map { (folder, $0) }
             let outcome = try LinkCommand.db(url) { try store.load(run, now: Clock.nowSeconds(), revokes: revokes) }
             guard outcome.loaded else {
                 lines.append("\(folder): left as it was: the database holds a newer run of this folder")
@@ -96,6 +120,6 @@ enum CardsCommand {
                 "\(folder): \(outcome.cards) card(s) of \(outcome.people) person(s) loaded, \(outcome.replaced) replaced, "
                     + "\(outcome.revoked) revoked left out or removed")
         }
-        return lines
+        return (lines, refusals)
     }
 }

@@ -20,7 +20,7 @@ enum LinkCommand {
     static let createUsage = """
         Usage: healthcards link create --db DB --base-url URL [--passcode-file FILE] [--kdf FUNCTION]
                                        [--max-attempts N] [--long-term] [--direct] [--exp SECONDS] [--label TEXT]
-                                       [--viewer URL#] [--out FILE] [--qr FILE.png] FILE...
+                                       [--viewer URL#] [--out FILE] [--qr FILE.png] [--jwks KEYS] FILE...
         """
     static let updateUsage = "Usage: healthcards link update --db DB --base-url URL --link LINK_FILE [--id ID] FILE..."
     static let deactivateUsage = "Usage: healthcards link deactivate --db DB --id ID"
@@ -55,6 +55,9 @@ enum LinkCommand {
           --qr FILE.png         also write the link's QR code (error correction M), mode 0600
                                 (a FIFO or device is written in place, a link's target replaced; a folder or
                                 socket is refused before the link is made, so no link is left without its text)
+          --jwks KEYS           the issuer's keys (a site folder or a jwks.json, as `healthcards verify --jwks`):
+                                every .smart-health-card FILE must verify with them (signature, kid, content), or
+                                no link is made. Without it a card's signature is not checked (a warning says so)
         """
     static let updateOptions = """
           --link LINK_FILE      the link text `link create` wrote ('-': standard input): its URL names the link and
@@ -64,7 +67,8 @@ enum LinkCommand {
 
     static let help = """
         Usage: healthcards link create --db DB --base-url URL [--passcode-file FILE] [--long-term] [--direct]
-                                       [--exp SECONDS] [--label TEXT] [--max-attempts N] [--qr FILE.png] FILE...
+                                       [--exp SECONDS] [--label TEXT] [--max-attempts N] [--qr FILE.png]
+                                       [--jwks KEYS] FILE...
                healthcards link update --db DB --base-url URL --link LINK_FILE [--id ID] FILE...
                healthcards link deactivate --db DB --id ID
                healthcards link list --db DB [--json]
@@ -163,6 +167,31 @@ enum LinkCommand {
         }
     }
 
+    /// With `--jwks KEYS`, verifies every card FILE as `healthcards verify --jwks KEYS` does and refuses them all
+    /// (no link is made) when one has an error (an altered card: SIG_INVALID; a key the issuer does not publish:
+    /// KID_UNKNOWN, …). Without it, warns that the signatures are not checked.
+    static func checkCards(_ files: [String], _ contents: [LinkContent], keys: String?) throws {
+        let cards = zip(files, contents).filter { $0.1.contentType == JWE.smartHealthCard }.map(\.0)
+        guard !cards.isEmpty else { return }
+        guard let keys else {
+            printError("warning: the cards' signatures are not checked: give --jwks KEYS (the issuer's site or jwks.json) to verify them")
+            return
+        }
+        let verifier = try FileVerifier(keySets: [keys], now: Clock.nowSeconds())
+        for card in cards {
+            let reports = try verifier.verify([card]).filter(\.isCredential)
+            let problems = reports.flatMap(\.findings).filter(\.isError)
+            if problems.isEmpty, !reports.isEmpty, reports.allSatisfy({ $0.signature == .verified }) { continue }
+            let why =
+                problems.isEmpty
+                ? "its signature was not verified with the keys of \(keys)"
+                : problems.prefix(3).map { ControlCharacters.escaped($0.description) }.joined(separator: "; ")
+            throw HealthCardError(
+                .configuration,
+                "\(ControlCharacters.escaped(card)): \(why). No link was made; check it with `healthcards verify --jwks \(keys) \(card)`")
+        }
+    }
+
     /// Reads a passcode: a file only its owner can read (its first line), or standard input (`-`; on a
     /// terminal asked for twice without echo). Never an argument or the environment.
     static func passcode(_ source: String) throws -> SecretBytes {
@@ -258,6 +287,7 @@ enum LinkCommand {
                 args,
                 valued: [
                     "db", "base-url", "passcode-file", "kdf", "max-attempts", "exp", "label", "viewer", "out", "qr",
+                    "jwks",
                 ],
                 flags: ["long-term", "direct"], command: "create",
                 usage: createUsage + """
@@ -315,6 +345,7 @@ enum LinkCommand {
         if options.direct && contents.count != 1 {
             throw HealthCardError(.configuration, "--direct makes a U link: one FILE, not \(contents.count)")
         }
+        try checkCards(parsed.positionals, contents, keys: parsed.value("jwks"))
         if let source = parsed.value("passcode-file") { options.passcode = try passcode(source) }
         // Where the link's text goes is checked before the link is made: made first, a link whose text cannot be
         // written would stay active with its key (never stored here) lost.

@@ -78,7 +78,8 @@ enum ServeCommand {
           --cards OUT           load the cards of the batch output OUT at start (as `healthcards cards import`;
                                 repeatable)
           --site SITE           the issuer's site whose revocation lists apply: a card they revoke is never
-                                loaded (--cards) nor served (each list read again once `revoke` replaced it)
+                                loaded (--cards) nor served (each list read again once `revoke` replaced it);
+                                its keys verify each --cards card (one whose signature fails is not loaded)
           --auth-issuer URL     the authorization server whose access tokens are accepted (their iss)
           --auth-jwks FILE      its JWK Set (EC P-256 and RSA keys): tokens signed ES256 or RS256 with one of
                                 them; alg none and HMAC are refused
@@ -255,7 +256,15 @@ enum ServeCommand {
             fhir.tokenEndpoint = parsed.value("auth-token")
             fhir.revocationLists = parsed.value("site").map { RevocationLists(directory: IssuerSite(root: $0).crlDirectory) }
             let cards = DatabaseCardStore(database: database)
-            for line in try CardsCommand.load(parsed.values("cards"), site: parsed.value("site"), into: cards, url: url) {
+            if parsed.value("site") == nil, !parsed.values("cards").isEmpty {
+                log.warning("cards", ["reason": "the cards' signatures are not checked: give --site SITE to verify them with the site's keys"])
+            }
+            let imported = try CardsCommand.load(parsed.values("cards"), site: parsed.value("site"), into: cards, url: url)
+            // The files are named by patient: the log says only the folder and the rule (`cards import` names them).
+            for (folder, card) in imported.refusals {
+                log.warning("cards", ["refused": .string(folder), "code": .string(card.code.rawValue)])
+            }
+            for line in imported.lines {
                 log.info("cards", ["import": .string(line)])
             }
             if case .disabledForTesting = authorization {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import HealthCardsCore
+@testable import HealthCardsIssuing
 @testable import HealthCardsServer
 
 /// `$health-cards-issue` (issue 24) on a real `healthcards serve` over a real socket, on SQLite and PostgreSQL:
@@ -407,6 +408,47 @@ import Testing
         #expect(!older.loaded)
         #expect(try store.cards(patient: "P-3") == nil)
         #expect(try store.cards(patient: "P-2")?.count == 1)
+    }
+
+    /// A card altered after signing (its family name changed) is refused by `cards import --site`: named with its
+    /// file and SIG_INVALID on stderr, exit 1, not loaded; the folder's other cards are. Cards signed with a key
+    /// the site does not publish are refused as KID_UNKNOWN. (Before, import loaded every card unchecked.)
+    @Test
+    func importRefusesCardsWhoseSignatureIsNotTheSites() throws {
+        let batch = try Self.batch()
+        let card = batch.vax.appendingPathComponent("cards/P-1003.smart-health-card")
+        let file = try #require(try JSONParser.parse(Array(try Data(contentsOf: card))).objectValue)
+        let jws = try #require(file["verifiableCredential"]?.arrayValue?.first?.stringValue)
+        let parts = jws.split(separator: ".").map(String.init)
+        let payload = String(decoding: try RawInflate.inflate(try #require(Base64URL.decode(parts[1]))), as: UTF8.self)
+        #expect(payload.contains("\"family\":\""))
+        let altered = payload.replacingOccurrences(of: "\"family\":\"", with: "\"family\":\"X")
+        let forged = parts[0] + "." + Base64URL.encode(try RawDeflater().deflate(Array(altered.utf8))) + "." + parts[2]
+        try Data(JSONWriter.minified(.object(["verifiableCredential": .array([.string(forged)])]))).write(to: card)
+
+        let db = try ServerTestSupport.database(.sqlite, in: batch.dir)
+        let imported = try TestSupport.cli(["cards", "import", "--db", db, "--site", batch.site.path, batch.vax.path])
+        #expect(imported.status == 1, "\(imported.stderr)")
+        #expect(imported.stderr.contains("cards/P-1003.smart-health-card: card 1 refused, not loaded: SIG_INVALID"), "\(imported.stderr)")
+        // P-1001 and P-1004 loaded; P-1002's is revoked, P-1003's refused.
+        #expect(imported.stdout.contains("2 card(s) of 4 person(s) loaded"), "\(imported.stdout)")
+        let database = try Database(url: try DatabaseURL(db), role: .operatorCommand, create: false, now: 1)
+        defer { database.close() }
+        let store = DatabaseCardStore(database: database)
+        #expect(try store.cards(patient: "P-1001")?.count == 1)
+        #expect((try store.cards(patient: "P-1003") ?? []).isEmpty)
+
+        // Another site of the same issuer, with another key: no card's kid is in its key set.
+        let otherKey = batch.dir.appendingPathComponent("other.pem").path
+        let other = batch.dir.appendingPathComponent("other-site").path
+        for args in [["keygen", "--out", otherKey], ["site", "--out", other, otherKey, "--issuer", Self.issuer]] {
+            let run = try TestSupport.cli(args)
+            #expect(run.status == 0, "\(args[0]): \(run.stderr)")
+        }
+        let now = Clock.nowSeconds()
+        let run = try CardImport.read(folder: batch.vax.path, verifier: try FileVerifier(keySets: [other], now: now).verifier, now: now)
+        #expect(run.cards.isEmpty)
+        #expect(run.refused.map(\.code) == [RuleCode](repeating: .kidUnknown, count: 4), "\(run.refused)")
     }
 
     /// Imports of the same folders at once (instances starting together with --cards) take turns: all succeed and

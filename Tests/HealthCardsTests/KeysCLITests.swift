@@ -36,6 +36,36 @@ import Testing
         return try TestSupport.write(good + "\n", to: "one.ndjson", in: dir)
     }
 
+    /// A DER key given to sign with is named for what it is: a PKCS#8 DER private key gets the conversion to PEM
+    /// (before, it was called "a DER public key"), and only a DER SubjectPublicKeyInfo is called a public key.
+    @Test func derKeysAreDescribedAsWhatTheyAre() throws {
+        let dir = try TestSupport.tempDir("keys-der")
+        let pem = dir.appendingPathComponent("p256.pem").path
+        let privateDER = dir.appendingPathComponent("private.der").path
+        let publicDER = dir.appendingPathComponent("public.der").path
+        try Self.openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", pem])
+        try Self.openssl(["pkcs8", "-topk8", "-nocrypt", "-in", pem, "-outform", "DER", "-out", privateDER])
+        try Self.openssl(["pkey", "-in", pem, "-pubout", "-outform", "DER", "-out", publicDER])
+        try Self.chmod(privateDER, 0o600)
+        let privateSays = Self.signingKeyMessage(privateDER)
+        #expect(!privateSays.contains("is a DER public key"), "\(privateSays)")
+        #expect(privateSays.contains("a DER private key is not read (convert it: `openssl pkey -inform DER"), "\(privateSays)")
+        let publicSays = Self.signingKeyMessage(publicDER)
+        #expect(publicSays.contains("is a DER public key; signing needs the private key"), "\(publicSays)")
+    }
+
+    /// What loading `path` as a signing key says (its error's text).
+    static func signingKeyMessage(_ path: String) -> String {
+        do {
+            _ = try KeyFile.load(path: path, requirePrivate: true)
+            return "loaded"
+        } catch let error as HealthCardError {
+            return error.text
+        } catch {
+            return "\(error)"
+        }
+    }
+
     /// The base64 body lines of a PEM file (everything but the BEGIN/END lines and headers).
     static func pemBodyLines(_ path: String) throws -> [String] {
         let text = String(decoding: try VerifyFixtures.bytes(URL(fileURLWithPath: path)), as: UTF8.self)

@@ -103,6 +103,30 @@ import Testing
         #expect(error?.code == .inputTooLarge, "\(String(describing: error))")
     }
 
+    /// A record over its budget names a quote never closed only when a quoted field was open: an unquoted row that
+    /// is simply too long was told to "check for a quote that is never closed" (it has none).
+    @Test func anOverlongRowBlamesAQuoteOnlyWhenOneIsOpen() throws {
+        let dir = try TestSupport.tempDir("limits-quote")
+        let long = String(repeating: "x", count: 100)
+        let unquoted = try Self.overBudgetError("a,b\n1,2\n3,\(long)\n", in: dir)
+        #expect(unquoted?.code == .inputTooLarge)
+        #expect(unquoted?.text.contains("in.csv:3: the record starting on this line is longer than") == true, "\(String(describing: unquoted))")
+        #expect(unquoted?.text.contains("no quoted field was open") == true && unquoted?.text.contains("never closed") == false,
+                "\(String(describing: unquoted))")
+        let open = try Self.overBudgetError("a,b\n1,\"2\n\(long)\n", in: dir)
+        #expect(open?.code == .inputTooLarge)
+        #expect(open?.text.contains("a quoted field opened on line 2 (") == true && open?.text.contains("never closed") == true,
+                "\(String(describing: open))")
+    }
+
+    /// The error reading `text` as CSV with records of at most 64 bytes.
+    static func overBudgetError(_ text: String, in dir: URL) throws -> HealthCardError? {
+        var small = InputLimits.standard
+        small.csvRecordBytes = 64
+        let reader = try CSVReader(path: try TestSupport.write(text, to: "in.csv", in: dir), limits: small)
+        return #expect(throws: HealthCardError.self) { while try reader.next() != nil {} }
+    }
+
     /// A redacted id is stable and does not show the id.
     @Test func logRedactionHidesIds() {
         let a = LogRedaction.fingerprint("P-1001")

@@ -54,6 +54,34 @@ import Testing
         #expect(!list.stdout.contains(link.key) && list.stdout.contains("Immunizations"))
     }
 
+    /// With --jwks, a card altered after signing (its family name changed) gets no link: SIG_INVALID is named and
+    /// nothing is stored; the card as signed gets its link. Before, any well-formed card file got a link.
+    @Test func createWithKeysRefusesAnAlteredCard() throws {
+        let dir = try TestSupport.tempDir("link-jwks")
+        let db = "sqlite:" + dir.appendingPathComponent("links.db").path
+        let file = try #require(try JSONParser.parse(try VerifyFixtures.bytes(URL(fileURLWithPath: ServerTestSupport.card))).objectValue)
+        let parts = try #require(file["verifiableCredential"]?.arrayValue?.first?.stringValue).split(separator: ".").map(String.init)
+        let payload = String(decoding: try RawInflate.inflate(try #require(Base64URL.decode(parts[1]))), as: UTF8.self)
+        #expect(payload.contains("\"family\":\""))
+        let altered = payload.replacingOccurrences(of: "\"family\":\"", with: "\"family\":\"X")
+        let forged = parts[0] + "." + Base64URL.encode(try RawDeflater().deflate(Array(altered.utf8))) + "." + parts[2]
+        let card = try TestSupport.write(
+            JSONWriter.minifiedString(.object(["verifiableCredential": .array([.string(forged)])])), to: "forged.smart-health-card",
+            in: dir)
+        let refused = try TestSupport.cli(["link", "create", "--db", db, "--base-url", Self.base, "--jwks", ServerTestSupport.specJWKS, card])
+        #expect(refused.status == 2, "\(refused.stderr)")
+        #expect(refused.stderr.contains("\(card): ") && refused.stderr.contains("SIG_INVALID") && refused.stderr.contains("No link was made"),
+                "\(refused.stderr)")
+        #expect(!refused.stdout.contains("shlink:/"))
+        let made = try TestSupport.cli(
+            ["link", "create", "--db", db, "--base-url", Self.base, "--jwks", ServerTestSupport.specJWKS, ServerTestSupport.card])
+        #expect(made.status == 0 && made.stdout.hasPrefix("shlink:/"), "\(made.stderr)")
+        #expect(try Self.links(db).count == 1)
+        // Without --jwks the signature is not checked, and the warning says so.
+        let unchecked = try TestSupport.cli(["link", "create", "--db", db, "--base-url", Self.base, ServerTestSupport.card])
+        #expect(unchecked.status == 0 && unchecked.stderr.contains("warning: the cards' signatures are not checked"), "\(unchecked.stderr)")
+    }
+
     @Test func refusedBeforeAnythingIsWritten() throws {
         let dir = try TestSupport.tempDir("link-refuse")
         let db = "sqlite:" + dir.appendingPathComponent("links.db").path

@@ -29,15 +29,17 @@ package enum KeyFile {
         }
         let labels = pem.withUnsafeBytes { PEMLabel.all(in: $0) }
         if labels.isEmpty && pem.withUnsafeBytes({ $0.count > 2 && $0[0] == 0x30 }) {
-            // A DER SubjectPublicKeyInfo, as pkcs11-tool writes a token's public key.
+            // A DER SubjectPublicKeyInfo, as pkcs11-tool writes a token's public key. It may be a DER private key
+            // (refused by load(der:), which says so and how to convert it): the copy is wiped either way.
+            var der = pem.withUnsafeBytes { Array($0) }
+            defer { der.wipe() }
+            let key = try P256Key.load(der: der, source: path)
             if requirePrivate {
+                // Only once load(der:) read it as a public key: a DER private key is not called a public one.
                 throw HealthCardError(.key, "\(path) is a DER public key; signing needs the private key (a PKCS#8 PEM "
                     + "file, mode 0600, or a pkcs11: URI)")
             }
-            // It may be a DER private key (refused by load(der:)): the copy is wiped either way.
-            var der = pem.withUnsafeBytes { Array($0) }
-            defer { der.wipe() }
-            return try P256Key.load(der: der, source: path)
+            return key
         }
         let isPrivate = labels.contains { $0.hasSuffix("PRIVATE KEY") }
         if isPrivate, let mode = FileIO.mode(path), mode & 0o077 != 0 {

@@ -149,11 +149,18 @@ package final class CSVReader {
         // The record's bytes so far, against `maxRecordBytes`: a line that never ends (a
         // quote never closed in a huge file) is refused after its budget, not read into memory whole.
         var recordBytes = 0
-        func overBudget() -> HealthCardError {
-            HealthCardError(
+        // `openQuote`: the line where the quoted field still open when the budget ran out began (nil: none was
+        // open). Only then can a quote never closed be why the record is so long.
+        func overBudget(openQuote: Int? = nil) -> HealthCardError {
+            let why =
+                openQuote.map {
+                    "; a quoted field opened on line \($0) (\(path):\($0)) is still open there: check for a quote that is "
+                        + "never closed"
+                } ?? "; no quoted field was open, so the row itself is that long (e.g. a value pasted many times into a cell)"
+            return HealthCardError(
                 .input, code: .inputTooLarge,
                 "\(path):\(startLine): the record starting on this line is longer than \(InputBudget.describe(bytes: maxRecordBytes)), "
-                    + "the most one record may take (docs/verify.md, \"Budgets\"); check for a quote that is never closed")
+                    + "the most one record may take (docs/verify.md, \"Budgets\")" + why)
         }
         func finishField() throws -> String {
             recordBytes += field.count + 1
@@ -182,7 +189,7 @@ package final class CSVReader {
                                 + "check for a stray '\"' (quotes inside a quoted field are written twice: \"\")")
                     }
                     advance()
-                    if recordBytes + field.count >= maxRecordBytes { throw overBudget() }
+                    if recordBytes + field.count >= maxRecordBytes { throw overBudget(openQuote: quoteLine) }
                     if c == 0x22 {
                         if try peek() == 0x22 {
                             advance()

@@ -176,6 +176,48 @@ public struct DateFormat: Sendable, Equatable, CustomStringConvertible {
         return (shown, date)
     }
 
+    /// Why a time of day as `timeOfDay` returns it (`25:00:00Z`, `3:15 PM`) names no time: the hour, minute or
+    /// second out of range (FHIR `time` and `dateTime`: hours 00 to 23, minutes 00 to 59, seconds 00 to 60; with
+    /// AM or PM, hours 1 to 12). Nil when every part is in range.
+    static func timeOutOfRange(_ time: String) -> String? {
+        var text = Substring(time)
+        var twelveHour = false
+        for suffix in [" AM", " PM", "AM", "PM", " am", " pm", "am", "pm"] where text.hasSuffix(suffix) {
+            text = text.dropLast(suffix.count)
+            twelveHour = true
+            break
+        }
+        if text.hasSuffix("Z") { text = text.dropLast() }
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        let numbers = parts.map { Int($0.split(separator: ".", maxSplits: 1).first ?? "") }
+        guard numbers.count >= 2, let hour = numbers[0], let minute = numbers[1] else { return nil }
+        if twelveHour, !(1...12).contains(hour) { return "hour \(parts[0]) is out of range (1 to 12 with AM or PM)" }
+        if !twelveHour, !(0...23).contains(hour) { return "hour \(parts[0]) is out of range (00 to 23)" }
+        if !(0...59).contains(minute) { return "minute \(parts[1]) is out of range (00 to 59)" }
+        if numbers.count == 3, let second = numbers[2], !(0...60).contains(second) {
+            return "second \(parts[2]) is out of range (00 to 60)"
+        }
+        return nil
+    }
+
+    /// Why a value in the form `YYYY-MM-DD` is no date (FHIR R4 `date`: years 0001 to 9999, whose regex has no
+    /// year 0000; months 01 to 12; days that exist in the month). Nil when the value is not in that form, or
+    /// is a date.
+    static func notARealDate(_ value: String) -> String? {
+        let bytes = Array(value.utf8)
+        guard bytes.count == 10, bytes[4] == 0x2D, bytes[7] == 0x2D,
+            bytes.enumerated().allSatisfy({ $0.offset == 4 || $0.offset == 7 || (0x30...0x39).contains($0.element) }),
+            let year = Int(value.prefix(4)), let month = Int(value.dropFirst(5).prefix(2)), let day = Int(value.suffix(2))
+        else { return nil }
+        if year == 0 { return "year 0000 does not exist (FHIR dates run from year 0001 to 9999)" }
+        if !(1...12).contains(month) { return "month \(value.dropFirst(5).prefix(2)) does not exist (01 to 12)" }
+        let days = FHIRDate.daysIn(month: month, year: year)
+        if !(1...days).contains(day) {
+            return "day \(value.suffix(2)) does not exist in \(value.prefix(7)) (01 to \(days))"
+        }
+        return nil
+    }
+
     /// 2021-06-15 written in `format`.
     static func example(_ format: DateFormat) -> String {
         format.order.map { field -> String in

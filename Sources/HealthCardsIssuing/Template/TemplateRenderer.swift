@@ -115,7 +115,16 @@ extension Template {
         case .date:
             if FHIRDate.isValidDate(value, allowPartial: false) { return .string(value) }
             if let iso = dateFormat?.fhirDate(value) { return .string(iso) }
+            if let why = DateFormat.notARealDate(value) {
+                throw HealthCardError(.template, "\(Quote.text(value)) has the form YYYY-MM-DD but is not a date: \(why)")
+            }
             if let withTime = DateFormat.timeOfDay(in: value, format: dateFormat) {
+                if let why = DateFormat.timeOutOfRange(withTime.time) {
+                    throw HealthCardError(
+                        .template,
+                        "\(Quote.text(value)) has a time of day that does not exist (\(withTime.time): \(why)); this column "
+                            + "takes the date alone, in the form \(expectedDate(dateFormat))")
+                }
                 throw HealthCardError(
                     .template, code: .templateDateWithTime,
                     "\(Quote.text(value)) is a date with a time of day (\(withTime.time)), as a spreadsheet exports a date-and-time "
@@ -126,7 +135,15 @@ extension Template {
         case .dateTime:
             if FHIRDate.isValidDateTime(value, allowPartial: false) { return .string(value) }
             if let iso = dateFormat?.fhirDate(value) { return .string(iso) }
+            if let why = DateFormat.notARealDate(FHIRDate.datePart(value)) {
+                throw HealthCardError(.template, "\(Quote.text(value)) is not a FHIR dateTime: its date is not one: \(why)")
+            }
             if let withTime = DateFormat.timeOfDay(in: value, format: dateFormat) {
+                if let why = DateFormat.timeOutOfRange(withTime.time) {
+                    throw HealthCardError(
+                        .template,
+                        "\(Quote.text(value)) is not a FHIR dateTime: its time of day does not exist (\(withTime.time): \(why))")
+                }
                 throw HealthCardError(
                     .template, code: .templateDateWithTime,
                     "\(Quote.text(value)) is a date with a time of day (\(withTime.time)) in a spreadsheet's form; a FHIR dateTime "

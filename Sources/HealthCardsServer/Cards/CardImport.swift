@@ -1,4 +1,5 @@
 import HealthCardsCore
+import HealthCardsVerify
 
 #if canImport(Glibc)
     import Glibc
@@ -82,10 +83,17 @@ public enum CardImport {
     public static let maxReportBytes = 1 << 30
 
     /// Reads one output folder.
+    /// - Parameters:
+    ///   - folder: the batch output folder.
+    ///   - verifier: the issuer's keys (its site's key set): each card's signature is verified with them (digest
+    ///     section 1, "Signature"), and a card whose signature does not verify with a key of the set (`SIG_INVALID`,
+    ///     `KID_UNKNOWN`, `KID_WRONG`, …) is left out of the run, listed in `CardRun.refused`. Nil: signatures are
+    ///     not checked (the caller says so).
+    ///   - now: the time the verifier judges at, in seconds since 1970.
     /// - Throws: `HealthCardError(.input)` for a folder without `report.ndjson`, a line that is not a report line
     ///   (naming `report.ndjson:line`), a listed file outside the folder, or a card that is not a compact JWS with
     ///   a card's payload; `.io` for a file that cannot be read.
-    public static func read(folder: String) throws -> CardRun {
+    public static func read(folder: String, verifier: HealthCardVerifier? = nil, now: Int64 = 0) throws -> CardRun {
         guard FileIO.isDirectory(folder) else {
             throw HealthCardError(.input, "\(folder) is not a folder (a batch output holds report.ndjson)")
         }
@@ -100,6 +108,7 @@ public enum CardImport {
         var cards: [StoredCard] = []
         var revoked = Set<[String]>()
         var positions: [String: Int] = [:]
+        var refused: [RefusedCard] = []
         var lineNumber = 0
         for line in bytes.split(separator: 0x0A, omittingEmptySubsequences: false) {
             lineNumber += 1
@@ -136,8 +145,12 @@ public enum CardImport {
                 guard let list = json["verifiableCredential"]?.arrayValue else {
                     throw HealthCardError(.input, "\(folder)/\(file) has no verifiableCredential list")
                 }
-                for item in list.prefix(InputBudget.credentialsPerFile) {
+                for (index, item) in list.prefix(InputBudget.credentialsPerFile).enumerated() {
                     guard let jws = item.stringValue else { continue }
+                    if let verifier, let refusal = refusal(of: jws, verifier: verifier, now: now) {
+                        refused.append(RefusedCard(file: file, index: index, code: refusal.code, reason: refusal.message))
+                        continue
+                    }
                     let content: CardContent
                     do {
                         content = try CardContent(jws: jws)
@@ -154,7 +167,23 @@ public enum CardImport {
                 }
             }
         }
-        return CardRun(source: source, runAt: runAt, people: people, cards: cards, revoked: revoked)
+        var run = CardRun(source: source, runAt: runAt, people: people, cards: cards, revoked: revoked)
+        run.refused = refused
+        return run
+    }
+
+    /// Why a card's signature is not the issuer's: the first error finding on its signature or kid, or nil when
+    /// the signature verified with a key of the verifier's key sets. Other findings (revocation among them:
+    /// revoked cards are left out by the lists) do not refuse a card.
+    static func refusal(of jws: String, verifier: HealthCardVerifier, now: Int64) -> Finding? {
+        guard let report = verifier.verify(jws: jws, now: now).reports.first else {
+            return Finding(.sigNotChecked, "the card could not be checked")
+        }
+        if report.signature == .verified { return nil }
+        let errors = report.findings.filter(\.isError)
+        let signatureCodes: [RuleCode] = [.sigInvalid, .kidUnknown, .kidWrong, .keyNotFromIssuer, .keySetInvalid, .sigDER, .sigLength]
+        return errors.first { signatureCodes.contains($0.code) } ?? errors.first
+            ?? Finding(.sigNotChecked, "the signature was not verified with a key of the issuer's key set")
     }
 
     /// The `kid` of a JWS header, when it has one.

@@ -47,6 +47,8 @@ public struct CardRun: Sendable {
     public var cards: [StoredCard]
     /// (kid, rid) pairs a report line says are revoked (`"revoked": true`, `revokedBy`).
     public var revoked: Set<[String]>
+    /// Cards left out because their signature is not the issuer's (`CardImport.read` with a verifier).
+    public var refused: [RefusedCard] = []
 
     public init(source: String, runAt: Int64, people: Set<String>, cards: [StoredCard], revoked: Set<[String]>) {
         self.source = source
@@ -54,6 +56,25 @@ public struct CardRun: Sendable {
         self.people = people
         self.cards = cards
         self.revoked = revoked
+    }
+}
+
+/// A card `CardImport.read` left out: its signature does not verify with the issuer's keys.
+public struct RefusedCard: Sendable, Equatable {
+    /// The `.smart-health-card` file, relative to the output folder.
+    public var file: String
+    /// The credential's index in the file's `verifiableCredential` list, from 0.
+    public var index: Int
+    /// The rule broken (`SIG_INVALID`, `KID_UNKNOWN`, …).
+    public var code: RuleCode
+    /// What was found, in words.
+    public var reason: String
+
+    public init(file: String, index: Int, code: RuleCode, reason: String) {
+        self.file = file
+        self.index = index
+        self.code = code
+        self.reason = reason
     }
 }
 
