@@ -78,6 +78,7 @@ public struct RejectedRow: Sendable, Equatable {
         case .qrTooLong: return "the card is too large for one QR code"
         case .nbfBeforeEvent: return "a dose or result is dated after the card's issue time"
         case .metaSecurity: return "meta.security is not an identity-assurance code"
+        case .outputSymlink: return "a file of the record in the output folder is a symbolic link (nothing written through it)"
         default: return "fails rule \(code.rawValue) (docs/error-codes.md)"
         }
     }
