@@ -146,6 +146,23 @@ enum IssueCommand {
                           perCard: parsed.has("pdf"), combinedPath: parsed.value("pdf-combined"))
     }
 
+    /// Refuses a `--out` that cannot be the run's folder, saying what it is, before anything else is said or written:
+    /// a FIFO, a device or a file (it was "cannot write OUT/report.ndjson: Not a directory", after the run had
+    /// started), or a folder inside a published site.
+    static func checkOutFolder(_ outDir: String) throws {
+        let kind = FileKind.of(outDir)
+        switch kind {
+        case .folder, .missing: break
+        default:
+            throw HealthCardError(
+                .configuration,
+                "--out \(ControlCharacters.escaped(outDir)) \(kind.phrase); --out must be a folder, where issue writes "
+                    + "cards/, qr/ and report.ndjson. Give the path of a folder (one that does not exist yet is made), "
+                    + "e.g. --out out; nothing was written")
+        }
+        try IssuerSite.refuseHealthDataInside(outDir)
+    }
+
     static func run(_ args: [String]) throws -> ExitStatus {
         let parsed = try Arguments(
             args, valued: PrintOptions.valued.union(["issuer", "key", "template", "out", "nbf", "exp", "vc-types", "qr-scale", "rid-secret", "jobs",
@@ -164,6 +181,8 @@ enum IssueCommand {
         try Payload.validateIssuer(issuerURL)
         let keyPath = try parsed.required("key", command: "issue")
         let outDir = try parsed.required("out", command: "issue")
+        // Said first, before any warning: a run with a --out it cannot use writes nothing, and its other advice is noise.
+        try checkOutFolder(outDir)
         guard !parsed.positionals.isEmpty else {
             throw HealthCardError(.configuration, "`healthcards issue` needs at least one INPUT file (.csv, .json or .ndjson); see `healthcards issue --help`")
         }
@@ -206,6 +225,13 @@ enum IssueCommand {
         var inputs: [BatchInput] = []
         var seenInputs: [String: String] = [:]
         for path in parsed.positionals {
+            if path == "-" {
+                throw HealthCardError(
+                    .configuration,
+                    "input - (standard input): `healthcards issue` does not read standard input. Give the path of the "
+                        + "export file (.csv, .json or .ndjson; the report names each record by its file and line); to "
+                        + "issue what a pipe gives, save it to a file first")
+            }
             // Before anything is opened: a FIFO would wait for a writer, a device might never end.
             try FileIO.requireRegularFile(path, role: "input", fix: "give the export file (.csv, .json or .ndjson)")
             // The same file under another name, through a symlink or a hard link, is the same input.

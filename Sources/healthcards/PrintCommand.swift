@@ -203,7 +203,17 @@ enum PrintCommand {
                     refused += 1
                     continue
                 }
-                if let outDir { try FileIO.writeAtomically(try card.pdf(), to: "\(outDir)/\(names[index]).pdf") }
+                if let outDir {
+                    // A card's PDF in the --out folder is a path print names itself: a symbolic link found there was
+                    // made by someone else and is never written through (that would replace the file it points to).
+                    do {
+                        try FileIO.writeAtomically(try card.pdf(), to: "\(outDir)/\(names[index]).pdf", links: .refuse)
+                    } catch let error as HealthCardError where error.code == .outputSymlink {
+                        printError("not printed: \(ControlCharacters.escaped(path)): \(ControlCharacters.escaped(error.text))")
+                        refused += 1
+                        continue
+                    }
+                }
                 try combined?.append(card)
                 printed += 1
             }

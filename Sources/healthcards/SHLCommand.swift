@@ -166,7 +166,15 @@ enum SHLCommand {
             let bytes = try FileIO.read(job.card)
             let bundle = reports.first?.payload?["vc"]?["credentialSubject"]?["fhirBundle"]
             var notes: [HealthCardError] = []
-            guard let outcome = try stage.link(card: bytes, name: job.name, bundle: bundle, sync: true, notes: &notes) else {
+            let made: SHLStage.Outcome?
+            do {
+                made = try stage.link(card: bytes, name: job.name, bundle: bundle, sync: true, notes: &notes)
+            } catch let error as HealthCardError where error.code == .outputSymlink {
+                printError("\(job.card): no link made: \(ControlCharacters.escaped(error.text))")
+                refused += 1
+                continue
+            }
+            guard let outcome = made else {
                 for note in notes { printError("\(job.card): \(note.text)") }
                 refused += 1
                 continue

@@ -80,7 +80,7 @@ import Testing
 
     /// `issue`: report.ndjson was renamed over whatever was at its path (a link to /dev/null became a file). Now a
     /// FIFO gets the report written in place, a link to /dev/null stays one, a link to a file elsewhere has that
-    /// file replaced; a card's path that is a device link is written through, never replaced.
+    /// file replaced. (A link at a card's path is refused: `aLinkAtARecordsPathIsRefused`.)
     @Test func issueWritesItsReportAndCardsInPlace() throws {
         let dir = try TestSupport.tempDir("targets-issue")
         let key = try TestSupport.demoKey(in: dir)
@@ -96,10 +96,8 @@ import Testing
 
         let viaDevice = dir.appendingPathComponent("device")
         try Self.deviceLink(viaDevice.path + "/report.ndjson")
-        try Self.deviceLink(viaDevice.path + "/cards/P-1001.smart-health-card")
         try SiteTestSupport.cli(issueArguments(key: key, out: viaDevice))
         Self.expectDeviceLinkKept(viaDevice.path + "/report.ndjson")
-        Self.expectDeviceLinkKept(viaDevice.path + "/cards/P-1001.smart-health-card")
         #expect(FileManager.default.fileExists(atPath: viaDevice.path + "/cards/P-1002.smart-health-card"))
 
         let viaLink = dir.appendingPathComponent("link")
@@ -111,6 +109,52 @@ import Testing
         #expect(OutputSafetyTests.kind(viaLink.path + "/report.ndjson") == S_IFLNK)
         #expect(try TestSupport.report(viaLink).count == 4)
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path + "/kept") == ["report.ndjson"])
+    }
+
+    /// A symbolic link at a record's own path in `--out` (its card, QR image or PDF) was made by someone else: `issue`
+    /// wrote through it, replacing a 0644 file elsewhere with the card and making it 0600, exit 0. Now that record is
+    /// rejected (`OUTPUT_SYMLINK`, the path named on stderr), nothing of it is written, the file the link points to
+    /// keeps its bytes and mode, a dangling link's target is not made, and the other records are issued.
+    @Test func aLinkAtARecordsPathIsRefused() throws {
+        let dir = try TestSupport.tempDir("targets-record-links")
+        let key = try TestSupport.demoKey(in: dir)
+        let out = dir.appendingPathComponent("out")
+        let victim = try TestSupport.write("other data\n", to: "elsewhere/victim.txt", in: dir)
+        #expect(chmod(victim, 0o644) == 0)
+        let made = dir.appendingPathComponent("elsewhere/made.png").path
+        for folder in ["cards", "qr", "pdf"] {
+            try FileManager.default.createDirectory(atPath: out.path + "/" + folder, withIntermediateDirectories: true)
+        }
+        let card = out.path + "/cards/P-1001.smart-health-card"
+        try FileManager.default.createSymbolicLink(atPath: card, withDestinationPath: victim)
+        try Self.deviceLink(out.path + "/pdf/P-1002.pdf")
+        try FileManager.default.createSymbolicLink(atPath: out.path + "/qr/P-1003.png", withDestinationPath: made)
+
+        let run = try SiteTestSupport.cli(
+            issueArguments(key: key, out: out, extra: ["--pdf"]).filter { $0 != "--quiet" }, expect: 1)
+        #expect(run.stderr.contains("cannot write \(card): it is a symbolic link to \(victim)"), "\(run.stderr)")
+        #expect(run.stderr.contains("OUTPUT_SYMLINK"), "\(run.stderr)")
+        #expect(try SiteTestSupport.bytes(victim) == Array("other data\n".utf8))
+        #expect(FileIO.mode(victim) == 0o644)
+        #expect(FileIO.linkTarget(card) == victim)
+        Self.expectDeviceLinkKept(out.path + "/pdf/P-1002.pdf")
+        #expect(!FileManager.default.fileExists(atPath: made))
+        let lines = try TestSupport.report(out)
+        let status = lines.map { ($0["id"]?.stringValue ?? "", $0["status"]?.stringValue ?? "") }
+        #expect(status.map(\.1) == ["rejected", "rejected", "rejected", "issued"], "\(status)")
+        for line in lines.prefix(3) {
+            #expect(line["errors"]?[0]?["code"]?.stringValue == "OUTPUT_SYMLINK")
+            #expect(line["warnings"]?.arrayValue?.isEmpty == true, "\(line)")
+        }
+        // Nothing of a refused record was written: no card, image or PDF beside the link.
+        let written = try ["cards", "qr", "pdf"].flatMap { folder in
+            try FileManager.default.contentsOfDirectory(atPath: out.path + "/" + folder).map { folder + "/" + $0 }
+        }.sorted()
+        #expect(
+            written == [
+                "cards/P-1001.smart-health-card", "cards/P-1004.smart-health-card", "pdf/P-1002.pdf", "pdf/P-1004.pdf",
+                "qr/P-1003.png", "qr/P-1004.png",
+            ], "\(written)")
     }
 
     /// `--rejected` naming a FIFO: nothing reading it is found when the run starts, before any card is signed (it
@@ -176,19 +220,24 @@ import Testing
             try CRL(bytes: try SiteTestSupport.bytes(stored), source: "crl").entries == [CRL.Entry(rid: "AAAAAAAAAAA")])
     }
 
-    /// `shl`: a link text whose path is a device link is written through it, the link kept.
+    /// `shl`: a link text whose path is a symbolic link (here to a device) was made by someone else: that card gets no
+    /// link (said, exit 1), nothing is written through it, the link kept; the other card gets its link.
     @Test func shlWritesItsLinkTextInPlace() throws {
         let dir = try TestSupport.tempDir("targets-shl")
         let (site, key, _) = try SHLTestSupport.site(in: dir)
         let out = dir.appendingPathComponent("out")
         try SiteTestSupport.issueSample(key: key, out: out)
         try Self.deviceLink(out.path + "/shl/P-1001.txt")
-        let run = try SiteTestSupport.cli([
-            "shl", "--base-url", SHLTestSupport.base, "--site", site, "--no-qr",
-            out.path + "/cards/P-1001.smart-health-card",
-            out.path + "/cards/P-1002.smart-health-card",
-        ])
+        let run = try SiteTestSupport.cli(
+            [
+                "shl", "--base-url", SHLTestSupport.base, "--site", site, "--no-qr",
+                out.path + "/cards/P-1001.smart-health-card",
+                out.path + "/cards/P-1002.smart-health-card",
+            ], expect: 1)
         #expect(run.stdout.contains("P-1002.txt"), "\(run.stdout)")
+        #expect(
+            run.stderr.contains("no link made: cannot write \(out.path)/shl/P-1001.txt: it is a symbolic link to /dev/null"),
+            "\(run.stderr)")
         Self.expectDeviceLinkKept(out.path + "/shl/P-1001.txt")
         #expect(FileIO.isRegularFile(out.path + "/shl/P-1002.txt"))
     }

@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 @testable import HealthCardsCore
 @testable import HealthCardsIssuing
 @testable import HealthCardsVerify
@@ -140,5 +144,65 @@ import Testing
         #expect(report.first?["status"] == "rejected")
         #expect(report.first?["errors"]?.arrayValue?.contains { $0["code"] == "FHIR_UNKNOWN_ELEMENT" } == true, "\(report)")
         #expect(!run.stderr.contains("123-45-6789") && !run.stdout.contains("123-45-6789"))
+    }
+}
+
+/// The second trial's small messages: a `--out` that is not a folder, standard input as an input, rule codes without
+/// a short reason in the rejected-rows table, and a refusal that an unrelated warning came before.
+@Suite struct TrialMessageTests {
+    static func issue(_ key: String, out: String, input: String) -> [String] {
+        [
+            "issue", "--issuer", SiteTestSupport.issuer, "--key", key, "--template", ClinicInputTests.template, "--no-qr",
+            "--out", out, input,
+        ]
+    }
+
+    /// `--out` a FIFO, `/dev/null` or a file: it said only "cannot write …/report.ndjson: Not a directory", after the
+    /// `--rid-secret` warning. Now the one line says what was found and that --out must be a folder; nothing made.
+    @Test func anOutThatIsNotAFolderIsSaidFirst() throws {
+        let dir = try TestSupport.tempDir("out-not-folder")
+        let key = try TestSupport.demoKey(in: dir)
+        let csv = try TrialFindingsTests.csv("P-1,Ann,,Example,1970-01-02,2021-03-01,207,L1,Clinic,E1\n", in: dir)
+        let fifo = dir.appendingPathComponent("fifo-out").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let file = try TestSupport.write("x", to: "a-file", in: dir)
+        for (out, what) in [(fifo, "is a FIFO (named pipe)"), ("/dev/null", "is a character device"), (file, "is a regular file")] {
+            let run = try TestSupport.cli(Self.issue(key, out: out, input: csv))
+            #expect(run.status == 2, "\(run.stderr)")
+            let lines = run.stderr.split(separator: "\n")
+            #expect(lines.count == 1, "\(run.stderr)")
+            #expect(run.stderr.hasPrefix("healthcards: --out \(out) \(what); --out must be a folder"), "\(run.stderr)")
+        }
+        #expect(OutputSafetyTests.kind(fifo) == S_IFIFO)
+        #expect(try SiteTestSupport.bytes(file) == Array("x".utf8))
+    }
+
+    /// `-` as an input said "input - does not exist": now that standard input is not read, and what to give.
+    @Test func standardInputIsSaidNotToBeRead() throws {
+        let dir = try TestSupport.tempDir("stdin-input")
+        let key = try TestSupport.demoKey(in: dir)
+        let run = try TestSupport.cli(Self.issue(key, out: dir.appendingPathComponent("out").path, input: "-"))
+        #expect(run.status == 2, "\(run.stderr)")
+        #expect(run.stderr.contains("input - (standard input): `healthcards issue` does not read standard input"), "\(run.stderr)")
+        #expect(!run.stderr.contains("does not exist"), "\(run.stderr)")
+    }
+
+    /// QR_FAILED and OBSERVATION_STATUS were "fails rule … (docs/error-codes.md)" in the table: now a short reason.
+    @Test func rejectedRowsSayWhyInWords() {
+        #expect(RejectedRow.reason(for: .qrFailed) == "no QR code could be made for the card (usually: too large for one QR code)")
+        #expect(RejectedRow.reason(for: .observationStatus) == "a lab result is not final (its status must be final, amended or corrected)")
+        #expect(RejectedRow.reason(for: .outputSymlink).contains("symbolic link"))
+    }
+
+    /// `--out` inside the published site: the refusal came after the `--rid-secret` warning; now it is all that is said.
+    @Test func theSiteRefusalComesAlone() throws {
+        let dir = try TestSupport.tempDir("site-refusal-alone")
+        let (site, key) = try TrialFindingsTests.site(in: dir)
+        let csv = try TrialFindingsTests.csv("P-1,Ann,,Example,1970-01-02,2021-03-01,207,L1,Clinic,E1\n", in: dir)
+        let run = try TestSupport.cli(Self.issue(key, out: site + "/patients", input: csv))
+        #expect(run.status == 2, "\(run.stderr)")
+        #expect(run.stderr.split(separator: "\n").count == 1, "\(run.stderr)")
+        #expect(run.stderr.hasPrefix("healthcards: --out \(site)/patients is inside the published site"), "\(run.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: site + "/patients"))
     }
 }

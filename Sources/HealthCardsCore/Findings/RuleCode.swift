@@ -266,6 +266,9 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case qrFailed = "QR_FAILED"
     case imageFailed = "IMAGE_FAILED"
     case outputFailed = "OUTPUT_FAILED"
+    /// A record's file inside the output folder (its card, QR image, PDF or link text) is a symbolic link the run
+    /// did not make: nothing is written through it, and the record is not issued.
+    case outputSymlink = "OUTPUT_SYMLINK"
     case linkFailed = "LINK_FAILED"
     /// The link already handed out was kept as it is, and something asked of it was not done (it was not updated
     /// to this card, or not renewed): the message says which.

@@ -79,7 +79,8 @@ package enum FileIO {
     /// Atomic replacement is for regular files only (`OutputTarget`): a FIFO or character device is
     /// written directly (a FIFO nothing reads is an error, never waited on), a symbolic link is followed (its target replaced, the link kept; to this
     /// process's standard output, written there), a folder, socket or block device is refused.
-    /// Missing parent folders are created with `access.folderMode`.
+    /// With `links: .refuse` (a record's file inside an output folder) a symbolic link at `path` is refused instead,
+    /// nothing written. Missing parent folders are created with `access.folderMode`.
     /// The temporary file is named `.<name>.tmp-<pid>-<random>`; `removeStaleTemporaries` clears
     /// those a killed process left behind.
     /// - Parameters:
@@ -89,10 +90,15 @@ package enum FileIO {
     ///   - sync: flush the file to disk before the rename (`fsync`). A batch passes false and calls
     ///     `syncFileSystem` once at the end: after a power loss such a file may be empty, never a
     ///     mix of old and new, and a resumed batch checks every card it finds.
-    /// - Throws: `HealthCardError(.io)` naming the file and the system's reason (e.g. no space left).
-    public static func writeAtomically(_ bytes: [UInt8], to path: String, access: OutputAccess = .ownerOnly, sync: Bool = true) throws {
+    ///   - links: `.follow` (the default) or `.refuse` a symbolic link found at `path` (`OutputLinkRule`).
+    /// - Throws: `HealthCardError(.io)` naming the file and the system's reason (e.g. no space left); with
+    ///   `code: .outputSymlink` for a link refused.
+    public static func writeAtomically(
+        _ bytes: [UInt8], to path: String, access: OutputAccess = .ownerOnly, sync: Bool = true,
+        links: OutputLinkRule = .follow
+    ) throws {
         let target: String
-        switch try OutputTarget.resolve(path) {
+        switch try OutputTarget.resolve(path, links: links) {
         case .file(let file): target = file
         case .descriptor(let fd):
             if let reason = writeAll(bytes, to: fd) { throw HealthCardError(.io, "cannot write \(path): \(reason)") }

@@ -43,6 +43,17 @@ public struct OutputAccess: Sendable, Equatable {
     }
 }
 
+/// What a writer does with a symbolic link found at the path it writes (`FileIO.writeAtomically`).
+public enum OutputLinkRule: Sendable, Equatable {
+    /// Follow it (`OutputTarget`): an output the operator names on the command line (`--pdf-combined FILE`,
+    /// `--rejected FILE`, a key set's `--out`), where a link is theirs to give.
+    case follow
+    /// Refuse it (`HealthCardError(.io, code: .outputSymlink)`), writing nothing: a record's file inside an output
+    /// folder (a card, its QR images, its PDF, its link text), a path the run names itself, so a link found there
+    /// was made by someone else and following it would replace (and chmod) a file the run did not create.
+    case refuse
+}
+
 /// What an output path names, decided before anything is written (`FileIO.writeAtomically`).
 ///
 /// Atomic replacement (a temporary file renamed into place) is right only for regular files: renaming
@@ -53,7 +64,9 @@ public struct OutputAccess: Sendable, Equatable {
 ///   `/proc/self/fd/1`) it writes to that descriptor; to a FIFO or device, directly; to a regular
 ///   file (or a missing one in an existing folder), the target is replaced atomically and the link
 ///   kept;
-/// - a folder, a socket, a block device, a link to a folder, or a link loop is refused.
+/// - a folder, a socket, a block device, a link to a folder, or a link loop is refused;
+/// - with `OutputLinkRule.refuse` (a record's own file inside an output folder), any symbolic link is refused
+///   (`RuleCode.outputSymlink`), never followed.
 ///
 /// Every writer of an output path goes through it: `FileIO.writeAtomically` for whole files, and the writers
 /// that stream a file as they go (`StreamedFile`: the combined PDF of a run, the merged report of shards).
@@ -65,8 +78,11 @@ package enum OutputTarget: Equatable {
     /// Write to this already open descriptor (1 or 2).
     case descriptor(Int32)
 
-    /// - Throws: `HealthCardError(.io)` saying what `path` is and what is expected.
-    package static func resolve(_ path: String) throws -> OutputTarget {
+    /// - Parameter links: what a symbolic link at `path` gets: followed (an output the operator names), or refused
+    ///   (a record's file inside an output folder, `OutputLinkRule.refuse`).
+    /// - Throws: `HealthCardError(.io)` saying what `path` is and what is expected; with `code: .outputSymlink` for a
+    ///   link that `links` refuses.
+    package static func resolve(_ path: String, links: OutputLinkRule = .follow) throws -> OutputTarget {
         var st = stat()
         guard lstat(path, &st) == 0 else {
             if errno == ENOENT { return .file(path) }
@@ -75,9 +91,28 @@ package enum OutputTarget: Equatable {
         switch st.st_mode & S_IFMT {
         case S_IFREG: return .file(path)
         case S_IFIFO, S_IFCHR: return .stream(path)
-        case S_IFLNK: return try followLink(path)
+        case S_IFLNK:
+            if links == .refuse { throw linkRefusal(path) }
+            return try followLink(path)
         default: throw refusal(path, st.st_mode, link: false)
         }
+    }
+
+    /// The refusal of a symbolic link found at a record's output path (`OutputLinkRule.refuse`), naming the path and
+    /// where the link points; nil when `path` is not a symbolic link.
+    package static func linkedOutput(_ path: String) -> HealthCardError? {
+        var st = stat()
+        guard lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFLNK else { return nil }
+        return linkRefusal(path)
+    }
+
+    private static func linkRefusal(_ path: String) -> HealthCardError {
+        let target = FileIO.linkTarget(path).map { " to \($0)" } ?? ""
+        return HealthCardError(
+            .io, code: .outputSymlink,
+            "cannot write \(path): it is a symbolic link\(target), which this run did not make. A record's file in the "
+                + "output folder is never written through a link (that would replace, and make private, the file it "
+                + "points to); nothing was written there. Remove the link (or move it away) and run again")
     }
 
     /// Opens a `.stream` target (a FIFO or a character device) for writing, in place: without waiting for a

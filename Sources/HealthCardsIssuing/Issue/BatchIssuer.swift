@@ -258,6 +258,7 @@ public final class BatchIssuer {
         var reported = 0
 
         /// Takes the next result in order (waiting at most `wait` seconds) and reports it.
+        var linkedOutputs = 0
         func collect(wait: Double) {
             guard next < pipe.submitted, let outcome = pipe.result(next, wait: wait) else { return }
             inFlightBytes -= inFlight.removeValue(forKey: next) ?? 0
@@ -282,6 +283,13 @@ public final class BatchIssuer {
                 } catch {}
             }
             if line.status == .issued { summary.issued += 1 } else { summary.rejected += 1 }
+            // A link found at a record's path is the operator's to remove, not a fault of the record: said at once,
+            // with the path (the rejected-rows table gives only the code), the first few times.
+            for error in line.errors where error.code == .outputSymlink {
+                linkedOutputs += 1
+                if linkedOutputs <= 5 { notice?(error.text) }
+                if linkedOutputs == 6 { notice?("more records' files are symbolic links; their lines in report.ndjson name them") }
+            }
             for row in RejectedRow.rows(of: line) {
                 summary.rejectedRows += 1
                 if summary.rejectedSample.count < rejectedSampleSize { summary.rejectedSample.append(row) }

@@ -77,7 +77,9 @@ final class BatchWorker {
     /// running the batch should know it no longer matches the input.
     func run(_ job: BatchJob) -> BatchOutcome {
         var outcome = process(job)
-        if outcome.failure == nil, outcome.line.status == .rejected, let id = outcome.line.id {
+        if outcome.failure == nil, outcome.line.status == .rejected, let id = outcome.line.id,
+            !outcome.line.errors.contains(where: { $0.code == .outputSymlink })
+        {
             let cardFile = "cards/\(OutputNames.safe(id)).smart-health-card"
             if FileIO.exists("\(outDir)/\(cardFile)") {
                 outcome.line.warnings.append(HealthCardError(.input, "\(cardFile) is a card from an earlier run, and this record is now rejected; it was left in place. Remove it (and its QR images) if it must not be handed out", at: outcome.line.source))
@@ -153,6 +155,14 @@ final class BatchWorker {
             }
         }
         let cardFile = "cards/\(name).smart-health-card"
+        // A symbolic link at one of the record's paths was not made by any run (a run writes files): nothing is read
+        // or written through it, so the file it points to is never replaced or chmodded. Looked at before anything of
+        // the record is written (a link, a PDF), and again by each write (`links: .refuse`).
+        let ownFiles = [cardFile] + (pdf?.options.perCard == true ? [PDFStage.file(name: name)] : []) + (links?.files(name: name) ?? [])
+        if let refusal = linkedOutput(ownFiles, source: record.source) {
+            line.errors = [refusal]
+            return BatchOutcome(line: line)
+        }
         // The card an earlier run left there, read once for the three questions asked of it below.
         let existing = try? FileIO.read("\(outDir)/\(cardFile)")
         do {
@@ -180,11 +190,15 @@ final class BatchWorker {
                 return BatchOutcome(line: line)
             }
             line.warnings += (card.warnings + images.warnings).map(record.located)
+            let imageFiles = Self.imageFiles(name: name, count: images.pngs.count)
+            if let refusal = linkedOutput(imageFiles, source: record.source) {
+                line.errors = [refusal]
+                return BatchOutcome(line: line)
+            }
             // Images, link and PDF first, the card last: a card file on disk means they are there too. The link
             // comes before the PDF, which prints it beside the card's QR code (or in its place).
-            let imageFiles = Self.imageFiles(name: name, count: images.pngs.count)
             for (file, png) in zip(imageFiles, images.pngs) {
-                try FileIO.writeAtomically(png, to: "\(outDir)/\(file)", access: access, sync: false)
+                try FileIO.writeAtomically(png, to: "\(outDir)/\(file)", access: access, sync: false, links: .refuse)
             }
             var notes: [HealthCardError] = []
             let fileBytes = card.fileBytes
@@ -194,7 +208,7 @@ final class BatchWorker {
             line.warnings += try addPDF(
                 card: fileBytes, name: name, bundle: checked.bundle, linked: linked, printedFiles: print?.files ?? [])
             line.notPrinted = print?.refusal.map { Self.at(record.source, $0) }
-            try FileIO.writeAtomically(fileBytes, to: "\(outDir)/\(cardFile)", access: access, sync: false)
+            try FileIO.writeAtomically(fileBytes, to: "\(outDir)/\(cardFile)", access: access, sync: false, links: .refuse)
             line.status = .issued
             line.files = [cardFile] + imageFiles + (print?.files ?? []) + (linked?.files ?? [])
             line.warnings += linked?.warnings ?? []
@@ -208,6 +222,12 @@ final class BatchWorker {
             }
             return BatchOutcome(
                 line: line, identity: owner, replacedKid: replacedKid, printed: print?.card, staleOutputs: stale.count)
+        } catch let error as HealthCardError where error.code == .outputSymlink {
+            // A link that appeared at one of the record's paths after the look above: this record is not issued,
+            // the run goes on (the disk is fine).
+            line.errors = [Self.notIssued(Self.at(record.source, error))]
+            line.files = []
+            return BatchOutcome(line: line)
         } catch let error as HealthCardError {
             line.errors = [error]
             return BatchOutcome(line: line, failure: error)
@@ -215,6 +235,22 @@ final class BatchWorker {
             let failure = HealthCardError(.io, "\(error)")
             return BatchOutcome(line: line, failure: failure)
         }
+    }
+
+    /// The refusal of the first of a record's `files` (relative to `outDir`) that is a symbolic link, at `source`;
+    /// nil when none is.
+    private func linkedOutput(_ files: [String], source: String) -> HealthCardError? {
+        for file in files {
+            if let refusal = OutputTarget.linkedOutput("\(outDir)/\(file)") { return Self.notIssued(Self.at(source, refusal)) }
+        }
+        return nil
+    }
+
+    /// A refused record file's error, saying what became of the record.
+    private static func notIssued(_ error: HealthCardError) -> HealthCardError {
+        var said = error
+        said.text += "; this record was not issued"
+        return said
     }
 
     /// `error` (its code and text kept) at the record's `source`.
@@ -354,7 +390,9 @@ final class BatchWorker {
         let files = Self.imageFiles(name: name, count: images.pngs.count)
         for (file, png) in zip(files, images.pngs) {
             let imagePath = "\(outDir)/\(file)"
-            if (try? FileIO.read(imagePath, maxBytes: InputBudget.imageFileBytes)) != png { try FileIO.writeAtomically(png, to: imagePath, access: access, sync: false) }
+            if (try? FileIO.read(imagePath, maxBytes: InputBudget.imageFileBytes)) != png {
+                try FileIO.writeAtomically(png, to: imagePath, access: access, sync: false, links: .refuse)
+            }
         }
         line.warnings += payload.warnings + images.warnings
         var notes: [HealthCardError] = []

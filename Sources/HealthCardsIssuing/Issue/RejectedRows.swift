@@ -76,8 +76,11 @@ public struct RejectedRow: Sendable, Equatable {
         case .observationEffective: return "a lab result has no valid date"
         case .stringControlCharacter: return "a value holds a control character"
         case .qrTooLong: return "the card is too large for one QR code"
+        case .qrFailed: return "no QR code could be made for the card (usually: too large for one QR code)"
+        case .observationStatus: return "a lab result is not final (its status must be final, amended or corrected)"
         case .nbfBeforeEvent: return "a dose or result is dated after the card's issue time"
         case .metaSecurity: return "meta.security is not an identity-assurance code"
+        case .outputSymlink: return "a file of the record in the output folder is a symbolic link (nothing written through it)"
         default: return "fails rule \(code.rawValue) (docs/error-codes.md)"
         }
     }

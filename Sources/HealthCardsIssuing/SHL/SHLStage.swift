@@ -93,7 +93,8 @@ public struct SHLStage: Sendable {
     ///   - sync: flush each file to disk before renaming it (a batch passes false and calls `finish`).
     ///   - notes: receives why no link was made (withdrawn, or a link text that must not be overwritten).
     /// - Returns: the link, or nil when none was made (`notes` says why).
-    /// - Throws: `HealthCardError(.io)` when a file cannot be written, `.crypto` when OpenSSL fails or the
+    /// - Throws: `HealthCardError(.io)` when a file cannot be written (`code: .outputSymlink`, before anything is
+    ///   written, when the link's text or image path is a symbolic link), `.crypto` when OpenSSL fails or the
     ///   encrypted file does not decrypt back to the card, `.qr`/`.png` for the image.
     ///   - pdf: the printed card, which a Bundle link (`SHLContent.bundle`) carries as a `DocumentReference`.
     ///   - provisional: the PDF is printed next (with this link on it) and `link` is called again with it: a
@@ -104,6 +105,11 @@ public struct SHLStage: Sendable {
     ) throws -> Outcome? {
         let textFile = "shl/\(name).txt"
         let textPath = outDir + "/" + textFile
+        // A symbolic link at the link's text or image path was made by someone else: refused before the site is
+        // touched, so no link is made whose text would go nowhere (`OutputLinkRule.refuse`).
+        for file in files(name: name) {
+            if let refusal = OutputTarget.linkedOutput(outDir + "/" + file) { throw refusal }
+        }
         let renew = options.renew.contains(name)
         var warnings: [HealthCardError] = []
         let withdrawn = SHLWithdrawalRecord.isWithdrawn(outDir: outDir, name: name)
@@ -284,8 +290,10 @@ public struct SHLStage: Sendable {
     /// Writes `bytes` unless `path` holds them already; returns whether it wrote.
     @discardableResult
     private func writeIfChanged(_ bytes: [UInt8], to path: String, sync: Bool) throws -> Bool {
+        // A record's link file: a symbolic link there was made by someone else, and is never read or written through.
+        if let refusal = OutputTarget.linkedOutput(path) { throw refusal }
         if (try? FileIO.read(path)) == bytes { return false }
-        try FileIO.writeAtomically(bytes, to: path, access: access, sync: sync)
+        try FileIO.writeAtomically(bytes, to: path, access: access, sync: sync, links: .refuse)
         return true
     }
 }

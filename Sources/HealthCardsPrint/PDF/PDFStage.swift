@@ -54,7 +54,8 @@ public final class PDFStage {
     ///   nil when there is none), whether an existing PDF was replaced by another page (`keepIfSame`), and why the card got no PDF when it must not be handed out as printed
     ///   (`PrintedCard.refusal`: a character no font has, a name that does not fit whole; no file is written
     ///   and `card` is nil).
-    /// - Throws: `HealthCardError(.io)` when the PDF cannot be written, `.pdf` when it cannot be drawn,
+    /// - Throws: `HealthCardError(.io)` when the PDF cannot be written (`code: .outputSymlink` when its path is a
+    ///   symbolic link, which is never written through), `.pdf` when it cannot be drawn,
     ///   `.qr`/`.compression`/`.input` when the JWS cannot be read back.
     public func run(
         jws: JWS, codes: [QRCode], name: String, link: PrintedLink? = nil, keepExisting: Bool = false,
@@ -65,6 +66,8 @@ public final class PDFStage {
         let exists = FileIO.exists(path)
         let needFile = options.perCard && !(keepExisting && !keepIfSame && exists)
         guard needFile || options.combinedPath != nil else { return (options.perCard ? [file] : [], nil, nil, false) }
+        // A link at the card's PDF path was made by someone else: never written through (`OutputLinkRule.refuse`).
+        if needFile, let refusal = OutputTarget.linkedOutput(path) { throw refusal }
         let card = try printer.print(
             try Self.sheet(jws, today: options.settings.today), codes: codes.isEmpty ? try Self.codes(jws) : codes,
             link: link)
@@ -75,7 +78,7 @@ public final class PDFStage {
             let bytes = try card.pdf()
             let old = keepIfSame && exists ? try? FileIO.read(path, maxBytes: InputBudget.defaultFileBytes) : nil
             if old.map({ !Self.samePage($0, bytes) }) ?? true {
-                try FileIO.writeAtomically(bytes, to: path, access: access, sync: false)
+                try FileIO.writeAtomically(bytes, to: path, access: access, sync: false, links: .refuse)
                 replaced = old != nil
             }
         }
