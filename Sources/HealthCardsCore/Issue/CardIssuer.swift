@@ -102,8 +102,8 @@ public struct IssuedCard: Sendable {
         // A JWS this issuer signed is base64url and dots, which JSON writes as they are: the file is the
         // text around it (the same bytes `JSONWriter.minified` writes, without building a value first).
         let compact = jws.compact.utf8
-        let plain = compact.withContiguousStorageIfAvailable { $0.allSatisfy(Base64URL.isAlphabetOrDot) }
-            ?? compact.allSatisfy(Base64URL.isAlphabetOrDot)
+        func plainByte(_ byte: UInt8) -> Bool { RID.isBase64URLCharacter(byte) || byte == UInt8(ascii: ".") }
+        let plain = compact.withContiguousStorageIfAvailable { $0.allSatisfy(plainByte) } ?? compact.allSatisfy(plainByte)
         guard plain else {
             return JSONWriter.minified(.object(["verifiableCredential": .array([.string(jws.compact)])]))
         }

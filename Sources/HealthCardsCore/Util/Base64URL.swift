@@ -14,18 +14,6 @@ public enum Base64URL {
     }
 
     /// Encodes bytes as base64url without padding: 4 characters per 3 bytes, rounded up.
-    /// True for the bytes of a compact JWS: the base64url alphabet (`A`–`Z`, `a`–`z`, `0`–`9`, `-`, `_`)
-    /// and `.`.
-    package static func isAlphabetOrDot(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-            UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
-            return true
-        default:
-            return false
-        }
-    }
-
     public static func encode<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
         String(decoding: encodeBytes(bytes, alphabet: urlAlphabet, pad: false), as: UTF8.self)
     }
