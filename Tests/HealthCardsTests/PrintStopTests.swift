@@ -245,17 +245,9 @@ import Testing
 
         // A socket is no PDF target.
         let socketPath = dir.appendingPathComponent("s.pdf").path
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        // Bound by the helper, which expects the bind to succeed.
+        let fd = OutputTargetCommandTests.socketFile(socketPath)
         defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            for (i, byte) in socketPath.utf8.enumerated() where i < buffer.count - 1 { buffer[i] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        #expect(bound == 0)
         let refused = try TestSupport.cli(["print", "--pdf-combined", socketPath, out.path])
         #expect(refused.status == 2 && refused.stderr.contains("it is a socket"), "\(refused.stderr)")
         #expect(Self.type(socketPath) == S_IFSOCK)
