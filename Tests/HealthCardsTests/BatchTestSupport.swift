@@ -58,6 +58,20 @@ enum BatchTestSupport {
         (try? FileManager.default.contentsOfDirectory(atPath: out.appendingPathComponent("cards").path).filter { $0.hasSuffix(".smart-health-card") }.count) ?? 0
     }
 
+    /// The card file of the record with report id `id` (a CSV patient id, or `<file stem>-<n>` for Bundle input),
+    /// as its line in `out/report.ndjson` names it (Bundle cards are named for their person, `OutputNames`); the
+    /// CSV name `cards/<id>.smart-health-card` when no issued line names one.
+    static func cardFile(_ out: URL, id: String) -> URL {
+        let line = (try? TestSupport.report(out))?.first { $0["id"]?.stringValue == id && $0["status"] == "issued" }
+        let file = line?["files"]?.arrayValue?.compactMap(\.stringValue).first { $0.hasSuffix(".smart-health-card") }
+        return out.appendingPathComponent(file ?? "cards/\(id).smart-health-card")
+    }
+
+    /// The name of the record's files (`cards/<name>.smart-health-card`, `pdf/<name>.pdf`, …) for report id `id`.
+    static func fileName(_ out: URL, id: String) -> String {
+        String(cardFile(out, id: id).lastPathComponent.dropLast(".smart-health-card".count))
+    }
+
     /// The payload JSON of a card file (raw inflate of its one JWS).
     static func payload(_ file: URL) throws -> JSONValue {
         let card = try JSONParser.parse(try VerifyFixtures.bytes(file))

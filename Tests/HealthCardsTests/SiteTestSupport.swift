@@ -43,7 +43,7 @@ enum SiteTestSupport {
     /// The JWS of `out/cards/<id>.smart-health-card`.
     static func jws(in out: URL, id: String) throws -> String {
         let card = try JSONParser.parse(
-            try VerifyFixtures.bytes(out.appendingPathComponent("cards/\(id).smart-health-card")))
+            try VerifyFixtures.bytes(BatchTestSupport.cardFile(out, id: id)))
         return try #require(card["verifiableCredential"]?[0]?.stringValue)
     }
 

@@ -252,6 +252,8 @@ public enum RuleCode: String, Sendable, CaseIterable {
     /// The signing key was dropped from the site's key set while a batch was signing: the rest is not signed.
     case keyDropped = "KEY_DROPPED"
     case cardReplaced = "CARD_REPLACED"
+    /// Two people of one run would get files of one name (`OutputNames`): the later record is not issued.
+    case outputNameClash = "OUTPUT_NAME_CLASH"
     /// The shards given to a merge are not the whole batch: one is missing, given twice, not finished, or
     /// records of the batch are in no shard or in two.
     case shardIncomplete = "SHARD_INCOMPLETE"

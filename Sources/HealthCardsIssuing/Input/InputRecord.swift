@@ -15,6 +15,8 @@ public struct InputRecord: Sendable {
     public var bundle: JSONValue?
     public var errors: [HealthCardError]
     public var warnings: [HealthCardError]
+    /// The name of the record's output files (`OutputNames`), given by the batch that reads it; nil: `OutputNames.safe(id)`.
+    public var fileName: String?
 
     public init(source: String, id: String?, bundle: JSONValue?, errors: [HealthCardError] = [], warnings: [HealthCardError] = []) {
         self.source = source

@@ -383,14 +383,41 @@ public final class BatchIssuer {
                         }
                         recordNumbers[pipe.submitted] = recordsRead
                     }
+                    // A Bundle record's files are named for its person (`OutputNames.person`): a second card of the same
+                    // person in this run gets `.2`, `.3`, …; a name another person already holds is refused.
+                    var named = job
+                    var clash: String?
+                    if case .record(var record) = job, let bundle = record.bundle, let id = record.id {
+                        let person = OutputNames.person(ofBundle: bundle, system: patientIDSystem, fallback: id)
+                        switch names.claim(person.name, person: person.person, source: source) {
+                        case .name(let name):
+                            record.fileName = name
+                            named = .record(record)
+                        case .clash(let earlier):
+                            clash = "the file name \(person.name) of this record's person is already the name of another person's "
+                                + "files in this run (from \(earlier)), so this card was not issued: no file may hold another person's "
+                                + "card. Issue one of the two records in a separate output folder, and report this name clash"
+                        }
+                    }
+                    // A CSV patient's name, registered once: the source of an earlier record with the same name.
+                    var csvEarlier: String?
+                    if case .rows = job, splitPatient == nil, let id { csvEarlier = names.register(OutputNames.safe(id), id: id, source: source) }
                     if let splitPatient {
                         pipe.submit(.decided(ReportLine(source: source, id: id, status: .rejected, errors: splitPatient, warnings: [], files: [])))
-                    } else if let id, let earlier = names.register(OutputNames.safe(id), id: id, source: source) {
+                    } else if let clash {
+                        pipe.submit(.decided(ReportLine(source: source, id: id, status: .rejected, errors: [
+                            HealthCardError(.input, code: .outputNameClash, clash, at: source)
+                        ], warnings: [], files: [])))
+                    } else if let id, let earlier = csvEarlier, names.isPersonName(OutputNames.safe(id)) {
+                        pipe.submit(.decided(ReportLine(source: source, id: id, status: .rejected, errors: [
+                            HealthCardError(.input, code: .outputNameClash, "the file name \(OutputNames.safe(id)) of patient id \(Quote.text(id)) is already the name of another person's files in this run (from \(earlier)), so this card was not issued: no file may hold another person's card. Issue this input into a separate output folder", at: source)
+                        ], warnings: [], files: [])))
+                    } else if let id, let earlier = csvEarlier {
                         pipe.submit(.decided(ReportLine(source: source, id: id, status: .rejected, errors: [
                             HealthCardError(.input, code: .patientIDDuplicate, "patient id \(Quote.text(id)) was already issued in this run (from \(earlier)); each patient must appear under one id in one input", at: source)
                         ], warnings: [], files: [])))
                     } else {
-                        inFlight[pipe.submit(job)] = bytes
+                        inFlight[pipe.submit(named)] = bytes
                         inFlightBytes += bytes
                     }
                     collect(wait: 0)
@@ -526,6 +553,40 @@ struct NameRegister {
         if let earlier = seen[name] { return earlier }
         seen[name] = source
         return nil
+    }
+
+    /// The persons of Bundle records by name: a hash of the person's key (`OutputNames.person`), and the person's cards.
+    private var owners: [String: (person: Int, cards: Int)] = [:]
+
+    /// What `claim` gives a Bundle record.
+    enum Claim: Equatable {
+        /// The name of its files: `name` for the person's first record of the run, `name.2`, `name.3`, … for the next (not `-2`: `qr/name-2.png` is a chunk of `name`'s QR code).
+        case name(String)
+        /// The name is another person's (or another record's: a CSV patient id): the source of the record holding it.
+        case clash(earlier: String)
+    }
+
+    /// True when a Bundle record's person holds `name` in this run.
+    func isPersonName(_ name: String) -> Bool {
+        owners[name] != nil || owners[String(name[..<(name.lastIndex(of: ".") ?? name.endIndex)])] != nil
+    }
+
+    /// Claims `name` for a Bundle record of `person` (`OutputNames.person(ofBundle:system:fallback:)`).
+    mutating func claim(_ name: String, person: String, source: String) -> Claim {
+        let key = person.hashValue
+        if let held = owners[name] {
+            guard held.person == key else { return .clash(earlier: seen[name] ?? "an earlier record") }
+            let count = held.cards + 1
+            owners[name] = (key, count)
+            let next = "\(name).\(count)"
+            if let earlier = seen[next] { return .clash(earlier: earlier) }
+            seen[next] = source
+            return .name(next)
+        }
+        if let earlier = seen[name] { return .clash(earlier: earlier) }
+        owners[name] = (key, 1)
+        seen[name] = source
+        return .name(name)
     }
 
     /// Ends in `-` and 8 lowercase hex digits, as `OutputNames.safe` appends.

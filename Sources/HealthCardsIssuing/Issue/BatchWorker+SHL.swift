@@ -42,10 +42,10 @@ extension BatchWorker {
 
     /// For a record now rejected whose card from an earlier run has a SMART Health Link in `shl/`: the link
     /// still opens that card, so say how to withdraw it. Nil when there is no such link.
-    func earlierLinkWarning(id: String, at source: String) -> HealthCardError? {
-        let linkFile = "shl/\(OutputNames.safe(id)).txt"
+    func earlierLinkWarning(name: String, at source: String) -> HealthCardError? {
+        let linkFile = "shl/\(name).txt"
         guard FileIO.exists("\(outDir)/\(linkFile)"),
-            !SHLWithdrawalRecord.isWithdrawn(outDir: outDir, name: OutputNames.safe(id))
+            !SHLWithdrawalRecord.isWithdrawn(outDir: outDir, name: name)
         else { return nil }
         return HealthCardError(
             .link,

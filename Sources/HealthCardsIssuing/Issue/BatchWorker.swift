@@ -77,16 +77,26 @@ final class BatchWorker {
     /// running the batch should know it no longer matches the input.
     func run(_ job: BatchJob) -> BatchOutcome {
         var outcome = process(job)
-        if outcome.failure == nil, outcome.line.status == .rejected, let id = outcome.line.id,
-            !outcome.line.errors.contains(where: { $0.code == .outputSymlink })
+        if outcome.failure == nil, outcome.line.status == .rejected, let name = Self.fileName(of: job),
+            !outcome.line.errors.contains(where: { $0.code == .outputSymlink || $0.code == .outputNameClash })
         {
-            let cardFile = "cards/\(OutputNames.safe(id)).smart-health-card"
+            let cardFile = "cards/\(name).smart-health-card"
             if FileIO.exists("\(outDir)/\(cardFile)") {
                 outcome.line.warnings.append(HealthCardError(.input, "\(cardFile) is a card from an earlier run, and this record is now rejected; it was left in place. Remove it (and its QR images) if it must not be handed out", at: outcome.line.source))
-                if let warning = earlierLinkWarning(id: id, at: outcome.line.source) { outcome.line.warnings.append(warning) }
+                if let warning = earlierLinkWarning(name: name, at: outcome.line.source) { outcome.line.warnings.append(warning) }
             }
         }
         return outcome
+    }
+
+    /// The name of a job's output files (`OutputNames`): a CSV patient's id made safe, a Bundle record's person (the
+    /// name the reading thread gave it); nil for a line already decided or a record without an id.
+    static func fileName(of job: BatchJob) -> String? {
+        switch job {
+        case .decided: return nil
+        case .rows(let rows, _): return rows.id.map(OutputNames.safe)
+        case .record(let record): return record.fileName ?? record.id.map(OutputNames.safe)
+        }
     }
 
     private func process(_ job: BatchJob) -> BatchOutcome {
@@ -122,7 +132,7 @@ final class BatchWorker {
                 return BatchOutcome(line: line)
             }
         }
-        let name = OutputNames.safe(id)
+        let name = Self.fileName(of: job) ?? OutputNames.safe(id)
         let identity = ridIdentity(id: id, asRead: asRead)
         let payload = issuer.payload(for: checked, patientID: identity?.id)
         if case .none(let reason)? = identity {

@@ -81,6 +81,7 @@ public struct RejectedRow: Sendable, Equatable {
         case .nbfBeforeEvent: return "a dose or result is dated after the card's issue time"
         case .metaSecurity: return "meta.security is not an identity-assurance code"
         case .outputSymlink: return "a file of the record in the output folder is a symbolic link (nothing written through it)"
+        case .outputNameClash: return "the file name of this record's person is another person's in this run"
         default: return "fails rule \(code.rawValue) (docs/error-codes.md)"
         }
     }
