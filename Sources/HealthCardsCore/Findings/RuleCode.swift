@@ -254,6 +254,12 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case cardReplaced = "CARD_REPLACED"
     /// Two people of one run would get files of one name (`OutputNames`): the later record is not issued.
     case outputNameClash = "OUTPUT_NAME_CLASH"
+    /// The card of an earlier run of a person the site's list now revokes was moved out of `cards/` to `withdrawn/`.
+    case cardWithdrawn = "CARD_WITHDRAWN"
+    /// A card of an earlier run is left in `cards/` although this run rejects its record.
+    case cardOutdated = "CARD_OUTDATED"
+    /// A printed card or link beside a replaced card still holds the old card.
+    case outputStale = "OUTPUT_STALE"
     /// The shards given to a merge are not the whole batch: one is missing, given twice, not finished, or
     /// records of the batch are in no shard or in two.
     case shardIncomplete = "SHARD_INCOMPLETE"
@@ -313,7 +319,7 @@ public enum RuleCode: String, Sendable, CaseIterable {
             .bundleEntryOrder, .bundleMixedContent, .immunizationOccurrenceDate, .observationReferenceRange, .jwkX5CValidity, .qrSegmentsUnreadable, .shlViewerURL, .shlURLNotHTTPS,
             .shlURLEntropy, .shlQRECC, .shlManifestNotChecked, .shlNotResolved, .findingsCapped, .patientNameInvisible,
             .qrPrefixCase, .shlPayloadForm, .shlKeyText, .shlQRNotMinimal, .shlJWEKid, .shlContentNotChecked, .shlExpired,
-            .ridNone, .ridCollision, .cardReplaced, .issNotCanonical, .pdfReprintedWithoutLink, .linkKept, .linkUpdated, .shlKeyWeak:
+            .ridNone, .ridCollision, .cardReplaced, .cardWithdrawn, .cardOutdated, .outputStale, .issNotCanonical, .pdfReprintedWithoutLink, .linkKept, .linkUpdated, .shlKeyWeak:
             return .warning
         default:
             return .error

@@ -277,6 +277,7 @@ public final class BatchIssuer {
             if let kid = outcome.replacedKid { summary.reissuedForKid[kid, default: 0] += 1 }
             if line.replaced == .recordChanged { summary.replacedRecordChanged += 1 }
             summary.staleOutputs += outcome.staleOutputs
+            summary.withdrawn += outcome.withdrawn
             if let printed = outcome.printed, let combined {
                 do { try combined.append(printed) } catch let error as HealthCardError {
                     if failure == nil { failure = error }

@@ -26,6 +26,8 @@ struct BatchOutcome: Sendable {
     var printed: PrintedCard?
     /// Printed cards and links beside the card that still hold the card it replaced (each warned in the line).
     var staleOutputs = 0
+    /// Cards of an earlier run moved to `withdrawn/` because the person is revoked (`CardWithdrawal`).
+    var withdrawn = 0
 }
 
 /// Who a rid in a run belongs to (see `RIDRegister`).
@@ -81,8 +83,35 @@ final class BatchWorker {
             !outcome.line.errors.contains(where: { $0.code == .outputSymlink || $0.code == .outputNameClash })
         {
             let cardFile = "cards/\(name).smart-health-card"
-            if FileIO.exists("\(outDir)/\(cardFile)") {
-                outcome.line.warnings.append(HealthCardError(.input, "\(cardFile) is a card from an earlier run, and this record is now rejected; it was left in place. Remove it (and its QR images) if it must not be handed out", at: outcome.line.source))
+            if outcome.line.revokedOnRecord, FileIO.exists("\(outDir)/\(cardFile)") {
+                // The person is revoked: the card of an earlier run must not stay among the cards to hand out.
+                do {
+                    let (moved, left) = try CardWithdrawal.move(CardWithdrawal.files(name: name, outDir: outDir), outDir: outDir)
+                    if !moved.isEmpty {
+                        outcome.withdrawn += 1
+                        let link = moved.first { $0.from.hasPrefix("shl/") && $0.from.hasSuffix(".txt") }
+                        outcome.line.warnings.append(
+                            HealthCardError(
+                                .validation, code: .cardWithdrawn, severity: .warning,
+                                "\(moved.map(\.from).joined(separator: ", ")) (the card of an earlier run and its files) moved to "
+                                    + "\(outDir)/\(CardWithdrawal.folder)/: the site's revocation list revokes this person, so the card "
+                                    + "must not be handed out (a verifier calls it REVOKED)"
+                                    + (link.map {
+                                        ". Its SMART Health Link still opens it until withdrawn: `\(Command.revoke) \(Setting.site) \(siteName) "
+                                            + "\(Setting.link) \(outDir)/\($0.to)`"
+                                    } ?? "")
+                                    + (left.isEmpty ? "" : ". Left in place, being symbolic links this run did not make: \(left.joined(separator: ", "))"),
+                                at: outcome.line.source))
+                    }
+                } catch let error as HealthCardError {
+                    return BatchOutcome(line: outcome.line, failure: error)
+                } catch {}
+            } else if FileIO.exists("\(outDir)/\(cardFile)") {
+                outcome.line.warnings.append(
+                    HealthCardError(
+                        .input, code: .cardOutdated, severity: .warning,
+                        "\(cardFile) is a card from an earlier run, and this record is now rejected; it was left in place. Remove it "
+                            + "(and its QR images) if it must not be handed out", at: outcome.line.source))
                 if let warning = earlierLinkWarning(name: name, at: outcome.line.source) { outcome.line.warnings.append(warning) }
             }
         }
@@ -321,7 +350,7 @@ final class BatchWorker {
         if !printed || pdf?.options.perCard != true, FileIO.exists("\(outDir)/\(pdfFile)") {
             warnings.append(
                 HealthCardError(
-                    .input,
+                    .input, code: .outputStale, severity: .warning,
                     "\(pdfFile) still shows the replaced card; print it again: `\(Command.print) \(Setting.out) \(outDir)/pdf "
                         + "\(outDir)/cards/\(name).smart-health-card` (add \(Setting.jwks) SITE, and the print options of the first run)",
                     at: source))
@@ -332,7 +361,7 @@ final class BatchWorker {
             let base = (try? SHLinkText.parse(text.trimmingCharacters(in: "\r\n"))).map { FileIO.parent(of: $0.url) } ?? "BASE_URL"
             warnings.append(
                 HealthCardError(
-                    .link,
+                    .link, code: .outputStale, severity: .warning,
                     "\(linkFile) is the SMART Health Link of the replaced card: its file in the site still holds that card. "
                         + "Encrypt the new card under the same link (same key and URL, so the link handed out opens it): "
                         + "`\(Command.shl) \(Setting.baseUrl) \(base) \(Setting.site) \(siteName) \(outDir)/cards/\(name).smart-health-card`, then "

@@ -132,6 +132,9 @@ public struct BatchSummary: Sendable, Equatable {
     public var replacedRecordChanged = 0
     /// Printed cards (`pdf/<id>.pdf`) and link files left holding a replaced card (warned in the report).
     public var staleOutputs = 0
+    /// Cards of an earlier run moved from `cards/` (with their QR, PDF and link files) to `withdrawn/` because the
+    /// person is revoked (`CARD_WITHDRAWN`).
+    public var withdrawn = 0
     /// Cards issued without their PDF (`ReportLine.notPrinted`).
     public var notPrinted = 0
     /// The reasons records were rejected, one per error (`RejectedRow`), of which `rejectedSample` holds the first.
@@ -178,6 +181,10 @@ extension BatchSummary {
         if staleOutputs > 0 {
             line += "; \(staleOutputs) printed card\(staleOutputs == 1 ? "" : "s") or link\(staleOutputs == 1 ? "" : "s") "
                 + "still \(staleOutputs == 1 ? "holds" : "hold") a replaced card (see the report's warnings)"
+        }
+        if withdrawn > 0 {
+            line += "; \(withdrawn) card\(withdrawn == 1 ? "" : "s") of revoked people (and \(withdrawn == 1 ? "its" : "their") QR, PDF "
+                + "and link files) moved out of cards/ to withdrawn/: not to be handed out (CARD_WITHDRAWN in the report)"
         }
         if notPrinted > 0 {
             line += "; \(notPrinted) card\(notPrinted == 1 ? " was" : "s were") issued without \(notPrinted == 1 ? "its" : "their") "
