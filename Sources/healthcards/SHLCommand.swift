@@ -58,8 +58,9 @@ enum SHLCommand {
         \(LinkOptions.help(.shl))
           --update              only update the links CARDs already have (DIR/shl/<name>.txt whose file is in
                                 SITE): the current content is encrypted again under the same key and file name
-                                with a fresh IV when it changed (an LU link's receivers see it); a CARD without
-                                such a link gets none (exit status 1)
+                                with a fresh IV when it changed (an LU link's receivers see it), and what the link
+                                held is kept (a Bundle's printed card, while the card is unchanged); each line says
+                                whether the file changed; a CARD without such a link gets none (exit status 1)
           -h, --help            show this help
 
         Exit status: 0 every card linked; 1 some cards got no link (not valid, not the site issuer's, or a link
@@ -182,7 +183,8 @@ enum SHLCommand {
             for warning in outcome.warnings { printError("warning: \(job.card): \(warning.text)") }
             say(
                 "\(job.card): link \(outcome.files.map { "\(job.outDir)/\($0)" }.joined(separator: ", ")); file "
-                    + "\(site.site.root)/\(outcome.siteFile)")
+                    + "\(site.site.root)/\(outcome.siteFile)"
+                    + (outcome.fileChanged ? (outcome.textChanged ? " (new)" : " (content changed: encrypted again, same key, fresh IV)") : " (unchanged)"))
         }
         return refused > 0 ? .partial : .ok
     }

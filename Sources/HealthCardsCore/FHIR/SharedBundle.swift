@@ -48,6 +48,22 @@ public enum SharedBundle {
         return JSONWriter.minified(shared)
     }
 
+    /// The printed card a shared Bundle holds (`withDocument`): the PDF bytes of its `DocumentReference` of type LOINC
+    /// `60591-5` with an `application/pdf` attachment; nil when it holds none (or the Bundle is not JSON).
+    public static func printedCard(in shared: [UInt8]) -> [UInt8]? {
+        guard shared.count <= JWE.maxCompactBytes, let bundle = try? JSONParser.parse(shared) else { return nil }
+        for entry in bundle["entry"]?.arrayValue ?? [] {
+            guard let resource = entry["resource"], resource["resourceType"]?.stringValue == "DocumentReference",
+                (resource["type"]?["coding"]?.arrayValue ?? []).contains(where: { $0["code"]?.stringValue == pdfLOINC }),
+                let attachment = resource["content"]?[0]?["attachment"],
+                attachment["contentType"]?.stringValue == "application/pdf",
+                let data = attachment["data"]?.stringValue, let pdf = Base64URL.decodeStandard(data)
+            else { continue }
+            return pdf
+        }
+        return nil
+    }
+
     /// `shared` with a `DocumentReference` for the printed card appended: `status` `current`, `type` LOINC
     /// `60591-5`, `subject` the Bundle's first Patient, `date` the Bundle's timestamp, one `content.attachment`
     /// with `contentType` `application/pdf`, the PDF as base64 in `data` and its `title`.

@@ -65,6 +65,9 @@ public struct SHLStage: Sendable {
         /// Whether `shl/<name>.txt` was written by this call: a new link, or one that replaced another (false
         /// when the link already handed out was kept). Something printed with the old text is then stale.
         public var textChanged = false
+        /// Whether the link's encrypted file in the site was written by this call (new, or its content changed); false
+        /// when the file was left as it was.
+        public var fileChanged = false
     }
 
     /// Checks, before a run writes anything, that the link folders can be written, and removes temporary files
@@ -125,13 +128,13 @@ public struct SHLStage: Sendable {
         }
         // What the site holds is looked at and written under the site's lock, taken for this link only: a
         // `revoke --link` between the look and the write would otherwise be undone by it.
-        func write(_ notes: inout [HealthCardError]) throws -> (link: SHLink, fileName: String, warnings: [HealthCardError])? {
+        func write(_ notes: inout [HealthCardError]) throws -> (link: SHLink, fileName: String, warnings: [HealthCardError], written: Bool)? {
             try siteSide(
                 card: card, textFile: textFile, textPath: textPath, renew: renew, withdrawn: withdrawn, bundle: bundle,
                 pdf: pdf, provisional: provisional, sync: sync, notes: &notes)
         }
         let written = try siteGate.map { gate in try gate.withLock { try write(&notes) } } ?? write(&notes)
-        guard let (link, fileName, sideWarnings) = written else { return nil }
+        guard let (link, fileName, sideWarnings, fileWritten) = written else { return nil }
         warnings += sideWarnings
         try SHLSiteRecord.record(linkFolder: linkFolder, site: destination.site.site.root, access: access)
         var png: [UInt8]?
@@ -144,7 +147,7 @@ public struct SHLStage: Sendable {
         if withdrawn { SHLWithdrawalRecord.clear(outDir: outDir, name: name) }
         return Outcome(
             link: link, png: png, files: files(name: name), siteFile: destination.relativeFolder + "/" + fileName,
-            warnings: warnings, textChanged: changed)
+            warnings: warnings, textChanged: changed, fileChanged: fileWritten)
     }
 
     /// The part of `link` that reads and writes the site: decides whether the card gets a link and which (the one
@@ -152,7 +155,7 @@ public struct SHLStage: Sendable {
     private func siteSide(
         card: [UInt8], textFile: String, textPath: String, renew: Bool, withdrawn: Bool, bundle: JSONValue?, pdf: [UInt8]?,
         provisional: Bool, sync: Bool, notes: inout [HealthCardError]
-    ) throws -> (link: SHLink, fileName: String, warnings: [HealthCardError])? {
+    ) throws -> (link: SHLink, fileName: String, warnings: [HealthCardError], written: Bool)? {
         var warnings: [HealthCardError] = []
         var current: (link: SHLink, fileName: String, key: AES256Key)?
         switch existingLink(at: textPath) {
@@ -208,7 +211,31 @@ public struct SHLStage: Sendable {
                 current = (link, fileName, key)
             }
         }
-        let (contentType, plaintext) = try options.content.fileContent(card: card, pdf: pdf)
+        // What the link's file holds now: an update keeps it unless this call says otherwise. A Bundle link that holds
+        // the printed card (`issue --pdf --shl --shl-content bundle`) keeps it when the card is unchanged, so unchanged
+        // content leaves the file as it is; with a changed card the old page (which shows the replaced card) is left out.
+        var held: (contentType: String, plaintext: [UInt8])?
+        if let (_, fileName, key) = current, let bytes = try? FileIO.read(destination.path(ofFile: fileName)),
+            let opened = try? JWE(compact: String(decoding: bytes, as: UTF8.self)).decrypt(key: key)
+        {
+            held = (opened.parts.contentType ?? "", opened.plaintext)
+        }
+        var keptPDF = pdf
+        if pdf == nil, !provisional, options.content == .bundle, let held, held.contentType == SharedBundle.contentType,
+            let printed = SharedBundle.printedCard(in: held.plaintext)
+        {
+            if (try? options.content.fileContent(card: card, pdf: printed).bytes) == held.plaintext {
+                keptPDF = printed
+            } else {
+                warnings.append(
+                    HealthCardError(
+                        .link, code: .linkUpdated, severity: .warning,
+                        "the link in \(textFile) held the printed card (a DocumentReference with the PDF), which shows the card this run "
+                            + "replaced: the updated Bundle leaves it out. Print the new card into the link to put it back "
+                            + "(`\(Command.issue)` with the PDF and link options of the first run)"))
+            }
+        }
+        let (contentType, plaintext) = try options.content.fileContent(card: card, pdf: keptPDF)
         if options.updateOnly && current == nil {
             notes.append(
                 HealthCardError(
@@ -218,12 +245,10 @@ public struct SHLStage: Sendable {
         }
         var rewrite = true
         if let (_, fileName, key) = current {
+            _ = (fileName, key)
             if provisional {
                 rewrite = false
-            } else if let bytes = try? FileIO.read(destination.path(ofFile: fileName)),
-                let opened = try? JWE(compact: String(decoding: bytes, as: UTF8.self)).decrypt(key: key),
-                opened.plaintext == plaintext, opened.parts.contentType == contentType
-            {
+            } else if let held, held.plaintext == plaintext, held.contentType == contentType {
                 rewrite = false
             } else {
                 warnings.append(
@@ -258,7 +283,7 @@ public struct SHLStage: Sendable {
             try FileIO.writeAtomically(
                 Array(jwe.compact.utf8), to: destination.path(ofFile: fileName), access: .published, sync: sync)
         }
-        return (link, fileName, warnings)
+        return (link, fileName, warnings, rewrite)
     }
 
     /// What `OUT/shl/<name>.txt` holds.
