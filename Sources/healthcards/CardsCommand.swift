@@ -6,7 +6,7 @@ import HealthCardsVerify
 /// `healthcards cards import`: the cards of batch outputs into a server's database, for `$health-cards-issue`.
 enum CardsCommand {
     static let help = """
-        Usage: healthcards cards import --db DB [--site SITE] OUT...
+        Usage: healthcards cards import --db DB (--site SITE | --accept-unverified-cards) OUT...
 
         Commands:
           import  load the cards and reports of batch output folders into DB
@@ -28,12 +28,16 @@ enum CardsCommand {
         With --site, each card's signature is verified with the site's keys (SITE/.well-known/jwks.json), as
         `healthcards verify --jwks SITE` does: a card whose signature does not verify, or whose kid names no key of
         the site (SIG_INVALID, KID_UNKNOWN, …), is refused: not loaded, named with its file and rule code on
-        stderr; the folder's other cards are loaded. Without --site the signatures are not checked (a warning says
-        so).
+        stderr; the folder's other cards are loaded. A store serves cards to wallets, so it takes no card it could not
+        verify unless told: without --site the import is refused (exit status 2), unless --accept-unverified-cards
+        says to load the cards unchecked (a warning says so).
 
         Options:
           --db DB        sqlite:PATH (made with mode 0600 when missing) or postgresql://[USER@]HOST[:PORT]/DATABASE
           --site SITE    the issuer's site folder: its keys verify the cards, its revocation lists apply
+          --accept-unverified-cards
+                         load the cards without checking their signatures (no --site): only for cards whose
+                         origin is known otherwise
           -h, --help     show this help
 
         Exit status: 0 every folder imported (or left as it was, being older); 1 some cards were refused (their
@@ -56,7 +60,7 @@ enum CardsCommand {
                 .configuration, "unknown command `healthcards cards \(Quote.text(name))`; expected import")
         }
         let parsed = try Arguments(
-            Array(args.dropFirst()), valued: ["db", "site"], flagNames: [], command: "cards import")
+            Array(args.dropFirst()), valued: ["db", "site"], flagNames: ["accept-unverified-cards"], command: "cards import")
         if parsed.has("help") {
             print(help)
             return .ok
@@ -66,13 +70,14 @@ enum CardsCommand {
                 .configuration, "`healthcards cards import` needs the output folders of batch runs (OUT...)")
         }
         let url = try DatabaseURL(try parsed.required("db", command: "cards import"))
+        try requireKeySource(site: parsed.value("site"), accept: parsed.has("accept-unverified-cards"), command: "cards import")
         let database = try LinkCommand.db(url) {
             try Database(url: url, role: .operatorCommand, create: true, maxConnections: 1, now: Clock.nowSeconds())
         }
         defer { database.close() }
         let site = parsed.value("site")
         if site == nil {
-            printError("warning: the cards' signatures are not checked: give --site SITE to verify them with the site's keys")
+            printError("warning: the cards' signatures are not checked (--accept-unverified-cards): give --site SITE to verify them with the site's keys")
         }
         let result = try load(parsed.positionals, site: site, into: DatabaseCardStore(database: database), url: url)
         for (folder, card) in result.refusals {
@@ -82,6 +87,17 @@ enum CardsCommand {
         }
         for outcome in result.lines { say(outcome) }
         return result.refusals.isEmpty ? .ok : .partial
+    }
+
+    /// A store that serves cards to wallets takes no card it could not verify unless the operator says so: refuses
+    /// an import without a key source (`--site`) unless `--accept-unverified-cards` was given.
+    static func requireKeySource(site: String?, accept: Bool, command: String) throws {
+        guard site == nil, !accept else { return }
+        throw HealthCardError(
+            .configuration,
+            "`healthcards \(command)` found no keys to verify the cards' signatures with: give --site SITE (the issuer's site, "
+                + "whose keys verify each card and whose revocation lists apply). A store that serves cards to wallets takes "
+                + "no card nobody checked; to load them unchecked anyway, say so with --accept-unverified-cards")
     }
 
     /// Imports the folders; returns a line for each, and a line for each card refused (its signature does not
@@ -118,7 +134,8 @@ enum CardsCommand {
             }
             lines.append(
                 "\(folder): \(outcome.cards) card(s) of \(outcome.people) person(s) loaded, \(outcome.replaced) replaced, "
-                    + "\(outcome.revoked) revoked left out or removed")
+                    + "\(outcome.revoked) revoked card(s) left out or removed, \(outcome.revokedPeople) person(s) the report marks "
+                    + "revoked (not served)")
         }
         return (lines, refusals)
     }

@@ -22,7 +22,7 @@ enum LinkCommand {
                                        [--max-attempts N] [--long-term] [--direct] [--exp SECONDS] [--label TEXT]
                                        [--viewer URL#] [--out FILE] [--qr FILE.png] [--jwks KEYS] FILE...
         """
-    static let updateUsage = "Usage: healthcards link update --db DB --base-url URL --link LINK_FILE [--id ID] FILE..."
+    static let updateUsage = "Usage: healthcards link update --db DB --base-url URL --link LINK_FILE [--id ID] [--jwks KEYS] FILE..."
     static let deactivateUsage = "Usage: healthcards link deactivate --db DB --id ID"
     static let listUsage = "Usage: healthcards link list --db DB [--json]"
     static let auditUsage = "Usage: healthcards link audit --db DB [--id ID] [--json]"
@@ -63,13 +63,17 @@ enum LinkCommand {
           --link LINK_FILE      the link text `link create` wrote ('-': standard input): its URL names the link and
                                 its key encrypts the new files (the server does not have it)
           --id ID               the link's id, checked against the link's URL
+          --jwks KEYS           the issuer's keys (a site folder or a jwks.json, as `healthcards verify --jwks`):
+                                every .smart-health-card FILE must verify with them (signature, kid, content), or
+                                the link is not updated. Without it a card's signature is not checked (a warning
+                                says so)
         """
 
     static let help = """
         Usage: healthcards link create --db DB --base-url URL [--passcode-file FILE] [--long-term] [--direct]
                                        [--exp SECONDS] [--label TEXT] [--max-attempts N] [--qr FILE.png]
                                        [--jwks KEYS] FILE...
-               healthcards link update --db DB --base-url URL --link LINK_FILE [--id ID] FILE...
+               healthcards link update --db DB --base-url URL --link LINK_FILE [--id ID] [--jwks KEYS] FILE...
                healthcards link deactivate --db DB --id ID
                healthcards link list --db DB [--json]
                healthcards link audit --db DB [--id ID] [--json]
@@ -170,7 +174,7 @@ enum LinkCommand {
     /// With `--jwks KEYS`, verifies every card FILE as `healthcards verify --jwks KEYS` does and refuses them all
     /// (no link is made) when one has an error (an altered card: SIG_INVALID; a key the issuer does not publish:
     /// KID_UNKNOWN, …). Without it, warns that the signatures are not checked.
-    static func checkCards(_ files: [String], _ contents: [LinkContent], keys: String?) throws {
+    static func checkCards(_ files: [String], _ contents: [LinkContent], keys: String?, made: String = "No link was made") throws {
         let cards = zip(files, contents).filter { $0.1.contentType == JWE.smartHealthCard }.map(\.0)
         guard !cards.isEmpty else { return }
         guard let keys else {
@@ -188,7 +192,7 @@ enum LinkCommand {
                 : problems.prefix(3).map { ControlCharacters.escaped($0.description) }.joined(separator: "; ")
             throw HealthCardError(
                 .configuration,
-                "\(ControlCharacters.escaped(card)): \(why). No link was made; check it with `healthcards verify --jwks \(keys) \(card)`")
+                "\(ControlCharacters.escaped(card)): \(why). \(made); check it with `healthcards verify --jwks \(keys) \(card)`")
         }
     }
 
@@ -399,7 +403,7 @@ enum LinkCommand {
     static func update(_ args: [String]) throws -> ExitStatus {
         guard
             let parsed = try parse(
-                args, valued: ["db", "base-url", "link", "id"], command: "update",
+                args, valued: ["db", "base-url", "link", "id", "jwks"], command: "update",
                 usage: updateUsage + """
 
 
@@ -430,6 +434,7 @@ enum LinkCommand {
             }
         }
         let contents = try contents(parsed.positionals, command: "update")
+        try checkCards(parsed.positionals, contents, keys: parsed.value("jwks"), made: "The link was not updated")
         let (url, store) = try open(parsed, command: "link update", create: false)
         let publisher = LinkPublisher(store: store, baseURL: base)
         let before: StoredLink

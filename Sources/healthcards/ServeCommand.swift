@@ -12,6 +12,7 @@ enum ServeCommand {
                                  [--max-connections N] [--max-connections-per-client N] [--grace SECONDS]
                                  [--location-lifetime SECONDS] [--single-use-locations] [--poll-interval SECONDS]
                                  [--passcode-checks N] [--cards OUT]... [--site SITE]
+                                 [--accept-unverified-cards]
                                  [--auth-issuer URL --auth-jwks FILE --audience URL [--auth-authorize URL]
                                  [--auth-token URL] | --no-authorization-for-testing]
 
@@ -76,7 +77,9 @@ enum ServeCommand {
           --passcode-checks N   passcode hashes computed at once (default 2; each takes its hash's memory,
                                 32 MiB at the default cost)
           --cards OUT           load the cards of the batch output OUT at start (as `healthcards cards import`;
-                                repeatable)
+                                repeatable); needs --site, or --accept-unverified-cards
+          --accept-unverified-cards
+                                load --cards without checking their signatures (no --site)
           --site SITE           the issuer's site whose revocation lists apply: a card they revoke is never
                                 loaded (--cards) nor served (each list read again once `revoke` replaced it);
                                 its keys verify each --cards card (one whose signature fails is not loaded)
@@ -177,7 +180,7 @@ enum ServeCommand {
                 "location-lifetime", "poll-interval", "passcode-checks", "cards", "site", "auth-issuer", "auth-jwks",
                 "audience", "auth-authorize", "auth-token",
             ],
-            flagNames: ["single-use-locations", "no-authorization-for-testing"], command: "serve")
+            flagNames: ["single-use-locations", "no-authorization-for-testing", "accept-unverified-cards"], command: "serve")
         if parsed.has("help") {
             print(help)
             return .ok
@@ -257,7 +260,8 @@ enum ServeCommand {
             fhir.revocationLists = parsed.value("site").map { RevocationLists(directory: IssuerSite(root: $0).crlDirectory) }
             let cards = DatabaseCardStore(database: database)
             if parsed.value("site") == nil, !parsed.values("cards").isEmpty {
-                log.warning("cards", ["reason": "the cards' signatures are not checked: give --site SITE to verify them with the site's keys"])
+                try CardsCommand.requireKeySource(site: nil, accept: parsed.has("accept-unverified-cards"), command: "serve --cards")
+                log.warning("cards", ["reason": "the cards' signatures are not checked (--accept-unverified-cards): give --site SITE to verify them with the site's keys"])
             }
             let imported = try CardsCommand.load(parsed.values("cards"), site: parsed.value("site"), into: cards, url: url)
             // The files are named by patient: the log says only the folder and the rule (`cards import` names them).

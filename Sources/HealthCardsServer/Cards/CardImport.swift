@@ -107,6 +107,7 @@ public enum CardImport {
         var people = Set<String>()
         var cards: [StoredCard] = []
         var revoked = Set<[String]>()
+        var revokedPeople = Set<String>()
         var positions: [String: Int] = [:]
         var refused: [RefusedCard] = []
         var lineNumber = 0
@@ -119,7 +120,10 @@ public enum CardImport {
             else { throw HealthCardError(.input, "\(folder)/\(place) is not a report line (a JSON object with a status)") }
             let id = object["id"]?.stringValue.map(PatientIdentity.normalize)
             if object["revoked"] == .bool(true) {
-                if let id, !id.isEmpty { people.insert(id) }
+                if let id, !id.isEmpty {
+                    people.insert(id)
+                    revokedPeople.insert(id)
+                }
                 if let kid = object["kid"]?.stringValue, let rid = object["rid"]?.stringValue { revoked.insert([kid, rid]) }
                 if let by = object["revokedBy"], let kid = by["kid"]?.stringValue, let rid = by["rid"]?.stringValue {
                     revoked.insert([kid, rid])
@@ -169,6 +173,7 @@ public enum CardImport {
         }
         var run = CardRun(source: source, runAt: runAt, people: people, cards: cards, revoked: revoked)
         run.refused = refused
+        run.revokedPeople = revokedPeople
         return run
     }
 

@@ -49,6 +49,9 @@ public struct CardRun: Sendable {
     public var revoked: Set<[String]>
     /// Cards left out because their signature is not the issuer's (`CardImport.read` with a verifier).
     public var refused: [RefusedCard] = []
+    /// People whose record the run rejected because a revocation list revokes them (report lines `"revoked": true`):
+    /// they are not served.
+    public var revokedPeople: Set<String> = []
 
     public init(source: String, runAt: Int64, people: Set<String>, cards: [StoredCard], revoked: Set<[String]>) {
         self.source = source
@@ -88,6 +91,8 @@ public struct CardImportOutcome: Sendable, Equatable {
     public var replaced: Int
     /// Cards removed or left out because a revocation list or the report revokes their rid.
     public var revoked: Int
+    /// People the run's report marks revoked (their record was refused, so they get no card of this run).
+    public var revokedPeople = 0
 
     public init(loaded: Bool, people: Int = 0, cards: Int = 0, replaced: Int = 0, revoked: Int = 0) {
         self.loaded = loaded
@@ -142,6 +147,14 @@ public final class DatabaseCardStore: CardStore, @unchecked Sendable {
                     return CardImportOutcome(loaded: false)
                 }
                 var outcome = CardImportOutcome(loaded: true, people: run.people.count)
+                outcome.revokedPeople = run.revokedPeople.count
+                // Cards already stored that the report revokes: removed first, so they count as revoked, not as
+                // replaced by this run (which gives their person no card).
+                for pair in run.revoked {
+                    let gone = try c.query(
+                        "DELETE FROM hc_cards WHERE kid = ? AND rid = ? RETURNING position", [.text(pair[0]), .text(pair[1])])
+                    outcome.revoked += gone.count
+                }
                 let before =
                     try c.scalar("SELECT count(*) FROM hc_cards WHERE source = ?", [.text(run.source)])?.integer ?? 0
                 _ = try c.query("DELETE FROM hc_cards WHERE source = ?", [.text(run.source)])
@@ -186,12 +199,7 @@ public final class DatabaseCardStore: CardStore, @unchecked Sendable {
                         ])
                     outcome.cards += 1
                 }
-                // Cards already stored that the report or a revocation list now revokes.
-                for pair in run.revoked {
-                    let gone = try c.query(
-                        "DELETE FROM hc_cards WHERE kid = ? AND rid = ? RETURNING position", [.text(pair[0]), .text(pair[1])])
-                    outcome.revoked += gone.count
-                }
+                // Cards already stored that a revocation list now revokes.
                 let stored = try c.query(
                     "SELECT patient, source, position, kid, rid, nbf FROM hc_cards WHERE rid IS NOT NULL AND kid IS NOT NULL", [])
                 for row in stored {
