@@ -87,6 +87,13 @@ import Testing
         #expect(second.count == 5)
     }
 
+    /// The Bundle example of docs/batch.md is what the code makes (and `printf '%s' SYSTEM|VALUE | sha256sum` agrees).
+    @Test func theDocumentedBundleNameIsWhatTheCodeMakes() throws {
+        let batch = try String(contentsOf: VerifyFixtures.repoRoot.appendingPathComponent("docs/batch.md"), encoding: .utf8)
+        #expect(batch.contains("`cards/" + OutputNames.person(identity: "https://hospital.example.org/mrn|12345") + ".smart-health-card`"))
+        #expect(OutputNames.person(identity: "https://hospital.example.org/mrn|12345") == "12345-f98b5e7c2e400472")
+    }
+
     /// Two people whose names would be one (here forced: one name claimed for two person keys) are refused with
     /// a reason; one person's next record gets `.2`.
     @Test func aNameClashBetweenTwoPeopleIsRefused() {
