@@ -94,8 +94,8 @@ import Testing
             #expect(serve.contains("\n  " + option), "serve --help: \(option)")
         }
         let cards = try TestSupport.cli(["cards", "import", "--help"])
-        #expect(cards.status == 0 && cards.stdout.hasPrefix("Usage: healthcards cards import --db DB [--site SITE] OUT..."))
-        for option in ["--db DB", "--site SITE", "-h, --help"] { #expect(cards.stdout.contains("\n  " + option), "\(option)") }
+        #expect(cards.status == 0 && cards.stdout.hasPrefix("Usage: healthcards cards import --db DB (--site SITE | --accept-unverified-cards) OUT..."))
+        for option in ["--db DB", "--site SITE", "--accept-unverified-cards", "-h, --help"] { #expect(cards.stdout.contains("\n  " + option), "\(option)") }
         let unknown = try TestSupport.cli(["cards", "import", "--db", "sqlite:/nonexistent/x.db", "--frobnicate", "x"])
         #expect(unknown.status == 2)
     }

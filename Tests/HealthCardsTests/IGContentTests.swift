@@ -47,7 +47,7 @@ import Testing
     }
 
     static func types(_ out: URL, _ id: String) throws -> [String] {
-        try BatchTestSupport.payload(out.appendingPathComponent("cards/\(id).smart-health-card"))["vc"]?["type"]?
+        try BatchTestSupport.payload(BatchTestSupport.cardFile(out, id: id))["vc"]?["type"]?
             .arrayValue?.compactMap(\.stringValue) ?? []
     }
 
@@ -123,8 +123,8 @@ import Testing
         ])
         let verify = try SiteTestSupport.cli([
             "verify", "--jwks", dir.appendingPathComponent("jwks.json").path,
-            out.appendingPathComponent("cards/bundles-1.smart-health-card").path,
-            out.appendingPathComponent("cards/bundles-2.smart-health-card").path,
+            BatchTestSupport.cardFile(out, id: "bundles-1").path,
+            BatchTestSupport.cardFile(out, id: "bundles-2").path,
         ])
         #expect(
             verify.stdout.contains("warning OBSERVATION_REFERENCE_RANGE at Bundle.entry[1].resource.referenceRange"),

@@ -128,7 +128,7 @@ import Testing
             })
         #expect(run.status == 0, "\(run.stderr)")
         for (i, name) in names.enumerated() {
-            let pdf = out.appendingPathComponent("pdf/people-\(i + 1).pdf")
+            let pdf = out.appendingPathComponent("pdf/" + BatchTestSupport.fileName(out, id: "people-\(i + 1)") + ".pdf")
             let text = try PDFTools.text(pdf)
             #expect(text.contains(name.shown), "\(name.shown) not in:\n\(text)")
             #expect(text.contains("1980-02-29") && text.contains("2021-05-01") && text.contains("2021-05-22"))
@@ -136,7 +136,7 @@ import Testing
         // Right to left: in the big name line, the first word lies right of the last (pdftotext -bbox gives each
         // word's letters in visual order, left to right: reversed, they are the word as written).
         for (index, first, last) in [(3, "דוד", "כהן"), (2, "فاطمة", "المنصوري")] {
-            let words = try PDFTools.words(out.appendingPathComponent("pdf/people-\(index + 1).pdf"))[0]
+            let words = try PDFTools.words(out.appendingPathComponent("pdf/" + BatchTestSupport.fileName(out, id: "people-\(index + 1)") + ".pdf"))[0]
             let label = try #require(words.first { $0.text == "NAME" })
             let line = words.filter { $0.yMin > label.yMax && $0.yMin < label.yMax + 20 }
             let a = try #require(line.first { String($0.text.reversed()) == first }, "\(line.map(\.text))")
@@ -167,7 +167,7 @@ import Testing
                 name: #"{"family":"\#(long)","given":["Hubert","Blaine"]}"#, birthDate: "1950-07-01", doses: doses)
         ])
         #expect(run.status == 0, "\(run.stderr)")
-        let pdf = out.appendingPathComponent("pdf/people-1.pdf")
+        let pdf = out.appendingPathComponent("pdf/" + BatchTestSupport.fileName(out, id: "people-1") + ".pdf")
         let info = try PDFTools.info(pdf)
         #expect((1...2).contains(info.pages))
         for page in try PDFTools.words(pdf) {
@@ -183,7 +183,7 @@ import Testing
         let positions = dates.compactMap { text.range(of: $0)?.lowerBound }
         #expect(positions.count == dates.count && positions == positions.sorted(), "\(text)")
         #expect(text.contains("Wolfeschlegelsteinhausenbergerdorff"))
-        let expected = try PDFTools.qrTexts(card: out.appendingPathComponent("cards/people-1.smart-health-card"))
+        let expected = try PDFTools.qrTexts(card: BatchTestSupport.cardFile(out, id: "people-1"))
         var found: [String] = []
         for page in 1...info.pages {
             found += try QRDecoder().decode(try PDFTools.render(pdf, page: page, dpi: 150)).map(\.text)
@@ -210,9 +210,9 @@ import Testing
             [PDFTools.bundle(name: #"{"family":"Chunk","given":["Charlie"]}"#, birthDate: "1970-01-01", doses: doses)],
             extra: ["--chunk"])
         #expect(run.status == 0, "\(run.stderr)")
-        let expected = try PDFTools.qrTexts(card: out.appendingPathComponent("cards/people-1.smart-health-card"))
+        let expected = try PDFTools.qrTexts(card: BatchTestSupport.cardFile(out, id: "people-1"))
         #expect(expected.count > 1)
-        let pdf = out.appendingPathComponent("pdf/people-1.pdf")
+        let pdf = out.appendingPathComponent("pdf/" + BatchTestSupport.fileName(out, id: "people-1") + ".pdf")
         let text = try PDFTools.text(pdf)
         for c in 1...expected.count { #expect(text.contains("Code \(c) of \(expected.count)"), "\(text)") }
         var found: Set<String> = []

@@ -63,7 +63,7 @@ import Testing
         let (out, run) = try Self.issue(names: names.map(\.json))
         #expect(run.status == 0, "\(run.stderr)")
         for (i, name) in names.enumerated() {
-            let pdf = out.appendingPathComponent("pdf/people-\(i + 1).pdf")
+            let pdf = out.appendingPathComponent("pdf/" + BatchTestSupport.fileName(out, id: "people-\(i + 1)") + ".pdf")
             let line = Self.nameLines(try PDFTools.text(pdf)).first ?? ""
             if name.pdftotext {
                 #expect(line == name.shown, "pdftotext, \(name.shown)")
@@ -82,7 +82,7 @@ import Testing
         // PDF's text (ActualText), which the uncompressed PDF shows.
         let (ligated, ligatedRun) = try Self.issue(names: [#"{"text":"ليلى حداد"}"#])
         #expect(ligatedRun.status == 0, "\(ligatedRun.stderr)")
-        let pdf = ligated.appendingPathComponent("pdf/people-1.pdf")
+        let pdf = ligated.appendingPathComponent("pdf/" + BatchTestSupport.fileName(ligated, id: "people-1") + ".pdf")
         let plain = ligated.appendingPathComponent("plain.pdf")
         _ = try TestSupport.run(PDFTools.qpdf, ["--qdf", "--object-streams=disable", pdf.path, plain.path])
         let stream = String(decoding: try VerifyFixtures.bytes(plain), as: UTF8.self)
@@ -97,7 +97,7 @@ import Testing
     @Test func everyPageHasValidResources() throws {
         let (out, run) = try Self.issue(names: [#"{"family":"Testperson","given":["Ada"]}"#])
         #expect(run.status == 0, "\(run.stderr)")
-        let pdf = out.appendingPathComponent("pdf/people-1.pdf")
+        let pdf = out.appendingPathComponent("pdf/" + BatchTestSupport.fileName(out, id: "people-1") + ".pdf")
         let check = try TestSupport.run(PDFTools.qpdf, ["--check", pdf.path])
         #expect(check.status == 0 && !(check.stdout + check.stderr).contains("duplicated key"), "\(check.stdout)")
         // Both codes still scan from the page.
@@ -126,19 +126,19 @@ import Testing
         let why = try #require(report[0]["notPrinted"]?["message"]?.stringValue)
         #expect(why.contains("no installed font has a glyph for 5 characters") && why.contains("Nagm"), "\(why)")
         #expect(!why.contains("\u{1E4D0}"), "the message names the script, not the name")
-        #expect(report[0]["files"]?.arrayValue?.contains(.string("pdf/people-1.pdf")) == false)
+        #expect(report[0]["files"]?.arrayValue?.contains(.string("pdf/" + BatchTestSupport.fileName(out, id: "people-1") + ".pdf")) == false)
         #expect(report[1]["notPrinted"] == nil)
-        #expect(FileManager.default.fileExists(atPath: out.path + "/cards/people-1.smart-health-card"))
-        #expect(!FileManager.default.fileExists(atPath: out.path + "/pdf/people-1.pdf"))
-        #expect(try PDFTools.text(out.appendingPathComponent("pdf/people-2.pdf")).contains("Ada Testperson"))
+        #expect(FileManager.default.fileExists(atPath: BatchTestSupport.cardFile(out, id: "people-1").path))
+        #expect(!FileManager.default.fileExists(atPath: out.path + "/pdf/" + BatchTestSupport.fileName(out, id: "people-1") + ".pdf"))
+        #expect(try PDFTools.text(out.appendingPathComponent("pdf/" + BatchTestSupport.fileName(out, id: "people-2") + ".pdf")).contains("Ada Testperson"))
         #expect(try PDFTools.info(combined).pages == 1)
 
         let printed = try TestSupport.tempDir("glyphs-print")
         let reprint = try TestSupport.cli(["print", "--out", printed.path, out.path])
         #expect(reprint.status == 1, "\(reprint.stderr)")
-        #expect(reprint.stderr.contains("not printed: \(out.path)/cards/people-1.smart-health-card"), "\(reprint.stderr)")
+        #expect(reprint.stderr.contains("not printed: \(BatchTestSupport.cardFile(out, id: "people-1").path)"), "\(reprint.stderr)")
         #expect(reprint.stderr.contains("no installed font has a glyph"), "\(reprint.stderr)")
-        #expect((try FileManager.default.contentsOfDirectory(atPath: printed.path)).filter { $0.hasSuffix(".pdf") } == ["people-2.pdf"])
+        #expect((try FileManager.default.contentsOfDirectory(atPath: printed.path)).filter { $0.hasSuffix(".pdf") } == [BatchTestSupport.fileName(out, id: "people-2") + ".pdf"])
     }
 
     /// The words of the wallet card (inside the cut-out, left of its QR code), in order, from pdftotext -bbox.
@@ -161,7 +161,7 @@ import Testing
         let (out, run) = try Self.issue(
             names: [#"{"family":"\#(family)","given":["\#(given.joined(separator: #"",""#))"]}"#, #"{"family":"\#(String(repeating: "Verylongname", count: 120))"}"#])
         #expect(run.status == 1, "\(run.stderr)")
-        let pdf = out.appendingPathComponent("pdf/people-1.pdf")
+        let pdf = out.appendingPathComponent("pdf/" + BatchTestSupport.fileName(out, id: "people-1") + ".pdf")
         let text = try PDFTools.text(pdf)
         #expect(!text.contains("…"), "\(text)")
         let wallet = try Self.walletWords(pdf).map(\.text).joined()
@@ -170,7 +170,7 @@ import Testing
         #expect(try TestSupport.report(out)[1]["notPrinted"]?["code"]?.stringValue == "PDF_NAME_TOO_LONG")
         let why = try #require(TestSupport.report(out)[1]["notPrinted"]?["message"]?.stringValue)
         #expect(why.contains("does not fit whole on the wallet card"), "\(why)")
-        #expect(!FileManager.default.fileExists(atPath: out.path + "/pdf/people-2.pdf"))
+        #expect(!FileManager.default.fileExists(atPath: out.path + "/pdf/" + BatchTestSupport.fileName(out, id: "people-2") + ".pdf"))
     }
 
     /// A lot number is never given a hyphen it does not have: one that fits its column at a smaller size is set
@@ -179,7 +179,7 @@ import Testing
         for lot in ["JDXYVFLVAPGR", "A1B2C3D4E5F6G7H8J9K0L1M2N3"] {
             let (out, run) = try Self.issue(names: [#"{"family":"Testperson","given":["Ada"]}"#], lot: lot)
             #expect(run.status == 0, "\(run.stderr)")
-            let text = try PDFTools.text(out.appendingPathComponent("pdf/people-1.pdf"))
+            let text = try PDFTools.text(out.appendingPathComponent("pdf/" + BatchTestSupport.fileName(out, id: "people-1") + ".pdf"))
             let lines = text.split(separator: "\n").map(String.init)
             // No piece of the lot ends in a hyphen it does not have, and together the pieces are the lot.
             for n in 2..<lot.count { #expect(!text.contains(String(lot.prefix(n)) + "-"), "\(text)") }
@@ -199,14 +199,14 @@ import Testing
         ])
         #expect(run.status == 0, "\(run.stderr)")
         for (index, names) in [(1, ["山田太郎", "Taro Yamada"]), (2, ["حداد", "Layla Haddad"])] {
-            let pdf = out.appendingPathComponent("pdf/people-\(index).pdf")
+            let pdf = out.appendingPathComponent("pdf/" + BatchTestSupport.fileName(out, id: "people-\(index)") + ".pdf")
             let lines = Self.nameLines(try PDFTools.text(pdf), count: 2)
             #expect(lines.count == 2 && lines[0].contains(names[0]) && lines[1] == names[1], "\(lines)")
             let wallet = try Self.walletWords(pdf).map(\.text).joined(separator: " ")
             #expect(wallet.contains(names[1]), "\(wallet)")
         }
         // Two Latin forms (the other an old name) are not two scripts: one name.
-        let single = Self.nameLines(try PDFTools.text(out.appendingPathComponent("pdf/people-3.pdf")), count: 2)
+        let single = Self.nameLines(try PDFTools.text(out.appendingPathComponent("pdf/" + BatchTestSupport.fileName(out, id: "people-3") + ".pdf")), count: 2)
         #expect(single == ["Ada Testperson", "DATE OF BIRTH"], "\(single)")
     }
 
