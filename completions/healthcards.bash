@@ -5,7 +5,7 @@
 # Commands and options are read from the program's own --help when TAB is pressed (the `Commands:` list, a
 # command's own `Commands:` list of subcommands (report merge), and each command's option table: lines that start with `--name` or `-x, --name`), so a new command or option
 # completes without editing this file. An option's value is completed from the placeholder --help shows
-# after it: a|b|c gives those words; FILE, KEY, REPORT, CHAIN.pem and other file names give files; DIR and
+# after it: a|b|c gives those words; FILE, KEY, REPORT, CERT, CHAIN.pem and other file names give files; DIR and
 # SITE give folders; anything else (URL, SECONDS, N, TEXT, KID, ...) is typed.
 # Tests/HealthCardsTests/InstallTests.swift checks it offers exactly the options each --help lists.
 
@@ -91,7 +91,7 @@ _healthcards() {
             *"|"*) COMPREPLY=($(compgen -W "${placeholder//|/ }" -- "$cur")); return ;;
             *FILE_OR*DIR*) _healthcards_files; return ;;
             *DIR | SITE) _healthcards_folders; return ;;
-            *FILE* | KEY* | REPORT* | *.pem | *.pdf | *.json) _healthcards_files; return ;;
+            *FILE* | KEY* | REPORT* | CERT* | *.pem | *.pdf | *.json) _healthcards_files; return ;;
             *) return ;; # a value to type: URL, SECONDS, N, TEXT, KID, ...
         esac
     fi

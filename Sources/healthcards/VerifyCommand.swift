@@ -7,8 +7,8 @@ import HealthCardsFixtures
 
 enum VerifyCommand {
     static let help = """
-        Usage: healthcards verify [--jwks [ISSUER_URL=]FILE_OR_SITE_DIR]... [--shl-site SITE]... [--now SECONDS]
-                                  [--ktc] [--json] PATH...
+        Usage: healthcards verify [--jwks [ISSUER_URL=]FILE_OR_SITE_DIR]... [--directory DIR [--directory-cert CERT]
+                                  [--max-key-age DAYS]] [--shl-site SITE]... [--now SECONDS] [--ktc] [--json] PATH...
 
         Checks SMART Health Cards from anyone, offline, and reports every problem with a stable code
         (see docs/error-codes.md), a severity, where it is (file, credential, chunk, FHIR path) and what to do.
@@ -31,6 +31,18 @@ enum VerifyCommand {
                                 crl/<kid>.json beside the key set are applied. Verify is offline: it never fetches
                                 a URL. Without --jwks the signature is not checked (a warning; the card is NOT
                                 VERIFIED, exit status 1)
+          --directory DIR       trust the issuers of the VCI directory in DIR (vci_snapshot.json, .sig, .crt, and
+                                optionally vci-issuers.json and daily_audit.json: `healthcards directory --help`).
+                                Its signature is checked first; a snapshot whose signature fails is refused and no
+                                card is judged (exit status 1). A card's issuer is found by its iss, then through
+                                a canonical_iss; its key by iss and kid together; the issuer's CRLs revoke. A card
+                                whose issuer is not in it (nor given with --jwks ISSUER_URL=FILE) is an error,
+                                DIRECTORY_ISSUER_UNKNOWN; archival issuers, stale keys and issuers in the day's
+                                audit errors are warnings. Combine with --jwks for issuers not listed yet
+          --directory-cert CERT the pinned certificate for --directory (default DIR/vci_snapshot.crt, with a
+                                warning that it is not pinned)
+          --max-key-age DAYS    a directory issuer's keys last retrieved more than DAYS before --now are stale
+                                (DIRECTORY_KEYS_STALE, a warning; default 365)
           --shl-site SITE       a site folder (`healthcards site --issuer URL`) standing for the host of its issuer
                                 URL: a link whose url lies under that URL is opened from the folder (offline:
                                 nothing is fetched), decrypted with the link's key, and the card inside verified.
@@ -57,7 +69,9 @@ enum VerifyCommand {
         """
 
     static func run(_ args: [String]) throws -> ExitStatus {
-        let parsed = try Arguments(args, valued: ["jwks", "now", "shl-site"], flagNames: ["json", "ktc"], command: "verify")
+        let parsed = try Arguments(
+            args, valued: ["jwks", "now", "shl-site", "directory", "directory-cert", "max-key-age"], flagNames: ["json", "ktc"],
+            command: "verify")
         if parsed.has("help") {
             say(help)
             return .ok
@@ -72,8 +86,26 @@ enum VerifyCommand {
             }
             now = value
         }
+        if parsed.value("directory") == nil, let other = ["directory-cert", "max-key-age"].first(where: { parsed.value($0) != nil }) {
+            throw HealthCardError(.configuration, "--\(other) goes with --directory DIR; see `healthcards verify --help`")
+        }
+        let maxKeyAge = try parsed.value("max-key-age").map { try DirectoryCommand.keyAge($0) } ?? Directory.defaultMaxKeyAge
+        var directory: DirectoryFiles?
+        if let folder = parsed.value("directory") {
+            do { directory = try DirectoryFiles(folder: folder, certificate: parsed.value("directory-cert")) } catch let error as HealthCardError
+                where error.code == .directorySignatureInvalid || error.code == .directoryInvalid
+            {
+                // Refused before any card is judged: the cards are not checked against a directory that cannot be trusted.
+                printError(error.commandLineText + "; no card was checked")
+                return .partial
+            }
+            if let directory, !directory.pinned {
+                printError("warning DIRECTORY_NOT_PINNED: " + directory.notPinnedText.replacingFirst("--cert", with: "--directory-cert"))
+            }
+        }
         let verifier = try FileVerifier(
-            keySets: parsed.values("jwks"), now: now, linkSites: parsed.values("shl-site"), killTheClipboard: parsed.has("ktc"))
+            keySets: parsed.values("jwks"), now: now, linkSites: parsed.values("shl-site"), killTheClipboard: parsed.has("ktc"),
+            directory: directory.map { ($0.directory, $0.pinned) }, maxKeyAge: maxKeyAge)
         let walked = try verifier.verify(parsed.positionals)
         let keySets = verifier.keySetReports + walked.filter { $0.source == .keySet }
         let checked = walked.filter { $0.source != .keySet }
@@ -91,6 +123,9 @@ enum VerifyCommand {
         if parsed.has("json") {
             var extra: JSONObject = [:]
             if let standIn { extra["keySetNotBound"] = .string(standIn) }
+            if let directory {
+                extra["directory"] = directoryJSON(directory, verifier: verifier)
+            }
             if !verifier.skipped.isEmpty {
                 extra["skipped"] = .array(verifier.skipped.map { .object(["path": .string($0.path), "what": .string($0.what)]) })
             }
@@ -103,6 +138,7 @@ enum VerifyCommand {
                 say("")
             }
             if let standIn { say("verify: " + ControlCharacters.escaped(standIn)) }
+            if let directory { say("verify: " + ControlCharacters.escaped(directoryLine(directory, verifier: verifier))) }
             if let skipped = skippedLine(verifier.skipped) { say("verify: " + ControlCharacters.escaped(skipped)) }
             let linkCount = links > 0 ? ", \(links) link(s)" : ""
             let unverified = notVerified > 0
@@ -111,6 +147,26 @@ enum VerifyCommand {
             say("verify: \(credentials) credential(s)\(linkCount) checked, \(errors) error(s), \(warnings) warning(s)\(unverified)")
         }
         return errors > 0 || notVerified > 0 ? .partial : .ok
+    }
+
+    /// The line saying which directory was trusted, how its signature was checked, and its entries' errors.
+    static func directoryLine(_ loaded: DirectoryFiles, verifier: FileVerifier) -> String {
+        let d = loaded.directory
+        let problems = verifier.verifier.trustStore.directoryFindings.filter(\.isError).count
+        return "trusted the VCI directory \(loaded.folder) (snapshot of \(d.time.isEmpty ? "?" : d.time), \(d.counts.entries) issuers, "
+            + "\(d.counts.keys) keys), its signature verified with \(loaded.certificatePath) ("
+            + (loaded.pinned ? "pinned" : "NOT pinned: give --directory-cert") + ")"
+            + (problems > 0 ? "; its entries have \(problems) error(s) in keys or CRLs (cards of those issuers are KEY_SET_INVALID)" : "")
+    }
+
+    static func directoryJSON(_ loaded: DirectoryFiles, verifier: FileVerifier) -> JSONValue {
+        let d = loaded.directory
+        return .object([
+            "path": .string(loaded.folder), "time": .string(d.time), "issuers": .integer(Int64(d.counts.entries)),
+            "keys": .integer(Int64(d.counts.keys)), "signature": "verified", "pinned": .bool(loaded.pinned),
+            "certificate": .string(loaded.certificatePath), "certificateSha256": .string(d.certificateFingerprint),
+            "entryErrors": .integer(Int64(verifier.verifier.trustStore.directoryFindings.filter(\.isError).count)),
+        ])
     }
 
     /// The one line saying what the folder walks left unread (FIFOs, sockets, devices, links to folders

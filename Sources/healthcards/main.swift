@@ -26,6 +26,7 @@ let commands: [(name: String, summary: String, run: ([String]) throws -> ExitSta
     ("issue", "issue SMART Health Cards from CSV (with a template) or FHIR Bundle input", IssueCommand.run),
     ("print", "print issued cards as PDF pages: name, birth date, doses or results, QR, wallet cut-out", PrintCommand.run),
     ("verify", "check cards, JWS, QR texts and images, and key sets; report every problem with its code", VerifyCommand.run),
+    ("directory", "the VCI directory offline: check its snapshot's signature, show its issuers, check a site's keys", DirectoryCommand.run),
     ("site", "lay out the static-host folder: jwks.json, CRLs, header rules for nginx/Apache/_headers", SiteCommand.run),
     ("revoke", "revoke a patient's cards (rid into the key's CRL), or withdraw a SMART Health Link", RevokeCommand.run),
     ("shl", "make SMART Health Links (static host) for cards already issued; audit their accesses", SHLCommand.run),

@@ -19,7 +19,7 @@ import Testing
             let afterName = line.drop { $0 == " " }.drop { $0 != " " }
             return line.count - afterName.drop { $0 == " " }.count
         }
-        #expect(columns.count == 13 && Set(columns).count == 1, "summaries start at columns \(columns):\n\(list)")
+        #expect(columns.count == 14 && Set(columns).count == 1, "summaries start at columns \(columns):\n\(list)")
         #expect(help.contains("130/143 issue, print or fixtures was interrupted by SIGINT/SIGTERM"), "\(help)")
     }
 

@@ -243,6 +243,14 @@ final class X509Certificate {
         return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// The issuer's name in OpenSSL's one-line form.
+    var issuerName: String {
+        guard let name = X509_get_issuer_name(cert) else { return "unnamed" }
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard X509_NAME_oneline(name, &buffer, Int32(buffer.count)) != nil else { return "unnamed" }
+        return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// True when `issuer` (self) issued `child` by names and key identifiers (`X509_check_issued`).
     func issued(_ child: X509Certificate) -> Bool {
         defer { ERR_clear_error() }

@@ -183,6 +183,24 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case crlVersionMismatch = "CRL_VERSION_MISMATCH"
     case crlDuplicateRID = "CRL_DUPLICATE_RID"
     case crlRIDTimestamp = "CRL_RID_TIMESTAMP"
+    /// A key publishes `crlVersion`, but no revocation list was found for it.
+    case crlMissing = "CRL_MISSING"
+
+    // The VCI directory (docs/directory.md)
+    /// The snapshot's detached signature does not verify with the certificate's key: the directory is refused.
+    case directorySignatureInvalid = "DIRECTORY_SIGNATURE_INVALID"
+    /// The snapshot (or its issuer list or audit) is not the directory's JSON shape, or is over its budget.
+    case directoryInvalid = "DIRECTORY_INVALID"
+    /// The snapshot was checked with the certificate shipped beside it, not one pinned by the verifier.
+    case directoryNotPinned = "DIRECTORY_NOT_PINNED"
+    /// The card's issuer is not in the directory (nor given a key set of its own).
+    case directoryIssuerUnknown = "DIRECTORY_ISSUER_UNKNOWN"
+    /// The card's issuer is kept in the snapshot for the record but no longer listed.
+    case directoryIssuerArchival = "DIRECTORY_ISSUER_ARCHIVAL"
+    /// The directory last retrieved the issuer's keys longer ago than the age allowed.
+    case directoryKeysStale = "DIRECTORY_KEYS_STALE"
+    /// The directory's daily audit lists errors for the issuer's endpoints.
+    case directoryIssuerAuditError = "DIRECTORY_ISSUER_AUDIT_ERROR"
 
     // SMART Health Links (links-specification; docs/shl.md)
     case shlPrefix = "SHL_PREFIX"
@@ -319,7 +337,8 @@ public enum RuleCode: String, Sendable, CaseIterable {
             .bundleEntryOrder, .bundleMixedContent, .immunizationOccurrenceDate, .observationReferenceRange, .jwkX5CValidity, .qrSegmentsUnreadable, .shlViewerURL, .shlURLNotHTTPS,
             .shlURLEntropy, .shlQRECC, .shlManifestNotChecked, .shlNotResolved, .findingsCapped, .patientNameInvisible,
             .qrPrefixCase, .shlPayloadForm, .shlKeyText, .shlQRNotMinimal, .shlJWEKid, .shlContentNotChecked, .shlExpired,
-            .ridNone, .ridCollision, .cardReplaced, .cardWithdrawn, .cardOutdated, .outputStale, .issNotCanonical, .pdfReprintedWithoutLink, .linkKept, .linkUpdated, .shlKeyWeak:
+            .ridNone, .ridCollision, .cardReplaced, .cardWithdrawn, .cardOutdated, .outputStale, .issNotCanonical, .pdfReprintedWithoutLink, .linkKept, .linkUpdated, .shlKeyWeak,
+            .directoryNotPinned, .directoryIssuerArchival, .directoryKeysStale, .directoryIssuerAuditError:
             return .warning
         default:
             return .error

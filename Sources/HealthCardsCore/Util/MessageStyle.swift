@@ -98,6 +98,8 @@ extension Setting {
     public static let issuer = Setting("issuer")
     /// a key set, bound to its issuer or not.
     public static let jwks = Setting("jwks")
+    /// the age a directory's keys may have, in days.
+    public static let maxKeyAge = Setting("max-key-age")
     /// the signing key (a PEM file or a PKCS#11 URI).
     public static let key = Setting("key")
     /// a SMART Health Link.

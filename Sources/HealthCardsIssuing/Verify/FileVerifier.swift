@@ -50,12 +50,16 @@ public final class FileVerifier {
     ///   files, standing offline for the hosts of their issuer URLs.
     /// - Parameter limits: what a run reads and lists at most (`VerifyLimits`; default `InputBudget`'s).
     /// - Parameter killTheClipboard: also judge links against the CMS Kill the Clipboard profile (`SHL_KTC`).
+    /// - Parameter directory: a verified VCI directory whose issuers are trusted too (`TrustStore.add(directory:…)`),
+    ///   and whether its certificate was pinned.
+    /// - Parameter maxKeyAge: the age, in seconds, a directory's keys may have before they are stale.
     /// - Throws: `HealthCardError(.configuration)` for a path that does not exist, a URL without `=PATH`, a key set
     ///   given twice, a malformed site record, `URL=SITE` whose site records another issuer, or a link site
     ///   that is not a site folder with an issuer record.
     public init(
         keySets: [String], now: Int64, linkSites: [String] = [], limits: VerifyLimits = VerifyLimits(),
-        killTheClipboard: Bool = false
+        killTheClipboard: Bool = false, directory: (directory: Directory, pinned: Bool)? = nil,
+        maxKeyAge: Int64 = Directory.defaultMaxKeyAge
     ) throws {
         self.now = now
         self.linkSites = try linkSites.map { root in
@@ -84,6 +88,9 @@ public final class FileVerifier {
             }
             trust.add(jwks: bytes, file: file, issuer: issuer, binding: binding, crls: Self.revocationLists(besideKeySet: file, bytes, limits: limits),
                       now: now, limits: limits)
+        }
+        if let directory {
+            trust.add(directory: directory.directory, pinned: directory.pinned, now: now, maxKeyAge: maxKeyAge, limits: limits)
         }
         self.verifier = HealthCardVerifier(trustStore: trust, limits: limits, killTheClipboard: killTheClipboard)
         self.givenKeySets = Set(given.keys)

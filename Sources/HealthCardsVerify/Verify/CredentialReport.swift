@@ -63,6 +63,8 @@ public struct CredentialReport: Sendable {
     /// Sentences about what was checked that are not findings (for a key set: its x5c chains; for a link: its
     /// url, flag, label, exp and file).
     public package(set) var notes: [String] = []
+    /// For a credential whose issuer is in a trusted VCI directory: the issuer's name as the directory gives it.
+    public package(set) var issuerName: String?
     /// For a key set: the issuer it is bound to (nil: not bound) and how that is known.
     public package(set) var keySetBinding: (issuer: String?, binding: KeySetBinding)?
 
@@ -121,6 +123,7 @@ public struct CredentialReport: Sendable {
             o["kid"] = kid.map { .string($0) } ?? .null
             o["signature"] = .string(signature.rawValue)
             o["profile"] = profile.map { .string($0.rawValue) } ?? .null
+            if let issuerName { o["issuerName"] = .string(issuerName) }
         } else if let (issuer, binding) = keySetBinding {
             o["issuer"] = issuer.map { .string($0) } ?? .null
             o["boundBy"] = binding.jsonName.map { .string($0) } ?? .null

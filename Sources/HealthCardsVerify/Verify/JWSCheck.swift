@@ -201,7 +201,7 @@ package struct JWSCheck {
                 return
             }
         }
-        guard !keyRing.sets.isEmpty else {
+        guard !keyRing.isEmpty else {
             add(.sigNotChecked, "signature", "no key set was given (\(Setting.jwks)), so the signature was not checked; everything else was", nil)
             return
         }
@@ -223,10 +223,21 @@ package struct JWSCheck {
                 add: add)
             return
         }
+        // The card's issuer in the directory, when one is trusted: named as the directory names it, with its warnings.
+        let listed = iss.flatMap { keyRing.directory?.lookup($0) }
+        if let listed, let trust = keyRing.directory { noteDirectoryEntry(listed, trust: trust, report: &report, add: add) }
         let mine = keyRing.sets(for: iss)
         let keys = mine.flatMap(\.keys)
         // A key of another issuer's key set (or of an unbound set among several) that the card names or is signed by.
         func foreignKey() -> (set: KeyRing.KeySet, key: TrustedKey, signed: Bool)? {
+            // The directory's entries that publish the kid, other than the card's issuer's: found by the kid's index.
+            if let trust = keyRing.directory, let kid {
+                let own = Set((listed?.entries ?? []).map(\.position))
+                for entry in trust.directory.issuers(publishing: kid) where entry.iss != iss && !own.contains(entry.position) {
+                    let set = trust.sets[entry.position]
+                    if let key = set.keys.first(where: { $0.kid == kid || $0.thumbprint == kid }) { return (set, key, verifies(key)) }
+                }
+            }
             let others = keyRing.otherSets(for: iss)
             for set in others {
                 for key in set.keys where key.kid == kid || key.thumbprint == kid { return (set, key, verifies(key)) }
@@ -239,9 +250,16 @@ package struct JWSCheck {
         // Past the guard above, a card without iss has the stand-in set, so `mine` is empty only for a known iss.
         guard !mine.isEmpty else {
             let iss = iss ?? "?"
+            if let trust = keyRing.directory {
+                let when = trust.directory.time.isEmpty ? "" : " of \(trust.directory.time)"
+                add(.directoryIssuerUnknown, "iss", "the card's issuer \(Quote.text(iss, limit: 300)) is not in the VCI directory\(when) "
+                    + "(neither as an iss nor as a canonical_iss) and no key set of its own was given, so the card is not verified. "
+                    + "Check the iss letter for letter; if the issuer is genuine but not listed, give its key set bound to it: "
+                    + "\(Setting.jwks) \(iss)=PATH", nil)
+            }
             if let foreign = foreignKey() {
                 add(.keyNotFromIssuer, "header.kid", Self.foreignKeyMessage(foreign, iss: iss), nil)
-            } else {
+            } else if keyRing.directory == nil {
                 let given = keyRing.sets.map(\.described).joined(separator: ", ")
                 add(.sigNotChecked, "signature", "no key set of the card's issuer \(iss) was given (given: \(given)), so the "
                     + "signature was not checked; a key verifies only cards of the issuer that publishes it. Give its key set "
@@ -338,6 +356,41 @@ package struct JWSCheck {
             add(.kidUnknown, "header.kid", "the header has no kid, and \(given) verifies the signature", nil)
         } else {
             add(.kidUnknown, "header.kid", "kid \(quoted(report.header?["kid"])) names no key of the key sets given, and \(given) verifies the signature", nil)
+        }
+    }
+
+    /// The warnings a card of a directory issuer gets (archival, stale keys, the day's audit errors), and the
+    /// name the report gives its issuer (the directory's).
+    private func noteDirectoryEntry(
+        _ listed: (entries: [Directory.Issuer], sets: [KeyRing.KeySet], match: Directory.Match),
+        trust: KeyRing.DirectoryTrust, report: inout CredentialReport, add: (RuleCode, String?, String, Finding.Severity?) -> Void
+    ) {
+        let directory = trust.directory
+        let names = listed.entries.map(\.name)
+        report.issuerName = names.joined(separator: " / ")
+        let snapshot = directory.time.isEmpty ? "the VCI directory" : "the VCI directory of \(directory.time)"
+        for entry in listed.entries {
+            let who = "\(Quote.text(entry.name, limit: 200)) (\(entry.iss))"
+                + (listed.match == .canonical ? ", whose canonical_iss is the card's iss," : "")
+            if entry.isListed == false {
+                add(.directoryIssuerArchival, "iss", "the issuer \(who) is archival in \(snapshot): its keys are kept for the "
+                    + "record but it is no longer listed in vci-issuers.json. Its cards may be genuine, yet the directory no longer "
+                    + "vouches for it; accept them only if your policy takes issuers that left the directory", nil)
+            }
+            if entry.isStale(before: trust.staleBefore) {
+                let last = entry.lastRetrievedText.map { "last retrieved \($0)" } ?? "with no readable lastRetrieved"
+                add(.directoryKeysStale, "header.kid", "the keys of \(who) in \(snapshot) were \(last), more than "
+                    + "\(trust.maxKeyAge / 86_400) days before now (\(Clock.describe(trust.staleBefore + trust.maxKeyAge))): the issuer "
+                    + "no longer serves them, so a revocation made since then is not in the snapshot. Accept the card only if "
+                    + "your policy takes old keys (\(Setting.maxKeyAge) sets the age allowed)", nil)
+            }
+            if !entry.auditErrors.isEmpty {
+                let errors = entry.auditErrors.prefix(3).map { Quote.text($0, limit: 200) }.joined(separator: "; ")
+                let when = directory.auditTime.map { " of \($0)" } ?? ""
+                add(.directoryIssuerAuditError, "iss", "the directory's daily audit\(when) lists errors for \(who): \(errors). Its "
+                    + "keys and revocation lists may have changed since the snapshot took them; the card was judged with the "
+                    + "snapshot's", nil)
+            }
         }
     }
 

@@ -9,6 +9,8 @@ public enum KeySetBinding: Sendable, Equatable {
     case given
     /// The site's `healthcards-site.json` names the issuer, at this path.
     case siteRecord(String)
+    /// A signed VCI directory snapshot lists the key set under the issuer (`Directory`).
+    case directory
 
     /// What `--json` writes as `boundBy`: `argument`, `site-record`, or nil (null) when not bound.
     package var jsonName: String? {
@@ -16,6 +18,7 @@ public enum KeySetBinding: Sendable, Equatable {
         case .unbound: return nil
         case .given: return "argument"
         case .siteRecord: return "site-record"
+        case .directory: return "directory"
         }
     }
 }
@@ -61,21 +64,49 @@ package struct KeyRing: Sendable {
     /// Whether one unbound key set given alone stands for the issuer of every card: a program's explicit
     /// choice (the command line's, for `--jwks FILE`), never the library's default.
     package var standInAllowed: Bool
+    /// The issuers of a VCI directory, each with its key set (`TrustStore.add(directory:…)`).
+    package var directory: DirectoryTrust?
+
+    /// A directory's key sets, one per entry in the directory's order, found through its indices (by `iss`, then
+    /// `canonical_iss`; by kid only to name another issuer's key), never by a scan of the entries.
+    package struct DirectoryTrust: Sendable {
+        package var directory: Directory
+        /// `sets[i]` is the key set of `directory.issuers[i]`.
+        package var sets: [KeySet]
+        /// The time a key's `lastRetrieved` must not be before (now less the key age allowed), in seconds.
+        package var staleBefore: Int64
+        /// The key age allowed, in seconds.
+        package var maxKeyAge: Int64
+        /// Whether the certificate was pinned by the program (not the one shipped beside the snapshot).
+        package var pinned: Bool
+
+        /// The key sets of the card's issuer `iss`, with its directory entries and how they were found.
+        package func lookup(_ iss: String) -> (entries: [Directory.Issuer], sets: [KeySet], match: Directory.Match)? {
+            guard let (entries, match) = directory.issuers(for: iss) else { return nil }
+            return (entries, entries.map { sets[$0.position] }, match)
+        }
+    }
 
     package init(sets: [KeySet] = [], standInAllowed: Bool = false) {
         self.sets = sets
         self.standInAllowed = standInAllowed
     }
 
+    /// True when no key set was given and no directory: no signature can be checked.
+    package var isEmpty: Bool { sets.isEmpty && directory == nil }
+
     /// The one unbound key set that stands for every card's issuer: set when the program allows it and
     /// exactly one key set was given and it is not bound.
-    package var standIn: KeySet? { standInAllowed && sets.count == 1 && sets[0].issuer == nil ? sets[0] : nil }
+    /// Never with a directory: its issuers are bound by it.
+    package var standIn: KeySet? {
+        standInAllowed && directory == nil && sets.count == 1 && sets[0].issuer == nil ? sets[0] : nil
+    }
 
     /// The key sets whose keys may verify a card with `iss`: those bound to `iss`, or the stand-in.
     package func sets(for iss: String?) -> [KeySet] {
         if let standIn { return [standIn] }
         guard let iss else { return [] }
-        return sets.filter { $0.issuer == iss }
+        return sets.filter { $0.issuer == iss } + (directory?.lookup(iss)?.sets ?? [])
     }
 
     /// The key sets that may not verify a card with `iss`: every other one.

@@ -29,7 +29,7 @@ extension CredentialReport {
         }
         lines.append("\(source.rawValue) \(file)\(index): \(verdict)")
         if let payload, source != .shlink {
-            lines.append("  issuer   \(payload["iss"]?.stringValue ?? "?")")
+            lines.append("  issuer   \(payload["iss"]?.stringValue ?? "?")" + (issuerName.map { " (\($0), in the VCI directory)" } ?? ""))
             let sig: String
             switch signature {
             case .verified: sig = "signature verified"
@@ -56,6 +56,7 @@ extension CredentialReport {
             case .unbound: lines.append("  issuer   not bound to an issuer")
             case .given: lines.append("  issuer   \(issuer ?? "?") (bound by \(style.render("\(Setting.jwks)")) URL=PATH)")
             case .siteRecord(let record): lines.append("  issuer   \(issuer ?? "?") (recorded in \(record))")
+            case .directory: lines.append("  issuer   \(issuer ?? "?") (listed in the VCI directory)")
             }
         }
         for note in notes { lines.append("  note     \(note)") }

@@ -83,6 +83,59 @@ public struct TrustStore: Sendable {
         return report
     }
 
+    /// Trusts the issuers of a VCI directory (its signature was verified when it was made): each entry's keys
+    /// verify cards of that entry's `iss` only (found by `iss`, then through the entry's `canonical_iss`; a key
+    /// by issuer and kid together), and each entry's revocation lists revoke as a site's `crl/<kid>.json`
+    /// does. A card whose issuer is neither in the directory nor given a key set of its own is
+    /// `DIRECTORY_ISSUER_UNKNOWN` (an error); one of an archival issuer, of keys last retrieved more than
+    /// `maxKeyAge` before `now`, or of an issuer in the day's audit errors gets a warning each. The entries' own
+    /// findings are not added to `keySets` (there are hundreds); `directoryFindings` lists their errors.
+    /// - Parameters:
+    ///   - directory: the verified snapshot.
+    ///   - pinned: false when the certificate that verified it is the one shipped beside it (a warning on
+    ///     nothing here; a program says so).
+    ///   - now: the time key ages, `x5c` validity and CRL timestamps are judged at, in seconds since 1970.
+    ///   - maxKeyAge: seconds; default `Directory.defaultMaxKeyAge` (365 days).
+    public mutating func add(
+        directory: Directory, pinned: Bool = true, now: Int64, maxKeyAge: Int64 = Directory.defaultMaxKeyAge,
+        limits: VerifyLimits = VerifyLimits()
+    ) {
+        var sets: [KeyRing.KeySet] = []
+        sets.reserveCapacity(directory.issuers.count)
+        var problems: [Finding] = []
+        var byEntry: [Int: [Finding]] = [:]
+        for issuer in directory.issuers {
+            let file = "\(Directory.snapshotName) issuerInfo[\(issuer.index)] (\(issuer.name))"
+            var crls: [String: CRLInput] = [:]
+            for (kid, bytes) in issuer.crlFiles { crls[kid] = .bytes(bytes, name: "\(file) crls[\(kid)]") }
+            let result = KeySetCheck.check(
+                bytes: issuer.keySetBytes, file: file, issuer: issuer.iss, crls: crls, now: now, limits: limits)
+            let errors = result.findings.filter(\.isError)
+            // An entry without keys is not a problem of the directory's (its issuer publishes none now).
+            let own = errors.filter { $0.code != .jwksNoKeys }
+            problems += own
+            if !own.isEmpty { byEntry[issuer.position] = own }
+            sets.append(KeyRing.KeySet(file: file, issuer: issuer.iss, binding: .directory, keys: result.keys, problems: errors))
+        }
+        let age = max(0, maxKeyAge)
+        ring.directory = KeyRing.DirectoryTrust(
+            directory: directory, sets: sets, staleBefore: now > Int64.min + age ? now - age : Int64.min, maxKeyAge: age,
+            pinned: pinned)
+        directoryFindings = directory.findings + problems
+        directoryEntryErrors = byEntry
+    }
+
+    /// The errors of each directory entry's keys and CRLs, by the entry's `Directory.Issuer.position`; entries
+    /// without errors are absent.
+    public private(set) var directoryEntryErrors: [Int: [Finding]] = [:]
+
+    /// The errors found in the directory's entries (keys and revocation lists a card of that issuer would
+    /// depend on, `KEY_SET_INVALID` on its cards), and entries left out of it.
+    public private(set) var directoryFindings: [Finding] = []
+
+    /// The directory added, if any.
+    public var directory: Directory? { ring.directory?.directory }
+
     /// Whether one unbound key set, when it is the only key set, stands for the issuer of every card: a
     /// program's explicit choice (the command line's for a bare `--jwks FILE`), off by default. A store built
     /// with `add(issuer:…)` alone never has unbound sets.
