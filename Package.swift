@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "HealthCardsCore", targets: ["HealthCardsCore"]),
         .library(name: "HealthCardsVerify", targets: ["HealthCardsVerify"]),
         .library(name: "HealthCardsQR", targets: ["HealthCardsQR"]),
+        .library(name: "HealthCardsQRReading", targets: ["HealthCardsQRReading"]),
         .library(name: "HealthCardsPrint", targets: ["HealthCardsPrint"]),
         .library(name: "HealthCardsIssuing", targets: ["HealthCardsIssuing"]),
         .library(name: "HealthCardsFixtures", targets: ["HealthCardsFixtures"]),
@@ -59,39 +60,45 @@ let package = Package(
 
         .target(name: "HealthCardsCore", dependencies: ["COpenSSL", "CZlib", "CProcess"]),
         .target(name: "HealthCardsVerify", dependencies: ["HealthCardsCore"]),
-        .target(name: "HealthCardsQR", dependencies: ["HealthCardsCore", "HealthCardsVerify", "CQRencode", "CPNG", "CJPEG", "CZbar", "CZXing"]),
+        // Making QR symbols and PNG images (libqrencode, libpng); reading them back is HealthCardsQRReading.
+        .target(name: "HealthCardsQR", dependencies: ["HealthCardsCore", "CQRencode", "CPNG"]),
+        // Reading QR images people send (PNG, JPEG) and checking their symbols: zbar, zxing-cpp, libjpeg.
         .target(
-            name: "HealthCardsPrint",
-            dependencies: ["HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "CCairo", "CPango", "CRsvg"]),
+            name: "HealthCardsQRReading",
+            dependencies: ["HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "CPNG", "CJPEG", "CZbar", "CZXing"]),
+        .target(name: "HealthCardsPrint", dependencies: ["HealthCardsCore", "HealthCardsQR", "CCairo", "CPango", "CRsvg"]),
         .target(
             name: "HealthCardsIssuing",
-            dependencies: ["HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsPrint"]),
+            dependencies: ["HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsQRReading", "HealthCardsPrint"]),
         .target(
             name: "HealthCardsFixtures",
-            dependencies: ["HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsPrint", "HealthCardsIssuing"]),
+            dependencies: [
+                "HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsQRReading", "HealthCardsPrint",
+                "HealthCardsIssuing",
+            ]),
         .target(
             name: "HealthCardsServer",
             dependencies: ["HealthCardsCore", "HealthCardsVerify", "CMicroHTTPD", "CSQLite", "CPostgres"]),
         .executableTarget(
             name: "healthcards",
             dependencies: [
-                "HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsPrint", "HealthCardsIssuing",
-                "HealthCardsFixtures", "HealthCardsServer",
+                "HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsQRReading", "HealthCardsPrint",
+                "HealthCardsIssuing", "HealthCardsFixtures", "HealthCardsServer",
             ]),
         // `make bench`: the pipeline measured stage by stage and end to end on synthetic data.
         .executableTarget(
             name: "healthcards-bench",
             dependencies: [
-                "HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsPrint", "HealthCardsIssuing",
-                "HealthCardsFixtures", "HealthCardsServer",
+                "HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsQRReading", "HealthCardsPrint",
+                "HealthCardsIssuing", "HealthCardsFixtures", "HealthCardsServer",
             ]),
         // The public API as a client sees it: no `@testable`, only the Verify layer and Core.
         .testTarget(name: "HealthCardsPublicAPITests", dependencies: ["HealthCardsCore", "HealthCardsVerify"]),
         .testTarget(
             name: "HealthCardsTests",
             dependencies: [
-                "HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsPrint", "HealthCardsIssuing",
-                "HealthCardsFixtures", "HealthCardsServer",
+                "HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsQRReading", "HealthCardsPrint",
+                "HealthCardsIssuing", "HealthCardsFixtures", "HealthCardsServer",
             ]),
     ],
     // zxing-cpp's headers need C++17 (the CZXing shim).

@@ -4,6 +4,7 @@
 import HealthCardsCore
 import HealthCardsVerify
 import HealthCardsQR
+import HealthCardsQRReading
 import HealthCardsPrint
 import HealthCardsIssuing
 import HealthCardsFixtures

@@ -1,6 +1,7 @@
 import HealthCardsCore
 import HealthCardsIssuing
 import HealthCardsQR
+import HealthCardsQRReading
 import HealthCardsServer
 
 #if canImport(Glibc)

@@ -1,6 +1,7 @@
 import HealthCardsCore
 import HealthCardsVerify
 import HealthCardsQR
+import HealthCardsQRReading
 import HealthCardsPrint
 import HealthCardsIssuing
 import HealthCardsFixtures

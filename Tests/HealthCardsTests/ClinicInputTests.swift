@@ -6,6 +6,7 @@ import Testing
 @testable import HealthCardsIssuing
 @testable import HealthCardsPrint
 @testable import HealthCardsQR
+@testable import HealthCardsQRReading
 @testable import HealthCardsVerify
 
 /// What the clinic reads (issue 22): invisible characters from spreadsheets and EHR exports, the table of rejected

@@ -6,6 +6,7 @@ import Testing
 @testable import HealthCardsIssuing
 @testable import HealthCardsPrint
 @testable import HealthCardsQR
+@testable import HealthCardsQRReading
 @testable import HealthCardsVerify
 
 /// Content the SHC Vaccination & Testing IG asks for (issue 22), through `issue` and `verify`:

@@ -6,6 +6,7 @@ import Testing
 @testable import HealthCardsIssuing
 @testable import HealthCardsPrint
 @testable import HealthCardsQR
+@testable import HealthCardsQRReading
 @testable import HealthCardsVerify
 
 #if canImport(Glibc)

@@ -6,6 +6,7 @@ import Testing
 @testable import HealthCardsIssuing
 @testable import HealthCardsPrint
 @testable import HealthCardsQR
+@testable import HealthCardsQRReading
 @testable import HealthCardsVerify
 
 /// The hand-written RFC 6979 signer is not constant-time: it signs only with keys whose private half is public

@@ -6,6 +6,7 @@ import Testing
 @testable import HealthCardsIssuing
 @testable import HealthCardsPrint
 @testable import HealthCardsQR
+@testable import HealthCardsQRReading
 @testable import HealthCardsVerify
 
 /// Revocations that survive a key rotation (issue 22): a person revoked under any key of the site is not reissued

@@ -2,6 +2,7 @@ internal import COpenSSL
 import HealthCardsCore
 import HealthCardsVerify
 import HealthCardsQR
+import HealthCardsQRReading
 import HealthCardsPrint
 import HealthCardsIssuing
 

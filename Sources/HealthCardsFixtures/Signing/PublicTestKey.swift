@@ -2,6 +2,7 @@ import HealthCardsCore
 import HealthCardsIssuing
 import HealthCardsPrint
 import HealthCardsQR
+import HealthCardsQRReading
 import HealthCardsVerify
 
 /// A P-256 key whose private half is public knowledge: the only keys the hand-written RFC 6979 signer

@@ -4,7 +4,6 @@
 import HealthCardsCore
 import HealthCardsVerify
 import HealthCardsQR
-import HealthCardsPrint
 
 /// A streaming RFC 4180 CSV reader over a file: quoted fields with delimiters, `""` quotes and line
 /// breaks; CRLF, LF or CR line ends; a UTF-8 byte order mark at the start; a last line with or

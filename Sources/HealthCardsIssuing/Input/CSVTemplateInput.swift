@@ -1,7 +1,6 @@
 import HealthCardsCore
 import HealthCardsVerify
 import HealthCardsQR
-import HealthCardsPrint
 
 /// Turns a CSV file into one record per patient with a `Template`: rows sharing the template's
 /// `patientKey` form one Bundle, whatever their order in the file.

@@ -1,7 +1,6 @@
 import HealthCardsCore
 import HealthCardsVerify
 import HealthCardsQR
-import HealthCardsPrint
 
 /// An open-addressing table from 64-bit key hashes to `Int32` values (linear probing, at most 7/8
 /// full), for indexing millions of CSV rows by patient: 12 bytes a slot, about half what a

@@ -1,7 +1,6 @@
 import HealthCardsCore
 import HealthCardsVerify
 import HealthCardsQR
-import HealthCardsPrint
 
 /// One record of a batch as read: a Bundle for one patient (or every reason there is none), and where
 /// it came from. Nothing is minimized or checked yet: `checked()` does that, as template rendering does

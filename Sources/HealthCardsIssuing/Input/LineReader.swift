@@ -4,7 +4,6 @@
 import HealthCardsCore
 import HealthCardsVerify
 import HealthCardsQR
-import HealthCardsPrint
 
 /// Reads a file one line at a time through a 64 KiB buffer, so a file of any size costs one line of
 /// memory, and a line of at most `maxLineBytes` (longer lines are skipped to their end, not held).

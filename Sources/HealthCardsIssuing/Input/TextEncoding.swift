@@ -1,7 +1,6 @@
 import HealthCardsCore
 import HealthCardsVerify
 import HealthCardsQR
-import HealthCardsPrint
 
 /// Recognizes input files that are Unicode text but not UTF-8: UTF-16 (Excel's "Unicode Text", some
 /// database exports) and UTF-32, with or without a byte order mark. Read as UTF-8 they look like text

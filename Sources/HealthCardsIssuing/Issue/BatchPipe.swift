@@ -6,7 +6,6 @@ import Synchronization
 import HealthCardsCore
 import HealthCardsVerify
 import HealthCardsQR
-import HealthCardsPrint
 
 /// The hand-over between the batch's reading thread and its workers: a FIFO of numbered jobs and
 /// a table of finished results, under one mutex with two condition variables. Results are taken

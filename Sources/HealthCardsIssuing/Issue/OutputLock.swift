@@ -6,7 +6,6 @@ import Synchronization
 import HealthCardsCore
 import HealthCardsVerify
 import HealthCardsQR
-import HealthCardsPrint
 
 /// An exclusive lock on an output folder, so two runs never write into the same `--out` at once: two
 /// `issue` runs would race for the same card, image and report files, and `issue --shl` and `healthcards shl`

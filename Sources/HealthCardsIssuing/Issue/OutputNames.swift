@@ -1,7 +1,6 @@
 import HealthCardsCore
 import HealthCardsVerify
 import HealthCardsQR
-import HealthCardsPrint
 
 /// File names for a record's outputs: the record id made file-name safe.
 package enum OutputNames {

@@ -4,7 +4,6 @@
 import HealthCardsCore
 import HealthCardsVerify
 import HealthCardsQR
-import HealthCardsPrint
 
 /// Writes `report.ndjson` as the run goes: lines are appended to a temporary file beside it
 /// (`.report.ndjson.tmp-<pid>-<random>`) through a 64 KiB buffer, and `commit()` flushes, syncs

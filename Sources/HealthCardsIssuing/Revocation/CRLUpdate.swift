@@ -1,7 +1,6 @@
 import HealthCardsCore
 import HealthCardsVerify
 import HealthCardsQR
-import HealthCardsPrint
 
 extension CRL {
     /// What adding one entry did to a list.

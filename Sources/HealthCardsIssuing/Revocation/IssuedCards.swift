@@ -1,7 +1,6 @@
 import HealthCardsCore
 import HealthCardsVerify
 import HealthCardsQR
-import HealthCardsPrint
 
 /// What the reports of `issue` runs (`OUT/report.ndjson`) and their issuance logs (`OUT/issuance-log.ndjson`,
 /// `IssuanceLog`) say was issued: `revoke` checks ids, rids and the rid secret against them, and `site` counts the

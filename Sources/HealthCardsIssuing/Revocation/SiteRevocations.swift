@@ -1,5 +1,4 @@
 import HealthCardsCore
-import HealthCardsPrint
 import HealthCardsQR
 import HealthCardsVerify
 import Synchronization

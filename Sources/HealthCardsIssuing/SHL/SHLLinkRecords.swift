@@ -4,7 +4,6 @@
 import HealthCardsCore
 import HealthCardsVerify
 import HealthCardsQR
-import HealthCardsPrint
 
 /// What an output folder remembers about its SMART Health Links, beside the link texts in `OUT/shl/`:
 /// which links were withdrawn (`SHLWithdrawalRecord`), and which site folder holds their files

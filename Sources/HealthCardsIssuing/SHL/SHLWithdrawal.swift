@@ -4,7 +4,6 @@
 import HealthCardsCore
 import HealthCardsVerify
 import HealthCardsQR
-import HealthCardsPrint
 
 /// Withdrawing a SMART Health Link from a static host (`revoke --link`): its encrypted file is deleted from the
 /// site folder, so once the site is deployed a receiver's `GET` gets 404 and the link opens nothing. The

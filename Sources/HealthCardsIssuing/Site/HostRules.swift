@@ -1,7 +1,6 @@
 import HealthCardsCore
 import HealthCardsVerify
 import HealthCardsQR
-import HealthCardsPrint
 
 /// Ready-to-use HTTP header rules for serving an issuer site from common static hosts.
 ///

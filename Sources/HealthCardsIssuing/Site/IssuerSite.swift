@@ -1,7 +1,6 @@
 import HealthCardsCore
 import HealthCardsVerify
 import HealthCardsQR
-import HealthCardsPrint
 
 /// The folder an issuer publishes at its `iss` URL on a static host (digest sections 7 and 8):
 ///

@@ -1,7 +1,6 @@
 import HealthCardsCore
 import HealthCardsVerify
 import HealthCardsQR
-import HealthCardsPrint
 
 /// Dropping a key from a published key set stops every card it signed from verifying: right for a
 /// compromised key, a disaster for a retired one (digest section 7: old public keys stay published as

@@ -1,7 +1,6 @@
 import HealthCardsCore
 import HealthCardsVerify
 import HealthCardsQR
-import HealthCardsPrint
 
 /// Builds the entries of a published key set from keys and certificate chains (digest section 7).
 package enum PublishedKeys {

@@ -4,7 +4,6 @@
 import HealthCardsCore
 import HealthCardsVerify
 import HealthCardsQR
-import HealthCardsPrint
 
 extension IssuerSite {
     /// Files whose presence in a folder marks it as a published issuer site (what `site` writes): the

@@ -4,7 +4,6 @@
 import HealthCardsCore
 import HealthCardsVerify
 import HealthCardsQR
-import HealthCardsPrint
 
 /// The exclusive lock every command that writes an issuer site takes for as long as it writes: `site`,
 /// `jwks` into `SITE/.well-known/`, `revoke` (CRL and key set, or `--link`), `shl` and `issue --shl` (link

@@ -1,7 +1,6 @@
 import HealthCardsCore
 import HealthCardsVerify
 import HealthCardsQR
-import HealthCardsPrint
 
 /// What `healthcards site --issuer URL` records about an issuer site: `SITE/healthcards-site.json`,
 /// `{"issuer":"https://…"}` (pretty JSON, final newline).

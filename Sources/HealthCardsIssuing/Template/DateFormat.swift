@@ -1,7 +1,6 @@
 import HealthCardsCore
 import HealthCardsVerify
 import HealthCardsQR
-import HealthCardsPrint
 
 /// The date format of an export, as a template states it (`"dateFormat": "MM/DD/YYYY"`), and how a
 /// date written that way becomes a FHIR date (`YYYY-MM-DD`). Without one, only `YYYY-MM-DD` is read:

@@ -1,7 +1,6 @@
 import HealthCardsCore
 import HealthCardsVerify
 import HealthCardsQR
-import HealthCardsPrint
 
 /// A `{{column}}` or `{{column|type}}` placeholder in a template (see `docs/templates.md`).
 struct Placeholder: Sendable, Equatable {

@@ -1,7 +1,6 @@
 import HealthCardsCore
 import HealthCardsVerify
 import HealthCardsQR
-import HealthCardsPrint
 
 /// A Bundle template: a FHIR R4 Bundle with `{{column}}` placeholders plus the metadata that turns
 /// CSV rows into one Bundle per patient (see `docs/templates.md`).

@@ -1,7 +1,6 @@
 import HealthCardsCore
 import HealthCardsVerify
 import HealthCardsQR
-import HealthCardsPrint
 
 /// One input row for a template: trimmed values by column name, and where it came from.
 public struct TemplateRow: Sendable {

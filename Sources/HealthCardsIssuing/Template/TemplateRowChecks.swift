@@ -1,7 +1,6 @@
 import HealthCardsCore
 import HealthCardsVerify
 import HealthCardsQR
-import HealthCardsPrint
 
 /// Checks on one patient's rendered rows that need to know where each value came from: repeated event
 /// ids, and validation errors located at the CSV row and column that caused them.

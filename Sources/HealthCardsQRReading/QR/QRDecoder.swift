@@ -1,5 +1,6 @@
 internal import CZbar
 import HealthCardsCore
+import HealthCardsQR
 import HealthCardsVerify
 
 /// One QR symbol found in an image.

@@ -1,5 +1,6 @@
 internal import CZXing
 import HealthCardsCore
+import HealthCardsQR
 import HealthCardsVerify
 
 /// One QR symbol as zxing-cpp (Debian `libzxing2`) read it.

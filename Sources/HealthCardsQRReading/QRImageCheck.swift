@@ -1,4 +1,5 @@
 import HealthCardsCore
+import HealthCardsQR
 import HealthCardsVerify
 
 /// Reads QR images and checks the symbols themselves (digest section 6): version at most 22, error

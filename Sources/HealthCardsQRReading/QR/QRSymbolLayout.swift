@@ -1,4 +1,5 @@
 import HealthCardsCore
+import HealthCardsQR
 import HealthCardsVerify
 
 /// Where the parts of a QR symbol of one version lie (ISO/IEC 18004:2015): which modules are function

@@ -1,4 +1,5 @@
 import HealthCardsCore
+import HealthCardsQR
 import HealthCardsVerify
 
 /// Asks the QR encoder (`QRCode`, over libqrencode) which QR version a given list of segments needs at a given error correction level.

@@ -1,4 +1,5 @@
 import HealthCardsCore
+import HealthCardsQR
 import HealthCardsVerify
 
 extension QRImageCheck {

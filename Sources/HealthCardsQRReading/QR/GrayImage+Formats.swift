@@ -1,5 +1,6 @@
 internal import CJPEG
 import HealthCardsCore
+import HealthCardsQR
 import HealthCardsVerify
 
 /// The image formats QR images are read from, told apart by their first bytes (not their names).

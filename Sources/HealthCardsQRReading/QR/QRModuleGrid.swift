@@ -1,4 +1,5 @@
 import HealthCardsCore
+import HealthCardsQR
 import HealthCardsVerify
 
 /// The module grid of one QR symbol in a raster, found from the symbol's corner points as a decoder reports them.

@@ -1,4 +1,5 @@
 import HealthCardsCore
+import HealthCardsQR
 import HealthCardsVerify
 
 /// One segment of a QR symbol's data (ISO/IEC 18004:2015, 7.4): its mode and the data it carries.
