@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "HealthCardsQR", targets: ["HealthCardsQR"]),
         .library(name: "HealthCardsQRReading", targets: ["HealthCardsQRReading"]),
         .library(name: "HealthCardsPrint", targets: ["HealthCardsPrint"]),
+        .library(name: "HealthCardsSite", targets: ["HealthCardsSite"]),
         .library(name: "HealthCardsIssuing", targets: ["HealthCardsIssuing"]),
         .library(name: "HealthCardsFixtures", targets: ["HealthCardsFixtures"]),
         .library(name: "HealthCardsServer", targets: ["HealthCardsServer"]),
@@ -67,14 +68,19 @@ let package = Package(
             name: "HealthCardsQRReading",
             dependencies: ["HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "CPNG", "CJPEG", "CZbar", "CZXing"]),
         .target(name: "HealthCardsPrint", dependencies: ["HealthCardsCore", "HealthCardsQR", "CCairo", "CPango", "CRsvg"]),
+        // The issuer's site, revocation, templates and input: Core and Verify only (libcrypto, zlib).
+        .target(name: "HealthCardsSite", dependencies: ["HealthCardsCore", "HealthCardsVerify"]),
         .target(
             name: "HealthCardsIssuing",
-            dependencies: ["HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsQRReading", "HealthCardsPrint"]),
+            dependencies: [
+                "HealthCardsCore", "HealthCardsVerify", "HealthCardsSite", "HealthCardsQR", "HealthCardsQRReading",
+                "HealthCardsPrint",
+            ]),
         .target(
             name: "HealthCardsFixtures",
             dependencies: [
                 "HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsQRReading", "HealthCardsPrint",
-                "HealthCardsIssuing",
+                "HealthCardsSite", "HealthCardsIssuing",
             ]),
         .target(
             name: "HealthCardsServer",
@@ -83,14 +89,14 @@ let package = Package(
             name: "healthcards",
             dependencies: [
                 "HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsQRReading", "HealthCardsPrint",
-                "HealthCardsIssuing", "HealthCardsFixtures", "HealthCardsServer",
+                "HealthCardsSite", "HealthCardsIssuing", "HealthCardsFixtures", "HealthCardsServer",
             ]),
         // `make bench`: the pipeline measured stage by stage and end to end on synthetic data.
         .executableTarget(
             name: "healthcards-bench",
             dependencies: [
                 "HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsQRReading", "HealthCardsPrint",
-                "HealthCardsIssuing", "HealthCardsFixtures", "HealthCardsServer",
+                "HealthCardsSite", "HealthCardsIssuing", "HealthCardsFixtures", "HealthCardsServer",
             ]),
         // The public API as a client sees it: no `@testable`, only the Verify layer and Core.
         .testTarget(name: "HealthCardsPublicAPITests", dependencies: ["HealthCardsCore", "HealthCardsVerify"]),
@@ -98,7 +104,7 @@ let package = Package(
             name: "HealthCardsTests",
             dependencies: [
                 "HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsQRReading", "HealthCardsPrint",
-                "HealthCardsIssuing", "HealthCardsFixtures", "HealthCardsServer",
+                "HealthCardsSite", "HealthCardsIssuing", "HealthCardsFixtures", "HealthCardsServer",
             ]),
     ],
     // zxing-cpp's headers need C++17 (the CZXing shim).

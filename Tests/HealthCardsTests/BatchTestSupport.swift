@@ -6,6 +6,7 @@ import Foundation
 @testable import HealthCardsQRReading
 @testable import HealthCardsPrint
 @testable import HealthCardsIssuing
+@testable import HealthCardsSite
 @testable import HealthCardsFixtures
 
 /// Helpers for the batch runner tests: synthetic inputs, background runs, output comparisons.

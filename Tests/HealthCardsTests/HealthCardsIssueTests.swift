@@ -3,6 +3,7 @@ import Testing
 
 @testable import HealthCardsCore
 @testable import HealthCardsIssuing
+@testable import HealthCardsSite
 @testable import HealthCardsServer
 
 /// `$health-cards-issue` (issue 24) on a real `healthcards serve` over a real socket, on SQLite and PostgreSQL:

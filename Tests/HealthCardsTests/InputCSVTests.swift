@@ -7,6 +7,7 @@ import Testing
 @testable import HealthCardsQRReading
 @testable import HealthCardsPrint
 @testable import HealthCardsIssuing
+@testable import HealthCardsSite
 @testable import HealthCardsFixtures
 
 /// CSV input through the real `healthcards issue`: RFC 4180 quoting, BOM, line ends, non-UTF-8 files,

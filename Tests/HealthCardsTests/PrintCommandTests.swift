@@ -7,6 +7,7 @@ import Testing
 @testable import HealthCardsQRReading
 @testable import HealthCardsPrint
 @testable import HealthCardsIssuing
+@testable import HealthCardsSite
 @testable import HealthCardsFixtures
 
 /// `healthcards print` on cards already issued, the print options, logos, paper, and what a card's

@@ -7,6 +7,7 @@ import Testing
 @testable import HealthCardsQRReading
 @testable import HealthCardsPrint
 @testable import HealthCardsIssuing
+@testable import HealthCardsSite
 @testable import HealthCardsFixtures
 
 /// A card printed with its SMART Health Link (`issue --pdf --shl`, `print` with a link), read back as a person

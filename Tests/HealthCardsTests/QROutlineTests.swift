@@ -7,6 +7,7 @@ import Testing
 @testable import HealthCardsQRReading
 @testable import HealthCardsPrint
 @testable import HealthCardsIssuing
+@testable import HealthCardsSite
 @testable import HealthCardsFixtures
 
 /// The printed QR code's outlines (`QRSymbol.outlines`) cover exactly the dark modules: filled with the nonzero

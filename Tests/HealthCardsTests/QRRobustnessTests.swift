@@ -7,6 +7,7 @@ import Testing
 @testable import HealthCardsQRReading
 @testable import HealthCardsPrint
 @testable import HealthCardsIssuing
+@testable import HealthCardsSite
 @testable import HealthCardsFixtures
 
 /// How often `verify` reads a QR image as people really send it: distorted renderings of our own and the spec's

@@ -7,6 +7,7 @@ import Testing
 @testable import HealthCardsQRReading
 @testable import HealthCardsPrint
 @testable import HealthCardsIssuing
+@testable import HealthCardsSite
 @testable import HealthCardsFixtures
 
 /// QR segments read to the bit (`QRSymbolLayout`, `QRBitStream`): the layout agrees with libqrencode for

@@ -7,6 +7,7 @@ import Testing
 @testable import HealthCardsQRReading
 @testable import HealthCardsPrint
 @testable import HealthCardsIssuing
+@testable import HealthCardsSite
 @testable import HealthCardsFixtures
 
 /// Deterministic ECDSA nonces (RFC 6979, HMAC-SHA-256) for ES256: the RFC's own P-256 vectors, and the

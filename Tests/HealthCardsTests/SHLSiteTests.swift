@@ -7,6 +7,7 @@ import Testing
 @testable import HealthCardsQRReading
 @testable import HealthCardsPrint
 @testable import HealthCardsIssuing
+@testable import HealthCardsSite
 @testable import HealthCardsFixtures
 
 /// The host rules for link files, and a real nginx serving a link's file as a receiver fetches it.

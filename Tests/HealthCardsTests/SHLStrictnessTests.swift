@@ -3,6 +3,7 @@ import Testing
 
 @testable import HealthCardsCore
 @testable import HealthCardsIssuing
+@testable import HealthCardsSite
 @testable import HealthCardsQR
 @testable import HealthCardsQRReading
 @testable import HealthCardsVerify

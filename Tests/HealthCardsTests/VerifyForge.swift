@@ -6,6 +6,7 @@ import Foundation
 @testable import HealthCardsQRReading
 @testable import HealthCardsPrint
 @testable import HealthCardsIssuing
+@testable import HealthCardsSite
 @testable import HealthCardsFixtures
 
 /// Makes deliberately broken cards, key sets and QR codes for the verify tests, from synthetic data.

@@ -7,6 +7,7 @@ import Testing
 @testable import HealthCardsQRReading
 @testable import HealthCardsPrint
 @testable import HealthCardsIssuing
+@testable import HealthCardsSite
 @testable import HealthCardsFixtures
 
 /// `verify` and `x5c`: OpenSSL verifies the chain (`X509_STORE`, `X509_verify_cert`); the leaf's key is the

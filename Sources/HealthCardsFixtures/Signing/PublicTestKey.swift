@@ -1,4 +1,5 @@
 import HealthCardsCore
+import HealthCardsSite
 import HealthCardsIssuing
 import HealthCardsPrint
 import HealthCardsQR

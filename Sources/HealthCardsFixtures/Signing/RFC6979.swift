@@ -1,5 +1,6 @@
 internal import COpenSSL
 import HealthCardsCore
+import HealthCardsSite
 import HealthCardsVerify
 import HealthCardsQR
 import HealthCardsQRReading
