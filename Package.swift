@@ -22,7 +22,9 @@ let package = Package(
         .library(name: "HealthCardsCore", targets: ["HealthCardsCore"]),
         .library(name: "HealthCardsVerify", targets: ["HealthCardsVerify"]),
         .library(name: "HealthCardsQR", targets: ["HealthCardsQR"]),
+        .library(name: "HealthCardsQRReading", targets: ["HealthCardsQRReading"]),
         .library(name: "HealthCardsPrint", targets: ["HealthCardsPrint"]),
+        .library(name: "HealthCardsSite", targets: ["HealthCardsSite"]),
         .library(name: "HealthCardsIssuing", targets: ["HealthCardsIssuing"]),
         .library(name: "HealthCardsFixtures", targets: ["HealthCardsFixtures"]),
         .library(name: "HealthCardsServer", targets: ["HealthCardsServer"]),
@@ -59,39 +61,50 @@ let package = Package(
 
         .target(name: "HealthCardsCore", dependencies: ["COpenSSL", "CZlib", "CProcess"]),
         .target(name: "HealthCardsVerify", dependencies: ["HealthCardsCore"]),
-        .target(name: "HealthCardsQR", dependencies: ["HealthCardsCore", "HealthCardsVerify", "CQRencode", "CPNG", "CJPEG", "CZbar", "CZXing"]),
+        // Making QR symbols and PNG images (libqrencode, libpng); reading them back is HealthCardsQRReading.
+        .target(name: "HealthCardsQR", dependencies: ["HealthCardsCore", "CQRencode", "CPNG"]),
+        // Reading QR images people send (PNG, JPEG) and checking their symbols: zbar, zxing-cpp, libjpeg.
         .target(
-            name: "HealthCardsPrint",
-            dependencies: ["HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "CCairo", "CPango", "CRsvg"]),
+            name: "HealthCardsQRReading",
+            dependencies: ["HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "CPNG", "CJPEG", "CZbar", "CZXing"]),
+        .target(name: "HealthCardsPrint", dependencies: ["HealthCardsCore", "HealthCardsQR", "CCairo", "CPango", "CRsvg"]),
+        // The issuer's site, revocation, templates and input: Core and Verify only (libcrypto, zlib).
+        .target(name: "HealthCardsSite", dependencies: ["HealthCardsCore", "HealthCardsVerify"]),
         .target(
             name: "HealthCardsIssuing",
-            dependencies: ["HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsPrint"]),
+            dependencies: [
+                "HealthCardsCore", "HealthCardsVerify", "HealthCardsSite", "HealthCardsQR", "HealthCardsQRReading",
+                "HealthCardsPrint",
+            ]),
         .target(
             name: "HealthCardsFixtures",
-            dependencies: ["HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsPrint", "HealthCardsIssuing"]),
+            dependencies: [
+                "HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsQRReading", "HealthCardsPrint",
+                "HealthCardsSite", "HealthCardsIssuing",
+            ]),
         .target(
             name: "HealthCardsServer",
             dependencies: ["HealthCardsCore", "HealthCardsVerify", "CMicroHTTPD", "CSQLite", "CPostgres"]),
         .executableTarget(
             name: "healthcards",
             dependencies: [
-                "HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsPrint", "HealthCardsIssuing",
-                "HealthCardsFixtures", "HealthCardsServer",
+                "HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsQRReading", "HealthCardsPrint",
+                "HealthCardsSite", "HealthCardsIssuing", "HealthCardsFixtures", "HealthCardsServer",
             ]),
         // `make bench`: the pipeline measured stage by stage and end to end on synthetic data.
         .executableTarget(
             name: "healthcards-bench",
             dependencies: [
-                "HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsPrint", "HealthCardsIssuing",
-                "HealthCardsFixtures", "HealthCardsServer",
+                "HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsQRReading", "HealthCardsPrint",
+                "HealthCardsSite", "HealthCardsIssuing", "HealthCardsFixtures", "HealthCardsServer",
             ]),
         // The public API as a client sees it: no `@testable`, only the Verify layer and Core.
         .testTarget(name: "HealthCardsPublicAPITests", dependencies: ["HealthCardsCore", "HealthCardsVerify"]),
         .testTarget(
             name: "HealthCardsTests",
             dependencies: [
-                "HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsPrint", "HealthCardsIssuing",
-                "HealthCardsFixtures", "HealthCardsServer",
+                "HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsQRReading", "HealthCardsPrint",
+                "HealthCardsSite", "HealthCardsIssuing", "HealthCardsFixtures", "HealthCardsServer",
             ]),
     ],
     // zxing-cpp's headers need C++17 (the CZXing shim).

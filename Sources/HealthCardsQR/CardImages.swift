@@ -1,5 +1,4 @@
 import HealthCardsCore
-import HealthCardsVerify
 
 /// How a run makes the QR images of its cards (digest section 6).
 public struct QRSettings: Sendable {

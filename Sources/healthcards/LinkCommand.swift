@@ -1,6 +1,8 @@
 import HealthCardsCore
+import HealthCardsSite
 import HealthCardsIssuing
 import HealthCardsQR
+import HealthCardsQRReading
 import HealthCardsServer
 
 #if canImport(Glibc)

@@ -2,8 +2,10 @@
     import Glibc
 #endif
 import HealthCardsCore
+import HealthCardsSite
 import HealthCardsVerify
 import HealthCardsQR
+import HealthCardsQRReading
 import HealthCardsPrint
 import HealthCardsIssuing
 import HealthCardsFixtures

@@ -1,6 +1,8 @@
 import HealthCardsCore
+import HealthCardsSite
 import HealthCardsVerify
 import HealthCardsQR
+import HealthCardsQRReading
 import HealthCardsPrint
 import HealthCardsIssuing
 import HealthCardsFixtures

@@ -1,6 +1,7 @@
 import HealthCardsCore
 import HealthCardsPrint
 import HealthCardsQR
+import HealthCardsQRReading
 
 /// What `healthcards --version` reports beside `Versions.toolkit` and `Versions.shcFramework`: the C libraries
 /// it runs with. Each library's version is asked from the library itself at run time, in the one file that owns

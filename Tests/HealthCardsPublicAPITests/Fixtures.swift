@@ -16,6 +16,8 @@ enum Fixtures {
     }()
     static let spec = root + "/spec-examples"
     static let cases = root + "/cases"
+    /// The repository's public demo key (keys/README.md: public test material).
+    static let demoKey = root + "/../../keys/demo-issuer.DO-NOT-USE-IN-PRODUCTION.pkcs8.pem"
 
     static let issuer = "https://spec.smarthealth.cards/examples/issuer"
     static let kid = "3Kfdg-XwP-7gXyywtUfUADwBumDOPKMQx-iELL11W9s"

@@ -4,6 +4,7 @@ import Testing
 
 @testable import HealthCardsCore
 @testable import HealthCardsIssuing
+@testable import HealthCardsSite
 
 /// The batch's thread plumbing on its own: the pipe between the reading thread and the workers, the worker
 /// thread, and the one-time hand-over of a worker's state.

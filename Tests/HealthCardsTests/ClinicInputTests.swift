@@ -4,8 +4,10 @@ import Testing
 @testable import HealthCardsCore
 @testable import HealthCardsFixtures
 @testable import HealthCardsIssuing
+@testable import HealthCardsSite
 @testable import HealthCardsPrint
 @testable import HealthCardsQR
+@testable import HealthCardsQRReading
 @testable import HealthCardsVerify
 
 /// What the clinic reads (issue 22): invisible characters from spreadsheets and EHR exports, the table of rejected

@@ -3,6 +3,7 @@ import Testing
 
 @testable import HealthCardsCore
 @testable import HealthCardsIssuing
+@testable import HealthCardsSite
 
 /// A template is compiled once (`Template.Node`): rendering a row into the compiled form must give exactly what
 /// walking the template value for that row gives. The walk below is the renderer as it was before compiling

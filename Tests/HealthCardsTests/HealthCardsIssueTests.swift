@@ -3,6 +3,7 @@ import Testing
 
 @testable import HealthCardsCore
 @testable import HealthCardsIssuing
+@testable import HealthCardsSite
 @testable import HealthCardsServer
 
 /// `$health-cards-issue` (issue 24) on a real `healthcards serve` over a real socket, on SQLite and PostgreSQL:
@@ -546,12 +547,19 @@ import Testing
         }
     }
 
-    /// FHIR dateTime intervals (R4 "Primitive Types") and SMART scopes.
-    @Test func dateTimesAndScopes() {
-        #expect(FHIRDateTime("2021")?.start == 1_609_459_200 && FHIRDateTime("2021")?.end == 1_640_995_200)
-        #expect(FHIRDateTime("2024-02")?.start == 1_706_745_600 && FHIRDateTime("2024-02")?.end == 1_709_251_200)
-        #expect(FHIRDateTime("2024-02-29")?.start == 1_709_164_800 && FHIRDateTime("2024-02-29")?.end == 1_709_251_200)
-        #expect(FHIRDateTime("2021-02-17T09:30:00-05:00")?.start == 1_613_572_200)
+    /// FHIR dateTime spans (R4 "Primitive Types", read by the IG's date rules in Core: a date without a time
+    /// in any zone from UTC+14 to UTC-12) and SMART scopes. `_since` is read by the same `FHIRDateTime` as the
+    /// date rules: "2021-01-15" begins at 1610618400 (2021-01-14T10:00:00Z), not at 00:00Z.
+    @Test func dateTimesAndScopes() throws {
+        #expect(FHIRDateTime("2021")?.earliest == 1_609_459_200 - 50_400 && FHIRDateTime("2021")?.latest == 1_640_995_200 - 1 + 43_200)
+        #expect(FHIRDateTime("2024-02")?.earliest == 1_706_745_600 - 50_400 && FHIRDateTime("2024-02")?.latest == 1_709_251_200 - 1 + 43_200)
+        #expect(FHIRDateTime("2024-02-29")?.earliest == 1_709_164_800 - 50_400 && FHIRDateTime("2024-02-29")?.latest == 1_709_251_200 - 1 + 43_200)
+        #expect(FHIRDateTime("2021-02-17T09:30:00-05:00")?.earliest == 1_613_572_200)
+        let body = #"{"resourceType":"Parameters","parameter":[{"name":"credentialType","valueUri":"Immunization"},"#
+            + #"{"name":"_since","valueDateTime":"2021-01-15"}]}"#
+        let since = try #require(try HealthCardsIssueService.parse(Array(body.utf8)).since)
+        #expect(since.earliest == 1_610_618_400)
+        #expect(since == FHIRDateTime("2021-01-15"))
         for bad in ["2021-13", "2023-02-29", "2021-01-01T10:00:00", "21", "2021-1-01", "2021-01-01T25:00:00Z", ""] {
             #expect(FHIRDateTime(bad) == nil, "\(bad)")
         }

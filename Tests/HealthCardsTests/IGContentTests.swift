@@ -4,8 +4,10 @@ import Testing
 @testable import HealthCardsCore
 @testable import HealthCardsFixtures
 @testable import HealthCardsIssuing
+@testable import HealthCardsSite
 @testable import HealthCardsPrint
 @testable import HealthCardsQR
+@testable import HealthCardsQRReading
 @testable import HealthCardsVerify
 
 /// Content the SHC Vaccination & Testing IG asks for (issue 22), through `issue` and `verify`:

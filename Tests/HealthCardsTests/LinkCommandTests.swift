@@ -3,6 +3,7 @@ import Testing
 
 @testable import HealthCardsCore
 @testable import HealthCardsQR
+@testable import HealthCardsQRReading
 @testable import HealthCardsServer
 
 /// `healthcards link …` through the real CLI: what it writes, and what it refuses before it writes anything.

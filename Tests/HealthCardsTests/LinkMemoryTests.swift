@@ -4,8 +4,10 @@ import Testing
 @testable import HealthCardsCore
 @testable import HealthCardsVerify
 @testable import HealthCardsQR
+@testable import HealthCardsQRReading
 @testable import HealthCardsPrint
 @testable import HealthCardsIssuing
+@testable import HealthCardsSite
 @testable import HealthCardsFixtures
 
 /// What an output folder remembers about its SMART Health Links: a withdrawn link stays withdrawn (no new link by

@@ -4,8 +4,10 @@ import Testing
 @testable import HealthCardsCore
 @testable import HealthCardsVerify
 @testable import HealthCardsQR
+@testable import HealthCardsQRReading
 @testable import HealthCardsPrint
 @testable import HealthCardsIssuing
+@testable import HealthCardsSite
 @testable import HealthCardsFixtures
 
 /// `healthcards print` on cards already issued, the print options, logos, paper, and what a card's

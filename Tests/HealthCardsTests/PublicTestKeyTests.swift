@@ -4,8 +4,10 @@ import Testing
 @testable import HealthCardsCore
 @testable import HealthCardsFixtures
 @testable import HealthCardsIssuing
+@testable import HealthCardsSite
 @testable import HealthCardsPrint
 @testable import HealthCardsQR
+@testable import HealthCardsQRReading
 @testable import HealthCardsVerify
 
 /// The hand-written RFC 6979 signer is not constant-time: it signs only with keys whose private half is public

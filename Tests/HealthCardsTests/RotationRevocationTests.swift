@@ -4,8 +4,10 @@ import Testing
 @testable import HealthCardsCore
 @testable import HealthCardsFixtures
 @testable import HealthCardsIssuing
+@testable import HealthCardsSite
 @testable import HealthCardsPrint
 @testable import HealthCardsQR
+@testable import HealthCardsQRReading
 @testable import HealthCardsVerify
 
 /// Revocations that survive a key rotation (issue 22): a person revoked under any key of the site is not reissued

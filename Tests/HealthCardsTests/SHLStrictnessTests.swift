@@ -3,7 +3,9 @@ import Testing
 
 @testable import HealthCardsCore
 @testable import HealthCardsIssuing
+@testable import HealthCardsSite
 @testable import HealthCardsQR
+@testable import HealthCardsQRReading
 @testable import HealthCardsVerify
 
 /// SMART Health Links judged as strictly as the IG, no stricter, no looser: where it says SHALL, an error;

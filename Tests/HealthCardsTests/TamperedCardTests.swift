@@ -4,8 +4,10 @@ import Testing
 @testable import HealthCardsCore
 @testable import HealthCardsVerify
 @testable import HealthCardsQR
+@testable import HealthCardsQRReading
 @testable import HealthCardsPrint
 @testable import HealthCardsIssuing
+@testable import HealthCardsSite
 @testable import HealthCardsFixtures
 
 /// A card changed after it was signed, one character at a time in its header, payload or signature, is

@@ -4,8 +4,10 @@ import Testing
 @testable import HealthCardsCore
 @testable import HealthCardsVerify
 @testable import HealthCardsQR
+@testable import HealthCardsQRReading
 @testable import HealthCardsPrint
 @testable import HealthCardsIssuing
+@testable import HealthCardsSite
 @testable import HealthCardsFixtures
 
 /// Exports as clinics really write them, through the real `healthcards issue`: stated date formats

@@ -7,6 +7,7 @@ import Testing
 
 @testable import HealthCardsCore
 @testable import HealthCardsIssuing
+@testable import HealthCardsSite
 @testable import HealthCardsVerify
 
 /// What a new user found trying the toolkit from the README (this stop's trial): links inside an output folder

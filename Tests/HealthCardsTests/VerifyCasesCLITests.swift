@@ -3,6 +3,7 @@ import Testing
 
 @testable import HealthCardsCore
 @testable import HealthCardsIssuing
+@testable import HealthCardsSite
 @testable import HealthCardsVerify
 
 /// The verify cases of issue 21 (Tests/Fixtures/cases, README there) run exactly as their README says, through

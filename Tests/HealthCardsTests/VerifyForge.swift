@@ -3,8 +3,10 @@ import Foundation
 @testable import HealthCardsCore
 @testable import HealthCardsVerify
 @testable import HealthCardsQR
+@testable import HealthCardsQRReading
 @testable import HealthCardsPrint
 @testable import HealthCardsIssuing
+@testable import HealthCardsSite
 @testable import HealthCardsFixtures
 
 /// Makes deliberately broken cards, key sets and QR codes for the verify tests, from synthetic data.

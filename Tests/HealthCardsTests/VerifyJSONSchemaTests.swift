@@ -3,6 +3,7 @@ import Testing
 
 @testable import HealthCardsCore
 @testable import HealthCardsIssuing
+@testable import HealthCardsSite
 @testable import HealthCardsVerify
 
 /// `verify --json` output, of every shape (cards of each source, a chunk set, key sets bound and not,

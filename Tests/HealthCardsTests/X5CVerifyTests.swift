@@ -4,8 +4,10 @@ import Testing
 @testable import HealthCardsCore
 @testable import HealthCardsVerify
 @testable import HealthCardsQR
+@testable import HealthCardsQRReading
 @testable import HealthCardsPrint
 @testable import HealthCardsIssuing
+@testable import HealthCardsSite
 @testable import HealthCardsFixtures
 
 /// `verify` and `x5c`: OpenSSL verifies the chain (`X509_STORE`, `X509_verify_cert`); the leaf's key is the

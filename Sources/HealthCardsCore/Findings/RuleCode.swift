@@ -1,347 +1,675 @@
 /// The stable codes of `verify` findings and issue-time validation rules. The raw value is what users
 /// see and what `--json` prints; `docs/error-codes.md` gives each code's meaning and fix.
-public enum RuleCode: String, Sendable, CaseIterable {
+///
+/// A code is a value, not an enum case (after jwt-kit's `JWTError`): codes are added in new releases without
+/// breaking a client's `switch` (which needs a `default`), and the documented codes keep their names and texts.
+public struct RuleCode: RawRepresentable, Hashable, Sendable, CaseIterable, CustomStringConvertible {
+    /// The code as users see it: `SIG_INVALID`.
+    public let rawValue: String
+
+    /// A code by its text. Codes this library reports are its static members (`RuleCode.sigInvalid`);
+    /// `known(_:)` finds one by its text. A client may make codes of its own for its own findings.
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    private init(_ rawValue: String) { self.rawValue = rawValue }
+
+    public var description: String { rawValue }
+
     // Files and containers
-    case fileUnreadable = "FILE_UNREADABLE"
-    case fileUnknownType = "FILE_UNKNOWN_TYPE"
-    case fileNotJSON = "FILE_NOT_JSON"
-    case fileNoCredentials = "FILE_NO_CREDENTIALS"
-    case fileTrailingCharacters = "FILE_TRAILING_CHARACTERS"
-    case fileBOM = "FILE_BOM"
-    case fileTooLarge = "FILE_TOO_LARGE"
-    case nothingToCheck = "NOTHING_TO_CHECK"
-    case findingsCapped = "FINDINGS_CAPPED"
+    public static let fileUnreadable = RuleCode("FILE_UNREADABLE")
+    public static let fileUnknownType = RuleCode("FILE_UNKNOWN_TYPE")
+    public static let fileNotJSON = RuleCode("FILE_NOT_JSON")
+    public static let fileNoCredentials = RuleCode("FILE_NO_CREDENTIALS")
+    public static let fileTrailingCharacters = RuleCode("FILE_TRAILING_CHARACTERS")
+    public static let fileBOM = RuleCode("FILE_BOM")
+    public static let fileTooLarge = RuleCode("FILE_TOO_LARGE")
+    public static let nothingToCheck = RuleCode("NOTHING_TO_CHECK")
+    public static let findingsCapped = RuleCode("FINDINGS_CAPPED")
 
     // Compact JWS (digest section 1)
-    case jwsCompactForm = "JWS_COMPACT_FORM"
-    case jwsBase64URL = "JWS_BASE64URL"
-    case jwsTooLong = "JWS_TOO_LONG"
-    case headerNotJSON = "JWS_HEADER_NOT_JSON"
-    case headerAlg = "JWS_HEADER_ALG"
-    case headerZip = "JWS_HEADER_ZIP"
-    case headerKidMissing = "JWS_HEADER_KID_MISSING"
-    case headerExtraMember = "JWS_HEADER_EXTRA_MEMBER"
-    case headerCrit = "JWS_HEADER_CRIT"
+    public static let jwsCompactForm = RuleCode("JWS_COMPACT_FORM")
+    public static let jwsBase64URL = RuleCode("JWS_BASE64URL")
+    public static let jwsTooLong = RuleCode("JWS_TOO_LONG")
+    public static let headerNotJSON = RuleCode("JWS_HEADER_NOT_JSON")
+    public static let headerAlg = RuleCode("JWS_HEADER_ALG")
+    public static let headerZip = RuleCode("JWS_HEADER_ZIP")
+    public static let headerKidMissing = RuleCode("JWS_HEADER_KID_MISSING")
+    public static let headerExtraMember = RuleCode("JWS_HEADER_EXTRA_MEMBER")
+    public static let headerCrit = RuleCode("JWS_HEADER_CRIT")
 
     // Compression (digest section 4)
-    case deflateZlibWrapped = "DEFLATE_ZLIB_WRAPPED"
-    case deflateGzipWrapped = "DEFLATE_GZIP_WRAPPED"
-    case deflateInvalid = "DEFLATE_INVALID"
-    case deflateTrailingData = "DEFLATE_TRAILING_DATA"
-    case deflateTooLarge = "DEFLATE_TOO_LARGE"
+    public static let deflateZlibWrapped = RuleCode("DEFLATE_ZLIB_WRAPPED")
+    public static let deflateGzipWrapped = RuleCode("DEFLATE_GZIP_WRAPPED")
+    public static let deflateInvalid = RuleCode("DEFLATE_INVALID")
+    public static let deflateTrailingData = RuleCode("DEFLATE_TRAILING_DATA")
+    public static let deflateTooLarge = RuleCode("DEFLATE_TOO_LARGE")
 
     // Payload JSON and claims (digest sections 2 and 3)
-    case payloadBOM = "PAYLOAD_BOM"
-    case payloadWhitespace = "PAYLOAD_WHITESPACE"
-    case payloadNotJSON = "PAYLOAD_NOT_JSON"
-    case issMissing = "ISS_MISSING"
-    case issNotHTTPS = "ISS_NOT_HTTPS"
-    case issTrailingSlash = "ISS_TRAILING_SLASH"
-    case issMalformed = "ISS_MALFORMED"
-    case issNotCanonical = "ISS_NOT_CANONICAL"
-    case nbfMissing = "NBF_MISSING"
-    case nbfNotNumber = "NBF_NOT_NUMBER"
-    case nbfMilliseconds = "NBF_MILLISECONDS"
-    case nbfFractional = "NBF_FRACTIONAL"
-    case nbfNotYetValid = "NBF_NOT_YET_VALID"
-    case nbfBeforeEvent = "NBF_BEFORE_EVENT"
-    case nbfOutOfRange = "NBF_OUT_OF_RANGE"
-    case expNotNumber = "EXP_NOT_NUMBER"
-    case expMilliseconds = "EXP_MILLISECONDS"
-    case expExpired = "EXP_EXPIRED"
-    case expBeforeNbf = "EXP_BEFORE_NBF"
-    case expOutOfRange = "EXP_OUT_OF_RANGE"
-    case vcMissing = "VC_MISSING"
-    case vcTypeHealthCard = "VC_TYPE_HEALTH_CARD"
-    case vcTypeLegacy = "VC_TYPE_LEGACY"
-    case vcContext = "VC_CONTEXT"
-    case vcFHIRVersion = "VC_FHIR_VERSION"
-    case vcBundleMissing = "VC_BUNDLE_MISSING"
-    case ridInvalid = "RID_INVALID"
+    public static let payloadBOM = RuleCode("PAYLOAD_BOM")
+    public static let payloadWhitespace = RuleCode("PAYLOAD_WHITESPACE")
+    public static let payloadNotJSON = RuleCode("PAYLOAD_NOT_JSON")
+    public static let issMissing = RuleCode("ISS_MISSING")
+    public static let issNotHTTPS = RuleCode("ISS_NOT_HTTPS")
+    public static let issTrailingSlash = RuleCode("ISS_TRAILING_SLASH")
+    public static let issMalformed = RuleCode("ISS_MALFORMED")
+    public static let issNotCanonical = RuleCode("ISS_NOT_CANONICAL")
+    public static let nbfMissing = RuleCode("NBF_MISSING")
+    public static let nbfNotNumber = RuleCode("NBF_NOT_NUMBER")
+    public static let nbfMilliseconds = RuleCode("NBF_MILLISECONDS")
+    public static let nbfFractional = RuleCode("NBF_FRACTIONAL")
+    public static let nbfNotYetValid = RuleCode("NBF_NOT_YET_VALID")
+    public static let nbfBeforeEvent = RuleCode("NBF_BEFORE_EVENT")
+    public static let nbfOutOfRange = RuleCode("NBF_OUT_OF_RANGE")
+    public static let expNotNumber = RuleCode("EXP_NOT_NUMBER")
+    public static let expMilliseconds = RuleCode("EXP_MILLISECONDS")
+    public static let expExpired = RuleCode("EXP_EXPIRED")
+    public static let expBeforeNbf = RuleCode("EXP_BEFORE_NBF")
+    public static let expOutOfRange = RuleCode("EXP_OUT_OF_RANGE")
+    public static let vcMissing = RuleCode("VC_MISSING")
+    public static let vcTypeHealthCard = RuleCode("VC_TYPE_HEALTH_CARD")
+    public static let vcTypeLegacy = RuleCode("VC_TYPE_LEGACY")
+    public static let vcContext = RuleCode("VC_CONTEXT")
+    public static let vcFHIRVersion = RuleCode("VC_FHIR_VERSION")
+    public static let vcBundleMissing = RuleCode("VC_BUNDLE_MISSING")
+    public static let ridInvalid = RuleCode("RID_INVALID")
 
     // Signature and keys used for it (digest sections 1 and 7)
-    case sigDER = "SIG_DER"
-    case sigLength = "SIG_LENGTH"
-    case sigInvalid = "SIG_INVALID"
-    case sigNotChecked = "SIG_NOT_CHECKED"
-    case kidUnknown = "KID_UNKNOWN"
-    case kidWrong = "KID_WRONG"
-    case revoked = "REVOKED"
-    case keyNotFromIssuer = "KEY_NOT_FROM_ISSUER"
-    case keySetInvalid = "KEY_SET_INVALID"
+    public static let sigDER = RuleCode("SIG_DER")
+    public static let sigLength = RuleCode("SIG_LENGTH")
+    public static let sigInvalid = RuleCode("SIG_INVALID")
+    public static let sigNotChecked = RuleCode("SIG_NOT_CHECKED")
+    public static let kidUnknown = RuleCode("KID_UNKNOWN")
+    public static let kidWrong = RuleCode("KID_WRONG")
+    public static let revoked = RuleCode("REVOKED")
+    public static let keyNotFromIssuer = RuleCode("KEY_NOT_FROM_ISSUER")
+    public static let keySetInvalid = RuleCode("KEY_SET_INVALID")
 
     // Minimization (digest section 3)
-    case minResourceID = "MIN_RESOURCE_ID"
-    case minMeta = "MIN_META"
-    case minText = "MIN_TEXT"
-    case minCodeableConceptText = "MIN_CODEABLECONCEPT_TEXT"
-    case minCodingDisplay = "MIN_CODING_DISPLAY"
-    case minEmptyElement = "MIN_EMPTY_ELEMENT"
-    case minStringWhitespace = "MIN_STRING_WHITESPACE"
-    case stringControlCharacter = "STRING_CONTROL_CHARACTER"
+    public static let minResourceID = RuleCode("MIN_RESOURCE_ID")
+    public static let minMeta = RuleCode("MIN_META")
+    public static let minText = RuleCode("MIN_TEXT")
+    public static let minCodeableConceptText = RuleCode("MIN_CODEABLECONCEPT_TEXT")
+    public static let minCodingDisplay = RuleCode("MIN_CODING_DISPLAY")
+    public static let minEmptyElement = RuleCode("MIN_EMPTY_ELEMENT")
+    public static let minStringWhitespace = RuleCode("MIN_STRING_WHITESPACE")
+    public static let stringControlCharacter = RuleCode("STRING_CONTROL_CHARACTER")
 
     // FHIR Bundle and SHC IG profiles (digest section 9)
-    case bundleResourceType = "BUNDLE_RESOURCE_TYPE"
-    case bundleType = "BUNDLE_TYPE"
-    case bundleFullURL = "BUNDLE_FULLURL"
-    case bundleEntryNoResource = "BUNDLE_ENTRY_NO_RESOURCE"
-    case bundlePatientCount = "BUNDLE_PATIENT_COUNT"
-    case bundleNoClinicalEntry = "BUNDLE_NO_CLINICAL_ENTRY"
-    case resourceTypeMissing = "RESOURCE_TYPE_MISSING"
-    case referenceUnresolved = "REFERENCE_UNRESOLVED"
-    case patientName = "PATIENT_NAME"
-    case patientNameForm = "PATIENT_NAME_FORM"
-    case patientPhoto = "PATIENT_PHOTO"
-    case patientBirthDateMissing = "PATIENT_BIRTHDATE_MISSING"
-    case patientBirthDate = "PATIENT_BIRTHDATE"
-    case patientContact = "PATIENT_CONTACT"
-    case patientAddressDetail = "PATIENT_ADDRESS_DETAIL"
-    case patientIdentifier = "PATIENT_IDENTIFIER"
-    case patientGender = "PATIENT_GENDER"
-    case patientDataMinimization = "PATIENT_DATA_MINIMIZATION"
-    case fhirUnknownElement = "FHIR_UNKNOWN_ELEMENT"
-    case immunizationStatus = "IMMUNIZATION_STATUS"
-    case immunizationVaccineCode = "IMMUNIZATION_VACCINE_CODE"
-    case immunizationPatient = "IMMUNIZATION_PATIENT"
-    case immunizationOccurrence = "IMMUNIZATION_OCCURRENCE"
+    public static let bundleResourceType = RuleCode("BUNDLE_RESOURCE_TYPE")
+    public static let bundleType = RuleCode("BUNDLE_TYPE")
+    public static let bundleFullURL = RuleCode("BUNDLE_FULLURL")
+    public static let bundleEntryNoResource = RuleCode("BUNDLE_ENTRY_NO_RESOURCE")
+    public static let bundlePatientCount = RuleCode("BUNDLE_PATIENT_COUNT")
+    public static let bundleNoClinicalEntry = RuleCode("BUNDLE_NO_CLINICAL_ENTRY")
+    public static let resourceTypeMissing = RuleCode("RESOURCE_TYPE_MISSING")
+    public static let referenceUnresolved = RuleCode("REFERENCE_UNRESOLVED")
+    public static let patientName = RuleCode("PATIENT_NAME")
+    public static let patientNameForm = RuleCode("PATIENT_NAME_FORM")
+    public static let patientPhoto = RuleCode("PATIENT_PHOTO")
+    public static let patientBirthDateMissing = RuleCode("PATIENT_BIRTHDATE_MISSING")
+    public static let patientBirthDate = RuleCode("PATIENT_BIRTHDATE")
+    public static let patientContact = RuleCode("PATIENT_CONTACT")
+    public static let patientAddressDetail = RuleCode("PATIENT_ADDRESS_DETAIL")
+    public static let patientIdentifier = RuleCode("PATIENT_IDENTIFIER")
+    public static let patientGender = RuleCode("PATIENT_GENDER")
+    public static let patientDataMinimization = RuleCode("PATIENT_DATA_MINIMIZATION")
+    public static let fhirUnknownElement = RuleCode("FHIR_UNKNOWN_ELEMENT")
+    public static let immunizationStatus = RuleCode("IMMUNIZATION_STATUS")
+    public static let immunizationVaccineCode = RuleCode("IMMUNIZATION_VACCINE_CODE")
+    public static let immunizationPatient = RuleCode("IMMUNIZATION_PATIENT")
+    public static let immunizationOccurrence = RuleCode("IMMUNIZATION_OCCURRENCE")
     /// The date of a dose is not `YYYY-MM-DD` (a time of day, or only a year or month): IG vc-date-invariant, a warning.
-    case immunizationOccurrenceDate = "IMMUNIZATION_OCCURRENCE_DATE"
-    case immunizationLotNumber = "IMMUNIZATION_LOT_NUMBER"
-    case immunizationPerformer = "IMMUNIZATION_PERFORMER"
-    case immunizationSubpotent = "IMMUNIZATION_SUBPOTENT"
-    case immunizationProtocolApplied = "IMMUNIZATION_PROTOCOL_APPLIED"
-    case immunizationDataMinimization = "IMMUNIZATION_DATA_MINIMIZATION"
-    case observationStatus = "OBSERVATION_STATUS"
-    case observationCode = "OBSERVATION_CODE"
-    case observationSubject = "OBSERVATION_SUBJECT"
-    case observationEffective = "OBSERVATION_EFFECTIVE"
-    case observationValue = "OBSERVATION_VALUE"
-    case observationValueString = "OBSERVATION_VALUE_STRING"
+    public static let immunizationOccurrenceDate = RuleCode("IMMUNIZATION_OCCURRENCE_DATE")
+    public static let immunizationLotNumber = RuleCode("IMMUNIZATION_LOT_NUMBER")
+    public static let immunizationPerformer = RuleCode("IMMUNIZATION_PERFORMER")
+    public static let immunizationSubpotent = RuleCode("IMMUNIZATION_SUBPOTENT")
+    public static let immunizationProtocolApplied = RuleCode("IMMUNIZATION_PROTOCOL_APPLIED")
+    public static let immunizationDataMinimization = RuleCode("IMMUNIZATION_DATA_MINIMIZATION")
+    public static let observationStatus = RuleCode("OBSERVATION_STATUS")
+    public static let observationCode = RuleCode("OBSERVATION_CODE")
+    public static let observationSubject = RuleCode("OBSERVATION_SUBJECT")
+    public static let observationEffective = RuleCode("OBSERVATION_EFFECTIVE")
+    public static let observationValue = RuleCode("OBSERVATION_VALUE")
+    public static let observationValueString = RuleCode("OBSERVATION_VALUE_STRING")
     /// A quantitative lab result without `referenceRange`, or a range on a coded result: IG warnings.
-    case observationReferenceRange = "OBSERVATION_REFERENCE_RANGE"
-    case observationDataMinimization = "OBSERVATION_DATA_MINIMIZATION"
-    case dateInFuture = "DATE_IN_FUTURE"
-    case dateBeforeBirth = "DATE_BEFORE_BIRTH"
-    case codingCode = "CODING_CODE"
-    case codeCVXUnknown = "CODE_CVX_UNKNOWN"
-    case codeCVXNoVaccine = "CODE_CVX_NO_VACCINE"
-    case codeCVXUnspecified = "CODE_CVX_UNSPECIFIED"
-    case codeLOINCInvalid = "CODE_LOINC_INVALID"
-    case codeSNOMEDInvalid = "CODE_SNOMED_INVALID"
-    case metaSecurity = "META_SECURITY"
-    case patientNameCharacter = "PATIENT_NAME_CHARACTER"
-    case patientNameInvisible = "PATIENT_NAME_INVISIBLE"
-    case immunizationDuplicate = "IMMUNIZATION_DUPLICATE"
-    case bundleEntryOrder = "BUNDLE_ENTRY_ORDER"
-    case bundleMixedContent = "BUNDLE_MIXED_CONTENT"
+    public static let observationReferenceRange = RuleCode("OBSERVATION_REFERENCE_RANGE")
+    public static let observationDataMinimization = RuleCode("OBSERVATION_DATA_MINIMIZATION")
+    public static let dateInFuture = RuleCode("DATE_IN_FUTURE")
+    public static let dateBeforeBirth = RuleCode("DATE_BEFORE_BIRTH")
+    public static let codingCode = RuleCode("CODING_CODE")
+    public static let codeCVXUnknown = RuleCode("CODE_CVX_UNKNOWN")
+    public static let codeCVXNoVaccine = RuleCode("CODE_CVX_NO_VACCINE")
+    public static let codeCVXUnspecified = RuleCode("CODE_CVX_UNSPECIFIED")
+    public static let codeLOINCInvalid = RuleCode("CODE_LOINC_INVALID")
+    public static let codeSNOMEDInvalid = RuleCode("CODE_SNOMED_INVALID")
+    public static let metaSecurity = RuleCode("META_SECURITY")
+    public static let patientNameCharacter = RuleCode("PATIENT_NAME_CHARACTER")
+    public static let patientNameInvisible = RuleCode("PATIENT_NAME_INVISIBLE")
+    public static let immunizationDuplicate = RuleCode("IMMUNIZATION_DUPLICATE")
+    public static let bundleEntryOrder = RuleCode("BUNDLE_ENTRY_ORDER")
+    public static let bundleMixedContent = RuleCode("BUNDLE_MIXED_CONTENT")
 
     // QR text and images (digest section 6)
-    case qrPrefix = "QR_PREFIX"
-    case qrPrefixCase = "QR_PREFIX_CASE"
-    case qrOddDigits = "QR_ODD_DIGITS"
-    case qrNonDigit = "QR_NON_DIGIT"
-    case qrPairOutOfRange = "QR_PAIR_OUT_OF_RANGE"
-    case qrChunkHeader = "QR_CHUNK_HEADER"
-    case qrChunkMissing = "QR_CHUNK_MISSING"
-    case qrChunkTooLong = "QR_CHUNK_TOO_LONG"
-    case qrChunkUnbalanced = "QR_CHUNK_UNBALANCED"
-    case qrChunked = "QR_CHUNKED"
-    case qrTooLong = "QR_TOO_LONG"
-    case qrNoSymbol = "QR_NO_SYMBOL"
-    case qrImageUnreadable = "QR_IMAGE_UNREADABLE"
-    case qrGridUnreadable = "QR_GRID_UNREADABLE"
-    case qrVersionTooHigh = "QR_VERSION_TOO_HIGH"
-    case qrVersionNotMinimal = "QR_VERSION_NOT_MINIMAL"
-    case qrSingleSegment = "QR_SINGLE_SEGMENT"
-    case qrECCLevel = "QR_ECC_LEVEL"
-    case qrSegments = "QR_SEGMENTS"
-    case qrSegmentsUnreadable = "QR_SEGMENTS_UNREADABLE"
-    case qrChunkNeedless = "QR_CHUNK_NEEDLESS"
+    public static let qrPrefix = RuleCode("QR_PREFIX")
+    public static let qrPrefixCase = RuleCode("QR_PREFIX_CASE")
+    public static let qrOddDigits = RuleCode("QR_ODD_DIGITS")
+    public static let qrNonDigit = RuleCode("QR_NON_DIGIT")
+    public static let qrPairOutOfRange = RuleCode("QR_PAIR_OUT_OF_RANGE")
+    public static let qrChunkHeader = RuleCode("QR_CHUNK_HEADER")
+    public static let qrChunkMissing = RuleCode("QR_CHUNK_MISSING")
+    public static let qrChunkTooLong = RuleCode("QR_CHUNK_TOO_LONG")
+    public static let qrChunkUnbalanced = RuleCode("QR_CHUNK_UNBALANCED")
+    public static let qrChunked = RuleCode("QR_CHUNKED")
+    public static let qrTooLong = RuleCode("QR_TOO_LONG")
+    public static let qrNoSymbol = RuleCode("QR_NO_SYMBOL")
+    public static let qrImageUnreadable = RuleCode("QR_IMAGE_UNREADABLE")
+    public static let qrGridUnreadable = RuleCode("QR_GRID_UNREADABLE")
+    public static let qrVersionTooHigh = RuleCode("QR_VERSION_TOO_HIGH")
+    public static let qrVersionNotMinimal = RuleCode("QR_VERSION_NOT_MINIMAL")
+    public static let qrSingleSegment = RuleCode("QR_SINGLE_SEGMENT")
+    public static let qrECCLevel = RuleCode("QR_ECC_LEVEL")
+    public static let qrSegments = RuleCode("QR_SEGMENTS")
+    public static let qrSegmentsUnreadable = RuleCode("QR_SEGMENTS_UNREADABLE")
+    public static let qrChunkNeedless = RuleCode("QR_CHUNK_NEEDLESS")
 
     // Key sets (digest section 7)
-    case jwksNotJSON = "JWKS_NOT_JSON"
-    case jwksNoKeys = "JWKS_NO_KEYS"
-    case jwkNotSHCKey = "JWK_NOT_SHC_KEY"
-    case jwkCurve = "JWK_CRV"
-    case jwkUse = "JWK_USE"
-    case jwkAlg = "JWK_ALG"
-    case jwkCoordinates = "JWK_COORDINATES"
-    case jwkKidMissing = "JWK_KID_MISSING"
-    case jwkKidMismatch = "JWK_KID_MISMATCH"
-    case jwkPrivateMember = "JWK_PRIVATE_MEMBER"
-    case jwkX5CEncoding = "JWK_X5C_ENCODING"
-    case jwkX5CUndecodable = "JWK_X5C_UNDECODABLE"
-    case jwkX5CKeyMismatch = "JWK_X5C_KEY_MISMATCH"
-    case jwkX5CChain = "JWK_X5C_CHAIN"
-    case jwkX5CSAN = "JWK_X5C_SAN"
-    case jwkX5CValidity = "JWK_X5C_VALIDITY"
-    case jwkCRLVersion = "JWK_CRL_VERSION"
+    public static let jwksNotJSON = RuleCode("JWKS_NOT_JSON")
+    public static let jwksNoKeys = RuleCode("JWKS_NO_KEYS")
+    public static let jwkNotSHCKey = RuleCode("JWK_NOT_SHC_KEY")
+    public static let jwkCurve = RuleCode("JWK_CRV")
+    public static let jwkUse = RuleCode("JWK_USE")
+    public static let jwkAlg = RuleCode("JWK_ALG")
+    public static let jwkCoordinates = RuleCode("JWK_COORDINATES")
+    public static let jwkKidMissing = RuleCode("JWK_KID_MISSING")
+    public static let jwkKidMismatch = RuleCode("JWK_KID_MISMATCH")
+    public static let jwkPrivateMember = RuleCode("JWK_PRIVATE_MEMBER")
+    public static let jwkX5CEncoding = RuleCode("JWK_X5C_ENCODING")
+    public static let jwkX5CUndecodable = RuleCode("JWK_X5C_UNDECODABLE")
+    public static let jwkX5CKeyMismatch = RuleCode("JWK_X5C_KEY_MISMATCH")
+    public static let jwkX5CChain = RuleCode("JWK_X5C_CHAIN")
+    public static let jwkX5CSAN = RuleCode("JWK_X5C_SAN")
+    public static let jwkX5CValidity = RuleCode("JWK_X5C_VALIDITY")
+    public static let jwkCRLVersion = RuleCode("JWK_CRL_VERSION")
 
     // Revocation lists (digest section 8)
-    case crlInvalid = "CRL_INVALID"
-    case crlKidMismatch = "CRL_KID_MISMATCH"
-    case crlVersionMismatch = "CRL_VERSION_MISMATCH"
-    case crlDuplicateRID = "CRL_DUPLICATE_RID"
-    case crlRIDTimestamp = "CRL_RID_TIMESTAMP"
+    public static let crlInvalid = RuleCode("CRL_INVALID")
+    public static let crlKidMismatch = RuleCode("CRL_KID_MISMATCH")
+    public static let crlVersionMismatch = RuleCode("CRL_VERSION_MISMATCH")
+    public static let crlDuplicateRID = RuleCode("CRL_DUPLICATE_RID")
+    public static let crlRIDTimestamp = RuleCode("CRL_RID_TIMESTAMP")
     /// A key publishes `crlVersion`, but no revocation list was found for it.
-    case crlMissing = "CRL_MISSING"
+    public static let crlMissing = RuleCode("CRL_MISSING")
 
     // The VCI directory (docs/directory.md)
     /// The snapshot's detached signature does not verify with the certificate's key: the directory is refused.
-    case directorySignatureInvalid = "DIRECTORY_SIGNATURE_INVALID"
+    public static let directorySignatureInvalid = RuleCode("DIRECTORY_SIGNATURE_INVALID")
     /// The snapshot (or its issuer list or audit) is not the directory's JSON shape, or is over its budget.
-    case directoryInvalid = "DIRECTORY_INVALID"
+    public static let directoryInvalid = RuleCode("DIRECTORY_INVALID")
     /// The snapshot was checked with the certificate shipped beside it, not one pinned by the verifier.
-    case directoryNotPinned = "DIRECTORY_NOT_PINNED"
+    public static let directoryNotPinned = RuleCode("DIRECTORY_NOT_PINNED")
     /// The card's issuer is not in the directory (nor given a key set of its own).
-    case directoryIssuerUnknown = "DIRECTORY_ISSUER_UNKNOWN"
+    public static let directoryIssuerUnknown = RuleCode("DIRECTORY_ISSUER_UNKNOWN")
     /// The card's issuer is kept in the snapshot for the record but no longer listed.
-    case directoryIssuerArchival = "DIRECTORY_ISSUER_ARCHIVAL"
+    public static let directoryIssuerArchival = RuleCode("DIRECTORY_ISSUER_ARCHIVAL")
     /// The directory last retrieved the issuer's keys longer ago than the age allowed.
-    case directoryKeysStale = "DIRECTORY_KEYS_STALE"
+    public static let directoryKeysStale = RuleCode("DIRECTORY_KEYS_STALE")
     /// The directory's daily audit lists errors for the issuer's endpoints.
-    case directoryIssuerAuditError = "DIRECTORY_ISSUER_AUDIT_ERROR"
+    public static let directoryIssuerAuditError = RuleCode("DIRECTORY_ISSUER_AUDIT_ERROR")
 
     // SMART Health Links (links-specification; docs/shl.md)
-    case shlPrefix = "SHL_PREFIX"
-    case shlViewerURL = "SHL_VIEWER_URL"
-    case shlPayloadEncoding = "SHL_PAYLOAD_ENCODING"
-    case shlPayloadNotJSON = "SHL_PAYLOAD_NOT_JSON"
-    case shlPayloadForm = "SHL_PAYLOAD_FORM"
-    case shlVersionUnknown = "SHL_VERSION_UNKNOWN"
-    case shlURLMissing = "SHL_URL_MISSING"
-    case shlURLTooLong = "SHL_URL_TOO_LONG"
-    case shlURLNotHTTPS = "SHL_URL_NOT_HTTPS"
-    case shlURLEntropy = "SHL_URL_ENTROPY"
-    case shlKeyInvalid = "SHL_KEY_INVALID"
-    case shlKeyText = "SHL_KEY_TEXT"
-    case shlExpInvalid = "SHL_EXP_INVALID"
-    case shlExpired = "SHL_EXPIRED"
-    case shlFlagInvalid = "SHL_FLAG_INVALID"
-    case shlFlagUWithP = "SHL_FLAG_U_WITH_P"
-    case shlLabelInvalid = "SHL_LABEL_INVALID"
-    case shlQRECC = "SHL_QR_ECC"
-    case shlQRNotMinimal = "SHL_QR_NOT_MINIMAL"
-    case shlManifestNotChecked = "SHL_MANIFEST_NOT_CHECKED"
-    case shlNotResolved = "SHL_NOT_RESOLVED"
-    case shlFileMissing = "SHL_FILE_MISSING"
+    public static let shlPrefix = RuleCode("SHL_PREFIX")
+    public static let shlViewerURL = RuleCode("SHL_VIEWER_URL")
+    public static let shlPayloadEncoding = RuleCode("SHL_PAYLOAD_ENCODING")
+    public static let shlPayloadNotJSON = RuleCode("SHL_PAYLOAD_NOT_JSON")
+    public static let shlPayloadForm = RuleCode("SHL_PAYLOAD_FORM")
+    public static let shlVersionUnknown = RuleCode("SHL_VERSION_UNKNOWN")
+    public static let shlURLMissing = RuleCode("SHL_URL_MISSING")
+    public static let shlURLTooLong = RuleCode("SHL_URL_TOO_LONG")
+    public static let shlURLNotHTTPS = RuleCode("SHL_URL_NOT_HTTPS")
+    public static let shlURLEntropy = RuleCode("SHL_URL_ENTROPY")
+    public static let shlKeyInvalid = RuleCode("SHL_KEY_INVALID")
+    public static let shlKeyText = RuleCode("SHL_KEY_TEXT")
+    public static let shlExpInvalid = RuleCode("SHL_EXP_INVALID")
+    public static let shlExpired = RuleCode("SHL_EXPIRED")
+    public static let shlFlagInvalid = RuleCode("SHL_FLAG_INVALID")
+    public static let shlFlagUWithP = RuleCode("SHL_FLAG_U_WITH_P")
+    public static let shlLabelInvalid = RuleCode("SHL_LABEL_INVALID")
+    public static let shlQRECC = RuleCode("SHL_QR_ECC")
+    public static let shlQRNotMinimal = RuleCode("SHL_QR_NOT_MINIMAL")
+    public static let shlManifestNotChecked = RuleCode("SHL_MANIFEST_NOT_CHECKED")
+    public static let shlNotResolved = RuleCode("SHL_NOT_RESOLVED")
+    public static let shlFileMissing = RuleCode("SHL_FILE_MISSING")
     /// The link's key decodes to 32 bytes with fewer than 16 different values (32 zero bytes: `AAAA…`): not random.
-    case shlKeyWeak = "SHL_KEY_WEAK"
+    public static let shlKeyWeak = RuleCode("SHL_KEY_WEAK")
     /// The link was withdrawn (`revoke --link` recorded it beside the link text): `print` refuses to print it.
-    case shlWithdrawn = "SHL_WITHDRAWN"
-    case shlJWEForm = "SHL_JWE_FORM"
-    case shlJWEHeader = "SHL_JWE_HEADER"
-    case shlJWEKid = "SHL_JWE_KID"
-    case shlDecryptFailed = "SHL_DECRYPT_FAILED"
-    case shlIVReused = "SHL_IV_REUSED"
-    case shlContent = "SHL_CONTENT"
-    case shlContentNotChecked = "SHL_CONTENT_NOT_CHECKED"
-    case shlBundle = "SHL_BUNDLE"
-    case shlKTC = "SHL_KTC"
+    public static let shlWithdrawn = RuleCode("SHL_WITHDRAWN")
+    public static let shlJWEForm = RuleCode("SHL_JWE_FORM")
+    public static let shlJWEHeader = RuleCode("SHL_JWE_HEADER")
+    public static let shlJWEKid = RuleCode("SHL_JWE_KID")
+    public static let shlDecryptFailed = RuleCode("SHL_DECRYPT_FAILED")
+    public static let shlIVReused = RuleCode("SHL_IV_REUSED")
+    public static let shlContent = RuleCode("SHL_CONTENT")
+    public static let shlContentNotChecked = RuleCode("SHL_CONTENT_NOT_CHECKED")
+    public static let shlBundle = RuleCode("SHL_BUNDLE")
+    public static let shlKTC = RuleCode("SHL_KTC")
 
     // Issuing: inputs, templates, settings and outputs (the codes of `report.ndjson` and thrown errors). Every
     // `HealthCardError` has a code: its rule's, or its kind's general one (the first of each pair below).
-    case inputUnreadable = "INPUT_UNREADABLE"
-    case inputEncoding = "INPUT_ENCODING"
-    case inputTooLarge = "INPUT_TOO_LARGE"
-    case inputNotBundle = "INPUT_NOT_BUNDLE"
+    public static let inputUnreadable = RuleCode("INPUT_UNREADABLE")
+    public static let inputEncoding = RuleCode("INPUT_ENCODING")
+    public static let inputTooLarge = RuleCode("INPUT_TOO_LARGE")
+    public static let inputNotBundle = RuleCode("INPUT_NOT_BUNDLE")
     /// An input file holds nothing to read: 0 bytes, or only blank lines or a byte order mark.
-    case inputEmpty = "INPUT_EMPTY"
+    public static let inputEmpty = RuleCode("INPUT_EMPTY")
     /// A CSV value holds a character no one sees (a no-break space, a zero-width space, a byte order mark) inside it.
-    case inputInvisibleCharacter = "INPUT_INVISIBLE_CHARACTER"
-    case csvQuoting = "CSV_QUOTING"
-    case csvFieldCount = "CSV_FIELD_COUNT"
-    case csvHeader = "CSV_HEADER"
-    case patientIDMissing = "PATIENT_ID_MISSING"
-    case patientIDDuplicate = "PATIENT_ID_DUPLICATE"
-    case patientInSeveralFiles = "PATIENT_IN_SEVERAL_FILES"
-    case templateValue = "TEMPLATE_VALUE"
+    public static let inputInvisibleCharacter = RuleCode("INPUT_INVISIBLE_CHARACTER")
+    public static let csvQuoting = RuleCode("CSV_QUOTING")
+    public static let csvFieldCount = RuleCode("CSV_FIELD_COUNT")
+    public static let csvHeader = RuleCode("CSV_HEADER")
+    public static let patientIDMissing = RuleCode("PATIENT_ID_MISSING")
+    public static let patientIDDuplicate = RuleCode("PATIENT_ID_DUPLICATE")
+    public static let patientInSeveralFiles = RuleCode("PATIENT_IN_SEVERAL_FILES")
+    public static let templateValue = RuleCode("TEMPLATE_VALUE")
     /// Two CSV rows with the same event id (`eventKey`) and different data: which is right cannot be known.
-    case eventConflict = "EVENT_CONFLICT"
-    case templateRequiredEmpty = "TEMPLATE_REQUIRED_EMPTY"
+    public static let eventConflict = RuleCode("EVENT_CONFLICT")
+    public static let templateRequiredEmpty = RuleCode("TEMPLATE_REQUIRED_EMPTY")
     /// A date column holds a date with a time of day (`3/15/2021 0:00`, how a spreadsheet exports a datetime cell).
-    case templateDateWithTime = "TEMPLATE_DATE_WITH_TIME"
-    case templateInvalid = "TEMPLATE_INVALID"
-    case bundleInvalid = "BUNDLE_INVALID"
-    case validationFailed = "VALIDATION_FAILED"
-    case ridCollision = "RID_COLLISION"
-    case ridRevoked = "RID_REVOKED"
-    case ridNone = "RID_NONE"
+    public static let templateDateWithTime = RuleCode("TEMPLATE_DATE_WITH_TIME")
+    public static let templateInvalid = RuleCode("TEMPLATE_INVALID")
+    public static let bundleInvalid = RuleCode("BUNDLE_INVALID")
+    public static let validationFailed = RuleCode("VALIDATION_FAILED")
+    public static let ridCollision = RuleCode("RID_COLLISION")
+    public static let ridRevoked = RuleCode("RID_REVOKED")
+    public static let ridNone = RuleCode("RID_NONE")
     /// The signing key was dropped from the site's key set while a batch was signing: the rest is not signed.
-    case keyDropped = "KEY_DROPPED"
-    case cardReplaced = "CARD_REPLACED"
+    public static let keyDropped = RuleCode("KEY_DROPPED")
+    public static let cardReplaced = RuleCode("CARD_REPLACED")
     /// Two people of one run would get files of one name (`OutputNames`): the later record is not issued.
-    case outputNameClash = "OUTPUT_NAME_CLASH"
+    public static let outputNameClash = RuleCode("OUTPUT_NAME_CLASH")
     /// The card of an earlier run of a person the site's list now revokes was moved out of `cards/` to `withdrawn/`.
-    case cardWithdrawn = "CARD_WITHDRAWN"
+    public static let cardWithdrawn = RuleCode("CARD_WITHDRAWN")
     /// A card of an earlier run is left in `cards/` although this run rejects its record.
-    case cardOutdated = "CARD_OUTDATED"
+    public static let cardOutdated = RuleCode("CARD_OUTDATED")
     /// A printed card or link beside a replaced card still holds the old card.
-    case outputStale = "OUTPUT_STALE"
+    public static let outputStale = RuleCode("OUTPUT_STALE")
     /// The shards given to a merge are not the whole batch: one is missing, given twice, not finished, or
     /// records of the batch are in no shard or in two.
-    case shardIncomplete = "SHARD_INCOMPLETE"
+    public static let shardIncomplete = RuleCode("SHARD_INCOMPLETE")
     /// Shards of one batch that were not run alike: another number of shards, issuer, key or input.
-    case shardMismatch = "SHARD_MISMATCH"
+    public static let shardMismatch = RuleCode("SHARD_MISMATCH")
     /// One person's records in two shards (the shards did not split the batch by the same person key).
-    case shardPersonSplit = "SHARD_PERSON_SPLIT"
-    case configurationInvalid = "CONFIGURATION_INVALID"
-    case keyUnusable = "KEY_UNUSABLE"
-    case cryptoFailed = "CRYPTO_FAILED"
-    case compressionFailed = "COMPRESSION_FAILED"
-    case qrFailed = "QR_FAILED"
-    case imageFailed = "IMAGE_FAILED"
-    case outputFailed = "OUTPUT_FAILED"
+    public static let shardPersonSplit = RuleCode("SHARD_PERSON_SPLIT")
+    public static let configurationInvalid = RuleCode("CONFIGURATION_INVALID")
+    public static let keyUnusable = RuleCode("KEY_UNUSABLE")
+    public static let cryptoFailed = RuleCode("CRYPTO_FAILED")
+    public static let compressionFailed = RuleCode("COMPRESSION_FAILED")
+    public static let qrFailed = RuleCode("QR_FAILED")
+    public static let imageFailed = RuleCode("IMAGE_FAILED")
+    public static let outputFailed = RuleCode("OUTPUT_FAILED")
     /// A record's file inside the output folder (its card, QR image, PDF or link text) is a symbolic link the run
     /// did not make: nothing is written through it, and the record is not issued.
-    case outputSymlink = "OUTPUT_SYMLINK"
-    case linkFailed = "LINK_FAILED"
+    public static let outputSymlink = RuleCode("OUTPUT_SYMLINK")
+    public static let linkFailed = RuleCode("LINK_FAILED")
     /// The link already handed out was kept as it is, and something asked of it was not done (it was not updated
     /// to this card, or not renewed): the message says which.
-    case linkKept = "LINK_KEPT"
+    public static let linkKept = RuleCode("LINK_KEPT")
     /// The link already handed out now opens this run's content (its file encrypted again, same key and URL).
-    case linkUpdated = "LINK_UPDATED"
+    public static let linkUpdated = RuleCode("LINK_UPDATED")
     /// A card issued by an earlier run gets no SMART Health Link in this one (withdrawn, or its file gone from the
     /// site) and its PDF printed that link: the PDF was printed again without it.
-    case pdfReprintedWithoutLink = "PDF_REPRINTED_WITHOUT_LINK"
-    case pdfFailed = "PDF_FAILED"
+    public static let pdfReprintedWithoutLink = RuleCode("PDF_REPRINTED_WITHOUT_LINK")
+    public static let pdfFailed = RuleCode("PDF_FAILED")
     /// A printed card would show a character no installed font has a glyph for (an empty box): its PDF is
     /// refused, the card itself is not.
-    case pdfGlyphMissing = "PDF_GLYPH_MISSING"
+    public static let pdfGlyphMissing = RuleCode("PDF_GLYPH_MISSING")
     /// A person's name does not fit whole on the printed wallet card even at its smallest size: its PDF is
     /// refused rather than a letter of the name lost.
-    case pdfNameTooLong = "PDF_NAME_TOO_LONG"
+    public static let pdfNameTooLong = RuleCode("PDF_NAME_TOO_LONG")
 
     // The server's `$health-cards-issue` (docs/server.md), said in its OperationOutcomes.
     /// The request body is not a FHIR `Parameters`, lacks `credentialType`, or has a `_since` that is not a
     /// FHIR dateTime (400).
-    case operationBody = "OPERATION_BODY_INVALID"
+    public static let operationBody = RuleCode("OPERATION_BODY_INVALID")
     /// No imported batch run issued for the patient id (404).
-    case operationUnknownPatient = "OPERATION_PATIENT_UNKNOWN"
+    public static let operationUnknownPatient = RuleCode("OPERATION_PATIENT_UNKNOWN")
     /// No access token, or one that does not verify or is expired, for another audience or from another
     /// issuer (401).
-    case operationUnauthorized = "OPERATION_UNAUTHORIZED"
+    public static let operationUnauthorized = RuleCode("OPERATION_UNAUTHORIZED")
     /// A good access token for another patient, or without a scope for the types asked (403).
-    case operationForbidden = "OPERATION_FORBIDDEN"
+    public static let operationForbidden = RuleCode("OPERATION_FORBIDDEN")
     /// The card database is not available (503), or the server failed (500).
-    case operationUnavailable = "OPERATION_UNAVAILABLE"
+    public static let operationUnavailable = RuleCode("OPERATION_UNAVAILABLE")
 
-    /// The usual severity. A few codes are reported as warnings in some contexts; the `Finding` says.
-    public var severity: Finding.Severity {
-        switch self {
-        case .headerExtraMember, .jwsTooLong, .nbfFractional, .vcTypeLegacy, .vcContext, .vcFHIRVersion, .sigNotChecked,
-            .bundleNoClinicalEntry, .patientBirthDateMissing, .immunizationLotNumber, .immunizationPerformer,
-            .immunizationProtocolApplied, .observationValueString, .qrChunkUnbalanced, .qrChunked, .qrGridUnreadable,
-            .qrVersionNotMinimal, .qrECCLevel, .jwkNotSHCKey, .crlDuplicateRID, .codeCVXUnspecified, .patientIdentifier,
-            .patientGender, .patientDataMinimization, .immunizationDataMinimization, .observationDataMinimization,
-            .bundleEntryOrder, .bundleMixedContent, .immunizationOccurrenceDate, .observationReferenceRange, .jwkX5CValidity, .qrSegmentsUnreadable, .shlViewerURL, .shlURLNotHTTPS,
-            .shlURLEntropy, .shlQRECC, .shlManifestNotChecked, .shlNotResolved, .findingsCapped, .patientNameInvisible,
-            .qrPrefixCase, .shlPayloadForm, .shlKeyText, .shlQRNotMinimal, .shlJWEKid, .shlContentNotChecked, .shlExpired,
-            .ridNone, .ridCollision, .cardReplaced, .cardWithdrawn, .cardOutdated, .outputStale, .issNotCanonical, .pdfReprintedWithoutLink, .linkKept, .linkUpdated, .shlKeyWeak,
-            .directoryNotPinned, .directoryIssuerArchival, .directoryKeysStale, .directoryIssuerAuditError:
-            return .warning
-        default:
-            return .error
-        }
-    }
+    /// The usual severity. A few codes are reported as warnings in some contexts; the `Finding` says. A code
+    /// this library does not list (one a client made) is an error.
+    public var severity: Finding.Severity { Self.warnings.contains(self) ? .warning : .error }
+
+    /// The codes whose usual severity is `warning`.
+    private static let warnings: Set<RuleCode> = [
+        .headerExtraMember,
+        .jwsTooLong,
+        .nbfFractional,
+        .vcTypeLegacy,
+        .vcContext,
+        .vcFHIRVersion,
+        .sigNotChecked,
+        .bundleNoClinicalEntry,
+        .patientBirthDateMissing,
+        .immunizationLotNumber,
+        .immunizationPerformer,
+        .immunizationProtocolApplied,
+        .observationValueString,
+        .qrChunkUnbalanced,
+        .qrChunked,
+        .qrGridUnreadable,
+        .qrVersionNotMinimal,
+        .qrECCLevel,
+        .jwkNotSHCKey,
+        .crlDuplicateRID,
+        .codeCVXUnspecified,
+        .patientIdentifier,
+        .patientGender,
+        .patientDataMinimization,
+        .immunizationDataMinimization,
+        .observationDataMinimization,
+        .bundleEntryOrder,
+        .bundleMixedContent,
+        .immunizationOccurrenceDate,
+        .observationReferenceRange,
+        .jwkX5CValidity,
+        .qrSegmentsUnreadable,
+        .shlViewerURL,
+        .shlURLNotHTTPS,
+        .shlURLEntropy,
+        .shlQRECC,
+        .shlManifestNotChecked,
+        .shlNotResolved,
+        .findingsCapped,
+        .patientNameInvisible,
+        .qrPrefixCase,
+        .shlPayloadForm,
+        .shlKeyText,
+        .shlQRNotMinimal,
+        .shlJWEKid,
+        .shlContentNotChecked,
+        .shlExpired,
+        .ridNone,
+        .ridCollision,
+        .cardReplaced,
+        .cardWithdrawn,
+        .cardOutdated,
+        .outputStale,
+        .issNotCanonical,
+        .pdfReprintedWithoutLink,
+        .linkKept,
+        .linkUpdated,
+        .shlKeyWeak,
+        .directoryNotPinned,
+        .directoryIssuerArchival,
+        .directoryKeysStale,
+        .directoryIssuerAuditError,
+    ]
+
+    /// Every code this library reports, in the order of `docs/error-codes.md`'s sections.
+    public static let allCases: [RuleCode] = [
+        .fileUnreadable,
+        .fileUnknownType,
+        .fileNotJSON,
+        .fileNoCredentials,
+        .fileTrailingCharacters,
+        .fileBOM,
+        .fileTooLarge,
+        .nothingToCheck,
+        .findingsCapped,
+        .jwsCompactForm,
+        .jwsBase64URL,
+        .jwsTooLong,
+        .headerNotJSON,
+        .headerAlg,
+        .headerZip,
+        .headerKidMissing,
+        .headerExtraMember,
+        .headerCrit,
+        .deflateZlibWrapped,
+        .deflateGzipWrapped,
+        .deflateInvalid,
+        .deflateTrailingData,
+        .deflateTooLarge,
+        .payloadBOM,
+        .payloadWhitespace,
+        .payloadNotJSON,
+        .issMissing,
+        .issNotHTTPS,
+        .issTrailingSlash,
+        .issMalformed,
+        .issNotCanonical,
+        .nbfMissing,
+        .nbfNotNumber,
+        .nbfMilliseconds,
+        .nbfFractional,
+        .nbfNotYetValid,
+        .nbfBeforeEvent,
+        .nbfOutOfRange,
+        .expNotNumber,
+        .expMilliseconds,
+        .expExpired,
+        .expBeforeNbf,
+        .expOutOfRange,
+        .vcMissing,
+        .vcTypeHealthCard,
+        .vcTypeLegacy,
+        .vcContext,
+        .vcFHIRVersion,
+        .vcBundleMissing,
+        .ridInvalid,
+        .sigDER,
+        .sigLength,
+        .sigInvalid,
+        .sigNotChecked,
+        .kidUnknown,
+        .kidWrong,
+        .revoked,
+        .keyNotFromIssuer,
+        .keySetInvalid,
+        .minResourceID,
+        .minMeta,
+        .minText,
+        .minCodeableConceptText,
+        .minCodingDisplay,
+        .minEmptyElement,
+        .minStringWhitespace,
+        .stringControlCharacter,
+        .bundleResourceType,
+        .bundleType,
+        .bundleFullURL,
+        .bundleEntryNoResource,
+        .bundlePatientCount,
+        .bundleNoClinicalEntry,
+        .resourceTypeMissing,
+        .referenceUnresolved,
+        .patientName,
+        .patientNameForm,
+        .patientPhoto,
+        .patientBirthDateMissing,
+        .patientBirthDate,
+        .patientContact,
+        .patientAddressDetail,
+        .patientIdentifier,
+        .patientGender,
+        .patientDataMinimization,
+        .fhirUnknownElement,
+        .immunizationStatus,
+        .immunizationVaccineCode,
+        .immunizationPatient,
+        .immunizationOccurrence,
+        .immunizationOccurrenceDate,
+        .immunizationLotNumber,
+        .immunizationPerformer,
+        .immunizationSubpotent,
+        .immunizationProtocolApplied,
+        .immunizationDataMinimization,
+        .observationStatus,
+        .observationCode,
+        .observationSubject,
+        .observationEffective,
+        .observationValue,
+        .observationValueString,
+        .observationReferenceRange,
+        .observationDataMinimization,
+        .dateInFuture,
+        .dateBeforeBirth,
+        .codingCode,
+        .codeCVXUnknown,
+        .codeCVXNoVaccine,
+        .codeCVXUnspecified,
+        .codeLOINCInvalid,
+        .codeSNOMEDInvalid,
+        .metaSecurity,
+        .patientNameCharacter,
+        .patientNameInvisible,
+        .immunizationDuplicate,
+        .bundleEntryOrder,
+        .bundleMixedContent,
+        .qrPrefix,
+        .qrPrefixCase,
+        .qrOddDigits,
+        .qrNonDigit,
+        .qrPairOutOfRange,
+        .qrChunkHeader,
+        .qrChunkMissing,
+        .qrChunkTooLong,
+        .qrChunkUnbalanced,
+        .qrChunked,
+        .qrTooLong,
+        .qrNoSymbol,
+        .qrImageUnreadable,
+        .qrGridUnreadable,
+        .qrVersionTooHigh,
+        .qrVersionNotMinimal,
+        .qrSingleSegment,
+        .qrECCLevel,
+        .qrSegments,
+        .qrSegmentsUnreadable,
+        .qrChunkNeedless,
+        .jwksNotJSON,
+        .jwksNoKeys,
+        .jwkNotSHCKey,
+        .jwkCurve,
+        .jwkUse,
+        .jwkAlg,
+        .jwkCoordinates,
+        .jwkKidMissing,
+        .jwkKidMismatch,
+        .jwkPrivateMember,
+        .jwkX5CEncoding,
+        .jwkX5CUndecodable,
+        .jwkX5CKeyMismatch,
+        .jwkX5CChain,
+        .jwkX5CSAN,
+        .jwkX5CValidity,
+        .jwkCRLVersion,
+        .crlInvalid,
+        .crlKidMismatch,
+        .crlVersionMismatch,
+        .crlDuplicateRID,
+        .crlRIDTimestamp,
+        .crlMissing,
+        .directorySignatureInvalid,
+        .directoryInvalid,
+        .directoryNotPinned,
+        .directoryIssuerUnknown,
+        .directoryIssuerArchival,
+        .directoryKeysStale,
+        .directoryIssuerAuditError,
+        .shlPrefix,
+        .shlViewerURL,
+        .shlPayloadEncoding,
+        .shlPayloadNotJSON,
+        .shlPayloadForm,
+        .shlVersionUnknown,
+        .shlURLMissing,
+        .shlURLTooLong,
+        .shlURLNotHTTPS,
+        .shlURLEntropy,
+        .shlKeyInvalid,
+        .shlKeyText,
+        .shlExpInvalid,
+        .shlExpired,
+        .shlFlagInvalid,
+        .shlFlagUWithP,
+        .shlLabelInvalid,
+        .shlQRECC,
+        .shlQRNotMinimal,
+        .shlManifestNotChecked,
+        .shlNotResolved,
+        .shlFileMissing,
+        .shlKeyWeak,
+        .shlWithdrawn,
+        .shlJWEForm,
+        .shlJWEHeader,
+        .shlJWEKid,
+        .shlDecryptFailed,
+        .shlIVReused,
+        .shlContent,
+        .shlContentNotChecked,
+        .shlBundle,
+        .shlKTC,
+        .inputUnreadable,
+        .inputEncoding,
+        .inputTooLarge,
+        .inputNotBundle,
+        .inputEmpty,
+        .inputInvisibleCharacter,
+        .csvQuoting,
+        .csvFieldCount,
+        .csvHeader,
+        .patientIDMissing,
+        .patientIDDuplicate,
+        .patientInSeveralFiles,
+        .templateValue,
+        .eventConflict,
+        .templateRequiredEmpty,
+        .templateDateWithTime,
+        .templateInvalid,
+        .bundleInvalid,
+        .validationFailed,
+        .ridCollision,
+        .ridRevoked,
+        .ridNone,
+        .keyDropped,
+        .cardReplaced,
+        .outputNameClash,
+        .cardWithdrawn,
+        .cardOutdated,
+        .outputStale,
+        .shardIncomplete,
+        .shardMismatch,
+        .shardPersonSplit,
+        .configurationInvalid,
+        .keyUnusable,
+        .cryptoFailed,
+        .compressionFailed,
+        .qrFailed,
+        .imageFailed,
+        .outputFailed,
+        .outputSymlink,
+        .linkFailed,
+        .linkKept,
+        .linkUpdated,
+        .pdfReprintedWithoutLink,
+        .pdfFailed,
+        .pdfGlyphMissing,
+        .pdfNameTooLong,
+        .operationBody,
+        .operationUnknownPatient,
+        .operationUnauthorized,
+        .operationForbidden,
+        .operationUnavailable,
+    ]
+
+    private static let byRawValue: [String: RuleCode] = Dictionary(
+        allCases.map { ($0.rawValue, $0) }, uniquingKeysWith: { first, _ in first })
+
+    /// The code this library reports under `rawValue` (`"SIG_INVALID"`), or nil for a text it does not know.
+    public static func known(_ rawValue: String) -> RuleCode? { byRawValue[rawValue] }
 }

@@ -106,15 +106,20 @@ public struct Payload: Sendable {
     /// all, as DNS allows; no IP address) with an optional port 1–65535 other than 443 and without leading
     /// zeros, no user name or password, a path of RFC 3986 path characters (valid `%XX` escapes only) without
     /// empty or dot segments, no trailing `/`, no query, no fragment, no whitespace.
-    /// - Throws: `HealthCardError(.configuration)` saying what is wrong and what is expected.
-    public static func validateIssuer(_ iss: String) throws {
+    /// - Throws: `HealthCardError(.configuration)` saying what is wrong and what is expected, with the rule code
+    ///   `verify` gives the same problem in a card (`ISS_MISSING`, `ISS_NOT_HTTPS`, `ISS_TRAILING_SLASH`,
+    ///   `ISS_MALFORMED`, `ISS_NOT_CANONICAL`), so a program that refuses a setting can say which rule.
+    public static func validateIssuer(_ iss: String) throws(HealthCardError) {
         guard let problem = IssuerURL.problem(iss) else { return }
         let expected = "expected an https URL with no trailing '/', query or fragment, e.g. https://issuer.example.org"
         let said = IssuerURL.sentence(problem, iss: iss)
+        let code = problem.code
         switch problem {
-        case .empty: throw HealthCardError(.configuration, "\(Setting.issuer) is empty; \(expected)")
-        case .trailingSlash: throw HealthCardError(.configuration, "\(Setting.issuer) \(Quote.text(iss)) \(said)")
-        default: throw HealthCardError(.configuration, "\(Setting.issuer) \(Quote.text(iss)) \(said); \(expected)")
+        case .empty: throw HealthCardError(.configuration, code: code, "\(Setting.issuer) is empty; \(expected)")
+        case .trailingSlash:
+            throw HealthCardError(.configuration, code: code, "\(Setting.issuer) \(Quote.text(iss)) \(said)")
+        default:
+            throw HealthCardError(.configuration, code: code, "\(Setting.issuer) \(Quote.text(iss)) \(said); \(expected)")
         }
     }
 }

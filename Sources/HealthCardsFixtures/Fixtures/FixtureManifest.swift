@@ -1,6 +1,8 @@
 import HealthCardsCore
+import HealthCardsSite
 import HealthCardsVerify
 import HealthCardsQR
+import HealthCardsQRReading
 import HealthCardsPrint
 import HealthCardsIssuing
 
@@ -153,7 +155,7 @@ public struct FixtureManifest: Sendable {
         for item in files {
             func codes(_ key: String) throws -> [RuleCode] {
                 try (item[key]?.arrayValue ?? []).map { value in
-                    guard let code = value.stringValue.flatMap(RuleCode.init(rawValue:)) else {
+                    guard let code = value.stringValue.flatMap(RuleCode.known) else {
                         throw HealthCardError(.validation, "manifest: unknown finding code \(quoted(value))")
                     }
                     return code

@@ -1,7 +1,9 @@
 internal import COpenSSL
 import HealthCardsCore
+import HealthCardsSite
 import HealthCardsVerify
 import HealthCardsQR
+import HealthCardsQRReading
 import HealthCardsPrint
 import HealthCardsIssuing
 

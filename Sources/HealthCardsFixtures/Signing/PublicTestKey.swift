@@ -1,7 +1,9 @@
 import HealthCardsCore
+import HealthCardsSite
 import HealthCardsIssuing
 import HealthCardsPrint
 import HealthCardsQR
+import HealthCardsQRReading
 import HealthCardsVerify
 
 /// A P-256 key whose private half is public knowledge: the only keys the hand-written RFC 6979 signer

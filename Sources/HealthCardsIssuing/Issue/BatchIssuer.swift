@@ -4,6 +4,7 @@ import Synchronization
     import Glibc
 #endif
 import HealthCardsCore
+import HealthCardsSite
 import HealthCardsVerify
 import HealthCardsQR
 import HealthCardsPrint

@@ -4,9 +4,9 @@ import Synchronization
     import Glibc
 #endif
 import HealthCardsCore
+import HealthCardsSite
 import HealthCardsVerify
 import HealthCardsQR
-import HealthCardsPrint
 
 /// The hand-over between the batch's reading thread and its workers: a FIFO of numbered jobs and
 /// a table of finished results, under one mutex with two condition variables. Results are taken

@@ -1,4 +1,5 @@
 import HealthCardsCore
+import HealthCardsSite
 
 extension CardIssuer {
     /// Why an existing card of this issuer (same key, signature verifies) differs from the card it would make

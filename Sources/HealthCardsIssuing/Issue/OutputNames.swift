@@ -1,7 +1,7 @@
 import HealthCardsCore
+import HealthCardsSite
 import HealthCardsVerify
 import HealthCardsQR
-import HealthCardsPrint
 
 /// File names for a record's outputs (`cards/<name>.smart-health-card`, `qr/<name>.png`, `pdf/<name>.pdf`,
 /// `shl/<name>.txt`): named for the person, never for the record's place in its input, so that a changed export

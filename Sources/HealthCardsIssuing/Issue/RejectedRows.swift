@@ -1,5 +1,5 @@
 import HealthCardsCore
-import HealthCardsPrint
+import HealthCardsSite
 import HealthCardsQR
 import HealthCardsVerify
 

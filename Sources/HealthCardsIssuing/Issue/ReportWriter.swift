@@ -2,9 +2,9 @@
     import Glibc
 #endif
 import HealthCardsCore
+import HealthCardsSite
 import HealthCardsVerify
 import HealthCardsQR
-import HealthCardsPrint
 
 /// Writes `report.ndjson` as the run goes: lines are appended to a temporary file beside it
 /// (`.report.ndjson.tmp-<pid>-<random>`) through a 64 KiB buffer, and `commit()` flushes, syncs

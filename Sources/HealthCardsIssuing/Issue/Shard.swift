@@ -1,7 +1,7 @@
 import HealthCardsCore
+import HealthCardsSite
 import HealthCardsVerify
 import HealthCardsQR
-import HealthCardsPrint
 
 /// One part of a batch spread over several machines (docs/scale.md): shard `index` of `count` issues only the
 /// records whose key hashes to it, and the union of the `count` shards is the batch, record for record.

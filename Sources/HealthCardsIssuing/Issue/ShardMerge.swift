@@ -2,9 +2,9 @@
     import Glibc
 #endif
 import HealthCardsCore
+import HealthCardsSite
 import HealthCardsVerify
 import HealthCardsQR
-import HealthCardsPrint
 
 /// Checks the output folders of a batch's shards together (docs/scale.md) and writes their reports as one, as an
 /// unsharded run would have written it: the lines of every shard in the batch's order (their `record`), each as

@@ -1,4 +1,5 @@
 import HealthCardsCore
+import HealthCardsSite
 
 /// One line of a web server's access log in the NCSA formats: Apache `common`
 /// (`%h %l %u %t "%r" %>s %b`) and `combined` (the same, then `"%{Referer}i" "%{User-agent}i"`), which is also

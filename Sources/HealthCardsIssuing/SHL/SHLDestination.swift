@@ -1,7 +1,7 @@
 import HealthCardsCore
+import HealthCardsSite
 import HealthCardsVerify
 import HealthCardsQR
-import HealthCardsPrint
 
 /// Where the encrypted files of SMART Health Links go in an issuer's site folder, and the URLs they are
 /// served at.

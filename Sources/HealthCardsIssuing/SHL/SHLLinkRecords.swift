@@ -2,9 +2,9 @@
     import Glibc
 #endif
 import HealthCardsCore
+import HealthCardsSite
 import HealthCardsVerify
 import HealthCardsQR
-import HealthCardsPrint
 
 /// What an output folder remembers about its SMART Health Links, beside the link texts in `OUT/shl/`:
 /// which links were withdrawn (`SHLWithdrawalRecord`), and which site folder holds their files

@@ -1,7 +1,7 @@
 import HealthCardsCore
+import HealthCardsSite
 import HealthCardsVerify
 import HealthCardsQR
-import HealthCardsPrint
 
 /// What the links of a run carry besides the URL and key: label, `exp`, viewer prefix, QR image.
 public struct SHLOptions: Sendable {

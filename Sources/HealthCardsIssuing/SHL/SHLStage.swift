@@ -1,7 +1,7 @@
 import HealthCardsCore
+import HealthCardsSite
 import HealthCardsVerify
 import HealthCardsQR
-import HealthCardsPrint
 
 /// The SMART Health Link stage of `issue --shl` and `healthcards shl`: for each card, a link from the issuer's
 /// static host (flag `U`: one encrypted file fetched with GET).

@@ -2,9 +2,9 @@
     import Glibc
 #endif
 import HealthCardsCore
+import HealthCardsSite
 import HealthCardsVerify
 import HealthCardsQR
-import HealthCardsPrint
 
 /// Withdrawing a SMART Health Link from a static host (`revoke --link`): its encrypted file is deleted from the
 /// site folder, so once the site is deployed a receiver's `GET` gets 404 and the link opens nothing. The

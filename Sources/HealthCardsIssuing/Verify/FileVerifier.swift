@@ -1,7 +1,8 @@
 import HealthCardsCore
+import HealthCardsSite
 import HealthCardsVerify
 import HealthCardsQR
-import HealthCardsPrint
+import HealthCardsQRReading
 
 /// `healthcards verify` over files and folders: reads cards, JWS texts, QR texts and images, key sets and
 /// folders of them, and reports every problem with a stable code (`RuleCode`). A thin layer over the bytes

@@ -1,4 +1,5 @@
 import HealthCardsCore
+import HealthCardsSite
 
 /// A `--jwks` argument: `PATH` (a `jwks.json` or a site folder) or `URL=PATH`, which binds the key set
 /// at PATH to the issuer URL.

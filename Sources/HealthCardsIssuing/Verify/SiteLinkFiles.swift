@@ -1,4 +1,5 @@
 import HealthCardsCore
+import HealthCardsSite
 import HealthCardsVerify
 
 /// The files of `U` links read offline from site folders (`verify --shl-site`): a link whose URL lies under a

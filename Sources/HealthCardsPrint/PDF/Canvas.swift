@@ -1,6 +1,5 @@
 internal import CCairo
 import HealthCardsCore
-import HealthCardsVerify
 import HealthCardsQR
 
 /// A length on paper in PDF points (1/72 inch), made from millimetres.

@@ -1,5 +1,4 @@
 import HealthCardsCore
-import HealthCardsVerify
 import HealthCardsQR
 
 /// The codes at the top of a printed card and what the page says about them in plain words: the card's QR

@@ -1,5 +1,4 @@
 import HealthCardsCore
-import HealthCardsVerify
 import HealthCardsQR
 
 /// The table of doses or lab results, continued on the next page when it does not fit.

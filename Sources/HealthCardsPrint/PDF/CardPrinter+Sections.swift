@@ -1,5 +1,4 @@
 import HealthCardsCore
-import HealthCardsVerify
 import HealthCardsQR
 
 /// The top of a printed card: header, the person and the QR code(s), the note, chunk codes.

@@ -1,5 +1,4 @@
 import HealthCardsCore
-import HealthCardsVerify
 import HealthCardsQR
 
 /// The wallet-size cut-out: an ID-1 card (85.6 × 54 mm) inside a dashed cut line, with a tip or the note

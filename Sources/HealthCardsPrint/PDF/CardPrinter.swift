@@ -1,5 +1,4 @@
 import HealthCardsCore
-import HealthCardsVerify
 import HealthCardsQR
 
 /// Prints SMART Health Cards: lays out a `CardSheet` and its QR codes on A4 or Letter pages, as a

@@ -1,5 +1,4 @@
 import HealthCardsCore
-import HealthCardsVerify
 import HealthCardsQR
 
 /// What a printed card says, read from a card's payload: the person, the doses or lab results in date

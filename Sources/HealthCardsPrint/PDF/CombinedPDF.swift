@@ -2,7 +2,6 @@
     import Glibc
 #endif
 import HealthCardsCore
-import HealthCardsVerify
 import HealthCardsQR
 
 /// One PDF with every card of a run, for mass printing: each card starts on a new page, in the order

@@ -1,5 +1,4 @@
 import HealthCardsCore
-import HealthCardsVerify
 import HealthCardsQR
 
 /// What a batch prints, besides cards and QR images: a PDF per card (`pdf/<id>.pdf`), and/or one

@@ -1,5 +1,4 @@
 import HealthCardsCore
-import HealthCardsVerify
 import HealthCardsQR
 
 /// A paper size for printed cards.

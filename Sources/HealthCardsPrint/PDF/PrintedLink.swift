@@ -1,5 +1,4 @@
 import HealthCardsCore
-import HealthCardsVerify
 import HealthCardsQR
 
 /// A SMART Health Link printed with its card (`issue --pdf --shl`, `healthcards print` with a link): the link

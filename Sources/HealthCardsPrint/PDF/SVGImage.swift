@@ -1,6 +1,5 @@
 internal import CRsvg
 import HealthCardsCore
-import HealthCardsVerify
 import HealthCardsQR
 
 /// An SVG image parsed by librsvg (Debian `librsvg2-2`): the one owner of librsvg objects in the

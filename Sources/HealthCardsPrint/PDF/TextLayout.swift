@@ -1,6 +1,5 @@
 internal import CPango
 import HealthCardsCore
-import HealthCardsVerify
 import HealthCardsQR
 
 /// How a piece of text looks: font size in points, weight, colour, alignment.

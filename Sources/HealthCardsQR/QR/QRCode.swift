@@ -4,7 +4,6 @@ internal import CQRencode
     import Glibc
 #endif
 import HealthCardsCore
-import HealthCardsVerify
 
 /// A QR symbol for SMART Health Cards, made by libqrencode from exactly two explicit segments
 /// (byte `shc:/…`, numeric digits) at error correction L, in the smallest version that fits, never

@@ -1,5 +1,4 @@
 import HealthCardsCore
-import HealthCardsVerify
 
 extension QRCode {
     /// The QR symbol of a SMART Health Link: the link text (with its viewer prefix, when there is one, so a

@@ -256,7 +256,10 @@ public struct HealthCardsIssueService: Sendable {
             else { return false }
         }
         if let since = request.since {
-            guard card.eventDates.contains(where: { FHIRDateTime($0).map { $0.end > since.start } ?? false }) else {
+            // A card matches when one of its events may fall at or after `_since`, both read as the spans of
+            // instants the IG's date rules give them (a date without a time in any zone from UTC+14 to UTC-12).
+            guard card.eventDates.contains(where: { FHIRDateTime($0).map { $0.latest >= since.earliest } ?? false })
+            else {
                 return false
             }
         }

@@ -1,0 +1,112 @@
+import HealthCardsCore
+import HealthCardsVerify
+
+/// What `healthcards site --issuer URL` records about an issuer site: `SITE/healthcards-site.json`,
+/// `{"issuer":"https://…"}` (pretty JSON, final newline).
+///
+/// The issuer is public (every card carries it as `iss`), but this file is the toolkit's own bookkeeping,
+/// not something verifiers fetch: it sits at the site root beside `.well-known/`, not in it, and the host
+/// rules `site` writes (`HostRules`) refuse to serve it. It is how `verify --jwks SITE` knows whose keys
+/// the site's `jwks.json` holds, and how `issue --site SITE` catches a mistyped `--issuer`.
+public struct SiteRecord: Sendable, Equatable {
+    /// The record's file name at the site root.
+    public static let fileName = "healthcards-site.json"
+
+    /// The issuer URL (`iss`) the site is published at.
+    public var issuer: String
+
+    public init(issuer: String) { self.issuer = issuer }
+
+    /// Parses a record.
+    /// - Throws: `HealthCardError(.configuration)` for text that is not `{"issuer":"https://…"}` with an issuer URL
+    ///   `Payload.validateIssuer` accepts (the file is written by `site`; anything else was edited by hand).
+    public init(bytes: [UInt8], source: String) throws {
+        let remedy = "it is written by `\(Command.site) \(Setting.out) SITE \(Setting.issuer) URL KEY...`; run that again to rewrite it"
+        guard let json = try? JSONParser.parse(bytes), let issuer = json["issuer"]?.stringValue else {
+            throw HealthCardError(.configuration, "\(source) is not a site record {\"issuer\":\"https://…\"}; \(remedy)")
+        }
+        do { try Payload.validateIssuer(issuer) } catch let error as HealthCardError {
+            throw HealthCardError(.configuration, "\(source): \(error.text); \(remedy)")
+        }
+        self.issuer = issuer
+    }
+
+    /// The file's bytes: `{"issuer": "…"}` pretty-printed with a final newline.
+    public var fileBytes: [UInt8] { JSONWriter.pretty(.object(["issuer": .string(issuer)])) + [0x0A] }
+}
+
+extension IssuerSite {
+    /// `SITE/healthcards-site.json`.
+    public var recordPath: String { root + "/" + SiteRecord.fileName }
+
+    /// The site's record, or nil when `site` was never given `--issuer` for it.
+    /// - Throws: `HealthCardError(.configuration)` for a malformed record, `.io` when it cannot be read.
+    public func readRecord() throws -> SiteRecord? {
+        guard FileIO.exists(recordPath) else { return nil }
+        return try SiteRecord(bytes: try FileIO.read(recordPath), source: recordPath)
+    }
+
+    /// The site folder a key set file belongs to, when it is `SITE/.well-known/jwks.json`.
+    public static func containing(keySet path: String) -> IssuerSite? {
+        let wellKnown = FileIO.parent(of: path)
+        guard FileIO.basename(path) == "jwks.json", FileIO.basename(wellKnown) == ".well-known" else { return nil }
+        return IssuerSite(root: FileIO.parent(of: wellKnown))
+    }
+}
+
+/// An issuer site folder read back by a command that works for its issuer: `issue --site SITE` checks
+/// its `--issuer` and signing key against it before a batch; SMART Health Links keep their files in it.
+public struct PublishedSite: Sendable {
+    /// The folder.
+    public let site: IssuerSite
+    /// The issuer `site --issuer` recorded.
+    public let issuer: String
+    /// The kids its `.well-known/jwks.json` publishes, in order.
+    public let kids: [String]
+
+    /// Reads the site's record and key set.
+    /// - Throws: `HealthCardError(.configuration)` when `root` holds no `.well-known/jwks.json`, records no issuer
+    ///   (it was laid out without `--issuer`), or either file is malformed.
+    public init(root: String) throws {
+        let site = IssuerSite(root: root)
+        guard FileIO.isDirectory(site.root), FileIO.exists(site.keySetPath) else {
+            throw HealthCardError(
+                .configuration,
+                "\(Setting.site) \(root) is not an issuer site folder (no .well-known/jwks.json); lay it out with "
+                    + "`\(Command.site) \(Setting.out) \(root) \(Setting.issuer) URL KEY...`")
+        }
+        guard let record = try site.readRecord() else {
+            throw HealthCardError(
+                .configuration,
+                "\(Setting.site) \(root) records no issuer (no \(SiteRecord.fileName)); run `\(Command.site) \(Setting.out) \(root) "
+                    + "\(Setting.issuer) URL KEY...` once with the issuer URL it is published at")
+        }
+        let kids: [String]
+        do { kids = try IssuerSite.publishedKids(keySetAt: site.keySetPath) } catch let error as HealthCardError {
+            throw HealthCardError(.configuration, error.text)
+        }
+        self.site = site
+        self.issuer = record.issuer
+        self.kids = kids
+    }
+
+    /// Refuses to sign for this site as `issuer` with the key `kid` unless both are the site's: cards
+    /// signed otherwise are rejected by every verifier, which fetches `<iss>/.well-known/jwks.json`.
+    /// - Throws: `HealthCardError(.configuration)` naming what differs and what to do.
+    public func checkSigner(issuer: String, kid: String) throws {
+        guard issuer == self.issuer else {
+            throw HealthCardError(
+                .configuration,
+                "\(Setting.issuer) \(issuer) is not the issuer of site \(site.root), which is published at \(self.issuer) "
+                    + "(\(site.recordPath)); verifiers fetch keys from <iss>/.well-known/jwks.json, so these cards would "
+                    + "not verify. Give \(Setting.issuer) \(self.issuer), or the site of \(issuer)")
+        }
+        guard kids.contains(kid) else {
+            throw HealthCardError(
+                .configuration,
+                "the signing key (kid \(kid)) is not in \(site.keySetPath) (it publishes \(kids.isEmpty ? "no key" : kids.joined(separator: ", "))); "
+                    + "verifiers would not find it. Publish it first with `\(Command.site) \(Setting.out) \(site.root) \(Setting.issuer) "
+                    + "\(self.issuer) KEY...` (with the keys already there), or sign with a published key")
+        }
+    }
+}
