@@ -1,4 +1,5 @@
 import HealthCardsCore
+import HealthCardsSite
 import HealthCardsVerify
 import HealthCardsIssuing
 
