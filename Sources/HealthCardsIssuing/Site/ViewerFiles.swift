@@ -262,11 +262,10 @@ details.untrusted summary { cursor: pointer; font-weight: 600; min-height: 44px;
   function setStatus(kind, title, detail) {
     const status = $("status");
     status.className = "status " + kind;
-    status.replaceChildren(
-      el("p", {}, [el("span", { className: "symbol", "aria-hidden": "true", text: SYMBOLS[kind] || "" }),
-        el("span", { className: "verdict-title", text: title })]),
-      detail ? el("p", { text: detail, dir: "auto" }) : null,
-    );
+    const lines = [el("p", {}, [el("span", { className: "symbol", "aria-hidden": "true", text: SYMBOLS[kind] || "" }),
+      el("span", { className: "verdict-title", text: title })])];
+    if (detail) lines.push(el("p", { text: detail, dir: "auto" }));
+    status.replaceChildren(...lines);
   }
 
   function clearStatus() {
@@ -785,7 +784,7 @@ details.untrusted summary { cursor: pointer; font-weight: 600; min-height: 44px;
         const vaccine = conceptText(dose.vaccineCode) || "Vaccine not named";
         const status = dose.status && dose.status !== "completed" ? String(dose.status) : null;
         list.appendChild(el("li", {}, [
-          recordText("p", "Dose " + (index + 1) + ": " + vaccine, "entry-title"),
+          el("p", { className: "entry-title", text: "Dose " + (index + 1) + " of " + immunizations.length }),
           factList([
             ["Date", timeElement(dose.occurrenceDateTime || dose.occurrenceString)],
             ["Vaccine", vaccine],
