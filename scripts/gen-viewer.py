@@ -23,7 +23,8 @@ def literal(text):
     hashes = "#"
     while ('"""' + hashes) in text or ("\\" + hashes) in text:
         hashes += "#"
-    return hashes + '"""\n' + text + '"""' + hashes
+    # Swift drops the line break just before the closing delimiter: one more keeps the file's own last one.
+    return hashes + '"""\n' + text + '\n"""' + hashes
 
 
 def main():

@@ -62,7 +62,8 @@ import Testing
     /// `link` with its payload's `exp` set to `exp` (a link past its time; the payload is not signed).
     static func withExp(_ link: String, _ exp: Int) throws -> String {
         let marker = try #require(link.range(of: "shlink:/"))
-        var payload = try #require(try JSONParser.parse(try #require(Base64URL.decode(String(link[marker.upperBound...])))).objectValue)
+        let decoded = try #require(Base64URL.decode(String(link[marker.upperBound...])))
+        var payload = try #require(try JSONParser.parse(decoded).objectValue)
         payload["exp"] = .integer(Int64(exp))
         return String(link[..<marker.upperBound]) + Base64URL.encode(JSONWriter.minified(.object(payload)))
     }
@@ -100,10 +101,11 @@ import Testing
         let db = "sqlite:" + dir.appendingPathComponent("links.db").path
         let card = cards.appendingPathComponent("cards/P-1.smart-health-card").path
         let passcode = try ServerTestSupport.passcodeFile("correct horse", in: dir)
-        let linkOptions = ["--viewer", Self.viewer] + ServerTestSupport.fastKDF
+        let linkOptions = ["--viewer", Self.viewer]
         let guarded = try ServerTestSupport.makeLink(
             "guarded", db: db, base: Self.linksBase, in: dir,
-            linkOptions + ["--passcode-file", passcode, "--jwks", site, "--max-attempts", "5"], files: [card])
+            linkOptions + ServerTestSupport.fastKDF + ["--passcode-file", passcode, "--jwks", site, "--max-attempts", "5"],
+            files: [card])
         let closed = try ServerTestSupport.makeLink("closed", db: db, base: Self.linksBase, in: dir, linkOptions, files: [card])
         try ServerTestSupport.link("deactivate", db: db, base: "", ["--id", closed.id])
         let altered = try ServerTestSupport.makeLink(
@@ -171,11 +173,17 @@ import Testing
         for name in cases.keys {
             #expect(answer["results"]?[name] != nil, "case \(name) did not run")
         }
-        // What reached nginx, however it was asked: only the two hosts, and the link files and key set were fetched.
+        // What reached nginx, however it was asked: the two hosts, and the link files and key set were fetched. Chromium
+        // itself also calls its own Google services however it is started (component updates, network time,
+        // accounts); the page never does (its every request is in the performance log, checked above), so those
+        // are set apart by their domains and nothing else may appear.
         front.stop()
         let log = try String(contentsOfFile: front.accessLog, encoding: .utf8).split(separator: "\n")
         let logHosts = Set(log.compactMap { $0.split(separator: " ").first.map(String.init) })
-        #expect(logHosts == ["issuer.example.org", "links.example.org"], "nginx saw hosts \(logHosts)")
+        let chromiumOwn = logHosts.filter { host in
+            ["google.com", "googleapis.com", "gstatic.com"].contains { host == $0 || host.hasSuffix("." + $0) }
+        }
+        #expect(logHosts.subtracting(chromiumOwn) == ["issuer.example.org", "links.example.org"], "nginx saw hosts \(logHosts)")
         #expect(log.contains { $0.hasPrefix("issuer.example.org GET /.well-known/jwks.json 200") }, "\(log)")
         #expect(log.contains { $0.hasPrefix("issuer.example.org GET /.well-known/crl/\(key.kid).json 200") })
         #expect(log.contains { $0.hasPrefix("links.example.org POST /shl/\(guarded.id) 401") })

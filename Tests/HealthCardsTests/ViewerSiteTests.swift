@@ -15,9 +15,8 @@ import Testing
         #expect(names == SiteViewer.staticFiles.map(\.name).sorted(), "viewer/ holds \(names): run scripts/gen-viewer.py")
         for file in SiteViewer.staticFiles {
             let bytes = try VerifyFixtures.bytes(Self.viewerFolder.appendingPathComponent(file.name))
-            #expect(
-                Array(file.text.utf8) == bytes,
-                "ViewerFiles.swift differs from viewer/\(file.name): run scripts/gen-viewer.py")
+            let same = Array(file.text.utf8) == bytes
+            #expect(same, "ViewerFiles.swift differs from viewer/\(file.name): run scripts/gen-viewer.py")
         }
     }
 
@@ -59,13 +58,15 @@ import Testing
         #expect(SHLTestSupport.mode(site + "/viewer") == 0o755)
         for file in SiteViewer.files {
             let path = site + "/viewer/" + file.name
-            #expect(try SiteTestSupport.bytes(path) == Array(file.text.utf8), "\(path)")
+            let same = try SiteTestSupport.bytes(path) == Array(file.text.utf8)
+            #expect(same, "\(path)")
             #expect(SHLTestSupport.mode(path) == 0o644, "\(path)")
         }
         // Again: its own files are replaced.
         try TestSupport.write("/* healthcards-viewer: an older version */\n", to: "site/viewer/viewer.js", in: dir)
         try SiteTestSupport.cli(["site", "--out", site, key.path, "--viewer"])
-        #expect(try SiteTestSupport.bytes(site + "/viewer/viewer.js") == Array(try #require(SiteViewer.staticFiles.last).text.utf8))
+        let replaced = try SiteTestSupport.bytes(site + "/viewer/viewer.js") == Array(try #require(SiteViewer.staticFiles.last).text.utf8)
+        #expect(replaced, "viewer.js was not replaced")
 
         // A file it did not write is never replaced, and the run writes nothing at all.
         let foreign = try TestSupport.write("<p>the web team's own page</p>\n", to: "site/viewer/index.html", in: dir)

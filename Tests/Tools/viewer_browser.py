@@ -53,7 +53,10 @@ for argument in [
     # Nothing of Chromium's own: every request on the wire is the page's.
     "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-default-apps",
     "--disable-domain-reliability", "--disable-client-side-phishing-detection", "--no-first-run", "--no-pings",
-    "--metrics-recording-only", "--disable-features=OptimizationHints,MediaRouter,Translate,AutofillServerCommunication",
+    "--metrics-recording-only", "--disable-extensions", "--disable-component-extensions-with-background-pages",
+    "--disable-features=OptimizationHints,MediaRouter,Translate,AutofillServerCommunication,NetworkTimeServiceQuerying,"
+    "AccountConsistency,MirrorAccountConsistency,DiceWebSigninInterception",
+    "--allow-browser-signin=false",
 ]:
     options.add_argument(argument)
 options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})

@@ -67,6 +67,7 @@ extension SiteViewer {
 </footer>
 </body>
 </html>
+
 """#),
         File(name: "viewer.css", text: #"""
 /* healthcards-viewer: the viewer's styles (no inline styles anywhere: the page's Content-Security-Policy forbids them). */
@@ -197,6 +198,7 @@ details.untrusted summary { cursor: pointer; font-weight: 600; min-height: 44px;
   details.untrusted > * { display: block; }
   a { color: #000; }
 }
+
 """#),
         File(name: "viewer.js", text: #"""
 /* healthcards-viewer: opens a SMART Health Link in the browser (WebCrypto, DecompressionStream), no other code. */
@@ -1040,6 +1042,7 @@ details.untrusted summary { cursor: pointer; font-weight: 600; min-height: 44px;
 
   init();
 })();
+
 """#),
     ]
 }
