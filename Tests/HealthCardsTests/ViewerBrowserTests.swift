@@ -78,7 +78,9 @@ import Testing
         let ridSecret = dir.appendingPathComponent("rid.secret").path
         try SiteTestSupport.cli(["keygen", "--rid-secret", ridSecret])
         let site = dir.appendingPathComponent("site").path
-        let laidOut = try SiteTestSupport.cli(["site", "--out", site, key.path, "--issuer", Self.issuer, "--crl", "--viewer"])
+        let laidOut = try SiteTestSupport.cli([
+            "site", "--out", site, key.path, "--issuer", Self.issuer, "--crl", "--viewer",
+        ])
         #expect(laidOut.stderr.contains(Self.viewer), "\(laidOut.stderr)")
         let template = SiteTestSupport.templates.appendingPathComponent("covid19-vaccination.json").path
         let issueBase = [
@@ -89,7 +91,8 @@ import Testing
         let cards = dir.appendingPathComponent("cards")
         try SiteTestSupport.cli(issueBase + ["--out", cards.path, try Self.vaccinationCSV(in: dir)])
         try SiteTestSupport.cli([
-            "revoke", "--site", site, "--key", key.path, "--rid-secret", ridSecret, "--report", cards.path, "--id", "P-4",
+            "revoke", "--site", site, "--key", key.path, "--rid-secret", ridSecret, "--report", cards.path, "--id",
+            "P-4",
         ])
         // A Kill-the-Clipboard Bundle with the printed card in it.
         let bundles = dir.appendingPathComponent("bundles")
@@ -104,9 +107,12 @@ import Testing
         let linkOptions = ["--viewer", Self.viewer]
         let guarded = try ServerTestSupport.makeLink(
             "guarded", db: db, base: Self.linksBase, in: dir,
-            linkOptions + ServerTestSupport.fastKDF + ["--passcode-file", passcode, "--jwks", site, "--max-attempts", "5"],
+            linkOptions + ServerTestSupport.fastKDF + [
+                "--passcode-file", passcode, "--jwks", site, "--max-attempts", "5",
+            ],
             files: [card])
-        let closed = try ServerTestSupport.makeLink("closed", db: db, base: Self.linksBase, in: dir, linkOptions, files: [card])
+        let closed = try ServerTestSupport.makeLink(
+            "closed", db: db, base: Self.linksBase, in: dir, linkOptions, files: [card])
         try ServerTestSupport.link("deactivate", db: db, base: "", ["--id", closed.id])
         let altered = try ServerTestSupport.makeLink(
             "altered", db: db, base: Self.linksBase, in: dir, linkOptions + ["--direct"],
@@ -130,7 +136,8 @@ import Testing
         }
         let adaCase: JSONValue = .object([
             "link": .string(ada), "issuer": .string(Self.issuer), "name": .string("Ada Lovelace"), "doses": .integer(2),
-            "texts": .array(["011J20A", "012M20A", "ABC General Hospital", "Main St Pharmacy", "1960"].map(JSONValue.string)),
+            "texts": .array(
+                ["011J20A", "012M20A", "ABC General Hospital", "Main St Pharmacy", "1960"].map(JSONValue.string)),
             "dates": .array(["2021-01-15", "2021-02-12"].map(JSONValue.string)), "linkHost": "issuer.example.org",
         ])
         let cases: JSONObject = [
@@ -140,7 +147,8 @@ import Testing
                 "link": .string(String(ada[try #require(ada.range(of: "shlink:/")).lowerBound...])),
             ]),
             "p-manifest": .object([
-                "link": .string(try text(guarded.file)), "passcode": "correct horse", "remainingAfterWrong": .integer(4),
+                "link": .string(try text(guarded.file)), "passcode": "correct horse",
+                "remainingAfterWrong": .integer(4),
                 "name": "Ada Lovelace", "linkHost": "links.example.org", "keyHost": "issuer.example.org",
             ]),
             "bundle-pdf": .object([
@@ -150,7 +158,8 @@ import Testing
             "altered": .object(["link": .string(try text(altered.file))]),
             "revoked": .object(["link": .string(try Self.link(cards, "P-4"))]),
             "expired": .object([
-                "link": .string(try Self.withExp(try text(guarded.file), 1_000_000_000)), "linkHost": "links.example.org",
+                "link": .string(try Self.withExp(try text(guarded.file), 1_000_000_000)),
+                "linkHost": "links.example.org",
             ]),
             "deactivated": .object(["link": .string(try text(closed.file))]),
             "arabic": .object(["link": .string(try Self.link(cards, "P-2")), "name": "ليلى حداد"]),
@@ -160,7 +169,8 @@ import Testing
         let config: JSONValue = .object([
             "port": .integer(Int64(front.port)), "allowedHosts": allowedHosts,
             "downloads": .string(downloads.path), "screenshots": .string(screenshots.path),
-            "docScreenshot": ProcessInfo.processInfo.environment["HEALTHCARDS_VIEWER_SCREENSHOT"].map(JSONValue.string) ?? .null,
+            "docScreenshot": ProcessInfo.processInfo.environment["HEALTHCARDS_VIEWER_SCREENSHOT"].map(JSONValue.string)
+                ?? .null,
             "cases": .object(cases),
         ])
         let configPath = try TestSupport.write(
@@ -183,7 +193,9 @@ import Testing
         let chromiumOwn = logHosts.filter { host in
             ["google.com", "googleapis.com", "gstatic.com"].contains { host == $0 || host.hasSuffix("." + $0) }
         }
-        #expect(logHosts.subtracting(chromiumOwn) == ["issuer.example.org", "links.example.org"], "nginx saw hosts \(logHosts)")
+        #expect(
+            logHosts.subtracting(chromiumOwn) == ["issuer.example.org", "links.example.org"],
+            "nginx saw hosts \(logHosts)")
         #expect(log.contains { $0.hasPrefix("issuer.example.org GET /.well-known/jwks.json 200") }, "\(log)")
         #expect(log.contains { $0.hasPrefix("issuer.example.org GET /.well-known/crl/\(key.kid).json 200") })
         #expect(log.contains { $0.hasPrefix("links.example.org POST /shl/\(guarded.id) 401") })
@@ -262,7 +274,8 @@ final class ViewerFront {
 
             """
         let confPath = try TestSupport.write(conf, to: "nginx/nginx.conf", in: dir)
-        let check = try TestSupport.run(NginxServer.binary, ["-t", "-p", prefix, "-e", prefix + "/error.log", "-c", confPath])
+        let check = try TestSupport.run(
+            NginxServer.binary, ["-t", "-p", prefix, "-e", prefix + "/error.log", "-c", confPath])
         guard check.status == 0 else { throw HealthCardError(.configuration, "nginx -t: \(check.stderr)") }
         process.executableURL = URL(fileURLWithPath: NginxServer.binary)
         process.arguments = ["-p", prefix, "-e", prefix + "/error.log", "-c", confPath]
@@ -275,7 +288,9 @@ final class ViewerFront {
         }
         guard NginxServer.accepts(port: port) else {
             stop()
-            throw HealthCardError(.io, "nginx did not start: \((try? String(contentsOfFile: prefix + "/error.log", encoding: .utf8)) ?? "")")
+            throw HealthCardError(
+                .io,
+                "nginx did not start: \((try? String(contentsOfFile: prefix + "/error.log", encoding: .utf8)) ?? "")")
         }
     }
 

@@ -12,7 +12,8 @@ import Testing
 
     @Test func theEmbeddedFilesAreTheRepositorysViewerFolderByteForByte() throws {
         let names = try FileManager.default.contentsOfDirectory(atPath: Self.viewerFolder.path).sorted()
-        #expect(names == SiteViewer.staticFiles.map(\.name).sorted(), "viewer/ holds \(names): run scripts/gen-viewer.py")
+        #expect(
+            names == SiteViewer.staticFiles.map(\.name).sorted(), "viewer/ holds \(names): run scripts/gen-viewer.py")
         for file in SiteViewer.staticFiles {
             let bytes = try VerifyFixtures.bytes(Self.viewerFolder.appendingPathComponent(file.name))
             let same = Array(file.text.utf8) == bytes
@@ -31,11 +32,14 @@ import Testing
         let references = html.matches(of: /(?:src|href)="([^"]*)"/).map { String($0.output.1) }
         #expect(Set(references) == ["viewer.css", "codes.js", "viewer.js"], "\(references)")
         let script = try #require(SiteViewer.staticFiles.first { $0.name == "viewer.js" }?.text)
-        for risky in ["innerHTML", "outerHTML", "insertAdjacentHTML", "eval(", "new Function", "document.write", ".style"] {
+        for risky in [
+            "innerHTML", "outerHTML", "insertAdjacentHTML", "eval(", "new Function", "document.write", ".style",
+        ] {
             #expect(!script.contains(risky), "viewer.js uses \(risky)")
         }
         for file in SiteViewer.files {
-            #expect(file.text.split(separator: "\n").prefix(2).contains { $0.contains(SiteViewer.marker) }, "\(file.name)")
+            #expect(
+                file.text.split(separator: "\n").prefix(2).contains { $0.contains(SiteViewer.marker) }, "\(file.name)")
         }
     }
 
@@ -53,7 +57,9 @@ import Testing
         let dir = try TestSupport.tempDir("viewer-site")
         let key = try SiteTestSupport.keygen("issuer.pem", in: dir)
         let site = dir.appendingPathComponent("site").path
-        let run = try SiteTestSupport.cli(["site", "--out", site, key.path, "--issuer", SiteTestSupport.issuer, "--viewer"])
+        let run = try SiteTestSupport.cli([
+            "site", "--out", site, key.path, "--issuer", SiteTestSupport.issuer, "--viewer",
+        ])
         #expect(run.stderr.contains("--viewer \(SiteTestSupport.issuer)/viewer/#"), "\(run.stderr)")
         #expect(SHLTestSupport.mode(site + "/viewer") == 0o755)
         for file in SiteViewer.files {
@@ -65,14 +71,18 @@ import Testing
         // Again: its own files are replaced.
         try TestSupport.write("/* healthcards-viewer: an older version */\n", to: "site/viewer/viewer.js", in: dir)
         try SiteTestSupport.cli(["site", "--out", site, key.path, "--viewer"])
-        let replaced = try SiteTestSupport.bytes(site + "/viewer/viewer.js") == Array(try #require(SiteViewer.staticFiles.last).text.utf8)
+        let replaced =
+            try SiteTestSupport.bytes(site + "/viewer/viewer.js")
+            == Array(try #require(SiteViewer.staticFiles.last).text.utf8)
         #expect(replaced, "viewer.js was not replaced")
 
         // A file it did not write is never replaced, and the run writes nothing at all.
         let foreign = try TestSupport.write("<p>the web team's own page</p>\n", to: "site/viewer/index.html", in: dir)
         try FileManager.default.removeItem(atPath: site + "/.well-known/jwks.json")
         let refused = try SiteTestSupport.cli(["site", "--out", site, key.path, "--viewer"], expect: 2)
-        #expect(refused.stderr.contains("index.html") && refused.stderr.contains("was not written by this toolkit"), "\(refused.stderr)")
+        #expect(
+            refused.stderr.contains("index.html") && refused.stderr.contains("was not written by this toolkit"),
+            "\(refused.stderr)")
         #expect(try String(contentsOfFile: foreign, encoding: .utf8) == "<p>the web team's own page</p>\n")
         #expect(!FileManager.default.fileExists(atPath: site + "/.well-known/jwks.json"), "the site was written anyway")
         // Without --viewer the site is laid out and the viewer folder is left alone.
@@ -127,7 +137,8 @@ import Testing
                     + "\n    Header always set Cache-Control \"no-store\""))
         #expect(
             HostRules.headersFile(pathPrefix: "/shc").contains(
-                "/shc/viewer/*\n  Content-Security-Policy: \(policy)\n  Referrer-Policy: no-referrer\n  Cache-Control: no-store"))
+                "/shc/viewer/*\n  Content-Security-Policy: \(policy)\n  Referrer-Policy: no-referrer\n  Cache-Control: no-store"
+            ))
     }
 
     @Test(.enabled(if: NginxServer.available, "nginx is not installed (make test installs it)"))
@@ -146,7 +157,9 @@ import Testing
             #expect(response.status == 200, "\(path)")
             #expect(response.header("Content-Type") == type, "\(path): \(response.headers)")
             #expect(response.header("Content-Security-Policy") == SiteViewer.contentSecurityPolicy, "\(path)")
-            #expect(response.header("Referrer-Policy") == "no-referrer" && response.header("Cache-Control") == "no-store", "\(path)")
+            #expect(
+                response.header("Referrer-Policy") == "no-referrer" && response.header("Cache-Control") == "no-store",
+                "\(path)")
             #expect(response.header("X-Content-Type-Options") == "nosniff", "\(path)")
         }
     }

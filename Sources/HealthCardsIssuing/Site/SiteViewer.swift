@@ -64,7 +64,8 @@ public enum SiteViewer {
             guard name.hasSuffix(")"), let open = name.lastIndex(of: "("), open > name.startIndex else { return name }
             return String(name[..<open]).trimmingTrailingSpaces()
         }
-        let loinc = COVID19LabTestLOINC.entries.map { ($0.code, $0.display) }
+        let loinc =
+            COVID19LabTestLOINC.entries.map { ($0.code, $0.display) }
             + LabResultLOINCAnswer.entries.map { ($0.code, $0.display) }
         let snomed = LabResultSNOMED.entries.map { ($0.code, withoutSemanticTag($0.display)) }
         var text: [UInt8] = Array(
