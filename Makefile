@@ -17,6 +17,8 @@ TEST_APT_PACKAGES += postgresql-15
 TEST_APT_PACKAGES += nginx
 # The openssl program mints the access tokens of the $health-cards-issue tests under a throw-away key.
 TEST_APT_PACKAGES += openssl
+# The viewer's tests (Tests/viewer/) drive Debian's headless Chromium through its own chromedriver (Selenium).
+TEST_APT_PACKAGES += chromium chromium-driver
 # `make bench`: wrk measures the link server (manifest requests per second, latency percentiles).
 BENCH_APT_PACKAGES := wrk
 # `make install`: help2man makes the man pages from each command's --help.

@@ -10,7 +10,7 @@ import HealthCardsFixtures
 enum SiteCommand {
     static let help = """
         Usage: healthcards site --out SITE KEY... [--x5c CHAIN.pem]... [--issuer URL] [--crl]
-                                [--drop-kid KID]... [--report REPORT]...
+                                [--drop-kid KID]... [--report REPORT]... [--viewer]
 
         Lays out the folder to publish at the issuer URL (iss) on a static host:
           SITE/.well-known/jwks.json          the public keys: give the current key AND every retired key
@@ -22,6 +22,9 @@ enum SiteCommand {
           SITE/_headers                       Netlify / Cloudflare Pages rules
           SITE/healthcards-site.json          with --issuer: the issuer URL, for `verify --jwks SITE` and
                                               `issue --site SITE` (the rules keep it from being served)
+          SITE/viewer/                        with --viewer: a web page that opens SMART Health Links in the
+                                              browser and checks the card inside (index.html, viewer.css,
+                                              viewer.js, codes.js; see docs/viewer.md)
         The rules serve jwks.json and the CRLs as application/json with Access-Control-Allow-Origin: *,
         *.smart-health-card files as application/smart-health-card, and answer 404 for the rule files
         themselves. Each key's crlVersion is its CRL's ctr; a key without a CRL gets none (its cards
@@ -60,6 +63,11 @@ enum SiteCommand {
           --drop-kid KID   drop a published key on purpose (a compromised key); its cards stop verifying.
                            May be repeated
           --report REPORT  an `issue` report.ndjson, to say how many cards a key left out signed. May be repeated
+          --viewer         also write the link viewer into SITE/viewer/ (or update it): a static page, no
+                           third-party code, served by the rules above with a strict Content-Security-Policy,
+                           no referrer and no caching. Point links at it with
+                           `issue --shl ... --viewer ISSUER_URL/viewer/#` (or `link create --viewer`). Files in
+                           SITE/viewer that it did not write, and symbolic links, are refused, never replaced
           -h, --help       show this help
 
         Exit status: 0 written; 2 usage or configuration error (nothing written), or a file could not be written.
@@ -67,7 +75,8 @@ enum SiteCommand {
 
     static func run(_ args: [String]) throws -> ExitStatus {
         let parsed = try Arguments(
-            args, valued: ["out", "x5c", "issuer", "drop-kid", "report"], flagNames: ["no-crl", "crl"], command: "site")
+            args, valued: ["out", "x5c", "issuer", "drop-kid", "report"], flagNames: ["no-crl", "crl", "viewer"],
+            command: "site")
         if parsed.has("help") {
             say(help)
             return .ok
@@ -116,8 +125,17 @@ enum SiteCommand {
         // Without --crl or --no-crl, the site's earlier choice holds: a site whose published keys have revocation
         // lists (laid out with --crl, or revoked from) gives a new key one too, since its cards carry vc.rid as well.
         let keepsCRLs = try !parsed.has("no-crl") && !parsed.has("crl") && site.publishesRevocationLists()
+        // The viewer's folder is checked before anything is written: a file there that it did not write stops the run.
+        if parsed.has("viewer") { try SiteViewer.check(siteRoot: out) }
         let result = try site.publish(
             keys: loaded.entries, createCRLs: parsed.has("crl") || keepsCRLs, pathPrefix: pathPrefix, issuer: issuer)
+        if parsed.has("viewer") {
+            let viewer = try SiteViewer.write(siteRoot: out)
+            let address = issuer.map { "\($0)/\(SiteViewer.folderName)/#" } ?? "ISSUER_URL/\(SiteViewer.folderName)/#"
+            printError(
+                "viewer: \(viewer.folder)/ (\(viewer.written.count) files). Deploy the site, then give links "
+                    + "--viewer \(address) (issue --shl, shl, link create); see docs/viewer.md")
+        }
         if keepsCRLs && !result.createdCRLs.isEmpty {
             printError(
                 "note: gave \(result.createdCRLs.joined(separator: ", ")) an empty revocation list, as the site's other keys have "

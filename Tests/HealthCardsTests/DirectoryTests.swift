@@ -4,6 +4,7 @@ import Testing
 @testable import HealthCardsCore
 @testable import HealthCardsVerify
 @testable import HealthCardsIssuing
+@testable import HealthCardsSite
 
 /// The VCI directory offline: the shipped snapshot of 2026-08-22 (../shared/data/vci-directory) and synthetic
 /// snapshots signed at test time by a P-521 key made with OpenSSL.

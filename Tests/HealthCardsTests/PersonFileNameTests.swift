@@ -4,6 +4,7 @@ import Testing
 @testable import HealthCardsCore
 @testable import HealthCardsFixtures
 @testable import HealthCardsIssuing
+@testable import HealthCardsSite
 @testable import HealthCardsVerify
 
 /// Issue 33, point 1: a Bundle record's files are named for its person (the Patient identifier that gives the rid,

@@ -4,6 +4,7 @@ import Testing
 @testable import HealthCardsCore
 @testable import HealthCardsFixtures
 @testable import HealthCardsIssuing
+@testable import HealthCardsSite
 @testable import HealthCardsVerify
 
 /// Issue 33, point 3: `shl --update` keeps what a link holds. A long-term Bundle link made with `issue --pdf

@@ -4,6 +4,7 @@ import Testing
 @testable import HealthCardsCore
 @testable import HealthCardsFixtures
 @testable import HealthCardsIssuing
+@testable import HealthCardsSite
 @testable import HealthCardsVerify
 
 /// Issue 33, point 2: after a revocation and a key rotation, the re-run refuses the revoked person, and the card an

@@ -10,6 +10,9 @@ import HealthCardsVerify
 /// - SMART Health Link files, `shl/<43 base64url characters>` (`SHLDestination`): `Content-Type:
 ///   application/jose`, `Access-Control-Allow-Origin: *` (browser viewers fetch them cross-origin) and
 ///   `Cache-Control: no-store` (a withdrawn link stops working at once, and no cache keeps a copy);
+/// - the viewer, `viewer/` (`SiteViewer`): `Content-Security-Policy` (`SiteViewer.contentSecurityPolicy`),
+///   `Referrer-Policy: no-referrer`, `Cache-Control: no-store` and `X-Content-Type-Options: nosniff`, on any site
+///   (harmless where no viewer was written);
 /// - the files in `deniedFiles` (the rule files themselves, the issuer record, the site lock): 404 Not Found.
 package enum HostRules {
     /// One rules file: its name relative to the site root and its text.
@@ -45,7 +48,25 @@ package enum HostRules {
     }
 
     /// nginx: `include` this inside the `server` block whose `root` is the site folder.
-    public static var nginx: String { nginxRules + nginxDenied }
+    public static var nginx: String { nginxRules + nginxViewer + nginxDenied }
+
+    /// The viewer's files, `viewer/` (and `viewer/index.html` through nginx's `index`), at any path.
+    static var nginxViewer: String {
+        """
+
+        # The SMART Health Link viewer (viewer/: index.html, viewer.css, viewer.js, codes.js). A strict
+        # Content-Security-Policy: its own scripts and styles only, connections to https hosts (a link's host and the
+        # issuer's key host), no plugins, never framed; no referrer; never cached (a new version applies at once).
+        location ~ "/\(SiteViewer.folderName)/([a-z]+\\.(html|css|js))?$" {
+            types { text/html html; text/css css; text/javascript js; }
+            add_header Content-Security-Policy "\(SiteViewer.contentSecurityPolicy)" always;
+            add_header Referrer-Policy "no-referrer" always;
+            add_header Cache-Control "no-store" always;
+            add_header X-Content-Type-Options "nosniff" always;
+        }
+
+        """
+    }
 
     /// The nginx deny rule: regex locations are tried in order and this one names only the rule files.
     static var nginxDenied: String {
@@ -104,7 +125,23 @@ package enum HostRules {
         """
 
     /// Apache httpd 2.4 `.htaccess` (needs mod_headers, and `AllowOverride FileInfo` for the folder).
-    public static var apache: String { apacheRules + apacheDenied }
+    public static var apache: String { apacheRules + apacheViewer + apacheDenied }
+
+    /// The viewer's headers (`<If>` and `Header` are allowed in `.htaccess` with `AllowOverride FileInfo`).
+    static var apacheViewer: String {
+        """
+
+        # The SMART Health Link viewer (viewer/): a strict Content-Security-Policy (its own scripts and styles only,
+        # connections to https hosts: a link's host and the issuer's key host), no referrer, never cached.
+        <If "%{REQUEST_URI} =~ m#/\(SiteViewer.folderName)/([a-z]+\\.(html|css|js))?$#">
+            Header always set Content-Security-Policy "\(SiteViewer.contentSecurityPolicy)"
+            Header always set Referrer-Policy "no-referrer"
+            Header always set Cache-Control "no-store"
+            Header always set X-Content-Type-Options "nosniff"
+        </If>
+
+        """
+    }
 
     /// The Apache deny rule (mod_alias, allowed by `AllowOverride FileInfo`): 404 for the rule files.
     static var apacheDenied: String {
@@ -177,6 +214,13 @@ package enum HostRules {
               Access-Control-Allow-Origin: *
               Content-Type: application/jose
               Cache-Control: no-store
+
+            # The SMART Health Link viewer: a strict Content-Security-Policy, no referrer, never cached.
+            \(p)/\(SiteViewer.folderName)/*
+              Content-Security-Policy: \(SiteViewer.contentSecurityPolicy)
+              Referrer-Policy: no-referrer
+              Cache-Control: no-store
+              X-Content-Type-Options: nosniff
 
             """
     }
