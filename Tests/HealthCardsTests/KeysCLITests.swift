@@ -237,7 +237,7 @@ import Testing
         let jwks = try TestSupport.cli(["jwks", path, "--out", dir.appendingPathComponent("jwks.json").path])
         #expect(jwks.status == 0)
         let card = try JSONParser.parse(
-            try VerifyFixtures.bytes(out.appendingPathComponent("cards/one-1.smart-health-card")))
+            try VerifyFixtures.bytes(BatchTestSupport.cardFile(out, id: "one-1")))
         let header = try JWS(compact: try #require(card["verifiableCredential"]?[0]?.stringValue)).parts().header
         #expect(try JSONParser.parse(header)["kid"]?.stringValue.map { $0 + "\n" } == jwks.stdout)
     }

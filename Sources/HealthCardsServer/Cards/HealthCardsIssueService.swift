@@ -256,9 +256,10 @@ public struct HealthCardsIssueService: Sendable {
             else { return false }
         }
         if let since = request.since {
-            // A card matches when one of its events may fall at or after `_since`, both read as the spans of
-            // instants the IG's date rules give them (a date without a time in any zone from UTC+14 to UTC-12).
-            guard card.eventDates.contains(where: { FHIRDateTime($0).map { $0.latest >= since.earliest } ?? false })
+            // A card matches unless all its events end before `_since` begins, compared as the date rules compare
+            // two values (`FHIRDateTime.isBefore(sameZoneAs:)`): calendar days for two dates, instants for two
+            // times, the widest reading when only one has a time.
+            guard card.eventDates.contains(where: { FHIRDateTime($0).map { !$0.isBefore(sameZoneAs: since) } ?? false })
             else {
                 return false
             }
