@@ -329,8 +329,12 @@ enum ServerBench {
             let serverLog = work + "/serve-\(name).log"
             let pid = try start(
                 healthcards,
-                // wrk is one address: no per-address request budget (it would answer 429 past 600 a minute).
-                ["serve", "--db", url, "--listen", "127.0.0.1:\(port)", "--base-url", base, "--request-budget", "0"],
+                // wrk is one address: no per-address request budget (it would answer 429 past 600 a minute), and
+                // all the connections to it (the default per-address cap, 64, is wrk's -c64 exactly).
+                [
+                    "serve", "--db", url, "--listen", "127.0.0.1:\(port)", "--base-url", base, "--request-budget", "0",
+                    "--max-connections-per-client", "1024",
+                ],
                 log: serverLog)
             defer {
                 kill(pid, SIGTERM)

@@ -262,7 +262,10 @@ enum ServeCommand {
         let database: Database
         do {
             database = try Database(
-                url: url, role: .server, create: true, maxConnections: http.threads + 2, now: Clock.nowSeconds())
+                // The request threads, the passcode pool's (which finish their manifests), maintenance and the
+                // WAL checkpointer.
+                url: url, role: .server, create: true, maxConnections: http.threads + passcodeChecks + 2,
+                now: Clock.nowSeconds())
         } catch {
             throw HealthCardError(.configuration, "cannot open the database \(url): \(error.message)")
         }
