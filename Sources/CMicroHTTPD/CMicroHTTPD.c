@@ -22,7 +22,8 @@ struct MHD_Daemon *CMHD_start(const CMHD_config *config, MHD_AccessHandlerCallba
                               char *error, size_t error_length) {
     struct sockaddr_storage storage;
     memset(&storage, 0, sizeof storage);
-    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_ERROR_LOG |
+                         MHD_ALLOW_SUSPEND_RESUME;
     struct sockaddr_in *v4 = (struct sockaddr_in *)&storage;
     struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&storage;
     if (inet_pton(AF_INET, config->address, &v4->sin_addr) == 1) {
@@ -86,6 +87,11 @@ int CMHD_client_address(struct MHD_Connection *connection, char *buffer, size_t 
                                                                                                                : -1;
     }
     return -1;
+}
+
+int CMHD_connection_fd(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? -1 : (int)info->connect_fd;
 }
 
 void *CMHD_socket_context(struct MHD_Connection *connection) {

@@ -128,6 +128,79 @@ enum ServerBench {
         return result
     }
 
+    /// One HTTP/1.1 request on a new connection to 127.0.0.1 (`Connection: close`); the status and body.
+    static func fetch(port: UInt16, method: String, path: String, body: String = "") throws -> (Int, [UInt8]) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = port.bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else { throw BenchError("cannot connect to 127.0.0.1:\(port)") }
+        let request = Array(
+            ("\(method) \(path) HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
+                + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)").utf8)
+        _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        var data: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { break }
+            data += buffer[0..<n]
+        }
+        guard let end = (0..<max(0, data.count - 3)).first(where: { data[$0..<$0 + 4].elementsEqual([13, 10, 13, 10]) }),
+            let status = Int(String(decoding: data[9..<min(12, data.count)], as: UTF8.self))
+        else { throw BenchError("no HTTP answer from 127.0.0.1:\(port)\(path)") }
+        return (status, Array(data[(end + 4)...]))
+    }
+
+    /// wrk once: `script` (a Lua file) or a plain GET.
+    static func measure(
+        _ wrk: String, url: String, script: String?, connections: Int, seconds: Int, output: String
+    ) throws -> WrkResult {
+        try run(
+            wrk,
+            ["-t2", "-c\(connections)", "-d\(seconds)s", "--latency"] + (script.map { ["-s", $0] } ?? []) + [url],
+            output: output)
+        return try parseWrk(String(decoding: try FileIO.read(output), as: UTF8.self))
+    }
+
+    /// nginx (Debian's) serving `root` on 127.0.0.1:`port`, its default access log on: the static-file yardstick.
+    static func startNginx(work: String, root: String, port: UInt16) throws -> pid_t? {
+        let nginx = "/usr/sbin/nginx"
+        guard access(nginx, X_OK) == 0 else { return nil }
+        let conf = """
+            daemon off;
+            worker_processes auto;
+            pid \(work)/nginx.pid;
+            error_log \(work)/nginx-error.log;
+            events { worker_connections 1024; }
+            http {
+                access_log \(work)/nginx-access.log;
+                client_body_temp_path \(work)/nginx-body;
+                proxy_temp_path \(work)/nginx-proxy;
+                fastcgi_temp_path \(work)/nginx-fastcgi;
+                uwsgi_temp_path \(work)/nginx-uwsgi;
+                scgi_temp_path \(work)/nginx-scgi;
+                default_type application/octet-stream;
+                server { listen 127.0.0.1:\(port); root \(root); location / { } }
+            }
+            """
+        try FileIO.writeAtomically(Array(conf.utf8), to: work + "/nginx.conf", access: .ownerOnly)
+        let pid = try start(nginx, ["-p", work, "-c", work + "/nginx.conf"], log: work + "/nginx.out")
+        for _ in 0..<200 {
+            if (try? fetch(port: port, method: "GET", path: "/nothing"))?.0 == 404 { return pid }
+            usleep(10_000)
+        }
+        kill(pid, SIGKILL)
+        throw BenchError("nginx did not start; see \(work)/nginx-error.log")
+    }
+
     static func run(_ options: Options) throws {
         let work =
             options["work"] ?? ((getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp") + "/healthcards-bench-server")
@@ -198,6 +271,40 @@ enum ServerBench {
             if let pgData { _ = try? run(pgBin + "/pg_ctl", ["-D", pgData, "-m", "fast", "stop"], asPostgres: true) }
         }
 
+        // The yardstick: nginx serving static files of the sizes of a manifest answer and of a file.
+        let staticRoot = work + "/static"
+        try FileIO.createDirectories(staticRoot, mode: 0o755)
+        try FileIO.writeAtomically([0x7B, 0x7D], to: staticRoot + "/manifest.json")
+        try FileIO.writeAtomically([0x7B, 0x7D], to: staticRoot + "/file.jwe")
+        let nginxPort = try freePort()
+        let nginxPID = try startNginx(work: work, root: staticRoot, port: nginxPort)
+        if nginxPID == nil { log("nginx is not installed: no ratios (Debian package nginx)") }
+        defer {
+            if let nginxPID {
+                kill(nginxPID, SIGQUIT)
+                var status: Int32 = 0
+                waitpid(nginxPID, &status, 0)
+            }
+        }
+        let compareConnections = options.int("compare-connections", 16)
+        let rounds = options.int("rounds", 2)
+        var ratios: [JSONValue] = []
+        // Where the databases are: it must be a real disk for the figures docs/performance.md records.
+        let mounts = (try? FileIO.read("/proc/self/mounts")).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        var mountPoint = ""
+        var fileSystem = "unknown"
+        for line in mounts.split(separator: "\n") {
+            let fields: [Substring] = line.split(separator: " ")
+            guard fields.count > 2 else { continue }
+            let point = String(fields[1])
+            if work.hasPrefix(point) && point.count >= mountPoint.count {
+                mountPoint = point
+                fileSystem = String(fields[2])
+            }
+        }
+        let memory = fileSystem == "tmpfs" ? ": memory, not a disk" : ""
+        log("databases in \(work), on \(mountPoint) (\(fileSystem))\(memory)")
+
         let passcodeFile = work + "/passcode"
         try FileIO.writeAtomically(Array("correct horse\n".utf8), to: passcodeFile, access: .ownerOnly)
         let card = options["card"] ?? "Tests/Fixtures/spec-examples/example-00-e-file.smart-health-card"
@@ -221,8 +328,14 @@ enum ServerBench {
             ])
             let serverLog = work + "/serve-\(name).log"
             let pid = try start(
-                healthcards, ["serve", "--db", url, "--listen", "127.0.0.1:\(port)", "--base-url", base], log: serverLog
-            )
+                healthcards,
+                // wrk is one address: no per-address request budget (it would answer 429 past 600 a minute), and
+                // all the connections to it (the default per-address cap, 64, is wrk's -c64 exactly).
+                [
+                    "serve", "--db", url, "--listen", "127.0.0.1:\(port)", "--base-url", base, "--request-budget", "0",
+                    "--max-connections-per-client", "1024",
+                ],
+                log: serverLog)
             defer {
                 kill(pid, SIGTERM)
                 var status: Int32 = 0
@@ -277,6 +390,70 @@ enum ServerBench {
                         "non2xx": .integer(Int64(result.non2xx)), "socketErrors": .integer(Int64(result.errors)),
                     ]))
             }
+            // Beside nginx, in alternating rounds, at the same connections: manifest POSTs against a static file of
+            // the manifest answer's size, location GETs against one of the file's size.
+            guard nginxPID != nil else { continue }
+            let linkPath = String(plain.drop { $0 != "/" }.dropFirst(2).drop { $0 != "/" })
+            let (manifestStatus, manifestBody) = try fetch(
+                port: port, method: "POST", path: linkPath, body: #"{"recipient":"bench"}"#)
+            guard manifestStatus == 200, let location = try JSONParser.parse(manifestBody)["files"]?[0]?["location"]?
+                .stringValue
+            else { throw BenchError("the manifest request for the comparison failed (\(manifestStatus))") }
+            let locationPath = String(location.drop { $0 != "/" }.dropFirst(2).drop { $0 != "/" })
+            let (fileStatus, fileBody) = try fetch(port: port, method: "GET", path: locationPath)
+            guard fileStatus == 200 else { throw BenchError("the location fetch for the comparison failed") }
+            try FileIO.writeAtomically(manifestBody, to: staticRoot + "/manifest.json")
+            try FileIO.writeAtomically(fileBody, to: staticRoot + "/file.jwe")
+            let postScript = work + "/compare-post.lua"
+            try FileIO.writeAtomically(
+                Array(
+                    #"wrk.method = "POST"\#nwrk.body = '{"recipient":"bench"}'\#nwrk.headers["Content-Type"] = "application/json"\#n"#
+                        .utf8), to: postScript, access: .ownerOnly)
+            let comparisons: [(String, String, String?, String)] = [
+                ("manifest POST", "http://127.0.0.1:\(port)\(linkPath)", Optional(postScript),
+                 "http://127.0.0.1:\(nginxPort)/manifest.json"),
+                ("file GET", "http://127.0.0.1:\(port)\(locationPath)", nil,
+                 "http://127.0.0.1:\(nginxPort)/file.jwe"),
+            ]
+            for (label, serveURL, script, nginxURL) in comparisons {
+                var serveRuns: [WrkResult] = []
+                var nginxRuns: [WrkResult] = []
+                for _ in 0..<max(1, rounds) {
+                    nginxRuns.append(
+                        try measure(wrk, url: nginxURL, script: nil, connections: compareConnections, seconds: seconds,
+                            output: work + "/wrk-nginx.out"))
+                    serveRuns.append(
+                        try measure(wrk, url: serveURL, script: script, connections: compareConnections, seconds: seconds,
+                            output: work + "/wrk-serve.out"))
+                }
+                let serveRate = serveRuns.map(\.requestsPerSecond).reduce(0, +) / Double(serveRuns.count)
+                let nginxRate = nginxRuns.map(\.requestsPerSecond).reduce(0, +) / Double(nginxRuns.count)
+                let serveP99 = serveRuns.map(\.p99Milliseconds).max() ?? 0
+                let nginxP99 = nginxRuns.map(\.p99Milliseconds).max() ?? 0
+                let ratio = nginxRate > 0 ? serveRate / nginxRate : 0
+                log(
+                    "\(name.padding(11))\(label.padding(14)) c\(compareConnections): serve \(fmt(serveRate, 0))/s p99 "
+                        + "\(fmt(serveP99, 2)) ms  nginx \(fmt(nginxRate, 0))/s p99 \(fmt(nginxP99, 2)) ms  ratio "
+                        + "\(fmt(ratio, 2))x (target >= 0.4x, p99 <= 10 ms)  non-2xx \(serveRuns.map(\.non2xx).reduce(0, +))")
+                ratios.append(
+                    .object([
+                        "database": .string(name), "case": .string(label),
+                        "connections": .integer(Int64(compareConnections)), "rounds": .integer(Int64(rounds)),
+                        "serveRequestsPerSecond": number(serveRate, 0), "serveP99Milliseconds": number(serveP99, 2),
+                        "nginxRequestsPerSecond": number(nginxRate, 0), "nginxP99Milliseconds": number(nginxP99, 2),
+                        "ratio": number(ratio, 3),
+                    ]))
+            }
+        }
+        // PostgreSQL against SQLite (target: within 0.7x).
+        for label in ["manifest POST", "file GET"] {
+            let rate = { (database: String) -> Double? in
+                ratios.first { $0["database"]?.stringValue == database && $0["case"]?.stringValue == label }?[
+                    "serveRequestsPerSecond"]?.doubleValue
+            }
+            if let sqlite = rate("sqlite"), let postgres = rate("postgresql"), sqlite > 0 {
+                log("postgresql/sqlite \(label.padding(14)) \(fmt(postgres / sqlite, 2))x (target >= 0.7x)")
+            }
         }
         var load = [Double](repeating: 0, count: 3)
         getloadavg(&load, 3)
@@ -285,6 +462,7 @@ enum ServerBench {
         )
         let figures = JSONValue.object([
             "manifests": .array(results), "passcodeChecks": .array(kdf), "loadAverage": number(load[0], 2),
+            "besideNginx": .array(ratios),
         ])
         try FileIO.writeAtomically(JSONWriter.pretty(figures) + [0x0A], to: jsonPath)
         log("figures written to \(jsonPath)")

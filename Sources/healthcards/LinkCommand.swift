@@ -27,7 +27,7 @@ enum LinkCommand {
     static let updateUsage = "Usage: healthcards link update --db DB --base-url URL --link LINK_FILE [--id ID] [--jwks KEYS] FILE..."
     static let deactivateUsage = "Usage: healthcards link deactivate --db DB --id ID"
     static let listUsage = "Usage: healthcards link list --db DB [--json]"
-    static let auditUsage = "Usage: healthcards link audit --db DB [--id ID] [--json]"
+    static let auditUsage = "Usage: healthcards link audit --db DB [--id ID] [--json] | --prune DAYS"
 
     static let dbOption = """
           --db DB               sqlite:PATH (made with mode 0600 when missing) or postgresql://[USER@]HOST/DATABASE,
@@ -78,7 +78,7 @@ enum LinkCommand {
                healthcards link update --db DB --base-url URL --link LINK_FILE [--id ID] [--jwks KEYS] FILE...
                healthcards link deactivate --db DB --id ID
                healthcards link list --db DB [--json]
-               healthcards link audit --db DB [--id ID] [--json]
+               healthcards link audit --db DB [--id ID] [--json] | --prune DAYS
 
         Makes and manages the SMART Health Links that `healthcards serve` answers (docs/server.md). Each FILE
         (a .smart-health-card file, or a FHIR resource in JSON such as an IPS or a patient-shared Bundle:
@@ -99,6 +99,7 @@ enum LinkCommand {
           --id ID               (deactivate, audit, update) the link's id: the last part of its URL (update: checked
                                 against the link's URL)
           --json                (list, audit) one JSON object a line
+          --prune DAYS          (audit) delete the accesses older than DAYS days (the newest is kept)
           -h, --help            show this help
 
         Exit status: 0 done; 1 no such link (deactivate, update); 2 usage or configuration error, or the database
@@ -529,7 +530,7 @@ enum LinkCommand {
     static func audit(_ args: [String]) throws -> ExitStatus {
         guard
             let parsed = try parse(
-                args, valued: ["db", "id"], flags: ["json"], command: "audit",
+                args, valued: ["db", "id", "prune"], flags: ["json"], command: "audit",
                 usage: auditUsage + """
 
 
@@ -537,11 +538,28 @@ enum LinkCommand {
                     manifest's location fetched; direct: a U link fetched), outcome (served, wrong-passcode,
                     no-passcode, disabled, expired, deactivated, rate-limited, …), the HTTP status, and the
                     recipient as the receiver gave it (control characters shown escaped). Never a key or content.
+                    With --prune DAYS, deletes the accesses older than DAYS days instead (1 to 36500; the newest
+                    access is always kept) and says how many; `serve --audit-days DAYS` does it every minute.
                     """,
                 options: dbOption
                     + "\n  --id ID               only this link's accesses\n  --json                one JSON object a line"
+                    + "\n  --prune DAYS          delete the accesses older than DAYS days"
             )
         else { return .ok }
+        if let text = parsed.value("prune") {
+            guard let days = Int(text), (1...36500).contains(days) else {
+                throw HealthCardError(
+                    .configuration, "--prune \(Quote.text(text)) must be a whole number of days from 1 to 36500")
+            }
+            guard parsed.value("id") == nil, !parsed.has("json") else {
+                throw HealthCardError(.configuration, "--prune deletes old accesses of every link: give it without --id and --json")
+            }
+            let (url, store) = try open(parsed, command: "link audit", create: false)
+            let before = Clock.nowSeconds() - Int64(days) * 86400
+            let pruned = try db(url) { try store.pruneAudit(before: before) }
+            printError("\(pruned) access(es) older than \(days) day(s) (before \(Clock.describe(before))) deleted from \(url)")
+            return .ok
+        }
         let id = parsed.value("id") == nil ? nil : try idOption(parsed, command: "link audit")
         let (url, store) = try open(parsed, command: "link audit", create: false)
         let entries = try db(url) { try store.audit(linkID: id) }

@@ -10,9 +10,11 @@ import HealthCardsServer
 enum ServeCommand {
     static let help = """
         Usage: healthcards serve --db DB --listen ADDRESS:PORT --base-url URL [--threads N] [--timeout SECONDS]
-                                 [--max-connections N] [--max-connections-per-client N] [--grace SECONDS]
+                                 [--request-deadline SECONDS] [--max-connections N]
+                                 [--max-connections-per-client N] [--grace SECONDS]
                                  [--location-lifetime SECONDS] [--single-use-locations] [--poll-interval SECONDS]
-                                 [--passcode-checks N] [--cards OUT]... [--site SITE]
+                                 [--passcode-checks N] [--passcode-queue N] [--request-budget N]
+                                 [--audit-days DAYS] [--metrics-listen ADDRESS:PORT] [--cards OUT]... [--site SITE]
                                  [--accept-unverified-cards]
                                  [--auth-issuer URL --auth-jwks FILE --audience URL [--auth-authorize URL]
                                  [--auth-token URL] | --no-authorization-for-testing]
@@ -27,7 +29,7 @@ enum ServeCommand {
                                     Retry-After, and 429 with Retry-After when a recipient asks again sooner
           GET BASE/file/<secret>    a manifest's location: the JWE (application/jose), for at most an hour
           GET BASE/<id>?recipient=  a U link's one JWE
-          GET /healthz              200 while the database answers, else 503 (for a load balancer)
+          GET /healthz              200 while the database commits a write, else 503 (for a load balancer)
         With --auth-issuer (or --no-authorization-for-testing) it is also the FHIR endpoint wallets and Apple Health
         "connect" to (SMART Health Cards and Links IG, $health-cards-issue; docs/server.md), serving the cards
         `healthcards cards import` (or --cards) loaded, as the batch signed them (no signing key here):
@@ -62,10 +64,14 @@ enum ServeCommand {
                                 characters, so a link URL stays within 128)
           --threads N           threads answering requests (default \(defaultThreads), twice the cores, at least 4)
           --timeout SECONDS     close a connection idle this long (default 15; 1 to 3600)
+          --request-deadline SECONDS
+                                close a connection whose request (line, headers and body) is not all in after
+                                this long, however slowly it trickles (default 30; 1 to 3600)
           --max-connections N   connections at once (default 1024)
           --max-connections-per-client N
-                                connections at once from one client address (default 256; behind a proxy every
-                                client is the proxy: limit clients in the proxy)
+                                connections at once from one client address (default 64, a sixteenth of
+                                --max-connections; behind a proxy every client is the proxy: limit clients in
+                                the proxy and raise this)
           --grace SECONDS       on SIGTERM, how long requests in flight may take to finish (default 10)
           --location-lifetime SECONDS
                                 how long a manifest's location URLs live (default 3600, the most the
@@ -75,8 +81,20 @@ enum ServeCommand {
           --poll-interval SECONDS
                                 Retry-After for long-term (L) links: a recipient asking again sooner gets 429
                                 (default 60)
-          --passcode-checks N   passcode hashes computed at once (default 2; each takes its hash's memory,
-                                32 MiB at the default cost)
+          --passcode-checks N   threads computing passcode hashes, apart from the request threads (default 2;
+                                each takes its hash's memory, 32 MiB at the default cost)
+          --passcode-queue N    passcode requests that may wait for those threads (default 64); more are
+                                answered 429 with Retry-After, nothing counted
+          --request-budget N    link requests (manifests, locations, U links) one client address may make a
+                                minute (default 600); more are answered 429 with Retry-After. 0: none (behind a
+                                proxy every request comes from the proxy's address: limit clients there, e.g.
+                                nginx limit_req)
+          --audit-days DAYS     delete access records older than DAYS days, every minute (default: keep all;
+                                `healthcards link audit --prune DAYS` does it once)
+          --metrics-listen ADDRESS:PORT
+                                serve GET /metrics (Prometheus text format: requests by route and status, a
+                                latency histogram, the passcode queue, database errors) on this address only
+                                (default: no metrics)
           --cards OUT           load the cards of the batch output OUT at start (as `healthcards cards import`;
                                 repeatable); needs --site, or --accept-unverified-cards
           --accept-unverified-cards
@@ -177,7 +195,7 @@ enum ServeCommand {
             args,
             valued: [
                 "db", "listen", "base-url", "threads", "timeout", "max-connections", "max-connections-per-client",
-                "grace",
+                "grace", "request-deadline", "passcode-queue", "request-budget", "audit-days", "metrics-listen",
                 "location-lifetime", "poll-interval", "passcode-checks", "cards", "site", "auth-issuer", "auth-jwks",
                 "audience", "auth-authorize", "auth-token",
             ],
@@ -202,14 +220,22 @@ enum ServeCommand {
         http.connectionTimeoutSeconds = try integer(parsed, "timeout", default: 15, range: 1...3600)
         http.maxConnections = try integer(parsed, "max-connections", default: 1024, range: 1...65536)
         http.maxConnectionsPerClient = try integer(
-            parsed, "max-connections-per-client", default: min(256, http.maxConnections), range: 1...http.maxConnections
-        )
+            parsed, "max-connections-per-client", default: max(1, http.maxConnections / 16),
+            range: 1...http.maxConnections)
+        http.requestDeadlineSeconds = try integer(parsed, "request-deadline", default: 30, range: 1...3600)
         let grace = try integer(parsed, "grace", default: 10, range: 0...3600)
         var service = LinkService.Configuration(baseURL: base)
         service.locationLifetime = Int64(try integer(parsed, "location-lifetime", default: 3600, range: 1...3600))
         service.singleUseLocations = parsed.has("single-use-locations")
         service.pollInterval = Int64(try integer(parsed, "poll-interval", default: 60, range: 1...86400))
         let passcodeChecks = try integer(parsed, "passcode-checks", default: 2, range: 1...64)
+        let passcodeQueue = try integer(parsed, "passcode-queue", default: 64, range: 1...100_000)
+        service.requestBudgetPerMinute = try integer(parsed, "request-budget", default: 600, range: 0...1_000_000)
+        if parsed.value("audit-days") != nil {
+            service.auditDays = try integer(parsed, "audit-days", default: 0, range: 1...36500)
+        }
+        let metricsListen = try parsed.value("metrics-listen").map(parseListen)
+        let metrics = metricsListen == nil ? nil : ServerMetrics()
         let authorization = try authorization(parsed)
         if !parsed.values("cards").isEmpty && authorization == nil {
             throw HealthCardError(
@@ -240,7 +266,10 @@ enum ServeCommand {
         let database: Database
         do {
             database = try Database(
-                url: url, role: .server, create: true, maxConnections: http.threads + 2, now: Clock.nowSeconds())
+                // The request threads, the passcode pool's (which finish their manifests), maintenance and the
+                // WAL checkpointer.
+                url: url, role: .server, create: true, maxConnections: http.threads + passcodeChecks + 2,
+                now: Clock.nowSeconds())
         } catch {
             throw HealthCardError(.configuration, "cannot open the database \(url): \(error.message)")
         }
@@ -252,7 +281,7 @@ enum ServeCommand {
         }
         let links = LinkService(
             configuration: service, store: store, clock: SystemWallClock(), log: log,
-            passcodeChecksAtOnce: passcodeChecks)
+            passcodeChecksAtOnce: passcodeChecks, passcodeQueueLimit: passcodeQueue, metrics: metrics)
         var routes = links.routes
         if let authorization {
             var fhir = HealthCardsIssueService.Configuration(authorization: authorization)
@@ -279,7 +308,18 @@ enum ServeCommand {
             }
             routes += HealthCardsIssueService(configuration: fhir, store: cards, clock: SystemWallClock(), log: log).routes
         }
-        let server = HTTPServer(configuration: http, router: Router(routes: routes), log: log)
+        let server = HTTPServer(configuration: http, router: Router(routes: routes), log: log, metrics: metrics)
+        var metricsServer: HTTPServer?
+        if let metricsListen, let metrics {
+            var configuration = HTTPServer.Configuration()
+            configuration.address = metricsListen.address
+            configuration.port = metricsListen.port
+            configuration.threads = 1
+            configuration.maxConnections = 16
+            configuration.maxConnectionsPerClient = 16
+            configuration.requestDeadlineSeconds = 10
+            metricsServer = HTTPServer(configuration: configuration, router: Router(routes: metrics.routes), log: log)
+        }
         if case .sqlite(let path) = url, let mode = FileIO.mode(path), mode & 0o077 != 0 {
             log.warning(
                 "database",
@@ -290,6 +330,7 @@ enum ServeCommand {
                 ])
         }
         let port = try server.start()
+        let metricsPort = try metricsServer?.start()
         log.info(
             "start",
             [
@@ -301,16 +342,51 @@ enum ServeCommand {
                 "locationLifetimeSeconds": .integer(service.locationLifetime),
                 "singleUseLocations": .bool(service.singleUseLocations),
                 "pollIntervalSeconds": .integer(service.pollInterval),
+                "requestDeadlineSeconds": .integer(Int64(http.requestDeadlineSeconds)),
+                "requestBudgetPerMinute": .integer(Int64(service.requestBudgetPerMinute)),
+                "auditDays": service.auditDays.map { .integer(Int64($0)) } ?? .null,
+                "metricsPort": metricsPort.map { .integer(Int64($0)) } ?? .null,
                 "version": .string(Versions.toolkit),
             ])
+        // Under systemd with Type=notify: ready now (listening, database open).
+        SystemdNotify.send("READY=1\nSTATUS=serving on \(listen.address):\(port)")
         var received: Int32 = 0
         while sigwait(&signals, &received) != 0 {}
         log.info(
             "stopping",
             ["signal": .string(received == SIGTERM ? "SIGTERM" : "SIGINT"), "graceSeconds": .integer(Int64(grace))])
+        SystemdNotify.send("STOPPING=1")
         let unfinished = server.stop(graceSeconds: Double(grace))
+        metricsServer?.stop(graceSeconds: 0)
+        links.stop()
         database.close()
         log.info("stop", ["unfinishedRequests": .integer(Int64(unfinished))])
         return .ok
+    }
+}
+
+/// systemd's readiness protocol (sd_notify(3)) without libsystemd: one datagram to the `AF_UNIX` socket
+/// `NOTIFY_SOCKET` names (a path, or `@name` in the abstract namespace). Nothing when it is not set.
+enum SystemdNotify {
+    static func send(_ state: String) {
+        guard let name = getenv("NOTIFY_SOCKET").map({ String(cString: $0) }), !name.isEmpty else { return }
+        var path = Array(name.utf8)
+        if path.first == UInt8(ascii: "@") { path[0] = 0 }  // the abstract namespace
+        var address = sockaddr_un()
+        guard path.count < MemoryLayout.size(ofValue: address.sun_path) else { return }
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in path.enumerated() { buffer[index] = byte }
+        }
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        let length = socklen_t(MemoryLayout<sa_family_t>.size + path.count)
+        let message = Array(state.utf8)
+        _ = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                message.withUnsafeBytes { sendto(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL), socketAddress, length) }
+            }
+        }
     }
 }

@@ -115,7 +115,8 @@ import Testing
         let stated = [
             ("timeoutSeconds", "--timeout"), ("maxConnections", "--max-connections"),
             ("maxConnectionsPerClient", "--max-connections-per-client"), ("locationLifetimeSeconds", "--location-lifetime"),
-            ("pollIntervalSeconds", "--poll-interval"),
+            ("pollIntervalSeconds", "--poll-interval"), ("requestDeadlineSeconds", "--request-deadline"),
+            ("requestBudgetPerMinute", "--request-budget"),
         ]
         for (field, option) in stated {
             let value = try #require(int(start[field]), "\(field)")

@@ -80,7 +80,7 @@ final class TestClock: WallClock {
             ).response,
         ]
         #expect(responses.map(\.status) == [404, 405, 204, 200, 413])
-        #expect(responses[1].header("Allow") == "POST, GET, OPTIONS")
+        #expect(responses[1].header("Allow") == "POST, GET, HEAD, OPTIONS")
         #expect(responses[2].header("Access-Control-Allow-Methods") == "POST, GET, OPTIONS")
         #expect(responses[2].header("Access-Control-Allow-Headers") == "Content-Type")
         for response in responses {

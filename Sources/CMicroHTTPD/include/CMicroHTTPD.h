@@ -37,7 +37,7 @@ typedef struct {
 } CMHD_logger;
 
 /* Starts a daemon with an internal polling thread pool (epoll), inter-thread communication (so
-   MHD_quiesce_daemon works), strict HTTP parsing, and the limits of `config`.
+   MHD_quiesce_daemon and MHD_resume_connection from other threads work), suspend/resume allowed, strict HTTP parsing, and the limits of `config`.
    `logger` must stay valid until MHD_stop_daemon returns. Returns NULL and a reason in `error`. */
 struct MHD_Daemon *CMHD_start(const CMHD_config *config, MHD_AccessHandlerCallback handler, void *handler_context,
                               MHD_RequestCompletedCallback completed, void *completed_context,
@@ -52,6 +52,9 @@ unsigned int CMHD_current_connections(struct MHD_Daemon *daemon);
 
 /* The client's address as text (no port) into `buffer`; returns 0, or -1 when unknown. */
 int CMHD_client_address(struct MHD_Connection *connection, char *buffer, size_t length);
+
+/* The connection's socket, or -1 (for shutdown(2) by the request-deadline watcher; never closed there). */
+int CMHD_connection_fd(struct MHD_Connection *connection);
 
 /* The pointer the connection-notify callback stored for this connection (MHD_CONNECTION_INFO_SOCKET_CONTEXT). */
 void *CMHD_socket_context(struct MHD_Connection *connection);

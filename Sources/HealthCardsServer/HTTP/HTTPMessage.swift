@@ -1,4 +1,9 @@
 import HealthCardsCore
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// One HTTP request as the handlers see it: the front (`HTTPServer`) has already matched its route and read
 /// its body within the route's limit.
@@ -42,6 +47,9 @@ public struct HTTPResponse: Sendable {
     public var outcome: String?
     /// The first 8 characters of the link id concerned, for the log.
     public var linkTag: String?
+    /// When set, the answer is not this one but what `deferred` gives later, on another thread (the front
+    /// suspends the connection meanwhile; `Router.respond` waits for it).
+    public var deferred: DeferredResponse?
 
     public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = [], outcome: String? = nil)
     {
@@ -61,6 +69,15 @@ public struct HTTPResponse: Sendable {
     /// A JSON error body `{"error": message}`; the message must hold nothing secret.
     public static func error(_ status: Int, _ message: String, outcome: String? = nil) -> HTTPResponse {
         json(status, .object(["error": .string(message)]), outcome: outcome ?? "error")
+    }
+
+    /// An answer computed later by `work`, which is handed the function to call with it exactly once.
+    public static func later(_ work: @escaping @Sendable (@escaping @Sendable (HTTPResponse) -> Void) -> Void)
+        -> HTTPResponse
+    {
+        var response = HTTPResponse(status: 500, outcome: "deferred")
+        response.deferred = DeferredResponse(work)
+        return response
     }
 
     public func header(_ name: String) -> String? {
@@ -93,4 +110,37 @@ public struct HTTPResponse: Sendable {
         default: return "Status \(status)"
         }
     }
+}
+
+/// An answer that comes later: `run` starts the work and calls its argument once with the answer, from any thread.
+public final class DeferredResponse: Sendable {
+    let work: @Sendable (@escaping @Sendable (HTTPResponse) -> Void) -> Void
+
+    init(_ work: @escaping @Sendable (@escaping @Sendable (HTTPResponse) -> Void) -> Void) { self.work = work }
+
+    public func run(_ done: @escaping @Sendable (HTTPResponse) -> Void) { work(done) }
+
+    /// Waits for the answer (callers without a front, such as tests).
+    public func wait() -> HTTPResponse {
+        let semaphore = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
+        sem_init(semaphore, 0, 0)
+        defer {
+            sem_destroy(semaphore)
+            semaphore.deallocate()
+        }
+        let box = Mutex<HTTPResponse?>(nil)
+        let pointer = UnsafeSendable(semaphore)
+        run { answer in
+            box.withLock { $0 = answer }
+            sem_post(pointer.value)
+        }
+        while sem_wait(semaphore) != 0 && errno == EINTR {}
+        return box.withLock { $0 } ?? HTTPResponse.error(500, "the server failed", outcome: "failed")
+    }
+}
+
+/// A pointer carried across threads where the caller guarantees its lifetime.
+struct UnsafeSendable<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
 }

@@ -16,9 +16,12 @@ import Synchronization
 /// - a request line and headers over about `maxHeaderBytes`: libmicrohttpd answers 431 (414 for a long URL), or
 ///   just over it closes the connection without an answer;
 /// - slow clients: a connection idle for `connectionTimeoutSeconds` (reading headers, a body, or between
-///   requests) is closed;
+///   requests) is closed, and one whose request (line, headers and body) is not all in within
+///   `requestDeadlineSeconds` is closed too (a watcher thread shuts its socket down), however slowly it trickles;
 /// - connections: at most `maxConnections` in all and `maxConnectionsPerClient` from one address; more are
 ///   refused at accept;
+/// - a handler may answer later (`HTTPResponse.deferred`: passcode hashing on its own pool): the connection is
+///   suspended meanwhile, so the request threads go on answering other requests;
 /// - pipelining: requests on one connection are answered one after another, each within the connection's
 ///   memory; after `maxRequestsPerConnection` the answer says `Connection: close` and the connection ends.
 ///
@@ -32,9 +35,15 @@ public final class HTTPServer: @unchecked Sendable {
         /// Threads that run requests, each with its own event loop.
         public var threads = 4
         public var maxConnections = 1024
-        public var maxConnectionsPerClient = 256
+        /// At most a sixteenth of `maxConnections` by default: one address (or a few) cannot take every
+        /// connection, and each slow one is closed at `requestDeadlineSeconds`.
+        public var maxConnectionsPerClient = 64
         /// Seconds a connection may be idle (never 0: "no timeout" is not offered).
         public var connectionTimeoutSeconds = 15
+        /// Seconds a request's line, headers and body may take in all, however the bytes trickle in (counted from
+        /// the connection's start, or from the end of the previous answer on a kept-alive connection); past it the
+        /// connection is closed. Not per read: a client sending one byte a second is closed at the deadline.
+        public var requestDeadlineSeconds = 30
         /// About the most bytes of request line and headers: libmicrohttpd's memory per connection is this and 2 KiB
         /// (for the answer's headers).
         public var maxHeaderBytes = 16 * 1024
@@ -52,6 +61,9 @@ public final class HTTPServer: @unchecked Sendable {
             }
             if connectionTimeoutSeconds < 1 || connectionTimeoutSeconds > 3600 {
                 return "the connection timeout must be 1 to 3600 seconds (there is no 'never')"
+            }
+            if requestDeadlineSeconds < 1 || requestDeadlineSeconds > 3600 {
+                return "the request deadline must be 1 to 3600 seconds (there is no 'never')"
             }
             if maxHeaderBytes < 2048 || maxHeaderBytes > 1 << 20 {
                 return "the header limit must be 2048 to 1048576 bytes"
@@ -74,12 +86,28 @@ public final class HTTPServer: @unchecked Sendable {
     private let stopping = Atomic<Bool>(false)
     /// Requests answered (for tests and the stop message).
     private let answered = Atomic<Int>(0)
+    /// Connections suspended while a deferred answer is computed (libmicrohttpd must have none at its stop).
+    private let suspended = Atomic<Int>(0)
+    /// Connections closed by the request deadline.
+    private let deadlineClosed = Atomic<Int>(0)
+    /// Open connections whose request is being read, for the deadline watcher. Taken by the watcher and by the
+    /// connection-closed callback, which libmicrohttpd calls before it closes the socket: the watcher never
+    /// shuts down a descriptor that already belongs to another connection.
+    private let reading = Mutex<[ObjectIdentifier: ConnectionState]>([:])
+    private var watcher: pthread_t?
+    private let watching = Atomic<Bool>(false)
+    /// Counts requests by route and status and their latency (`/metrics`), when given.
+    public let metrics: ServerMetrics?
 
-    public init(configuration: Configuration, router: Router, log: ServerLog) {
+    public init(configuration: Configuration, router: Router, log: ServerLog, metrics: ServerMetrics? = nil) {
         self.configuration = configuration
         self.router = router
         self.log = log
+        self.metrics = metrics
     }
+
+    /// Connections the request deadline closed so far.
+    public var connectionsClosedByDeadline: Int { deadlineClosed.load(ordering: .relaxed) }
 
     deinit { stop(graceSeconds: 0) }
 
@@ -115,7 +143,79 @@ public final class HTTPServer: @unchecked Sendable {
                 .io, String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
         daemon = started
+        startWatcher()
         return CMHD_bound_port(started)
+    }
+
+    // MARK: the request deadline
+
+    /// What the server keeps about one connection (its socket context).
+    final class ConnectionState: Sendable {
+        let fd: Int32
+        /// Requests answered on it.
+        let requests = Atomic<Int>(0)
+        /// Monotonic milliseconds when its current request began to be read; 0 while none is (a handler runs, or
+        /// an answer is being sent).
+        let readingSince = Atomic<Int64>(0)
+        init(fd: Int32) { self.fd = fd }
+    }
+
+    static func nowMilliseconds() -> Int64 { Int64(Clock.monotonicSeconds() * 1000) }
+
+    private func startWatcher() {
+        watching.store(true, ordering: .sequentiallyConsistent)
+        var thread = pthread_t()
+        // Unretained: `stop` (also from deinit) joins the thread before the server goes.
+        let box = Unmanaged.passUnretained(self).toOpaque()
+        let created = pthread_create(
+            &thread, nil,
+            { argument in
+                guard let argument else { return nil }
+                Unmanaged<HTTPServer>.fromOpaque(argument).takeUnretainedValue().watch()
+                return nil
+            }, box)
+        if created == 0 {
+            watcher = thread
+        } else {
+            watching.store(false, ordering: .sequentiallyConsistent)
+        }
+    }
+
+    /// Every 100 ms: shuts down the socket of each connection whose request has been read for longer than the
+    /// deadline (libmicrohttpd then sees the end of the stream and closes the connection itself).
+    private func watch() {
+        let limit = Int64(configuration.requestDeadlineSeconds) * 1000
+        while watching.load(ordering: .relaxed) {
+            usleep(100_000)
+            let now = Self.nowMilliseconds()
+            var closed = 0
+            reading.withLock { connections in
+                for connection in connections.values {
+                    let since = connection.readingSince.load(ordering: .relaxed)
+                    guard since > 0, now - since > limit else { continue }
+                    connection.readingSince.store(0, ordering: .relaxed)
+                    shutdown(connection.fd, Int32(SHUT_RDWR))
+                    closed += 1
+                }
+            }
+            if closed > 0 {
+                deadlineClosed.add(closed, ordering: .relaxed)
+                log.warning(
+                    "deadline",
+                    [
+                        "closed": .integer(Int64(closed)),
+                        "reason": .string(
+                            "requests not read within \(configuration.requestDeadlineSeconds) s (slow clients)"),
+                    ])
+            }
+        }
+    }
+
+    private func stopWatcher() {
+        guard let thread = watcher else { return }
+        watching.store(false, ordering: .sequentiallyConsistent)
+        pthread_join(thread, nil)
+        watcher = nil
     }
 
     /// Requests being handled now.
@@ -134,6 +234,10 @@ public final class HTTPServer: @unchecked Sendable {
             usleep(5_000)
         }
         let left = inFlight.load(ordering: .sequentiallyConsistent)
+        // A suspended connection is waiting for a deferred answer (a passcode on its pool, which always ends):
+        // libmicrohttpd must not be stopped with one.
+        while suspended.load(ordering: .sequentiallyConsistent) > 0 { usleep(5_000) }
+        stopWatcher()
         MHD_stop_daemon(daemon)
         if listening >= 0 { close(listening) }
         self.daemon = nil
@@ -153,6 +257,10 @@ public final class HTTPServer: @unchecked Sendable {
         var body: [UInt8] = []
         var tooLarge = false
         var discarded = 0
+        /// A deferred answer, once computed (the connection is resumed to send it).
+        var ready: HTTPResponse?
+        var waiting = false
+        var routeName = "none"
 
         init(method: String, path: String) {
             self.method = method
@@ -171,17 +279,33 @@ public final class HTTPServer: @unchecked Sendable {
                 method: method.map { String(cString: $0) } ?? "", path: url.map { String(cString: $0) } ?? "")
             context.pointee = Unmanaged.passRetained(state).toOpaque()  // released in `completed`
             inFlight.add(1, ordering: .sequentiallyConsistent)
-            if case .route(let route, let parameters) = router.match(method: state.method, path: state.path) {
-                state.route = route
-                state.parameters = parameters
-                state.limit = route.bodyLimit
+            // Two Content-Length headers that differ: which one frames the body is ambiguous (request smuggling
+            // through a proxy that reads the other), so the request is refused before any of it is read.
+            let lengths = allValues(connection, .HEADER_KIND, named: "content-length")
+            if Set(lengths.map { $0.filter { $0 != " " && $0 != "\t" } }).count > 1 {
+                return answer(
+                    connection, state,
+                    Router.finish(
+                        .error(
+                            400, "the request has \(lengths.count) Content-Length headers that differ; send one",
+                            outcome: "conflicting-length")), route: "none")
             }
+            guard case .route(let route, let parameters) = router.match(method: state.method, path: state.path)
+            else {
+                // No handler will read a body: 404, 405 or the preflight now, whatever body is declared (the
+                // connection is closed after the answer when a body is left unread).
+                let (response, name) = router.respond(
+                    HTTPRequest(method: state.method, path: state.path, peer: peer(connection)))
+                return answer(connection, state, response, route: name)
+            }
+            state.route = route
+            state.parameters = parameters
+            state.limit = route.bodyLimit
             if let declared = value(connection, .HEADER_KIND, "Content-Length"), let length = Int(declared),
                 length > state.limit
             {
                 // Answered before the body is read; libmicrohttpd then closes the connection.
-                return answer(
-                    connection, state, Router.finish(Router.tooLarge(state.limit)), route: state.route?.name ?? "none")
+                return answer(connection, state, Router.finish(Router.tooLarge(state.limit)), route: route.name)
             }
             return .YES
         }
@@ -219,12 +343,40 @@ public final class HTTPServer: @unchecked Sendable {
                 HTTPRequest(method: state.method, path: state.path, peer: peer(connection)))
             return answer(connection, state, response, route: name)
         }
+        if state.waiting {
+            // Resumed: the deferred answer is in.
+            guard let ready = state.ready else { return .YES }
+            state.waiting = false
+            return answer(connection, state, ready, route: route.name)
+        }
+        // The whole request is in: the deadline no longer runs for it.
+        connectionState(connection)?.readingSince.store(0, ordering: .relaxed)
         var request = HTTPRequest(
             method: state.method, path: state.path, query: values(connection, .GET_ARGUMENT_KIND, lowercased: false),
             headers: values(connection, .HEADER_KIND, lowercased: true), body: state.body, peer: peer(connection))
         request.parameters = state.parameters
-        let response = Router.finish(route.handler(request))
-        return answer(connection, state, response, route: route.name)
+        let response = route.handler(request)
+        if let deferred = response.deferred {
+            // Answered later, on another thread: the connection waits suspended, this thread goes on serving.
+            state.waiting = true
+            suspended.add(1, ordering: .sequentiallyConsistent)
+            MHD_suspend_connection(connection)
+            // The request's state is kept until the completed callback (after the resume); the connection is
+            // libmicrohttpd's until then too.
+            let box = UnsafeSendable((Unmanaged.passRetained(state), connection))
+            deferred.run { [self] answer in
+                let state = box.value.0.takeRetainedValue()
+                state.ready = Router.finish(answer)
+                MHD_resume_connection(box.value.1)
+                suspended.subtract(1, ordering: .sequentiallyConsistent)
+            }
+            return .YES
+        }
+        return answer(connection, state, Router.finish(response), route: route.name)
+    }
+
+    private func connectionState(_ connection: OpaquePointer) -> ConnectionState? {
+        CMHD_socket_context(connection).map { Unmanaged<ConnectionState>.fromOpaque($0).takeUnretainedValue() }
     }
 
     /// Queues `response` and logs the request.
@@ -239,9 +391,11 @@ public final class HTTPServer: @unchecked Sendable {
         defer { MHD_destroy_response(served) }
         for (name, value) in response.headers { MHD_add_response_header(served, name, value) }
         var close = stopping.load(ordering: .relaxed)
-        if let counter = CMHD_socket_context(connection)?.assumingMemoryBound(to: Int.self) {
-            counter.pointee += 1
-            if counter.pointee >= configuration.maxRequestsPerConnection { close = true }
+        if let counter = connectionState(connection) {
+            counter.readingSince.store(0, ordering: .relaxed)
+            if counter.requests.add(1, ordering: .relaxed).newValue >= configuration.maxRequestsPerConnection {
+                close = true
+            }
         }
         if close { MHD_add_response_header(served, "Connection", "close") }
         let result = MHD_queue_response(connection, UInt32(response.status), served)
@@ -267,9 +421,14 @@ public final class HTTPServer: @unchecked Sendable {
         fields["bytes"] = .integer(Int64(bytes))
         fields["peer"] = .string(peer)
         log.log(status >= 500 ? .error : .info, "request", fields)
+        metrics?.request(route: route, status: status, seconds: Clock.monotonicSeconds() - state.started)
     }
 
-    fileprivate func completed(_ context: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) {
+    fileprivate func completed(
+        _ connection: OpaquePointer?, _ context: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+    ) {
+        // The next request on this connection is being read from now on (its deadline runs).
+        if let connection { connectionState(connection)?.readingSince.store(Self.nowMilliseconds(), ordering: .relaxed) }
         guard let context, let stored = context.pointee else { return }
         context.pointee = nil
         Unmanaged<RequestState>.fromOpaque(stored).release()
@@ -284,6 +443,29 @@ public final class HTTPServer: @unchecked Sendable {
 
     private func value(_ connection: OpaquePointer, _ kind: MHD_ValueKind, _ name: String) -> String? {
         MHD_lookup_connection_value(connection, kind, name).map { String(cString: $0) }
+    }
+
+    /// Every value of the header (or other kind) `name` (lowercase), in order: a repeated header gives several.
+    private func allValues(_ connection: OpaquePointer, _ kind: MHD_ValueKind, named name: String) -> [String] {
+        final class Collected {
+            var values: [String] = []
+            let name: String
+            init(name: String) { self.name = name }
+        }
+        let collected = Collected(name: name)
+        withExtendedLifetime(collected) {
+            _ = MHD_get_connection_values(
+                connection, kind,
+                { context, _, key, value in
+                    guard let context, let key else { return .YES }
+                    let collected = Unmanaged<Collected>.fromOpaque(context).takeUnretainedValue()
+                    if String(cString: key).lowercased() == collected.name {
+                        collected.values.append(value.map { String(cString: $0) } ?? "")
+                    }
+                    return .YES
+                }, Unmanaged.passUnretained(collected).toOpaque())
+        }
+        return collected.values
     }
 
     /// All values of one kind (headers, query arguments); the first of a repeated name is kept.
@@ -311,14 +493,19 @@ public final class HTTPServer: @unchecked Sendable {
         return collected.values
     }
 
-    fileprivate func connectionEvent(_ context: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, started: Bool) {
+    fileprivate func connectionEvent(
+        _ connection: OpaquePointer?, _ context: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, started: Bool
+    ) {
         guard let context else { return }
         if started {
-            let counter = UnsafeMutablePointer<Int>.allocate(capacity: 1)
-            counter.initialize(to: 0)
-            context.pointee = UnsafeMutableRawPointer(counter)
-        } else if let counter = context.pointee {
-            counter.assumingMemoryBound(to: Int.self).deallocate()
+            let state = ConnectionState(fd: connection.map { CMHD_connection_fd($0) } ?? -1)
+            state.readingSince.store(Self.nowMilliseconds(), ordering: .relaxed)
+            context.pointee = Unmanaged.passRetained(state).toOpaque()
+            if state.fd >= 0 { reading.withLock { $0[ObjectIdentifier(state)] = state } }
+        } else if let stored = context.pointee {
+            // Before libmicrohttpd closes the socket: the watcher cannot shut down a reused descriptor.
+            let state = Unmanaged<ConnectionState>.fromOpaque(stored).takeRetainedValue()
+            _ = reading.withLock { $0.removeValue(forKey: ObjectIdentifier(state)) }
             context.pointee = nil
         }
     }
@@ -363,13 +550,13 @@ private let accessCallback: MHD_AccessHandlerCallback = {
     return server.access(connection, url, method, upload, uploadSize, requestContext)
 }
 
-private let completedCallback: MHD_RequestCompletedCallback = { context, _, requestContext, _ in
+private let completedCallback: MHD_RequestCompletedCallback = { context, connection, requestContext, _ in
     guard let context else { return }
-    Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue().completed(requestContext)
+    Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue().completed(connection, requestContext)
 }
 
-private let connectionCallback: MHD_NotifyConnectionCallback = { context, _, socketContext, event in
+private let connectionCallback: MHD_NotifyConnectionCallback = { context, connection, socketContext, event in
     guard let context else { return }
     Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue().connectionEvent(
-        socketContext, started: event == .CONNECTION_NOTIFY_STARTED)
+        connection, socketContext, started: event == .CONNECTION_NOTIFY_STARTED)
 }

@@ -89,8 +89,12 @@ public struct Router: Sendable {
         if let (route, parameters) = onPath.first(where: { $0.0.method == method }) {
             return .route(route, parameters: parameters)
         }
+        // HEAD where GET is allowed: the GET's handler (the front sends its headers, never its body).
+        if method == "HEAD", let (route, parameters) = onPath.first(where: { $0.0.method == "GET" }) {
+            return .route(route, parameters: parameters)
+        }
         if method == "OPTIONS" { return .preflight(onPath.map(\.0)) }
-        return .methodNotAllowed(allowed: onPath.map(\.0.method))
+        return .methodNotAllowed(allowed: onPath.flatMap { $0.0.method == "GET" ? ["GET", "HEAD"] : [$0.0.method] })
     }
 
     /// The most body bytes a request for `method` and `path` may send.
@@ -125,7 +129,9 @@ public struct Router: Sendable {
             }
             var request = request
             request.parameters = parameters
-            return (Self.finish(route.handler(request)), route.name)
+            var response = route.handler(request)
+            if let deferred = response.deferred { response = deferred.wait() }
+            return (Self.finish(response), route.name)
         }
     }
 

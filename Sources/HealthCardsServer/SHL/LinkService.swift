@@ -21,7 +21,7 @@ import Synchronization
 /// - `GET <base>/file/<secret>`: the JWE of a location, `application/jose`, while it lives (at most an hour;
 ///   consumed at first use when single-use).
 /// - `GET <base>/<id>?recipient=…`: a `U` link's one JWE (400 without `recipient`).
-/// - `GET /healthz`: 200 when the database answers, else 503 (for a load balancer).
+/// - `GET /healthz`: 200 when the database commits a write, else 503 (for a load balancer).
 ///
 /// Every access to a link is recorded (`AuditEntry`); content is answered only once its record is stored. A
 /// database that cannot be reached gives 503 with `Retry-After`.
@@ -36,6 +36,14 @@ public struct LinkService: Sendable {
         public var pollInterval: Int64 = 60
         /// Most bytes of a manifest request body.
         public var manifestBodyLimit = 16 * 1024
+        /// Requests for links (manifests, locations, `U` links: each one writes an access record) one client address
+        /// may make a minute (a token bucket: this many at once, then one every 60/N seconds); more are answered
+        /// 429 with `Retry-After` and write nothing. 0: no budget (behind a proxy, where every request comes from the
+        /// proxy's address: limit clients there). With the recipient's bound, it bounds how fast one address can
+        /// grow the database (docs/server.md, "Limits").
+        public var requestBudgetPerMinute = 600
+        /// Access records older than this many days are deleted by `maintain` (nil: kept for ever).
+        public var auditDays: Int?
 
         public init(baseURL: BaseURL) { self.baseURL = baseURL }
     }
@@ -45,7 +53,16 @@ public struct LinkService: Sendable {
     /// The time requests are judged at.
     public let clock: any WallClock
     public let log: ServerLog
-    let passcodeChecks: PasscodeGate
+    /// Passcode hashes run here, on threads of their own, never on the request threads.
+    let passcodeChecks: PasscodePool
+    let budget: RequestBudget
+    public let metrics: ServerMetrics?
+    /// Most bytes (UTF-8) of a `recipient`. The IG sets no limit; receivers send a person's or an organization's
+    /// name ("Dr Ada Lovelace, St. Mary's Hospital Emergency Department" is 57 bytes; 256 bytes hold 85 characters
+    /// of any script, CJK included). Each access record stores it, so the limit bounds what one request can make
+    /// the database keep (docs/server.md, "Limits"). Longer is refused with 400 before anything is read or written.
+    public static let maxRecipientBytes = 256
+
     /// When `maintain` last ran (seconds since 1970); a request at least a minute later runs it again.
     let lastMaintenance: Maintenance
     /// Seconds between two runs of `maintain`.
@@ -58,19 +75,31 @@ public struct LinkService: Sendable {
     ])
 
     /// - Parameters:
-    ///   - passcodeChecksAtOnce: passcode derivations run at most this many at a time (each takes the
-    ///     passcode hash's memory, 32 MiB for the default scrypt cost), others wait.
+    ///   - passcodeChecksAtOnce: the threads of the passcode pool: derivations run at most this many at a time (each
+    ///     takes the passcode hash's memory, 32 MiB for the default scrypt cost), on threads of their own.
+    ///   - passcodeQueueLimit: passcode requests that may wait for a thread of the pool; with the queue full a
+    ///     passcode request is answered 429 with `Retry-After` (nothing counted: no guess was checked).
     public init(
         configuration: Configuration, store: LinkStore, clock: any WallClock, log: ServerLog,
-        passcodeChecksAtOnce: Int = 2
+        passcodeChecksAtOnce: Int = 2, passcodeQueueLimit: Int = 64, metrics: ServerMetrics? = nil
     ) {
         self.configuration = configuration
         self.store = store
         self.clock = clock
         self.log = log
-        self.passcodeChecks = PasscodeGate(slots: passcodeChecksAtOnce)
+        self.passcodeChecks = PasscodePool(threads: passcodeChecksAtOnce, queueLimit: passcodeQueueLimit)
+        self.budget = RequestBudget(perMinute: configuration.requestBudgetPerMinute)
+        self.metrics = metrics
         self.lastMaintenance = Maintenance(at: clock.nowSeconds())
+        let pool = passcodeChecks
+        metrics?.passcodeQueue { pool.depth }
     }
+
+    /// Ends the passcode pool's threads once their queue is done (a clean stop).
+    public func stop() { passcodeChecks.stop() }
+
+    /// Passcode checks waiting or running.
+    public var passcodeQueueDepth: Int { passcodeChecks.depth }
 
     /// The routes, under the base URL's path.
     public var routes: [Route] {
@@ -103,6 +132,18 @@ public struct LinkService: Sendable {
 
     // MARK: answers
 
+    /// 429 with `Retry-After` when the client address has spent its request budget, else nil (one taken).
+    func overBudget(_ request: HTTPRequest, now: Int64, id: String?) -> HTTPResponse? {
+        guard let wait = budget.take(request.peer, now: now) else { return nil }
+        var response = HTTPResponse.error(
+            429,
+            "this address made more than \(configuration.requestBudgetPerMinute) link requests in a minute; "
+                + "try again in \(wait) s", outcome: "over-budget")
+        response.setHeader("Retry-After", String(wait))
+        response.linkTag = id.map(linkTag)
+        return response
+    }
+
     func notFound(_ outcome: String, _ id: String?) -> HTTPResponse {
         var response = HTTPResponse.json(404, Self.notFoundBody, outcome: outcome)
         response.linkTag = id.map(linkTag)
@@ -111,6 +152,7 @@ public struct LinkService: Sendable {
 
     func failure(_ error: Error, _ id: String?) -> HTTPResponse {
         var response: HTTPResponse
+        metrics?.databaseError()
         if let error = error as? StoreError, error.reason == .unavailable {
             response = .error(503, "the link database is not available; try again shortly", outcome: "unavailable")
             response.setHeader("Retry-After", "5")
@@ -158,6 +200,14 @@ public struct LinkService: Sendable {
         guard recipient.contains(where: { !$0.isWhitespace }) else {
             return .failure(.error(400, "the manifest request's recipient is empty", outcome: "bad-request"))
         }
+        guard recipient.utf8.count <= maxRecipientBytes else {
+            return .failure(
+                .error(
+                    400,
+                    "the manifest request's recipient is \(recipient.utf8.count) bytes; at most \(maxRecipientBytes) "
+                        + "(UTF-8) are accepted: send a shorter name of who is asking",
+                    outcome: "recipient-too-long"))
+        }
         var request = ManifestRequest(recipient: recipient)
         if let passcode = object["passcode"] {
             guard let text = passcode.stringValue else {
@@ -188,6 +238,7 @@ public struct LinkService: Sendable {
             return response
         case .success(let parsed): asked = parsed
         }
+        if let refused = overBudget(request, now: now, id: id) { return refused }
         do {
             guard let link = try store.link(id: id, withFiles: true) else { return notFound("unknown", id) }
             let state = link.state(at: now)
@@ -196,7 +247,55 @@ public struct LinkService: Sendable {
                 note(id, "manifest", asked.recipient, outcome, 404, at: now)
                 return notFound(outcome, id)
             }
-            if link.needsPasscode, let answer = try checkPasscode(link, asked, now: now) { return answer }
+            guard link.needsPasscode else { return serve(link, asked, now: now) }
+            guard let hash = link.passcode else { return notFound("no-passcode-hash", link.id) }
+            guard let given = asked.passcode else {
+                note(link.id, "manifest", asked.recipient, "no-passcode", 401, at: now)
+                return remaining(link.remainingAttempts ?? 0, "no-passcode", link.id)
+            }
+            // The hash runs on the passcode pool; this request thread goes on with other requests meanwhile.
+            let service = self
+            return .later { done in
+                let queued = service.passcodeChecks.submit {
+                    done(service.afterPasscode(link, hash, given, asked, now: now))
+                }
+                guard queued else {
+                    service.metrics?.passcodeQueueFull()
+                    var busy = HTTPResponse.error(
+                        429, "too many passcodes are being checked now; try again in a second", outcome: "passcode-queue-full")
+                    busy.setHeader("Retry-After", "1")
+                    busy.linkTag = linkTag(id)
+                    done(busy)
+                    return
+                }
+            }
+        } catch {
+            return failure(error, id)
+        }
+    }
+
+    /// The rest of a `P` link's manifest request, on the passcode pool: the hash, then a wrong passcode counted or
+    /// the manifest served.
+    func afterPasscode(_ link: StoredLink, _ hash: PasscodeHash, _ given: String, _ asked: ManifestRequest, now: Int64)
+        -> HTTPResponse
+    {
+        do {
+            if try hash.matches(given) { return serve(link, asked, now: now) }
+            guard let left = try store.spendAttempt(linkID: link.id, now: now) else {
+                note(link.id, "manifest", asked.recipient, "disabled", 404, at: now)
+                return notFound("disabled", link.id)
+            }
+            note(link.id, "manifest", asked.recipient, "wrong-passcode", 401, at: now)
+            return remaining(left, "wrong-passcode", link.id)
+        } catch {
+            return failure(error, link.id)
+        }
+    }
+
+    /// The manifest of a link that opens for this request (the passcode, if any, was right).
+    func serve(_ link: StoredLink, _ asked: ManifestRequest, now: Int64) -> HTTPResponse {
+        let id = link.id
+        do {
             if link.isLongTerm,
                 let wait = try store.poll(
                     linkID: id, recipientHash: LinkID.hash(asked.recipient), now: now,
@@ -210,58 +309,52 @@ public struct LinkService: Sendable {
                 response.linkTag = linkTag(id)
                 return response
             }
-            var files: [JSONValue] = []
-            var tickets: [LocationTicket] = []
-            for file in link.files {
-                var entry: JSONObject = ["contentType": .string(file.contentType)]
-                if let max = asked.embeddedLengthMax, file.jwe.utf8.count <= max {
-                    entry["embedded"] = .string(file.jwe)
-                } else {
-                    let secret = try LinkID.random()
-                    tickets.append(
-                        LocationTicket(
-                            hash: LinkID.hash(secret), position: file.position,
-                            expiresAt: now + min(3600, max(1, configuration.locationLifetime)),
-                            singleUse: configuration.singleUseLocations, recipient: asked.recipient))
-                    entry["location"] = .string(configuration.baseURL.location(secret))
+            // A long-term link updated between the read and the grant is read again (its new version, whole): a
+            // manifest hands out one version's files, never a mix.
+            var current = link
+            for _ in 0..<3 {
+                var files: [JSONValue] = []
+                var tickets: [LocationTicket] = []
+                for file in current.files {
+                    var entry: JSONObject = ["contentType": .string(file.contentType)]
+                    if let max = asked.embeddedLengthMax, file.jwe.utf8.count <= max {
+                        entry["embedded"] = .string(file.jwe)
+                    } else {
+                        let secret = try LinkID.random()
+                        tickets.append(
+                            LocationTicket(
+                                hash: LinkID.hash(secret), position: file.position,
+                                expiresAt: now + min(3600, max(1, configuration.locationLifetime)),
+                                singleUse: configuration.singleUseLocations, version: current.version))
+                        entry["location"] = .string(configuration.baseURL.location(secret))
+                    }
+                    entry["lastUpdated"] = .string(Clock.iso8601(file.lastUpdated))
+                    if let version = file.fhirVersion { entry["fhirVersion"] = .string(version) }
+                    files.append(.object(entry))
                 }
-                entry["lastUpdated"] = .string(Clock.iso8601(file.lastUpdated))
-                if let version = file.fhirVersion { entry["fhirVersion"] = .string(version) }
-                files.append(.object(entry))
+                let audit = AuditEntry(
+                    at: now, linkID: id, kind: "manifest", recipient: asked.recipient, outcome: "served", status: 200,
+                    detail: "\(files.count) file(s), \(tickets.count) location(s)")
+                if try store.grant(linkID: id, version: current.version, tickets: tickets, audit: audit, now: now) {
+                    var response = HTTPResponse.json(200, .object(["files": .array(files)]), outcome: "served")
+                    if link.isLongTerm { response.setHeader("Retry-After", String(configuration.pollInterval)) }
+                    response.linkTag = linkTag(id)
+                    return response
+                }
+                // Deactivated, expired or disabled between the read and now; or updated (read it again).
+                guard let again = try store.link(id: id, withFiles: true), again.state(at: now) == .active,
+                    again.version != current.version
+                else { return notFound("not-active", id) }
+                current = again
             }
-            let audit = AuditEntry(
-                at: now, linkID: id, kind: "manifest", recipient: asked.recipient, outcome: "served", status: 200,
-                detail: "\(files.count) file(s), \(tickets.count) location(s)")
-            guard try store.grant(linkID: id, tickets: tickets, audit: audit, now: now) else {
-                // Deactivated, expired or disabled between the read and now.
-                return notFound("not-active", id)
-            }
-            var response = HTTPResponse.json(200, .object(["files": .array(files)]), outcome: "served")
-            if link.isLongTerm { response.setHeader("Retry-After", String(configuration.pollInterval)) }
-            response.linkTag = linkTag(id)
-            return response
+            var busy = HTTPResponse.error(
+                503, "the link's content changed during the request; try again", outcome: "updating")
+            busy.setHeader("Retry-After", "1")
+            busy.linkTag = linkTag(id)
+            return busy
         } catch {
             return failure(error, id)
         }
-    }
-
-    /// Checks the passcode of a `P` link.
-    /// - Returns: the answer when the request stops here (401, or 404 when the attempts ran out), nil when the
-    ///   passcode is right.
-    func checkPasscode(_ link: StoredLink, _ asked: ManifestRequest, now: Int64) throws -> HTTPResponse? {
-        guard let hash = link.passcode else { return notFound("no-passcode-hash", link.id) }
-        guard let given = asked.passcode else {
-            note(link.id, "manifest", asked.recipient, "no-passcode", 401, at: now)
-            return remaining(link.remainingAttempts ?? 0, "no-passcode", link.id)
-        }
-        let right = try passcodeChecks.run { () throws(HealthCardError) -> Bool in try hash.matches(given) }
-        if right { return nil }
-        guard let left = try store.spendAttempt(linkID: link.id, now: now) else {
-            note(link.id, "manifest", asked.recipient, "disabled", 404, at: now)
-            return notFound("disabled", link.id)
-        }
-        note(link.id, "manifest", asked.recipient, "wrong-passcode", 401, at: now)
-        return remaining(left, "wrong-passcode", link.id)
     }
 
     func remaining(_ count: Int, _ outcome: String, _ id: String) -> HTTPResponse {
@@ -282,6 +375,7 @@ public struct LinkService: Sendable {
     func file(_ request: HTTPRequest) -> HTTPResponse {
         let now = clock.nowSeconds()
         let secret = request.parameters["secret"] ?? ""
+        if let refused = overBudget(request, now: now, id: nil) { return refused }
         do {
             guard let (link, file, recipient) = try store.redeem(ticketHash: LinkID.hash(secret), now: now) else {
                 return .error(
@@ -301,6 +395,15 @@ public struct LinkService: Sendable {
     func direct(_ request: HTTPRequest) -> HTTPResponse {
         let id = request.parameters["id"] ?? ""
         let now = clock.nowSeconds()
+        if let recipient = request.query["recipient"], recipient.utf8.count > Self.maxRecipientBytes {
+            var response = HTTPResponse.error(
+                400,
+                "the recipient is \(recipient.utf8.count) bytes; at most \(Self.maxRecipientBytes) (UTF-8) are accepted: "
+                    + "send a shorter name of who is asking", outcome: "recipient-too-long")
+            response.linkTag = linkTag(id)
+            return response
+        }
+        if let refused = overBudget(request, now: now, id: id) { return refused }
         do {
             guard let link = try store.link(id: id, withFiles: true) else { return notFound("unknown", id) }
             let recipient = request.query["recipient"]
@@ -339,9 +442,13 @@ public struct LinkService: Sendable {
         }
     }
 
+    /// 200 only when the store commits a write now: a full disk or a read-only database, which make every link
+    /// request 503 (its access cannot be recorded), make this 503 too.
     func health() -> HTTPResponse {
-        if store.isReachable() { return .json(200, .object(["status": "ok"]), outcome: "ok") }
-        var response = HTTPResponse.json(503, .object(["status": "database unavailable"]), outcome: "unavailable")
+        if store.canWrite(now: clock.nowSeconds()) { return .json(200, .object(["status": "ok"]), outcome: "ok") }
+        var response = HTTPResponse.json(
+            503, .object(["status": "the database cannot be written (unreachable, full or read-only)"]),
+            outcome: "unavailable")
         response.setHeader("Retry-After", "5")
         return response
     }
@@ -351,9 +458,14 @@ public struct LinkService: Sendable {
         let now = clock.nowSeconds()
         do {
             try store.purge(now: now, pollsBefore: now - max(configuration.pollInterval, 3600))
+            if let days = configuration.auditDays {
+                let pruned = try store.pruneAudit(before: now - Int64(days) * 86400)
+                if pruned > 0 { log.info("audit", ["pruned": .integer(Int64(pruned)), "days": .integer(Int64(days))]) }
+            }
         } catch {
             log.warning("maintenance", ["reason": .string("\(error)")])
         }
+        budget.forgetFull(now: now)
     }
 }
 
@@ -369,21 +481,159 @@ final class Maintenance: Sendable {
     init(at: Int64) { self.at = Atomic(at) }
 }
 
-/// At most `slots` passcode derivations at once (a counting semaphore): each takes the hash function's memory.
-final class PasscodeGate: @unchecked Sendable {
-    // sem_t is used only through sem_wait/sem_post, which are thread-safe.
-    private let semaphore = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
+/// The passcode pool: `threads` threads of its own run passcode checks (each takes the hash function's memory),
+/// at most `queueLimit` wait; `submit` refuses more. Request threads never compute a hash, so a burst of
+/// passcodes for one link never holds up requests for others.
+final class PasscodePool: @unchecked Sendable {
+    /// The queue and its threads; the threads hold it, so it outlives the pool until they end.
+    final class Queue: @unchecked Sendable {
+        let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        let ready = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+        // Guarded by `mutex`.
+        var jobs: [@Sendable () -> Void] = []
+        var head = 0
+        var running = 0
+        var stopping = false
 
-    init(slots: Int) { sem_init(semaphore, 0, UInt32(max(1, slots))) }
+        init() {
+            pthread_mutex_init(mutex, nil)
+            pthread_cond_init(ready, nil)
+        }
+        deinit {
+            pthread_cond_destroy(ready)
+            pthread_mutex_destroy(mutex)
+            ready.deallocate()
+            mutex.deallocate()
+        }
 
-    deinit {
-        sem_destroy(semaphore)
-        semaphore.deallocate()
+        func work() {
+            pthread_mutex_lock(mutex)
+            while true {
+                if head < jobs.count {
+                    let job = jobs[head]
+                    head += 1
+                    if head > 64 && head * 2 > jobs.count {
+                        jobs.removeFirst(head)
+                        head = 0
+                    }
+                    running += 1
+                    pthread_mutex_unlock(mutex)
+                    job()
+                    pthread_mutex_lock(mutex)
+                    running -= 1
+                } else if stopping {
+                    break
+                } else {
+                    pthread_cond_wait(ready, mutex)
+                }
+            }
+            pthread_mutex_unlock(mutex)
+        }
     }
 
-    func run<T>(_ body: () throws(HealthCardError) -> T) throws(HealthCardError) -> T {
-        while sem_wait(semaphore) != 0 && errno == EINTR {}
-        defer { sem_post(semaphore) }
-        return try body()
+    let queue = Queue()
+    let threads: Int
+    let queueLimit: Int
+    private let started = Atomic<Bool>(false)
+
+    init(threads: Int, queueLimit: Int) {
+        self.threads = max(1, threads)
+        self.queueLimit = max(0, queueLimit)
+    }
+
+    deinit { stop() }
+
+    /// Starts the threads at the first job (a service that never sees a passcode starts none).
+    private func startThreads() {
+        guard started.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged
+        else { return }
+        for _ in 0..<threads {
+            var thread = pthread_t()
+            let box = Unmanaged.passRetained(queue).toOpaque()
+            if pthread_create(
+                &thread, nil,
+                { argument in
+                    guard let argument else { return nil }
+                    Unmanaged<Queue>.fromOpaque(argument).takeRetainedValue().work()
+                    return nil
+                }, box) == 0
+            {
+                pthread_detach(thread)
+            } else {
+                Unmanaged<Queue>.fromOpaque(box).release()
+            }
+        }
+    }
+
+    /// Queues `job`; false when `queueLimit` jobs already wait (or the pool stopped).
+    func submit(_ job: @escaping @Sendable () -> Void) -> Bool {
+        startThreads()
+        pthread_mutex_lock(queue.mutex)
+        defer { pthread_mutex_unlock(queue.mutex) }
+        guard !queue.stopping, queue.jobs.count - queue.head < max(1, queueLimit) else { return false }
+        queue.jobs.append(job)
+        pthread_cond_signal(queue.ready)
+        return true
+    }
+
+    /// Checks waiting or running.
+    var depth: Int {
+        pthread_mutex_lock(queue.mutex)
+        defer { pthread_mutex_unlock(queue.mutex) }
+        return queue.jobs.count - queue.head + queue.running
+    }
+
+    /// The threads end once the queue is empty; later jobs are refused.
+    func stop() {
+        pthread_mutex_lock(queue.mutex)
+        queue.stopping = true
+        pthread_cond_broadcast(queue.ready)
+        pthread_mutex_unlock(queue.mutex)
+    }
+}
+
+/// A token bucket per client address for manifest requests: `perMinute` at once, refilled at `perMinute` a
+/// minute. Addresses whose bucket is full again are forgotten (memory stays bounded by the addresses active in
+/// the last minute).
+final class RequestBudget: Sendable {
+    struct Bucket {
+        var tokens: Double
+        var at: Int64
+    }
+    let perMinute: Int
+    private let buckets = Mutex<[String: Bucket]>([:])
+    /// Most addresses remembered; past it the full buckets are dropped, then all (a flood from very many addresses
+    /// forgets budgets rather than exhausting memory).
+    static let maxAddresses = 100_000
+
+    init(perMinute: Int) { self.perMinute = max(0, perMinute) }
+
+    /// Takes one request from `peer`'s budget: nil when it may go ahead, or the seconds to wait (at least 1).
+    func take(_ peer: String, now: Int64) -> Int64? {
+        guard perMinute > 0 else { return nil }
+        let capacity = Double(perMinute)
+        let rate = capacity / 60
+        return buckets.withLock { buckets in
+            var bucket = buckets[peer] ?? Bucket(tokens: capacity, at: now)
+            bucket.tokens = min(capacity, bucket.tokens + Double(max(0, now - bucket.at)) * rate)
+            bucket.at = now
+            if bucket.tokens >= 1 {
+                bucket.tokens -= 1
+                if buckets.count >= Self.maxAddresses && buckets[peer] == nil { buckets.removeAll() }
+                buckets[peer] = bucket
+                return nil
+            }
+            buckets[peer] = bucket
+            return max(1, Int64(((1 - bucket.tokens) / rate).rounded(.up)))
+        }
+    }
+
+    /// Drops the buckets that are full again at `now`.
+    func forgetFull(now: Int64) {
+        guard perMinute > 0 else { return }
+        let capacity = Double(perMinute)
+        buckets.withLock { buckets in
+            buckets = buckets.filter { $0.value.tokens + Double(max(0, now - $0.value.at)) * capacity / 60 < capacity }
+        }
     }
 }

@@ -69,6 +69,44 @@ public final class Database: @unchecked Sendable {
         }
         idle.append(first)
         open = 1
+        if role == .server, case .sqlite = url { startCheckpointer() }
+    }
+
+    /// The server's SQLite write-ahead log is checkpointed here, every `checkpointInterval` seconds on a thread of
+    /// its own (PASSIVE: it never waits for, nor blocks, readers and writers), not by whichever request's commit
+    /// passes SQLite's 1000-page mark. The thread ends once the database is closed or gone.
+    public static let checkpointIntervalMicroseconds: UInt32 = 1_000_000
+
+    private final class Weak: @unchecked Sendable {
+        weak var database: Database?
+        init(_ database: Database) { self.database = database }
+    }
+
+    private func startCheckpointer() {
+        var thread = pthread_t()
+        let box = Unmanaged.passRetained(Weak(self)).toOpaque()
+        let created = pthread_create(
+            &thread, nil,
+            { argument in
+                guard let argument else { return nil }
+                let weak = Unmanaged<Weak>.fromOpaque(argument).takeRetainedValue()
+                while true {
+                    usleep(Database.checkpointIntervalMicroseconds)
+                    guard let database = weak.database, !database.isClosed else { return nil }
+                    _ = try? database.withConnection { c in try c.query("PRAGMA wal_checkpoint(PASSIVE)", []) }
+                }
+            }, box)
+        if created == 0 {
+            pthread_detach(thread)
+        } else {
+            Unmanaged<Weak>.fromOpaque(box).release()
+        }
+    }
+
+    private var isClosed: Bool {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return closed
     }
 
     deinit {
@@ -86,7 +124,7 @@ public final class Database: @unchecked Sendable {
         case .sqlite(let path):
             return try SQLiteConnection(
                 path: path, create: create, busyTimeoutMilliseconds: 5000, fullSync: role == .operatorCommand,
-                writers: writers)
+                writers: writers, autoCheckpoint: role != .server)
         case .postgresql(let text):
             return try PostgresConnection(url: text, connectTimeoutSeconds: 3, fastCommits: role == .server)
         }

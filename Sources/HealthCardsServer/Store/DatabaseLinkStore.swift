@@ -1,5 +1,9 @@
 import HealthCardsCore
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `LinkStore` on a `Database`: the same statements on SQLite and PostgreSQL.
 public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
     // Immutable; `Database` is safe to share.
@@ -8,14 +12,14 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
     public init(database: Database) { self.database = database }
 
     static let linkColumns =
-        "id, flags, label, exp, created_at, updated_at, active, deactivated_at, passcode, max_attempts, remaining_attempts"
+        "id, flags, label, exp, created_at, updated_at, active, deactivated_at, passcode, max_attempts, remaining_attempts, version"
 
     /// `linkColumns` of `hc_links l`.
     static let qualifiedLinkColumns = linkColumns.split(separator: ",").map { "l." + $0.drop { $0 == " " } }.joined(
         separator: ", ")
 
     static func link(_ row: [SQLValue]) throws(StoreError) -> StoredLink {
-        guard row.count == 11, let id = row[0].text, let flags = row[1].text, let created = row[4].integer,
+        guard row.count == 12, let id = row[0].text, let flags = row[1].text, let created = row[4].integer,
             let updated = row[5].integer
         else { throw StoreError(.failed, "a link row is not what this program writes") }
         var passcode: PasscodeHash?
@@ -25,10 +29,12 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
             }
             passcode = hash
         }
-        return StoredLink(
+        var link = StoredLink(
             id: id, flags: flags, label: row[2].text, exp: row[3].integer, createdAt: created, updatedAt: updated,
             active: row[6].bool, deactivatedAt: row[7].integer, passcode: passcode,
             maxAttempts: row[9].integer.map { Int($0) }, remainingAttempts: row[10].integer.map { Int($0) })
+        link.version = row[11].integer ?? 1
+        return link
     }
 
     static func file(_ row: [SQLValue]) throws(StoreError) -> StoredFile {
@@ -43,12 +49,13 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
         try database.withConnection { c in
             try c.transaction(write: true, durable: true) {
                 _ = try c.query(
-                    "INSERT INTO hc_links (\(Self.linkColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO hc_links (\(Self.linkColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [
                         .text(link.id), .text(link.flags), .optional(link.label), .optional(link.exp),
                         .integer(link.createdAt), .integer(link.updatedAt), .flag(link.active),
                         .optional(link.deactivatedAt), .optional(link.passcode?.stored),
                         .optional(link.maxAttempts.map(Int64.init)), .optional(link.remainingAttempts.map(Int64.init)),
+                        .integer(link.version),
                     ])
                 try Self.insertFiles(link.files, linkID: link.id, c)
             }
@@ -70,7 +77,7 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
         try database.withConnection { c in
             try c.transaction(write: true, durable: true) {
                 let updated = try c.query(
-                    "UPDATE hc_links SET updated_at = ? WHERE id = ? AND active = 1 RETURNING id",
+                    "UPDATE hc_links SET updated_at = ?, version = version + 1 WHERE id = ? AND active = 1 RETURNING id",
                     [.integer(now), .text(linkID)])
                 guard !updated.isEmpty else { return false }
                 _ = try c.query("DELETE FROM hc_link_files WHERE link_id = ?", [.text(linkID)])
@@ -113,8 +120,8 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
             FROM hc_links l LEFT JOIN hc_link_files f ON f.link_id = l.id WHERE l.id = ? ORDER BY f.position
             """, [.text(id)])
         guard let first = rows.first else { return nil }
-        var link = try Self.link(Array(first.prefix(11)))
-        for row in rows where row.count == 16 && row[11] != .null {
+        var link = try Self.link(Array(first.prefix(12)))
+        for row in rows where row.count == 17 && row[12] != .null {
             link.files.append(try Self.file(Array(row.suffix(5))))
         }
         return link
@@ -180,69 +187,84 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
     static func insertAudit(_ entry: AuditEntry, _ c: SQLConnection) throws {
         _ = try c.query(
             "INSERT INTO hc_audit (at, link_id, kind, recipient, outcome, status, detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [
-                .integer(entry.at), .optional(entry.linkID), .text(entry.kind), .optional(entry.recipient),
-                .text(entry.outcome), .integer(Int64(entry.status)), .optional(entry.detail),
-            ])
+            auditValues(entry))
     }
 
     /// The condition under which a link opens at `?` (now).
     static let opens =
         "active = 1 AND (exp IS NULL OR exp > ?) AND (passcode IS NULL OR remaining_attempts > 0)"
 
-    public func grant(linkID: String, tickets: [LocationTicket], audit: AuditEntry, now: Int64) throws -> Bool {
+    public func grant(linkID: String, version: Int64, tickets: [LocationTicket], audit: AuditEntry, now: Int64) throws
+        -> Bool
+    {
         try database.withConnection { c in
-            if c.dialect == .postgresql { return try Self.grantInOneStatement(linkID, tickets, audit, now, c) }
+            if c.dialect == .postgresql {
+                return try Self.grantInOneStatement(linkID, version, tickets, audit, now, c)
+            }
             return try c.transaction(write: true) {
                 guard
                     try c.scalar(
-                        "SELECT 1 FROM hc_links WHERE id = ? AND \(Self.opens)", [.text(linkID), .integer(now)]) != nil
+                        "SELECT 1 FROM hc_links WHERE id = ? AND version = ? AND \(Self.opens)",
+                        [.text(linkID), .integer(version), .integer(now)]) != nil
                 else { return false }
+                let seq = try c.scalar(
+                    "INSERT INTO hc_audit (at, link_id, kind, recipient, outcome, status, detail) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+                    Self.auditValues(audit))
+                guard !tickets.isEmpty else { return true }
+                // All of a manifest's locations in one statement.
+                let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?)", count: tickets.count).joined(separator: ", ")
+                var parameters: [SQLValue] = []
                 for ticket in tickets {
-                    _ = try c.query(
-                        "INSERT INTO hc_tickets (hash, link_id, position, expires_at, single_use, recipient) VALUES (?, ?, ?, ?, ?, ?)",
-                        [
-                            .text(ticket.hash), .text(linkID), .integer(Int64(ticket.position)),
-                            .integer(ticket.expiresAt),
-                            .flag(ticket.singleUse), .optional(ticket.recipient),
-                        ])
+                    parameters += [
+                        .text(ticket.hash), .text(linkID), .integer(Int64(ticket.position)),
+                        .integer(ticket.expiresAt), .flag(ticket.singleUse), .integer(ticket.version), seq ?? .null,
+                    ]
                 }
-                try Self.insertAudit(audit, c)
+                _ = try c.query(
+                    "INSERT INTO hc_tickets (hash, link_id, position, expires_at, single_use, version, grant_seq) VALUES \(rows)",
+                    parameters)
                 return true
             }
         }
     }
 
+    static func auditValues(_ entry: AuditEntry) -> [SQLValue] {
+        [
+            .integer(entry.at), .optional(entry.linkID), .text(entry.kind), .optional(entry.recipient),
+            .text(entry.outcome), .integer(Int64(entry.status)), .optional(entry.detail),
+        ]
+    }
+
     /// `grant` on PostgreSQL: the check and the inserts as one statement (data-modifying CTEs), one round trip.
     static func grantInOneStatement(
-        _ linkID: String, _ tickets: [LocationTicket], _ audit: AuditEntry, _ now: Int64, _ c: SQLConnection
+        _ linkID: String, _ version: Int64, _ tickets: [LocationTicket], _ audit: AuditEntry, _ now: Int64,
+        _ c: SQLConnection
     ) throws -> Bool {
-        var sql = "WITH ok AS (SELECT id FROM hc_links WHERE id = ? AND \(opens))"
-        var parameters: [SQLValue] = [.text(linkID), .integer(now)]
-        if !tickets.isEmpty {
-            let rows = Array(repeating: "(?::text, ?::bigint, ?::bigint, ?::bigint, ?::text)", count: tickets.count)
-            sql += """
-                , t AS (INSERT INTO hc_tickets (hash, link_id, position, expires_at, single_use, recipient)
-                SELECT v.hash, ok.id, v.position, v.expires_at, v.single_use, v.recipient FROM ok,
-                (VALUES \(rows.joined(separator: ", "))) AS v (hash, position, expires_at, single_use, recipient))
-                """
-            for ticket in tickets {
-                parameters += [
-                    .text(ticket.hash), .integer(Int64(ticket.position)), .integer(ticket.expiresAt),
-                    .flag(ticket.singleUse),
-                    .optional(ticket.recipient),
-                ]
-            }
-        }
-        sql += """
-            , a AS (INSERT INTO hc_audit (at, link_id, kind, recipient, outcome, status, detail)
-            SELECT ?::bigint, ok.id, ?::text, ?::text, ?::text, ?::bigint, ?::text FROM ok)
-            SELECT count(*) FROM ok
+        var sql = """
+            WITH ok AS (SELECT id FROM hc_links WHERE id = ? AND version = ? AND \(opens)),
+            a AS (INSERT INTO hc_audit (at, link_id, kind, recipient, outcome, status, detail)
+            SELECT ?::bigint, ok.id, ?::text, ?::text, ?::text, ?::bigint, ?::text FROM ok RETURNING seq)
             """
+        var parameters: [SQLValue] = [.text(linkID), .integer(version), .integer(now)]
         parameters += [
             .integer(audit.at), .text(audit.kind), .optional(audit.recipient), .text(audit.outcome),
             .integer(Int64(audit.status)), .optional(audit.detail),
         ]
+        if !tickets.isEmpty {
+            let rows = Array(repeating: "(?::text, ?::bigint, ?::bigint, ?::bigint, ?::bigint)", count: tickets.count)
+            sql += """
+                , t AS (INSERT INTO hc_tickets (hash, link_id, position, expires_at, single_use, version, grant_seq)
+                SELECT v.hash, ok.id, v.position, v.expires_at, v.single_use, v.version, a.seq FROM ok, a,
+                (VALUES \(rows.joined(separator: ", "))) AS v (hash, position, expires_at, single_use, version))
+                """
+            for ticket in tickets {
+                parameters += [
+                    .text(ticket.hash), .integer(Int64(ticket.position)), .integer(ticket.expiresAt),
+                    .flag(ticket.singleUse), .integer(ticket.version),
+                ]
+            }
+        }
+        sql += " SELECT count(*) FROM ok"
         return try c.scalar(sql, parameters)?.integer == 1
     }
 
@@ -250,10 +272,16 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
         link: StoredLink, file: StoredFile, recipient: String?
     )? {
         try database.withConnection { c in
+            // The recipient is the manifest's (its access record); tickets of schema 3 still hold their own.
             let found = try c.query(
-                "SELECT link_id, position, single_use, recipient FROM hc_tickets WHERE hash = ? AND expires_at > ?",
+                """
+                SELECT t.link_id, t.position, t.single_use, COALESCE(t.recipient, a.recipient), t.version
+                FROM hc_tickets t LEFT JOIN hc_audit a ON a.seq = t.grant_seq WHERE t.hash = ? AND t.expires_at > ?
+                """,
                 [.text(ticketHash), .integer(now)])
-            guard let ticket = found.first, let linkID = ticket[0].text, let position = ticket[1].integer else {
+            guard let ticket = found.first, ticket.count == 5, let linkID = ticket[0].text,
+                let position = ticket[1].integer, let version = ticket[4].integer
+            else {
                 return nil
             }
             if ticket[2].bool {
@@ -263,8 +291,9 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
                 }
                 guard !taken.isEmpty else { return nil }
             }
+            // The link and its files in one statement: the version and the files are of one snapshot.
             guard let link = try Self.link(id: linkID, withFiles: true, c), link.state(at: now) == .active,
-                let file = link.files.first(where: { $0.position == Int(position) })
+                link.version == version, let file = link.files.first(where: { $0.position == Int(position) })
             else { return nil }
             var bare = link
             bare.files = []
@@ -305,7 +334,41 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
         }
     }
 
+    public func pruneAudit(before: Int64) throws -> Int {
+        try database.withConnection { c in
+            try c.transaction(write: true) {
+                // Never the newest row: SQLite's rowid then never goes back (a sequence number is never reused).
+                let condition = "at < ? AND seq < (SELECT max(seq) FROM hc_audit)"
+                let count = try c.scalar("SELECT count(*) FROM hc_audit WHERE \(condition)", [.integer(before)])?
+                    .integer ?? 0
+                if count > 0 { _ = try c.query("DELETE FROM hc_audit WHERE \(condition)", [.integer(before)]) }
+                return Int(count)
+            }
+        }
+    }
+
     public func isReachable() -> Bool { database.isReachable() }
+
+    /// Free bytes below which a SQLite database counts as unable to write: a full disk lets a small write reuse
+    /// the room a failed bigger one left in the write-ahead log, so a one-row probe alone would still pass while
+    /// every link request fails.
+    public static let minimumFreeBytes: UInt64 = 1 << 20
+
+    public func canWrite(now: Int64) -> Bool {
+        if case .sqlite(let path) = database.url {
+            var fs = statvfs()
+            if statvfs(path, &fs) == 0, UInt64(fs.f_bavail) * UInt64(fs.f_frsize) < Self.minimumFreeBytes {
+                return false
+            }
+        }
+        return (try? database.withConnection { c in
+            try c.transaction(write: true) {
+                _ = try c.query(
+                    "INSERT INTO hc_settings (name, value) VALUES ('health_written_at', ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+                    [.text(String(now))])
+            }
+        }) != nil
+    }
 
     public func setting(_ name: String) throws -> String? {
         try database.withConnection { c in

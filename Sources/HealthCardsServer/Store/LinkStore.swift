@@ -20,6 +20,9 @@ public struct StoredLink: Sendable, Equatable {
     public var remainingAttempts: Int?
     /// The files in manifest order (empty when read without them).
     public var files: [StoredFile]
+    /// The content's version: 1 at creation, raised by every `replaceFiles`. A location opens only the files of the
+    /// version its manifest handed out.
+    public var version: Int64 = 1
 
     public init(
         id: String, flags: String, label: String? = nil, exp: Int64? = nil, createdAt: Int64, updatedAt: Int64? = nil,
@@ -87,7 +90,9 @@ public struct StoredFile: Sendable, Equatable {
     }
 }
 
-/// A manifest's `location` URL as stored: the SHA-256 of its secret segment (base64url), never the segment.
+/// A manifest's `location` URL as stored: the SHA-256 of its secret segment (base64url), never the segment. It
+/// does not hold the recipient: a file fetched is recorded with the recipient of the manifest's own access record
+/// (the ticket points at it), so a long recipient is stored once per manifest, not once per file.
 public struct LocationTicket: Sendable, Equatable {
     public var hash: String
     public var position: Int
@@ -95,15 +100,15 @@ public struct LocationTicket: Sendable, Equatable {
     public var expiresAt: Int64
     /// Consumed by its first use.
     public var singleUse: Bool
-    /// The recipient of the manifest request that gave it.
-    public var recipient: String?
+    /// The link's content version the manifest handed out: the location opens that version's file only.
+    public var version: Int64
 
-    public init(hash: String, position: Int, expiresAt: Int64, singleUse: Bool, recipient: String?) {
+    public init(hash: String, position: Int, expiresAt: Int64, singleUse: Bool, version: Int64 = 1) {
         self.hash = hash
         self.position = position
         self.expiresAt = expiresAt
         self.singleUse = singleUse
-        self.recipient = recipient
+        self.version = version
     }
 }
 
@@ -150,7 +155,8 @@ public protocol LinkStore: Sendable {
     /// Stores a new link with its files.
     /// - Throws: `StoreError(.failed)` when the id exists.
     func create(_ link: StoredLink) throws
-    /// Replaces all files of an active link (a long-term link's update) and sets `updatedAt`.
+    /// Replaces all files of an active link (a long-term link's update), sets `updatedAt` and raises its `version`
+    /// (locations of the earlier version answer 404 from then on).
     /// - Returns: false when there is no such active link.
     func replaceFiles(linkID: String, files: [StoredFile], now: Int64) throws -> Bool
     /// Deactivates a link for good and drops its location URLs.
@@ -169,11 +175,14 @@ public protocol LinkStore: Sendable {
     /// - Returns: the attempts left after this one, or nil when none were left (the link is disabled).
     func spendAttempt(linkID: String, now: Int64) throws -> Int?
     /// Gives location URLs for a manifest and records the access, if the link still opens at `now` (active, not
-    /// expired, attempts left): the check and the writes are one transaction.
-    /// - Returns: false when the link no longer opens (nothing was written).
-    func grant(linkID: String, tickets: [LocationTicket], audit: AuditEntry, now: Int64) throws -> Bool
-    /// The file a location URL opens, if its ticket is live at `now` and the link still opens; a single-use
-    /// ticket is consumed (exactly one of parallel uses gets the file).
+    /// expired, attempts left) and its content is still `version` (the one the manifest was made of): the check
+    /// and the writes are one transaction.
+    /// - Returns: false when the link no longer opens or was updated meanwhile (nothing was written).
+    func grant(linkID: String, version: Int64, tickets: [LocationTicket], audit: AuditEntry, now: Int64) throws -> Bool
+    /// The file a location URL opens, if its ticket is live at `now`, the link still opens and its content is still
+    /// the ticket's version (a location of an earlier version answers nil: never a file of another version); a
+    /// single-use ticket is consumed (exactly one of parallel uses gets the file). The recipient is the one of the
+    /// manifest that gave the location.
     func redeem(ticketHash: String, now: Int64) throws -> (link: StoredLink, file: StoredFile, recipient: String?)?
     /// Records a long-term link's manifest request by one recipient (a hash of it) if its last one is at least
     /// `interval` seconds old.
@@ -183,9 +192,14 @@ public protocol LinkStore: Sendable {
     func record(_ entry: AuditEntry) throws
     /// Drops expired location URLs and poll records older than `pollsBefore`.
     func purge(now: Int64, pollsBefore: Int64) throws
+    /// Deletes access records older than `before` (seconds since 1970), oldest first, never the newest one.
+    /// - Returns: the records deleted.
+    func pruneAudit(before: Int64) throws -> Int
 
     /// Whether the store answers now (a health check).
     func isReachable() -> Bool
+    /// Whether the store can commit a write now (a health check: a full disk or a read-only file fails it).
+    func canWrite(now: Int64) -> Bool
 
     /// A stored setting (`base_url`), or nil.
     func setting(_ name: String) throws -> String?

@@ -23,6 +23,7 @@ final class SQLiteConnection: SQLConnection {
     /// The writer lock of the pool this connection belongs to, held from `BEGIN IMMEDIATE` to its end.
     private let writers: WriterLock?
     private var holdsWriters = false
+    private let autoCheckpoint: Bool
     let path: String
     var isBroken: Bool { db == nil }
 
@@ -39,10 +40,16 @@ final class SQLiteConnection: SQLConnection {
     ///   - writers: the lock all connections of one process to this file share for writing, so that their writers
     ///     queue on it instead of on SQLite's busy handler, which sleeps (1 ms, then more) before each retry; the
     ///     busy timeout is then only for writers in other processes.
-    init(path: String, create: Bool, busyTimeoutMilliseconds: Int32, fullSync: Bool, writers: WriterLock? = nil)
+    ///   - autoCheckpoint: SQLite's own WAL checkpoint, run by the commit that passes 1000 pages (in that request's
+    ///     time); false when the pool checkpoints on a thread of its own instead (`Database`, server role).
+    init(
+        path: String, create: Bool, busyTimeoutMilliseconds: Int32, fullSync: Bool, writers: WriterLock? = nil,
+        autoCheckpoint: Bool = true
+    )
         throws(StoreError)
     {
         self.path = path
+        self.autoCheckpoint = autoCheckpoint
         self.writers = writers
         self.synchronous = fullSync ? "FULL" : "NORMAL"
         guard sqlite3_threadsafe() != 0 else {
@@ -94,7 +101,7 @@ final class SQLiteConnection: SQLConnection {
         // mmap: pages another connection changed are read from the mapping, not with a pread each.
         try execute(
             "PRAGMA synchronous=\(synchronous); PRAGMA foreign_keys=ON; PRAGMA temp_store=MEMORY; PRAGMA trusted_schema=OFF; "
-                + "PRAGMA mmap_size=268435456")
+                + "PRAGMA mmap_size=268435456" + (autoCheckpoint ? "" : "; PRAGMA wal_autocheckpoint=0"))
     }
 
     deinit { close() }

@@ -9,7 +9,7 @@ import HealthCardsCore
 /// A new step is appended to `steps` and never edited once released.
 enum Schema {
     /// The version this program writes and reads.
-    static let version = 3
+    static let version = 4
 
     /// The PostgreSQL advisory lock key the migration holds ("hcSHL" as digits).
     static let migrationLockKey: Int64 = 0x6863_5348_4C00
@@ -17,7 +17,8 @@ enum Schema {
     /// Step `n` (1-based) for a dialect.
     static func steps(_ dialect: SQLDialect) -> [[String]] {
         let integer = dialect == .sqlite ? "INTEGER" : "BIGINT"
-        // Audit rows are never deleted, so SQLite's rowid alone increases (AUTOINCREMENT would write its counter too).
+        // Audit rows are deleted only oldest first and never the newest (pruning keeps it), so SQLite's rowid alone
+        // increases (AUTOINCREMENT would write its counter too).
         let serial = dialect == .sqlite ? "INTEGER PRIMARY KEY" : "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY"
         return [
             // 1: links, their files, the access record.
@@ -132,6 +133,18 @@ enum Schema {
                 )
                 """,
                 "CREATE INDEX hc_cards_rid ON hc_cards (kid, rid)",
+            ],
+            // 4: bounded storage and versioned locations.
+            [
+                // A long-term link's content version, raised by every update: a location names the version its
+                // manifest handed out and opens only that one (never a file of another version).
+                "ALTER TABLE hc_links ADD COLUMN version \(integer) NOT NULL DEFAULT 1",
+                "ALTER TABLE hc_tickets ADD COLUMN version \(integer) NOT NULL DEFAULT 1",
+                // The manifest's access record (hc_audit.seq) that gave a location: its recipient is read from there,
+                // not copied into every location (new locations leave `recipient` null).
+                "ALTER TABLE hc_tickets ADD COLUMN grant_seq \(integer)",
+                // Pruning the access record by age (`serve --audit-days`, `link audit --prune`).
+                "CREATE INDEX hc_audit_at ON hc_audit (at)",
             ],
         ]
     }
