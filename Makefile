@@ -63,7 +63,7 @@ deps:
 # What the tests need beyond deps: the virtual environment with the checker's packages (when ../shared is
 # there) and the tests' own (Tests/requirements.txt).
 test-deps: deps
-	$(call apt,$(TEST_APT_PACKAGES))
+	$(call apt,$(TEST_APT_PACKAGES) $(INSTALL_APT_PACKAGES))
 	@stamp=$(VENV)/.installed; reqs="Tests/requirements.txt"; \
 	if [ -f $(SHARED)/conformance/requirements.txt ]; then reqs="$$reqs $(SHARED)/conformance/requirements.txt"; fi; \
 	if [ ! -x $(VENV)/bin/python3 ] || [ ! -f $$stamp ] || [ "$$(cat $$reqs | sha256sum)" != "$$(cat $$stamp)" ]; then \
@@ -103,16 +103,40 @@ demo: release
 	echo "Check:     $(RELEASE_BIN) verify --jwks demo-out/site demo-out" && \
 	echo && echo "Program:   $(RELEASE_BIN) (put it on PATH with: sudo make install; see docs/install.md)"
 
-# Builds and runs the whole test suite (the tests run the conformance checker on what the CLI writes, when
-# ../shared is there), builds and runs the example clients (Examples/*), then checks `make install` into a
-# temporary folder and, when this machine can build a Debian 12 root (root, debootstrap, network), the .deb in
-# one (skipped with a note otherwise).
+# The test command (README, .ci/run; docs/testing.md). The suite of record: every test, built once and run
+# once under AddressSanitizer, with LeakSanitizer on every run of `healthcards` the tests make (the tests run the
+# conformance checker on what the CLI writes, when ../shared is there); then ThreadSanitizer on the suites that
+# run threads (TSAN_SUITES); then the example programs, one per product, built with the suite (their `ldd` is
+# checked against the C libraries their product may link); then `make install` into a temporary folder and,
+# when this machine can build a Debian 12 root (root, debootstrap, network), the .deb in one (skipped with a
+# note otherwise). `make test-plain` runs the suite without a sanitizer (faster, for a developer's loop).
+ASAN_BUILD := .build/sanitize-address
+TSAN_BUILD := .build/sanitize-thread
+# The suites whose code runs threads of its own: the batch's reading thread, workers and pipe, the shard merge,
+# the site lock, the link server (its HTTP threads, passcode pool and stores), PKCS#11 sessions, the viewer's
+# server. Swift Testing's `--filter` is a regular expression over suite and test names.
+TSAN_SUITES ?= Batch|Shard|SiteLock|Server|LinkService|HealthCardsIssue|PKCS11|HSM|IssueCLI|Revoke|Rotation|Viewer
 test: test-deps
-	swift build $(SWIFT_FLAGS)
-	swift test $(SWIFT_FLAGS)
-	$(MAKE) --no-print-directory examples
+	@start=$$(date +%s); \
+	echo "test: building the suite under AddressSanitizer ($(ASAN_BUILD))"; \
+	$(SANITIZE_ENV) swift build --build-tests --sanitize=address --build-path $(ASAN_BUILD) $(SWIFT_FLAGS) && \
+	echo "test: built in $$(( $$(date +%s) - start )) s; running every test under AddressSanitizer" && \
+	$(SANITIZE_ENV) swift test --skip-build --sanitize=address --build-path $(ASAN_BUILD) $(SWIFT_FLAGS) && \
+	echo "test: AddressSanitizer suite clean at $$(( $$(date +%s) - start )) s"
+	BIN_DIR=$$(swift build --sanitize=address --build-path $(ASAN_BUILD) --show-bin-path) \
+	  $(SANITIZE_ENV) scripts/examples-test.sh
+	@start=$$(date +%s); \
+	echo "test: ThreadSanitizer on the suites that run threads ($(TSAN_SUITES))"; \
+	$(SANITIZE_ENV) swift test --sanitize=thread --build-path $(TSAN_BUILD) --filter '$(TSAN_SUITES)' $(SWIFT_FLAGS) && \
+	echo "test: ThreadSanitizer clean in $$(( $$(date +%s) - start )) s"
 	$(MAKE) --no-print-directory install-test
 	$(MAKE) --no-print-directory deb-test DEB_TEST_FLAGS=--if-possible
+
+# The whole suite without a sanitizer, in the default build folder: what a developer runs between changes.
+.PHONY: test-plain
+test-plain: test-deps
+	swift build --build-tests $(SWIFT_FLAGS)
+	swift test --skip-build $(SWIFT_FLAGS)
 
 # The example clients under Examples/ (each a package depending on this one by path, public API only): each is
 # built and run from the root with no arguments and must exit 0; one with a must-not-link.txt must not link the
@@ -188,9 +212,9 @@ bench: release cfloor
 	$$(swift build -c release --show-bin-path)/healthcards-bench worst $(BENCH_WORST_ARGS)
 	$$(swift build -c release --show-bin-path)/healthcards-bench server $(BENCH_SERVER_ARGS)
 
-# The test suite built and run under the thread sanitizer, then the address sanitizer, each in its own
-# build folder; a report from either fails the target. The CLI the tests run is built with the same
-# sanitizer, and LeakSanitizer checks every run of it. See docs/fuzzing.md ("Sanitizers").
+# Both sanitizers on every test, each in its own build folder (`make test` runs ThreadSanitizer on the suites
+# that run threads only); a report from either fails the target. The CLI the tests run is built with the same
+# sanitizer, and LeakSanitizer checks every run of it. See docs/testing.md.
 SANITIZERS ?= thread address
 SANITIZE_ENV = TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/Tests/sanitizers/tsan.supp" \
 	ASAN_OPTIONS="detect_leaks=0 halt_on_error=1 detect_stack_use_after_return=1" \
