@@ -31,6 +31,8 @@ DEB_APT_PACKAGES := dpkg-dev
 DEB_TEST_APT_PACKAGES := debootstrap
 SHARED := ../shared
 SWIFT_FLAGS ?=
+# The build folder `make examples` runs the examples from (empty: `swift build $(SWIFT_FLAGS) --show-bin-path`).
+BIN_DIR ?=
 # The tests' Python: a virtual environment under the build folder, never the system Python (PEP 668).
 VENV := .build/test-venv
 
@@ -138,11 +140,12 @@ test-plain: test-deps
 	swift build --build-tests $(SWIFT_FLAGS)
 	swift test --skip-build $(SWIFT_FLAGS)
 
-# The example clients under Examples/ (each a package depending on this one by path, public API only): each is
-# built and run from the root with no arguments and must exit 0; one with a must-not-link.txt must not link the
-# libraries it names (ldd). See scripts/examples-test.sh and docs/library.md.
-examples: deps
-	SWIFT_FLAGS="$(SWIFT_FLAGS)" scripts/examples-test.sh
+# The examples (Examples/NAME/main.swift, executable targets example-NAME of this package, public API only),
+# built by the main build: each is run from the root with no arguments and must exit 0, and `ldd` on each must
+# name none of the project's C libraries its product may not link (the table in docs/library.md). Builds
+# nothing; BIN_DIR points it at another build folder (e.g. a sanitizer build's). See scripts/examples-test.sh.
+examples:
+	scripts/examples-test.sh "$${BIN_DIR:-$$(swift build $(SWIFT_FLAGS) --show-bin-path)}"
 
 # Man pages, one per command, made from --help by help2man (scripts/make-man.sh).
 man: release

@@ -6,14 +6,17 @@
 //   HealthCardsCore      JSON, Base64URL, JWS/JWK, payload, FHIR, minimization, validation, findings,
 //                        in-memory issuing, keys, JWE and link payloads        (libcrypto, zlib)
 //   HealthCardsVerify    checks on bytes: card files, JWS, shc:/ texts, key sets and CRLs, links
-//   HealthCardsQR        QR symbols and PNG images, and reading QR images      (+ libqrencode, libpng, libjpeg,
-//                                                                                zbar, zxing-cpp)
-//   HealthCardsPrint     printable cards (PDF)                                 (+ Cairo, Pango, librsvg)
-//   HealthCardsIssuing   batch runs, the issuer's site, revocation, static SMART Health Links, files
+//   HealthCardsQR        QR symbols and PNG images                             (+ libqrencode, libpng)
+//   HealthCardsQRReading reading QR images (PNG, JPEG) and checking symbols    (+ libjpeg, zbar, zxing-cpp)
+//   HealthCardsPrint     printable cards (PDF), on Core and QR                 (+ Cairo, Pango, librsvg)
+//   HealthCardsSite      the issuer's site, revocation, templates and input    (Core's and Verify's only)
+//   HealthCardsIssuing   batch runs, static SMART Health Links, files (all of the above)
 //   HealthCardsFixtures  the catalogue of valid and broken test cards
 //   HealthCardsServer    the SMART Health Link server: link store (SQLite, PostgreSQL), manifest protocol,
 //                        $health-cards-issue over imported cards, access tokens, HTTP front
 //                                                      (+ libmicrohttpd, SQLite, libpq; no QR or PDF libraries)
+// Each product has an example under Examples/, a target of this package (`swift build` builds them), whose
+// `ldd` scripts/examples-test.sh checks against the table of docs/library.md ("Examples").
 import PackageDescription
 
 let package = Package(
@@ -98,6 +101,40 @@ let package = Package(
                 "HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsQRReading", "HealthCardsPrint",
                 "HealthCardsSite", "HealthCardsIssuing", "HealthCardsFixtures", "HealthCardsServer",
             ]),
+        // One example per product (Examples/NAME/main.swift, public API only, no `@testable`), each depending only
+        // on its product and the layers below it that it calls: scripts/examples-test.sh runs each and checks that
+        // it links none of the C libraries its product may not (the table in docs/library.md, "Examples").
+        .executableTarget(
+            name: "example-verify-bytes", dependencies: ["HealthCardsCore", "HealthCardsVerify"],
+            path: "Examples/verify-bytes"),
+        .executableTarget(
+            name: "example-issue-in-memory", dependencies: ["HealthCardsCore", "HealthCardsVerify"],
+            path: "Examples/issue-in-memory"),
+        .executableTarget(
+            name: "example-qr-png", dependencies: ["HealthCardsCore", "HealthCardsQR"], path: "Examples/qr-png"),
+        .executableTarget(
+            name: "example-qr-read-back",
+            dependencies: ["HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsQRReading"],
+            path: "Examples/qr-read-back"),
+        .executableTarget(
+            name: "example-print-pdf", dependencies: ["HealthCardsCore", "HealthCardsQR", "HealthCardsPrint"],
+            path: "Examples/print-pdf"),
+        .executableTarget(
+            name: "example-site-revoke", dependencies: ["HealthCardsCore", "HealthCardsVerify", "HealthCardsSite"],
+            path: "Examples/site-revoke"),
+        .executableTarget(
+            name: "example-issue-batch",
+            dependencies: [
+                "HealthCardsCore", "HealthCardsVerify", "HealthCardsSite", "HealthCardsPrint", "HealthCardsIssuing",
+            ],
+            path: "Examples/issue-batch"),
+        .executableTarget(
+            name: "example-fixture-catalogue",
+            dependencies: ["HealthCardsCore", "HealthCardsVerify", "HealthCardsFixtures"],
+            path: "Examples/fixture-catalogue"),
+        .executableTarget(
+            name: "example-link-server", dependencies: ["HealthCardsCore", "HealthCardsVerify", "HealthCardsServer"],
+            path: "Examples/link-server"),
         // The public API as a client sees it: no `@testable`, only the Verify layer and Core.
         .testTarget(name: "HealthCardsPublicAPITests", dependencies: ["HealthCardsCore", "HealthCardsVerify"]),
         .testTarget(

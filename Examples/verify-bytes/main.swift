@@ -11,11 +11,11 @@ import HealthCardsVerify
 #endif
 
 /// The repository's root: the working folder when it holds Tests/Fixtures (swift run from the root), else
-/// found from this file's place (Examples/verify-bytes/Sources/verify-bytes/main.swift).
+/// found from this file's place (Examples/verify-bytes/main.swift).
 let root: String = {
     if access("Tests/Fixtures/spec-examples", F_OK) == 0 { return "." }
     var path = #filePath
-    for _ in 0..<5 { path = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)]) }
+    for _ in 0..<3 { path = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)]) }
     return path
 }()
 let spec = root + "/Tests/Fixtures/spec-examples"

@@ -11,11 +11,11 @@ import HealthCardsVerify
 #endif
 
 /// The repository's root: the working folder when it holds keys/ (swift run from the root), else found from
-/// this file's place (Examples/issue-in-memory/Sources/issue-in-memory/main.swift).
+/// this file's place (Examples/issue-in-memory/main.swift).
 let root: String = {
     if access("keys", F_OK) == 0 { return "." }
     var path = #filePath
-    for _ in 0..<5 { path = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)]) }
+    for _ in 0..<3 { path = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)]) }
     return path
 }()
 
