@@ -183,6 +183,9 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case crlVersionMismatch = "CRL_VERSION_MISMATCH"
     case crlDuplicateRID = "CRL_DUPLICATE_RID"
     case crlRIDTimestamp = "CRL_RID_TIMESTAMP"
+    /// A revocation list file given to `verify` with no key set beside it (`…/jwks.json` next to its `crl/`
+    /// folder): a list is checked only with the key set it belongs to.
+    case crlWithoutKeySet = "CRL_WITHOUT_KEY_SET"
 
     // SMART Health Links (links-specification; docs/shl.md)
     case shlPrefix = "SHL_PREFIX"

@@ -416,7 +416,8 @@ package struct JWSCheck {
                     + "issued \(nbf < Double(meant) ? "before" : "after") that (\(NumericDate(nbf).map { Clock.describe($0.whole) } ?? "?"))"
             }
         }
-        add(.revoked, "vc.rid", "the card is revoked: \(file) (ctr \(crl.ctr)) lists \"\(entry.text)\"\(scope), the entry that decided.\(suspect)", nil)
+        add(.revoked, "vc.rid", "the card is revoked: \(file) (ctr \(crl.ctr)) lists \"\(entry.text)\"\(scope). That entry "
+            + "decided the verdict; the holder needs a new card from the issuer.\(suspect)", nil)
     }
 
     private func isCompactCharacter(_ c: UInt8) -> Bool { RID.isBase64URLCharacter(c) || c == 0x2E }
