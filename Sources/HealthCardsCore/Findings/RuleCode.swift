@@ -1,6 +1,14 @@
 /// The stable codes of `verify` findings and issue-time validation rules. The raw value is what users
 /// see and what `--json` prints; `docs/error-codes.md` gives each code's meaning and fix.
 public enum RuleCode: String, Sendable, CaseIterable {
+    /// The URI of this code system, for a FHIR `Coding.system` that carries a rule code (the `OperationOutcome`s
+    /// the server answers with): `urn:uuid:15cfebe7-d4cb-4779-821d-cf9d0e763e4f`, a random (version 4) UUID minted
+    /// once for this project's rule codes and never for anything else. The project owns no domain, so no `http(s)`
+    /// URL it could name stays its own; a `urn:uuid:` is a registered URN namespace (RFC 9562, RFC 8141) that needs
+    /// no registry, is unique without one, and FHIR accepts UUIDs in that form as code system identifiers. The
+    /// codes' meanings are docs/error-codes.md, which names this URI.
+    public static let codeSystem = "urn:uuid:15cfebe7-d4cb-4779-821d-cf9d0e763e4f"
+
     // Files and containers
     case fileUnreadable = "FILE_UNREADABLE"
     case fileUnknownType = "FILE_UNKNOWN_TYPE"
