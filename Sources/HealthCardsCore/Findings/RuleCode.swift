@@ -213,6 +213,10 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case shlFlagInvalid = "SHL_FLAG_INVALID"
     case shlFlagUWithP = "SHL_FLAG_U_WITH_P"
     case shlLabelInvalid = "SHL_LABEL_INVALID"
+    /// A label of at most 80 Unicode characters that is over 80 UTF-16 code units, as JavaScript receivers count it.
+    case shlLabelUTF16 = "SHL_LABEL_UTF16"
+    /// Spaces, tabs or line ends around link text (as it is pasted), trimmed before it was read.
+    case shlTextWhitespace = "SHL_TEXT_WHITESPACE"
     case shlQRECC = "SHL_QR_ECC"
     case shlQRNotMinimal = "SHL_QR_NOT_MINIMAL"
     case shlManifestNotChecked = "SHL_MANIFEST_NOT_CHECKED"
@@ -322,7 +326,8 @@ public enum RuleCode: String, Sendable, CaseIterable {
             .bundleEntryOrder, .bundleMixedContent, .immunizationOccurrenceDate, .observationReferenceRange, .jwkX5CValidity, .qrSegmentsUnreadable, .shlViewerURL, .shlURLNotHTTPS,
             .shlURLEntropy, .shlQRECC, .shlManifestNotChecked, .shlNotResolved, .findingsCapped, .patientNameInvisible,
             .qrPrefixCase, .shlPayloadForm, .shlKeyText, .shlQRNotMinimal, .shlJWEKid, .shlContentNotChecked, .shlExpired,
-            .ridNone, .ridCollision, .cardReplaced, .issNotCanonical, .pdfReprintedWithoutLink, .linkKept, .linkUpdated, .shlKeyWeak:
+            .ridNone, .ridCollision, .cardReplaced, .issNotCanonical, .pdfReprintedWithoutLink, .linkKept, .linkUpdated, .shlKeyWeak, .shlLabelUTF16,
+            .shlTextWhitespace:
             return .warning
         default:
             return .error

@@ -307,8 +307,10 @@ public final class FileVerifier {
             checker.check(text, into: &report)
             return [report]
         case .shlink:
+            // Whitespace around the link is the link checker's to trim and warn about (SHL_TEXT_WHITESPACE), as for
+            // a pasted link; a BOM is the file's (FILE_BOM), and one final newline is no finding.
             var findings: [Finding] = []
-            let text = CardFile.cleanText(bytes, file: path, findings: &findings)
+            let text = CardFile.linkText(bytes, file: path, findings: &findings)
             return linkChecker.check(text: text, file: path, findings: findings, ivs: linkIVs)
         case .qrText:
             var findings: [Finding] = []
