@@ -24,6 +24,8 @@ package struct JWSCheck {
 
     /// Checks `jws` and adds what it finds to `report` (which names the file and credential index).
     package func check(_ jws: String, into report: inout CredentialReport, chunk: Int? = nil) {
+        // Runs last (after the findings are added): the report keeps only what its limits allow.
+        defer { report.keepWithinLimits(limits) }
         report.jws = jws
         let base = Finding.Location(file: report.locationFile, credential: report.index, chunk: chunk)
         var found: [Finding] = []
