@@ -142,6 +142,9 @@ public enum RuleCode: String, Sendable, CaseIterable {
     case immunizationDuplicate = "IMMUNIZATION_DUPLICATE"
     case bundleEntryOrder = "BUNDLE_ENTRY_ORDER"
     case bundleMixedContent = "BUNDLE_MIXED_CONTENT"
+    /// A FHIR Bundle handed over to be shared breaks one of FHIR R4's own Bundle invariants (bdl-1 … bdl-12), e.g.
+    /// a `document` whose first entry is not a Composition (bdl-11).
+    case bundleInvariant = "BUNDLE_INVARIANT"
 
     // QR text and images (digest section 6)
     case qrPrefix = "QR_PREFIX"
