@@ -54,6 +54,22 @@ package enum CardFile {
         return reports
     }
 
+    /// The text of a SMART Health Link file: a BOM is reported and removed, one final newline (`\n` or `\r\n`)
+    /// too, without a finding; other whitespace around the link is left for the link check, which trims it
+    /// with a warning (`SHL_TEXT_WHITESPACE`).
+    package static func linkText(_ bytes: [UInt8], file: String?, findings: inout [Finding]) -> String {
+        var body = bytes[...]
+        if body.starts(with: UTF8BOM.bytes) {
+            findings.append(Finding(.fileBOM, "the file starts with a UTF-8 byte order mark; remove it", at: .init(file: file)))
+            body = body.dropFirst(3)
+        }
+        if body.last == 0x0A {
+            body = body.dropLast()
+            if body.last == 0x0D { body = body.dropLast() }
+        }
+        return String(decoding: Array(body), as: UTF8.self)
+    }
+
     /// The text of a JWS or QR text file: a BOM and surrounding whitespace are reported and removed; one
     /// final newline (`\n` or `\r\n`) is allowed.
     package static func cleanText(_ bytes: [UInt8], file: String?, findings: inout [Finding]) -> String {

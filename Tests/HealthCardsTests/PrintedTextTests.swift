@@ -44,9 +44,9 @@ import Testing
     /// pdftotext (which orders by position) gives each name exactly; pypdf (which reads the content stream and
     /// reverses right-to-left runs) gives each word exactly, and now reads the whole text of the page (it read
     /// nothing at all from a page with a repeated resource key, and Arabic and Hebrew words backwards). What
-    /// neither can read is in docs/printing.md: poppler reads the two letters of an Arabic required ligature
-    /// (لا, لى) in reverse order though the PDF holds them in order (its ActualText, checked here), and pypdf
-    /// ignores ActualText, so a Devanagari vowel sign drawn before its consonant has no text for it.
+    /// neither can read is in docs/printing.md: pypdf ignores ActualText, so a Devanagari vowel sign drawn before its
+    /// consonant has no text for it. (An Arabic required ligature, لا or لى, reads back in order: its letters are in
+    /// the PDF in visual order, checked here and in PrintedArabicLigatureTests.)
     @Test(.enabled(if: TestSupport.python != nil, "the test venv (pypdf) is made by `make test`"))
     func textLayerReadsBackWhatIsDrawn() throws {
         // pdftotext: the name exactly, or (false) with a space poppler's word heuristic puts after a Devanagari
@@ -80,15 +80,16 @@ import Testing
                 extracted.split(separator: "\n").contains { Self.words(String($0)).isSuperset(of: Self.words(name.shown)) },
                 "pypdf, \(name.shown):\n\(extracted)")
         }
-        // Arabic with required ligatures: the glyph of لى stands for both letters, in reading order, in the
-        // PDF's text (ActualText), which the uncompressed PDF shows.
+        // Arabic with required ligatures: the glyph of لى stands for both letters in the PDF's text (ActualText),
+        // in visual order like the glyphs around it (alef maksura, then lam), so that a reader reversing the run
+        // reads them in order (PrintedArabicLigatureTests); the uncompressed PDF shows it.
         let (ligated, ligatedRun) = try Self.issue(names: [#"{"text":"ليلى حداد"}"#])
         #expect(ligatedRun.status == 0, "\(ligatedRun.stderr)")
         let pdf = ligated.appendingPathComponent("pdf/" + BatchTestSupport.fileName(ligated, id: "people-1") + ".pdf")
         let plain = ligated.appendingPathComponent("plain.pdf")
         _ = try TestSupport.run(PDFTools.qpdf, ["--qdf", "--object-streams=disable", pdf.path, plain.path])
         let stream = String(decoding: try VerifyFixtures.bytes(plain), as: UTF8.self)
-        #expect(stream.contains("/ActualText <feff06440649>"), "lam, then alef maksura")
+        #expect(stream.contains("/ActualText <feff06490644>"), "alef maksura, then lam: visual order")
         let extracted = try #require(try PDFTools.pypdfText(pdf))
         #expect(extracted.contains("حداد"), "\(extracted)")
     }

@@ -139,6 +139,23 @@ public enum RawInflate {
         }
     }
 
+    /// Inflates one raw DEFLATE stream and tells how many bytes follow its end, as pako (which the reference
+    /// validator uses) and zlib's raw inflate read a payload: they stop at the end of the stream. For judging
+    /// cards from others, where bytes after the stream are the issuer's defect, not a different content; what the
+    /// toolkit writes is checked with `inflate`, which refuses them.
+    /// - Returns: the inflated bytes and the count of bytes after the stream (0 for an exact stream).
+    /// - Throws: `RawInflate.Failure` as `inflate` does, except `.trailingData`.
+    public static func inflateStoppingAtEnd(_ input: [UInt8]) throws(Failure) -> (output: [UInt8], trailing: Int) {
+        do {
+            return (try inflate(input), 0)
+        } catch .trailingData {
+            guard let pass = Pass(input, windowBits: -15) else { throw .invalid("inflateInit2 failed") }
+            if pass.overBudget { throw .tooLarge }
+            guard pass.status == Z_STREAM_END else { throw .invalid(pass.message) }
+            return (pass.output, pass.leftover)
+        }
+    }
+
     private static func run(_ input: [UInt8], windowBits: Int32) throws(Failure) -> [UInt8] {
         // Compressed input comes from a file of at most `InputBudget.cardFileBytes`; zlib counts in 32 bits.
         guard input.count <= Int(UInt32.max) else { throw .tooLarge }

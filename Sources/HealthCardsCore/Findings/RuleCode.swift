@@ -15,6 +15,14 @@ public struct RuleCode: RawRepresentable, Hashable, Sendable, CaseIterable, Cust
 
     public var description: String { rawValue }
 
+    /// The URI of this code system, for a FHIR `Coding.system` that carries a rule code (the `OperationOutcome`s
+    /// the server answers with): `urn:uuid:15cfebe7-d4cb-4779-821d-cf9d0e763e4f`, a random (version 4) UUID minted
+    /// once for this project's rule codes and never for anything else. The project owns no domain, so no `http(s)`
+    /// URL it could name stays its own; a `urn:uuid:` is a registered URN namespace (RFC 9562, RFC 8141) that needs
+    /// no registry, is unique without one, and FHIR accepts UUIDs in that form as code system identifiers. The
+    /// codes' meanings are docs/error-codes.md, which names this URI.
+    public static let codeSystem = "urn:uuid:15cfebe7-d4cb-4779-821d-cf9d0e763e4f"
+
     // Files and containers
     public static let fileUnreadable = RuleCode("FILE_UNREADABLE")
     public static let fileUnknownType = RuleCode("FILE_UNKNOWN_TYPE")
@@ -148,6 +156,9 @@ public struct RuleCode: RawRepresentable, Hashable, Sendable, CaseIterable, Cust
     public static let immunizationDuplicate = RuleCode("IMMUNIZATION_DUPLICATE")
     public static let bundleEntryOrder = RuleCode("BUNDLE_ENTRY_ORDER")
     public static let bundleMixedContent = RuleCode("BUNDLE_MIXED_CONTENT")
+    /// A FHIR Bundle handed over to be shared breaks one of FHIR R4's own Bundle invariants (bdl-1 … bdl-12), e.g.
+    /// a `document` whose first entry is not a Composition (bdl-11).
+    public static let bundleInvariant = RuleCode("BUNDLE_INVARIANT")
 
     // QR text and images (digest section 6)
     public static let qrPrefix = RuleCode("QR_PREFIX")
@@ -200,6 +211,9 @@ public struct RuleCode: RawRepresentable, Hashable, Sendable, CaseIterable, Cust
     /// A key publishes `crlVersion`, but no revocation list was found for it.
     public static let crlMissing = RuleCode("CRL_MISSING")
 
+    /// A revocation list file given to `verify` with no key set beside it (`…/jwks.json` next to its `crl/`
+    /// folder): a list is checked only with the key set it belongs to.
+    public static let crlWithoutKeySet = RuleCode("CRL_WITHOUT_KEY_SET")
     // The VCI directory (docs/directory.md)
     /// The snapshot's detached signature does not verify with the certificate's key: the directory is refused.
     public static let directorySignatureInvalid = RuleCode("DIRECTORY_SIGNATURE_INVALID")
@@ -234,6 +248,10 @@ public struct RuleCode: RawRepresentable, Hashable, Sendable, CaseIterable, Cust
     public static let shlFlagInvalid = RuleCode("SHL_FLAG_INVALID")
     public static let shlFlagUWithP = RuleCode("SHL_FLAG_U_WITH_P")
     public static let shlLabelInvalid = RuleCode("SHL_LABEL_INVALID")
+    /// A label of at most 80 Unicode characters that is over 80 UTF-16 code units, as JavaScript receivers count it.
+    public static let shlLabelUTF16 = RuleCode("SHL_LABEL_UTF16")
+    /// Spaces, tabs or line ends around link text (as it is pasted), trimmed before it was read.
+    public static let shlTextWhitespace = RuleCode("SHL_TEXT_WHITESPACE")
     public static let shlQRECC = RuleCode("SHL_QR_ECC")
     public static let shlQRNotMinimal = RuleCode("SHL_QR_NOT_MINIMAL")
     public static let shlManifestNotChecked = RuleCode("SHL_MANIFEST_NOT_CHECKED")
@@ -408,6 +426,8 @@ public struct RuleCode: RawRepresentable, Hashable, Sendable, CaseIterable, Cust
         .directoryIssuerArchival,
         .directoryKeysStale,
         .directoryIssuerAuditError,
+        .shlLabelUTF16,
+        .shlTextWhitespace,
     ]
 
     /// Every code this library reports, in the order of `docs/error-codes.md`'s sections.
@@ -530,6 +550,7 @@ public struct RuleCode: RawRepresentable, Hashable, Sendable, CaseIterable, Cust
         .immunizationDuplicate,
         .bundleEntryOrder,
         .bundleMixedContent,
+        .bundleInvariant,
         .qrPrefix,
         .qrPrefixCase,
         .qrOddDigits,
@@ -574,6 +595,7 @@ public struct RuleCode: RawRepresentable, Hashable, Sendable, CaseIterable, Cust
         .crlDuplicateRID,
         .crlRIDTimestamp,
         .crlMissing,
+        .crlWithoutKeySet,
         .directorySignatureInvalid,
         .directoryInvalid,
         .directoryNotPinned,
@@ -598,6 +620,8 @@ public struct RuleCode: RawRepresentable, Hashable, Sendable, CaseIterable, Cust
         .shlFlagInvalid,
         .shlFlagUWithP,
         .shlLabelInvalid,
+        .shlLabelUTF16,
+        .shlTextWhitespace,
         .shlQRECC,
         .shlQRNotMinimal,
         .shlManifestNotChecked,

@@ -57,8 +57,23 @@ public struct SHLink: Sendable, Equatable {
     /// The link as handed out: the viewer URL (when set) followed by `bare`.
     public var text: String { (viewer ?? "") + bare }
 
-    /// The length rule for labels: at most 80 Unicode characters (code points), as the IG counts.
-    public static func labelFits(_ label: String) -> Bool { label.unicodeScalars.count <= maxLabelCharacters }
+    /// The length rule for labels this toolkit writes: at most 80 Unicode characters (code points), as the IG
+    /// counts, and at most 80 UTF-16 code units, as a JavaScript receiver counts (`label.length`): a label of
+    /// emoji or rare CJK characters within 80 code points can be over 80 for such a receiver, which may refuse it.
+    public static func labelFits(_ label: String) -> Bool {
+        label.unicodeScalars.count <= maxLabelCharacters && label.utf16.count <= maxLabelCharacters
+    }
+
+    /// Why a label within 80 code points is still over 80 UTF-16 code units (nil when it is not): what `verify`
+    /// warns about in someone else's link (`SHL_LABEL_UTF16`).
+    public static func labelUTF16Problem(_ label: String) -> String? {
+        let units = label.utf16.count
+        guard units > maxLabelCharacters, label.unicodeScalars.count <= maxLabelCharacters else { return nil }
+        return "label is \(label.unicodeScalars.count) Unicode characters (code points), within the 80 the links "
+            + "specification allows, but \(units) UTF-16 code units, which is how a JavaScript receiver counts it "
+            + "(label.length: a character beyond U+FFFF, such as an emoji, is two): such a receiver may refuse a label over "
+            + "80. Shorten it to 80 UTF-16 code units"
+    }
 
     /// Why `label` is too long, saying what was counted.
     public static func labelLengthProblem(_ label: String) -> String {
@@ -85,10 +100,14 @@ public enum SHLinkText {
         return (text[..<text.index(after: range.lowerBound)], text[range.upperBound...])
     }
 
-    /// True when `text` reads as a link: bare `shlink:/…`, or `…#shlink:/…` after a viewer URL.
+    /// True when `text` reads as a link: bare `shlink:/…`, or `…shlink:/…` after a viewer URL (with the `#` the
+    /// viewer URL ends in, or without it: `verify` says the `#` is missing).
     public static func looksLikeLink(_ text: some StringProtocol) -> Bool {
-        text.hasPrefix(SHLink.scheme) || (text.hasPrefix("http") && text.contains("#" + SHLink.scheme))
+        text.hasPrefix(SHLink.scheme) || (text.hasPrefix("http") && text.contains(SHLink.scheme))
     }
+
+    /// The whitespace a pasted link picks up around it: spaces, tabs and line ends (CR, LF).
+    public static func isPasteWhitespace(_ c: Character) -> Bool { c == " " || c == "\t" || c == "\n" || c == "\r" || c == "\r\n" }
 
     /// Most characters of link text read (a link is a few hundred characters; this bounds hostile input).
     public static let maxCharacters = 8192

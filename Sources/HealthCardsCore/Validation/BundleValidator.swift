@@ -17,6 +17,8 @@ public enum BundleValidator {
     public struct Findings: Sendable {
         /// The profile that judged the Bundle.
         public var profile: BundleProfile = .generic
+        /// Why the rules run: a few findings are errors when issuing and warnings when verifying.
+        public var purpose: Purpose = .issuing
         /// Every finding, in the order found, with its code, severity and FHIR path (`location.path`).
         public var all: [Finding] = []
 
@@ -42,7 +44,8 @@ public enum BundleValidator {
     /// - Parameters:
     ///   - now: the time to judge dates in the future against, in seconds since 1970 (the issuing or
     ///     verifying time; `verify --now`); nil skips that check. See `DateRules`.
-    ///   - purpose: issuing (the default) or verifying; decides the severity of `IMMUNIZATION_DUPLICATE`.
+    ///   - purpose: issuing (the default) or verifying; decides the severity of `IMMUNIZATION_DUPLICATE` and
+    ///     `MIN_CODING_DISPLAY` (errors when issuing; warnings in someone else's card).
     public static func validate(_ bundle: JSONValue, now: Int64?, purpose: Purpose = .issuing)
         -> Findings
     {
@@ -50,6 +53,7 @@ public enum BundleValidator {
         // answers are the same, and the date rules' sums (now + skew, instant − now) cannot overflow.
         let now = now.map { max(-(1 << 40), min(1 << 40, $0)) }
         var f = Findings()
+        f.purpose = purpose
         let (profile, others) = BundleProfile.classify(bundle)
         f.profile = profile
         if bundle["resourceType"]?.stringValue != "Bundle" {

@@ -84,7 +84,16 @@ enum MinimizationRules {
                 f.error(.minCodeableConceptText, path.text + ".text", "CodeableConcept.text must be removed when minimizing")
             }
             if o["system"] != nil && o["code"] != nil && o["display"] != nil {
-                f.error(.minCodingDisplay, path.text + ".display", "Coding.display must be removed when minimizing")
+                if f.purpose == .issuing {
+                    f.error(.minCodingDisplay, path.text + ".display", "Coding.display must be removed when minimizing")
+                } else {
+                    // The reference validator warns ("should not include .display elements"): the code and its system
+                    // say what was given or found; display is a label for people, which verifiers show from the code.
+                    f.warn(
+                        .minCodingDisplay, path.text + ".display",
+                        "the issuer left Coding.display in the card (SMART Health Cards minimization removes it); the code "
+                            + "and its system carry the meaning, so this is the issuer's defect, not a different card")
+                }
             }
             if let reference = o["reference"]?.stringValue, !BundleValidator.resolves(reference, count: count) {
                 f.error(

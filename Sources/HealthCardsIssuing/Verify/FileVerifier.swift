@@ -148,7 +148,7 @@ public final class FileVerifier {
     }
 
     /// What a file holds, judged by its name and first bytes.
-    enum Kind { case card, keySet, jws, qrText, qrImage, shlink }
+    enum Kind { case card, keySet, crl, jws, qrText, qrImage, shlink }
 
     /// The SMART Health Link checker with this verifier's sites, keys and time.
     var linkChecker: SHLCheck { verifier.linkChecker(now: now, files: SiteLinkFiles(sites: linkSites)) }
@@ -217,6 +217,14 @@ public final class FileVerifier {
         !FileIO.exists(path) && (SHLinkText.looksLikeLink(path) || path.lowercased().contains(SHLink.scheme))
     }
 
+    /// `name` inside the folder `dir`, with one `/` between them however `dir` was written (`DIR/` given on the
+    /// command line gives `DIR/file`, not `DIR//file`).
+    static func join(_ dir: String, _ name: String) -> String {
+        var base = Substring(dir)
+        while base.count > 1, base.hasSuffix("/") { base = base.dropLast() }
+        return base == "/" ? "/\(name)" : "\(base)/\(name)"
+    }
+
     /// True the first time a file or folder (by device and inode, so through any link) is met.
     private func firstVisit(_ path: String) -> Bool {
         guard let identity = FileIO.identity(path) else { return true }  // unreadable: reported once, by its path
@@ -239,7 +247,7 @@ public final class FileVerifier {
             var images: [QRPiece] = []
             var subdirs: [String] = []
             for name in FileIO.list(dir) {
-                let path = dir == "/" ? "/\(name)" : "\(dir)/\(name)"
+                let path = Self.join(dir, name)
                 let kind = FileKind.of(path)
                 if kind == .missing && name.contains("\u{FFFD}") {
                     // A name that is not UTF-8 comes back with U+FFFD in it, a path no call can open.
@@ -296,18 +304,9 @@ public final class FileVerifier {
                 skippedKeySets += 1
                 return []
             }
-            // Checked and reported; its keys verify nothing in this run (only `--jwks` key sets do).
-            var scratch = TrustStore()
-            let crls = Self.revocationLists(besideKeySet: path, bytes, limits: limits)
-            do {
-                let (issuer, binding) = try Self.binding(of: path, folder: nil, argument: nil)
-                return [scratch.add(jwks: bytes, file: path, issuer: issuer, binding: binding, crls: crls, now: now, limits: limits)]
-            } catch {
-                var report = scratch.add(jwks: bytes, file: path, issuer: nil, binding: .unbound, crls: crls, now: now, limits: limits)
-                report.keySetBinding = nil
-                report.notes = ["the site record beside it cannot be used: \(error)"]
-                return [report]
-            }
+            return keySet(path, bytes)
+        case .crl:
+            return revocationList(path, bytes)
         case .card:
             return CardFile.check(bytes, file: path, checker: checker)
         case .jws:
@@ -316,8 +315,10 @@ public final class FileVerifier {
             checker.check(text, into: &report)
             return [report]
         case .shlink:
+            // Whitespace around the link is the link checker's to trim and warn about (SHL_TEXT_WHITESPACE), as for
+            // a pasted link; a BOM is the file's (FILE_BOM), and one final newline is no finding.
             var findings: [Finding] = []
-            let text = CardFile.cleanText(bytes, file: path, findings: &findings)
+            let text = CardFile.linkText(bytes, file: path, findings: &findings)
             return linkChecker.check(text: text, file: path, findings: findings, ivs: linkIVs)
         case .qrText:
             var findings: [Finding] = []
@@ -338,6 +339,69 @@ public final class FileVerifier {
                 linkChecker.check(text: symbol.text, file: path, symbol: QRImageCheck.linkSymbol(symbol), ivs: linkIVs)
             }
         }
+    }
+
+    /// A key set file met among the PATHs: checked and reported with the revocation lists beside it; its keys
+    /// verify nothing in this run (only `--jwks` key sets do).
+    private func keySet(_ path: String, _ bytes: [UInt8]) -> [CredentialReport] {
+        var scratch = TrustStore()
+        let crls = Self.revocationLists(besideKeySet: path, bytes, limits: limits)
+        do {
+            let (issuer, binding) = try Self.binding(of: path, folder: nil, argument: nil)
+            return [scratch.add(jwks: bytes, file: path, issuer: issuer, binding: binding, crls: crls, now: now, limits: limits)]
+        } catch {
+            var report = scratch.add(jwks: bytes, file: path, issuer: nil, binding: .unbound, crls: crls, now: now, limits: limits)
+            report.keySetBinding = nil
+            report.notes = ["the site record beside it cannot be used: \(error)"]
+            return [report]
+        }
+    }
+
+    /// A revocation list file (`.well-known/crl/<kid>.json`, digest section 8) met as a PATH or in a walk. A list
+    /// means something only with the key set it belongs to (its kid names a key, its ctr is that key's
+    /// `crlVersion`, and it revokes cards verified with that key), so it is checked with that key set: the
+    /// `jwks.json` beside its `crl/` folder, reported as a key set is (every list beside it read with it), with a
+    /// note naming the list. A key set given as `--jwks` is already reported with its lists; one already met in
+    /// this run is not reported twice. With no key set beside it: `CRL_WITHOUT_KEY_SET`, saying what the file is.
+    private func revocationList(_ path: String, _ bytes: [UInt8]) -> [CredentialReport] {
+        let folder = FileIO.parent(of: path)
+        let keySet = Self.join(FileIO.parent(of: folder), "jwks.json")
+        let list = try? JSONParser.parse(bytes)
+        let kid = list?["kid"]?.stringValue.map { Quote.text($0, limit: 60) } ?? "(none)"
+        let count = list?["rids"]?.arrayValue?.count ?? 0
+        let what = "a revocation list (kid \(kid), ctr \(list?["ctr"]?.numberLexeme ?? "?"), \(count) "
+            + "\(count == 1 ? "entry" : "entries"))"
+        guard FileIO.basename(folder) == "crl", FileIO.isRegularFile(keySet) else {
+            let location =
+                FileIO.basename(folder) == "crl"
+                ? "no key set is beside its folder (\(keySet))"
+                : "it is not in the crl/ folder beside a key set, where a site publishes it (.well-known/crl/<kid>.json "
+                    + "next to .well-known/jwks.json)"
+            var report = CredentialReport(source: .unknown, file: path)
+            report.findings.append(Finding(.crlWithoutKeySet, "\(path) is \(what). A revocation list is checked with the "
+                + "key set it belongs to (its kid and ctr against the key's crlVersion), and it revokes the cards that key "
+                + "verifies; \(location). Give the issuer's site folder or key set with "
+                + "\(Setting.jwks) together with the cards: their rids are then checked against this list",
+                at: .init(file: path)))
+            return [report]
+        }
+        if givenKeySets.contains(FileIO.identity(keySet) ?? keySet) {
+            skippedKeySets += 1
+            return []
+        }
+        guard firstVisit(keySet), let keySetBytes = try? FileIO.read(keySet, maxBytes: limits.fileBytes) else { return [] }
+        var reports = self.keySet(keySet, keySetBytes)
+        if !reports.isEmpty {
+            reports[0].notes.insert("\(path) is \(what): checked with the key set it belongs to, \(keySet)", at: 0)
+        }
+        return reports
+    }
+
+    /// True for a JSON object shaped as a revocation list (`{"kid","method","ctr","rids"}`): `rids`, or
+    /// `method` with `ctr`, and neither `keys` nor `verifiableCredential`.
+    static func isRevocationList(_ json: JSONValue) -> Bool {
+        guard json.objectValue != nil, json["keys"] == nil, json["verifiableCredential"] == nil else { return false }
+        return json["rids"] != nil || (json["method"] != nil && json["ctr"] != nil)
     }
 
     private func qrReports(_ pieces: [QRPiece], source: CredentialReport.Source) -> [CredentialReport] {
@@ -366,6 +430,7 @@ public final class FileVerifier {
             }
             if json["keys"]?.arrayValue != nil { return .keySet }
             if json["verifiableCredential"] != nil { return .card }
+            if Self.isRevocationList(json) { return .crl }
             // `{"keys":{}}` and the like: a malformed key set, reported as such.
             return json["keys"] != nil ? .keySet : nil
         }

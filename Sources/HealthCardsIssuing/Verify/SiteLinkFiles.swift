@@ -12,7 +12,14 @@ public struct SiteLinkFiles: SHLFileSource {
         self.sites = sites
     }
 
+    /// The file at `url`. An `http:` URL whose host publishes its site at `https:` (a site folder for the same URL
+    /// with `https://`) is looked up in that site: the link check warns that the URL is not https
+    /// (`SHL_URL_NOT_HTTPS`), and the file is still checked.
     public func file(at url: String) -> SHLFileLookup {
+        if url.hasPrefix("http://"), sites.first(where: { $0.localPath(forURL: url) != nil }) == nil {
+            let secure = "https://" + url.dropFirst("http://".count)
+            if sites.contains(where: { $0.localPath(forURL: secure) != nil }) { return file(at: secure) }
+        }
         guard let site = sites.first(where: { $0.localPath(forURL: url) != nil }),
             let path = site.localPath(forURL: url)
         else {

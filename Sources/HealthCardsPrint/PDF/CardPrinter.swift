@@ -177,9 +177,16 @@ public final class CardPrinter {
     /// Points for `mm` millimetres.
     func mm(_ mm: Double) -> Double { Points.mm(mm) }
 
+    /// The smallest printed width of a link's QR symbol on the page (without quiet zone), millimetres: the 40 mm
+    /// the printed-card rules set for a code (docs/printing.md).
+    public static let linkMinimumMillimetres = 40.0
+
     /// The printed width of a link's QR symbol on the page (without quiet zone), millimetres: its modules at
-    /// `linkModuleMillimetres`, whatever its version.
-    static func linkMillimetres(_ symbol: QRSymbol) -> Double { Double(symbol.size) * linkModuleMillimetres }
+    /// `linkModuleMillimetres`, and never under `linkMinimumMillimetres` (a short link of version 11, 61 modules,
+    /// came out at 39.65 mm; version 10 at 37 mm).
+    static func linkMillimetres(_ symbol: QRSymbol) -> Double {
+        max(linkMinimumMillimetres, Double(symbol.size) * linkModuleMillimetres)
+    }
 
     /// Size of a QR symbol with quiet zone, and of one module, for a symbol `millimetres` wide.
     func qrGeometry(_ code: QRSymbol, millimetres: Double) -> (side: Double, module: Double) {

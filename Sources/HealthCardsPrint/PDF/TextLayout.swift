@@ -185,6 +185,8 @@ final class TextLayout {
         let itemText = UnsafeRawBufferPointer(
             start: UnsafeRawPointer(text) + Int(item.offset), count: Int(item.length))
         let isEllipsis = item.analysis.flags & ellipsisFlag != 0
+        // An odd embedding level is a right-to-left run (an Arabic or Hebrew name), drawn in visual order.
+        let isRightToLeft = item.analysis.level % 2 == 1
         // The byte offsets (in the item) where clusters start, to find where each ends.
         var starts = Set<Int>()
         for i in 0..<count { starts.insert(Int(glyphString.log_clusters[i])) }
@@ -226,6 +228,7 @@ final class TextLayout {
             } else {
                 let end = max(start, min(clusterEnd(start), itemText.count))
                 bytes = Array(itemText[min(start, itemText.count)..<end])[...]
+                if isRightToLeft { bytes = visualOrder(bytes) }
             }
             // A line separator (between a name and its other script's form) is the line break itself, no text.
             if bytes.elementsEqual([0xE2, 0x80, 0xA8]) { bytes = [] }
@@ -244,6 +247,18 @@ final class TextLayout {
                     Int32(clusters.count), cairo_text_cluster_flags_t(0))
             }
         }
+    }
+
+    /// The characters of one cluster of a right-to-left run in visual order, last letter first: what the PDF's
+    /// text holds for a glyph that stands for several letters (a required ligature, lam with alef maksura `لى`,
+    /// lam-alef `لا`; a letter and its vowel mark). PDF readers put a right-to-left run into reading order by
+    /// reversing its characters one by one (poppler's pdftotext, pypdf, pdf.js), the characters of such a glyph
+    /// included: given in reading order, its letters came out swapped (`ليلى` as `ليىل`). Given in visual order,
+    /// like the glyphs around it, the reversal gives the name as written. A cluster of one character is as it is.
+    static func visualOrder(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard text.unicodeScalars.count > 1 else { return bytes }
+        return Array(String(String.UnicodeScalarView(text.unicodeScalars.reversed())).utf8)[...]
     }
 
     /// The text with C0, DEL and C1 control characters (a line break inside a name, an escape

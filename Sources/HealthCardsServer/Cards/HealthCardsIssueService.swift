@@ -115,7 +115,7 @@ public struct HealthCardsIssueService: Sendable {
                         "details": .object([
                             "coding": .array([
                                 .object([
-                                    "system": "https://github.com/healthcards/healthcards/docs/error-codes.md",
+                                    "system": .string(RuleCode.codeSystem),
                                     "code": .string(rule.rawValue),
                                 ])
                             ]),

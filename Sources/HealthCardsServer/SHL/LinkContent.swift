@@ -25,7 +25,8 @@ public struct LinkContent: Sendable {
     /// - Parameters:
     ///   - bytes: the file, sent as it is (never re-serialized).
     ///   - name: the file's name, for messages; a name ending in `.smart-health-card` must be a card.
-    /// - Throws: `HealthCardError(.input)` saying what the file is and what was expected.
+    /// - Throws: `HealthCardError(.input)` saying what the file is and what was expected; for a FHIR Bundle that
+    ///   breaks FHIR R4's own Bundle invariants (`BundleInvariants`), with the code `BUNDLE_INVARIANT` and the rules.
     public static func read(_ bytes: [UInt8], name: String) throws(HealthCardError) -> LinkContent {
         guard bytes.count <= maxBytes else {
             throw HealthCardError(
@@ -58,6 +59,17 @@ public struct LinkContent: Sendable {
             throw HealthCardError(
                 .input,
                 "\(name) is neither a SMART Health Card file (verifiableCredential) nor a FHIR resource (resourceType)")
+        }
+        // A Bundle is checked against FHIR's own Bundle invariants before anything of it is shared (an IPS
+        // document must start with its Composition, bdl-11).
+        let problems = BundleInvariants.problems(value)
+        if !problems.isEmpty {
+            throw HealthCardError(
+                .input, code: .bundleInvariant,
+                "\(name) is a FHIR Bundle that breaks FHIR R4's Bundle invariants, so it is not shared: "
+                    + problems.map(\.description).joined(separator: "; ")
+                    + ". Fix the Bundle where it is made (an IPS document starts with its Composition, and has an "
+                    + "identifier and a timestamp)")
         }
         return LinkContent(contentType: fhirJSON, fhirVersion: fhirVersion, bytes: bytes)
     }

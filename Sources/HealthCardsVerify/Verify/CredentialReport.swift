@@ -50,6 +50,11 @@ public struct CredentialReport: Sendable {
     public package(set) var payloadEchoOmitted = false
     /// `VerifyLimits.summaryEntries` of the check that made this report.
     package var summaryEntries = VerifyLimits().summaryEntries
+    /// Bundle entries left out of `payload` after the check, when the payload was over
+    /// `VerifyLimits.echoedPayloadBytes` (only the first `summaryEntries` are kept, for the summary).
+    package var entriesNotKept = 0
+    /// True once `limitFindings` ran: the limits apply once, when the check ends (`keepWithinLimits`).
+    package var findingsLimited = false
     public package(set) var signature: Signature = .notChecked
     /// The profile whose rules judged the card's FHIR Bundle (`BundleProfile`); nil when there was none.
     public package(set) var profile: BundleProfile?

@@ -5,6 +5,8 @@ extension CredentialReport {
     /// had more says how many more there were ("… and N more"), with the severity of the worst one left out,
     /// so a hostile card cannot make a report (or `--json`) explode while its verdict stays what it was.
     package mutating func limitFindings(perCode: Int) {
+        guard !findingsLimited else { return }
+        findingsLimited = true
         let perCode = max(1, perCode)
         var counts: [RuleCode: Int] = [:]
         for finding in findings { counts[finding.code, default: 0] += 1 }
@@ -41,6 +43,28 @@ extension CredentialReport {
             omittedFindings[code, default: 0] += more
         }
         findings = kept
+    }
+
+    /// What a report keeps once its check ends, so that a hostile file's memory stays bounded by the limits, not
+    /// by its size: at most `findingsPerCode` findings of each code, and of a payload over `echoedPayloadBytes`
+    /// (which the JSON does not repeat) only what the summary and the later checks read: every member but the
+    /// Bundle's entries, and the first `summaryEntries` entries (the rest counted in `entriesNotKept`). Eight
+    /// credentials of 16,000 entries each kept their parsed payloads whole, over 200 MB.
+    package mutating func keepWithinLimits(_ limits: VerifyLimits) {
+        limitFindings(perCode: limits.findingsPerCode)
+        guard payloadEchoOmitted, let payload,
+            let entries = payload["vc"]?["credentialSubject"]?["fhirBundle"]?["entry"]?.arrayValue,
+            entries.count > limits.summaryEntries,
+            var object = payload.objectValue, var vc = object["vc"]?.objectValue,
+            var subject = vc["credentialSubject"]?.objectValue, var bundle = subject["fhirBundle"]?.objectValue
+        else { return }
+        let kept = Array(entries.prefix(max(0, limits.summaryEntries)))
+        entriesNotKept = entries.count - kept.count
+        bundle["entry"] = .array(kept)
+        subject["fhirBundle"] = .object(bundle)
+        vc["credentialSubject"] = .object(subject)
+        object["vc"] = .object(vc)
+        self.payload = .object(object)
     }
 
     /// Keeps only the first error (so the verdict stands) and one `FINDINGS_CAPPED` finding saying how many

@@ -24,6 +24,8 @@ package struct JWSCheck {
 
     /// Checks `jws` and adds what it finds to `report` (which names the file and credential index).
     package func check(_ jws: String, into report: inout CredentialReport, chunk: Int? = nil) {
+        // Runs last (after the findings are added): the report keeps only what its limits allow.
+        defer { report.keepWithinLimits(limits) }
         report.jws = jws
         let base = Finding.Location(file: report.locationFile, credential: report.index, chunk: chunk)
         var found: [Finding] = []
@@ -144,8 +146,19 @@ package struct JWSCheck {
                 add(.deflateTooLarge, "payload", "the payload inflates to more than \(RawInflate.maxOutput) bytes; refused", nil)
                 return nil
             case .trailingData(let count):
-                add(.deflateTrailingData, "payload", "\(count) bytes follow the end of the DEFLATE stream; the payload is exactly one raw DEFLATE stream", nil)
-                return nil
+                // What pako (the reference validator's inflater) and zlib's raw inflate do: stop at the end of the
+                // stream. The signature covers the bytes as sent, so nothing after the stream can change what the
+                // card says: an issuer-conformance defect (a warning), not a different card.
+                guard let (inner, _) = try? RawInflate.inflateStoppingAtEnd(compressed) else {
+                    add(.deflateTrailingData, "payload", "\(count) bytes follow the end of the DEFLATE stream; the payload is exactly one raw DEFLATE stream", nil)
+                    return nil
+                }
+                add(.deflateTrailingData, "payload", "the issuer's payload has \(count) byte\(count == 1 ? "" : "s") after the end of its "
+                    + "raw DEFLATE stream (the spec's payload is exactly one stream, finished with Z_FINISH). The card was read "
+                    + "up to the end of the stream, as the reference validator (pako) and zlib's raw inflate read it; the "
+                    + "signature covers the bytes as sent, so this is the issuer's defect, not a change to the card",
+                    .warning)
+                bytes = inner
             case .invalid(let message):
                 guard (try? JSONParser.parse(compressed)) != nil else {
                     add(.deflateInvalid, "payload", "the payload is not raw DEFLATE (inflating it failed: \(message)); compress the minified payload JSON with raw DEFLATE (RFC 1951)", nil)
@@ -469,7 +482,8 @@ package struct JWSCheck {
                     + "issued \(nbf < Double(meant) ? "before" : "after") that (\(NumericDate(nbf).map { Clock.describe($0.whole) } ?? "?"))"
             }
         }
-        add(.revoked, "vc.rid", "the card is revoked: \(file) (ctr \(crl.ctr)) lists \"\(entry.text)\"\(scope), the entry that decided.\(suspect)", nil)
+        add(.revoked, "vc.rid", "the card is revoked: \(file) (ctr \(crl.ctr)) lists \"\(entry.text)\"\(scope). That entry "
+            + "decided the verdict; the holder needs a new card from the issuer.\(suspect)", nil)
     }
 
     private func isCompactCharacter(_ c: UInt8) -> Bool { RID.isBase64URLCharacter(c) || c == 0x2E }

@@ -47,8 +47,9 @@ extension CredentialReport {
             for entry in entries.prefix(summaryEntries) {
                 if let line = Self.describe(entry["resource"], today: today) { lines.append("  " + line) }
             }
-            if entries.count > summaryEntries {
-                lines.append("  … and \(entries.count - summaryEntries) more entries (not listed here; the findings cover them all)")
+            let total = entries.count + entriesNotKept
+            if total > summaryEntries {
+                lines.append("  … and \(total - summaryEntries) more entries (not listed here; the findings cover them all)")
             }
         }
         if let (issuer, binding) = keySetBinding {

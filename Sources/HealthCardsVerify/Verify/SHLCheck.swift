@@ -112,6 +112,19 @@ package struct SHLCheck {
             return [report]
         }
         var text = text
+        // Surrounding spaces, tabs and line ends are what a link picks up when it is pasted (from a mail, a chat, a
+        // terminal): trimmed with a warning. Inside the link they stay, and the payload then is not base64url.
+        let trimmed = Self.trimmingPasteWhitespace(text)
+        if trimmed.count != text.count, !trimmed.isEmpty {
+            let leading = text.prefix { SHLinkText.isPasteWhitespace($0) }
+            let trailing = text.reversed().prefix { SHLinkText.isPasteWhitespace($0) }
+            let sides = [leading.isEmpty ? nil : "before it (\(Self.describeWhitespace(leading)))",
+                          trailing.isEmpty ? nil : "after it (\(Self.describeWhitespace(trailing.reversed())))"]
+                .compactMap { $0 }.joined(separator: " and ")
+            add(.shlTextWhitespace, "the link text has whitespace \(sides), as a pasted link picks up; it was trimmed "
+                + "and the link read. Hand out the link alone: a receiver given it as it is may not open it")
+            text = trimmed
+        }
         if SHLinkText.split(text) == nil, let start = Self.schemeInOtherCase(text) {
             // RFC 3986 section 3.1: schemes are case-insensitive, so `SHLINK:/` is the same URI; the IG writes it in
             // lower case, and receivers that compare it exactly do not open it.
@@ -121,7 +134,21 @@ package struct SHLCheck {
                 + "do not open it. Write 'shlink:/'", severity: .warning)
             text.replaceSubrange(start..<end, with: SHLink.scheme)
         }
-        guard let (viewer, encoded) = SHLinkText.split(text) else {
+        var split = SHLinkText.split(text)
+        var hashMissing = false
+        if split == nil, let missing = Self.viewerWithoutHash(text) {
+            // `https://viewer.example/shlink:/…`: a viewer URL whose `#` is missing. The link would be the URL's
+            // path, sent to the viewer's server with its key; read on to check the rest.
+            add(
+                .shlViewerURL,
+                "the viewer URL \(Quote.text(String(missing.viewer), limit: 120)) is followed by 'shlink:/' without '#': "
+                    + "the '#' is missing. Without it the link is part of the URL's path, so a browser sends it, key and all, "
+                    + "to the viewer's server, and a viewer does not find it in the fragment. Write the viewer URL ending in "
+                    + "'#', then 'shlink:/…'", severity: .error)
+            split = (missing.viewer, missing.encoded)
+            hashMissing = true
+        }
+        guard let (viewer, encoded) = split else {
             add(
                 .shlPrefix,
                 "the text \(Quote.text(text, limit: 20)) is not a SMART Health Link: expected 'shlink:/' and the payload, "
@@ -130,7 +157,8 @@ package struct SHLCheck {
         }
         if let viewer {
             let hashes = viewer.filter { $0 == "#" }.count
-            if hashes != 1 {
+            if hashMissing {
+            } else if hashes != 1 {
                 add(
                     .shlViewerURL,
                     "the viewer prefix \(Quote.text(String(viewer), limit: 120)) has \(hashes) '#'; it must be a URL that ends "
@@ -139,6 +167,7 @@ package struct SHLCheck {
             } else if !viewer.hasPrefix("https://") {
                 add(.shlViewerURL, "the viewer prefix \(Quote.text(String(viewer), limit: 120)) is not an https URL ending in '#'")
             }
+            report.notes.append("viewer \(ControlCharacters.escaped(String(viewer.prefix(200))))")
         }
         var payloadText = Substring(encoded)
         if payloadText.hasSuffix("=") {
@@ -152,9 +181,19 @@ package struct SHLCheck {
             }
         }
         guard let bytes = Base64URL.decode(String(payloadText)) else {
-            add(
-                .shlPayloadEncoding,
-                "the payload after 'shlink:/' is not base64url without padding (RFC 4648 section 5)")
+            if let offset = payloadText.firstIndex(where: { $0.isWhitespace }) {
+                let at = payloadText.distance(from: payloadText.startIndex, to: offset)
+                let what = payloadText[offset].isNewline ? "a line break" : (payloadText[offset] == "\t" ? "a tab" : "a space")
+                add(
+                    .shlPayloadEncoding,
+                    "the payload after 'shlink:/' has \(what) inside it, at character \(at): a link is one unbroken line "
+                        + "(a mail or chat program may have wrapped it). Join it into one line; only whitespace around a "
+                        + "link is trimmed")
+            } else {
+                add(
+                    .shlPayloadEncoding,
+                    "the payload after 'shlink:/' is not base64url without padding (RFC 4648 section 5)")
+            }
             return [report]
         }
         guard let payload = try? JSONParser.parse(bytes), let object = payload.objectValue else {
@@ -188,7 +227,11 @@ package struct SHLCheck {
                     path: "url")
             }
             if !url.hasPrefix("https://") {
-                add(.shlURLNotHTTPS, "url \(Quote.text(url)) is not https", path: "url")
+                add(
+                    .shlURLNotHTTPS,
+                    "url \(Quote.text(url)) is not https: the file travels unencrypted by TLS, and whoever is on the way "
+                        + "sees the URL (the file itself stays encrypted with the link's key). Where its host publishes the "
+                        + "site at https, the file is looked up there and still checked", path: "url")
             }
             if let problem = SHLEntropy.problem(url: url) {
                 add(.shlURLEntropy, problem, path: "url")
@@ -272,8 +315,10 @@ package struct SHLCheck {
         }
         if let label = payload["label"] {
             if let text = label.stringValue {
-                if !SHLink.labelFits(text) {
+                if text.unicodeScalars.count > SHLink.maxLabelCharacters {
                     add(.shlLabelInvalid, SHLink.labelLengthProblem(text), path: "label")
+                } else if let problem = SHLink.labelUTF16Problem(text) {
+                    add(.shlLabelUTF16, problem, path: "label")
                 }
                 report.notes.append("label \(Quote.text(text, limit: SHLink.maxLabelCharacters))")
             } else {
@@ -319,6 +364,33 @@ package struct SHLCheck {
         }
         let cards = open(fileBytes, path: path, identity: identity, key: key, report: &report, ivs: ivs)
         return [report] + cards
+    }
+
+    /// `text` without the spaces, tabs and line ends around it.
+    static func trimmingPasteWhitespace(_ text: String) -> String {
+        var slice = Substring(text)
+        while let first = slice.first, SHLinkText.isPasteWhitespace(first) { slice = slice.dropFirst() }
+        while let last = slice.last, SHLinkText.isPasteWhitespace(last) { slice = slice.dropLast() }
+        return String(slice)
+    }
+
+    /// "2 spaces, a line end" for the whitespace characters of `run`.
+    static func describeWhitespace(_ run: some Collection<Character>) -> String {
+        var counts: [(String, Int)] = []
+        for c in run {
+            let name = c == " " ? "space" : (c == "\t" ? "tab" : "line end")
+            if let i = counts.firstIndex(where: { $0.0 == name }) { counts[i].1 += 1 } else { counts.append((name, 1)) }
+        }
+        return counts.map { $0.1 == 1 ? "a \($0.0)" : "\($0.1) \($0.0)s" }.joined(separator: ", ")
+    }
+
+    /// A viewer URL followed by `shlink:/` without the `#` between them (`https://viewer.example/shlink:/…`): the
+    /// viewer part and the payload after `shlink:/`; nil for anything else.
+    static func viewerWithoutHash(_ text: String) -> (viewer: Substring, encoded: Substring)? {
+        guard text.hasPrefix("http"), let range = Substring(text).range(of: SHLink.scheme), range.lowerBound > text.startIndex,
+            text[text.index(before: range.lowerBound)] != "#"
+        else { return nil }
+        return (text[..<range.lowerBound], text[range.upperBound...])
     }
 
     /// Where `shlink:/` starts in `text` written in another case (at the start, or right after a viewer's `#`).

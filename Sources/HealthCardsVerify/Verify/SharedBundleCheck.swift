@@ -15,7 +15,9 @@ import HealthCardsCore
 /// - `birthDate` a FHIR `date`, members ending in `DateTime` a FHIR `dateTime`, `issued`/`date` of a
 ///   `DocumentReference` a FHIR `instant`;
 /// - a `DocumentReference` attachment with `contentType` `application/pdf` has `data` that is standard base64
-///   of a file starting `%PDF-` (the profile's "FHIR-rendered PDF").
+///   of a file starting `%PDF-` (the profile's "FHIR-rendered PDF");
+/// - FHIR R4's own Bundle invariants (`BundleInvariants`: a `document` starts with its Composition, bdl-11, and
+///   has an identifier and a timestamp; `request`/`response` only where the type has them; …).
 public enum SharedBundleCheck {
     /// The R4 `bundle-type` codes.
     static let bundleTypes: Set<String> = [
@@ -109,6 +111,9 @@ public enum SharedBundleCheck {
         result.summary =
             "Bundle \(type ?? "(no type)"), \(entries.count) \(entries.count == 1 ? "entry" : "entries")"
             + (listed.isEmpty ? "" : ": \(listed)")
+        for invariant in BundleInvariants.problems(bundle) where invariant.rule != "bdl-7" {
+            problem(invariant.description)  // bdl-7 (a fullUrl twice) is said above, entry by entry
+        }
         if !types.contains(where: { $0.0 == "Patient" }) {
             problem("the Bundle holds no Patient: a shared Bundle says whose record it is (a collection with the Patient)")
         }

@@ -29,8 +29,8 @@ public struct VerifyLimits: Sendable, Equatable {
     /// last chunk is tried against the keys): 4,096. Past it, chunks are matched by their form alone.
     public var signatureVerificationsPerGrouping: Int = 4096
     /// Most bytes of a credential's payload (once inflated) that its JSON report (`CredentialReport.json`) repeats:
-    /// 256 KiB, several times a real card's. A larger payload is still checked, and kept in
-    /// `CredentialReport.payload`; the JSON gives `"payload":null` and `"payloadOmitted":{"bytes":N}` instead, so
+    /// 256 KiB, several times a real card's. A larger payload is still checked, and `CredentialReport.payload`
+    /// keeps its members but only the first `summaryEntries` Bundle entries (memory stays bounded); the JSON gives `"payload":null` and `"payloadOmitted":{"bytes":N}` instead, so
     /// the report of a hostile file stays small.
     public var echoedPayloadBytes: Int = 256 * 1024
     /// Most Bundle entries the readable summary of one credential lists a line for (`summaryLines`): 100;
