@@ -19,6 +19,9 @@ TEST_APT_PACKAGES += nginx
 TEST_APT_PACKAGES += openssl
 # The viewer's tests (Tests/viewer/) drive Debian's headless Chromium through its own chromedriver (Selenium).
 TEST_APT_PACKAGES += chromium chromium-driver
+# The link server's backup and restore test uses the sqlite3 program (.backup); its systemd unit test runs
+# systemd-analyze verify.
+TEST_APT_PACKAGES += sqlite3 systemd
 # `make bench`: wrk measures the link server (manifest requests per second, latency percentiles).
 BENCH_APT_PACKAGES := wrk
 # `make install`: help2man makes the man pages from each command's --help.
