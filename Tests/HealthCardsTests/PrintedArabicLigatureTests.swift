@@ -18,7 +18,7 @@ import Testing
         let (out, run) = try PrintedTextTests.issue(names: Self.names.map { #"{"text":"\#($0)"}"# })
         #expect(run.status == 0, "\(run.stderr)")
         for (i, name) in Self.names.enumerated() {
-            let pdf = out.appendingPathComponent("pdf/people-\(i + 1).pdf")
+            let pdf = out.appendingPathComponent("pdf/\(BatchTestSupport.fileName(out, id: "people-\(i + 1)")).pdf")
             let line = PrintedTextTests.nameLines(try PDFTools.text(pdf)).first ?? ""
             #expect(line == name, "pdftotext: \(line) for \(name)")
             let extracted = try #require(try PDFTools.pypdfText(pdf), "pypdf is not in the test venv")

@@ -107,7 +107,7 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     /// Connections the request deadline closed so far.
-    public var connectionsClosedByDeadline: Int { deadlineClosed.load(ordering: .relaxed) }
+    public var connectionsClosedByDeadline: Int { deadlineClosed.load(ordering: .acquiring) }
 
     deinit { stop(graceSeconds: 0) }
 
@@ -194,12 +194,13 @@ public final class HTTPServer: @unchecked Sendable {
                     let since = connection.readingSince.load(ordering: .relaxed)
                     guard since > 0, now - since > limit else { continue }
                     connection.readingSince.store(0, ordering: .relaxed)
+                    // Counted before the socket is shut down: whoever sees the close sees it counted.
+                    deadlineClosed.add(1, ordering: .releasing)
                     shutdown(connection.fd, Int32(SHUT_RDWR))
                     closed += 1
                 }
             }
             if closed > 0 {
-                deadlineClosed.add(closed, ordering: .relaxed)
                 log.warning(
                     "deadline",
                     [
@@ -445,52 +446,36 @@ public final class HTTPServer: @unchecked Sendable {
         MHD_lookup_connection_value(connection, kind, name).map { String(cString: $0) }
     }
 
-    /// Every value of the header (or other kind) `name` (lowercase), in order: a repeated header gives several.
-    private func allValues(_ connection: OpaquePointer, _ kind: MHD_ValueKind, named name: String) -> [String] {
-        final class Collected {
-            var values: [String] = []
-            let name: String
-            init(name: String) { self.name = name }
-        }
-        let collected = Collected(name: name)
+    /// Every (name, value) of one kind (headers, query arguments), in the order libmicrohttpd holds them.
+    private func pairs(_ connection: OpaquePointer, _ kind: MHD_ValueKind) -> [(name: String, value: String)] {
+        final class Collected { var pairs: [(name: String, value: String)] = [] }
+        let collected = Collected()
         withExtendedLifetime(collected) {
             _ = MHD_get_connection_values(
                 connection, kind,
                 { context, _, key, value in
                     guard let context, let key else { return .YES }
                     let collected = Unmanaged<Collected>.fromOpaque(context).takeUnretainedValue()
-                    if String(cString: key).lowercased() == collected.name {
-                        collected.values.append(value.map { String(cString: $0) } ?? "")
-                    }
+                    collected.pairs.append((String(cString: key), value.map { String(cString: $0) } ?? ""))
                     return .YES
                 }, Unmanaged.passUnretained(collected).toOpaque())
         }
-        return collected.values
+        return collected.pairs
+    }
+
+    /// Every value of the header (or other kind) `name` (lowercase), in order: a repeated header gives several.
+    private func allValues(_ connection: OpaquePointer, _ kind: MHD_ValueKind, named name: String) -> [String] {
+        pairs(connection, kind).filter { $0.name.lowercased() == name }.map(\.value)
     }
 
     /// All values of one kind (headers, query arguments); the first of a repeated name is kept.
     private func values(_ connection: OpaquePointer, _ kind: MHD_ValueKind, lowercased: Bool) -> [String: String] {
-        final class Collected {
-            var values: [String: String] = [:]
-            let lowercased: Bool
-            init(lowercased: Bool) { self.lowercased = lowercased }
+        var values: [String: String] = [:]
+        for (name, value) in pairs(connection, kind) {
+            let key = lowercased ? name.lowercased() : name
+            if values[key] == nil { values[key] = value }
         }
-        let collected = Collected(lowercased: lowercased)
-        withExtendedLifetime(collected) {
-            _ = MHD_get_connection_values(
-                connection, kind,
-                { context, _, key, value in
-                    guard let context, let key else { return .YES }
-                    let collected = Unmanaged<Collected>.fromOpaque(context).takeUnretainedValue()
-                    var name = String(cString: key)
-                    if collected.lowercased { name = name.lowercased() }
-                    if collected.values[name] == nil {
-                        collected.values[name] = value.map { String(cString: $0) } ?? ""
-                    }
-                    return .YES
-                }, Unmanaged.passUnretained(collected).toOpaque())
-        }
-        return collected.values
+        return values
     }
 
     fileprivate func connectionEvent(
