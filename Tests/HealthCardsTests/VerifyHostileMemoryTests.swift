@@ -49,7 +49,13 @@ import Testing
             let peak = try #require(
                 run.stderr.split(separator: "\n").last { $0.hasPrefix("peak ") }.flatMap { Int($0.dropFirst(5)) },
                 "\(run.stderr.suffix(500))")
-            #expect(peak < 150 * 1024, "peak resident set \(peak / 1024) MB (\(extra))")
+            // Under AddressSanitizer (make test sets HEALTHCARDS_CHILD_ASAN_OPTIONS for the program it runs) the
+            // shadow memory and the quarantine of freed blocks are the sanitizer's, not the program's: the same run
+            // peaked at 615 MB there and 84 MB in a release build. The bound is the program's, so it is asserted
+            // where the program runs as built for use (make test-plain; docs/testing.md).
+            if ProcessInfo.processInfo.environment["HEALTHCARDS_CHILD_ASAN_OPTIONS"] == nil {
+                #expect(peak < 150 * 1024, "peak resident set \(peak / 1024) MB (\(extra))")
+            }
             // All 8 were checked, and what they say is still reported.
             let text = try String(contentsOf: output, encoding: .utf8)
             if extra.isEmpty {

@@ -93,7 +93,7 @@ public final class HTTPServer: @unchecked Sendable {
     /// Open connections whose request is being read, for the deadline watcher. Taken by the watcher and by the
     /// connection-closed callback, which libmicrohttpd calls before it closes the socket: the watcher never
     /// shuts down a descriptor that already belongs to another connection.
-    private let reading = Mutex<[ObjectIdentifier: ConnectionState]>([:])
+    private let reading = Locked<[ObjectIdentifier: ConnectionState]>([:])
     private var watcher: pthread_t?
     private let watching = Atomic<Bool>(false)
     /// Counts requests by route and status and their latency (`/metrics`), when given.

@@ -19,7 +19,7 @@ public final class ServerMetrics: Sendable {
     private let databaseErrorCount = Atomic<Int>(0)
     private let passcodesRejected = Atomic<Int>(0)
     /// Reads the passcode queue's depth (waiting and running) when the page is made.
-    private let queueDepth = Mutex<(@Sendable () -> Int)?>(nil)
+    private let queueDepth = Locked<(@Sendable () -> Int)?>(nil)
 
     public init() {}
 

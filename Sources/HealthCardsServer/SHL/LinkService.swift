@@ -605,7 +605,7 @@ final class RequestBudget: Sendable {
         var at: Int64
     }
     let perMinute: Int
-    private let buckets = Mutex<[String: Bucket]>([:])
+    private let buckets = Locked<[String: Bucket]>([:])
     /// Most addresses remembered; past it the full buckets are dropped, then all (a flood from very many addresses
     /// forgets budgets rather than exhausting memory).
     static let maxAddresses = 100_000
