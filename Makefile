@@ -126,8 +126,12 @@ test: test-deps
 	echo "test: building the suite under AddressSanitizer ($(ASAN_BUILD))"; \
 	$(SANITIZE_ENV) swift build --build-tests --sanitize=address --build-path $(ASAN_BUILD) $(SWIFT_FLAGS) && \
 	echo "test: built in $$(( $$(date +%s) - start )) s; running every test under AddressSanitizer" && \
-	$(SANITIZE_ENV) swift test --skip-build --sanitize=address --build-path $(ASAN_BUILD) $(SWIFT_FLAGS) && \
-	echo "test: AddressSanitizer suite clean at $$(( $$(date +%s) - start )) s"
+	set -o pipefail && \
+	$(SANITIZE_ENV) swift test --skip-build --sanitize=address --build-path $(ASAN_BUILD) $(SWIFT_FLAGS) \
+	  2>&1 | tee $(ASAN_BUILD)/test-output.log && \
+	echo "test: AddressSanitizer suite clean at $$(( $$(date +%s) - start )) s" && \
+	if grep -aE '^.{1,4} Test .* skipped(: ".*")?\.?$$' $(ASAN_BUILD)/test-output.log; then \
+	  echo "test: the tests above were skipped: make test-deps installs what they need, so none may be"; exit 1; fi
 	BIN_DIR=$$(swift build --sanitize=address --build-path $(ASAN_BUILD) --show-bin-path) \
 	  $(SANITIZE_ENV) scripts/examples-test.sh
 	@start=$$(date +%s); \
