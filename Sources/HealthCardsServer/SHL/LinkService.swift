@@ -56,6 +56,8 @@ public struct LinkService: Sendable {
     /// Passcode hashes run here, on threads of their own, never on the request threads.
     let passcodeChecks: PasscodePool
     let budget: RequestBudget
+    /// Links without a passcode, with their files, as manifests last read them (see `manifestLink`).
+    let linkCache = LinkCache()
     public let metrics: ServerMetrics?
     /// Most bytes (UTF-8) of a `recipient`. The IG sets no limit; receivers send a person's or an organization's
     /// name ("Dr Ada Lovelace, St. Mary's Hospital Emergency Department" is 57 bytes; 256 bytes hold 85 characters
@@ -95,8 +97,17 @@ public struct LinkService: Sendable {
         metrics?.passcodeQueue { pool.depth }
     }
 
-    /// Ends the passcode pool's threads once their queue is done (a clean stop).
-    public func stop() { passcodeChecks.stop() }
+    /// Ends the passcode pool's threads once their queue is done and commits every queued access record (a clean
+    /// stop: SIGTERM, SIGINT). Call it once no request is in flight.
+    public func stop() {
+        passcodeChecks.stop()
+        let left = store.flush(seconds: 10)
+        if left > 0 {
+            log.error(
+                "audit",
+                ["reason": .string("\(left) access record(s) could not be written before the stop (the database is not taking writes)")])
+        }
+    }
 
     /// Passcode checks waiting or running.
     public var passcodeQueueDepth: Int { passcodeChecks.depth }
@@ -240,7 +251,7 @@ public struct LinkService: Sendable {
         }
         if let refused = overBudget(request, now: now, id: id) { return refused }
         do {
-            guard let link = try store.link(id: id, withFiles: true) else { return notFound("unknown", id) }
+            guard let link = try manifestLink(id) else { return notFound("unknown", id) }
             let state = link.state(at: now)
             guard state == .active, !link.isDirect else {
                 let outcome = link.isDirect ? "direct-link" : state.rawValue
@@ -341,10 +352,16 @@ public struct LinkService: Sendable {
                     response.linkTag = linkTag(id)
                     return response
                 }
-                // Deactivated, expired or disabled between the read and now; or updated (read it again).
-                guard let again = try store.link(id: id, withFiles: true), again.state(at: now) == .active,
-                    again.version != current.version
-                else { return notFound("not-active", id) }
+                // Deactivated, expired or disabled since it was read (or cached); or updated (read it again).
+                linkCache[id] = nil
+                guard let again = try store.link(id: id, withFiles: true) else { return notFound("unknown", id) }
+                let state = again.state(at: now)
+                guard state == .active else {
+                    note(id, "manifest", asked.recipient, state.rawValue, 404, at: now)
+                    return notFound(state.rawValue, id)
+                }
+                guard again.version != current.version else { return notFound("not-active", id) }
+                if !again.needsPasscode { linkCache[id] = again }
                 current = again
             }
             var busy = HTTPResponse.error(
@@ -355,6 +372,19 @@ public struct LinkService: Sendable {
         } catch {
             return failure(error, id)
         }
+    }
+
+    /// The link a manifest request names, with its files: from the cache when it is there. A cached link may be
+    /// stale (deactivated, expired or updated since): `grant` checks the link's state and version in the database
+    /// in the same transaction as its writes, and a refused grant reads the link again, so a stale copy is never
+    /// served. Only links without a passcode are cached (a `P` link's remaining attempts are read fresh).
+    func manifestLink(_ id: String) throws -> StoredLink? {
+        if let link = linkCache[id] { return link }
+        guard let link = try store.link(id: id, withFiles: true) else { return nil }
+        if !link.needsPasscode && !link.isDirect && link.state(at: clock.nowSeconds()) == .active {
+            linkCache[id] = link
+        }
+        return link
     }
 
     func remaining(_ count: Int, _ outcome: String, _ id: String) -> HTTPResponse {
@@ -640,4 +670,29 @@ final class RequestBudget: Sendable {
             buckets = buckets.filter { $0.value.tokens + Double(max(0, now - $0.value.at)) * capacity / 60 < capacity }
         }
     }
+}
+
+/// Links (with their files) by id, up to `maxBytes` of JWE and `maxLinks` links (past either it starts again
+/// empty: memory stays bounded whatever is asked for).
+final class LinkCache: Sendable {
+    static let maxBytes = 32 << 20
+    static let maxLinks = 4096
+    private let state = Locked<(links: [String: StoredLink], bytes: Int)>(([:], 0))
+
+    subscript(id: String) -> StoredLink? {
+        get { state.withLock { $0.links[id] } }
+        set {
+            state.withLock { state in
+                if let old = state.links.removeValue(forKey: id) { state.bytes -= Self.size(old) }
+                guard let link = newValue, Self.size(link) <= Self.maxBytes / 4 else { return }
+                if state.bytes + Self.size(link) > Self.maxBytes || state.links.count >= Self.maxLinks {
+                    state = ([:], 0)
+                }
+                state.links[id] = link
+                state.bytes += Self.size(link)
+            }
+        }
+    }
+
+    static func size(_ link: StoredLink) -> Int { link.files.reduce(0) { $0 + $1.jwe.utf8.count } }
 }

@@ -188,8 +188,13 @@ public protocol LinkStore: Sendable {
     /// `interval` seconds old.
     /// - Returns: nil when the request may go ahead, or the seconds to wait (≥ 1).
     func poll(linkID: String, recipientHash: String, now: Int64, interval: Int64) throws -> Int64?
-    /// Records one access.
+    /// Records one access: committed before it returns, or (the server's store) queued for the next group commit,
+    /// which a clean stop flushes (`flush`); a crash loses at most the records queued then (docs/server.md).
     func record(_ entry: AuditEntry) throws
+    /// Commits every access record queued so far; waits at most `seconds`.
+    /// - Returns: the records still not committed (0 after a clean flush).
+    @discardableResult
+    func flush(seconds: Int) -> Int
     /// Drops expired location URLs and poll records older than `pollsBefore`.
     func purge(now: Int64, pollsBefore: Int64) throws
     /// Deletes access records older than `before` (seconds since 1970), oldest first, never the newest one.
@@ -206,4 +211,10 @@ public protocol LinkStore: Sendable {
     /// Stores a setting if it is not set yet.
     /// - Returns: the value now stored (the earlier one, when it was set).
     func settingOnce(_ name: String, _ value: String) throws -> String
+}
+
+extension LinkStore {
+    /// A store that commits every record at once has nothing to flush.
+    @discardableResult
+    public func flush(seconds: Int) -> Int { 0 }
 }
