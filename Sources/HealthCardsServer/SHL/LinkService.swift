@@ -23,7 +23,8 @@ import Synchronization
 /// - `GET <base>/<id>?recipient=…`: a `U` link's one JWE (400 without `recipient`).
 /// - `GET /healthz`: 200 when the database commits a write, else 503 (for a load balancer).
 ///
-/// Every access to a link is recorded (`AuditEntry`); content is answered only once its record is stored. A
+/// Every access to a link is recorded (`AuditEntry`); content is answered only once its record is stored or queued
+/// for the store's group commit (a manifest's: committed; docs/server.md, "The access record"). A
 /// database that cannot be reached gives 503 with `Retry-After`.
 public struct LinkService: Sendable {
     public struct Configuration: Sendable {
@@ -326,16 +327,29 @@ public struct LinkService: Sendable {
             for _ in 0..<3 {
                 var files: [JSONValue] = []
                 var tickets: [LocationTicket] = []
+                let expiresAt = now + min(3600, max(1, configuration.locationLifetime))
+                // One location row for the whole manifest (see `ManifestLocation`), unless each location is
+                // consumed on its own (single-use) or a position has no character of its own.
+                let shared =
+                    configuration.singleUseLocations || current.files.count > ManifestLocation.maxFiles
+                    ? nil : try ManifestLocation()
                 for file in current.files {
                     var entry: JSONObject = ["contentType": .string(file.contentType)]
                     if let max = asked.embeddedLengthMax, file.jwe.utf8.count <= max {
                         entry["embedded"] = .string(file.jwe)
+                    } else if let shared {
+                        if tickets.isEmpty {
+                            tickets.append(
+                                LocationTicket(
+                                    hash: shared.hash, position: ManifestLocation.anyPosition, expiresAt: expiresAt,
+                                    singleUse: false, version: current.version))
+                        }
+                        entry["location"] = .string(configuration.baseURL.location(shared.secret(file.position)))
                     } else {
                         let secret = try LinkID.random()
                         tickets.append(
                             LocationTicket(
-                                hash: LinkID.hash(secret), position: file.position,
-                                expiresAt: now + min(3600, max(1, configuration.locationLifetime)),
+                                hash: LinkID.hash(secret), position: file.position, expiresAt: expiresAt,
                                 singleUse: configuration.singleUseLocations, version: current.version))
                         entry["location"] = .string(configuration.baseURL.location(secret))
                     }
@@ -407,7 +421,10 @@ public struct LinkService: Sendable {
         let secret = request.parameters["secret"] ?? ""
         if let refused = overBudget(request, now: now, id: nil) { return refused }
         do {
-            guard let (link, file, recipient) = try store.redeem(ticketHash: LinkID.hash(secret), now: now) else {
+            guard
+                let (link, file, recipient) = try store.redeem(
+                    ticketHash: LinkID.hash(secret), manifestTicket: ManifestLocation.ticket(of: secret), now: now)
+            else {
                 return .error(
                     404, "no such file: the location expired, was used, or its link is no longer active",
                     outcome: "unknown")
@@ -695,4 +712,30 @@ final class LinkCache: Sendable {
     }
 
     static func size(_ link: StoredLink) -> Int { link.files.reduce(0) { $0 + $1.jwe.utf8.count } }
+}
+
+/// The locations of one manifest as one stored row: a random 42-character base64url prefix (252 bits) shared by
+/// the manifest's locations, each location that prefix and one base64url character naming the file's position
+/// (0…63), so a location is still 43 base64url characters. The row holds the SHA-256 of the prefix (never the
+/// prefix) and position `anyPosition`; a location opens the file at its last character's position, of the version
+/// the manifest handed out. Single-use locations, and links of more than `maxFiles` files, keep one row a file.
+struct ManifestLocation {
+    static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+    static let maxFiles = 64
+    /// The `position` of a manifest's one row.
+    static let anyPosition = -1
+    let prefix: Substring
+
+    init() throws { prefix = try LinkID.random().prefix(LinkID.length - 1) }
+
+    var hash: String { LinkID.hash(prefix) }
+
+    /// The location secret of the file at `position` (0…63).
+    func secret(_ position: Int) -> String { String(prefix) + String(UnicodeScalar(Self.alphabet[position])) }
+
+    /// The row a location secret may belong to (the hash of its prefix) and the position it names.
+    static func ticket(of secret: String) -> (hash: String, position: Int)? {
+        guard let last = secret.utf8.last, let position = alphabet.firstIndex(of: last) else { return nil }
+        return (LinkID.hash(secret.dropLast()), position)
+    }
 }

@@ -302,7 +302,7 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
         return try c.scalar(sql, parameters)?.integer == 1
     }
 
-    public func redeem(ticketHash: String, now: Int64) throws -> (
+    public func redeem(ticketHash: String, manifestTicket: (hash: String, position: Int)?, now: Int64) throws -> (
         link: StoredLink, file: StoredFile, recipient: String?
     )? {
         try database.withConnection { c in
@@ -312,12 +312,20 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
                 """
                 SELECT \(Self.qualifiedLinkColumns), t.position, t.single_use, COALESCE(t.recipient, a.recipient),
                 t.version FROM hc_tickets t JOIN hc_links l ON l.id = t.link_id
-                LEFT JOIN hc_audit a ON a.seq = t.grant_seq WHERE t.hash = ? AND t.expires_at > ?
+                LEFT JOIN hc_audit a ON a.seq = t.grant_seq
+                WHERE (t.hash = ? OR (t.hash = ? AND t.position = -1)) AND t.expires_at > ?
                 """,
-                [.text(ticketHash), .integer(now)])
-            guard let row = found.first, row.count == 16, let position = row[12].integer,
-                let version = row[15].integer
+                [.text(ticketHash), .text(manifestTicket?.hash ?? ticketHash), .integer(now)])
+            // A file's own row, else its manifest's (the position from the location).
+            guard
+                let row = found.first(where: { $0.count == 16 && $0[12].integer != -1 })
+                    ?? found.first(where: { $0.count == 16 && $0[12].integer == -1 }),
+                var position = row[12].integer, let version = row[15].integer
             else { return nil }
+            if position == -1 {
+                guard let manifestTicket else { return nil }
+                position = Int64(manifestTicket.position)
+            }
             let link = try Self.link(Array(row.prefix(12)))
             // A location of an earlier version answers nil: never a file of another version.
             guard link.state(at: now) == .active, link.version == version else { return nil }
