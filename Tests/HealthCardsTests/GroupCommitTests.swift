@@ -86,8 +86,9 @@ struct GroupCommitTests {
                             manifest.status == 200
                         else { continue }
                         self.served.withLock { $0["manifest", default: 0] += 1 }
-                        guard let location = (try? JSONParser.parse(manifest.body))?["files"]?[0]?["location"]?
-                            .stringValue,
+                        guard
+                            let location = (try? JSONParser.parse(manifest.body))?["files"]?[0]?["location"]?
+                                .stringValue,
                             let path = location.range(of: "/shl/").map({ String(location[$0.lowerBound...]) })
                         else { continue }
                         for _ in 0..<3 {

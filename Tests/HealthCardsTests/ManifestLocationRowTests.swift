@@ -30,9 +30,10 @@ import Testing
         let stored = try #require(try f.store.link(id: link.id, withFiles: true))
         let manifest = f.post(link.id, #"{"recipient":"r"}"#)
         #expect(manifest.status == 200)
-        let locations = try LinkServiceTests.json(manifest)["files"]?.arrayValue?.compactMap {
-            $0["location"]?.stringValue
-        } ?? []
+        let locations =
+            try LinkServiceTests.json(manifest)["files"]?.arrayValue?.compactMap {
+                $0["location"]?.stringValue
+            } ?? []
         #expect(locations.count == 3)
         #expect(try Self.rows(f) == 1)
         for (position, location) in locations.enumerated() {
@@ -58,9 +59,10 @@ import Testing
         let f = try Fixture { $0.singleUseLocations = true }
         let link = try f.create(files: Self.files(f))
         let manifest = f.post(link.id, #"{"recipient":"r"}"#)
-        let locations = try LinkServiceTests.json(manifest)["files"]?.arrayValue?.compactMap {
-            $0["location"]?.stringValue
-        } ?? []
+        let locations =
+            try LinkServiceTests.json(manifest)["files"]?.arrayValue?.compactMap {
+                $0["location"]?.stringValue
+            } ?? []
         #expect(try Self.rows(f) == 3)
         for location in locations {
             #expect(f.get(f.path(location)).status == 200)

@@ -130,7 +130,8 @@ import Testing
         var statuses: [Int] = []
         for n in 0..<400 {
             let answer = RawHTTP.exchange(
-                RawHTTP.post("/shl/\(link.id)", #"{"recipient":"filler \#(n) \#(String(repeating: "z", count: 200))"}"#),
+                RawHTTP.post(
+                    "/shl/\(link.id)", #"{"recipient":"filler \#(n) \#(String(repeating: "z", count: 200))"}"#),
                 port: s.port)
             statuses.append(answer?.status ?? 0)
             if answer?.status == 503 { break }

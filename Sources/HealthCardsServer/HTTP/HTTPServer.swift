@@ -433,7 +433,9 @@ public final class HTTPServer: @unchecked Sendable {
         _ connection: OpaquePointer?, _ context: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
     ) {
         // The next request on this connection is being read from now on (its deadline runs).
-        if let connection { connectionState(connection)?.readingSince.store(Self.nowMilliseconds(), ordering: .relaxed) }
+        if let connection {
+            connectionState(connection)?.readingSince.store(Self.nowMilliseconds(), ordering: .relaxed)
+        }
         guard let context, let stored = context.pointee else { return }
         context.pointee = nil
         Unmanaged<RequestState>.fromOpaque(stored).release()

@@ -106,7 +106,11 @@ public struct LinkService: Sendable {
         if left > 0 {
             log.error(
                 "audit",
-                ["reason": .string("\(left) access record(s) could not be written before the stop (the database is not taking writes)")])
+                [
+                    "reason": .string(
+                        "\(left) access record(s) could not be written before the stop (the database is not taking writes)"
+                    )
+                ])
         }
     }
 
@@ -274,7 +278,8 @@ public struct LinkService: Sendable {
                 guard queued else {
                     service.metrics?.passcodeQueueFull()
                     var busy = HTTPResponse.error(
-                        429, "too many passcodes are being checked now; try again in a second", outcome: "passcode-queue-full")
+                        429, "too many passcodes are being checked now; try again in a second",
+                        outcome: "passcode-queue-full")
                     busy.setHeader("Retry-After", "1")
                     busy.linkTag = linkTag(id)
                     done(busy)

@@ -238,28 +238,28 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
         _ linkID: String, _ version: Int64, _ tickets: [LocationTicket], _ audit: AuditEntry, _ now: Int64,
         _ c: SQLConnection
     ) throws -> Bool {
-                guard
-                    try c.scalar(
-                        "SELECT 1 FROM hc_links WHERE id = ? AND version = ? AND \(Self.opens)",
-                        [.text(linkID), .integer(version), .integer(now)]) != nil
-                else { return false }
-                let seq = try c.scalar(
-                    "INSERT INTO hc_audit (at, link_id, kind, recipient, outcome, status, detail) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq",
-                    Self.auditValues(audit))
-                guard !tickets.isEmpty else { return true }
-                // All of a manifest's locations in one statement.
-                let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?)", count: tickets.count).joined(separator: ", ")
-                var parameters: [SQLValue] = []
-                for ticket in tickets {
-                    parameters += [
-                        .text(ticket.hash), .text(linkID), .integer(Int64(ticket.position)),
-                        .integer(ticket.expiresAt), .flag(ticket.singleUse), .integer(ticket.version), seq ?? .null,
-                    ]
-                }
-                _ = try c.query(
-                    "INSERT INTO hc_tickets (hash, link_id, position, expires_at, single_use, version, grant_seq) VALUES \(rows)",
-                    parameters)
-                return true
+        guard
+            try c.scalar(
+                "SELECT 1 FROM hc_links WHERE id = ? AND version = ? AND \(Self.opens)",
+                [.text(linkID), .integer(version), .integer(now)]) != nil
+        else { return false }
+        let seq = try c.scalar(
+            "INSERT INTO hc_audit (at, link_id, kind, recipient, outcome, status, detail) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+            Self.auditValues(audit))
+        guard !tickets.isEmpty else { return true }
+        // All of a manifest's locations in one statement.
+        let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?)", count: tickets.count).joined(separator: ", ")
+        var parameters: [SQLValue] = []
+        for ticket in tickets {
+            parameters += [
+                .text(ticket.hash), .text(linkID), .integer(Int64(ticket.position)),
+                .integer(ticket.expiresAt), .flag(ticket.singleUse), .integer(ticket.version), seq ?? .null,
+            ]
+        }
+        _ = try c.query(
+            "INSERT INTO hc_tickets (hash, link_id, position, expires_at, single_use, version, grant_seq) VALUES \(rows)",
+            parameters)
+        return true
     }
 
     static func auditValues(_ entry: AuditEntry) -> [SQLValue] {
@@ -393,7 +393,8 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
             try c.transaction(write: true) {
                 // Never the newest row: SQLite's rowid then never goes back (a sequence number is never reused).
                 let condition = "at < ? AND seq < (SELECT max(seq) FROM hc_audit)"
-                let count = try c.scalar("SELECT count(*) FROM hc_audit WHERE \(condition)", [.integer(before)])?
+                let count =
+                    try c.scalar("SELECT count(*) FROM hc_audit WHERE \(condition)", [.integer(before)])?
                     .integer ?? 0
                 if count > 0 { _ = try c.query("DELETE FROM hc_audit WHERE \(condition)", [.integer(before)]) }
                 return Int(count)
@@ -415,13 +416,14 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
                 return false
             }
         }
-        return (try? database.withConnection { c in
-            try c.transaction(write: true) {
-                _ = try c.query(
-                    "INSERT INTO hc_settings (name, value) VALUES ('health_written_at', ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
-                    [.text(String(now))])
-            }
-        }) != nil
+        return
+            (try? database.withConnection { c in
+                try c.transaction(write: true) {
+                    _ = try c.query(
+                        "INSERT INTO hc_settings (name, value) VALUES ('health_written_at', ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+                        [.text(String(now))])
+                }
+            }) != nil
     }
 
     public func setting(_ name: String) throws -> String? {

@@ -182,7 +182,8 @@ final class GroupCommit: @unchecked Sendable {
             if stopping && (jobs.isEmpty || pause > 0) {
                 // Stopping: what is still queued after a failed try is failed, not retried for ever.
                 for case .wait(let waiter) in jobs {
-                    waiter.result = .failure(StoreError(.unavailable, "the database is closed (the server is stopping)"))
+                    waiter.result = .failure(
+                        StoreError(.unavailable, "the database is closed (the server is stopping)"))
                 }
                 jobs.removeAll()
                 pthread_cond_broadcast(done)
