@@ -262,6 +262,9 @@ public final class HTTPServer: @unchecked Sendable {
         var ready: HTTPResponse?
         var waiting = false
         var routeName = "none"
+        /// The headers as received (read once, when they are in), and the client's address (formatted once).
+        var headers: [(name: String, value: String)] = []
+        var peer: String?
 
         init(method: String, path: String) {
             self.method = method
@@ -282,7 +285,8 @@ public final class HTTPServer: @unchecked Sendable {
             inFlight.add(1, ordering: .sequentiallyConsistent)
             // Two Content-Length headers that differ: which one frames the body is ambiguous (request smuggling
             // through a proxy that reads the other), so the request is refused before any of it is read.
-            let lengths = allValues(connection, .HEADER_KIND, named: "content-length")
+            state.headers = pairs(connection, .HEADER_KIND)
+            let lengths = state.headers.filter { $0.name.lowercased() == "content-length" }.map(\.value)
             if Set(lengths.map { $0.filter { $0 != " " && $0 != "\t" } }).count > 1 {
                 return answer(
                     connection, state,
@@ -354,7 +358,7 @@ public final class HTTPServer: @unchecked Sendable {
         connectionState(connection)?.readingSince.store(0, ordering: .relaxed)
         var request = HTTPRequest(
             method: state.method, path: state.path, query: values(connection, .GET_ARGUMENT_KIND, lowercased: false),
-            headers: values(connection, .HEADER_KIND, lowercased: true), body: state.body, peer: peer(connection))
+            headers: Self.dictionary(state.headers, lowercased: true), body: state.body, peer: peer(connection, state))
         request.parameters = state.parameters
         let response = route.handler(request)
         if let deferred = response.deferred {
@@ -402,7 +406,7 @@ public final class HTTPServer: @unchecked Sendable {
         let result = MHD_queue_response(connection, UInt32(response.status), served)
         answered.add(1, ordering: .relaxed)
         logRequest(
-            state, status: response.status, outcome: response.outcome, route: route, peer: peer(connection),
+            state, status: response.status, outcome: response.outcome, route: route, peer: peer(connection, state),
             link: response.linkTag,
             bytes: response.body.count)
         return result
@@ -429,11 +433,21 @@ public final class HTTPServer: @unchecked Sendable {
         _ connection: OpaquePointer?, _ context: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
     ) {
         // The next request on this connection is being read from now on (its deadline runs).
-        if let connection { connectionState(connection)?.readingSince.store(Self.nowMilliseconds(), ordering: .relaxed) }
+        if let connection {
+            connectionState(connection)?.readingSince.store(Self.nowMilliseconds(), ordering: .relaxed)
+        }
         guard let context, let stored = context.pointee else { return }
         context.pointee = nil
         Unmanaged<RequestState>.fromOpaque(stored).release()
         inFlight.subtract(1, ordering: .sequentiallyConsistent)
+    }
+
+    /// The client's address, formatted once a request.
+    private func peer(_ connection: OpaquePointer, _ state: RequestState) -> String {
+        if let peer = state.peer { return peer }
+        let peer = peer(connection)
+        state.peer = peer
+        return peer
     }
 
     private func peer(_ connection: OpaquePointer) -> String {
@@ -463,15 +477,15 @@ public final class HTTPServer: @unchecked Sendable {
         return collected.pairs
     }
 
-    /// Every value of the header (or other kind) `name` (lowercase), in order: a repeated header gives several.
-    private func allValues(_ connection: OpaquePointer, _ kind: MHD_ValueKind, named name: String) -> [String] {
-        pairs(connection, kind).filter { $0.name.lowercased() == name }.map(\.value)
-    }
-
     /// All values of one kind (headers, query arguments); the first of a repeated name is kept.
     private func values(_ connection: OpaquePointer, _ kind: MHD_ValueKind, lowercased: Bool) -> [String: String] {
+        Self.dictionary(pairs(connection, kind), lowercased: lowercased)
+    }
+
+    /// (name, value) pairs as a dictionary; the first of a repeated name is kept.
+    static func dictionary(_ pairs: [(name: String, value: String)], lowercased: Bool) -> [String: String] {
         var values: [String: String] = [:]
-        for (name, value) in pairs(connection, kind) {
+        for (name, value) in pairs {
             let key = lowercased ? name.lowercased() : name
             if values[key] == nil { values[key] = value }
         }

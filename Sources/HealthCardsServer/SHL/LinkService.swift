@@ -23,7 +23,8 @@ import Synchronization
 /// - `GET <base>/<id>?recipient=…`: a `U` link's one JWE (400 without `recipient`).
 /// - `GET /healthz`: 200 when the database commits a write, else 503 (for a load balancer).
 ///
-/// Every access to a link is recorded (`AuditEntry`); content is answered only once its record is stored. A
+/// Every access to a link is recorded (`AuditEntry`); content is answered only once its record is stored or queued
+/// for the store's group commit (a manifest's: committed; docs/server.md, "The access record"). A
 /// database that cannot be reached gives 503 with `Retry-After`.
 public struct LinkService: Sendable {
     public struct Configuration: Sendable {
@@ -56,6 +57,8 @@ public struct LinkService: Sendable {
     /// Passcode hashes run here, on threads of their own, never on the request threads.
     let passcodeChecks: PasscodePool
     let budget: RequestBudget
+    /// Links without a passcode, with their files, as manifests last read them (see `manifestLink`).
+    let linkCache = LinkCache()
     public let metrics: ServerMetrics?
     /// Most bytes (UTF-8) of a `recipient`. The IG sets no limit; receivers send a person's or an organization's
     /// name ("Dr Ada Lovelace, St. Mary's Hospital Emergency Department" is 57 bytes; 256 bytes hold 85 characters
@@ -95,8 +98,21 @@ public struct LinkService: Sendable {
         metrics?.passcodeQueue { pool.depth }
     }
 
-    /// Ends the passcode pool's threads once their queue is done (a clean stop).
-    public func stop() { passcodeChecks.stop() }
+    /// Ends the passcode pool's threads once their queue is done and commits every queued access record (a clean
+    /// stop: SIGTERM, SIGINT). Call it once no request is in flight.
+    public func stop() {
+        passcodeChecks.stop()
+        let left = store.flush(seconds: 10)
+        if left > 0 {
+            log.error(
+                "audit",
+                [
+                    "reason": .string(
+                        "\(left) access record(s) could not be written before the stop (the database is not taking writes)"
+                    )
+                ])
+        }
+    }
 
     /// Passcode checks waiting or running.
     public var passcodeQueueDepth: Int { passcodeChecks.depth }
@@ -240,7 +256,7 @@ public struct LinkService: Sendable {
         }
         if let refused = overBudget(request, now: now, id: id) { return refused }
         do {
-            guard let link = try store.link(id: id, withFiles: true) else { return notFound("unknown", id) }
+            guard let link = try manifestLink(id) else { return notFound("unknown", id) }
             let state = link.state(at: now)
             guard state == .active, !link.isDirect else {
                 let outcome = link.isDirect ? "direct-link" : state.rawValue
@@ -262,7 +278,8 @@ public struct LinkService: Sendable {
                 guard queued else {
                     service.metrics?.passcodeQueueFull()
                     var busy = HTTPResponse.error(
-                        429, "too many passcodes are being checked now; try again in a second", outcome: "passcode-queue-full")
+                        429, "too many passcodes are being checked now; try again in a second",
+                        outcome: "passcode-queue-full")
                     busy.setHeader("Retry-After", "1")
                     busy.linkTag = linkTag(id)
                     done(busy)
@@ -315,16 +332,29 @@ public struct LinkService: Sendable {
             for _ in 0..<3 {
                 var files: [JSONValue] = []
                 var tickets: [LocationTicket] = []
+                let expiresAt = now + min(3600, max(1, configuration.locationLifetime))
+                // One location row for the whole manifest (see `ManifestLocation`), unless each location is
+                // consumed on its own (single-use) or a position has no character of its own.
+                let shared =
+                    configuration.singleUseLocations || current.files.count > ManifestLocation.maxFiles
+                    ? nil : try ManifestLocation()
                 for file in current.files {
                     var entry: JSONObject = ["contentType": .string(file.contentType)]
                     if let max = asked.embeddedLengthMax, file.jwe.utf8.count <= max {
                         entry["embedded"] = .string(file.jwe)
+                    } else if let shared {
+                        if tickets.isEmpty {
+                            tickets.append(
+                                LocationTicket(
+                                    hash: shared.hash, position: ManifestLocation.anyPosition, expiresAt: expiresAt,
+                                    singleUse: false, version: current.version))
+                        }
+                        entry["location"] = .string(configuration.baseURL.location(shared.secret(file.position)))
                     } else {
                         let secret = try LinkID.random()
                         tickets.append(
                             LocationTicket(
-                                hash: LinkID.hash(secret), position: file.position,
-                                expiresAt: now + min(3600, max(1, configuration.locationLifetime)),
+                                hash: LinkID.hash(secret), position: file.position, expiresAt: expiresAt,
                                 singleUse: configuration.singleUseLocations, version: current.version))
                         entry["location"] = .string(configuration.baseURL.location(secret))
                     }
@@ -341,10 +371,16 @@ public struct LinkService: Sendable {
                     response.linkTag = linkTag(id)
                     return response
                 }
-                // Deactivated, expired or disabled between the read and now; or updated (read it again).
-                guard let again = try store.link(id: id, withFiles: true), again.state(at: now) == .active,
-                    again.version != current.version
-                else { return notFound("not-active", id) }
+                // Deactivated, expired or disabled since it was read (or cached); or updated (read it again).
+                linkCache[id] = nil
+                guard let again = try store.link(id: id, withFiles: true) else { return notFound("unknown", id) }
+                let state = again.state(at: now)
+                guard state == .active else {
+                    note(id, "manifest", asked.recipient, state.rawValue, 404, at: now)
+                    return notFound(state.rawValue, id)
+                }
+                guard again.version != current.version else { return notFound("not-active", id) }
+                if !again.needsPasscode { linkCache[id] = again }
                 current = again
             }
             var busy = HTTPResponse.error(
@@ -355,6 +391,19 @@ public struct LinkService: Sendable {
         } catch {
             return failure(error, id)
         }
+    }
+
+    /// The link a manifest request names, with its files: from the cache when it is there. A cached link may be
+    /// stale (deactivated, expired or updated since): `grant` checks the link's state and version in the database
+    /// in the same transaction as its writes, and a refused grant reads the link again, so a stale copy is never
+    /// served. Only links without a passcode are cached (a `P` link's remaining attempts are read fresh).
+    func manifestLink(_ id: String) throws -> StoredLink? {
+        if let link = linkCache[id] { return link }
+        guard let link = try store.link(id: id, withFiles: true) else { return nil }
+        if !link.needsPasscode && !link.isDirect && link.state(at: clock.nowSeconds()) == .active {
+            linkCache[id] = link
+        }
+        return link
     }
 
     func remaining(_ count: Int, _ outcome: String, _ id: String) -> HTTPResponse {
@@ -377,7 +426,10 @@ public struct LinkService: Sendable {
         let secret = request.parameters["secret"] ?? ""
         if let refused = overBudget(request, now: now, id: nil) { return refused }
         do {
-            guard let (link, file, recipient) = try store.redeem(ticketHash: LinkID.hash(secret), now: now) else {
+            guard
+                let (link, file, recipient) = try store.redeem(
+                    ticketHash: LinkID.hash(secret), manifestTicket: ManifestLocation.ticket(of: secret), now: now)
+            else {
                 return .error(
                     404, "no such file: the location expired, was used, or its link is no longer active",
                     outcome: "unknown")
@@ -639,5 +691,56 @@ final class RequestBudget: Sendable {
         buckets.withLock { buckets in
             buckets = buckets.filter { $0.value.tokens + Double(max(0, now - $0.value.at)) * capacity / 60 < capacity }
         }
+    }
+}
+
+/// Links (with their files) by id, up to `maxBytes` of JWE and `maxLinks` links (past either it starts again
+/// empty: memory stays bounded whatever is asked for).
+final class LinkCache: Sendable {
+    static let maxBytes = 32 << 20
+    static let maxLinks = 4096
+    private let state = Locked<(links: [String: StoredLink], bytes: Int)>(([:], 0))
+
+    subscript(id: String) -> StoredLink? {
+        get { state.withLock { $0.links[id] } }
+        set {
+            state.withLock { state in
+                if let old = state.links.removeValue(forKey: id) { state.bytes -= Self.size(old) }
+                guard let link = newValue, Self.size(link) <= Self.maxBytes / 4 else { return }
+                if state.bytes + Self.size(link) > Self.maxBytes || state.links.count >= Self.maxLinks {
+                    state = ([:], 0)
+                }
+                state.links[id] = link
+                state.bytes += Self.size(link)
+            }
+        }
+    }
+
+    static func size(_ link: StoredLink) -> Int { link.files.reduce(0) { $0 + $1.jwe.utf8.count } }
+}
+
+/// The locations of one manifest as one stored row: a random 42-character base64url prefix (252 bits) shared by
+/// the manifest's locations, each location that prefix and one base64url character naming the file's position
+/// (0…63), so a location is still 43 base64url characters. The row holds the SHA-256 of the prefix (never the
+/// prefix) and position `anyPosition`; a location opens the file at its last character's position, of the version
+/// the manifest handed out. Single-use locations, and links of more than `maxFiles` files, keep one row a file.
+struct ManifestLocation {
+    static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+    static let maxFiles = 64
+    /// The `position` of a manifest's one row.
+    static let anyPosition = -1
+    let prefix: Substring
+
+    init() throws { prefix = try LinkID.random().prefix(LinkID.length - 1) }
+
+    var hash: String { LinkID.hash(prefix) }
+
+    /// The location secret of the file at `position` (0…63).
+    func secret(_ position: Int) -> String { String(prefix) + String(UnicodeScalar(Self.alphabet[position])) }
+
+    /// The row a location secret may belong to (the hash of its prefix) and the position it names.
+    static func ticket(of secret: String) -> (hash: String, position: Int)? {
+        guard let last = secret.utf8.last, let position = alphabet.firstIndex(of: last) else { return nil }
+        return (LinkID.hash(secret.dropLast()), position)
     }
 }

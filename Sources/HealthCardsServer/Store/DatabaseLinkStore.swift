@@ -8,8 +8,29 @@ import HealthCardsCore
 public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
     // Immutable; `Database` is safe to share.
     public let database: Database
+    /// The server's writer (`Database.Role.server`): access records are group-committed through it, and on SQLite
+    /// a manifest's grant runs in its batches. nil for an operator's command (every write its own transaction).
+    let groupCommit: GroupCommit?
+    /// Location files by link, content version and position: a version's files never change (an update raises
+    /// the version), so a location GET reads its file from here after the first.
+    let files = FileCache()
 
-    public init(database: Database) { self.database = database }
+    public init(database: Database) {
+        self.database = database
+        groupCommit = database.role == .server ? GroupCommit(database: database) : nil
+    }
+
+    deinit { groupCommit?.stop() }
+
+    /// Commits every access record queued so far (a clean stop).
+    /// - Returns: the records that could not be committed within `seconds` (0 after a clean flush).
+    @discardableResult
+    public func flush(seconds: Int) -> Int { groupCommit?.flush(seconds: seconds) ?? 0 }
+
+    /// Access records committed by the group commit so far, and the batches that held them (tests, metrics).
+    public var groupCommitted: (records: Int, batches: Int) {
+        groupCommit.map { ($0.committedRecords, $0.batches) } ?? (0, 0)
+    }
 
     static let linkColumns =
         "id, flags, label, exp, created_at, updated_at, active, deactivated_at, passcode, max_attempts, remaining_attempts, version"
@@ -155,6 +176,8 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
 
     public func audit(linkID: String?) throws -> [AuditEntry] {
         let columns = "seq, at, link_id, kind, recipient, outcome, status, detail"
+        // Records this store queued are committed first: it reads what it was given.
+        groupCommit?.flush()
         return try database.withConnection { c in
             let rows =
                 try linkID.map {
@@ -197,35 +220,46 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
     public func grant(linkID: String, version: Int64, tickets: [LocationTicket], audit: AuditEntry, now: Int64) throws
         -> Bool
     {
-        try database.withConnection { c in
+        if database.dialect == .sqlite, let groupCommit {
+            // In the writer's next batch: one commit for every manifest (and access record) of that moment; the
+            // answer waits for it.
+            return try groupCommit.perform { c in try Self.grant(linkID, version, tickets, audit, now, c) }
+        }
+        return try database.withConnection { c in
             if c.dialect == .postgresql {
                 return try Self.grantInOneStatement(linkID, version, tickets, audit, now, c)
             }
-            return try c.transaction(write: true) {
-                guard
-                    try c.scalar(
-                        "SELECT 1 FROM hc_links WHERE id = ? AND version = ? AND \(Self.opens)",
-                        [.text(linkID), .integer(version), .integer(now)]) != nil
-                else { return false }
-                let seq = try c.scalar(
-                    "INSERT INTO hc_audit (at, link_id, kind, recipient, outcome, status, detail) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq",
-                    Self.auditValues(audit))
-                guard !tickets.isEmpty else { return true }
-                // All of a manifest's locations in one statement.
-                let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?)", count: tickets.count).joined(separator: ", ")
-                var parameters: [SQLValue] = []
-                for ticket in tickets {
-                    parameters += [
-                        .text(ticket.hash), .text(linkID), .integer(Int64(ticket.position)),
-                        .integer(ticket.expiresAt), .flag(ticket.singleUse), .integer(ticket.version), seq ?? .null,
-                    ]
-                }
-                _ = try c.query(
-                    "INSERT INTO hc_tickets (hash, link_id, position, expires_at, single_use, version, grant_seq) VALUES \(rows)",
-                    parameters)
-                return true
-            }
+            return try c.transaction(write: true) { try Self.grant(linkID, version, tickets, audit, now, c) }
         }
+    }
+
+    /// `grant`'s check and writes, inside a write transaction (its own, or a group commit's batch).
+    static func grant(
+        _ linkID: String, _ version: Int64, _ tickets: [LocationTicket], _ audit: AuditEntry, _ now: Int64,
+        _ c: SQLConnection
+    ) throws -> Bool {
+        guard
+            try c.scalar(
+                "SELECT 1 FROM hc_links WHERE id = ? AND version = ? AND \(Self.opens)",
+                [.text(linkID), .integer(version), .integer(now)]) != nil
+        else { return false }
+        let seq = try c.scalar(
+            "INSERT INTO hc_audit (at, link_id, kind, recipient, outcome, status, detail) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+            Self.auditValues(audit))
+        guard !tickets.isEmpty else { return true }
+        // All of a manifest's locations in one statement.
+        let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?)", count: tickets.count).joined(separator: ", ")
+        var parameters: [SQLValue] = []
+        for ticket in tickets {
+            parameters += [
+                .text(ticket.hash), .text(linkID), .integer(Int64(ticket.position)),
+                .integer(ticket.expiresAt), .flag(ticket.singleUse), .integer(ticket.version), seq ?? .null,
+            ]
+        }
+        _ = try c.query(
+            "INSERT INTO hc_tickets (hash, link_id, position, expires_at, single_use, version, grant_seq) VALUES \(rows)",
+            parameters)
+        return true
     }
 
     static func auditValues(_ entry: AuditEntry) -> [SQLValue] {
@@ -268,36 +302,54 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
         return try c.scalar(sql, parameters)?.integer == 1
     }
 
-    public func redeem(ticketHash: String, now: Int64) throws -> (
+    public func redeem(ticketHash: String, manifestTicket: (hash: String, position: Int)?, now: Int64) throws -> (
         link: StoredLink, file: StoredFile, recipient: String?
     )? {
         try database.withConnection { c in
-            // The recipient is the manifest's (its access record); tickets of schema 3 still hold their own.
+            // The ticket, its link and the recipient of the manifest that gave it (its access record; tickets of
+            // schema 3 still hold their own) in one statement: one snapshot, one round trip on PostgreSQL.
             let found = try c.query(
                 """
-                SELECT t.link_id, t.position, t.single_use, COALESCE(t.recipient, a.recipient), t.version
-                FROM hc_tickets t LEFT JOIN hc_audit a ON a.seq = t.grant_seq WHERE t.hash = ? AND t.expires_at > ?
+                SELECT \(Self.qualifiedLinkColumns), t.position, t.single_use, COALESCE(t.recipient, a.recipient),
+                t.version FROM hc_tickets t JOIN hc_links l ON l.id = t.link_id
+                LEFT JOIN hc_audit a ON a.seq = t.grant_seq
+                WHERE (t.hash = ? OR (t.hash = ? AND t.position = -1)) AND t.expires_at > ?
                 """,
-                [.text(ticketHash), .integer(now)])
-            guard let ticket = found.first, ticket.count == 5, let linkID = ticket[0].text,
-                let position = ticket[1].integer, let version = ticket[4].integer
-            else {
-                return nil
+                [.text(ticketHash), .text(manifestTicket?.hash ?? ticketHash), .integer(now)])
+            // A file's own row, else its manifest's (the position from the location).
+            guard
+                let row = found.first(where: { $0.count == 16 && $0[12].integer != -1 })
+                    ?? found.first(where: { $0.count == 16 && $0[12].integer == -1 }),
+                var position = row[12].integer, let version = row[15].integer
+            else { return nil }
+            if position == -1 {
+                guard let manifestTicket else { return nil }
+                position = Int64(manifestTicket.position)
             }
-            if ticket[2].bool {
+            let link = try Self.link(Array(row.prefix(12)))
+            // A location of an earlier version answers nil: never a file of another version.
+            guard link.state(at: now) == .active, link.version == version else { return nil }
+            if row[13].bool {
                 // Of parallel uses, exactly one deletes the row.
                 let taken = try Self.write(c) {
                     try c.query("DELETE FROM hc_tickets WHERE hash = ? RETURNING link_id", [.text(ticketHash)])
                 }
                 guard !taken.isEmpty else { return nil }
             }
-            // The link and its files in one statement: the version and the files are of one snapshot.
-            guard let link = try Self.link(id: linkID, withFiles: true, c), link.state(at: now) == .active,
-                link.version == version, let file = link.files.first(where: { $0.position == Int(position) })
+            let key = FileCache.Key(linkID: link.id, version: version, position: Int(position))
+            if let file = files[key] { return (link, file, row[14].text) }
+            // The file only if the link is still at the ticket's version (one statement: one snapshot).
+            guard
+                let fileRow = try c.query(
+                    """
+                    SELECT f.position, f.content_type, f.fhir_version, f.jwe, f.last_updated FROM hc_link_files f
+                    JOIN hc_links l ON l.id = f.link_id WHERE f.link_id = ? AND f.position = ? AND l.version = ?
+                    """, [.text(link.id), .integer(position), .integer(version)]
+                ).first
             else { return nil }
-            var bare = link
-            bare.files = []
-            return (bare, file, ticket[3].text)
+            let file = try Self.file(fileRow)
+            files[key] = file
+            return (link, file, row[14].text)
         }
     }
 
@@ -322,6 +374,7 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
     }
 
     public func record(_ entry: AuditEntry) throws {
+        if let groupCommit { return try groupCommit.record(entry) }
         try database.withConnection { c in try Self.write(c) { try Self.insertAudit(entry, c) } }
     }
 
@@ -335,11 +388,13 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
     }
 
     public func pruneAudit(before: Int64) throws -> Int {
-        try database.withConnection { c in
+        groupCommit?.flush()
+        return try database.withConnection { c in
             try c.transaction(write: true) {
                 // Never the newest row: SQLite's rowid then never goes back (a sequence number is never reused).
                 let condition = "at < ? AND seq < (SELECT max(seq) FROM hc_audit)"
-                let count = try c.scalar("SELECT count(*) FROM hc_audit WHERE \(condition)", [.integer(before)])?
+                let count =
+                    try c.scalar("SELECT count(*) FROM hc_audit WHERE \(condition)", [.integer(before)])?
                     .integer ?? 0
                 if count > 0 { _ = try c.query("DELETE FROM hc_audit WHERE \(condition)", [.integer(before)]) }
                 return Int(count)
@@ -361,13 +416,14 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
                 return false
             }
         }
-        return (try? database.withConnection { c in
-            try c.transaction(write: true) {
-                _ = try c.query(
-                    "INSERT INTO hc_settings (name, value) VALUES ('health_written_at', ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
-                    [.text(String(now))])
-            }
-        }) != nil
+        return
+            (try? database.withConnection { c in
+                try c.transaction(write: true) {
+                    _ = try c.query(
+                        "INSERT INTO hc_settings (name, value) VALUES ('health_written_at', ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+                        [.text(String(now))])
+                }
+            }) != nil
     }
 
     public func setting(_ name: String) throws -> String? {
@@ -383,6 +439,29 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
                     "INSERT INTO hc_settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING",
                     [.text(name), .text(value)])
                 return try c.scalar("SELECT value FROM hc_settings WHERE name = ?", [.text(name)])?.text ?? value
+            }
+        }
+    }
+}
+
+/// The encrypted files location GETs answered, by link, content version and position, up to `maxBytes` of JWE
+/// (past it the cache starts again empty: memory stays bounded whatever is fetched).
+final class FileCache: Sendable {
+    struct Key: Hashable, Sendable {
+        var linkID: String
+        var version: Int64
+        var position: Int
+    }
+    static let maxBytes = 32 << 20
+    private let state = Locked<(files: [Key: StoredFile], bytes: Int)>(([:], 0))
+
+    subscript(key: Key) -> StoredFile? {
+        get { state.withLock { $0.files[key] } }
+        set {
+            guard let file = newValue, file.jwe.utf8.count <= Self.maxBytes / 4 else { return }
+            state.withLock { state in
+                if state.bytes + file.jwe.utf8.count > Self.maxBytes { state = ([:], 0) }
+                if state.files.updateValue(file, forKey: key) == nil { state.bytes += file.jwe.utf8.count }
             }
         }
     }

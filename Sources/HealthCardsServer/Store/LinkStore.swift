@@ -95,6 +95,7 @@ public struct StoredFile: Sendable, Equatable {
 /// (the ticket points at it), so a long recipient is stored once per manifest, not once per file.
 public struct LocationTicket: Sendable, Equatable {
     public var hash: String
+    /// The file's 0-based position, or -1: the row of a whole manifest, whose location names the position.
     public var position: Int
     /// Seconds since 1970 after which it answers 404.
     public var expiresAt: Int64
@@ -183,13 +184,23 @@ public protocol LinkStore: Sendable {
     /// the ticket's version (a location of an earlier version answers nil: never a file of another version); a
     /// single-use ticket is consumed (exactly one of parallel uses gets the file). The recipient is the one of the
     /// manifest that gave the location.
-    func redeem(ticketHash: String, now: Int64) throws -> (link: StoredLink, file: StoredFile, recipient: String?)?
+    ///
+    /// `manifestTicket` names the row of a manifest whose locations share one row (position -1) and the position
+    /// this location opens: a location is looked up by its own hash or by that row's, in one statement.
+    func redeem(ticketHash: String, manifestTicket: (hash: String, position: Int)?, now: Int64) throws -> (
+        link: StoredLink, file: StoredFile, recipient: String?
+    )?
     /// Records a long-term link's manifest request by one recipient (a hash of it) if its last one is at least
     /// `interval` seconds old.
     /// - Returns: nil when the request may go ahead, or the seconds to wait (≥ 1).
     func poll(linkID: String, recipientHash: String, now: Int64, interval: Int64) throws -> Int64?
-    /// Records one access.
+    /// Records one access: committed before it returns, or (the server's store) queued for the next group commit,
+    /// which a clean stop flushes (`flush`); a crash loses at most the records queued then (docs/server.md).
     func record(_ entry: AuditEntry) throws
+    /// Commits every access record queued so far; waits at most `seconds`.
+    /// - Returns: the records still not committed (0 after a clean flush).
+    @discardableResult
+    func flush(seconds: Int) -> Int
     /// Drops expired location URLs and poll records older than `pollsBefore`.
     func purge(now: Int64, pollsBefore: Int64) throws
     /// Deletes access records older than `before` (seconds since 1970), oldest first, never the newest one.
@@ -206,4 +217,10 @@ public protocol LinkStore: Sendable {
     /// Stores a setting if it is not set yet.
     /// - Returns: the value now stored (the earlier one, when it was set).
     func settingOnce(_ name: String, _ value: String) throws -> String
+}
+
+extension LinkStore {
+    /// A store that commits every record at once has nothing to flush.
+    @discardableResult
+    public func flush(seconds: Int) -> Int { 0 }
 }

@@ -1,0 +1,282 @@
+import HealthCardsCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Group commit of the server's writes: one writer thread commits, in one transaction, every access record
+/// queued since its last commit and every waiting write (a manifest's grant on SQLite), so that a burst of
+/// requests costs one commit (one set of WAL pages, one lock round) instead of one each.
+///
+/// - An **access record** (`record`) is queued and the request goes on: the record is committed with the next
+///   batch, which starts as soon as the writer is free (no timer: a record waits at most for the commit before
+///   it). At most `capacity` records are queued or being committed; a request that finds the queue full waits for
+///   room (back-pressure: it is answered later, never without its record), and after `waitSeconds` of a full
+///   queue (the database is not taking writes) it gets `StoreError(.unavailable)` (503 with `Retry-After`).
+///   `flush` (a clean stop: SIGTERM, SIGINT, `LinkService.stop`) returns once every queued record is committed.
+///   A crash of the process (`kill -9`) loses at most the records queued and not yet committed: at most
+///   `capacity`, in practice those of the last commit's few milliseconds.
+/// - A **waiting write** (`perform`) runs inside the batch's transaction and its caller gets its result only
+///   once that transaction committed: it is as durable as a transaction of its own, and its answer is never
+///   given before it.
+///
+/// A batch that fails (the database busy past its timeout, a full disk) is rolled back: its waiting writes get
+/// the error, its records are queued again at the front and retried (after a pause that grows to a second).
+final class GroupCommit: @unchecked Sendable {
+    /// A write whose caller waits for its commit.
+    final class Waiter {
+        let body: (SQLConnection) throws -> Bool
+        // Guarded by the queue's mutex.
+        var result: Result<Bool, Error>?
+        init(_ body: @escaping (SQLConnection) throws -> Bool) { self.body = body }
+    }
+
+    enum Job {
+        case record(AuditEntry)
+        case wait(Waiter)
+    }
+
+    /// Most access records queued or being committed (the most a crash can lose).
+    static let defaultCapacity = 1024
+    /// Most records in one multi-row `INSERT`.
+    static let rowsPerStatement = 32
+
+    let database: Database
+    let capacity: Int
+    let waitSeconds: Int
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    /// Signalled when a job is queued (the writer waits on it).
+    private let queued = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    /// Broadcast after each batch (waiting writes, full-queue waits and flushes wait on it).
+    private let done = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    // Guarded by `mutex`.
+    private var jobs: [Job] = []
+    /// Records queued or in the batch being written.
+    private var records = 0
+    /// Jobs taken by the writer and not yet settled.
+    private var writing = 0
+    private var stopping = false
+    private var thread: pthread_t?
+    /// Batches committed, records committed (for tests and metrics).
+    private(set) var batches = 0
+    private(set) var committedRecords = 0
+
+    init(database: Database, capacity: Int = GroupCommit.defaultCapacity, waitSeconds: Int = 5) {
+        self.database = database
+        self.capacity = max(1, capacity)
+        self.waitSeconds = max(1, waitSeconds)
+        pthread_mutex_init(mutex, nil)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(queued, &attributes)
+        pthread_cond_init(done, &attributes)
+        pthread_condattr_destroy(&attributes)
+    }
+
+    deinit {
+        stop()
+        pthread_cond_destroy(done)
+        pthread_cond_destroy(queued)
+        pthread_mutex_destroy(mutex)
+        done.deallocate()
+        queued.deallocate()
+        mutex.deallocate()
+    }
+
+    private func deadline(_ seconds: Int) -> timespec {
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &t)
+        t.tv_sec += seconds
+        return t
+    }
+
+    /// Starts the writer at the first job (the mutex is held).
+    private func startLocked() throws(StoreError) {
+        guard thread == nil else { return }
+        guard !stopping else { throw StoreError(.unavailable, "the database is closed (the server is stopping)") }
+        var handle = pthread_t()
+        // The writer holds the queue until it ends (`stop` joins it).
+        let box = Unmanaged.passUnretained(self).toOpaque()
+        let created = pthread_create(
+            &handle, nil,
+            { argument in
+                guard let argument else { return nil }
+                Unmanaged<GroupCommit>.fromOpaque(argument).takeUnretainedValue().write()
+                return nil
+            }, box)
+        guard created == 0 else { throw StoreError(.unavailable, "cannot start the database writer thread") }
+        thread = handle
+    }
+
+    /// Queues an access record; returns at once unless `capacity` records are already waiting (then it waits for
+    /// room, up to `waitSeconds`).
+    func record(_ entry: AuditEntry) throws(StoreError) {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        try startLocked()
+        var limit = deadline(waitSeconds)
+        while records >= capacity && !stopping {
+            if pthread_cond_timedwait(done, mutex, &limit) == ETIMEDOUT && records >= capacity {
+                throw StoreError(
+                    .unavailable,
+                    "\(capacity) access records stayed queued for \(waitSeconds) s: the database is not taking writes")
+            }
+        }
+        guard !stopping else { throw StoreError(.unavailable, "the database is closed (the server is stopping)") }
+        jobs.append(.record(entry))
+        records += 1
+        pthread_cond_signal(queued)
+    }
+
+    /// Runs `body` in the next batch's transaction and returns its result once that transaction committed.
+    func perform(_ body: @escaping (SQLConnection) throws -> Bool) throws -> Bool {
+        let waiter = Waiter(body)
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        try startLocked()
+        guard !stopping else { throw StoreError(.unavailable, "the database is closed (the server is stopping)") }
+        jobs.append(.wait(waiter))
+        pthread_cond_signal(queued)
+        while waiter.result == nil { pthread_cond_wait(done, mutex) }
+        return try waiter.result!.get()
+    }
+
+    /// Waits until every record queued before the call is committed, or `seconds` passed.
+    /// - Returns: the records still not committed (0 after a clean flush).
+    @discardableResult
+    func flush(seconds: Int = 10) -> Int {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        var limit = deadline(seconds)
+        while (records > 0 || writing > 0) && thread != nil {
+            if pthread_cond_timedwait(done, mutex, &limit) == ETIMEDOUT { break }
+        }
+        return records
+    }
+
+    /// Flushes, then ends the writer; later jobs are refused.
+    /// - Returns: the records that could not be committed.
+    @discardableResult
+    func stop(seconds: Int = 10) -> Int {
+        let left = flush(seconds: seconds)
+        pthread_mutex_lock(mutex)
+        stopping = true
+        pthread_cond_broadcast(queued)
+        pthread_cond_broadcast(done)
+        let handle = thread
+        pthread_mutex_unlock(mutex)
+        if let handle, pthread_equal(handle, pthread_self()) == 0 { pthread_join(handle, nil) }
+        pthread_mutex_lock(mutex)
+        thread = nil
+        pthread_mutex_unlock(mutex)
+        return left
+    }
+
+    /// The writer: takes everything queued, commits it in one transaction, settles it, again.
+    private func write() {
+        var pause: UInt32 = 0
+        pthread_mutex_lock(mutex)
+        while true {
+            while jobs.isEmpty && !stopping { pthread_cond_wait(queued, mutex) }
+            if stopping && (jobs.isEmpty || pause > 0) {
+                // Stopping: what is still queued after a failed try is failed, not retried for ever.
+                for case .wait(let waiter) in jobs {
+                    waiter.result = .failure(
+                        StoreError(.unavailable, "the database is closed (the server is stopping)"))
+                }
+                jobs.removeAll()
+                pthread_cond_broadcast(done)
+                break
+            }
+            let batch = jobs
+            jobs.removeAll(keepingCapacity: true)
+            writing = batch.count
+            pthread_mutex_unlock(mutex)
+            let outcome = commit(batch)
+            pthread_mutex_lock(mutex)
+            writing = 0
+            var written = 0
+            switch outcome {
+            case .success(let results):
+                for (job, result) in zip(batch, results) {
+                    switch job {
+                    case .record: written += 1
+                    case .wait(let waiter): waiter.result = .success(result)
+                    }
+                }
+                records -= written
+                committedRecords += written
+                batches += 1
+                pause = 0
+            case .failure(let error):
+                var again: [Job] = []
+                for job in batch {
+                    switch job {
+                    case .record: again.append(job)
+                    case .wait(let waiter): waiter.result = .failure(error)
+                    }
+                }
+                jobs.insert(contentsOf: again, at: 0)
+                pause = min(1_000_000, max(50_000, pause * 2))
+            }
+            pthread_cond_broadcast(done)
+            if pause > 0 && !stopping {
+                pthread_mutex_unlock(mutex)
+                usleep(pause)
+                pthread_mutex_lock(mutex)
+            }
+        }
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// One transaction: the records as multi-row `INSERT`s, the waiting writes in queue order.
+    /// - Returns: each job's result (true for a record), or the error that rolled the batch back.
+    private func commit(_ batch: [Job]) -> Result<[Bool], Error> {
+        do {
+            return .success(
+                try database.withConnection { c in
+                    try c.transaction(write: true) {
+                        var results: [Bool] = []
+                        results.reserveCapacity(batch.count)
+                        var pending: [AuditEntry] = []
+                        func insertPending() throws {
+                            var start = 0
+                            while start < pending.count {
+                                let chunk = pending[start..<min(pending.count, start + Self.rowsPerStatement)]
+                                try Self.insert(Array(chunk), c)
+                                start += chunk.count
+                            }
+                            pending.removeAll(keepingCapacity: true)
+                        }
+                        for job in batch {
+                            switch job {
+                            case .record(let entry):
+                                pending.append(entry)
+                                results.append(true)
+                            case .wait(let waiter):
+                                // Records queued before it are written before it (access records stay in order).
+                                try insertPending()
+                                results.append(try waiter.body(c))
+                            }
+                        }
+                        try insertPending()
+                        return results
+                    }
+                })
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Access records in one statement.
+    static func insert(_ entries: [AuditEntry], _ c: SQLConnection) throws {
+        guard !entries.isEmpty else { return }
+        let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?)", count: entries.count).joined(separator: ", ")
+        var parameters: [SQLValue] = []
+        parameters.reserveCapacity(entries.count * 7)
+        for entry in entries { parameters += DatabaseLinkStore.auditValues(entry) }
+        _ = try c.query(
+            "INSERT INTO hc_audit (at, link_id, kind, recipient, outcome, status, detail) VALUES \(rows)", parameters)
+    }
+}
