@@ -279,10 +279,9 @@ enum ServeCommand {
         } catch let error as StoreError {
             throw HealthCardError(.configuration, "cannot read the database \(url): \(error.message)")
         }
-        let links = LinkService(
-            configuration: service, store: store, clock: SystemWallClock(), log: log,
-            passcodeChecksAtOnce: passcodeChecks, passcodeQueueLimit: passcodeQueue, metrics: metrics)
-        var routes = links.routes
+        var options = ServerApplication.Options(links: service)
+        options.passcodeChecksAtOnce = passcodeChecks
+        options.passcodeQueueLimit = passcodeQueue
         if let authorization {
             var fhir = HealthCardsIssueService.Configuration(authorization: authorization)
             fhir.authorizeEndpoint = parsed.value("auth-authorize")
@@ -306,9 +305,13 @@ enum ServeCommand {
                     "authorization",
                     ["reason": "--no-authorization-for-testing: $health-cards-issue serves any person's cards to anyone"])
             }
-            routes += HealthCardsIssueService(configuration: fhir, store: cards, clock: SystemWallClock(), log: log).routes
+            options.issue = fhir
         }
-        let server = HTTPServer(configuration: http, router: Router(routes: routes), log: log, metrics: metrics)
+        // The routes are the library's (`ServerApplication`), the same ones the in-process tests call.
+        let application = ServerApplication(
+            options: options, database: database, clock: SystemWallClock(), log: log, metrics: metrics)
+        let links = application.links
+        let server = HTTPServer(configuration: http, router: application.router, log: log, metrics: metrics)
         var metricsServer: HTTPServer?
         if let metricsListen, let metrics {
             var configuration = HTTPServer.Configuration()

@@ -283,60 +283,18 @@ import Testing
         let content = try CardContent(jws: served[0])
         #expect(content.resourceTypes.contains("Immunization") && content.types.contains("https://smarthealth.cards#covid19"))
 
-        // AND of credentialType; the empty answer is exactly {"resourceType":"Parameters"}.
-        #expect(Self.credentials(try ask([("credentialType", "valueUri", "Immunization"), covid[0]])).count == 1)
-        let none = try ask([("credentialType", "valueUri", "Immunization"), ("credentialType", "valueUri", "Observation")])
-        #expect(none.status == 200 && String(decoding: none.body, as: UTF8.self) == #"{"resourceType":"Parameters"}"#)
-        #expect(Self.credentials(try ask([("credentialType", "valueUri", "https://smarthealth.cards#laboratory")])).isEmpty)
-        #expect(Self.credentials(try ask([("credentialType", "valueUri", "https://smarthealth.cards#laboratory")], patient: "L-2001")).count == 1)
-
-        // _since at year, month and day precision: P-1001's last dose is 2022-09-05.
-        for (since, count) in [
-            ("2022", 1), ("2023", 0), ("2022-09", 1), ("2022-10", 0), ("2022-09-05", 1), ("2022-09-06", 0),
-            ("2022-09-05T23:59:59Z", 1), ("2022-09-06T00:00:00+02:00", 1),
-        ] {
-            let got = Self.credentials(try ask(covid + [("_since", "valueDateTime", since)])).count
-            #expect(got == count, "_since \(since)")
-        }
-        // Value sets the terminology data knows; one it does not matches nothing.
-        #expect(Self.credentials(try ask(covid + [("credentialValueSet", "valueUri", "https://terminology.smarthealth.cards/ValueSet/immunization-covid-cvx")])).count == 1)
-        #expect(Self.credentials(try ask(covid + [("credentialValueSet", "valueUri", "https://example.org/ValueSet/unknown")])).isEmpty)
-
+        // AND of credentialType, _since, value sets, unknown people, bad bodies and refused tokens are asked in
+        // process on an injected clock (ServerInProcessIssueTests); here what needs the real program: the site's
+        // revocation lists, RS256 tokens from openssl, the log file and the access record.
         // Revoked on the site: a known person, nothing served.
         let revoked = try ask(covid, patient: "P-1002")
         #expect(revoked.status == 200 && Self.credentials(revoked).isEmpty)
-        // Unknown person: 404; a bad body: 400; both OperationOutcomes.
-        let unknown = try ask(covid, patient: "P-9999")
-        #expect(unknown.status == 404 && unknown.json?["resourceType"] == "OperationOutcome")
-        var headers = fhirJSON
-        headers["Authorization"] = "Bearer " + (try auth.token(patient: "P-1001", in: dir))
-        let badSince = Self.parameters([("credentialType", "valueUri", "Immunization"), ("_since", "valueDateTime", "2021-13")])
-        for body in [#"{"resourceType":"Patient"}"#, #"{"resourceType":"Parameters"}"#, "not json", badSince] {
-            let bad = try Self.http("POST", port: port, operation, body: body, headers: headers)
-            #expect(bad.status == 400 && bad.json?["resourceType"] == "OperationOutcome", "\(body)")
-            #expect(String(decoding: bad.body, as: UTF8.self).contains("OPERATION_BODY_INVALID"))
-            // Without a token the body is never looked at.
-            let anonymous = try Self.http("POST", port: port, operation, body: body, headers: fhirJSON)
-            #expect(anonymous.status == 401, "\(body)")
-        }
         // An RS256 token of the same server works too.
         #expect(Self.credentials(try ask(covid, token: try auth.token(patient: "P-1001", alg: "RS256", in: dir))).count == 1)
-        // SMART v2 scope.
-        #expect(Self.credentials(try ask(covid, token: try auth.token(patient: "P-1001", scope: "patient/Immunization.rs", in: dir))).count == 1)
-
         // Tokens that must be refused, nothing served, the right status.
-        let now = Int64(Date().timeIntervalSince1970)
         let refused: [(String, String?, Int)] = [
             ("missing", nil, 401),
-            ("expired", try auth.token(patient: "P-1001", overrides: ["exp": .integer(now - 600)], in: dir), 401),
-            ("wrong aud", try auth.token(patient: "P-1001", overrides: ["aud": "https://other.example.org/fhir"], in: dir), 401),
-            ("wrong iss", try auth.token(patient: "P-1001", overrides: ["iss": "https://evil.example.org"], in: dir), 401),
-            ("not yet valid", try auth.token(patient: "P-1001", overrides: ["nbf": .integer(now + 3600)], in: dir), 401),
-            ("alg none", try auth.token(patient: "P-1001", alg: "none", in: dir), 401),
-            ("HS256 with the public key", try auth.token(patient: "P-1001", alg: "HS256", in: dir), 401),
-            ("tampered", try auth.token(patient: "P-1003", in: dir).replacingOccurrences(of: ".", with: ".x", options: [], range: nil), 401),
             ("other patient", try auth.token(patient: "P-1003", in: dir), 403),
-            ("Observation scope only", try auth.token(patient: "P-1001", scope: "patient/Observation.read", in: dir), 403),
         ]
         for (name, token, status) in refused {
             var headers = fhirJSON
@@ -364,13 +322,13 @@ import Testing
         let log = server.logText
         #expect(!log.contains("eyJ") && !log.contains("P-1001"), "\(log)")
         let lines = try server.logLines().filter { $0["event"] == "health-cards-issue" }
-        #expect(lines.count >= 30)
+        #expect(lines.count == 7)
         #expect(lines.contains { $0["patient"]?.stringValue == LogRedaction.fingerprint("P-1001") && int($0["served"]) == 1 })
         // The access record: the requests with a good token (not the 401s), the person as a fingerprint.
-        let database = try Database(url: try DatabaseURL(db), role: .operatorCommand, create: false, now: now)
+        let database = try Database(url: try DatabaseURL(db), role: .operatorCommand, create: false, now: Int64(Date().timeIntervalSince1970))
         defer { database.close() }
         let audit = try DatabaseLinkStore(database: database).audit(linkID: nil).filter { $0.kind == "health-cards-issue" }
-        #expect(audit.count == lines.filter { int($0["status"]) != 401 }.count && audit.count >= 20)
+        #expect(audit.count == lines.filter { int($0["status"]) != 401 }.count && audit.count == 6)
         #expect(!audit.contains { $0.status == 401 } && audit.contains { $0.status == 403 })
         #expect(audit.contains { $0.status == 200 && ($0.detail ?? "").contains(LogRedaction.fingerprint("P-1001")) })
         #expect(!audit.contains { ($0.detail ?? "").contains("P-1001") })
