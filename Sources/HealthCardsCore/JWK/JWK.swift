@@ -119,7 +119,7 @@ public struct JWKS: Equatable, Sendable {
     ///   private member.
     public init(bytes: [UInt8], source: String) throws {
         let json: JSONValue
-        do { json = try JSONParser.parse(bytes) } catch {
+        do { json = try JSONParser.parseFailing(bytes) } catch {
             throw HealthCardError(.key, "\(source) is not JSON: \(error)")
         }
         guard let list = json["keys"]?.arrayValue else {
@@ -169,7 +169,7 @@ extension JWKS {
     ///   point on P-256 (no one can hold its private key, so it verifies nothing).
     public static func publicKeys(jsonFile bytes: [UInt8], source: String) throws -> [JWK] {
         let json: JSONValue
-        do { json = try JSONParser.parse(bytes) } catch {
+        do { json = try JSONParser.parseFailing(bytes) } catch {
             throw HealthCardError(.key, "\(source) is not JSON: \(error)")
         }
         let keys: [JWK]
