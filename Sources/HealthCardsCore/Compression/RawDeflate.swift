@@ -34,13 +34,13 @@ public final class RawDeflater {
 
     /// - Parameter wrapping: `.raw` (the default, and the only one a card may use) or `.zlib`.
     /// - Throws: `HealthCardError(.compression)` when zlib cannot initialise.
-    public init(level: Int32 = 6, wrapping: Wrapping = .raw) throws {
+    public init(level: Int32 = 6, wrapping: Wrapping = .raw) throws(HealthCardError) {
         self.level = level
         windowBits = wrapping == .raw ? -15 : 15
         small = try Self.makeStream(level: level, windowBits: windowBits, memLevel: 5)
     }
 
-    private static func makeStream(level: Int32, windowBits: Int32, memLevel: Int32) throws -> UnsafeMutablePointer<z_stream> {
+    private static func makeStream(level: Int32, windowBits: Int32, memLevel: Int32) throws(HealthCardError) -> UnsafeMutablePointer<z_stream> {
         let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
         stream.initialize(to: z_stream())
         let status = CZlib_deflateInit2(stream, level, Z_DEFLATED, windowBits, memLevel, Z_DEFAULT_STRATEGY)
@@ -69,7 +69,7 @@ public final class RawDeflater {
     /// Compresses `input` as one raw DEFLATE stream (or zlib stream, for `.zlib`).
     /// - Returns: the compressed bytes (for `.raw`, never starting with a zlib header).
     /// - Throws: `HealthCardError(.compression)`, also for an input over 4 GiB (zlib counts in 32 bits).
-    public func deflate(_ input: [UInt8]) throws -> [UInt8] {
+    public func deflate(_ input: [UInt8]) throws(HealthCardError) -> [UInt8] {
         guard input.count <= Int(UInt32.max) else {
             throw HealthCardError(.compression, "the payload is \(input.count) bytes; raw DEFLATE here takes at most 4 GiB at once")
         }

@@ -77,7 +77,7 @@ public struct JWE: Sendable, Equatable {
     public static func encrypt(
         _ plaintext: [UInt8], key: AES256Key, contentType: String = smartHealthCard,
         deflate: Bool = false
-    ) throws -> JWE {
+    ) throws(HealthCardError) -> JWE {
         let body = deflate ? try RawDeflater(level: 9).deflate(plaintext) : plaintext
         let protected = Base64URL.encodeBytes(headerBytes(contentType: contentType, deflated: deflate))
         let iv = try AESGCM.randomIV()
