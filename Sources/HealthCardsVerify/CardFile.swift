@@ -24,7 +24,7 @@ package enum CardFile {
         }
         guard let json = parsed else {
             var detail = ""
-            do { _ = try JSONParser.parse(body) } catch { detail = ": \(error)" }
+            do { _ = try JSONParser.parseFailing(body) } catch { detail = ": \(error)" }
             report.findings.append(Finding(.fileNotJSON, "the file is not JSON\(detail)", at: .init(file: file)))
             return [report]
         }

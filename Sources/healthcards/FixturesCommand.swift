@@ -116,11 +116,12 @@ enum FixturesCommand {
         Signals.install()
         defer { Signals.restore() }
         let manifest: FixtureManifest
-        do {
-            manifest = try FixtureFolder.write(options, to: out, stop: Signals.stop)
-        } catch let stopped as FixtureFolder.Stopped {
-            printError("stopped by signal \(stopped.signal): no catalogue was written (\(out) is as it was); run the same command again")
-            return stopped.signal == SIGTERM ? .terminated : .interrupted
+        switch try FixtureFolder.write(options, to: out, stop: Signals.stop) {
+        case .written(let written):
+            manifest = written
+        case .stopped(let signal):
+            printError("stopped by signal \(signal): no catalogue was written (\(out) is as it was); run the same command again")
+            return signal == SIGTERM ? .terminated : .interrupted
         }
         let elapsed = Clock.monotonicSeconds() - started
         let milliseconds = elapsed.isFinite ? Int(min(max(elapsed * 1000, 0), 1e9)) : 0

@@ -131,13 +131,12 @@ enum LinkCommand {
 
     // MARK: helpers
 
-    /// Runs a database step, turning a `StoreError` into a message that names the database.
+    /// Runs a database step, saying the database's errors (`STORE_…` codes) with a message that names it.
     static func db<T>(_ url: DatabaseURL, _ body: () throws -> T) throws -> T {
         do {
             return try body()
-        } catch let error as StoreError {
-            throw HealthCardError(
-                error.reason == .configuration ? .configuration : .io, "the database \(url): \(error.message)")
+        } catch let error as HealthCardError where StoreError.codes.contains(error.reportedCode) {
+            throw HealthCardError(error.kind, "the database \(url): \(error.message)", code: error.code)
         }
     }
 

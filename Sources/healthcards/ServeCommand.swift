@@ -271,12 +271,12 @@ enum ServeCommand {
                 url: url, role: .server, create: true, maxConnections: http.threads + passcodeChecks + 2,
                 now: Clock.nowSeconds())
         } catch {
-            throw HealthCardError(.configuration, "cannot open the database \(url): \(error.message)")
+            throw HealthCardError(.configuration, "cannot open the database \(url): \(error.message)", code: error.code)
         }
         let store = DatabaseLinkStore(database: database)
         do {
             try LinkPublisher(store: store, baseURL: base).checkBaseURL()
-        } catch let error as StoreError {
+        } catch let error as HealthCardError where StoreError.codes.contains(error.reportedCode) {
             throw HealthCardError(.configuration, "cannot read the database \(url): \(error.message)")
         }
         var options = ServerApplication.Options(links: service)

@@ -183,7 +183,7 @@ import Testing
         #expect(object["k0"] == .number("0") && object["k99999"] == .number("99999") && object["k100000"] == nil)
         #expect(object.keys.prefix(3) == ["k0", "k1", "k2"])
         // A duplicate far from its first occurrence is found.
-        #expect(throws: JSONParser.Error.self) { try JSONParser.parse(String(text.dropLast()) + ",\"k5\":0}") }
+        #expect(throws: HealthCardError.self) { try JSONParser.parse(String(text.dropLast()) + ",\"k5\":0}") }
         // The key index follows removals and replacements.
         var copy = object
         #expect(copy.removeValue(forKey: "k10") == .number("10"))

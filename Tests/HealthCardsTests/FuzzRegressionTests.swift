@@ -261,7 +261,7 @@ import Testing
     @Test func jsonEdgeCases() throws {
         // Deep nesting is refused with a message, not a stack overflow.
         let deep = [UInt8](repeating: UInt8(ascii: "["), count: 100_000)
-        #expect(throws: JSONParser.Error.self) { try JSONParser.parse(deep) }
+        #expect(throws: HealthCardError.self) { try JSONParser.parse(deep) }
         #expect(Self.jsonRoundTrip(Array(#"{"a":"\ud800"}"#.utf8)) == nil)  // lone surrogate
         #expect(Self.jsonRoundTrip([0x22, 0xFF, 0x22]) == nil)  // not UTF-8
         #expect(Self.jsonRoundTrip(Array(#"{"a":1,"a":2}"#.utf8)) == nil)  // duplicate member

@@ -496,10 +496,16 @@ import Testing
         #expect(!key.verifyRS256(signature: signature, message: input))  // another key's signature
         let set = try FileIO.read(auth.jwks)
         let tokens = try AccessTokens(issuer: Self.authIssuer, audience: Self.audience, keySet: set, source: "set")
-        #expect(try tokens.verify(authorization: "Bearer " + token, now: Int64(Date().timeIntervalSince1970)).patient == "P-1")
-        #expect(throws: AccessRefusal.self) {
-            try tokens.verify(authorization: "Bearer " + parts[0] + "." + parts[1] + "." + Base64URL.encode(signature.dropLast()), now: Int64(Date().timeIntervalSince1970))
+        guard case .granted(let grant) = tokens.check(authorization: "Bearer " + token, now: Int64(Date().timeIntervalSince1970)) else {
+            Issue.record("a good RS256 token was refused")
+            return
         }
+        #expect(grant.patient == "P-1")
+        guard case .refused(let refusal) = tokens.check(authorization: "Bearer " + parts[0] + "." + parts[1] + "." + Base64URL.encode(signature.dropLast()), now: Int64(Date().timeIntervalSince1970)) else {
+            Issue.record("a token with a cut signature was granted")
+            return
+        }
+        #expect(refusal.status == 401 && refusal.bearerError == "invalid_token")
         #expect(throws: HealthCardError.self) {
             try AccessTokens(issuer: "i", audience: "a", keySet: Array(#"{"keys":[{"kty":"oct","k":"c2VjcmV0"}]}"#.utf8), source: "oct")
         }

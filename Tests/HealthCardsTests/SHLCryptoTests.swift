@@ -75,7 +75,7 @@ import Testing
 
         func failure(_ jwe: JWE, _ key: AES256Key) -> JWE.Failure? {
             do {
-                _ = try jwe.decrypt(key: key)
+                _ = try jwe.decryptFailing(key: key)
                 return nil
             } catch let failure as JWE.Failure { return failure } catch { return .form("\(error)") }
         }

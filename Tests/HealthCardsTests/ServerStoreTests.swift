@@ -99,11 +99,11 @@ import Testing
                 [.integer(Int64(Schema.version + 1))])
         }
         upgraded.close()
-        #expect(throws: StoreError.self) {
+        #expect(throws: HealthCardError.self) {
             do {
                 _ = try Database(url: .sqlite(path: path), role: .server, create: false, now: 3)
-            } catch let error as StoreError {
-                #expect(error.reason == .schema && error.message.contains("newer than this program's"), "\(error)")
+            } catch let error as HealthCardError {
+                #expect(error.code == .storeSchema && error.message.contains("newer than this program's"), "\(error)")
                 throw error
             }
         }
@@ -113,14 +113,14 @@ import Testing
             path: foreign, create: true, busyTimeoutMilliseconds: 1000, fullSync: true)
         try connection.execute("CREATE TABLE hc_links (id TEXT)")
         connection.close()
-        #expect(throws: StoreError.self) {
+        #expect(throws: HealthCardError.self) {
             _ = try Database(url: .sqlite(path: foreign), role: .server, create: false, now: 3)
         }
         // A path that is not a regular file, and a missing one when not asked to create.
-        #expect(throws: StoreError.self) {
+        #expect(throws: HealthCardError.self) {
             _ = try Database(url: .sqlite(path: dir.path), role: .server, create: true, now: 3)
         }
-        #expect(throws: StoreError.self) {
+        #expect(throws: HealthCardError.self) {
             _ = try Database(
                 url: .sqlite(path: dir.appendingPathComponent("none.db").path), role: .server, create: false, now: 3)
         }

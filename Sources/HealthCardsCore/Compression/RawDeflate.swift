@@ -34,13 +34,13 @@ public final class RawDeflater {
 
     /// - Parameter wrapping: `.raw` (the default, and the only one a card may use) or `.zlib`.
     /// - Throws: `HealthCardError(.compression)` when zlib cannot initialise.
-    public init(level: Int32 = 6, wrapping: Wrapping = .raw) throws {
+    public init(level: Int32 = 6, wrapping: Wrapping = .raw) throws(HealthCardError) {
         self.level = level
         windowBits = wrapping == .raw ? -15 : 15
         small = try Self.makeStream(level: level, windowBits: windowBits, memLevel: 5)
     }
 
-    private static func makeStream(level: Int32, windowBits: Int32, memLevel: Int32) throws -> UnsafeMutablePointer<z_stream> {
+    private static func makeStream(level: Int32, windowBits: Int32, memLevel: Int32) throws(HealthCardError) -> UnsafeMutablePointer<z_stream> {
         let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
         stream.initialize(to: z_stream())
         let status = CZlib_deflateInit2(stream, level, Z_DEFLATED, windowBits, memLevel, Z_DEFAULT_STRATEGY)
@@ -69,7 +69,7 @@ public final class RawDeflater {
     /// Compresses `input` as one raw DEFLATE stream (or zlib stream, for `.zlib`).
     /// - Returns: the compressed bytes (for `.raw`, never starting with a zlib header).
     /// - Throws: `HealthCardError(.compression)`, also for an input over 4 GiB (zlib counts in 32 bits).
-    public func deflate(_ input: [UInt8]) throws -> [UInt8] {
+    public func deflate(_ input: [UInt8]) throws(HealthCardError) -> [UInt8] {
         guard input.count <= Int(UInt32.max) else {
             throw HealthCardError(.compression, "the payload is \(input.count) bytes; raw DEFLATE here takes at most 4 GiB at once")
         }
@@ -111,8 +111,9 @@ public enum RawInflate {
     /// Largest inflated size accepted, in bytes (a guard against decompression bombs).
     public static let maxOutput = 4 * 1024 * 1024
 
-    /// Why an inflate failed.
-    public enum Failure: Error, Equatable, Sendable {
+    /// Why an inflate failed: what the package's readers switch on (`inflateFailing`). A client gets it as
+    /// `HealthCardError` (`inflate`), with the code of the failure (`DEFLATE_ZLIB_WRAPPED`, …).
+    package enum Failure: Error, Equatable, Sendable {
         /// The data is a zlib (RFC 1950) stream, not raw DEFLATE: the classic issuer bug.
         case zlibWrapped
         /// The data is a gzip stream.
@@ -123,11 +124,53 @@ public enum RawInflate {
         case tooLarge
         /// Bytes follow the end of the DEFLATE stream.
         case trailingData(Int)
+
+        /// The failure as the library's error: kind `.compression` and the failure's own rule code.
+        package var healthCardError: HealthCardError {
+            switch self {
+            case .zlibWrapped:
+                return HealthCardError(
+                    .compression, code: .deflateZlibWrapped,
+                    "the data is a zlib (RFC 1950) stream, not raw DEFLATE (RFC 1951); compress with windowBits -15")
+            case .gzipWrapped:
+                return HealthCardError(
+                    .compression, code: .deflateGzipWrapped,
+                    "the data is a gzip stream, not raw DEFLATE (RFC 1951); compress with windowBits -15")
+            case .invalid(let message):
+                return HealthCardError(
+                    .compression, code: .deflateInvalid, "the data is not raw DEFLATE (RFC 1951): \(message)")
+            case .tooLarge:
+                return HealthCardError(
+                    .compression, code: .deflateTooLarge,
+                    "the data inflates to more than \(RawInflate.maxOutput) bytes; refused")
+            case .trailingData(let count):
+                return HealthCardError(
+                    .compression, code: .deflateTrailingData,
+                    "\(count) byte\(count == 1 ? "" : "s") follow the end of the raw DEFLATE stream; expected exactly one stream")
+            }
+        }
     }
 
     /// Inflates one raw DEFLATE stream.
-    /// - Throws: `RawInflate.Failure`, with `.zlibWrapped` when the data would inflate as zlib instead.
-    public static func inflate(_ input: [UInt8]) throws(Failure) -> [UInt8] {
+    /// - Throws: `HealthCardError` of kind `.compression` with the failure's code: `DEFLATE_ZLIB_WRAPPED` when
+    ///   the data would inflate as zlib instead, `DEFLATE_GZIP_WRAPPED`, `DEFLATE_INVALID`, `DEFLATE_TOO_LARGE`
+    ///   (past `maxOutput`), `DEFLATE_TRAILING_DATA` (bytes after the stream).
+    public static func inflate(_ input: [UInt8]) throws(HealthCardError) -> [UInt8] {
+        do { return try inflateFailing(input) } catch { throw error.healthCardError }
+    }
+
+    /// Inflates one raw DEFLATE stream and tells how many bytes follow its end, as pako (which the reference
+    /// validator uses) and zlib's raw inflate read a payload: they stop at the end of the stream. For judging
+    /// cards from others, where bytes after the stream are the issuer's defect, not a different content; what the
+    /// toolkit writes is checked with `inflate`, which refuses them.
+    /// - Returns: the inflated bytes and the count of bytes after the stream (0 for an exact stream).
+    /// - Throws: `HealthCardError` as `inflate` does, except `DEFLATE_TRAILING_DATA`.
+    public static func inflateStoppingAtEnd(_ input: [UInt8]) throws(HealthCardError) -> (output: [UInt8], trailing: Int) {
+        do { return try inflateStoppingAtEndFailing(input) } catch { throw error.healthCardError }
+    }
+
+    /// `inflate`, throwing the `Failure` itself (for the package's readers, which report each as a finding).
+    package static func inflateFailing(_ input: [UInt8]) throws(Failure) -> [UInt8] {
         do {
             return try run(input, windowBits: -15)
         } catch {
@@ -139,15 +182,10 @@ public enum RawInflate {
         }
     }
 
-    /// Inflates one raw DEFLATE stream and tells how many bytes follow its end, as pako (which the reference
-    /// validator uses) and zlib's raw inflate read a payload: they stop at the end of the stream. For judging
-    /// cards from others, where bytes after the stream are the issuer's defect, not a different content; what the
-    /// toolkit writes is checked with `inflate`, which refuses them.
-    /// - Returns: the inflated bytes and the count of bytes after the stream (0 for an exact stream).
-    /// - Throws: `RawInflate.Failure` as `inflate` does, except `.trailingData`.
-    public static func inflateStoppingAtEnd(_ input: [UInt8]) throws(Failure) -> (output: [UInt8], trailing: Int) {
+    /// `inflateStoppingAtEnd`, throwing the `Failure` itself.
+    package static func inflateStoppingAtEndFailing(_ input: [UInt8]) throws(Failure) -> (output: [UInt8], trailing: Int) {
         do {
-            return (try inflate(input), 0)
+            return (try inflateFailing(input), 0)
         } catch .trailingData {
             guard let pass = Pass(input, windowBits: -15) else { throw .invalid("inflateInit2 failed") }
             if pass.overBudget { throw .tooLarge }

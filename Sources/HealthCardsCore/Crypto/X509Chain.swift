@@ -37,9 +37,10 @@ public struct X509Chain: Sendable, Equatable {
         public func contains(_ seconds: Int64) -> Bool { notBefore <= seconds && seconds <= notAfter }
     }
 
-    /// Why a chain was refused, with a sentence for people.
-    public struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
-        public enum Kind: Sendable, Equatable {
+    /// Why a chain was refused, with a sentence for people: what the package's key set check switches on
+    /// (`init(checkingDER:source:)`). A client gets it as `HealthCardError` of kind `.key` with the failure's code.
+    package struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
+        package enum Kind: Sendable, Equatable {
             /// Certificate `index` (0-based) is not DER OpenSSL can parse.
             case undecodable(index: Int)
             /// A certificate is not followed by its issuer.
@@ -49,9 +50,22 @@ public struct X509Chain: Sendable, Equatable {
             /// The leaf cannot certify an ES256 key: not EC P-256, or keyUsage without digitalSignature.
             case leaf
         }
-        public let kind: Kind
-        public let message: String
-        public var description: String { message }
+        package let kind: Kind
+        package let message: String
+        package var description: String { message }
+
+        /// The rule the failure breaks: `JWK_X5C_UNDECODABLE`, `JWK_X5C_CHAIN` (order or OpenSSL's verification)
+        /// or `JWK_X5C_KEY_MISMATCH` (a leaf that cannot certify an ES256 key).
+        package var code: RuleCode {
+            switch kind {
+            case .undecodable: return .jwkX5CUndecodable
+            case .order, .chain: return .jwkX5CChain
+            case .leaf: return .jwkX5CKeyMismatch
+            }
+        }
+
+        /// The failure as the library's error: kind `.key`, the failure's code, the same message.
+        package var healthCardError: HealthCardError { HealthCardError(.key, code: code, message) }
     }
 
     /// The leaf's subject in OpenSSL's one-line form (for messages).
@@ -95,8 +109,8 @@ public struct X509Chain: Sendable, Equatable {
 
     /// Reads a published `x5c` array: standard base64 (not base64url) DER certificates, leaf first.
     /// - Throws: `HealthCardError(.key)` for an empty array, text that is not standard base64 with
-    ///   padding, or a chain `init(der:source:)` refuses.
-    public init(x5c: [String], source: String) throws {
+    ///   padding, or a chain `init(der:source:)` refuses (with that failure's code).
+    public init(x5c: [String], source: String) throws(HealthCardError) {
         guard !x5c.isEmpty else {
             throw HealthCardError(.key, "\(source): x5c is empty; it lists the leaf certificate first")
         }
@@ -110,12 +124,13 @@ public struct X509Chain: Sendable, Equatable {
             }
             ders.append(der)
         }
-        self = try Self.asKeyError { try X509Chain(der: ders, source: source) }
+        do { self = try X509Chain(checkingDER: ders, source: source) } catch { throw error.healthCardError }
     }
 
-    /// Runs `make`, turning a `Failure` into `HealthCardError(.key)` for the commands that publish chains.
+    /// Runs `make`, turning a `Failure` into `HealthCardError(.key)` (with the failure's code) for the commands
+    /// that publish chains.
     private static func asKeyError(_ make: () throws -> X509Chain) throws -> X509Chain {
-        do { return try make() } catch let failure as Failure { throw HealthCardError(.key, failure.message) }
+        do { return try make() } catch let failure as Failure { throw failure.healthCardError }
     }
 
     /// Parses DER certificates (leaf first) and verifies the chain with OpenSSL:
@@ -124,8 +139,14 @@ public struct X509Chain: Sendable, Equatable {
     ///   (`X509_V_FLAG_PARTIAL_CHAIN`), without judging dates (`X509_V_FLAG_NO_CHECK_TIME`): every
     ///   signature, the issuers' CA flags and key usages;
     /// - the leaf holds an EC P-256 key and its keyUsage, when present, allows digitalSignature.
-    /// - Throws: `X509Chain.Failure` saying which check failed and on which certificate.
-    public init(der: [[UInt8]], source: String) throws {
+    /// - Throws: `HealthCardError` of kind `.key` saying which check failed and on which certificate, with the
+    ///   code of the rule: `JWK_X5C_UNDECODABLE`, `JWK_X5C_CHAIN` or `JWK_X5C_KEY_MISMATCH`.
+    public init(der: [[UInt8]], source: String) throws(HealthCardError) {
+        do { try self.init(checkingDER: der, source: source) } catch { throw error.healthCardError }
+    }
+
+    /// `init(der:source:)`, throwing the `Failure` itself (for the key set check, which reports each as a finding).
+    package init(checkingDER der: [[UInt8]], source: String) throws(Failure) {
         guard !der.isEmpty else { throw Failure(kind: .chain, message: "\(source): the chain holds no certificate") }
         var certs: [X509Certificate] = []
         for (i, bytes) in der.enumerated() {
@@ -136,7 +157,7 @@ public struct X509Chain: Sendable, Equatable {
         try self.init(checking: certs, source: source)
     }
 
-    private init(checking certs: [X509Certificate], source: String) throws {
+    private init(checking certs: [X509Certificate], source: String) throws(Failure) {
         for i in 0..<(certs.count - 1) where !certs[i + 1].issued(certs[i]) {
             throw Failure(
                 kind: .order,

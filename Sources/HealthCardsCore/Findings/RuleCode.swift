@@ -281,6 +281,8 @@ public struct RuleCode: RawRepresentable, Hashable, Sendable, CaseIterable, Cust
     public static let inputEmpty = RuleCode("INPUT_EMPTY")
     /// A CSV value holds a character no one sees (a no-break space, a zero-width space, a byte order mark) inside it.
     public static let inputInvisibleCharacter = RuleCode("INPUT_INVISIBLE_CHARACTER")
+    /// A text given as JSON is not JSON (RFC 8259 as `JSONParser` reads it); the error's location has the byte.
+    public static let jsonInvalid = RuleCode("JSON_INVALID")
     public static let csvQuoting = RuleCode("CSV_QUOTING")
     public static let csvFieldCount = RuleCode("CSV_FIELD_COUNT")
     public static let csvHeader = RuleCode("CSV_HEADER")
@@ -357,6 +359,14 @@ public struct RuleCode: RawRepresentable, Hashable, Sendable, CaseIterable, Cust
     public static let operationForbidden = RuleCode("OPERATION_FORBIDDEN")
     /// The card database is not available (503), or the server failed (500).
     public static let operationUnavailable = RuleCode("OPERATION_UNAVAILABLE")
+    /// The server's database cannot be reached now (a server answers 503 with Retry-After and tries again).
+    public static let storeUnavailable = RuleCode("STORE_UNAVAILABLE")
+    /// The database refused a statement, or holds data this program did not write.
+    public static let storeFailed = RuleCode("STORE_FAILED")
+    /// The database's schema is newer than this program, or could not be migrated.
+    public static let storeSchema = RuleCode("STORE_SCHEMA")
+    /// The database cannot be opened as given (no SQLite file there, a path that is not a file).
+    public static let storeCannotOpen = RuleCode("STORE_CANNOT_OPEN")
 
     /// The usual severity. A few codes are reported as warnings in some contexts; the `Finding` says. A code
     /// this library does not list (one a client made) is an error.
@@ -644,6 +654,7 @@ public struct RuleCode: RawRepresentable, Hashable, Sendable, CaseIterable, Cust
         .inputNotBundle,
         .inputEmpty,
         .inputInvisibleCharacter,
+        .jsonInvalid,
         .csvQuoting,
         .csvFieldCount,
         .csvHeader,
@@ -689,6 +700,10 @@ public struct RuleCode: RawRepresentable, Hashable, Sendable, CaseIterable, Cust
         .operationUnauthorized,
         .operationForbidden,
         .operationUnavailable,
+        .storeUnavailable,
+        .storeFailed,
+        .storeSchema,
+        .storeCannotOpen,
     ]
 
     private static let byRawValue: [String: RuleCode] = Dictionary(

@@ -15,7 +15,7 @@ extension CardIssuer {
                 "the Bundle is \(bundleBytes.count) bytes; at most \(InputBudget.describe(bytes: InputBudget.cardFileBytes)) are read")
         }
         let bundle: JSONValue
-        do { bundle = try JSONParser.parse(bundleBytes) } catch {
+        do { bundle = try JSONParser.parseFailing(bundleBytes) } catch {
             throw HealthCardError(.input, code: .inputNotBundle, "the Bundle is not JSON: \(error)")
         }
         return try issue(bundle: bundle, patientID: patientID)

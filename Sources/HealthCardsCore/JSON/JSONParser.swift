@@ -4,13 +4,20 @@
 /// escapes, invalid UTF-8, unescaped control characters in strings, and nesting deeper than
 /// `maxDepth`.
 public struct JSONParser {
-    /// A parse failure, with the 0-based byte offset and 1-based line and column where it was found.
-    public struct Error: Swift.Error, CustomStringConvertible, Equatable, Sendable {
-        public var message: String
-        public var offset: Int
-        public var line: Int
-        public var column: Int
-        public var description: String { "\(message) at line \(line), column \(column) (byte \(offset))" }
+    /// A parse failure, with the 0-based byte offset and 1-based line and column where it was found: what the
+    /// package's own readers switch on (`parseFailing`). A client gets it as `HealthCardError` (`parse`).
+    package struct Failure: Swift.Error, CustomStringConvertible, Equatable, Sendable {
+        package var message: String
+        package var offset: Int
+        package var line: Int
+        package var column: Int
+        package var description: String { "\(message) at line \(line), column \(column) (byte \(offset))" }
+
+        /// The failure as the library's error: kind `.input`, code `JSON_INVALID`, the text `description` gives,
+        /// and the place in `location` (`line`, and `offset`, the 0-based byte).
+        package var healthCardError: HealthCardError {
+            HealthCardError(.input, description, code: .jsonInvalid, location: .init(line: line, offset: offset))
+        }
     }
 
     /// Deepest nesting of arrays and objects accepted.
@@ -18,17 +25,31 @@ public struct JSONParser {
 
     /// Parses one JSON text.
     /// - Parameter bytes: UTF-8 JSON, with optional surrounding whitespace; no BOM.
-    /// - Throws: `JSONParser.Error` naming what was found and where.
-    public static func parse<Bytes: Collection>(_ bytes: Bytes) throws(JSONParser.Error) -> JSONValue
+    /// - Throws: `HealthCardError` of kind `.input` with code `JSON_INVALID`, saying what was found and where
+    ///   ("… at line L, column C (byte B)"); `location.line` and `location.offset` (the 0-based byte) say it too.
+    public static func parse<Bytes: Collection>(_ bytes: Bytes) throws(HealthCardError) -> JSONValue
+    where Bytes.Element == UInt8 {
+        do { return try parseFailing(bytes) } catch { throw error.healthCardError }
+    }
+
+    /// Parses one JSON text from a String.
+    /// - Throws: `HealthCardError` with code `JSON_INVALID`, as `parse(_:)` on bytes does.
+    public static func parse(_ text: String) throws(HealthCardError) -> JSONValue {
+        try parse(Array(text.utf8))
+    }
+
+    /// Parses one JSON text, throwing the parser's own failure (message, offset, line, column) for the readers in
+    /// this package that turn it into their own rule's finding.
+    package static func parseFailing<Bytes: Collection>(_ bytes: Bytes) throws(Failure) -> JSONValue
     where Bytes.Element == UInt8 {
         let array = Array(bytes)
         var parser = JSONParser(bytes: array)
         return try parser.parseDocument()
     }
 
-    /// Parses one JSON text from a String.
-    public static func parse(_ text: String) throws(JSONParser.Error) -> JSONValue {
-        try parse(Array(text.utf8))
+    /// `parseFailing(_:)` on a String.
+    package static func parseFailing(_ text: String) throws(Failure) -> JSONValue {
+        try parseFailing(Array(text.utf8))
     }
 
     private let bytes: [UInt8]
@@ -37,7 +58,7 @@ public struct JSONParser {
 
     private init(bytes: [UInt8]) { self.bytes = bytes }
 
-    private func fail(_ message: String, at offset: Int? = nil) -> JSONParser.Error {
+    private func fail(_ message: String, at offset: Int? = nil) -> Failure {
         let at = min(offset ?? index, bytes.count)
         var line = 1
         var lineStart = 0
@@ -49,7 +70,7 @@ public struct JSONParser {
             }
             i += 1
         }
-        return JSONParser.Error(message: message, offset: at, line: line, column: at - lineStart + 1)
+        return Failure(message: message, offset: at, line: line, column: at - lineStart + 1)
     }
 
     private func describe(_ byte: UInt8) -> String {
@@ -57,7 +78,7 @@ public struct JSONParser {
         return "byte 0x" + String(byte, radix: 16, uppercase: true)
     }
 
-    private mutating func parseDocument() throws(JSONParser.Error) -> JSONValue {
+    private mutating func parseDocument() throws(Failure) -> JSONValue {
         if bytes.starts(with: UTF8BOM.bytes) {
             throw fail("JSON text starts with a UTF-8 byte order mark; save it as UTF-8 without BOM", at: 0)
         }
@@ -79,7 +100,7 @@ public struct JSONParser {
         }
     }
 
-    private mutating func parseValue() throws(JSONParser.Error) -> JSONValue {
+    private mutating func parseValue() throws(Failure) -> JSONValue {
         guard index < bytes.count else { throw fail("unexpected end of JSON text; a value was expected") }
         switch bytes[index] {
         case UInt8(ascii: "{"): return try parseObject()
@@ -93,7 +114,7 @@ public struct JSONParser {
         }
     }
 
-    private mutating func expectLiteral(_ literal: StaticString) throws(JSONParser.Error) {
+    private mutating func expectLiteral(_ literal: StaticString) throws(Failure) {
         let text = literal.withUTF8Buffer { Array($0) }
         guard bytes.count - index >= text.count, Array(bytes[index..<index + text.count]) == text else {
             throw fail("invalid literal; expected \(literal)")
@@ -101,12 +122,12 @@ public struct JSONParser {
         index += text.count
     }
 
-    private mutating func enter() throws(JSONParser.Error) {
+    private mutating func enter() throws(Failure) {
         depth += 1
         if depth > JSONParser.maxDepth { throw fail("nesting deeper than \(JSONParser.maxDepth) levels") }
     }
 
-    private mutating func parseObject() throws(JSONParser.Error) -> JSONValue {
+    private mutating func parseObject() throws(Failure) -> JSONValue {
         try enter()
         index += 1
         var object = JSONObject()
@@ -146,7 +167,7 @@ public struct JSONParser {
         }
     }
 
-    private mutating func parseArray() throws(JSONParser.Error) -> JSONValue {
+    private mutating func parseArray() throws(Failure) -> JSONValue {
         try enter()
         index += 1
         var items: [JSONValue] = []
@@ -174,7 +195,7 @@ public struct JSONParser {
         }
     }
 
-    private mutating func parseNumber() throws(JSONParser.Error) -> String {
+    private mutating func parseNumber() throws(Failure) -> String {
         let start = index
         func digit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
         if bytes[index] == UInt8(ascii: "-") { index += 1 }
@@ -201,7 +222,7 @@ public struct JSONParser {
         return String(decoding: bytes[start..<index], as: UTF8.self)
     }
 
-    private mutating func parseHex4() throws(JSONParser.Error) -> UInt16 {
+    private mutating func parseHex4() throws(Failure) -> UInt16 {
         guard bytes.count - index >= 4 else { throw fail("incomplete \\u escape") }
         var value: UInt16 = 0
         for _ in 0..<4 {
@@ -219,7 +240,7 @@ public struct JSONParser {
         return value
     }
 
-    private mutating func parseString() throws(JSONParser.Error) -> String {
+    private mutating func parseString() throws(Failure) -> String {
         let start = index
         index += 1
         var out: [UInt8] = []

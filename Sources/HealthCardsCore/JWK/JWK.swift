@@ -14,7 +14,7 @@ public struct JWK: Equatable, Sendable {
     /// - Parameters: x, y: the point's coordinates, 32 bytes each, big-endian.
     /// - Throws: `HealthCardError(.key)` when a coordinate is not 32 bytes (the point itself is checked
     ///   where a key is made from it: `P256PublicKey(x:y:)`).
-    public init(x: [UInt8], y: [UInt8], x5c: [String]? = nil, crlVersion: Int? = nil) throws {
+    public init(x: [UInt8], y: [UInt8], x5c: [String]? = nil, crlVersion: Int? = nil) throws(HealthCardError) {
         guard x.count == 32, y.count == 32 else {
             throw HealthCardError(
                 .key, "a P-256 JWK has 32-byte coordinates; found x of \(x.count) and y of \(y.count) bytes")
@@ -63,7 +63,7 @@ public struct JWK: Equatable, Sendable {
     /// Reads a published JWK, refusing private members.
     /// - Throws: `HealthCardError(.key)` for a key that is not an EC P-256 key with 32-byte x and y, or
     ///   that carries a private member such as `d` (it is never copied into the result).
-    public init(json: JSONValue, source: String = "JWK") throws {
+    public init(json: JSONValue, source: String = "JWK") throws(HealthCardError) {
         guard let object = json.objectValue else { throw HealthCardError(.key, "\(source) is not a JSON object") }
         let leaked = object.keys.filter { JWK.privateMembers.contains($0) }
         if !leaked.isEmpty {
@@ -117,9 +117,9 @@ public struct JWKS: Equatable, Sendable {
     /// Parses a JWK Set, reading only its EC P-256 keys. Other keys (RSA, `use: enc`) are skipped.
     /// - Throws: `HealthCardError(.key)` for malformed JSON, a missing `keys` array, or any key with a
     ///   private member.
-    public init(bytes: [UInt8], source: String) throws {
+    public init(bytes: [UInt8], source: String) throws(HealthCardError) {
         let json: JSONValue
-        do { json = try JSONParser.parse(bytes) } catch {
+        do { json = try JSONParser.parseFailing(bytes) } catch {
             throw HealthCardError(.key, "\(source) is not JSON: \(error)")
         }
         guard let list = json["keys"]?.arrayValue else {
@@ -167,9 +167,9 @@ extension JWKS {
     ///   carries a private member (`d`, …): a JWK Set publishes public keys only, so nothing is taken
     ///   from such a file (the message names the members, never their values), or any key's x/y is not a
     ///   point on P-256 (no one can hold its private key, so it verifies nothing).
-    public static func publicKeys(jsonFile bytes: [UInt8], source: String) throws -> [JWK] {
+    public static func publicKeys(jsonFile bytes: [UInt8], source: String) throws(HealthCardError) -> [JWK] {
         let json: JSONValue
-        do { json = try JSONParser.parse(bytes) } catch {
+        do { json = try JSONParser.parseFailing(bytes) } catch {
             throw HealthCardError(.key, "\(source) is not JSON: \(error)")
         }
         let keys: [JWK]

@@ -62,7 +62,7 @@ public struct JWS: Sendable, Equatable {
     /// Splits and base64url-decodes the three parts.
     /// - Throws: `HealthCardError(.validation)` when there are not exactly three parts or a part is not
     ///   base64url.
-    public func parts() throws -> Parts {
+    public func parts() throws(HealthCardError) -> Parts {
         // One copy of the text; the parts are slices of it between the dots.
         let bytes = Array(compact.utf8)
         var dots: [Int] = []

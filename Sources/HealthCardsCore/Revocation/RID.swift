@@ -102,7 +102,7 @@ public struct CRL: Sendable, Equatable {
     /// - Throws: `HealthCardError(.validation)` naming what is malformed.
     public init(bytes: [UInt8], source: String) throws {
         let json: JSONValue
-        do { json = try JSONParser.parse(bytes) } catch { throw HealthCardError(.validation, "\(source) is not JSON: \(error)") }
+        do { json = try JSONParser.parseFailing(bytes) } catch { throw HealthCardError(.validation, "\(source) is not JSON: \(error)") }
         guard let kid = json["kid"]?.stringValue else { throw HealthCardError(.validation, "\(source) has no kid") }
         guard json["method"]?.stringValue == "rid" else {
             throw HealthCardError(.validation, "\(source): method must be \"rid\", found \(quoted(json["method"]))")

@@ -27,8 +27,9 @@ public struct JWE: Sendable, Equatable {
     /// hostile file from costing memory (base64 text, then ciphertext, then plaintext).
     public static let maxCompactBytes = 4 * 1024 * 1024
 
-    /// Why a JWE cannot be read or opened.
-    public enum Failure: Error, Equatable, Sendable, CustomStringConvertible {
+    /// Why a JWE cannot be read or opened: what the package's readers switch on (`partsFailing`,
+    /// `decryptFailing`). A client gets it as `HealthCardError` of kind `.link` with the failure's code.
+    package enum Failure: Error, Equatable, Sendable, CustomStringConvertible {
         /// Not five `.`-separated base64url parts with an empty second part, a 12-byte IV and a 16-byte tag.
         case form(String)
         /// The protected header is not JSON, or not `alg` `dir` / `enc` `A256GCM` (or an unknown `zip`).
@@ -38,13 +39,26 @@ public struct JWE: Sendable, Equatable {
         /// `zip` `DEF`, but the plaintext does not inflate as raw DEFLATE.
         case inflate(String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .form(let why), .header(let why), .inflate(let why): return why
             case .authentication:
                 return
                     "the file does not decrypt with the link's key: the key is wrong, or the file (header, IV, ciphertext or tag) was altered"
             }
+        }
+
+        /// The failure as the library's error: kind `.link`, code `SHL_JWE_FORM`, `SHL_JWE_HEADER`,
+        /// `SHL_DECRYPT_FAILED` or `SHL_CONTENT` (a `zip` `DEF` plaintext that does not inflate), the same text.
+        package var healthCardError: HealthCardError {
+            let code: RuleCode
+            switch self {
+            case .form: code = .shlJWEForm
+            case .header: code = .shlJWEHeader
+            case .authentication: code = .shlDecryptFailed
+            case .inflate: code = .shlContent
+            }
+            return HealthCardError(.link, code: code, description)
         }
     }
 
@@ -63,7 +77,7 @@ public struct JWE: Sendable, Equatable {
     public static func encrypt(
         _ plaintext: [UInt8], key: AES256Key, contentType: String = smartHealthCard,
         deflate: Bool = false
-    ) throws -> JWE {
+    ) throws(HealthCardError) -> JWE {
         let body = deflate ? try RawDeflater(level: 9).deflate(plaintext) : plaintext
         let protected = Base64URL.encodeBytes(headerBytes(contentType: contentType, deflated: deflate))
         let iv = try AESGCM.randomIV()
@@ -94,8 +108,14 @@ public struct JWE: Sendable, Equatable {
     }
 
     /// Splits, decodes and checks the parts and the header (nothing is decrypted).
-    /// - Throws: `JWE.Failure.form` or `.header`, saying what was found and what is expected.
-    public func parts() throws(Failure) -> Parts {
+    /// - Throws: `HealthCardError` of kind `.link` with code `SHL_JWE_FORM` (not five parts, an IV or tag of the
+    ///   wrong size, too large) or `SHL_JWE_HEADER`, saying what was found and what is expected.
+    public func parts() throws(HealthCardError) -> Parts {
+        do { return try partsFailing() } catch { throw error.healthCardError }
+    }
+
+    /// `parts()`, throwing the `Failure` itself (for the package's readers, which report each as a finding).
+    package func partsFailing() throws(Failure) -> Parts {
         let bytes = Array(compact.utf8)
         guard bytes.count <= Self.maxCompactBytes else {
             throw .form(
@@ -155,15 +175,31 @@ public struct JWE: Sendable, Equatable {
 
     /// Opens the file: checks the parts, verifies the tag, decrypts, and inflates when `zip` is `DEF`.
     /// - Returns: the parts (header, IV) and the plaintext.
-    /// - Throws: `JWE.Failure`; `HealthCardError(.crypto)` only when OpenSSL itself fails.
-    public func decrypt(key: AES256Key) throws -> (parts: Parts, plaintext: [UInt8]) {
-        let parts = try self.parts()
+    /// - Throws: `HealthCardError` of kind `.link`: `SHL_JWE_FORM` or `SHL_JWE_HEADER` as `parts()` does,
+    ///   `SHL_DECRYPT_FAILED` when the tag does not verify (a wrong key, or an altered header, IV, ciphertext or
+    ///   tag), `SHL_CONTENT` when `zip` is `DEF` and the plaintext does not inflate; `.crypto` only when OpenSSL
+    ///   itself fails.
+    public func decrypt(key: AES256Key) throws(HealthCardError) -> (parts: Parts, plaintext: [UInt8]) {
+        do {
+            return try decryptFailing(key: key)
+        } catch let failure as Failure {
+            throw failure.healthCardError
+        } catch let error as HealthCardError {
+            throw error
+        } catch {
+            throw HealthCardError(.crypto, "\(error)")
+        }
+    }
+
+    /// `decrypt(key:)`, throwing `Failure` itself (or `HealthCardError(.crypto)` when OpenSSL fails).
+    package func decryptFailing(key: AES256Key) throws -> (parts: Parts, plaintext: [UInt8]) {
+        let parts = try self.partsFailing()
         guard let body = try AESGCM.open(parts.ciphertext, tag: parts.tag, key: key, iv: parts.iv, aad: parts.aad)
         else {
             throw Failure.authentication
         }
         guard parts.deflated else { return (parts, body) }
-        do { return (parts, try RawInflate.inflate(body)) } catch {
+        do { return (parts, try RawInflate.inflateFailing(body)) } catch {
             throw Failure.inflate("the JWE says zip DEF, but its plaintext is not raw DEFLATE (\(error))")
         }
     }

@@ -96,8 +96,9 @@ public enum SNOMEDCT {
         }
     }
 
-    /// Why a string is not a valid SCTID, or not a concept identifier.
-    public enum Problem: Error, Equatable, Sendable, CustomStringConvertible {
+    /// Why a string is not a valid SCTID, or not a concept identifier: a value a caller switches on (not an
+    /// error: `requireConceptID` throws `HealthCardError` naming it).
+    public enum Problem: Equatable, Sendable, CustomStringConvertible {
         /// A character other than an ASCII digit.
         case notDigits
         /// The first digit is 0.
@@ -155,10 +156,16 @@ public enum SNOMEDCT {
         return Int(inv[Int(verhoeffState(bytes, start: 1))])
     }
 
+    /// What `validateIdentifier` found: the partition of a valid SCTID, or the first problem.
+    public enum IdentifierCheck: Equatable, Sendable {
+        case success(Partition)
+        case failure(Problem)
+    }
+
     /// Checks the structure of an SCTID of any kind (concept, description, relationship, expression).
     /// - Returns: the partition when `sctid` is valid, otherwise the first problem found, checked in the order
     ///   characters, leading zero, length, check digit, partition.
-    public static func validateIdentifier(_ sctid: String) -> Result<Partition, Problem> {
+    public static func validateIdentifier(_ sctid: String) -> IdentifierCheck {
         let bytes = Array(sctid.utf8)
         guard !bytes.isEmpty, bytes.allSatisfy({ (0x30...0x39).contains($0) }) else { return .failure(.notDigits) }
         guard bytes[0] != 0x30 else { return .failure(.leadingZero) }

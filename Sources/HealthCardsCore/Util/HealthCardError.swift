@@ -88,10 +88,13 @@ public struct HealthCardError: Error, Sendable, Equatable, CustomStringConvertib
         /// A FHIR path (`Bundle.entry[1].resource.status`), a JSON path (`keys[0].kid`) or a JWS part
         /// (`header.alg`).
         public var path: String?
+        /// 0-based byte offset within the input where it was found (a JSON text `JSONParser` refused). Not part
+        /// of `description`: the messages of errors that have one say it ("… (byte 12)").
+        public var offset: Int?
 
         public init(
             file: String? = nil, line: Int? = nil, column: String? = nil, credential: Int? = nil, chunk: Int? = nil,
-            path: String? = nil
+            path: String? = nil, offset: Int? = nil
         ) {
             self.file = file
             self.line = line
@@ -99,6 +102,7 @@ public struct HealthCardError: Error, Sendable, Equatable, CustomStringConvertib
             self.credential = credential
             self.chunk = chunk
             self.path = path
+            self.offset = offset
         }
 
         /// A location written `file:line` (a CSV record, a Bundle record), as `ReportLine.source` is; a text

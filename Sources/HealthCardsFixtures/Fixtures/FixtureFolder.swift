@@ -21,22 +21,26 @@ public enum FixtureFolder {
     /// What a catalogue folder holds; an earlier catalogue is replaced only when it holds nothing else.
     static let catalogueNames: Set<String> = ["valid", "invalid", "site", FixtureManifest.fileName]
 
-    /// The request to stop that `write` reports: the catalogue was not written (its temporary folder is gone).
-    public struct Stopped: Error, Sendable {
-        /// The signal that asked to stop.
-        public var signal: Int32
+    /// What `write` did: wrote the catalogue, or stopped on request (a stop is an outcome the caller asked for,
+    /// not an error).
+    public enum Outcome {
+        /// The catalogue is at `out`; its manifest.
+        case written(FixtureManifest)
+        /// A stop was requested by `signal`: the catalogue was not written (its temporary folder is gone, an
+        /// earlier catalogue is as it was).
+        case stopped(signal: Int32)
     }
 
     /// Makes the catalogue and puts it at `out`.
     /// - Parameter stop: asks the run to stop (from a signal handler); checked between the catalogue's stages.
-    /// - Returns: the manifest written.
+    /// - Returns: `.written` with the manifest written, or `.stopped` when `stop` was requested (nothing was
+    ///   written, the earlier catalogue is as it was).
     /// - Throws: `HealthCardError(.configuration)` when `out` is a file, or a folder holding anything but an
     ///   earlier catalogue (listed in the message; nothing is touched); `.io` when writing fails; what
-    ///   `FixtureCatalogue.make` throws; `Stopped` when `stop` was requested (nothing was written, the earlier
-    ///   catalogue is as it was).
+    ///   `FixtureCatalogue.make` throws.
     public static func write(
         _ options: FixtureCatalogue.Options, to out: String, stop: StopRequest = StopRequest()
-    ) throws -> FixtureManifest {
+    ) throws -> Outcome {
         var out = out
         while out.count > 1 && out.hasSuffix("/") { out.removeLast() }
         // A link to a folder: the folder is what is replaced (renaming over the link would replace the link).
@@ -60,7 +64,7 @@ public enum FixtureFolder {
         }
         if stop.signal != 0 {
             try? removeTree(temporary)
-            throw Stopped(signal: stop.signal)
+            return .stopped(signal: stop.signal)
         }
         if FileIO.exists(out) {
             if replacing {
@@ -74,7 +78,7 @@ public enum FixtureFolder {
         }
         try rename(temporary, to: out)
         try removeTree(old)
-        return manifest
+        return .written(manifest)
     }
 
     /// Removes the folders `.<name>.fixtures-new-<pid>` and `.<name>.fixtures-old-<pid>` in `parent` that a run no

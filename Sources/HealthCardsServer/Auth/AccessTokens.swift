@@ -32,8 +32,9 @@ public struct AccessGrant: Sendable, Equatable {
 }
 
 /// Why a token was refused: the status (401: no usable token; 403: a good token that does not allow this)
-/// and what to say, which never holds the token.
-public struct AccessRefusal: Error, Sendable, Equatable {
+/// and what to say, which never holds the token. A value the server answers with (`AccessCheck.refused`), not
+/// an error a client catches.
+public struct AccessRefusal: Sendable, Equatable {
     public var status: Int
     /// RFC 6750 section 3.1: `invalid_token`, `insufficient_scope`, or nil (no token was sent).
     public var bearerError: String?
@@ -43,6 +44,24 @@ public struct AccessRefusal: Error, Sendable, Equatable {
         self.status = status
         self.bearerError = bearerError
         self.message = message
+    }
+}
+
+/// What checking a bearer token found: the grant it carries, or why it was refused.
+public enum AccessCheck: Sendable {
+    case granted(AccessGrant)
+    case refused(AccessRefusal)
+}
+
+/// `AccessRefusal` thrown inside this module, on its way to the `AccessCheck` or answer that carries it.
+struct Refused: Error {
+    var refusal: AccessRefusal
+    var message: String { refusal.message }
+
+    init(_ refusal: AccessRefusal) { self.refusal = refusal }
+
+    init(status: Int, bearerError: String?, message: String) {
+        refusal = AccessRefusal(status: status, bearerError: bearerError, message: message)
     }
 }
 
@@ -106,18 +125,22 @@ public struct AccessTokens: Sendable {
     }
 
     /// Checks the `Authorization` header's bearer token at `now` (seconds since 1970).
-    /// - Throws: `AccessRefusal` with status 401.
-    public func verify(authorization: String?, now: Int64) throws(AccessRefusal) -> AccessGrant {
-        func refuse(_ message: String) -> AccessRefusal {
-            AccessRefusal(status: 401, bearerError: "invalid_token", message: message)
+    /// - Returns: `.granted` with what the token allows, or `.refused` with status 401 and what to say.
+    public func check(authorization: String?, now: Int64) -> AccessCheck {
+        do { return .granted(try verify(authorization: authorization, now: now)) } catch { return .refused(error.refusal) }
+    }
+
+    private func verify(authorization: String?, now: Int64) throws(Refused) -> AccessGrant {
+        func refuse(_ message: String) -> Refused {
+            Refused(status: 401, bearerError: "invalid_token", message: message)
         }
         guard let authorization, !authorization.isEmpty else {
-            throw AccessRefusal(
+            throw Refused(
                 status: 401, bearerError: nil, message: "this operation needs an access token: Authorization: Bearer <token>")
         }
         let scheme = authorization.prefix { $0 != " " }
         guard scheme.lowercased() == "bearer" else {
-            throw AccessRefusal(status: 401, bearerError: nil, message: "the Authorization header is not a Bearer token")
+            throw Refused(status: 401, bearerError: nil, message: "the Authorization header is not a Bearer token")
         }
         let token = authorization.dropFirst(scheme.count).drop { $0 == " " }
         guard token.utf8.count <= Self.maxTokenLength else { throw refuse("the access token is too long") }

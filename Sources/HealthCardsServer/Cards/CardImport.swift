@@ -34,7 +34,7 @@ public struct CardContent: Sendable, Equatable {
         }
         let inflated: [UInt8]
         do {
-            inflated = try RawInflate.inflate(deflated)
+            inflated = try RawInflate.inflateFailing(deflated)
         } catch {
             throw HealthCardError(.input, "a card's payload is not raw DEFLATE: \(error)")
         }

@@ -113,7 +113,7 @@ public protocol CardStore: Sendable {
     /// - Parameters:
     ///   - revokes: whether a key's revocation list revokes a card (kid, rid, nbf seconds); asked for the new
     ///     cards and for those already stored. What it throws rolls the import back.
-    /// - Throws: `StoreError`.
+    /// - Throws: `HealthCardError` with a `STORE_…` code when the database fails; what `revokes` throws.
     func load(_ run: CardRun, now: Int64, revokes: (String, String, Int64) throws -> Bool) throws -> CardImportOutcome
     /// The cards of a person (normalized id), in run and file order; nil for a person no run issued for.
     func cards(patient: String) throws -> [StoredCard]?

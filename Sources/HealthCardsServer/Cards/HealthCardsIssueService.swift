@@ -205,8 +205,8 @@ public struct HealthCardsIssueService: Sendable {
     }
 
     /// Reads a `Parameters` body. - Throws: a message for 400.
-    static func parse(_ body: [UInt8]) throws(AccessRefusal) -> Request {
-        func bad(_ message: String) -> AccessRefusal { AccessRefusal(status: 400, bearerError: nil, message: message) }
+    static func parse(_ body: [UInt8]) throws(Refused) -> Request {
+        func bad(_ message: String) -> Refused { Refused(status: 400, bearerError: nil, message: message) }
         guard let json = try? JSONParser.parse(body), json.objectValue != nil else {
             throw bad("the body is not JSON: it must be a FHIR Parameters resource")
         }
@@ -217,7 +217,7 @@ public struct HealthCardsIssueService: Sendable {
         let list = json["parameter"]?.arrayValue ?? []
         for parameter in list {
             guard let name = parameter["name"]?.stringValue else { throw bad("a parameter has no name") }
-            func text(_ kinds: [String]) throws(AccessRefusal) -> String {
+            func text(_ kinds: [String]) throws(Refused) -> String {
                 for kind in kinds { if let value = parameter[kind]?.stringValue { return value } }
                 throw bad("parameter \(name) needs \(kinds[0])")
             }
@@ -298,10 +298,9 @@ public struct HealthCardsIssueService: Sendable {
         // Authorization first: nothing of the request is looked at for a caller without a good token.
         var grant: AccessGrant?
         if case .tokens(let tokens) = configuration.authorization {
-            do {
-                grant = try tokens.verify(authorization: request.header("Authorization"), now: now)
-            } catch {
-                return finish(refusal(error))
+            switch tokens.check(authorization: request.header("Authorization"), now: now) {
+            case .granted(let granted): grant = granted
+            case .refused(let refused): return finish(refusal(refused))
             }
             guard let claim = grant?.patient, claim == patient else {
                 return finish(
@@ -383,7 +382,7 @@ public struct HealthCardsIssueService: Sendable {
     }
 
     func unavailable(_ error: Error) -> HTTPResponse {
-        if let error = error as? StoreError, error.reason == .unavailable {
+        if let error = StoreError.unavailable(error) {
             var response = Self.operationOutcome(
                 503, code: "transient", rule: .operationUnavailable, "the card database is not available; try again shortly",
                 outcome: "unavailable")

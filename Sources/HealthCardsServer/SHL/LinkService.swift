@@ -169,7 +169,7 @@ public struct LinkService: Sendable {
     func failure(_ error: Error, _ id: String?) -> HTTPResponse {
         var response: HTTPResponse
         metrics?.databaseError()
-        if let error = error as? StoreError, error.reason == .unavailable {
+        if let error = StoreError.unavailable(error) {
             response = .error(503, "the link database is not available; try again shortly", outcome: "unavailable")
             response.setHeader("Retry-After", "5")
             log.warning("database", ["reason": .string(error.message)])

@@ -44,12 +44,13 @@ public final class Database: @unchecked Sendable {
     ///   - create: make a missing SQLite file (mode 0600); PostgreSQL databases are made by their administrator.
     ///   - maxConnections: the pool's size (at least 1): the server's threads, plus one for its maintenance.
     ///   - now: seconds since 1970, recorded with a schema step.
-    /// - Throws: `StoreError`: `.configuration` (no such SQLite file, not a file), `.unavailable` (PostgreSQL
-    ///   cannot be reached), `.schema` (newer than this program, or not this program's tables).
+    /// - Throws: `HealthCardError`: `.configuration` with `STORE_CANNOT_OPEN` (no such SQLite file, not a
+    ///   file), `.io` with `STORE_UNAVAILABLE` (PostgreSQL cannot be reached) or `STORE_SCHEMA` (newer than this
+    ///   program, or not this program's tables).
     public init(
         url: DatabaseURL, role: Role, create: Bool, maxConnections: Int = 8, checkoutTimeoutSeconds: Int = 5,
         now: Int64
-    ) throws(StoreError) {
+    ) throws(HealthCardError) {
         self.url = url
         self.role = role
         self.maxConnections = max(1, maxConnections)
@@ -60,12 +61,15 @@ public final class Database: @unchecked Sendable {
         pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
         pthread_cond_init(returned, &attributes)
         pthread_condattr_destroy(&attributes)
-        let first = try Self.connect(url, role: role, create: create, writers: writers)
+        let first: SQLConnection
+        do { first = try Self.connect(url, role: role, create: create, writers: writers) } catch {
+            throw error.healthCardError
+        }
         do {
             try Schema.migrate(first, now: now)
         } catch {
             first.close()
-            throw error
+            throw error.healthCardError
         }
         idle.append(first)
         open = 1
@@ -131,11 +135,16 @@ public final class Database: @unchecked Sendable {
     }
 
     /// Lends a connection to `body`. Waits up to `checkoutTimeoutSeconds` when all are in use.
-    /// - Throws: what `body` throws; `StoreError(.unavailable)` when no connection can be had.
+    /// - Throws: what `body` throws, a `StoreError` as its `HealthCardError` (the public store API's error);
+    ///   `STORE_UNAVAILABLE` when no connection can be had.
     func withConnection<T>(_ body: (SQLConnection) throws -> T) throws -> T {
-        let connection = try checkOut()
-        defer { checkIn(connection) }
-        return try body(connection)
+        do {
+            let connection = try checkOut()
+            defer { checkIn(connection) }
+            return try body(connection)
+        } catch let error as StoreError {
+            throw error.healthCardError
+        }
     }
 
     private func checkOut() throws(StoreError) -> SQLConnection {

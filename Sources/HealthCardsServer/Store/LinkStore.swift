@@ -154,7 +154,7 @@ public struct AuditEntry: Sendable, Equatable {
 /// atomic statement, or a transaction holding the write lock).
 public protocol LinkStore: Sendable {
     /// Stores a new link with its files.
-    /// - Throws: `StoreError(.failed)` when the id exists.
+    /// - Throws: `HealthCardError` with code `STORE_FAILED` when the id exists.
     func create(_ link: StoredLink) throws
     /// Replaces all files of an active link (a long-term link's update), sets `updatedAt` and raises its `version`
     /// (locations of the earlier version answer 404 from then on).

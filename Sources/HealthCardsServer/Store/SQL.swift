@@ -30,9 +30,11 @@ extension SQLValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral {
     public static func flag(_ value: Bool) -> SQLValue { .integer(value ? 1 : 0) }
 }
 
-/// Why a database operation failed.
-public struct StoreError: Error, Sendable, CustomStringConvertible, Equatable {
-    public enum Reason: Sendable, Equatable {
+/// Why a database operation failed, inside this package. A client never sees it: the public store API
+/// (`Database`, `DatabaseLinkStore`, `CardStore`) throws it as `HealthCardError` (`healthCardError`), whose code
+/// keeps the reason (`STORE_UNAVAILABLE`, `STORE_FAILED`, `STORE_SCHEMA`, `STORE_CANNOT_OPEN`).
+package struct StoreError: Error, Sendable, CustomStringConvertible, Equatable {
+    package enum Reason: Sendable, Equatable {
         /// The database cannot be reached now (PostgreSQL down or restarting, a connection lost, SQLite busy
         /// past its timeout): a server answers 503 and tries again on the next request.
         case unavailable
@@ -44,21 +46,38 @@ public struct StoreError: Error, Sendable, CustomStringConvertible, Equatable {
         case configuration
     }
 
-    public var reason: Reason
+    package var reason: Reason
     /// What failed, without parameters (which may be passcode hashes or link ids) or credentials.
-    public var message: String
+    package var message: String
 
-    public init(_ reason: Reason, _ message: String) {
+    package init(_ reason: Reason, _ message: String) {
         self.reason = reason
         self.message = message
     }
 
-    public var description: String { message }
+    package var description: String { message }
 
-    /// The toolkit's error for this failure: `.io` (a database is a file or a service), `.configuration` for a
-    /// configuration problem.
-    public var healthCardError: HealthCardError {
-        HealthCardError(reason == .configuration ? .configuration : .io, message)
+    /// The toolkit's error for this failure, with the same message: `.io` (a database is a file or a service)
+    /// with code `STORE_UNAVAILABLE`, `STORE_FAILED` or `STORE_SCHEMA`; `.configuration` with
+    /// `STORE_CANNOT_OPEN` for a database that cannot be opened as given.
+    package var healthCardError: HealthCardError {
+        switch reason {
+        case .unavailable: return HealthCardError(.io, code: .storeUnavailable, message)
+        case .failed: return HealthCardError(.io, code: .storeFailed, message)
+        case .schema: return HealthCardError(.io, code: .storeSchema, message)
+        case .configuration: return HealthCardError(.configuration, code: .storeCannotOpen, message)
+        }
+    }
+
+    /// The codes a `StoreError` becomes: an error with one of them came from the database.
+    package static let codes: Set<RuleCode> = [.storeUnavailable, .storeFailed, .storeSchema, .storeCannotOpen]
+
+    /// The error of `error` when it says the database cannot be reached now (a `StoreError`, or the
+    /// `HealthCardError` with code `STORE_UNAVAILABLE` it became at the store's API): a server answers 503 with
+    /// Retry-After. Nil for any other error.
+    package static func unavailable(_ error: any Error) -> HealthCardError? {
+        let bridged = (error as? StoreError)?.healthCardError ?? (error as? HealthCardError)
+        return bridged?.code == .storeUnavailable ? bridged : nil
     }
 }
 

@@ -183,7 +183,7 @@ public enum BundleInput {
 
     static func record(_ bytes: [UInt8], source: String, id: String) -> InputRecord {
         do {
-            let json = try JSONParser.parse(bytes)
+            let json = try JSONParser.parseFailing(bytes)
             guard json["resourceType"]?.stringValue == "Bundle" else {
                 return InputRecord(source: source, id: id, bundle: nil, errors: [HealthCardError(.input, code: .inputNotBundle, "expected a FHIR Bundle (\"resourceType\": \"Bundle\"), found \(json["resourceType"]?.stringValue.map { "resourceType '\($0)'" } ?? "no resourceType")")])
             }

@@ -148,7 +148,7 @@ package enum KeySetFile {
     /// - Throws: `HealthCardError(.key)` for text that is not JSON or has no `keys` array.
     public static func parse(_ bytes: [UInt8], source: String) throws -> JSONValue {
         let json: JSONValue
-        do { json = try JSONParser.parse(bytes) } catch {
+        do { json = try JSONParser.parseFailing(bytes) } catch {
             throw HealthCardError(.key, "\(source) is not JSON: \(error)")
         }
         guard json["keys"]?.arrayValue != nil else {

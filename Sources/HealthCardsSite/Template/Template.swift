@@ -66,7 +66,7 @@ public struct Template: Sendable {
     ///   entry, a reference to a repeated entry.
     public init(bytes: [UInt8], source: String) throws {
         let json: JSONValue
-        do { json = try JSONParser.parse(bytes) } catch {
+        do { json = try JSONParser.parseFailing(bytes) } catch {
             throw HealthCardError(.template, "\(source) is not valid JSON: \(error)")
         }
         func fail(_ message: String) -> HealthCardError { HealthCardError(.template, "\(source): \(message)") }

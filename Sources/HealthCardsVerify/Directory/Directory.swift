@@ -177,7 +177,7 @@ public struct Directory: Sendable {
         certificateValidity = key.validity
 
         let json: JSONValue
-        do { json = try JSONParser.parse(snapshot) } catch { throw invalid("\(Self.snapshotName) is not JSON: \(error)") }
+        do { json = try JSONParser.parseFailing(snapshot) } catch { throw invalid("\(Self.snapshotName) is not JSON: \(error)") }
         guard let info = json["issuerInfo"]?.arrayValue else {
             throw invalid("\(Self.snapshotName) has no issuerInfo array; a snapshot is {\"directory\",\"time\",\"issuerInfo\":[…]}")
         }
@@ -195,7 +195,7 @@ public struct Directory: Sendable {
                 throw invalid("vci-issuers.json is \(issuerList.count) bytes; at most \(InputBudget.describe(bytes: limits.issuerListBytes)) are read")
             }
             let list: JSONValue
-            do { list = try JSONParser.parse(issuerList) } catch { throw invalid("vci-issuers.json is not JSON: \(error)") }
+            do { list = try JSONParser.parseFailing(issuerList) } catch { throw invalid("vci-issuers.json is not JSON: \(error)") }
             guard let items = list["participating_issuers"]?.arrayValue else {
                 throw invalid("vci-issuers.json has no participating_issuers array")
             }
@@ -214,7 +214,7 @@ public struct Directory: Sendable {
                 throw invalid("daily_audit.json is \(audit.count) bytes; at most \(InputBudget.describe(bytes: limits.auditBytes)) are read")
             }
             let document: JSONValue
-            do { document = try JSONParser.parse(audit) } catch { throw invalid("daily_audit.json is not JSON: \(error)") }
+            do { document = try JSONParser.parseFailing(audit) } catch { throw invalid("daily_audit.json is not JSON: \(error)") }
             auditTime = document["auditTime"]?.stringValue
             for item in document["issuersWithErrors"]?.arrayValue ?? [] {
                 guard let iss = item["issuer"]?["iss"]?.stringValue else { continue }

@@ -131,7 +131,7 @@ package struct JWSCheck {
                                 add: (RuleCode, String?, String, Finding.Severity?) -> Void) -> JSONValue? {
         var bytes: [UInt8]
         do {
-            bytes = try RawInflate.inflate(compressed)
+            bytes = try RawInflate.inflateFailing(compressed)
         } catch {
             switch error {
             case .zlibWrapped:
@@ -175,7 +175,7 @@ package struct JWSCheck {
             bytes.removeFirst(3)
         }
         let json: JSONValue
-        do { json = try JSONParser.parse(bytes) } catch {
+        do { json = try JSONParser.parseFailing(bytes) } catch {
             add(.payloadNotJSON, "payload", "the inflated payload is not JSON: \(error)", nil)
             return nil
         }

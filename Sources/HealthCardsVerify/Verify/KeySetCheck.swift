@@ -101,7 +101,7 @@ package enum KeySetCheck {
             return result
         }
         let json: JSONValue
-        do { json = try JSONParser.parse(bytes) } catch {
+        do { json = try JSONParser.parseFailing(bytes) } catch {
             add(.jwksNotJSON, nil, #"the key set is not JSON (a JWK Set is {"keys":[...]}): \#(error)"#)
             return result
         }

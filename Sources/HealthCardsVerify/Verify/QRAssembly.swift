@@ -256,7 +256,7 @@ enum JWSShape {
     /// bytes end inside (the parser names its start).
     static func isJSONPrefix(_ bytes: [UInt8]) -> Bool {
         do {
-            _ = try JSONParser.parse(bytes)
+            _ = try JSONParser.parseFailing(bytes)
             return true
         } catch {
             return error.offset >= bytes.count - 8 || error.message == "unterminated string"

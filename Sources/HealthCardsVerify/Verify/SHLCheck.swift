@@ -418,7 +418,7 @@ package struct SHLCheck {
         }
         let jwe = JWE(compact: String(decoding: body, as: UTF8.self))
         let parts: JWE.Parts
-        do { parts = try jwe.parts() } catch {
+        do { parts = try jwe.partsFailing() } catch {
             switch error {
             case .header(let why): add(.shlJWEHeader, "\(path): \(why)")
             default: add(.shlJWEForm, "\(path): \(error)")
@@ -445,7 +445,7 @@ package struct SHLCheck {
             return []
         }
         let plaintext: [UInt8]
-        do { plaintext = try jwe.decrypt(key: key).plaintext } catch JWE.Failure.authentication {
+        do { plaintext = try jwe.decryptFailing(key: key).plaintext } catch JWE.Failure.authentication {
             add(
                 .shlDecryptFailed,
                 "\(path) does not decrypt with the link's key: the key is wrong, or the file (its header, IV, "

@@ -53,15 +53,12 @@ struct X5CCheck {
         }
         guard ders.count == items.count else { return nil }
         let chain: X509Chain
-        do { chain = try X509Chain(der: ders, source: path) } catch let failure as X509Chain.Failure {
+        do { chain = try X509Chain(checkingDER: ders, source: path) } catch let failure {
             switch failure.kind {
             case .undecodable(let index): add(.jwkX5CUndecodable, "\(path)[\(index)]", failure.message)
             case .order, .chain: add(.jwkX5CChain, path, failure.message)
             case .leaf: add(.jwkX5CKeyMismatch, "\(path)[0]", failure.message)
             }
-            return nil
-        } catch {
-            add(.jwkX5CChain, path, "\(error)")
             return nil
         }
         guard chain.certifies(key) else {
