@@ -30,6 +30,9 @@ enum Hints {
         .outputStale: "print again with `healthcards print`, or encrypt the new card under the same link with "
             + "`healthcards shl --base-url BASE_URL --site SITE CARD`",
         .cardWithdrawn: "withdraw its link with `healthcards revoke --site SITE --link FILE`",
+        .ridRevoked: "narrow the entry with `healthcards revoke --site SITE --key KEY --rid-secret FILE --report REPORT "
+            + "--id ID --before TIME --narrow`",
+        .ridNone: "name the identifier system that holds the patient id with --patient-id-system SYSTEM",
         .shlWithdrawn: "print without the link (--no-link), or make a new link first (`healthcards shl --renew ID`, "
             + "`healthcards issue --shl-renew ID`)",
     ]

@@ -101,7 +101,7 @@ import Testing
         // The output folder records where its links live: another existing site folder is refused up front.
         let refused = try SiteTestSupport.cli(shlArguments, expect: 2)
         #expect(refused.stderr.contains("were made into the site folder \(c.site)"), "\(refused.stderr)")
-        #expect(refused.stderr.contains("Give --site \(c.site)"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("Give the site folder \(c.site)"), "\(refused.stderr)")
         let issueRefused = try SiteTestSupport.cli(
             [
                 "issue", "--issuer", SHLTestSupport.issuer, "--key", c.key, "--site", copy, "--shl",

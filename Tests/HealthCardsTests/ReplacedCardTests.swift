@@ -54,7 +54,8 @@ import Testing
                 $0.hasPrefix(
                     "cards/P-1001.smart-health-card replaced the card of an earlier run (nbf 1700000000) because its record changed. The old card stays valid"
                 )
-                    && $0.contains("--id 'P-1001' --before 1700000100`")
+                    && $0.contains("the cards of patient id 'P-1001' issued before 1700000100")
+                    && $0.contains("`healthcards revoke --site SITE --key KEY --rid-secret FILE --report REPORT --id ID --before NBF`")
             }, "\(warnings)")
         #expect(
             warnings.contains { $0.hasPrefix("pdf/P-1001.pdf still shows the replaced card; print it again") },
