@@ -124,7 +124,7 @@ import Testing
         let kept = try SiteTestSupport.cli(shlArguments, expect: 1)
         #expect(
             kept.stderr.contains(
-                "is not in \(copy)/shl (withdrawn with `revoke --link`, or the link was made into another copy of the site); the link text was kept"
+                "is not in \(copy)/shl (withdrawn, or the link was made into another copy of the site); the link text was kept"
             ), "\(kept.stderr)")
         #expect(try c.text("P-1003") == before)
         #expect(c.siteFiles(copy).isEmpty)

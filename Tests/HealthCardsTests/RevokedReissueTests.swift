@@ -82,7 +82,7 @@ import Testing
         #expect(error.contains("is revoked for cards issued before \(until)"), "\(error)")
         #expect(
             error.contains("by the entry '\(rid).\(until)'")
-                && error.hasSuffix("To issue it, run this again from then on"), "\(error)")
+                && error.contains("To issue it, run this again from then on ("), "\(error)")
     }
 
     /// The lookup `issue --site` makes for every record (indexed by rid) finds the list's first entry that revokes

@@ -41,7 +41,8 @@ extension IssuerSite {
                 .configuration,
                 "\(option) \(path) is inside the published site \(found.site) (it holds \(found.marker)): \(what), and "
                     + "a web server hands out whatever is in the site to anyone who asks. Choose a path outside the web "
-                    + "root; nothing was written")
+                    + "root; nothing was written"
+            ).about(option)
         }
         // An output folder whose entries (cards/, qr/, report.ndjson, …) or their files are links into a site would
         // put the files there: writes follow a link to its target (the output rule, `OutputTarget`).
@@ -50,7 +51,8 @@ extension IssuerSite {
             .configuration,
             "\(option) \(path) holds \(link), a symbolic link into the published site \(found.site) (it holds "
                 + "\(found.marker)): \(what), and what is written through the link would be published. Remove the link "
-                + "or choose another folder; nothing was written")
+                + "or choose another folder; nothing was written"
+        ).about(option)
     }
 
     /// The first symbolic link among the entries of `folder` and of its subfolders (one level down, at most
