@@ -52,9 +52,9 @@ public struct CardImages: Sendable {
                     + "(shl/<id>.png, shl/<id>.txt) or the .smart-health-card file")]
                 return
             }
-            throw HealthCardError(.qr, "the JWS is \(length) characters; one QR holds at most \(QRNumeric.maxSingleJWSCharacters). "
-                + "Pass \(Setting.shl) BASE_URL \(Setting.site) SITE to hand it out as a SMART Health Link (docs/shl.md), put fewer entries in "
-                + "the card (e.g. one card per dose series), or pass \(Setting.chunk) for chunked QRs (deprecated since SHC 1.3.0)")
+            throw HealthCardError(.qr, code: .qrTooLong, "the JWS is \(length) characters; one QR holds at most \(QRNumeric.maxSingleJWSCharacters). "
+                + "Hand it out as a SMART Health Link (docs/shl.md), put fewer entries in the card (e.g. one card per dose series), "
+                + "or make chunked QRs (deprecated since SHC 1.3.0)")
         }
         let chunks = QRNumeric.chunks(jws.compact)
         for (i, chunk) in chunks.enumerated() {

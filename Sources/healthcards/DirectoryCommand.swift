@@ -81,7 +81,7 @@ enum DirectoryCommand {
                 say(String(decoding: JSONWriter.pretty(.object([
                     "directory": .string(folder), "signature": .string("invalid"),
                     "error": .object(["code": .string((error.code ?? .directorySignatureInvalid).rawValue),
-                                      "message": .string(MessageStyle.commandLine.render(error.text))]),
+                                      "message": .string(Hints.said(error))]),
                 ])), as: UTF8.self))
             }
             printError(error.commandLineText)
@@ -141,7 +141,7 @@ enum DirectoryCommand {
             "lastRetrieved": issuer.lastRetrievedText.map { .string($0) } ?? .null,
             "stale": .bool(issuer.isStale(before: staleBefore)),
             "auditErrors": .array(issuer.auditErrors.map { .string($0) }),
-            "keyErrors": .array(errors.map { $0.json(style: .commandLine) }),
+            "keyErrors": .array(errors.map { $0.json(say: Hints.said) }),
         ])
     }
 
@@ -209,7 +209,7 @@ enum DirectoryCommand {
                 }
                 for finding in errors[issuer.position] ?? [] {
                     say(ControlCharacters.escaped("  error \(finding.code.rawValue)" + (finding.location.path.map { " at \($0)" } ?? "")
-                        + ": " + finding.rendered(.commandLine)))
+                        + ": " + Hints.said(finding)))
                 }
             }
         }
@@ -243,7 +243,7 @@ enum DirectoryCommand {
             say(String(decoding: JSONWriter.pretty(.object([
                 "directory": signatureJSON(loaded), "site": .string(site), "issuer": issuer.map { .string($0) } ?? .null,
                 "keysPass": .bool(result.keysPass),
-                "findings": .array(result.findings.map { $0.json(style: .commandLine) }),
+                "findings": .array(result.findings.map { $0.json(say: Hints.said) }),
                 "notes": .array(result.notes.map { .string($0) }),
             ])), as: UTF8.self))
         } else {
@@ -252,7 +252,7 @@ enum DirectoryCommand {
             for note in result.notes { say(ControlCharacters.escaped("  note     \(note)")) }
             for finding in result.findings {
                 say(ControlCharacters.escaped("  \(finding.severity.rawValue) \(finding.code.rawValue)"
-                    + (finding.location.path.map { " at \($0)" } ?? "") + ": " + finding.rendered(.commandLine)))
+                    + (finding.location.path.map { " at \($0)" } ?? "") + ": " + Hints.said(finding)))
             }
         }
         return result.keysPass ? .ok : .partial

@@ -105,12 +105,13 @@ enum FixturesCommand {
                     + "Make the catalogue with a PEM key file (a test key: `healthcards keygen --out test-issuer.pem`)")
         }
         var options: FixtureCatalogue.Options
+        let checkAdvice = "`healthcards verify --now <now> --jwks <keySets>... <files>`"
         if let keyPath {
             let key = try KeySource.privateKey(keyPath)
             try DemoKey.check(kids: [key.publicKey.kid], issuer: issuer, command: "fixtures")
-            options = FixtureCatalogue.Options(issuer: issuer, key: key, now: now, seed: seed, messageStyle: .commandLine)
+            options = FixtureCatalogue.Options(issuer: issuer, key: key, now: now, seed: seed, checkAdvice: checkAdvice)
         } else {
-            options = try FixtureCatalogue.Options.derived(issuer: issuer, now: now, seed: seed, messageStyle: .commandLine)
+            options = try FixtureCatalogue.Options.derived(issuer: issuer, now: now, seed: seed, checkAdvice: checkAdvice)
         }
         let started = Clock.monotonicSeconds()
         Signals.install()

@@ -299,7 +299,7 @@ enum IssueCommand {
             makeQR: !parsed.has("no-qr"), chunk: parsed.has("chunk"), qrImage: image, linksOversized: links != nil)
         batch.force = parsed.has("force")
         batch.shard = shard
-        batch.messageStyle = .commandLine
+        batch.sayMessage = { Hints.said($0) }
         batch.pdf = pdf
         batch.access = access
         batch.patientIDSystem = patientIDSystem
@@ -317,7 +317,7 @@ enum IssueCommand {
         let quiet = parsed.has("quiet")
         let progress = ProgressLine(enabled: !quiet && isatty(2) == 1)
         batch.progress = { done, total in progress.update(done: done, total: total) }
-        batch.fileRejected = { path, error in printError("nothing issued from \(path): \(error.text)") }
+        batch.fileRejected = { path, error in printError("nothing issued from \(path): \(Hints.said(error))") }
         if let path = parsed.value("rejected") {
             try IssuerSite.refuseHealthDataInside(path, option: "--rejected", what: "the rejected rows of a run belong with its report")
             // A file the operator names: its folder must exist (never made here, as --out is), and it is not a folder.

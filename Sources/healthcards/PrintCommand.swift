@@ -115,7 +115,7 @@ enum PrintCommand {
                     + "printed like any other. Give the issuer's key set (--jwks SITE or --jwks jwks.json)")
         }
         for report in verifier.keySetReports where report.errorCount > 0 {
-            printError(report.summaryLines(style: .commandLine, now: now).joined(separator: "\n"))
+            printError(report.summaryLines(say: Hints.said, now: now).joined(separator: "\n"))
             throw HealthCardError(.configuration, "the key set \(report.file) has errors; fix it or leave --jwks out")
         }
         let printer = try CardPrinter(settings: settings)
@@ -142,7 +142,7 @@ enum PrintCommand {
             if reports.isEmpty || reports.contains(where: { $0.errorCount > 0 }) {
                 // Codes and where they are, never the person's data (this often goes to a cron log).
                 let lines = reports.flatMap { report in
-                    report.errorLinesWithoutHealthData(style: .commandLine).map { (report.index.map { "[credential \($0)] " } ?? "") + $0 }
+                    report.errorLinesWithoutHealthData(say: Hints.said).map { (report.index.map { "[credential \($0)] " } ?? "") + $0 }
                 }
                 printError(
                     "not printed: \(ControlCharacters.escaped(path)): `healthcards verify` finds \(lines.count) error(s) in it "
@@ -176,7 +176,7 @@ enum PrintCommand {
                     for warning in checked.warnings { printError("warning: \(path): \(warning)") }
                     link = checked.link
                 } catch let error as HealthCardError where error.kind == .link {
-                    printError("not printed: \(path): \(error.text)")
+                    printError("not printed: \(path): \(Hints.said(error))")
                     refused += 1
                     continue
                 }
@@ -211,7 +211,7 @@ enum PrintCommand {
                     do {
                         try FileIO.writeAtomically(try card.pdf(), to: "\(outDir)/\(names[index]).pdf", links: .refuse)
                     } catch let error as HealthCardError where error.code == .outputSymlink {
-                        printError("not printed: \(ControlCharacters.escaped(path)): \(ControlCharacters.escaped(error.text))")
+                        printError("not printed: \(ControlCharacters.escaped(path)): \(ControlCharacters.escaped(Hints.said(error)))")
                         refused += 1
                         continue
                     }

@@ -65,7 +65,7 @@ enum ReportCommand {
         }
         let outcome = try ShardMerge.merge(folders: folders, to: out == "-" ? "/dev/stdout" : out)
         guard outcome.problems.isEmpty else {
-            for problem in outcome.problems { printError(problem.described(.commandLine)) }
+            for problem in outcome.problems { printError(problem.described(Hints.said)) }
             printError("the \(folders.count) folders are not the shards of one batch (\(outcome.problems.count) problem\(outcome.problems.count == 1 ? "" : "s")); nothing was written to \(out)")
             return .partial
         }

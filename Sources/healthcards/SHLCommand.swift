@@ -173,16 +173,16 @@ enum SHLCommand {
             do {
                 made = try stage.link(card: bytes, name: job.name, bundle: bundle, sync: true, notes: &notes)
             } catch let error as HealthCardError where error.code == .outputSymlink {
-                printError("\(job.card): no link made: \(ControlCharacters.escaped(error.text))")
+                printError("\(job.card): no link made: \(ControlCharacters.escaped(Hints.said(error)))")
                 refused += 1
                 continue
             }
             guard let outcome = made else {
-                for note in notes { printError("\(job.card): \(note.text)") }
+                for note in notes { printError("\(job.card): \(Hints.said(note))") }
                 refused += 1
                 continue
             }
-            for warning in outcome.warnings { printError("warning: \(job.card): \(warning.text)") }
+            for warning in outcome.warnings { printError("warning: \(job.card): \(Hints.said(warning))") }
             say(
                 "\(job.card): link \(outcome.files.map { "\(job.outDir)/\($0)" }.joined(separator: ", ")); file "
                     + "\(site.site.root)/\(outcome.siteFile)"

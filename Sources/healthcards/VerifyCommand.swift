@@ -132,11 +132,11 @@ enum VerifyCommand {
                 extra["skipped"] = .array(verifier.skipped.map { .object(["path": .string($0.path), "what": .string($0.what)]) })
             }
             let document = VerificationReport.json(
-                now: now, keySets: keySets, reports: checked, style: .commandLine, extra: extra)
+                now: now, keySets: keySets, reports: checked, say: Hints.said, extra: extra)
             say(String(decoding: JSONWriter.pretty(document), as: UTF8.self))
         } else {
             for report in reports {
-                say(report.summaryLines(style: .commandLine, now: now).joined(separator: "\n"))
+                say(report.summaryLines(say: Hints.said, now: now).joined(separator: "\n"))
                 say("")
             }
             if let standIn { say("verify: " + ControlCharacters.escaped(standIn)) }

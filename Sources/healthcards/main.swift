@@ -39,27 +39,15 @@ let commands: [(name: String, summary: String, run: ([String]) throws -> ExitSta
     ("fixtures", "write a reproducible catalogue of valid and deliberately broken test cards for verifier developers", FixturesCommand.run),
 ]
 
-extension MessageStyle {
-    /// How the command line says the settings and commands the library's messages name: as its options
-    /// (`--issuer`) and as its commands (`healthcards keygen`).
-    static let commandLine = MessageStyle(setting: { "--\($0.name)" }, command: { "healthcards \($0.name)" })
-}
-
-extension HealthCardError {
-    /// `location: CODE: message` for each error this one stands for, joined with `; `, with the settings and
-    /// commands said as the command line's options and commands.
-    var commandLineText: String { all.map { $0.described(.commandLine) }.joined(separator: "; ") }
-}
-
-/// Writes `healthcards: message` to standard error, the library's settings and commands said as options.
+/// Writes `healthcards: message` to standard error.
 func printError(_ message: String) {
-    var line = "healthcards: " + MessageStyle.commandLine.render(message) + "\n"
+    var line = "healthcards: " + message + "\n"
     line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
 }
 
-/// Writes a line to standard output, the library's settings and commands said as options.
+/// Writes a line to standard output.
 func say(_ text: String) {
-    Swift.print(MessageStyle.commandLine.render(text))
+    Swift.print(text)
 }
 
 /// The width of the command names in the usage's list: the longest name and two spaces, so every summary

@@ -74,7 +74,7 @@ import Testing
             #expect(run.stderr.contains("healthcards keygen --out"))
             #expect(
                 run.stderr.contains(
-                    arguments.contains("--issuer") ? "--issuer \(real) is not one" : "was given no --issuer"))
+                    arguments.contains("--issuer") ? "the issuer \(real) is not one" : "no issuer was given"))
         }
         #expect(!FileManager.default.fileExists(atPath: out.path))
         #expect(!FileManager.default.fileExists(atPath: site.path))

@@ -8,18 +8,25 @@ import Testing
 
 /// The library's own error, message, time, limit and log values (issue 20).
 @Suite struct LibraryCoreTests {
-    /// A message names settings and commands as tokens; each program says them its own way.
-    @Test func messagesSaySettingsEachProgramsWay() {
-        let error = HealthCardError(.configuration, "\(Setting.issuer) is empty; make a key with `\(Command.keygen) \(Setting.out) FILE`")
-        #expect(error.message == "issuer is empty; make a key with `keygen out FILE`")
-        #expect(
-            error.rendered(TestSupport.commandLine)
-                == "--issuer is empty; make a key with `healthcards keygen --out FILE`")
-        #expect(!error.message.unicodeScalars.contains { $0.value == 0xE000 || $0.value == 0xE001 })
-        // A value quoted in a message cannot pose as a token.
+    /// A message is in the library's terms: a refused setting names the library parameter it begins with
+    /// (`setting`), which a program may say as its own option, and keeps its specific code.
+    @Test func messagesAreInTheLibrarysTerms() {
+        do {
+            try Payload.validateIssuer("http://issuer.example.org")
+            Issue.record("an http issuer was accepted")
+        } catch {
+            #expect(error.code == .issNotHTTPS)
+            #expect(error.setting == "issuer")
+            #expect(error.message.hasPrefix("issuer 'http://issuer.example.org' "), "\(error.message)")
+            #expect(!error.message.contains("--"), "\(error.message)")
+        }
+        let plain = HealthCardError(.configuration, "no signing key was given")
+        #expect(plain.setting == nil && plain.message == "no signing key was given")
+        #expect(plain.about("key").setting == "key")
+        // A value quoted in a message is escaped, private-use characters included.
         let forged = "\u{E000}sjwks\u{E001}"
         let quoted = HealthCardError(.input, "found \(Quote.text(forged))")
-        #expect(quoted.rendered(TestSupport.commandLine) == #"found '\u{E000}sjwks\u{E001}'"#)
+        #expect(quoted.message == #"found '\u{E000}sjwks\u{E001}'"#)
     }
 
     /// Every error has a code (its rule's, or its kind's general one), a structured location, and a log line

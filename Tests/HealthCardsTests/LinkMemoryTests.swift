@@ -101,7 +101,7 @@ import Testing
         // The output folder records where its links live: another existing site folder is refused up front.
         let refused = try SiteTestSupport.cli(shlArguments, expect: 2)
         #expect(refused.stderr.contains("were made into the site folder \(c.site)"), "\(refused.stderr)")
-        #expect(refused.stderr.contains("Give --site \(c.site)"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("Give the site folder \(c.site)"), "\(refused.stderr)")
         let issueRefused = try SiteTestSupport.cli(
             [
                 "issue", "--issuer", SHLTestSupport.issuer, "--key", c.key, "--site", copy, "--shl",
@@ -124,7 +124,7 @@ import Testing
         let kept = try SiteTestSupport.cli(shlArguments, expect: 1)
         #expect(
             kept.stderr.contains(
-                "is not in \(copy)/shl (withdrawn with `revoke --link`, or the link was made into another copy of the site); the link text was kept"
+                "is not in \(copy)/shl (withdrawn, or the link was made into another copy of the site); the link text was kept"
             ), "\(kept.stderr)")
         #expect(try c.text("P-1003") == before)
         #expect(c.siteFiles(copy).isEmpty)

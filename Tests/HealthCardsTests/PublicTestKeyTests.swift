@@ -45,7 +45,7 @@ import Testing
         ])
         #expect(run.status == 2, "\(run.stderr)")
         #expect(run.stderr.contains("key \(own.kid) is not a public test key"), "\(run.stderr)")
-        #expect(run.stderr.contains("leave out --deterministic"), "\(run.stderr)")
+        #expect(run.stderr.contains("without asking for deterministic signatures"), "\(run.stderr)")
         #expect(!FileManager.default.fileExists(atPath: out.path))
     }
 

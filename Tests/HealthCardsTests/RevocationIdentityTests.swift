@@ -105,7 +105,7 @@ import Testing
             "--report", out1.path + "/report.ndjson", "--report", out2.path + "/report.ndjson",
         ]
         let byRecord = try SiteTestSupport.cli(common + ["--id", "export-1"], expect: 2)
-        #expect(byRecord.stderr.contains("give --id '\(Self.system)|A-1'"), "\(byRecord.stderr)")
+        #expect(byRecord.stderr.contains("give the id '\(Self.system)|A-1'"), "\(byRecord.stderr)")
         let revoked = try SiteTestSupport.cli(common + ["--id", "\(Self.system)|A-1"])
         #expect(revoked.stdout.hasPrefix("revoked \(rid1) (patient \(Self.system)|A-1)\n"))
         let crlPath = s.site.path + "/.well-known/crl/\(DemoKey.kid).json"

@@ -96,21 +96,21 @@ import Testing
         // The report and the issuance log beside it (which keeps every run's lines): 4 distinct cards, not 8.
         let log = outOld.path + "/issuance-log.ndjson"
         #expect(refused.stderr.contains("the reports (\(report), \(log)) say it signed 4 cards"), "\(refused.stderr)")
-        #expect(refused.stderr.contains("--drop-kid \(old.kid)"))
+        #expect(refused.stderr.contains("drop it on purpose by naming \(old.kid) among the keys to drop"))
         let unCounted = try SiteTestSupport.cli(["site", "--out", site.path, new.path], expect: 2)
-        #expect(unCounted.stderr.contains("give --report OUT/report.ndjson to count the cards it signed"))
+        #expect(unCounted.stderr.contains("give the issue runs' reports (OUT/report.ndjson) to count the cards it signed"))
         // jwks onto the published key set: the same rule.
         let jwksRefused = try SiteTestSupport.cli(["jwks", new.path, "--out", keySet], expect: 2)
         #expect(jwksRefused.stderr.contains("key \(old.kid) is published in \(keySet)"))
         #expect(try SiteTestSupport.bytes(keySet) == published)
 
         let both = try SiteTestSupport.cli(["site", "--out", site.path, new.path, old.path, "--drop-kid", old.kid], expect: 2)
-        #expect(both.stderr.contains("names a key that is also given"))
+        #expect(both.stderr.contains("is both given and to be dropped"))
         let again = try SiteTestSupport.cli(["site", "--out", site.path, new.path, "--drop-kid", old.kid])
         #expect(again.stderr.contains("key \(old.kid) was dropped from \(keySet) (--drop-kid)"), "\(again.stderr)")
         #expect(try JWKS(bytes: try SiteTestSupport.bytes(keySet), source: "jwks").keys.map(\.kid) == [new.kid])
         let nothing = try SiteTestSupport.cli(["site", "--out", site.path, new.path, "--drop-kid", old.kid])
-        #expect(nothing.stderr.contains("--drop-kid \(old.kid): no such key is published"))
+        #expect(nothing.stderr.contains("key to drop \(old.kid): no such key is published"))
 
         let oldVerify = try SiteTestSupport.cli(["verify", "--json", "--jwks", site.path, outOld.path], expect: 1)
         #expect(oldVerify.stdout.contains("\"KID_UNKNOWN\""), "\(oldVerify.stdout)")

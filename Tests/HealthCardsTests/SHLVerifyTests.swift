@@ -137,9 +137,9 @@ import Testing
             #expect(findings.map(\.code.rawValue) == ["SHL_FILE_MISSING"])
             let phrase = name == "fifo" ? "is a FIFO (named pipe)" : "is a folder"
             #expect(
-                findings.first?.rendered(TestSupport.commandLine)
+                findings.first?.message
                     == "the link's file \(file) \(phrase), not a regular file: a web server would not serve it as the link's "
-                    + "file. Put back the file `healthcards shl` wrote, or withdraw the link")
+                    + "file. Put back the file written when the link was made, or withdraw the link")
         }
     }
 

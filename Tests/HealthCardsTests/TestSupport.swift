@@ -12,11 +12,6 @@ import Testing
 
 /// Running the real `healthcards` executable and the independent checker from tests.
 enum TestSupport {
-    /// How the command line says the settings and commands of the library's messages (as `healthcards` does:
-    /// `MessageStyle.commandLine` in Sources/healthcards/main.swift), for tests that check a library message
-    /// the program prints.
-    static let commandLine = MessageStyle(setting: { "--\($0.name)" }, command: { "healthcards \($0.name)" })
-
     /// The folder holding the built products (the test bundle sits beside the `healthcards` binary).
     static let binDir: URL = {
         var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
@@ -113,16 +108,10 @@ enum TestSupport {
         return (process, out, err)
     }
 
-    /// Runs `healthcards` with arguments. Every run also checks that the program said the library's settings
-    /// and commands its own way: no message token (`MessageStyle`, U+E000 … U+E001) reached its output.
+    /// Runs `healthcards` with arguments.
     static func cli(_ arguments: [String], cwd: URL? = nil) throws -> Run {
-        let run = try run(healthcards, arguments, cwd: cwd)
-        #expect(!holdsToken(run.stdout) && !holdsToken(run.stderr), "a message token was printed: \(run.stdout)\(run.stderr)")
-        return run
+        try run(healthcards, arguments, cwd: cwd)
     }
-
-    /// True when `text` holds the opening character of a message token (U+E000) as the library writes it.
-    static func holdsToken(_ text: String) -> Bool { text.unicodeScalars.contains { $0.value == 0xE000 } }
 
     /// Runs the independent checker: `<test python> shc_check.py ARGS`. Only in tests enabled by
     /// `checkerAvailable`.
@@ -168,7 +157,6 @@ enum TestSupport {
     /// The report lines of a run, parsed.
     static func report(_ out: URL) throws -> [JSONValue] {
         let bytes = try VerifyFixtures.bytes(out.appendingPathComponent("report.ndjson"))
-        #expect(!holdsToken(String(decoding: bytes, as: UTF8.self)), "a message token was written to the report")
         return try bytes.split(separator: 0x0A).map { try JSONParser.parse($0) }
     }
 

@@ -102,7 +102,7 @@ import Testing
             let run = try TestSupport.cli(["verify", "--jwks", url, card])
             #expect(run.status == 2)
             #expect(run.stderr.contains("verify is offline and does not fetch URLs"), "\(run.stderr)")
-            #expect(run.stderr.contains("--jwks ISSUER_URL=PATH"))
+            #expect(run.stderr.contains("healthcards: --jwks \(url): ") && run.stderr.contains("as ISSUER_URL=PATH"), "\(run.stderr)")
         }
         let empty = try TestSupport.cli(["verify", "--jwks", "https://issuer.example.org=", card])
         #expect(empty.status == 2 && empty.stderr.contains("names no file after '='"), "\(empty.stderr)")

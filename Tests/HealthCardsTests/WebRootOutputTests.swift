@@ -96,7 +96,7 @@ import Testing
             try TestSupport.write("x", to: file, in: folder)
             let run = try SiteTestSupport.cli(
                 ["site", "--out", folder.path, "--issuer", SiteTestSupport.issuer, key], expect: 2)
-            #expect(run.stderr.contains("holds the output of an `issue` run ("), "\(file): \(run.stderr)")
+            #expect(run.stderr.contains("holds the output of an issue run ("), "\(file): \(run.stderr)")
             #expect(run.stderr.contains("/\(shown))"), "\(file): \(run.stderr)")
             #expect(!FileManager.default.fileExists(atPath: folder.path + "/.well-known"), "\(file)")
         }

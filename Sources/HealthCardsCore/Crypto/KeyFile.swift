@@ -15,7 +15,7 @@ package enum KeyFile {
     ///   with the `chmod` to run in the last case. The message never contains key material.
     package static func load(path: String, requirePrivate: Bool) throws -> P256Key {
         guard FileIO.exists(path) else {
-            throw HealthCardError(.key, "key file \(path) does not exist; make one with `\(Command.keygen) \(Setting.out) \(path)`")
+            throw HealthCardError(.key, code: .keyFileMissing, "key file \(path) does not exist; give the path of a P-256 key file, or make a new key there")
         }
         // A FIFO or device would never end (or wait for a writer): refused by name before it is opened.
         try FileIO.requireRegularFile(path, role: "key file", kind: .key, allowFolder: true, fix: "give the PEM key file itself")

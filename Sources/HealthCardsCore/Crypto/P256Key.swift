@@ -138,8 +138,8 @@ package final class P256Key: @unchecked Sendable {
         // the first line because of it.
         let pem = UnsafeRawBufferPointer(rebasing: UTF8BOM.strip(whole))
         let expected = requirePrivate
-            ? "expected an unencrypted ECDSA P-256 private key in PKCS#8 PEM (-----BEGIN PRIVATE KEY-----); "
-                + "make one with `\(Command.keygen) \(Setting.out) FILE`"
+            ? "expected an unencrypted ECDSA P-256 private key in PKCS#8 PEM (-----BEGIN PRIVATE KEY-----), "
+                + "or a new P-256 key made for this issuer"
             : "expected an ECDSA P-256 key: a private key in PKCS#8 PEM (-----BEGIN PRIVATE KEY-----) or a public "
                 + "key in SPKI PEM (-----BEGIN PUBLIC KEY-----)"
         let labels = PEMLabel.all(in: pem)

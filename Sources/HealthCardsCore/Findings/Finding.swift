@@ -17,7 +17,7 @@ public struct Finding: Sendable, Equatable, CustomStringConvertible {
     public var code: RuleCode
     public var severity: Severity
     public var location: Location
-    /// The sentence with its `Setting` and `Command` tokens (`MessageStyle`); `message` says them in words.
+    /// The sentence, in the library's terms (`message`).
     public var text: String
 
     public init(_ code: RuleCode, _ message: String, at location: Location = Location(), severity: Severity? = nil) {
@@ -29,11 +29,8 @@ public struct Finding: Sendable, Equatable, CustomStringConvertible {
 
     public var isError: Bool { severity == .error }
 
-    /// The sentence, its settings and commands in words (`MessageStyle.words`).
-    public var message: String { MessageStyle.words.render(text) }
-
-    /// The sentence in a program's own terms.
-    public func rendered(_ style: MessageStyle) -> String { style.render(text) }
+    /// The sentence: what was found, what was expected, what to do.
+    public var message: String { text }
 
     /// `error CODE at LOCATION: message`.
     public var description: String {
@@ -43,10 +40,11 @@ public struct Finding: Sendable, Equatable, CustomStringConvertible {
 
     /// The finding as JSON: `{"code","severity","file","line","column","credential","chunk","path","message"}` (absent
     /// members left out).
-    public var json: JSONValue { json(style: .words) }
+    public var json: JSONValue { json(say: \.message) }
 
-    /// The finding as JSON, its message said in `style`.
-    public func json(style: MessageStyle) -> JSONValue {
+    /// The finding as JSON, its message said by `say` (a program's own wording, such as the command line's
+    /// hint for the code).
+    public func json(say: (Finding) -> String) -> JSONValue {
         var o: JSONObject = ["code": .string(code.rawValue), "severity": .string(severity.rawValue)]
         if let file = location.file { o["file"] = .string(file) }
         if let line = location.line { o["line"] = .integer(Int64(line)) }
@@ -54,7 +52,7 @@ public struct Finding: Sendable, Equatable, CustomStringConvertible {
         if let credential = location.credential { o["credential"] = .integer(Int64(credential)) }
         if let chunk = location.chunk { o["chunk"] = .integer(Int64(chunk)) }
         if let path = location.path { o["path"] = .string(path) }
-        o["message"] = .string(style.render(text))
+        o["message"] = .string(say(self))
         return .object(o)
     }
 }

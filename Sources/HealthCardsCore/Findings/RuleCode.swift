@@ -321,6 +321,17 @@ public struct RuleCode: RawRepresentable, Hashable, Sendable, CaseIterable, Cust
     public static let shardPersonSplit = RuleCode("SHARD_PERSON_SPLIT")
     public static let configurationInvalid = RuleCode("CONFIGURATION_INVALID")
     public static let keyUnusable = RuleCode("KEY_UNUSABLE")
+    /// The signing key file given does not exist.
+    public static let keyFileMissing = RuleCode("KEY_FILE_MISSING")
+    /// The revocation secret file given does not exist.
+    public static let ridSecretMissing = RuleCode("RID_SECRET_MISSING")
+    /// The public demo key was given for an issuer that is not an example host.
+    public static let keyDemo = RuleCode("KEY_DEMO")
+    /// The folder given as an issuer site holds no key set, or records no issuer: it was not laid out (with its
+    /// issuer URL).
+    public static let siteNotLaidOut = RuleCode("SITE_NOT_LAID_OUT")
+    /// The signing key, or the key of a revocation list, is not in the site's published key set.
+    public static let keyNotPublished = RuleCode("KEY_NOT_PUBLISHED")
     public static let cryptoFailed = RuleCode("CRYPTO_FAILED")
     public static let compressionFailed = RuleCode("COMPRESSION_FAILED")
     public static let qrFailed = RuleCode("QR_FAILED")
@@ -684,6 +695,11 @@ public struct RuleCode: RawRepresentable, Hashable, Sendable, CaseIterable, Cust
         .keyUnusable,
         .cryptoFailed,
         .compressionFailed,
+        .keyFileMissing,
+        .ridSecretMissing,
+        .keyDemo,
+        .siteNotLaidOut,
+        .keyNotPublished,
         .qrFailed,
         .imageFailed,
         .outputFailed,

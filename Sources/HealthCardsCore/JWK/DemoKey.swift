@@ -25,7 +25,7 @@ public enum DemoKey {
     /// - Parameters:
     ///   - kids: the kids of the keys the command would use or publish.
     ///   - issuer: the issuer URL the command was given, or nil when it was given none.
-    ///   - command: the command's name, for the message.
+    ///   - command: the name of what asks (kept for callers; the message does not name it).
     /// - Throws: `HealthCardError(.key)` saying what the key is, why it is refused and how to make a real one.
     public static func check(kids: [String], issuer: String?, command: String) throws {
         guard kids.contains(kid) else { return }
@@ -35,11 +35,11 @@ public enum DemoKey {
             + "read it and sign with it, so cards it signs prove nothing. It is accepted only for an example issuer "
             + "(example.org, example.com, example.net, localhost, *.example)"
         let found =
-            issuer.map { "; \(Setting.issuer) \($0) is not one" }
-            ?? "; `\(Command(command))` was given no \(Setting.issuer) (give \(Setting.issuer) https://issuer.example.org for a demo)"
+            issuer.map { "; the issuer \($0) is not one" }
+            ?? "; no issuer was given (give an example issuer such as https://issuer.example.org for a demo)"
         throw HealthCardError(
-            .key,
-            why + found + ". For a real issuer make a key with `\(Command.keygen) \(Setting.out) /secure/issuer.pem` "
+            .key, code: .keyDemo,
+            why + found + ". For a real issuer make a new P-256 key kept private to the issuer "
                 + "(or in an HSM: docs/operations.md section 7)")
     }
 }

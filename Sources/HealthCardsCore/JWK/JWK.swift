@@ -187,7 +187,7 @@ extension JWKS {
                 .key,
                 "\(source)\(keys.count > 1 ? " key \(i + 1)" : ""): x/y is not a point on P-256, so it is no one's public key "
                     + "(a corrupted or made-up JWK) and verifies no card; it will not be published. Take the public key "
-                    + "from the key file or token itself (`\(Command.jwks) KEY`)")
+                    + "from the key file or token itself")
         }
         return keys
     }

@@ -115,11 +115,11 @@ public struct Payload: Sendable {
         let said = IssuerURL.sentence(problem, iss: iss)
         let code = problem.code
         switch problem {
-        case .empty: throw HealthCardError(.configuration, code: code, "\(Setting.issuer) is empty; \(expected)")
+        case .empty: throw HealthCardError(.configuration, code: code, "issuer is empty; \(expected)").about("issuer")
         case .trailingSlash:
-            throw HealthCardError(.configuration, code: code, "\(Setting.issuer) \(Quote.text(iss)) \(said)")
+            throw HealthCardError(.configuration, code: code, "issuer \(Quote.text(iss)) \(said)").about("issuer")
         default:
-            throw HealthCardError(.configuration, code: code, "\(Setting.issuer) \(Quote.text(iss)) \(said); \(expected)")
+            throw HealthCardError(.configuration, code: code, "issuer \(Quote.text(iss)) \(said); \(expected)").about("issuer")
         }
     }
 }

@@ -88,7 +88,7 @@ public enum PatientIdentity {
         }
         let advice =
             "Add Patient.identifier (system and value) to the export, or name the identifier system that "
-            + "holds the issuer's patient id with \(Setting.patientIdSystem)"
+            + "holds the issuer's patient id (the patient id system)"
         if let wanted = system.map(normalize) {
             let values = pairs.filter { $0.system == wanted }.map(\.value).reduce(into: [String]()) {
                 if !$0.contains($1) { $0.append($1) }
@@ -121,7 +121,7 @@ public enum PatientIdentity {
             let systems = pairs.map(\.system).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
             return .none(
                 reason: "the Patient has \(pairs.count) identifiers (\(systems.joined(separator: ", "))), so "
-                    + "which one identifies the person is not clear; name it with \(Setting.patientIdSystem) SYSTEM")
+                    + "which one identifies the person is not clear; name its system as the patient id system")
         }
     }
 

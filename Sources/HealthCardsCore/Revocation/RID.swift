@@ -159,11 +159,13 @@ package enum RIDSecretFile {
     ///   `chmod` to run), or content that is not base64url of at least 16 bytes. Never quotes the secret.
     public static func read(_ path: String) throws -> RIDSecret {
         guard FileIO.exists(path) else {
-            throw HealthCardError(.key, "revocation secret \(path) does not exist; make one with `\(Command.keygen) \(Setting.ridSecret) \(path)`")
+            throw HealthCardError(
+                .key, code: .ridSecretMissing,
+                "revocation secret \(path) does not exist; give the file a revocation secret was written to (RIDSecret.generate), or write a new one there")
         }
         // What the path is comes first: `chmod 600` is no advice for /dev/null or a folder.
         try FileIO.requireRegularFile(path, role: "revocation secret", kind: .key,
-                                      fix: "give the file `\(Command.keygen) \(Setting.ridSecret) FILE` made")
+                                      fix: "give the file a revocation secret was written to")
         if let mode = FileIO.mode(path), mode & 0o077 != 0 {
             throw HealthCardError(.key, "revocation secret \(path) can be read by group or others (mode \(String(mode, radix: 8))); run `chmod 600 \(path)`")
         }

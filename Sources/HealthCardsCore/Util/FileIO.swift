@@ -174,12 +174,12 @@ package enum FileIO {
     public static func checkWritableFolder(_ folder: String, mode: mode_t = OutputAccess.ownerOnly.folderMode) throws {
         try createDirectories(folder, mode: mode)
         guard isDirectory(folder) else {
-            throw HealthCardError(.io, "cannot write in \(folder): it exists and is not a folder; remove it or choose another \(Setting.out)")
+            throw HealthCardError(.io, "cannot write in \(folder): it exists and is not a folder; remove it or choose another output folder")
         }
         let probe = temporaryName(for: "\(folder)/.probe")
         let fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
-            throw HealthCardError(.io, "cannot write in \(folder): \(OS.errorText()); choose a folder you can write to (\(Setting.out))")
+            throw HealthCardError(.io, "cannot write in \(folder): \(OS.errorText()); choose an output folder you can write to")
         }
         close(fd)
         unlink(probe)

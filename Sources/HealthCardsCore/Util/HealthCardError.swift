@@ -2,9 +2,9 @@
 /// rule code when one applies, a severity, a structured location, a message that says what was found, what
 /// was expected and what to do, and a description free of health data for logs.
 ///
-/// Messages name the settings a program passes (`Setting`) and the next steps it offers (`Command`) as
-/// tokens, so that each program says them its own way: `message` renders them by name (`issuer`), the
-/// command-line program as its options (`--issuer`), through `rendered(_:)`.
+/// Messages are in the library's own terms: the values and parameters it was given, never a program's
+/// options or commands. A program that shows them may add its own advice by `code` and say `setting` (the
+/// parameter a message begins with) its own way, as the command line does with its options.
 ///
 /// One error may stand for several found together (every reason a record cannot be issued): `all` lists
 /// them, and `self` is the first.
@@ -147,14 +147,17 @@ public struct HealthCardError: Error, Sendable, Equatable, CustomStringConvertib
     public var severity: Finding.Severity
     /// Where it happened.
     public var location: Location
-    /// What was found, what was expected, and what to do, with its `Setting` and `Command` tokens.
+    /// What was found, what was expected, and what to do, in the library's terms.
     public var text: String
+    /// The library parameter the message is about when `text` begins with its name (`issuer`, `key set`,
+    /// `output folder`): a program may say it as its own option. Nil when the message names none first.
+    public var setting: String?
     /// Every error this one stands for when several were found together (itself first); empty when it is one.
     private var others: [HealthCardError]
 
     /// - Parameters:
     ///   - kind: which part failed.
-    ///   - text: what was found, what was expected, what to do (settings and commands as tokens).
+    ///   - text: what was found, what was expected, what to do, in the library's terms.
     ///   - code: the rule that was broken, if one applies.
     ///   - location: where, as the text of a location (`file:line column C`, a FHIR path).
     public init(
@@ -182,7 +185,15 @@ public struct HealthCardError: Error, Sendable, Equatable, CustomStringConvertib
         self.code = code
         self.severity = severity
         self.location = location
+        self.setting = nil
         self.others = []
+    }
+
+    /// This error, its message naming the library parameter `setting` first (`text` begins with it).
+    public func about(_ setting: String) -> HealthCardError {
+        var error = self
+        error.setting = setting
+        return error
     }
 
     /// A finding as an error: its code, severity, location and message kept.
@@ -209,19 +220,17 @@ public struct HealthCardError: Error, Sendable, Equatable, CustomStringConvertib
 
     public var isError: Bool { severity == .error }
 
-    /// The message with its settings and commands in words (`MessageStyle.words`).
-    public var message: String { MessageStyle.words.render(text) }
+    /// The message: what was found, what was expected, what to do.
+    public var message: String { text }
 
-    /// The message in a program's own terms (the command line renders settings as its options).
-    public func rendered(_ style: MessageStyle) -> String { style.render(text) }
+    /// `location: CODE: message`; several found together are joined with `; `.
+    public var description: String { all.map { $0.described(\.message) }.joined(separator: "; ") }
 
-    /// `location: CODE: message`, in words; several found together are joined with `; `.
-    public var description: String { all.map { $0.described(.words) }.joined(separator: "; ") }
-
-    /// `location: CODE: message` in a program's terms (`CODE: ` when a rule's code was given).
-    public func described(_ style: MessageStyle) -> String {
+    /// `location: CODE: message` with the message said by `say` (a program's own wording of this error's
+    /// message, such as the command line's hint for its code); `CODE: ` when a rule's code was given.
+    public func described(_ say: (HealthCardError) -> String) -> String {
         let at = location.description
-        let said = (code.map { "\($0.rawValue): " } ?? "") + style.render(text)
+        let said = (code.map { "\($0.rawValue): " } ?? "") + say(self)
         return at.isEmpty ? said : "\(at): \(said)"
     }
 

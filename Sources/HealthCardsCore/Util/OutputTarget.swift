@@ -37,8 +37,9 @@ public struct OutputAccess: Sendable, Equatable {
         default:
             throw HealthCardError(
                 .configuration,
-                "\(Setting.share) \(Quote.text(share)) is not known; expected group (files 0640, folders 0750) or world (0644, 0755). "
-                    + "Leave it out to keep the output private (0600, 0700)")
+                "share \(Quote.text(share)) is not known; expected group (files 0640, folders 0750) or world (0644, 0755). "
+                    + "Leave it out to keep the output private (0600, 0700)"
+            ).about("share")
         }
     }
 }

@@ -66,8 +66,8 @@ public enum ControlCharacters {
         isTerminalControl(scalar) || isInvisibleFormat(scalar) || isLookalikeSpace(scalar)
     }
 
-    /// `escaped`, and also the two private-use characters that delimit a message's setting tokens (U+E000,
-    /// U+E001: `MessageStyle`), so that a value quoted in a message (`Quote.text`) cannot pose as a token.
+    /// `escaped`, and also the private-use characters U+E000 and U+E001 (which once delimited tokens in
+    /// messages and may still do so in a program's own text), so that a quoted value (`Quote.text`) is plain.
     public static func escapedValue(_ text: String) -> String {
         let escapedText = escaped(text)
         guard escapedText.unicodeScalars.contains(where: { $0.value == 0xE000 || $0.value == 0xE001 }) else {

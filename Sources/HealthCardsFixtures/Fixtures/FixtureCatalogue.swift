@@ -29,31 +29,32 @@ public struct FixtureCatalogue {
         public var now: Int64
         /// Picks the synthetic content (names, birth dates, lots, dates) and the derived test keys.
         public var seed: UInt64
-        /// How the manifest's texts say the toolkit's settings and commands (the command line: as its options).
-        public var messageStyle: MessageStyle
+        /// How to check each file, as the program writing the catalogue says it (the command line gives its
+        /// `verify` command); nil: the manifest says it in words.
+        public var checkAdvice: String?
         /// True when `key` is the issuer key derived from the seed and the issuer (`derived`): a public test key,
         /// so the catalogue is signed deterministically.
         public private(set) var keyIsDerived = false
 
-        public init(issuer: String, key: P256PrivateKey, now: Int64, seed: UInt64, messageStyle: MessageStyle = .words) {
+        public init(issuer: String, key: P256PrivateKey, now: Int64, seed: UInt64, checkAdvice: String? = nil) {
             self.issuer = issuer
             self.key = key
             self.now = now
             self.seed = seed
-            self.messageStyle = messageStyle
+            self.checkAdvice = checkAdvice
         }
 
         /// Options whose issuer key is derived from `seed` and `issuer` (`DerivedKey`): anyone with the seed and the
         /// issuer URL derives the same key, so it is a public test key and the catalogue is the same bytes on every
         /// run, for any issuer URL. (A key of one's own signs with random nonces: `FixtureSigner`.)
         /// - Throws: `HealthCardError(.crypto)` when OpenSSL fails.
-        public static func derived(issuer: String, now: Int64, seed: UInt64, messageStyle: MessageStyle = .words) throws
+        public static func derived(issuer: String, now: Int64, seed: UInt64, checkAdvice: String? = nil) throws
             -> Options
         {
             let key = try DerivedKey.p256(from: Array("healthcards-fixtures/\(seed)/key/issuer/\(issuer)".utf8))
             var options = Options(
                 issuer: issuer, key: P256PrivateKey(storage: key, location: .software), now: now, seed: seed,
-                messageStyle: messageStyle)
+                checkAdvice: checkAdvice)
             options.keyIsDerived = true
             return options
         }
@@ -142,7 +143,7 @@ public struct FixtureCatalogue {
         let manifest = FixtureManifest(
             issuer: options.issuer, kid: catalogue.kid, now: options.now, seed: options.seed,
             entries: catalogue.entries)
-        try FileIO.writeAtomically(manifest.fileBytes(style: options.messageStyle), to: folder + "/" + FixtureManifest.fileName, sync: false)
+        try FileIO.writeAtomically(manifest.fileBytes(checkAdvice: options.checkAdvice), to: folder + "/" + FixtureManifest.fileName, sync: false)
         try FileIO.syncFileSystem(folder)
         return manifest
     }
@@ -346,7 +347,7 @@ public struct FixtureCatalogue {
             }
         }
         throw HealthCardError(
-            .validation, "no fixture card of exactly 750 deflated bytes was found; try another \(Setting.seed)")
+            .validation, "no fixture card of exactly 750 deflated bytes was found; try another seed")
     }
 
     /// The record of the chunked card: enough doses for a JWS over 1195 characters (two chunks).
@@ -366,7 +367,7 @@ public struct FixtureCatalogue {
         let length = jws.compact.utf8.count
         let description =
             "A card too long for one QR (a \(length)-character JWS), split into balanced chunked QR codes "
-            + "as issue \(Setting.chunk) does (deprecated since SHC 1.3.0, still accepted)."
+            + "as issuing with chunked QRs does (deprecated since SHC 1.3.0, still accepted)."
         addCardFile("valid", name, [jws], description)
         add("valid/\(name).jws", Array(jws.compact.utf8))
         add(

@@ -92,7 +92,7 @@ extension FixtureCatalogue {
                 + "issuer's key set (key-not-from-issuer/site); a key vouches only for its own issuer's cards.",
             stage: "sign", errors: [.keyNotFromIssuer], keySets: [Self.site, Self.otherSite],
             checker: .cannotJudge(
-                "it binds no key set to an issuer and keeps only the last \(Setting.jwks): given this entry's key sets in "
+                "it binds no key set to an issuer and keeps only the last key set given: given this entry's key sets in "
                     + "order it verifies the card with the other issuer's key and accepts it"),
             file: "key-not-from-issuer/card")
     }

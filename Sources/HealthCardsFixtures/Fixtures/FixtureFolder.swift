@@ -106,8 +106,9 @@ public enum FixtureFolder {
             let kind = FileKind.of(out)
             throw HealthCardError(
                 .configuration,
-                "\(Setting.out) \(out) \(kind == .regular ? "is a file" : kind.phrase); the catalogue is a folder: give a new or "
-                    + "empty folder, or the folder of an earlier catalogue")
+                "output folder \(out) \(kind == .regular ? "is a file" : kind.phrase); the catalogue is a folder: give a new or "
+                    + "empty folder, or the folder of an earlier catalogue"
+            ).about("output folder")
         }
         let names = FileIO.list(out)
         if names.isEmpty { return false }
@@ -119,11 +120,12 @@ public enum FixtureFolder {
             let found =
                 isCatalogue
                 ? "files that are not part of a catalogue: \(others.prefix(5).joined(separator: ", "))"
-                : "no catalogue (no \(FixtureManifest.fileName) written by `\(Command.fixtures)`)"
+                : "no catalogue (no \(FixtureManifest.fileName) written when a catalogue is made)"
             throw HealthCardError(
                 .configuration,
-                "\(Setting.out) \(out) is not empty and holds \(found); it is replaced only when it holds an "
-                    + "earlier catalogue and nothing else. Give a new or empty folder")
+                "output folder \(out) is not empty and holds \(found); it is replaced only when it holds an "
+                    + "earlier catalogue and nothing else. Give a new or empty folder"
+            ).about("output folder")
         }
         return true
     }

@@ -78,13 +78,11 @@ public struct FixtureEntry: Sendable {
         self.conformanceNote = conformanceNote
     }
 
-    public var json: JSONValue { json(style: .words) }
-
-    /// The entry as JSON, its description's settings and commands said in `style`.
-    public func json(style: MessageStyle) -> JSONValue {
+    /// The entry as JSON.
+    public var json: JSONValue {
         var o: JSONObject = [
             "name": .string(name), "files": .array(files.map { .string($0) }), "kind": .string(kind),
-            "verdict": invalid ? "invalid" : "valid", "description": .string(style.render(description)),
+            "verdict": invalid ? "invalid" : "valid", "description": .string(description),
             "stage": stage.map { .string($0) } ?? .null,
             "errors": .array(errors.map { .string($0.rawValue) }),
             "warnings": .array(warnings.map { .string($0.rawValue) }),
@@ -118,26 +116,28 @@ public struct FixtureManifest: Sendable {
     public var seed: UInt64
     public var entries: [FixtureEntry]
 
-    public var json: JSONValue { json(style: .words) }
+    public var json: JSONValue { json(checkAdvice: nil) }
 
-    /// The manifest as JSON, its texts' settings and commands said in `style`.
-    public func json(style: MessageStyle) -> JSONValue {
+    /// The manifest as JSON; `checkAdvice` says how to check each file as the program writing it says it (nil:
+    /// in words).
+    public func json(checkAdvice: String?) -> JSONValue {
         .object([
             "generator": .string(Self.generator),
-            "about": .string(style.render(
+            "about": .string((
                 "Synthetic SMART Health Cards for verifier developers: valid/ holds cards a verifier must accept, "
                     + "invalid/ cards and key sets each broken in one way, site/ the issuer's key set and revocation lists. "
                     + "Each file's conformance says what a verifier must make of it: verifier-must-reject, or "
                     + "issuer-nonconformance (the issuer broke a rule a verifier may accept the card under), or valid. "
-                    + "Every verdict holds at `now`: check each file with `\(Command.verify) \(Setting.now) <now> \(Setting.jwks) <keySets>... <files>` "
+                    + "Every verdict holds at `now`: check each file with "
+                    + (checkAdvice ?? "a verifier that judges at `now` with the entry's `keySets`") + " "
                     + "run in this folder. See docs/fixtures.md.")),
             "issuer": .string(issuer), "kid": .string(kid), "now": .integer(now), "seed": .number(JSONNumber(seed)),
-            "files": .array(entries.map { $0.json(style: style) }),
+            "files": .array(entries.map(\.json)),
         ])
     }
 
-    /// Pretty JSON with a final newline, its texts' settings and commands said in `style`.
-    public func fileBytes(style: MessageStyle = .words) -> [UInt8] { JSONWriter.pretty(json(style: style)) + [0x0A] }
+    /// Pretty JSON with a final newline; `checkAdvice` as in `json(checkAdvice:)`.
+    public func fileBytes(checkAdvice: String? = nil) -> [UInt8] { JSONWriter.pretty(json(checkAdvice: checkAdvice)) + [0x0A] }
 
     /// Reads a manifest back (tests, and `fixtures` recognising a catalogue it may replace).
     /// - Throws: `HealthCardError(.validation)` when `bytes` is not a manifest this toolkit wrote.

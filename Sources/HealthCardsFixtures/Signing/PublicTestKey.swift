@@ -44,11 +44,11 @@ package struct PublicTestKey: Sendable {
         guard let origin = Self.knownKids[kid] else {
             throw HealthCardError(
                 .key,
-                "key \(kid) is not a public test key: deterministic signatures (RFC 6979, \(Setting.deterministic)) are made "
+                "key \(kid) is not a public test key: deterministic signatures (RFC 6979) are made "
                     + "by this toolkit's own big-number code, which is not constant-time, so they are kept to keys whose "
                     + "private half is public anyway (the demo key keys/demo-issuer.DO-NOT-USE-IN-PRODUCTION.pkcs8.pem, the "
-                    + "spec's example keys). A real key signs with OpenSSL's random nonces: leave out \(Setting.deterministic) "
-                    + "(the cards are the same except for their signatures)")
+                    + "spec's example keys). A real key signs with OpenSSL's random nonces: sign it "
+                    + "without asking for deterministic signatures (the cards are the same except for their signatures)")
         }
         self.key = key
         self.origin = origin

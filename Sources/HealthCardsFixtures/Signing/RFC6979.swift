@@ -68,7 +68,7 @@ final class PrivateScalar {
                 .key,
                 "deterministic signing (RFC 6979) derives each nonce from the private key itself, and this key's "
                     + "private scalar cannot be read (a public key, or a key held in a PKCS#11 token, which never "
-                    + "hands it out). Sign with random nonces (leave out \(Setting.deterministic)), or use a PEM key file")
+                    + "hands it out). Sign with random nonces (not deterministically), or use a PEM key file")
         }
         BN_set_flags(d, BN_FLG_CONSTTIME)
         bn = d

@@ -74,8 +74,9 @@ public final class BatchIssuer {
     public var pdf: PDFOptions?
     /// Pages written to the combined PDF by the last run (`pdf.combinedPath`).
     public private(set) var combinedPages = 0
-    /// How the report's messages say settings and commands (the command line: as its options).
-    public var messageStyle: MessageStyle = .words
+    /// How the report says an error's message: the library's `message` unless a program adds its own words
+    /// (the command line appends its hint for the rule code).
+    public var sayMessage: @Sendable (HealthCardError) -> String = { $0.message }
     /// Where the run's log records go (`batch.file-rejected`, `batch.record-rejected` with the codes only,
     /// `batch.finished` with the counts): never a record's values.
     public var logger: any HealthCardsLogger = NoLogger()
@@ -306,7 +307,7 @@ public final class BatchIssuer {
             if line.alreadyIssued { summary.alreadyIssued += 1 }
             if line.notPrinted != nil { summary.notPrinted += 1 }
             summary.warnings += line.warnings.count
-            let bytes = line.ndjson(style: messageStyle)
+            let bytes = line.ndjson(say: sayMessage)
             do {
                 try report.append(bytes)
                 try runLog?.append(reportLine: bytes)

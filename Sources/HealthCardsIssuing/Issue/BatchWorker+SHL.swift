@@ -50,8 +50,8 @@ extension BatchWorker {
         else { return nil }
         return HealthCardError(
             .link,
-            "\(linkFile) is the SMART Health Link of that earlier card and still opens it; withdraw it with "
-                + "`\(Command.revoke) \(Setting.site) SITE \(Setting.link) \(outDir)/\(linkFile)` if the card must not be shared",
+            "\(linkFile) is the SMART Health Link of that earlier card and still opens it; withdraw the link "
+                + "\(outDir)/\(linkFile) from its site if the card must not be shared",
             at: source)
     }
 }

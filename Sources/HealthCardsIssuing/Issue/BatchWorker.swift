@@ -98,8 +98,7 @@ final class BatchWorker {
                                     + "\(outDir)/\(CardWithdrawal.folder)/: the site's revocation list revokes this person, so the card "
                                     + "must not be handed out (a verifier calls it REVOKED)"
                                     + (link.map {
-                                        ". Its SMART Health Link still opens it until withdrawn: `\(Command.revoke) \(Setting.site) \(siteName) "
-                                            + "\(Setting.link) \(outDir)/\($0.to)`"
+                                        ". Its SMART Health Link still opens it until withdrawn from site \(siteName): the link \(outDir)/\($0.to)"
                                     } ?? "")
                                     + (left.isEmpty ? "" : ". Left in place, being symbolic links this run did not make: \(left.joined(separator: ", "))"),
                                 at: outcome.line.source))
@@ -156,7 +155,7 @@ final class BatchWorker {
                     HealthCardError(
                         .key, code: .keyDropped,
                         "not signed: the signing key \(issuer.kid) is no longer in \(revocations.site.keySetPath) (it was dropped "
-                            + "while this run was signing, \(Setting.dropKid)), so no verifier would find it. Sign with a published key",
+                            + "from the site's key set while this run was signing), so no verifier would find it. Sign with a published key",
                         at: record.source)
                 ]
                 return BatchOutcome(line: line)
@@ -333,8 +332,8 @@ final class BatchWorker {
         let nbf = issuer.settings.notBefore
         let revoke =
             line.rid != nil && line.ridFrom != nil
-            ? "revoke it with `\(Command.revoke) \(Setting.site) \(siteName) \(Setting.key) KEY \(Setting.ridSecret) FILE \(Setting.report) \(outDir)/report.ndjson "
-                + "\(Setting.id) '\(line.ridFrom ?? "")' \(Setting.before) \(nbf)` (the cards issued before this one's nbf \(nbf))"
+            ? "revoke in site \(siteName) the cards of patient id '\(line.ridFrom ?? "")' issued before \(nbf) (this one's nbf), "
+                + "with the signing key, the revocation secret and the report \(outDir)/report.ndjson"
             : "it has no vc.rid, so it can be revoked only with its key"
         return HealthCardError(
             .input, code: .cardReplaced, severity: .warning,
@@ -352,8 +351,8 @@ final class BatchWorker {
             warnings.append(
                 HealthCardError(
                     .input, code: .outputStale, severity: .warning,
-                    "\(pdfFile) still shows the replaced card; print it again: `\(Command.print) \(Setting.out) \(outDir)/pdf "
-                        + "\(outDir)/cards/\(name).smart-health-card` (add \(Setting.jwks) SITE, and the print options of the first run)",
+                    "\(pdfFile) still shows the replaced card; print \(outDir)/cards/\(name).smart-health-card again into \(outDir)/pdf "
+                        + "(with the site's key set, and the print options of the first run)",
                     at: source))
         }
         let linkFile = "shl/\(name).txt"
@@ -365,8 +364,8 @@ final class BatchWorker {
                     .link, code: .outputStale, severity: .warning,
                     "\(linkFile) is the SMART Health Link of the replaced card: its file in the site still holds that card. "
                         + "Encrypt the new card under the same link (same key and URL, so the link handed out opens it): "
-                        + "`\(Command.shl) \(Setting.baseUrl) \(base) \(Setting.site) \(siteName) \(outDir)/cards/\(name).smart-health-card`, then "
-                        + "deploy the site (or withdraw the link: `\(Command.revoke) \(Setting.site) \(siteName) \(Setting.link) \(outDir)/\(linkFile)`)",
+                        + "make the link of \(outDir)/cards/\(name).smart-health-card again with base URL \(base) into site \(siteName), then "
+                        + "deploy the site (or withdraw the link \(outDir)/\(linkFile) from site \(siteName))",
                     at: source))
         }
         return warnings

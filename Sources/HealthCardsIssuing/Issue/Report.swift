@@ -69,12 +69,13 @@ public struct ReportLine: Sendable {
     /// key adds `"replaced":"recordChanged"` or `"optionsChanged"`; such a revoked record adds `"revokedBy":{"kid","rid","entry"}`
     /// (the key whose list revokes the person, their rid under it and the entry); an issued card that got no PDF adds
     /// `"notPrinted":{"code","kind":"pdf","message",…}` saying why; a line of a sharded run ends with `"record":N`.
-    public func ndjson(style: MessageStyle = .words) -> [UInt8] {
+    /// - Parameter say: an error's message as the program shows it (the library's `message` unless told).
+    public func ndjson(say: (HealthCardError) -> String = \.message) -> [UInt8] {
         func issues(_ list: [HealthCardError]) -> JSONValue {
             .array(list.map { error in
                 var o: JSONObject = [
                     "code": .string(error.reportedCode.rawValue), "kind": .string(error.kind.name),
-                    "message": .string(error.rendered(style)),
+                    "message": .string(say(error)),
                 ]
                 if !error.location.isEmpty { o["at"] = .string(error.location.description) }
                 return .object(o)
@@ -176,8 +177,8 @@ extension BatchSummary {
         if replacedRecordChanged > 0 {
             line += "; \(replacedRecordChanged) card\(replacedRecordChanged == 1 ? " was" : "s were") replaced because "
                 + "\(replacedRecordChanged == 1 ? "its record" : "their records") changed: the old "
-                + "card\(replacedRecordChanged == 1 ? " stays" : "s stay") valid unless revoked with `revoke \(Setting.before)` "
-                + "(the report's warnings give the command)"
+                + "card\(replacedRecordChanged == 1 ? " stays" : "s stay") valid unless revoked (the cards of the person issued before "
+                + "the new card's nbf: the report's warnings say which)"
         }
         if staleOutputs > 0 {
             line += "; \(staleOutputs) printed card\(staleOutputs == 1 ? "" : "s") or link\(staleOutputs == 1 ? "" : "s") "

@@ -45,7 +45,7 @@ final class ReportWriter {
         guard fd >= 0 else {
             let reason = OS.errorText()
             if stream >= 0 { close(stream) }
-            throw HealthCardError(.io, "cannot write in the output folder \(folder): \(reason); choose a folder you can write to (\(Setting.out))")
+            throw HealthCardError(.io, "cannot write in the output folder \(folder): \(reason); choose an output folder you can write to")
         }
         fchmod(fd, access.fileMode)
         buffer.reserveCapacity(65536)
@@ -57,7 +57,7 @@ final class ReportWriter {
     /// - Throws: `HealthCardError(.io)` when `path` is a folder, a socket, a block device or a link to one.
     static func checkTarget(_ path: String) throws {
         if FileIO.isDirectory(path) {
-            throw HealthCardError(.io, "cannot write the report \(path): it is a folder. Nothing was issued; move or remove that folder, or choose another \(Setting.out), and run again")
+            throw HealthCardError(.io, "cannot write the report \(path): it is a folder. Nothing was issued; move or remove that folder, or choose another output folder, and run again")
         }
         _ = try OutputTarget.resolve(path)
     }

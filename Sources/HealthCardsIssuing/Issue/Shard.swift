@@ -150,7 +150,7 @@ public struct ShardManifest: Sendable, Equatable {
     /// - Throws: `HealthCardError(.input)` saying what is wrong.
     public init(bytes: [UInt8], source: String) throws {
         func bad(_ what: String) -> HealthCardError {
-            HealthCardError(.input, "\(source) is not a shard's \(Self.fileName) (\(what)); it is written by a run with \(Setting.shard) K/N")
+            HealthCardError(.input, "\(source) is not a shard's \(Self.fileName) (\(what)); it is written by a run that issues one shard K/N of a batch")
         }
         guard let json = try? JSONParser.parse(bytes), json.objectValue != nil else { throw bad("not a JSON object") }
         func int(_ value: JSONValue?, _ name: String) throws -> Int {

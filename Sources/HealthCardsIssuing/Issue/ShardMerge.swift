@@ -56,7 +56,7 @@ public enum ShardMerge {
             guard FileIO.exists(path) else {
                 throw HealthCardError(
                     .input, "\(folder) holds no \(ShardManifest.fileName): it is not the output folder of a sharded run "
-                        + "(\(Command.issue) \(Setting.shard) K/N \(Setting.out) FOLDER)")
+                        + "(a run that issues one shard K/N of a batch into its own output folder)")
             }
             manifests.append((folder, try ShardManifest(bytes: try FileIO.read(path), source: path)))
             let report = "\(folder)/report.ndjson"

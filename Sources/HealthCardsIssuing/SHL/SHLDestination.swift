@@ -35,8 +35,9 @@ public struct SHLDestination: Sendable {
     ///   at, names no folder or an unsafe one (`..`, a hidden or percent-encoded segment, a query or
     ///   fragment), is not a folder named `shl`, or is too long for a 128-character link URL; the message
     ///   says why and gives a base URL that works.
-    /// - Parameter option: the command-line option that gave the base URL, for messages.
-    public init(site: PublishedSite, baseURL: String, option: String = "\(Setting.shl)") throws(HealthCardError) {
+    /// - Parameter option: the name of the setting that gave the base URL, for messages (a program passes its
+    ///   own, such as a command-line option).
+    public init(site: PublishedSite, baseURL: String, option: String = "base URL") throws(HealthCardError) {
         var base = baseURL
         while base.hasSuffix("/") { base.removeLast() }
         let issuer = site.issuer
@@ -60,7 +61,7 @@ public struct SHLDestination: Sendable {
         guard segments.last == Substring(Self.folderName) else {
             throw refuse(
                 "names the folder \(Quote.text(segments.last ?? "")); link files go in a folder named '\(Self.folderName)' (at "
-                    + "\(issuer)/\(Self.folderName) or deeper), which the header rules of `\(Command.site)` serve as "
+                    + "\(issuer)/\(Self.folderName) or deeper), which the issuer site's header rules serve as "
                     + "application/jose with CORS and no caching")
         }
         guard base.count <= Self.maxBaseURLCharacters else {

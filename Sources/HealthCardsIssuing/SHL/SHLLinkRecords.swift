@@ -89,7 +89,7 @@ package enum SHLSiteRecord {
             .configuration,
             "the links in \(linkFolder) were made into the site folder \(recorded) (\(path(linkFolder: linkFolder))), "
                 + "not \(site): their files are there, and \(site) is another folder (a copy?) that holds none of them. "
-                + "Give \(Setting.site) \(recorded); \(what)")
+                + "Give the site folder \(recorded); \(what)")
     }
 
     /// Records `site` (made absolute) for the links in `linkFolder`, unless it is recorded already.

@@ -49,22 +49,24 @@ public struct SHLOptions: Sendable {
     /// - Returns: the URL as given.
     /// - Throws: `HealthCardError(.configuration)` saying what is wrong.
     public static func checkViewer(_ viewer: String) throws(HealthCardError) -> String {
-        let example = "e.g. \(Setting.viewer) https://viewer.example.org/#"
+        let example = "e.g. https://viewer.example.org/#"
         guard viewer.hasPrefix("https://") || viewer.hasPrefix("http://localhost") else {
-            throw HealthCardError(.configuration, "\(Setting.viewer) \(viewer) is not an https URL; \(example)")
+            throw HealthCardError(.configuration, "viewer \(viewer) is not an https URL; \(example)").about("viewer")
         }
         guard viewer.hasSuffix("#"), viewer.filter({ $0 == "#" }).count == 1 else {
             throw HealthCardError(
                 .configuration,
-                "\(Setting.viewer) \(viewer) must end with '#' (and have no other '#'): the link goes in the fragment, which a "
-                    + "browser never sends to the viewer's server; \(example)")
+                "viewer \(viewer) must end with '#' (and have no other '#'): the link goes in the fragment, which a "
+                    + "browser never sends to the viewer's server; \(example)"
+            ).about("viewer")
         }
         guard !viewer.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else {
-            throw HealthCardError(.configuration, "\(Setting.viewer) has spaces or control characters; \(example)")
+            throw HealthCardError(.configuration, "viewer has spaces or control characters; \(example)").about("viewer")
         }
         guard viewer.count <= 200 else {
             throw HealthCardError(
-                .configuration, "\(Setting.viewer) is \(viewer.count) characters; keep it under 200 so the link's QR stays small")
+                .configuration, "viewer is \(viewer.count) characters; keep it under 200 so the link's QR stays small"
+            ).about("viewer")
         }
         return viewer
     }
@@ -111,11 +113,11 @@ public struct SHLLabel: Sendable, Equatable {
     /// The default label.
     public init() { template = Self.defaultText }
 
-    /// - Parameter option: the command-line option that gave the template, for messages (`--shl-label` of
-    ///   `issue`, `--label` of `shl`).
+    /// - Parameter option: the name of the setting that gave the template, for messages (a program passes its
+    ///   own, such as a command-line option).
     /// - Throws: `HealthCardError(.configuration)` for an empty template, control characters, a `{…}` other than
     ///   `{name}`, or a text (without `{name}`) over 80 characters.
-    public init(template: String, option: String = "\(Setting.shlLabel)") throws(HealthCardError) {
+    public init(template: String, option: String = "label") throws(HealthCardError) {
         guard !template.trimmingCharacters(in: " ").isEmpty else {
             throw HealthCardError(.configuration, "\(option) is empty; leave it out for the label '\(Self.defaultText)'")
         }

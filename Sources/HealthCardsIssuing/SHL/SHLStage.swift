@@ -120,10 +120,9 @@ public struct SHLStage: Sendable {
             let when = SHLWithdrawalRecord.withdrawnAt(outDir: outDir, name: name).map { " on \(Clock.describe($0))" } ?? ""
             notes.append(
                 HealthCardError(
-                    .link,
-                    "no SMART Health Link: the link of this card (\(textFile)) was withdrawn\(when) (`revoke \(Setting.link)`), and a "
-                        + "withdrawn link stays withdrawn. To give the person a new link, name them: \(Setting.shlRenew) ID "
-                        + "(`\(Command.shl)`: \(Setting.renew) ID)"))
+                    .link, code: .shlWithdrawn,
+                    "no SMART Health Link: the link of this card (\(textFile)) was withdrawn\(when), and a withdrawn link "
+                        + "stays withdrawn. To give the person a new link, name them among the people whose links are renewed"))
             return nil
         }
         // What the site holds is looked at and written under the site's lock, taken for this link only: a
@@ -170,17 +169,17 @@ public struct SHLStage: Sendable {
                         .link, code: .linkKept, severity: .warning,
                         "\(textFile) was kept as it is: it is a live link whose file \(path) is in the site, in another folder than "
                             + "\(destination.baseURL), so this run neither updated its file to this card nor made a link under "
-                            + "\(destination.baseURL); run with the base URL it was made with, or withdraw it (`revoke \(Setting.link)`) "
+                            + "\(destination.baseURL); run with the base URL it was made with, or withdraw it "
                             + "before making a new one"))
                 return nil
             }
             guard renew else {
                 notes.append(
                     HealthCardError(
-                        .link,
+                        .link, code: .shlWithdrawn,
                         "no SMART Health Link made: \(textFile) holds a link to \(link.url), whose file is not in \(destination.site.site.root) "
                             + "(withdrawn, or made into another copy of the site or for another issuer); the link text was kept. "
-                            + "If it was withdrawn and the person needs a new link, name them: \(Setting.shlRenew) ID (`\(Command.shl)`: \(Setting.renew) ID)"))
+                            + "If it was withdrawn and the person needs a new link, name them among the people whose links are renewed"))
                 return nil
             }
             warnings.append(HealthCardError(.link, "\(textFile) was replaced by a new link (renewed)"))
@@ -190,10 +189,10 @@ public struct SHLStage: Sendable {
                 guard renew else {
                     notes.append(
                         HealthCardError(
-                            .link,
+                            .link, code: .shlWithdrawn,
                             "no SMART Health Link made: the file of the link in \(textFile) is not in \(destination.folder) "
-                                + "(withdrawn with `revoke \(Setting.link)`, or the link was made into another copy of the site); the link "
-                                + "text was kept. If it was withdrawn and the person needs a new link, name them: \(Setting.shlRenew) ID (`\(Command.shl)`: \(Setting.renew) ID)"))
+                                + "(withdrawn, or the link was made into another copy of the site); the link text was kept. "
+                                + "If it was withdrawn and the person needs a new link, name them among the people whose links are renewed"))
                     return nil
                 }
                 warnings.append(
@@ -232,7 +231,7 @@ public struct SHLStage: Sendable {
                         .link, code: .linkUpdated, severity: .warning,
                         "the link in \(textFile) held the printed card (a DocumentReference with the PDF), which shows the card this run "
                             + "replaced: the updated Bundle leaves it out. Print the new card into the link to put it back "
-                            + "(`\(Command.issue)` with the PDF and link options of the first run)"))
+                            + "(issue it again with the PDF and link options of the first run)"))
             }
         }
         let (contentType, plaintext) = try options.content.fileContent(card: card, pdf: keptPDF)

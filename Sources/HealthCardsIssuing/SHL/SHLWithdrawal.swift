@@ -35,13 +35,14 @@ package enum SHLWithdrawal {
     {
         let link: SHLink
         do { link = try SHLinkText.parse(text) } catch {
-            throw HealthCardError(.configuration, "\(Setting.link) \(what): \(error.text)")
+            throw HealthCardError(.configuration, "link \(what): \(error.text)").about("link")
         }
         guard link.flag?.contains("U") == true else {
             throw HealthCardError(
                 .configuration,
-                "\(Setting.link) \(what) has no flag U: its URL is a manifest on a server, not a file in a static site; withdraw it "
-                    + "with the server that made it")
+                "link \(what) has no flag U: its URL is a manifest on a server, not a file in a static site; withdraw it "
+                    + "with the server that made it"
+            ).about("link")
         }
         guard let path = site.localPath(forURL: link.url),
             FileIO.basename(FileIO.parent(of: path)) == SHLDestination.folderName,
@@ -49,9 +50,10 @@ package enum SHLWithdrawal {
         else {
             throw HealthCardError(
                 .configuration,
-                "\(Setting.link) \(what) points to \(link.url), which is not a link file of site \(site.site.root) (published at "
+                "link \(what) points to \(link.url), which is not a link file of site \(site.site.root) (published at "
                     + "\(site.issuer)): expected \(site.issuer)/…/\(SHLDestination.folderName)/<43 characters>. Give the "
-                    + "site the link was made for")
+                    + "site the link was made for"
+            ).about("link")
         }
         guard FileIO.exists(path) else { return .alreadyWithdrawn(path) }
         if !force {
@@ -66,8 +68,9 @@ package enum SHLWithdrawal {
             guard opens else {
                 throw HealthCardError(
                     .configuration,
-                    "\(Setting.link) \(what): the file \(path) does not open with this link's key, so it is not this link's file; "
-                        + "nothing was deleted. Check the link, or pass \(Setting.force) to delete the file anyway")
+                    "link \(what): the file \(path) does not open with this link's key, so it is not this link's file; "
+                        + "nothing was deleted. Check the link, or force the withdrawal to delete the file anyway"
+                ).about("link")
             }
         }
         if dryRun { return .withdrawn(path) }

@@ -65,7 +65,11 @@ public final class FileVerifier {
         self.now = now
         self.linkSites = try linkSites.map { root in
             do { return try PublishedSite(root: root) } catch let error as HealthCardError {
-                throw HealthCardError(.configuration, error.text.replacingFirst("\(Setting.site)", with: "\(Setting.shlSite)"))
+                // The site was given to open links' files: its messages name it as the link site.
+                guard error.setting == "site", error.text.hasPrefix("site ") else { throw error }
+                var said = error
+                said.text = "link " + error.text
+                throw said.about("link site")
             }
         }
         var trust = TrustStore()
@@ -78,14 +82,15 @@ public final class FileVerifier {
             let file = try Self.keySetFile(parsed.path)
             let identity = FileIO.identity(file) ?? file
             if let earlier = given[identity] {
-                throw HealthCardError(.configuration, "\(Setting.jwks) \(argument) is the key set \(earlier) given again; give each key set once")
+                throw HealthCardError(.configuration, "key set \(argument) is the key set \(earlier) given again; give each key set once")
+                    .about("key set")
             }
             given[identity] = argument
             let (issuer, binding) = try Self.binding(of: file, folder: FileIO.isDirectory(parsed.path) ? parsed.path : nil,
                                                      argument: parsed)
             let bytes: [UInt8]
             do { bytes = try FileIO.read(file, maxBytes: limits.fileBytes) } catch {
-                throw HealthCardError(.configuration, "\(Setting.jwks) \(file) cannot be read: \(error)")
+                throw HealthCardError(.configuration, "key set \(file) cannot be read: \(error)").about("key set")
             }
             trust.add(jwks: bytes, file: file, issuer: issuer, binding: binding, crls: Self.revocationLists(besideKeySet: file, bytes, limits: limits),
                       now: now, limits: limits)
@@ -116,16 +121,21 @@ public final class FileVerifier {
     static func keySetFile(_ path: String) throws -> String {
         let fix = "give a jwks.json file or a site folder holding .well-known/jwks.json"
         guard FileIO.exists(path) else {
-            throw HealthCardError(.configuration, "\(Setting.jwks) \(ControlCharacters.escapedValue(path)) does not exist; \(fix)")
+            throw HealthCardError(.configuration, "key set \(ControlCharacters.escapedValue(path)) does not exist; \(fix)").about("key set")
         }
         // A FIFO or device would wait or never end: refused by what it is, before it is opened.
-        try FileIO.requireRegularFile(path, role: "\(Setting.jwks)", allowFolder: true, fix: fix)
-        guard FileIO.isDirectory(path) else { return path }
-        for candidate in ["\(path)/.well-known/jwks.json", "\(path)/jwks.json"] where FileIO.exists(candidate) {
-            try FileIO.requireRegularFile(candidate, role: "\(Setting.jwks)", fix: fix)
-            return candidate
+        do {
+            try FileIO.requireRegularFile(path, role: "key set", allowFolder: true, fix: fix)
+            guard FileIO.isDirectory(path) else { return path }
+            for candidate in ["\(path)/.well-known/jwks.json", "\(path)/jwks.json"] where FileIO.exists(candidate) {
+                try FileIO.requireRegularFile(candidate, role: "key set", fix: fix)
+                return candidate
+            }
+        } catch let error as HealthCardError where error.text.hasPrefix("key set ") {
+            throw error.about("key set")
         }
-        throw HealthCardError(.configuration, "\(Setting.jwks) \(ControlCharacters.escapedValue(path)) is a folder without .well-known/jwks.json or jwks.json")
+        throw HealthCardError(.configuration, "key set \(ControlCharacters.escapedValue(path)) is a folder without .well-known/jwks.json or jwks.json")
+            .about("key set")
     }
 
     /// The issuer a key set file belongs to: the argument's `URL=`, else the record of the site folder given
@@ -138,8 +148,9 @@ public final class FileVerifier {
             if let record, record.issuer != issuer, let site {
                 throw HealthCardError(
                     .configuration,
-                    "\(Setting.jwks) \(issuer)=\(argument?.path ?? file): that site records the issuer \(record.issuer) (\(site.recordPath)); "
-                        + "a key set belongs to one issuer. Give \(Setting.jwks) \(argument?.path ?? file) alone, or the key set of \(issuer)")
+                    "key set \(issuer)=\(argument?.path ?? file): that site records the issuer \(record.issuer) (\(site.recordPath)); "
+                        + "a key set belongs to one issuer. Give the key set \(argument?.path ?? file) alone, or the key set of \(issuer)"
+                ).about("key set")
             }
             return (issuer, .given)
         }
@@ -380,8 +391,8 @@ public final class FileVerifier {
             var report = CredentialReport(source: .unknown, file: path)
             report.findings.append(Finding(.crlWithoutKeySet, "\(path) is \(what). A revocation list is checked with the "
                 + "key set it belongs to (its kid and ctr against the key's crlVersion), and it revokes the cards that key "
-                + "verifies; \(location). Give the issuer's site folder or key set with "
-                + "\(Setting.jwks) together with the cards: their rids are then checked against this list",
+                + "verifies; \(location). Give the issuer's site folder or key set "
+                + "together with the cards: their rids are then checked against this list",
                 at: .init(file: path)))
             return [report]
         }

@@ -25,24 +25,26 @@ package struct KeySetArgument: Sendable, Equatable {
         guard let equals = argument.firstIndex(of: "=") else {
             throw HealthCardError(
                 .configuration,
-                "\(Setting.jwks) \(argument): verify is offline and does not fetch URLs. Download the key set "
-                    + "(<iss>/.well-known/jwks.json) and give it bound to its issuer: \(Setting.jwks) ISSUER_URL=PATH, e.g. "
-                    + "\(Setting.jwks) https://issuer.example.org=jwks.json")
+                "key set \(argument): verify is offline and does not fetch URLs. Download the key set "
+                    + "(<iss>/.well-known/jwks.json) and give it bound to its issuer as ISSUER_URL=PATH, e.g. "
+                    + "https://issuer.example.org=jwks.json"
+            ).about("key set")
         }
         let issuer = String(argument[..<equals])
         let path = String(argument[argument.index(after: equals)...])
         guard !path.isEmpty else {
             throw HealthCardError(
                 .configuration,
-                "\(Setting.jwks) \(argument) names no file after '='; give \(Setting.jwks) ISSUER_URL=PATH")
+                "key set \(argument) names no file after '='; give it as ISSUER_URL=PATH"
+            ).about("key set")
         }
         // Compared with each card's iss exactly, as verifiers build <iss>/.well-known/jwks.json from it; the
         // card's own iss rules (https, no trailing '/') are judged on the card.
         guard issuer.split(separator: "/", omittingEmptySubsequences: true).count >= 2 else {
             throw HealthCardError(
                 .configuration,
-                "\(Setting.jwks) \(Quote.text(argument, limit: 200)): \(Quote.text(issuer)) has no host; give \(Setting.jwks) ISSUER_URL=PATH"
-            )
+                "key set \(Quote.text(argument, limit: 200)): \(Quote.text(issuer)) has no host; give it as ISSUER_URL=PATH"
+            ).about("key set")
         }
         return KeySetArgument(issuer: issuer, path: path)
     }

@@ -47,9 +47,9 @@ extension PrintedLink {
             throw HealthCardError(
                 .link, code: .shlWithdrawn,
                 "the link \(linkFile) was withdrawn" + (withdrawal.at.map { " on \(Clock.describe($0))" } ?? "")
-                    + " (`\(Command.revoke) \(Setting.link)`, recorded in \(withdrawal.marker)): its file was deleted from the site, "
-                    + "so its QR code would open nothing. Print the card without it (\(Setting.noLink)), or give the person a new "
-                    + "link first (`\(Command.shl) \(Setting.renew) \(name) …`, or `\(Command.issue) … \(Setting.shlRenew) \(name)`) and print again")
+                    + " (recorded in \(withdrawal.marker)): its file was deleted from the site, so its QR code would open "
+                    + "nothing. Print the card without its link, or first make the person \(name) a new link (a withdrawn link "
+                    + "is made anew only for a person named to renew) and print again")
         }
         let reports = try verifier.verify([linkFile])
         guard let report = reports.first, report.source == .shlink else {
@@ -59,22 +59,22 @@ extension PrintedLink {
         if !errors.isEmpty {
             throw HealthCardError(
                 .link,
-                "`\(Command.verify)` finds errors in the link \(linkFile): "
-                    + errors.prefix(3).map { $0.descriptionWithoutHealthData(style: .tokens) }.joined(separator: "; "))
+                "the link \(linkFile) does not verify: "
+                    + errors.prefix(3).map(\.descriptionWithoutHealthData).joined(separator: "; "))
         }
         let opened = reports.dropFirst().compactMap(\.jws)
-        var warnings = report.findings.filter { $0.code != .shlNotResolved }.map { $0.descriptionWithoutHealthData(style: .tokens) }
+        var warnings = report.findings.filter { $0.code != .shlNotResolved }.map(\.descriptionWithoutHealthData)
         if reports.count > 1 {
             guard opened == credentials else {
                 throw HealthCardError(
                     .link,
                     "the link \(linkFile) opens another card than this one (made for an earlier card?); make the "
-                        + "card's link again with `\(Command.shl)`, or print without it (\(Setting.noLink))")
+                        + "card's link again, or print the card without its link")
             }
         } else {
             warnings.append(
                 "the link \(linkFile) was printed without opening its file, so it is not known to open this card: "
-                    + "give \(Setting.shlSite) SITE (the issuer's site folder) to check it")
+                    + "give the issuer's site folder that holds the link's file to check it")
         }
         return (try PrintedLink(text: text), warnings)
     }

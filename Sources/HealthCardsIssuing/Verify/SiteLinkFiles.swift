@@ -26,8 +26,8 @@ public struct SiteLinkFiles: SHLFileSource {
             let refusal = sites.lazy.compactMap { $0.refusal(forURL: url) }.first
             let hint =
                 sites.isEmpty
-                ? "give \(Setting.shlSite) SITE (the site folder of the host)"
-                : refusal ?? "none of the \(Setting.shlSite) folders is published at its origin"
+                ? "give the site folder of the host that holds the link's file"
+                : refusal ?? "none of the link site folders given is published at its origin"
             return .notResolved("\(hint); verify never fetches a URL")
         }
         guard FileIO.isRegularFile(path) else {
@@ -38,7 +38,7 @@ public struct SiteLinkFiles: SHLFileSource {
                 // Present, but nothing a web server serves as the link's file (a FIFO is never opened: it would wait).
                 return .missing(
                     "the link's file \(path) \(kind.phrase), not a regular file: a web server would not serve it as the "
-                        + "link's file. Put back the file `\(Command.shl)` wrote, or withdraw the link")
+                        + "link's file. Put back the file written when the link was made, or withdraw the link")
             }
         }
         if let size = FileIO.size(path), size > JWE.maxCompactBytes { return .tooLarge(name: path, bytes: size) }

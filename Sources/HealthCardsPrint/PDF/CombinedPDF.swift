@@ -36,7 +36,7 @@ public final class CombinedPDF {
         // Held by the PDF's byte sink too, so Cairo's last writes (when the PDF is dropped unfinished) never
         // reach a released `CombinedPDF`: they are refused once it is discarded.
         output = try StreamedFile(
-            path: path, access: access, expected: "give the path of a .pdf file (\(Setting.pdfCombined))")
+            path: path, access: access, expected: "give the path of a .pdf file for the combined PDF")
     }
 
     deinit {

@@ -49,7 +49,7 @@ public struct QRCode: Sendable, Equatable {
     public init(byteSegment: [UInt8], numericSegment: [UInt8]) throws {
         try self.init(segments: [(.byte, byteSegment), (.numeric, numericSegment)], level: .L)
         guard version <= QRCode.maxVersion else {
-            throw HealthCardError(.qr, "the QR needs version \(version); SMART Health Cards allow at most version 22 (1195 JWS characters); use \(Setting.chunk) or make the card smaller")
+            throw HealthCardError(.qr, code: .qrTooLong, "the QR needs version \(version); SMART Health Cards allow at most version 22 (1195 JWS characters); make chunked QRs or make the card smaller")
         }
     }
 

@@ -171,7 +171,7 @@ public final class FileIssuanceLog: IssuanceLog {
         do { lines = try LineReader(path: path, maxLineBytes: InputBudget.reportLineBytes + 256) } catch let error
             as HealthCardError
         {
-            throw HealthCardError(.configuration, "\(Setting.report): \(error.text)")
+            throw HealthCardError(.configuration, "report: \(error.text)").about("report")
         }
         var runs: [String: IssuanceRun] = [:]
         // A line that is not JSON is a line a killed run cut off only when it is the last one, or when the next
@@ -180,8 +180,9 @@ public final class FileIssuanceLog: IssuanceLog {
         func notALog(_ number: Int) -> HealthCardError {
             HealthCardError(
                 .configuration,
-                "\(Setting.report) \(path) line \(number) is not a line of an issuance log (\(Self.fileName)); give the "
-                    + "report.ndjson or the \(Self.fileName) that `\(Command.issue)` wrote")
+                "report \(path) line \(number) is not a line of an issuance log (\(Self.fileName)); give the "
+                    + "report.ndjson or the \(Self.fileName) that an issue run wrote"
+            ).about("report")
         }
         while let next = try lines.next() {
             guard let bytes = next.bytes else { throw notALog(next.number) }

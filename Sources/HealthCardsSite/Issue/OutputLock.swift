@@ -46,7 +46,7 @@ package final class OutputLock {
                 .configuration,
                 "another \(holder.command) (\(holder.description)) is writing into \(folder) right now; two runs into "
                     + "one output folder would race for the same files. Wait for it to finish (then run again: cards "
-                    + "and links already made are kept), or choose another \(Setting.out). Nothing was written")
+                    + "and links already made are kept), or choose another output folder. Nothing was written")
         }
     }
 

@@ -104,8 +104,8 @@ extension IssuerSite {
         guard FileIO.exists(keySetPath) else {
             throw HealthCardError(
                 .configuration,
-                "\(keySetPath) does not exist; lay out the site first with "
-                    + "`\(Command.site) \(Setting.out) \(root) KEY...`")
+                code: .siteNotLaidOut,
+                "\(keySetPath) does not exist; lay out the issuer site \(root) first, with its keys")
         }
         let keySet = try KeySetFile.parse(try FileIO.read(keySetPath, maxBytes: InputBudget.cardFileBytes), source: keySetPath)
         // Fails early, before the CRL is touched, when the key is not published.

@@ -100,13 +100,15 @@ public struct IssuedCards: Sendable {
             guard FileIO.isRegularFile(report) else {
                 throw HealthCardError(
                     .configuration,
-                    "\(Setting.report) \(path) is a folder without a report.ndjson or \(FileIssuanceLog.fileName); give the "
-                        + "output folder of an `\(Command.issue)` run, or its report.ndjson")
+                    "report \(path) is a folder without a report.ndjson or \(FileIssuanceLog.fileName); give the "
+                        + "output folder of an issue run, or its report.ndjson"
+                ).about("report")
             }
             return [(report, false)]
         }
         guard FileIO.isRegularFile(path) else {
-            throw HealthCardError(.configuration, "\(Setting.report) \(path) \(FileKind.of(path).phrase); give the report.ndjson that `\(Command.issue)` wrote")
+            throw HealthCardError(.configuration, "report \(path) \(FileKind.of(path).phrase); give the report.ndjson that an issue run wrote")
+                .about("report")
         }
         if FileIssuanceLog.looksLikeLog(path) { return [(path, true)] }
         let beside = FileIO.parent(of: path) + "/" + FileIssuanceLog.fileName
@@ -118,16 +120,17 @@ public struct IssuedCards: Sendable {
         // Read a line at a time: the report of a large run is larger than any file read whole.
         let lines: LineReader
         do { lines = try LineReader(path: path, maxLineBytes: InputBudget.reportLineBytes) } catch let error as HealthCardError {
-            throw HealthCardError(.configuration, "\(Setting.report): \(error.text)")
+            throw HealthCardError(.configuration, "report: \(error.text)").about("report")
         }
         while let next = try lines.next() {
             let number = next.number
             guard let line = next.bytes else {
                 throw HealthCardError(
                     .configuration,
-                    "\(Setting.report) \(path) line \(number) is longer than \(InputBudget.reportLineBytes) bytes, the most a "
+                    "report \(path) line \(number) is longer than \(InputBudget.reportLineBytes) bytes, the most a "
                         + "report line may be (see docs/verify.md, \"Budgets\"); give the report.ndjson that "
-                        + "`\(Command.issue)` wrote")
+                        + "an issue run wrote"
+                ).about("report")
             }
             if line.allSatisfy({ $0 == 0x20 || $0 == 0x0D }) { continue }
             guard let json = try? JSONParser.parse(line), json["status"]?.stringValue != nil,
@@ -135,8 +138,9 @@ public struct IssuedCards: Sendable {
             else {
                 throw HealthCardError(
                     .configuration,
-                    "\(Setting.report) \(path) line \(number) is not a line of an issue report (report.ndjson); "
-                        + "give the report.ndjson that `\(Command.issue)` wrote")
+                    "report \(path) line \(number) is not a line of an issue report (report.ndjson); "
+                        + "give the report.ndjson that an issue run wrote"
+                ).about("report")
             }
             body(json, "\(path):\(number)")
         }

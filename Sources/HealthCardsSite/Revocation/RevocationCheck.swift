@@ -33,18 +33,18 @@ public enum RevocationCheck {
             if let card = records.first(where: { $0.ridFrom != nil }), let from = card.ridFrom {
                 return .unknown(
                     reason: "\(Quote.text(id)) is the record id of a card (\(card.place)) whose rid comes from the "
-                        + "Patient identifier \(Quote.text(from)); give \(Setting.id) \(Quote.text(from))")
+                        + "Patient identifier \(Quote.text(from)); give the id \(Quote.text(from))")
             }
             if let card = records.first, card.kid == nil {
                 return .unknown(
                     reason: "the report line of \(Quote.text(id)) (\(card.place)) has no kid or rid: it was written before "
-                        + "healthcards recorded them, so the id cannot be checked; pass \(Setting.force) if you are sure of the id, "
+                        + "healthcards recorded them, so the id cannot be checked; force the revocation if you are sure of the id, "
                         + "the secret and the key")
             }
             if let card = records.first {
                 return .unknown(
                     reason: "the card of \(Quote.text(id)) (\(card.place)) has no vc.rid (issued without "
-                        + "\(Setting.ridSecret)), so no list entry can revoke it; only dropping its key does (then reissue the others)"
+                        + "a revocation secret), so no list entry can revoke it; only dropping its key does (then reissue the others)"
                 )
             }
             return .unknown(
@@ -56,16 +56,16 @@ public enum RevocationCheck {
             let others = cards.compactMap(\.kid).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
             return .unknown(
                 reason: "the cards of \(Quote.text(id)) were signed by key \(others.joined(separator: ", ")), not by "
-                    + "\(Setting.key) (\(kid)); give \(Setting.key) for the key that signed them (one revoke per key)")
+                    + "the key given (\(kid)); give the key that signed them (one revocation per key)")
         }
         let matching = signed.filter { $0.rid == rid }
         guard !matching.isEmpty else {
             let recorded = signed.compactMap(\.rid).first ?? "none"
             throw HealthCardError(
                 .configuration,
-                "the card of \(Quote.text(id)) signed by \(kid) has vc.rid \(recorded) (\(signed[0].place)), but \(Setting.ridSecret) gives "
+                "the card of \(Quote.text(id)) signed by \(kid) has vc.rid \(recorded) (\(signed[0].place)), but the revocation secret given gives "
                     + "\(rid): it is not the secret the card was issued with, and its entry would revoke nothing. "
-                    + "Give the rid secret that `issue \(Setting.ridSecret)` used. Nothing was written")
+                    + "Give the revocation secret the cards were issued with. Nothing was written")
         }
         return .confirmed(ridFrom: id, places: matching.map(\.place))
     }
@@ -76,7 +76,7 @@ public enum RevocationCheck {
         let signed = cards.filter { $0.kid == kid }
         guard !signed.isEmpty else {
             if let other = cards.first?.kid {
-                return .unknown(reason: "the card with vc.rid \(rid) was signed by key \(other), not by \(Setting.key) (\(kid))")
+                return .unknown(reason: "the card with vc.rid \(rid) was signed by key \(other), not by the key given (\(kid))")
             }
             return .unknown(reason: "no card with vc.rid \(rid) in \(issued.reports.joined(separator: ", "))")
         }

@@ -171,10 +171,10 @@ extension SiteRevocations.Snapshot {
         return nil
     }
 
-    /// The `revoke … --narrow` command that lets a corrected card of `ridFrom` through, from `now` on.
+    /// The narrowed revocation that lets a corrected card of `ridFrom` through, from `now` on, in words.
     static func narrowCommand(site: String, ridFrom: String, now: Int64, key: String) -> String {
-        "`\(Command.revoke) \(Setting.site) \(site) \(Setting.key) \(key) \(Setting.ridSecret) FILE \(Setting.report) REPORT "
-            + "\(Setting.id) \(Quote.text(ridFrom)) \(Setting.before) \(now) \(Setting.narrow)`"
+        "narrow the entry in site \(site) to the cards of id \(Quote.text(ridFrom)) issued before \(now), with key \(key), "
+            + "the revocation secret and the report"
     }
 
     private static func sameKey(
@@ -186,12 +186,12 @@ extension SiteRevocations.Snapshot {
                 "vc.rid \(rid) (of id \(Quote.text(ridFrom))) is revoked by the entry '\(entry.text)' in \(list.location), which "
                 + "revokes every card of this person signed by key \(list.crl.kid), those issued from now on included: every "
                 + "verifier that checks the list would reject this card, so it was not signed. To give the person a "
-                + "corrected card, revoke only the cards issued before it: \(narrowCommand(site: site, ridFrom: ridFrom, now: now, key: "KEY")) (or a "
+                + "corrected card, revoke only the cards issued before it: \(narrowCommand(site: site, ridFrom: ridFrom, now: now, key: list.crl.kid)) (or a "
                 + "time just after the bad card's nbf), then run this again"
         }
         let when =
             before > now
-            ? "run this again from then on" : "leave \(Setting.nbf) out (or give one at or after \(before))"
+            ? "run this again from then on" : "leave the issuance time (nbf) unset (or give one at or after \(before))"
         return "vc.rid \(rid) (of id \(Quote.text(ridFrom))) is revoked for cards issued before \(before) "
             + "(\(Clock.describe(before))) by the entry '\(entry.text)' in \(list.location), and this card's nbf \(nbf) is before "
             + "that: every verifier that checks the list would reject it, so it was not signed. To issue it, \(when)"
@@ -212,7 +212,7 @@ extension SiteRevocations.Snapshot {
                     ? "run this again from \(before) on, or narrow the entry: "
                         + narrowCommand(site: site, ridFrom: ridFrom, now: now, key: "OLD-KEY")
                         + " (OLD-KEY: key \(list.crl.kid), its public half is enough)"
-                    : "leave \(Setting.nbf) out (or give one at or after \(before))"
+                    : "leave the issuance time (nbf) unset (or give one at or after \(before))"
             }
             ?? "narrow the old key's entry to the cards issued before now (they stay revoked): "
             + narrowCommand(site: site, ridFrom: ridFrom, now: now, key: "OLD-KEY")

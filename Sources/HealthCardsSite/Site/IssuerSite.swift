@@ -180,9 +180,9 @@ package enum KeySetFile {
         }
         guard found else {
             throw HealthCardError(
-                .configuration,
-                "\(source) does not publish key \(kid); publish it first with "
-                    + "`\(Command.site) \(Setting.out) SITE KEY...` (a CRL is useless to verifiers without its key)")
+                .configuration, code: .keyNotPublished,
+                "\(source) does not publish key \(kid); publish it in the site's key set first "
+                    + "(a CRL is useless to verifiers without its key)")
         }
         root["keys"] = .array(updated)
         return .object(root)

@@ -22,7 +22,7 @@ package enum KeyRetirement {
     ) throws -> [String] {
         for kid in dropping where next.contains(kid) {
             throw HealthCardError(
-                .configuration, "\(Setting.dropKid) \(kid) names a key that is also given; give it or drop it, not both")
+                .configuration, "key \(kid) is both given and to be dropped; give it or drop it, not both")
         }
         let missing = previous.reduce(into: [String]()) { if !next.contains($1) && !$0.contains($1) { $0.append($1) } }
         for kid in missing where !dropping.contains(kid) {
@@ -32,17 +32,17 @@ package enum KeyRetirement {
                 cards =
                     "the reports (\(issued.reports.joined(separator: ", "))) say it signed \(n) card\(n == 1 ? "" : "s")"
             } else {
-                cards = "give \(Setting.report) OUT/report.ndjson to count the cards it signed"
+                cards = "give the issue runs' reports (OUT/report.ndjson) to count the cards it signed"
             }
             throw HealthCardError(
                 .configuration,
                 "key \(kid) is published in \(keySetPath) and is not among the keys given: leaving it out stops every "
                     + "card it signed from verifying (\(cards)). A retired key stays published: give it again (its "
-                    + "public half is enough). Only if it is compromised, drop it on purpose with \(Setting.dropKid) \(kid). "
+                    + "public half is enough). Only if it is compromised, drop it on purpose by naming \(kid) among the keys to drop. "
                     + "Nothing was written")
         }
         return dropping.filter { !previous.contains($0) }.map {
-            "\(Setting.dropKid) \($0): no such key is published in \(keySetPath); nothing to drop"
+            "key to drop \($0): no such key is published in \(keySetPath); nothing to drop"
         }
     }
 }

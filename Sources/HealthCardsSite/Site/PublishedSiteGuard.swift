@@ -29,11 +29,11 @@ extension IssuerSite {
     /// (keys, secrets) inside a published site: the path itself, or a folder above it, is a site.
     /// - Parameters:
     ///   - path: the folder or file the command would write.
-    ///   - option: the option that named it, for the message.
+    ///   - option: the name of the setting that gave it, for the message (a program passes its own).
     ///   - what: what would be written there, for the message ("cards, QR images and reports are health data").
     /// - Throws: `HealthCardError(.configuration)` naming the site and the marker found.
     public static func refuseHealthDataInside(
-        _ path: String, option: String = "\(Setting.out)",
+        _ path: String, option: String = "output folder",
         what: String = "cards, QR images, PDFs, links and reports are health data"
     ) throws {
         if let found = enclosingSite(of: path) {
@@ -41,7 +41,8 @@ extension IssuerSite {
                 .configuration,
                 "\(option) \(path) is inside the published site \(found.site) (it holds \(found.marker)): \(what), and "
                     + "a web server hands out whatever is in the site to anyone who asks. Choose a path outside the web "
-                    + "root; nothing was written")
+                    + "root; nothing was written"
+            ).about(option)
         }
         // An output folder whose entries (cards/, qr/, report.ndjson, …) or their files are links into a site would
         // put the files there: writes follow a link to its target (the output rule, `OutputTarget`).
@@ -50,7 +51,8 @@ extension IssuerSite {
             .configuration,
             "\(option) \(path) holds \(link), a symbolic link into the published site \(found.site) (it holds "
                 + "\(found.marker)): \(what), and what is written through the link would be published. Remove the link "
-                + "or choose another folder; nothing was written")
+                + "or choose another folder; nothing was written"
+        ).about(option)
     }
 
     /// The first symbolic link among the entries of `folder` and of its subfolders (one level down, at most
@@ -124,9 +126,10 @@ extension IssuerSite {
         guard FileIO.isDirectory(root), let found = heldIssueOutput(under: root) else { return }
         throw HealthCardError(
             .configuration,
-            "\(Setting.out) \(root) holds the output of an `issue` run (\(found.folder)/\(found.marker)): cards, reports, PDFs and "
+            "output folder \(root) holds the output of an issue run (\(found.folder)/\(found.marker)): cards, reports, PDFs and "
                 + "links are health data, and everything in a site folder is published. Lay out the site in a folder of "
-                + "its own (e.g. a new one beside it), or move the issue output out of \(root); nothing was written")
+                + "its own (e.g. a new one beside it), or move the issue output out of \(root); nothing was written"
+        ).about("output folder")
     }
 
     /// True for a folder itself (not a link to one).

@@ -21,7 +21,7 @@ public struct SiteRecord: Sendable, Equatable {
     /// - Throws: `HealthCardError(.configuration)` for text that is not `{"issuer":"https://…"}` with an issuer URL
     ///   `Payload.validateIssuer` accepts (the file is written by `site`; anything else was edited by hand).
     public init(bytes: [UInt8], source: String) throws {
-        let remedy = "it is written by `\(Command.site) \(Setting.out) SITE \(Setting.issuer) URL KEY...`; run that again to rewrite it"
+        let remedy = "it is written when the site is laid out with its issuer URL; lay the site out again to rewrite it"
         guard let json = try? JSONParser.parse(bytes), let issuer = json["issuer"]?.stringValue else {
             throw HealthCardError(.configuration, "\(source) is not a site record {\"issuer\":\"https://…\"}; \(remedy)")
         }
@@ -71,15 +71,16 @@ public struct PublishedSite: Sendable {
         let site = IssuerSite(root: root)
         guard FileIO.isDirectory(site.root), FileIO.exists(site.keySetPath) else {
             throw HealthCardError(
-                .configuration,
-                "\(Setting.site) \(root) is not an issuer site folder (no .well-known/jwks.json); lay it out with "
-                    + "`\(Command.site) \(Setting.out) \(root) \(Setting.issuer) URL KEY...`")
+                .configuration, code: .siteNotLaidOut,
+                "site \(root) is not an issuer site folder (no .well-known/jwks.json); lay it out with its issuer URL and keys"
+            ).about("site")
         }
         guard let record = try site.readRecord() else {
             throw HealthCardError(
-                .configuration,
-                "\(Setting.site) \(root) records no issuer (no \(SiteRecord.fileName)); run `\(Command.site) \(Setting.out) \(root) "
-                    + "\(Setting.issuer) URL KEY...` once with the issuer URL it is published at")
+                .configuration, code: .siteNotLaidOut,
+                "site \(root) records no issuer (no \(SiteRecord.fileName)); lay it out once more with the issuer URL it is "
+                    + "published at (and its keys)"
+            ).about("site")
         }
         let kids: [String]
         do { kids = try IssuerSite.publishedKids(keySetAt: site.keySetPath) } catch let error as HealthCardError {
@@ -97,16 +98,17 @@ public struct PublishedSite: Sendable {
         guard issuer == self.issuer else {
             throw HealthCardError(
                 .configuration,
-                "\(Setting.issuer) \(issuer) is not the issuer of site \(site.root), which is published at \(self.issuer) "
+                "issuer \(issuer) is not the issuer of site \(site.root), which is published at \(self.issuer) "
                     + "(\(site.recordPath)); verifiers fetch keys from <iss>/.well-known/jwks.json, so these cards would "
-                    + "not verify. Give \(Setting.issuer) \(self.issuer), or the site of \(issuer)")
+                    + "not verify. Give the issuer \(self.issuer), or the site of \(issuer)"
+            ).about("issuer")
         }
         guard kids.contains(kid) else {
             throw HealthCardError(
-                .configuration,
+                .configuration, code: .keyNotPublished,
                 "the signing key (kid \(kid)) is not in \(site.keySetPath) (it publishes \(kids.isEmpty ? "no key" : kids.joined(separator: ", "))); "
-                    + "verifiers would not find it. Publish it first with `\(Command.site) \(Setting.out) \(site.root) \(Setting.issuer) "
-                    + "\(self.issuer) KEY...` (with the keys already there), or sign with a published key")
+                    + "verifiers would not find it. Publish it first in site \(site.root) of issuer \(self.issuer) "
+                    + "(with the keys already there), or sign with a published key")
         }
     }
 }

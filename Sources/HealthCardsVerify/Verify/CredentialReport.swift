@@ -117,10 +117,10 @@ public struct CredentialReport: Sendable {
     /// when there are any; `verified` (cards only) is `isVerified`: no error and the signature verified with a key
     /// of the card's issuer, the one member to accept a card on; a link (`shlink`) has no kid, signature or profile, and its payload is the link's
     /// with the key left out; an input read as none of these (`unknown`) has neither.
-    public var json: JSONValue { json(style: .words) }
+    public var json: JSONValue { json(say: \.message) }
 
-    /// `json` with the findings' messages said in `style`.
-    public func json(style: MessageStyle) -> JSONValue {
+    /// `json` with the findings' messages said by `say` (a program's own wording of them).
+    public func json(say: (Finding) -> String) -> JSONValue {
         var o: JSONObject = ["source": .string(source.rawValue), "files": .array(files.map { .string($0) })]
         if files.count == 1 { o["file"] = .string(files[0]) }
         if let index { o["index"] = .integer(Int64(index)) }
@@ -146,7 +146,7 @@ public struct CredentialReport: Sendable {
         if let checked = isLinkContentChecked { o["verified"] = .bool(isValid && checked) }
         o["errors"] = .integer(Int64(errorCount))
         o["warnings"] = .integer(Int64(warningCount))
-        o["findings"] = .array(findings.map { $0.json(style: style) })
+        o["findings"] = .array(findings.map { $0.json(say: say) })
         if !omittedFindings.isEmpty {
             o["findingsOmitted"] = .object(
                 JSONObject(omittedFindings.sorted { $0.key.rawValue < $1.key.rawValue }.map { ($0.key.rawValue, .integer(Int64($0.value))) }))

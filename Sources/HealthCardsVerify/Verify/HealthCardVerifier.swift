@@ -164,12 +164,12 @@ public struct VerificationReport: Sendable {
 
     /// `{"now", "keySets":[], "credentials":[…], "links":[…], "other":[…], "summary":{…}}`, as
     /// `healthcards verify --json` prints it (docs/verify.md, "JSON output").
-    public var json: JSONValue { Self.json(now: now, keySets: [], reports: reports, style: .words) }
+    public var json: JSONValue { Self.json(now: now, keySets: [], reports: reports, say: \.message) }
 
-    /// The `--json` document for `keySets` and `reports`, messages said in `style`; `extra` members are added
-    /// to `summary`.
+    /// The JSON document for `keySets` and `reports`, findings' messages said by `say`; `extra` members are
+    /// added to `summary`.
     package static func json(
-        now: Int64, keySets: [CredentialReport], reports: [CredentialReport], style: MessageStyle,
+        now: Int64, keySets: [CredentialReport], reports: [CredentialReport], say: (Finding) -> String,
         extra: JSONObject = [:]
     ) -> JSONValue {
         let credentials = reports.filter(\.isCredential)
@@ -187,10 +187,10 @@ public struct VerificationReport: Sendable {
         for (name, value) in extra { summary[name] = value }
         return .object([
             "now": .integer(now),
-            "keySets": .array(keySets.map { $0.json(style: style) }),
-            "credentials": .array(credentials.map { $0.json(style: style) }),
-            "links": .array(links.map { $0.json(style: style) }),
-            "other": .array(other.map { $0.json(style: style) }),
+            "keySets": .array(keySets.map { $0.json(say: say) }),
+            "credentials": .array(credentials.map { $0.json(say: say) }),
+            "links": .array(links.map { $0.json(say: say) }),
+            "other": .array(other.map { $0.json(say: say) }),
             "summary": .object(summary),
         ])
     }

@@ -215,7 +215,7 @@ package struct JWSCheck {
             }
         }
         guard !keyRing.isEmpty else {
-            add(.sigNotChecked, "signature", "no key set was given (\(Setting.jwks)), so the signature was not checked; everything else was", nil)
+            add(.sigNotChecked, "signature", "no key set was given, so the signature was not checked; everything else was", nil)
             return
         }
         let iss = report.payload?["iss"]?.stringValue
@@ -267,8 +267,8 @@ package struct JWSCheck {
                 let when = trust.directory.time.isEmpty ? "" : " of \(trust.directory.time)"
                 add(.directoryIssuerUnknown, "iss", "the card's issuer \(Quote.text(iss, limit: 300)) is not in the VCI directory\(when) "
                     + "(neither as an iss nor as a canonical_iss) and no key set of its own was given, so the card is not verified. "
-                    + "Check the iss letter for letter; if the issuer is genuine but not listed, give its key set bound to it: "
-                    + "\(Setting.jwks) \(iss)=PATH", nil)
+                    + "Check the iss letter for letter; if the issuer is genuine but not listed, give its key set bound to it "
+                    + "(\(iss)=PATH)", nil)
             }
             if let foreign = foreignKey() {
                 add(.keyNotFromIssuer, "header.kid", Self.foreignKeyMessage(foreign, iss: iss), nil)
@@ -276,7 +276,7 @@ package struct JWSCheck {
                 let given = keyRing.sets.map(\.described).joined(separator: ", ")
                 add(.sigNotChecked, "signature", "no key set of the card's issuer \(iss) was given (given: \(given)), so the "
                     + "signature was not checked; a key verifies only cards of the issuer that publishes it. Give its key set "
-                    + "bound to it: \(Setting.jwks) \(iss)=PATH, or its site folder written by `\(Command.site) \(Setting.issuer) \(iss)`", nil)
+                    + "bound to it (\(iss)=PATH), or its issuer site folder, which records \(iss) as its issuer", nil)
             }
             return
         }
@@ -395,7 +395,7 @@ package struct JWSCheck {
                 add(.directoryKeysStale, "header.kid", "the keys of \(who) in \(snapshot) were \(last), more than "
                     + "\(trust.maxKeyAge / 86_400) days before now (\(Clock.describe(trust.staleBefore + trust.maxKeyAge))): the issuer "
                     + "no longer serves them, so a revocation made since then is not in the snapshot. Accept the card only if "
-                    + "your policy takes old keys (\(Setting.maxKeyAge) sets the age allowed)", nil)
+                    + "your policy takes old keys (the maximum key age sets the age allowed)", nil)
             }
             if !entry.auditErrors.isEmpty {
                 let errors = entry.auditErrors.prefix(3).map { Quote.text($0, limit: 200) }.joined(separator: "; ")
@@ -426,7 +426,7 @@ package struct JWSCheck {
         }
         return "the card's iss is \(iss), but \(found), which is not bound to an issuer\(notEither); with several key sets, a key "
             + "verifies only cards of the issuer its key set is bound to. If \(foreign.set.file) is the key set of \(iss), bind "
-            + "it: \(Setting.jwks) \(iss)=\(foreign.set.file), or give the site folder written by `\(Command.site) \(Setting.issuer) \(iss)`"
+            + "it (\(iss)=\(foreign.set.file)), or give the issuer site folder that records \(iss) as its issuer"
     }
 
     /// A card is only as sound as the key set and revocation list it depends on: their errors make it

@@ -97,7 +97,7 @@ package enum KeySetCheck {
         if let pem = pemLabel(bytes) {
             let privateNote = pem.contains("PRIVATE") ? " It holds a private key: never publish it or pass it around" : ""
             add(.jwksNotJSON, nil, "the key set is a PEM file (\(pem)), not a JWK Set {\"keys\":[...]}. "
-                + "Make the key set from the key with `\(Command.jwks) KEY \(Setting.out) jwks.json` and give that to \(Setting.jwks).\(privateNote)")
+                + "Make the JWK Set of the key's public half and give that as the key set.\(privateNote)")
             return result
         }
         let json: JSONValue

@@ -6,12 +6,13 @@ extension CredentialReport {
     /// result (CVX short description from the shipped CVX list), then each finding. Control characters
     /// (C0, DEL, C1) from the card or file are escaped (`\u{1B}`), so a card cannot drive the terminal.
     /// - Parameter now: the time the card was judged at, in seconds since 1970 (which of a patient's names is
-    ///   current); the settings and commands of messages are said in `style`.
-    package func summaryLines(style: MessageStyle = .words, now: Int64) -> [String] {
-        rawSummaryLines(style: style, today: Clock.todayUTC(now)).map(ControlCharacters.escaped)
+    ///   current).
+    /// - Parameter say: a finding's message as the program shows it (the library's `message` unless told).
+    package func summaryLines(say: (Finding) -> String = \.message, now: Int64) -> [String] {
+        rawSummaryLines(say: say, today: Clock.todayUTC(now)).map(ControlCharacters.escaped)
     }
 
-    private func rawSummaryLines(style: MessageStyle, today: String) -> [String] {
+    private func rawSummaryLines(say: (Finding) -> String, today: String) -> [String] {
         var lines: [String] = []
         let index = self.index.map { " [credential \($0)]" } ?? ""
         let verdict: String
@@ -55,7 +56,7 @@ extension CredentialReport {
         if let (issuer, binding) = keySetBinding {
             switch binding {
             case .unbound: lines.append("  issuer   not bound to an issuer")
-            case .given: lines.append("  issuer   \(issuer ?? "?") (bound by \(style.render("\(Setting.jwks)")) URL=PATH)")
+            case .given: lines.append("  issuer   \(issuer ?? "?") (bound to it when the key set was given)")
             case .siteRecord(let record): lines.append("  issuer   \(issuer ?? "?") (recorded in \(record))")
             case .directory: lines.append("  issuer   \(issuer ?? "?") (listed in the VCI directory)")
             }
@@ -69,7 +70,7 @@ extension CredentialReport {
             if at.file == file { at.file = nil }
             if at.credential == self.index { at.credential = nil }
             let location = at.description
-            lines.append("  \(finding.severity.rawValue) \(finding.code.rawValue)\(location.isEmpty ? "" : " at " + location): \(finding.rendered(style))")
+            lines.append("  \(finding.severity.rawValue) \(finding.code.rawValue)\(location.isEmpty ? "" : " at " + location): \(say(finding))")
         }
         return lines
     }
@@ -143,12 +144,12 @@ extension Finding {
 
     /// `error CODE at LOCATION: message`, without the message when it is about the card's content
     /// (`isAboutCardContent`), control characters escaped: for a line that may end up in a log.
-    public var descriptionWithoutHealthData: String { descriptionWithoutHealthData(style: .words) }
+    public var descriptionWithoutHealthData: String { descriptionWithoutHealthData(say: \.message) }
 
-    /// `descriptionWithoutHealthData` with the message's settings and commands said in `style`.
-    public func descriptionWithoutHealthData(style: MessageStyle) -> String {
+    /// `descriptionWithoutHealthData` with the message said by `say` (a program's own wording of it).
+    public func descriptionWithoutHealthData(say: (Finding) -> String) -> String {
         let at = location.description
-        let said = isAboutCardContent ? "" : ": \(style.render(text))"
+        let said = isAboutCardContent ? "" : ": \(say(self))"
         return ControlCharacters.escaped("\(severity.rawValue) \(code.rawValue)\(at.isEmpty ? "" : " at " + at)" + said)
     }
 }
@@ -158,15 +159,15 @@ extension CredentialReport {
     /// card): never the person's data. The summary lines (name, birth date, doses) are left out, and so is
     /// the message of a finding on the FHIR Bundle (`Finding.isAboutCardContent`); its code and path say what
     /// it is, `healthcards verify` the rest.
-    public var errorLinesWithoutHealthData: [String] { errorLinesWithoutHealthData(style: .words) }
+    public var errorLinesWithoutHealthData: [String] { errorLinesWithoutHealthData(say: \.message) }
 
-    /// `errorLinesWithoutHealthData` with the messages' settings and commands said in `style`.
-    public func errorLinesWithoutHealthData(style: MessageStyle) -> [String] {
+    /// `errorLinesWithoutHealthData` with the messages said by `say` (a program's own wording of them).
+    public func errorLinesWithoutHealthData(say: (Finding) -> String) -> [String] {
         findings.filter(\.isError).map { finding in
             var relative = finding
             if relative.location.file == file { relative.location.file = nil }
             if relative.location.credential == index { relative.location.credential = nil }
-            return relative.descriptionWithoutHealthData(style: style)
+            return relative.descriptionWithoutHealthData(say: say)
         }
     }
 }
