@@ -1,14 +1,14 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
-@testable import HealthCardsVerify
-@testable import HealthCardsQR
-@testable import HealthCardsQRReading
-@testable import HealthCardsPrint
-@testable import HealthCardsIssuing
-@testable import HealthCardsSite
-@testable import HealthCardsFixtures
+import HealthCardsCore
+import HealthCardsVerify
+import HealthCardsQR
+import HealthCardsQRReading
+import HealthCardsPrint
+import HealthCardsIssuing
+import HealthCardsSite
+import HealthCardsFixtures
 import HealthCardsTestSupport
 
 /// Re-running, resuming and stopping `healthcards issue`, through the real CLI.

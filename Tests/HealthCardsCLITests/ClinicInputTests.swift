@@ -1,14 +1,14 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
-@testable import HealthCardsFixtures
-@testable import HealthCardsIssuing
-@testable import HealthCardsSite
-@testable import HealthCardsPrint
-@testable import HealthCardsQR
-@testable import HealthCardsQRReading
-@testable import HealthCardsVerify
+import HealthCardsCore
+import HealthCardsFixtures
+import HealthCardsIssuing
+import HealthCardsSite
+import HealthCardsPrint
+import HealthCardsQR
+import HealthCardsQRReading
+import HealthCardsVerify
 import HealthCardsTestSupport
 
 /// What the clinic reads (issue 22): invisible characters from spreadsheets and EHR exports, the table of rejected
@@ -226,7 +226,7 @@ import HealthCardsTestSupport
         ]
         for (name, bytes, says) in cases {
             let path = dir.appendingPathComponent(name).path
-            FileManager.default.createFile(atPath: path, contents: Data(bytes))
+            _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
             let run = try Self.issue(path, in: dir)
             #expect(run.stderr.contains("\(path) \(says)"), "\(name): \(run.stderr)")
             #expect(!run.stderr.contains("Latin-1"), "\(name): \(run.stderr)")

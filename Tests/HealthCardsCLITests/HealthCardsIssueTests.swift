@@ -3,7 +3,7 @@ import Testing
 
 @testable import HealthCardsCore
 @testable import HealthCardsServer
-import HealthCardsVerify
+@testable import HealthCardsVerify
 @testable import HealthCardsIssuing
 @testable import HealthCardsSite
 import HealthCardsTestSupport
@@ -468,7 +468,7 @@ import HealthCardsTestSupport
             process.arguments = ["cards", "import", "--db", db, "--accept-unverified-cards", batch.vax.path, batch.lab.path]
             process.standardOutput = FileHandle.nullDevice
             let log = batch.dir.appendingPathComponent("import-\(i).log")
-            FileManager.default.createFile(atPath: log.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
             process.standardError = try FileHandle(forWritingTo: log)
             try process.run()
             return process

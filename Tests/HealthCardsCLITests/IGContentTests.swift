@@ -1,14 +1,14 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
-@testable import HealthCardsFixtures
-@testable import HealthCardsIssuing
-@testable import HealthCardsSite
-@testable import HealthCardsPrint
-@testable import HealthCardsQR
-@testable import HealthCardsQRReading
-@testable import HealthCardsVerify
+import HealthCardsCore
+import HealthCardsFixtures
+import HealthCardsIssuing
+import HealthCardsSite
+import HealthCardsPrint
+import HealthCardsQR
+import HealthCardsQRReading
+import HealthCardsVerify
 import HealthCardsTestSupport
 
 /// Content the SHC Vaccination & Testing IG asks for (issue 22), through `issue` and `verify`:

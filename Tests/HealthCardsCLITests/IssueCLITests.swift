@@ -1,14 +1,14 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
-@testable import HealthCardsVerify
-@testable import HealthCardsQR
-@testable import HealthCardsQRReading
-@testable import HealthCardsPrint
-@testable import HealthCardsIssuing
-@testable import HealthCardsSite
-@testable import HealthCardsFixtures
+import HealthCardsCore
+import HealthCardsVerify
+import HealthCardsQR
+import HealthCardsQRReading
+import HealthCardsPrint
+import HealthCardsIssuing
+import HealthCardsSite
+import HealthCardsFixtures
 import HealthCardsTestSupport
 
 /// The real `healthcards` executable, run on files the tests make, judged by the independent checker.
@@ -360,8 +360,8 @@ import HealthCardsTestSupport
         #expect(verify.status == 1)
     }
 
-    /// A card signed without the issue-time nbf check, through the library's internal `sign` (a fixture only
-    /// a verifier developer wants; the public API refuses it).
+    /// A card signed without the issue-time nbf check: the payload the issuer refuses, deflated and signed here as
+    /// a JWS (a fixture only a verifier developer wants; the public API refuses it).
     static func signedCard(nbf: Int64, key: String) throws -> String {
         let bundle = try JSONParser.parse(try VerifyFixtures.bytes(TestSupport.spec("example-00-a-fhirBundle.json")))
         let signingKey = try KeyFile.load(path: key, requirePrivate: true)
@@ -369,7 +369,8 @@ import HealthCardsTestSupport
         let card = issuer.payload(for: try CheckedBundle.minimizing(bundle, now: Clock.nowSeconds()))
         #expect(card.errors.map(\.code) == [.nbfBeforeEvent])
         #expect(throws: HealthCardError.self) { try issuer.issue(card) }
-        return try issuer.sign(card.bytes).compact
+        var signer = try ES256Signer(key: signingKey)
+        return try JWS.sign(deflatedPayload: try RawDeflater().deflate(card.bytes), kid: JWK(key: signingKey).kid, signer: &signer).compact
     }
 
     @Test func everyCommandHasHelp() throws {

@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
-@testable import HealthCardsQR
-@testable import HealthCardsQRReading
-@testable import HealthCardsServer
+import HealthCardsCore
+import HealthCardsQR
+import HealthCardsQRReading
+import HealthCardsServer
 import HealthCardsTestSupport
 
 /// `healthcards link …` through the real CLI: what it writes, and what it refuses before it writes anything.

@@ -1,14 +1,14 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
-@testable import HealthCardsFixtures
-@testable import HealthCardsIssuing
-@testable import HealthCardsSite
-@testable import HealthCardsPrint
-@testable import HealthCardsQR
-@testable import HealthCardsQRReading
-@testable import HealthCardsVerify
+import HealthCardsCore
+import HealthCardsFixtures
+import HealthCardsIssuing
+import HealthCardsSite
+import HealthCardsPrint
+import HealthCardsQR
+import HealthCardsQRReading
+import HealthCardsVerify
 import HealthCardsTestSupport
 
 #if canImport(Glibc)
@@ -279,6 +279,7 @@ import HealthCardsTestSupport
             try SiteTestSupport.cli(issueArguments(key: key, out: out, extra: ["--no-qr", "--shard", "\(k)/2"]))
             return out.path
         }
+        @discardableResult
         func merge(_ out: String, expect status: Int32 = 0) throws -> TestSupport.Run {
             try SiteTestSupport.cli(["report", "merge", "--out", out] + shards, expect: status)
         }
@@ -322,6 +323,7 @@ import HealthCardsTestSupport
         let dir = try TestSupport.tempDir("targets-link")
         let db = try ServerTestSupport.database(.sqlite, in: dir)
         let base = "http://127.0.0.1:1/shl"
+        @discardableResult
         func create(_ options: [String], expect status: Int32 = 0) throws -> TestSupport.Run {
             try ServerTestSupport.link("create", db: db, base: base, options + [ServerTestSupport.card], expect: status)
         }

@@ -1,14 +1,14 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
-@testable import HealthCardsFixtures
-@testable import HealthCardsIssuing
-@testable import HealthCardsSite
-@testable import HealthCardsPrint
-@testable import HealthCardsQR
-@testable import HealthCardsQRReading
-@testable import HealthCardsVerify
+import HealthCardsCore
+import HealthCardsFixtures
+import HealthCardsIssuing
+import HealthCardsSite
+import HealthCardsPrint
+import HealthCardsQR
+import HealthCardsQRReading
+import HealthCardsVerify
 import HealthCardsTestSupport
 
 /// Revocations that survive a key rotation (issue 22): a person revoked under any key of the site is not reissued
@@ -27,6 +27,7 @@ import HealthCardsTestSupport
         let site: URL
         let out: URL
 
+        @discardableResult
         func issue(key: String, nbf: String? = nil, site withSite: Bool = true, expect status: Int32 = 0) throws
             -> TestSupport.Run
         {
@@ -41,6 +42,7 @@ import HealthCardsTestSupport
                 arguments + [templates.appendingPathComponent("covid19-vaccination.sample.csv").path], expect: status)
         }
 
+        @discardableResult
         func revoke(key: String, _ extra: [String], expect status: Int32 = 0) throws -> TestSupport.Run {
             try SiteTestSupport.cli(
                 [

@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
-@testable import HealthCardsVerify
-@testable import HealthCardsIssuing
-@testable import HealthCardsSite
+import HealthCardsCore
+import HealthCardsVerify
+import HealthCardsIssuing
+import HealthCardsSite
 import HealthCardsTestSupport
 
 /// Link texts as people paste them, checked by the real `verify` with the link's site (`--shl-site`), so that a

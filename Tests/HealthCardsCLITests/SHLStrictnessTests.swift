@@ -1,12 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
-@testable import HealthCardsIssuing
-@testable import HealthCardsSite
-@testable import HealthCardsQR
-@testable import HealthCardsQRReading
-@testable import HealthCardsVerify
+import HealthCardsCore
+import HealthCardsIssuing
+import HealthCardsSite
+import HealthCardsQR
+import HealthCardsQRReading
+import HealthCardsVerify
 import HealthCardsTestSupport
 
 /// SMART Health Links judged as strictly as the IG, no stricter, no looser: where it says SHALL, an error;

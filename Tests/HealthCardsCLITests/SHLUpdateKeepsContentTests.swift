@@ -1,11 +1,11 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
-@testable import HealthCardsFixtures
-@testable import HealthCardsIssuing
-@testable import HealthCardsSite
-@testable import HealthCardsVerify
+import HealthCardsCore
+import HealthCardsFixtures
+import HealthCardsIssuing
+import HealthCardsSite
+import HealthCardsVerify
 import HealthCardsTestSupport
 
 /// Issue 33, point 3: `shl --update` keeps what a link holds. A long-term Bundle link made with `issue --pdf

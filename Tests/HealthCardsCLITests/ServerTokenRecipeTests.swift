@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
+import HealthCardsCore
 import HealthCardsTestSupport
 
 /// docs/server.md gives an operator a recipe to mint a test access token before the clinic's authorization server

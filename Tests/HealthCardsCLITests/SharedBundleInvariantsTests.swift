@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
-@testable import HealthCardsServer
+import HealthCardsCore
+import HealthCardsServer
 import HealthCardsTestSupport
 
 /// A FHIR `document` Bundle (an IPS) given to `link create` was shared without any check: FHIR R4's own Bundle

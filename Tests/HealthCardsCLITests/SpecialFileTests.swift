@@ -1,14 +1,14 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
-@testable import HealthCardsVerify
-@testable import HealthCardsSite
-@testable import HealthCardsQR
-@testable import HealthCardsQRReading
-@testable import HealthCardsPrint
-@testable import HealthCardsIssuing
-@testable import HealthCardsFixtures
+import HealthCardsCore
+import HealthCardsVerify
+import HealthCardsSite
+import HealthCardsQR
+import HealthCardsQRReading
+import HealthCardsPrint
+import HealthCardsIssuing
+import HealthCardsFixtures
 import HealthCardsTestSupport
 
 #if canImport(Glibc)

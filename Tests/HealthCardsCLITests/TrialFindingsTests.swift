@@ -5,10 +5,10 @@ import Testing
     import Glibc
 #endif
 
-@testable import HealthCardsCore
-@testable import HealthCardsIssuing
-@testable import HealthCardsSite
-@testable import HealthCardsVerify
+import HealthCardsCore
+import HealthCardsIssuing
+import HealthCardsSite
+import HealthCardsVerify
 import HealthCardsTestSupport
 
 /// What a new user found trying the toolkit from the README (this stop's trial): links inside an output folder

@@ -1,12 +1,12 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
-@testable import HealthCardsServer
-@testable import HealthCardsVerify
-@testable import HealthCardsFixtures
-@testable import HealthCardsIssuing
-@testable import HealthCardsSite
+import HealthCardsCore
+import HealthCardsServer
+import HealthCardsVerify
+import HealthCardsFixtures
+import HealthCardsIssuing
+import HealthCardsSite
 import HealthCardsTestSupport
 
 /// Issue 33, point 4: a store that serves cards takes no card it could not verify unless the operator says so.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
+import HealthCardsCore
 import HealthCardsTestSupport
 
 /// `verify` of a hostile card file, 8 credentials of 16,000 entries each (every entry with errors), wrote bounded

@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
-@testable import HealthCardsIssuing
-@testable import HealthCardsSite
-@testable import HealthCardsVerify
+import HealthCardsCore
+import HealthCardsIssuing
+import HealthCardsSite
+import HealthCardsVerify
 import HealthCardsTestSupport
 
 /// `verify --json` output, of every shape (cards of each source, a chunk set, key sets bound and not,

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import HealthCardsCore
+import HealthCardsCore
 import HealthCardsTestSupport
 
 @Suite struct CheckDigitsTests {

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import HealthCardsCore
+import HealthCardsCore
 import HealthCardsTestSupport
 
 /// `ES256.derSignature(fromRaw:)` writes the DER of `R‖S` itself (X.690 section 8.3: an INTEGER in the

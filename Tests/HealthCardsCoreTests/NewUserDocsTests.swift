@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
+import HealthCardsCore
 import HealthCardsTestSupport
 
 /// What a new user reads first says what they need before they run anything: the README's prerequisites stand

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
+import HealthCardsCore
 import HealthCardsTestSupport
 
 /// AES-256-GCM and the compact JWE of SMART Health Link files, against outside known answers.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
+import HealthCardsCore
 import HealthCardsTestSupport
 
 /// A clone without `../shared` beside it gets only `Tests/requirements.txt` in its test venv, so every package a

@@ -1,14 +1,14 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
-@testable import HealthCardsFixtures
-@testable import HealthCardsIssuing
-@testable import HealthCardsSite
-@testable import HealthCardsPrint
-@testable import HealthCardsQR
-@testable import HealthCardsQRReading
-@testable import HealthCardsVerify
+import HealthCardsCore
+import HealthCardsFixtures
+import HealthCardsIssuing
+import HealthCardsSite
+import HealthCardsPrint
+import HealthCardsQR
+import HealthCardsQRReading
+import HealthCardsVerify
 import HealthCardsTestSupport
 
 /// The hand-written RFC 6979 signer is not constant-time: it signs only with keys whose private half is public

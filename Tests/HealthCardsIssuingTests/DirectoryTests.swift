@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
-@testable import HealthCardsVerify
-@testable import HealthCardsIssuing
-@testable import HealthCardsSite
+import HealthCardsCore
+import HealthCardsVerify
+import HealthCardsIssuing
+import HealthCardsSite
 import HealthCardsTestSupport
 
 /// The VCI directory offline: the shipped snapshot of 2026-08-22 (../shared/data/vci-directory) and synthetic

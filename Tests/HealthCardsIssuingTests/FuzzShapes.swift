@@ -1,11 +1,11 @@
-@testable import HealthCardsCore
-@testable import HealthCardsVerify
-@testable import HealthCardsQR
-@testable import HealthCardsQRReading
-@testable import HealthCardsPrint
-@testable import HealthCardsIssuing
-@testable import HealthCardsSite
-@testable import HealthCardsFixtures
+import HealthCardsCore
+import HealthCardsVerify
+import HealthCardsQR
+import HealthCardsQRReading
+import HealthCardsPrint
+import HealthCardsIssuing
+import HealthCardsSite
+import HealthCardsFixtures
 
 #if canImport(Glibc)
     import Glibc

@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
-@testable import HealthCardsVerify
-@testable import HealthCardsIssuing
-@testable import HealthCardsSite
+import HealthCardsCore
+import HealthCardsVerify
+import HealthCardsIssuing
+import HealthCardsSite
 import HealthCardsTestSupport
 
 /// Genuine cards that large EHR platforms issue carry issuer-side defects the reference validator and common

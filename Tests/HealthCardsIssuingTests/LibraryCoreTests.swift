@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
-@testable import HealthCardsIssuing
-@testable import HealthCardsSite
-@testable import HealthCardsVerify
+import HealthCardsCore
+import HealthCardsIssuing
+import HealthCardsSite
+import HealthCardsVerify
 import HealthCardsTestSupport
 
 /// The library's own error, message, time, limit and log values (issue 20).

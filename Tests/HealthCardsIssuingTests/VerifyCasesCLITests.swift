@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
-@testable import HealthCardsIssuing
-@testable import HealthCardsSite
-@testable import HealthCardsVerify
+import HealthCardsCore
+import HealthCardsIssuing
+import HealthCardsSite
+import HealthCardsVerify
 import HealthCardsTestSupport
 
 /// The verify cases of issue 21 (Tests/Fixtures/cases, README there) run exactly as their README says, through

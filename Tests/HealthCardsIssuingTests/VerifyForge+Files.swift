@@ -1,9 +1,9 @@
 import Foundation
 
-@testable import HealthCardsCore
-@testable import HealthCardsVerify
-@testable import HealthCardsQR
-@testable import HealthCardsIssuing
+import HealthCardsCore
+import HealthCardsVerify
+import HealthCardsQR
+import HealthCardsIssuing
 import HealthCardsTestSupport
 
 /// `VerifyForge`'s file-level checks: verifying paths goes through `FileVerifier` (HealthCardsIssuing, which reads

@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
-@testable import HealthCardsQR
-@testable import HealthCardsQRReading
-@testable import HealthCardsPrint
+import HealthCardsCore
+import HealthCardsQR
+import HealthCardsQRReading
+import HealthCardsPrint
 import HealthCardsTestSupport
 
 /// Reading printed cards back as a person would: poppler's `pdftoppm` renders pages to PNG, zbar

@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
-@testable import HealthCardsQR
-@testable import HealthCardsQRReading
-@testable import HealthCardsPrint
+import HealthCardsCore
+import HealthCardsQR
+import HealthCardsQRReading
+import HealthCardsPrint
 import HealthCardsTestSupport
 
 /// Printing runs that stop: a signal, an error after the first card, a full disk; and PDF outputs that are

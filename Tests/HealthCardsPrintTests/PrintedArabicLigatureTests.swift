@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
+import HealthCardsCore
 import HealthCardsTestSupport
 
 /// An Arabic name printed right came out of the PDF's text layer with two letters swapped: Noto Sans Arabic draws

@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
-@testable import HealthCardsQR
-@testable import HealthCardsQRReading
-@testable import HealthCardsPrint
+import HealthCardsCore
+import HealthCardsQR
+import HealthCardsQRReading
+import HealthCardsPrint
 import HealthCardsTestSupport
 
 /// Printed cards read back as a person would: rendered with pdftoppm, the QR decoded with zbar from the

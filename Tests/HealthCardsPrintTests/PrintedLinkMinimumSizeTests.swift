@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
-@testable import HealthCardsQR
-@testable import HealthCardsQRReading
-@testable import HealthCardsPrint
+import HealthCardsCore
+import HealthCardsQR
+import HealthCardsQRReading
+import HealthCardsPrint
 import HealthCardsTestSupport
 
 /// The link QR on the page of a card too large for one QR code was sized by its modules alone, 0.65 mm each:

@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
-@testable import HealthCardsQR
-@testable import HealthCardsQRReading
-@testable import HealthCardsPrint
+import HealthCardsCore
+import HealthCardsQR
+import HealthCardsQRReading
+import HealthCardsPrint
 import HealthCardsTestSupport
 
 /// A card printed with its SMART Health Link (`issue --pdf --shl`, `print` with a link), read back as a person

@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
-@testable import HealthCardsQR
+import HealthCardsCore
+import HealthCardsQR
 import HealthCardsTestSupport
 
 /// Chunked QRs (digest section 6): balanced pieces that each fit a version-22 QR at ECC L.

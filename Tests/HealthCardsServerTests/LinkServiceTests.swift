@@ -2,8 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import HealthCardsCore
-@testable import HealthCardsServer
+import HealthCardsCore
+import HealthCardsServer
 import HealthCardsTestSupport
 
 /// A clock the tests move by hand.

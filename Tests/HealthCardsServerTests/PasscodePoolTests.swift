@@ -2,8 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import HealthCardsCore
-@testable import HealthCardsServer
+import HealthCardsCore
+import HealthCardsServer
 import HealthCardsTestSupport
 
 /// Passcode hashing runs on a bounded pool of its own: a burst of wrong passcodes for one link leaves the

@@ -200,7 +200,7 @@ import HealthCardsTestSupport
         kill(server.process.processIdentifier, SIGTERM)
         usleep(300_000)
         #expect(server.process.isRunning, "the server waits for the request in flight")
-        FileManager.default.createFile(atPath: go, contents: nil)
+        _ = FileManager.default.createFile(atPath: go, contents: nil)
         let answer = try JSONParser.parse(Array(out.fileHandleForReading.readDataToEndOfFile()))
         client.waitUntilExit()
         server.process.waitUntilExit()

@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
-@testable import HealthCardsServer
+import HealthCardsCore
+import HealthCardsServer
 import HealthCardsTestSupport
 
 /// Hostile clients against the real server over real sockets (the Python client's `raw` probes): bodies over

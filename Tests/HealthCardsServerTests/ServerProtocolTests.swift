@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
-@testable import HealthCardsServer
+import HealthCardsCore
+import HealthCardsServer
 import HealthCardsTestSupport
 
 /// Every rule of the links specification the server implements, against the real program on 127.0.0.1 with

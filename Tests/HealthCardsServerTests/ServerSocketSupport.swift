@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
-@testable import HealthCardsServer
+import HealthCardsCore
+import HealthCardsServer
 import HealthCardsTestSupport
 
 /// A real `HTTPServer` started in this process on 127.0.0.1 (an ephemeral port) in front of a `LinkService` on a

@@ -2,8 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import HealthCardsCore
-@testable import HealthCardsServer
+import HealthCardsCore
+import HealthCardsServer
 import HealthCardsTestSupport
 
 /// A manifest hands out one version of a long-term link's files; a location names that version and opens no
@@ -111,8 +111,8 @@ import HealthCardsTestSupport
                             gone = true
                             continue
                         }
-                        guard got.status == 200, let jwe = try? JWE(compact: String(decoding: got.body, as: UTF8.self)),
-                            let opened = try? jwe.decrypt(key: key), let version = Self.version(opened.plaintext)
+                        guard got.status == 200,
+                            let opened = try? JWE(compact: String(decoding: got.body, as: UTF8.self)).decrypt(key: key), let version = Self.version(opened.plaintext)
                         else {
                             results.withLock { $0.failures.append("status \(got.status)") }
                             continue

@@ -1,9 +1,9 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
-@testable import HealthCardsVerify
-@testable import HealthCardsSite
+import HealthCardsCore
+import HealthCardsVerify
+import HealthCardsSite
 import HealthCardsTestSupport
 
 /// CSV input through the real `healthcards issue`: RFC 4180 quoting, BOM, line ends, non-UTF-8 files,

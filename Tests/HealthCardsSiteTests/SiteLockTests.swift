@@ -1,9 +1,9 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
-@testable import HealthCardsVerify
-@testable import HealthCardsSite
+import HealthCardsCore
+import HealthCardsVerify
+import HealthCardsSite
 import HealthCardsTestSupport
 
 /// Commands that write an issuer site take its lock (`SiteLock`): concurrent `revoke` runs each land

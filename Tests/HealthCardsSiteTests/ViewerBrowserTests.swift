@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
-@testable import HealthCardsSite
+import HealthCardsCore
+import HealthCardsSite
 import HealthCardsTestSupport
 
 /// The link viewer (`site --viewer`) in a real browser: Debian's headless Chromium driven by Selenium through the

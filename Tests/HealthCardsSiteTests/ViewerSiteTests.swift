@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
-@testable import HealthCardsSite
+import HealthCardsCore
+import HealthCardsSite
 import HealthCardsTestSupport
 
 /// `site --viewer`: the viewer's files as the repository has them, written into `SITE/viewer/` with the site's
