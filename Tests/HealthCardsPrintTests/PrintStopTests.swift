@@ -132,10 +132,10 @@ import HealthCardsTestSupport
         dead.waitUntilExit()
         let pid = dead.processIdentifier
         let stale = [pdfs.path + "/.X.pdf.tmp-\(pid)-1", dir.path + "/.all.pdf.tmp-\(pid)-2"]
-        for path in stale { FileManager.default.createFile(atPath: path, contents: Data("half a page".utf8)) }
+        for path in stale { _ = FileManager.default.createFile(atPath: path, contents: Data("half a page".utf8)) }
         // Not ours: another file's temporary beside the combined PDF stays.
         let other = dir.path + "/.notes.txt.tmp-\(pid)-3"
-        FileManager.default.createFile(atPath: other, contents: Data("x".utf8))
+        _ = FileManager.default.createFile(atPath: other, contents: Data("x".utf8))
         let rerun = try TestSupport.cli(args)
         #expect(rerun.status == 0, "\(rerun.stderr)")
         for path in stale { #expect(!FileManager.default.fileExists(atPath: path), "\(path)") }
