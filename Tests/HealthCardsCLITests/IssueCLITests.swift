@@ -369,7 +369,7 @@ import HealthCardsTestSupport
         let card = issuer.payload(for: try CheckedBundle.minimizing(bundle, now: Clock.nowSeconds()))
         #expect(card.errors.map(\.code) == [.nbfBeforeEvent])
         #expect(throws: HealthCardError.self) { try issuer.issue(card) }
-        var signer = ES256Signer(key: signingKey)
+        var signer = try ES256Signer(key: signingKey)
         return try JWS.sign(deflatedPayload: try RawDeflater().deflate(card.bytes), kid: JWK(key: signingKey).kid, signer: &signer).compact
     }
 
