@@ -137,11 +137,59 @@ let package = Package(
             path: "Examples/link-server"),
         // The public API as a client sees it: no `@testable`, only the Verify layer and Core.
         .testTarget(name: "HealthCardsPublicAPITests", dependencies: ["HealthCardsCore", "HealthCardsVerify"]),
+        // One test target per product (as swift-nio has one per module), each depending on its product, the layers
+        // below it that its tests call, and HealthCardsTestSupport (temporary folders, running `healthcards`, the
+        // tests' Python and the independent checker, fixture paths; Core, Verify and Site only, no `@testable`).
+        // HealthCardsCLITests holds the tests whose point is the `healthcards` program itself: exit codes,
+        // output formats and files, `--help`, man pages, install. docs/testing.md has the table.
+        .target(
+            name: "HealthCardsTestSupport", dependencies: ["HealthCardsCore", "HealthCardsVerify", "HealthCardsSite"],
+            path: "Tests/HealthCardsTestSupport"),
+        .testTarget(name: "HealthCardsCoreTests", dependencies: ["HealthCardsCore", "HealthCardsTestSupport"]),
         .testTarget(
-            name: "HealthCardsTests",
+            name: "HealthCardsVerifyTests",
             dependencies: [
-                "HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsQRReading", "HealthCardsPrint",
-                "HealthCardsSite", "HealthCardsIssuing", "HealthCardsFixtures", "HealthCardsServer",
+                "HealthCardsCore", "HealthCardsVerify", "HealthCardsTestSupport",
+            ]),
+        .testTarget(
+            name: "HealthCardsQRTests",
+            dependencies: [
+                "HealthCardsCore", "HealthCardsQR", "HealthCardsTestSupport",
+            ]),
+        .testTarget(
+            name: "HealthCardsQRReadingTests",
+            dependencies: [
+                "HealthCardsCore", "HealthCardsVerify", "HealthCardsQR", "HealthCardsQRReading", "HealthCardsTestSupport",
+            ]),
+        .testTarget(
+            name: "HealthCardsPrintTests",
+            dependencies: [
+                "HealthCardsCore", "HealthCardsQR", "HealthCardsQRReading", "HealthCardsPrint", "HealthCardsTestSupport",
+            ]),
+        .testTarget(
+            name: "HealthCardsSiteTests",
+            dependencies: [
+                "HealthCardsCore", "HealthCardsVerify", "HealthCardsSite", "HealthCardsTestSupport",
+            ]),
+        .testTarget(
+            name: "HealthCardsIssuingTests",
+            dependencies: [
+                "HealthCardsCore", "HealthCardsVerify", "HealthCardsSite", "HealthCardsQR", "HealthCardsQRReading", "HealthCardsPrint", "HealthCardsIssuing", "HealthCardsFixtures", "HealthCardsTestSupport",
+            ], exclude: ["Fixtures"]),
+        .testTarget(
+            name: "HealthCardsFixturesTests",
+            dependencies: [
+                "HealthCardsCore", "HealthCardsVerify", "HealthCardsSite", "HealthCardsQR", "HealthCardsQRReading", "HealthCardsPrint", "HealthCardsIssuing", "HealthCardsFixtures", "HealthCardsTestSupport",
+            ]),
+        .testTarget(
+            name: "HealthCardsServerTests",
+            dependencies: [
+                "HealthCardsCore", "HealthCardsVerify", "HealthCardsServer", "HealthCardsTestSupport",
+            ]),
+        .testTarget(
+            name: "HealthCardsCLITests",
+            dependencies: [
+                "HealthCardsCore", "HealthCardsVerify", "HealthCardsSite", "HealthCardsQR", "HealthCardsQRReading", "HealthCardsPrint", "HealthCardsIssuing", "HealthCardsFixtures", "HealthCardsServer", "HealthCardsTestSupport",
             ]),
     ],
     // zxing-cpp's headers need C++17 (the CZXing shim).

@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 FUZZ_STRUCTURED_SECONDS=${FUZZ_STRUCTURED_SECONDS:-600}
-# Targets that build whole cards from the fuzzer's bytes; they share Tests/HealthCardsTests/FuzzShapes.swift.
+# Targets that build whole cards from the fuzzer's bytes; they share Tests/HealthCardsIssuingTests/FuzzShapes.swift.
 structured=" card issue row batch "
 NICE=(nice -n 10)
 FUZZ_DIR=${FUZZ_DIR:-.build/fuzz}
@@ -74,7 +74,7 @@ for target in "${targets[@]}"; do
     seconds=$FUZZ_SECONDS
     limits=()
     if [[ "$structured" == *" $target "* ]]; then
-        files+=(Tests/HealthCardsTests/FuzzShapes.swift)
+        files+=(Tests/HealthCardsIssuingTests/FuzzShapes.swift)
         seconds=$FUZZ_STRUCTURED_SECONDS
         # Every byte is a choice: inputs of a few hundred bytes from the start (libFuzzer would otherwise
         # grow the length limit from a handful of bytes, leaving most choices at "unbent").

@@ -1,0 +1,148 @@
+import Foundation
+import Testing
+
+@testable import HealthCardsCore
+@testable import HealthCardsServer
+import HealthCardsTestSupport
+
+/// Bounded recipients, locations that do not copy them, `/healthz` that fails when the database cannot be
+/// written, and HTTP framing: unmatched routes whatever their body, conflicting `Content-Length`, HEAD.
+@Suite struct ServerHardeningTests {
+    typealias Fixture = LinkServiceTests.Fixture
+
+    /// 256 bytes of UTF-8 are accepted, 257 refused with 400 before anything is read or written (manifest and U
+    /// link); bytes, not characters: 85 three-byte characters pass, 86 do not.
+    @Test func recipientIsAtMost256BytesOfUTF8() throws {
+        let f = try Fixture()
+        let link = try f.create()
+        for (recipient, status) in [
+            (String(repeating: "a", count: 256), 200), (String(repeating: "a", count: 257), 400),
+            (String(repeating: "病", count: 85), 200), (String(repeating: "病", count: 86), 400),
+        ] {
+            let answer = f.post(link.id, #"{"recipient":"\#(recipient)"}"#)
+            #expect(answer.status == status, "\(recipient.utf8.count) bytes")
+            if status == 400 {
+                #expect(answer.outcome == "recipient-too-long")
+                #expect(String(decoding: answer.body, as: UTF8.self).contains("at most 256"))
+            }
+        }
+        #expect(try f.store.audit(linkID: link.id).count == 2, "a refused request is not recorded")
+        var options = LinkPublisher.Options()
+        options.direct = true
+        let direct = try f.create(options)
+        #expect(f.get("/shl/\(direct.id)", query: ["recipient": String(repeating: "b", count: 256)]).status == 200)
+        #expect(f.get("/shl/\(direct.id)", query: ["recipient": String(repeating: "b", count: 257)]).status == 400)
+        #expect(try f.store.audit(linkID: direct.id).count == 1)
+    }
+
+    /// A manifest's locations store no recipient (one copy, in the manifest's access record); a file fetched
+    /// is still recorded with the manifest's recipient.
+    @Test func locationsDoNotCopyTheRecipient() throws {
+        let f = try Fixture()
+        let files = (0..<3).map { _ in LinkContent(contentType: JWE.smartHealthCard, bytes: f.card) }
+        let link = try f.create(files: files)
+        let recipient = String(repeating: "R", count: 256)
+        let manifest = try LinkServiceTests.json(f.post(link.id, #"{"recipient":"\#(recipient)"}"#))
+        let locations = (manifest["files"]?.arrayValue ?? []).compactMap { $0["location"]?.stringValue }
+        #expect(locations.count == 3)
+        let stored = try f.store.database.withConnection { c in
+            try c.query("SELECT recipient, grant_seq FROM hc_tickets", [])
+        }
+        // One location row for the manifest's three locations (ManifestLocationRowTests).
+        #expect(stored.count == 1 && stored.allSatisfy { $0[0] == .null && $0[1] != .null }, "\(stored)")
+        #expect(f.get(f.path(locations[1])).status == 200)
+        let audit = try f.store.audit(linkID: link.id)
+        #expect(audit.map(\.kind) == ["manifest", "file"])
+        #expect(audit.allSatisfy { $0.recipient == recipient })
+        #expect(audit.last?.detail == "file 2")
+    }
+
+    /// HEAD is routed wherever GET is (and named in 405's Allow).
+    @Test func headIsAllowedWhereGetIs() throws {
+        let f = try Fixture()
+        let link = try f.create()
+        let manifest = try LinkServiceTests.json(f.post(link.id, #"{"recipient":"r"}"#))
+        let location = try #require(manifest["files"]?[0]?["location"]?.stringValue)
+        let head = f.router.respond(HTTPRequest(method: "HEAD", path: f.path(location))).response
+        #expect(head.status == 200 && head.header("Content-Type") == "application/jose")
+        #expect(f.router.respond(HTTPRequest(method: "HEAD", path: "/healthz")).response.status == 200)
+        let put = f.router.respond(HTTPRequest(method: "PUT", path: "/shl/\(link.id)")).response
+        #expect(put.status == 405 && put.header("Allow") == "POST, GET, HEAD, OPTIONS")
+    }
+
+    /// Over a real socket: an unmatched route is 404 (or 405) whatever body it declares, never 413; two
+    /// differing Content-Length headers are 400; HEAD on a location answers its headers and no body.
+    @Test func framingOverARealSocket() throws {
+        let s = try InProcessServer()
+        let link = try s.create()
+        let body = String(repeating: "x", count: 100)
+        let unmatched = RawHTTP.exchange(RawHTTP.post("/nothing/here", body), port: s.port)
+        #expect(unmatched?.status == 404, "\(unmatched?.head ?? "no answer")")
+        let wrongMethod = RawHTTP.exchange(
+            "PUT /shl/\(link.id) HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\nConnection: close\r\n\r\n" + body,
+            port: s.port)
+        #expect(wrongMethod?.status == 405, "\(wrongMethod?.head ?? "no answer")")
+        let large = RawHTTP.exchange(
+            "POST /nothing HTTP/1.1\r\nHost: t\r\nContent-Length: 999999\r\nConnection: close\r\n\r\n", port: s.port)
+        #expect(large?.status == 404, "\(large?.head ?? "no answer")")
+
+        let recipient = #"{"recipient":"r"}"#
+        let conflicting = RawHTTP.exchange(
+            "POST /shl/\(link.id) HTTP/1.1\r\nHost: t\r\nContent-Length: \(recipient.utf8.count)\r\n"
+                + "Content-Length: 5\r\nConnection: close\r\n\r\n" + recipient, port: s.port)
+        #expect(conflicting?.status == 400, "\(conflicting?.head ?? "no answer")")
+        #expect(try s.store.audit(linkID: link.id).isEmpty, "the conflicting request reached no handler")
+
+        let manifest = try #require(RawHTTP.exchange(RawHTTP.post("/shl/\(link.id)", recipient), port: s.port))
+        #expect(manifest.status == 200)
+        let location = try #require(JSONParser.parse(manifest.body)["files"]?[0]?["location"]?.stringValue)
+        let path = String(location.dropFirst("https://links.example.org".count))
+        let get = try #require(
+            RawHTTP.exchange("GET \(path) HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", port: s.port))
+        let head = try #require(
+            RawHTTP.exchange("HEAD \(path) HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", port: s.port))
+        #expect(get.status == 200 && !get.body.isEmpty)
+        #expect(head.status == 200 && head.body.isEmpty, "\(head.head) + \(head.body.count) bytes")
+        #expect(head.header("Content-Length") == String(get.body.count))
+        #expect(head.header("Content-Type") == "application/jose")
+    }
+
+    /// `/healthz` is 503 when the database cannot be written: the SQLite file on a tmpfs filled to the last
+    /// byte (a link request then fails too; a one-row write may still fit where the failed request's frames were,
+    /// so SQLite's health also wants 1 MiB free). Skipped when not root (a tmpfs cannot be mounted).
+    @Test(.enabled(if: getuid() == 0, "mounting a tmpfs needs root: the full-disk case is skipped"))
+    func healthFailsWhenTheDiskIsFull() throws {
+        let mount = try TestSupport.tempDir("full-disk").appendingPathComponent("mnt")
+        try FileManager.default.createDirectory(at: mount, withIntermediateDirectories: true)
+        let mounted = try TestSupport.run("/bin/mount", ["-t", "tmpfs", "-o", "size=8m", "tmpfs", mount.path])
+        try #require(mounted.status == 0, "mount -t tmpfs as root failed: \(mounted.stderr)")
+        defer { _ = try? TestSupport.run("/bin/umount", ["-l", mount.path]) }
+        let s = try InProcessServer(db: mount.appendingPathComponent("links.db").path)
+        let link = try s.create()
+        let healthy = RawHTTP.exchange("GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", port: s.port)
+        #expect(healthy?.status == 200)
+        // Fill the file system: the rest of its space in one file.
+        let filler = mount.appendingPathComponent("filler").path
+        let fd = open(filler, O_WRONLY | O_CREAT, 0o600)
+        let chunk = [UInt8](repeating: 0, count: 4096)
+        while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
+        close(fd)
+        // The write-ahead log may still have room for a few commits: post until the link request fails.
+        var statuses: [Int] = []
+        for n in 0..<400 {
+            let answer = RawHTTP.exchange(
+                RawHTTP.post(
+                    "/shl/\(link.id)", #"{"recipient":"filler \#(n) \#(String(repeating: "z", count: 200))"}"#),
+                port: s.port)
+            statuses.append(answer?.status ?? 0)
+            if answer?.status == 503 { break }
+        }
+        #expect(statuses.last == 503, "link requests never failed on a full disk: \(Set(statuses))")
+        let health = RawHTTP.exchange("GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", port: s.port)
+        #expect(health?.status == 503, "\(health?.head ?? "no answer")")
+        #expect(health?.header("Retry-After") == "5")
+        unlink(filler)
+        let again = RawHTTP.exchange("GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", port: s.port)
+        #expect(again?.status == 200, "healthy again once there is room")
+    }
+}
