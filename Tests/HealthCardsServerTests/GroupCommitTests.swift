@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
+import HealthCardsCore
 @testable import HealthCardsServer
+import HealthCardsTestSupport
 
 #if canImport(Glibc)
     import Glibc

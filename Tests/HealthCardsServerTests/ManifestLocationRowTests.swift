@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
+import HealthCardsCore
 @testable import HealthCardsServer
 
 /// A manifest writes one location row, whatever its number of files (`ManifestLocation`); each of its locations

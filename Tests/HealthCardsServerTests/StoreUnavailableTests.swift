@@ -2,7 +2,7 @@ import Foundation
 import HealthCardsCore
 import Testing
 
-@testable import HealthCardsServer
+import HealthCardsServer
 
 /// The store's errors reach a client as `HealthCardError` with a `STORE_…` code (issue 31, point 3); the server
 /// still tells "the database cannot be reached now" from other failures by that code and answers 503 with
