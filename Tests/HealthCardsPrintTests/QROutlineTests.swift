@@ -1,9 +1,9 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
+import HealthCardsCore
 @testable import HealthCardsQR
-@testable import HealthCardsQRReading
+import HealthCardsQRReading
 @testable import HealthCardsPrint
 import HealthCardsTestSupport
 

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import HealthCardsCore
+import HealthCardsCore
 @testable import HealthCardsServer
 import HealthCardsTestSupport
 

@@ -1,7 +1,7 @@
 import Testing
 
-@testable import HealthCardsCore
-@testable import HealthCardsVerify
+import HealthCardsCore
+import HealthCardsVerify
 @testable import HealthCardsSite
 import HealthCardsTestSupport
 
