@@ -36,6 +36,10 @@ public final class Database: @unchecked Sendable {
     private let returned = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     /// SQLite: the writers of this pool queue here rather than sleep in SQLite's busy handler.
     private let writers = WriterLock()
+    /// The server's one writer of group-committed access records (`Role.server`; nil for an operator's command),
+    /// shared by every store on this pool, so a flush (a clean stop, `audit`) commits every record queued by any
+    /// of them. Stopped (flushed) by `close()`.
+    private(set) var groupCommit: GroupCommit?
 
     /// Opens the database and brings its schema to this program's version.
     /// - Parameters:
@@ -74,6 +78,7 @@ public final class Database: @unchecked Sendable {
         idle.append(first)
         open = 1
         if role == .server, case .sqlite = url { startCheckpointer() }
+        if role == .server { groupCommit = GroupCommit(database: self) }
     }
 
     /// The server's SQLite write-ahead log is checkpointed here, every `checkpointInterval` seconds on a thread of
@@ -199,6 +204,7 @@ public final class Database: @unchecked Sendable {
 
     /// Closes the idle connections and refuses new checkouts; connections in use close when handed back.
     public func close() {
+        groupCommit?.stop()
         pthread_mutex_lock(mutex)
         closed = true
         let connections = idle

@@ -10,17 +10,15 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
     public let database: Database
     /// The server's writer (`Database.Role.server`): access records are group-committed through it, and on SQLite
     /// a manifest's grant runs in its batches. nil for an operator's command (every write its own transaction).
-    let groupCommit: GroupCommit?
+    /// The pool's one writer, shared by every store made on it.
+    var groupCommit: GroupCommit? { database.groupCommit }
     /// Location files by link, content version and position: a version's files never change (an update raises
     /// the version), so a location GET reads its file from here after the first.
     let files = FileCache()
 
     public init(database: Database) {
         self.database = database
-        groupCommit = database.role == .server ? GroupCommit(database: database) : nil
     }
-
-    deinit { groupCommit?.stop() }
 
     /// Commits every access record queued so far (a clean stop).
     /// - Returns: the records that could not be committed within `seconds` (0 after a clean flush).

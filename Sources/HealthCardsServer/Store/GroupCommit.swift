@@ -41,7 +41,11 @@ final class GroupCommit: @unchecked Sendable {
     /// Most records in one multi-row `INSERT`.
     static let rowsPerStatement = 32
 
-    let database: Database
+    /// The pool that owns this writer (`Database.groupCommit`): not retained, which would be a cycle; the pool stops
+    /// the writer (joining its thread) in `close()`, which its `deinit` calls, before its memory goes, so the
+    /// writer never outlives it. `unowned(unsafe)` because that stop runs inside the pool's `deinit`, where a
+    /// checked `unowned` reference would trap.
+    unowned(unsafe) let database: Database
     let capacity: Int
     let waitSeconds: Int
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
