@@ -81,8 +81,10 @@ test-deps: deps
 build: deps
 	swift build $(SWIFT_FLAGS)
 
+# The program only (`--product`): a plain `swift build -c release` would also build the test helpers' target
+# (Tests/HealthCardsTestSupport imports Testing, which the static standard library does not ship) and the examples.
 release: deps
-	swift build -c release --static-swift-stdlib --disable-local-rpath $(SWIFT_FLAGS)
+	swift build -c release --static-swift-stdlib --disable-local-rpath --product healthcards $(SWIFT_FLAGS)
 
 # Issues cards for the shipped samples with the public demo key and writes the demo issuer's JWKS.
 demo: release
@@ -217,6 +219,7 @@ BENCH_SERVER_ARGS ?=
 
 bench: release cfloor
 	$(call apt,$(BENCH_APT_PACKAGES) postgresql-15)
+	swift build -c release --static-swift-stdlib --disable-local-rpath --product healthcards-bench $(SWIFT_FLAGS)
 	$$(swift build -c release --show-bin-path)/healthcards-bench instructions $(BENCH_INSTRUCTION_ARGS)
 	$$(swift build -c release --show-bin-path)/healthcards-bench run $(BENCH_ARGS)
 	$$(swift build -c release --show-bin-path)/healthcards-bench worst $(BENCH_WORST_ARGS)

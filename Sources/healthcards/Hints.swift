@@ -43,7 +43,6 @@ enum Hints {
             + "`healthcards site --issuer URL`",
         .keyNotFromIssuer: "bind the key set with --jwks ISSUER_URL=PATH, or give the site folder written by "
             + "`healthcards site --issuer URL`",
-        .directoryIssuerUnknown: "give its key set with --jwks ISSUER_URL=PATH",
         .directoryKeysStale: "--max-key-age sets the age allowed",
         .jwksNotJSON: "make the key set with `healthcards jwks KEY --out jwks.json` and give that to --jwks",
         .crlWithoutKeySet: "give the site folder or key set with --jwks",

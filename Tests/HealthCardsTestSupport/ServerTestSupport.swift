@@ -125,7 +125,7 @@ package final class ServerProcess {
             process.arguments = ["serve", "--db", db, "--listen", "127.0.0.1:\(port)", "--base-url", base] + arguments
             process.currentDirectoryURL = dir
             let log = dir.appendingPathComponent("\(name)-\(port).log")
-            FileManager.default.createFile(atPath: log.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
             process.standardError = try FileHandle(forWritingTo: log)
             process.standardOutput = FileHandle.nullDevice
             var environment = ProcessInfo.processInfo.environment
@@ -230,7 +230,7 @@ package final class PostgresCluster: @unchecked Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        spawnCloseFrom(&actions, 3)
+        _ = spawnCloseFrom(&actions, 3)
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0

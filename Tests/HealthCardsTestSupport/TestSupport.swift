@@ -101,8 +101,8 @@ package enum TestSupport {
         process.arguments = arguments
         let out = dir.appendingPathComponent("\(name).out")
         let err = dir.appendingPathComponent("\(name).err")
-        FileManager.default.createFile(atPath: out.path, contents: nil)
-        FileManager.default.createFile(atPath: err.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
         process.standardOutput = try FileHandle(forWritingTo: out)
         process.standardError = try FileHandle(forWritingTo: err)
         try process.run()

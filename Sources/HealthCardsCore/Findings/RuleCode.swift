@@ -107,6 +107,7 @@ public struct RuleCode: RawRepresentable, Hashable, Sendable, CaseIterable, Cust
     public static let bundleType = RuleCode("BUNDLE_TYPE")
     public static let bundleFullURL = RuleCode("BUNDLE_FULLURL")
     public static let bundleEntryNoResource = RuleCode("BUNDLE_ENTRY_NO_RESOURCE")
+    public static let bundleEntryMissing = RuleCode("BUNDLE_ENTRY_MISSING")
     public static let bundlePatientCount = RuleCode("BUNDLE_PATIENT_COUNT")
     public static let bundleNoClinicalEntry = RuleCode("BUNDLE_NO_CLINICAL_ENTRY")
     public static let resourceTypeMissing = RuleCode("RESOURCE_TYPE_MISSING")
@@ -524,6 +525,7 @@ public struct RuleCode: RawRepresentable, Hashable, Sendable, CaseIterable, Cust
         .bundleType,
         .bundleFullURL,
         .bundleEntryNoResource,
+        .bundleEntryMissing,
         .bundlePatientCount,
         .bundleNoClinicalEntry,
         .resourceTypeMissing,

@@ -68,6 +68,16 @@ public enum BundleValidator {
             MinimizationRules.checkCharacters(member: k, value: v, path: "Bundle", findings: &f)
         }
         let entries = bundle["entry"]?.arrayValue ?? []
+        if entries.isEmpty {
+            // A card with nothing in it is not a card of any profile (the generic one included): never valid.
+            f.error(
+                .bundleEntryMissing, "Bundle.entry",
+                bundle["entry"] == nil
+                    ? "the Bundle has no entry member; expected an array of entries (a Patient and what the card is about)"
+                    : bundle["entry"]?.arrayValue == nil
+                        ? "must be an array of entries, found \(quoted(bundle["entry"]))"
+                        : "is empty; expected a Patient and what the card is about")
+        }
         var patientIndices: [Int] = []
         for (i, entry) in entries.enumerated() {
             let path = "Bundle.entry[\(i)]"

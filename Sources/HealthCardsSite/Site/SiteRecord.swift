@@ -25,8 +25,9 @@ public struct SiteRecord: Sendable, Equatable {
         guard let json = try? JSONParser.parse(bytes), let issuer = json["issuer"]?.stringValue else {
             throw HealthCardError(.configuration, "\(source) is not a site record {\"issuer\":\"https://…\"}; \(remedy)")
         }
-        do { try Payload.validateIssuer(issuer) } catch let error as HealthCardError {
-            throw HealthCardError(.configuration, "\(source): \(error.text); \(remedy)")
+        do { try Payload.validateIssuer(issuer) } catch {
+            // The issuer rule's own code (ISS_NOT_HTTPS, ISS_TRAILING_SLASH, …), not the general one.
+            throw HealthCardError(.configuration, "\(source): \(error.text); \(remedy)", code: error.code)
         }
         self.issuer = issuer
     }

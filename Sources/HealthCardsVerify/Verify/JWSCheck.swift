@@ -468,6 +468,14 @@ package struct JWSCheck {
     }
 
     private func checkRevocation(_ key: TrustedKey, report: CredentialReport, add: (RuleCode, String?, String, Finding.Severity?) -> Void) {
+        if key.crl == nil, let crlVersion = key.crlVersion, report.payload?["vc"]?["rid"]?.stringValue != nil {
+            // The key says it has a revocation list and the card has a rid it could list, but no list came with
+            // the key set: the card is not called OK without saying that its revocation was not checked.
+            add(.crlMissing, "vc.rid", "whether the card is revoked was not checked: its key \(key.kid) publishes "
+                + "crlVersion \(crlVersion), but that revocation list (crl/\(key.kid).json beside the key set, "
+                + ".well-known/crl/ on the issuer's site) was not given; give the key set with its crl/ folder", .warning)
+            return
+        }
         guard let (crl, file) = key.crl, let rid = report.payload?["vc"]?["rid"]?.stringValue,
             let nbf = report.payload?["nbf"]?.doubleValue
         else { return }
