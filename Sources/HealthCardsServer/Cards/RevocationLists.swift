@@ -14,7 +14,7 @@ import Synchronization
 public final class RevocationLists: Sendable {
     /// The folder of the lists, `SITE/.well-known/crl`.
     public let directory: String
-    private let cache = Mutex<[String: (stamp: [Int64], crl: CRL?)]>([:])
+    private let cache = Locked<[String: (stamp: [Int64], crl: CRL?)]>([:])  // pthread: seen by ThreadSanitizer
 
     public init(directory: String) { self.directory = directory }
 
