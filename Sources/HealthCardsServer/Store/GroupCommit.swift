@@ -60,6 +60,8 @@ final class GroupCommit: @unchecked Sendable {
     /// Jobs taken by the writer and not yet settled.
     private var writing = 0
     private var stopping = false
+    /// The writer stopped itself (`stop()` on its own thread): it commits nothing more.
+    private var stoppedByWriter = false
     private var thread: pthread_t?
     /// Batches committed, records committed (for tests and metrics).
     private(set) var batches = 0
@@ -163,14 +165,22 @@ final class GroupCommit: @unchecked Sendable {
     /// - Returns: the records that could not be committed.
     @discardableResult
     func stop(seconds: Int = 10) -> Int {
-        let left = flush(seconds: seconds)
+        // The writer itself may end up here: a job it ran held the last reference to the pool (or its store), which
+        // is then released on the writer's thread. It cannot wait for its own batch nor join itself: it stops
+        // taking work (`stoppedByWriter`: nothing more is committed, the pool is going) and detaches.
+        pthread_mutex_lock(mutex)
+        let byWriter = thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+        let pending = records
+        pthread_mutex_unlock(mutex)
+        let left = byWriter ? pending : flush(seconds: seconds)
         pthread_mutex_lock(mutex)
         stopping = true
+        if byWriter { stoppedByWriter = true }
         pthread_cond_broadcast(queued)
         pthread_cond_broadcast(done)
         let handle = thread
         pthread_mutex_unlock(mutex)
-        if let handle, pthread_equal(handle, pthread_self()) == 0 { pthread_join(handle, nil) }
+        if let handle { if byWriter { pthread_detach(handle) } else { pthread_join(handle, nil) } }
         pthread_mutex_lock(mutex)
         thread = nil
         pthread_mutex_unlock(mutex)
@@ -183,7 +193,7 @@ final class GroupCommit: @unchecked Sendable {
         pthread_mutex_lock(mutex)
         while true {
             while jobs.isEmpty && !stopping { pthread_cond_wait(queued, mutex) }
-            if stopping && (jobs.isEmpty || pause > 0) {
+            if stopping && (jobs.isEmpty || pause > 0 || stoppedByWriter) {
                 // Stopping: what is still queued after a failed try is failed, not retried for ever.
                 for case .wait(let waiter) in jobs {
                     waiter.result = .failure(
