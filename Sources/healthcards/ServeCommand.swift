@@ -308,8 +308,11 @@ enum ServeCommand {
             options.issue = fhir
         }
         // The routes are the library's (`ServerApplication`), the same ones the in-process tests call.
+        // The store the base URL was checked on serves the links too (one file cache, not two).
         let application = ServerApplication(
-            options: options, database: database, clock: SystemWallClock(), log: log, metrics: metrics)
+            options: options, linkStore: store,
+            cardStore: options.issue == nil ? nil : DatabaseCardStore(database: database), clock: SystemWallClock(),
+            log: log, metrics: metrics)
         let links = application.links
         let server = HTTPServer(configuration: http, router: application.router, log: log, metrics: metrics)
         var metricsServer: HTTPServer?

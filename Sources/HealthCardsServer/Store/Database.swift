@@ -160,7 +160,7 @@ public final class Database: @unchecked Sendable {
         while true {
             if closed {
                 pthread_mutex_unlock(mutex)
-                throw StoreError(.unavailable, "the database is closed (the server is stopping)")
+                throw StoreError.closed
             }
             if let connection = idle.popLast() {
                 pthread_mutex_unlock(mutex)

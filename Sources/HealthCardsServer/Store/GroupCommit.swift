@@ -100,7 +100,7 @@ final class GroupCommit: @unchecked Sendable {
     /// Starts the writer at the first job (the mutex is held).
     private func startLocked() throws(StoreError) {
         guard thread == nil else { return }
-        guard !stopping else { throw StoreError(.unavailable, "the database is closed (the server is stopping)") }
+        guard !stopping else { throw StoreError.closed }
         var handle = pthread_t()
         // The writer holds the queue until it ends (`stop` joins it).
         let box = Unmanaged.passUnretained(self).toOpaque()
@@ -129,7 +129,7 @@ final class GroupCommit: @unchecked Sendable {
                     "\(capacity) access records stayed queued for \(waitSeconds) s: the database is not taking writes")
             }
         }
-        guard !stopping else { throw StoreError(.unavailable, "the database is closed (the server is stopping)") }
+        guard !stopping else { throw StoreError.closed }
         jobs.append(.record(entry))
         records += 1
         pthread_cond_signal(queued)
@@ -141,7 +141,7 @@ final class GroupCommit: @unchecked Sendable {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         try startLocked()
-        guard !stopping else { throw StoreError(.unavailable, "the database is closed (the server is stopping)") }
+        guard !stopping else { throw StoreError.closed }
         jobs.append(.wait(waiter))
         pthread_cond_signal(queued)
         while waiter.result == nil { pthread_cond_wait(done, mutex) }
@@ -197,7 +197,7 @@ final class GroupCommit: @unchecked Sendable {
                 // Stopping: what is still queued after a failed try is failed, not retried for ever.
                 for case .wait(let waiter) in jobs {
                     waiter.result = .failure(
-                        StoreError(.unavailable, "the database is closed (the server is stopping)"))
+                        StoreError.closed)
                 }
                 jobs.removeAll()
                 pthread_cond_broadcast(done)

@@ -72,6 +72,9 @@ package struct StoreError: Error, Sendable, CustomStringConvertible, Equatable {
     /// The codes a `StoreError` becomes: an error with one of them came from the database.
     package static let codes: Set<RuleCode> = [.storeUnavailable, .storeFailed, .storeSchema, .storeCannotOpen]
 
+    /// The pool or its writer is closed: the server is stopping (503, the next instance answers).
+    static let closed = StoreError(.unavailable, "the database is closed (the server is stopping)")
+
     /// The error of `error` when it says the database cannot be reached now (a `StoreError`, or the
     /// `HealthCardError` with code `STORE_UNAVAILABLE` it became at the store's API): a server answers 503 with
     /// Retry-After. Nil for any other error.
