@@ -125,8 +125,13 @@ public protocol CardStore: Sendable {
 public final class DatabaseCardStore: CardStore, @unchecked Sendable {
     // Immutable; `Database` is safe to share.
     public let database: Database
+    /// Access records go where the links' do (the pool's group commit on a server).
+    private let accessRecords: DatabaseLinkStore
 
-    public init(database: Database) { self.database = database }
+    public init(database: Database) {
+        self.database = database
+        accessRecords = DatabaseLinkStore(database: database)
+    }
 
     /// The PostgreSQL advisory lock key an import holds ("hcCRD" as digits).
     static let importLockKey: Int64 = 0x6863_4352_4400
@@ -237,6 +242,6 @@ public final class DatabaseCardStore: CardStore, @unchecked Sendable {
     }
 
     public func record(_ entry: AuditEntry) throws {
-        try DatabaseLinkStore(database: database).record(entry)
+        try accessRecords.record(entry)
     }
 }
