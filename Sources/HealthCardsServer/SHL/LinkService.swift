@@ -58,7 +58,7 @@ public struct LinkService: Sendable {
     let passcodeChecks: PasscodePool
     let budget: RequestBudget
     /// Links without a passcode, with their files, as manifests last read them (see `manifestLink`).
-    let linkCache = LinkCache()
+    let linkCache = LinkCache.make()
     public let metrics: ServerMetrics?
     /// Most bytes (UTF-8) of a `recipient`. The IG sets no limit; receivers send a person's or an organization's
     /// name ("Dr Ada Lovelace, St. Mary's Hospital Emergency Department" is 57 bytes; 256 bytes hold 85 characters
@@ -694,29 +694,13 @@ final class RequestBudget: Sendable {
     }
 }
 
-/// Links (with their files) by id, up to `maxBytes` of JWE and `maxLinks` links (past either it starts again
-/// empty: memory stays bounded whatever is asked for).
-final class LinkCache: Sendable {
+/// Links (with their files) by id, up to `maxBytes` of JWE and `maxLinks` links.
+enum LinkCache {
     static let maxBytes = 32 << 20
     static let maxLinks = 4096
-    private let state = Locked<(links: [String: StoredLink], bytes: Int)>(([:], 0))
-
-    subscript(id: String) -> StoredLink? {
-        get { state.withLock { $0.links[id] } }
-        set {
-            state.withLock { state in
-                if let old = state.links.removeValue(forKey: id) { state.bytes -= Self.size(old) }
-                guard let link = newValue, Self.size(link) <= Self.maxBytes / 4 else { return }
-                if state.bytes + Self.size(link) > Self.maxBytes || state.links.count >= Self.maxLinks {
-                    state = ([:], 0)
-                }
-                state.links[id] = link
-                state.bytes += Self.size(link)
-            }
-        }
+    static func make() -> BoundedCache<String, StoredLink> {
+        BoundedCache(maxBytes: maxBytes, maxCount: maxLinks) { link in link.files.reduce(0) { $0 + $1.jwe.utf8.count } }
     }
-
-    static func size(_ link: StoredLink) -> Int { link.files.reduce(0) { $0 + $1.jwe.utf8.count } }
 }
 
 /// The locations of one manifest as one stored row: a random 42-character base64url prefix (252 bits) shared by

@@ -14,7 +14,7 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
     var groupCommit: GroupCommit? { database.groupCommit }
     /// Location files by link, content version and position: a version's files never change (an update raises
     /// the version), so a location GET reads its file from here after the first.
-    let files = FileCache()
+    let files = FileCache.make()
 
     public init(database: Database) {
         self.database = database
@@ -442,25 +442,13 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
     }
 }
 
-/// The encrypted files location GETs answered, by link, content version and position, up to `maxBytes` of JWE
-/// (past it the cache starts again empty: memory stays bounded whatever is fetched).
-final class FileCache: Sendable {
+/// The encrypted files location GETs answered, by link, content version and position, up to `maxBytes` of JWE.
+enum FileCache {
     struct Key: Hashable, Sendable {
         var linkID: String
         var version: Int64
         var position: Int
     }
     static let maxBytes = 32 << 20
-    private let state = Locked<(files: [Key: StoredFile], bytes: Int)>(([:], 0))
-
-    subscript(key: Key) -> StoredFile? {
-        get { state.withLock { $0.files[key] } }
-        set {
-            guard let file = newValue, file.jwe.utf8.count <= Self.maxBytes / 4 else { return }
-            state.withLock { state in
-                if state.bytes + file.jwe.utf8.count > Self.maxBytes { state = ([:], 0) }
-                if state.files.updateValue(file, forKey: key) == nil { state.bytes += file.jwe.utf8.count }
-            }
-        }
-    }
+    static func make() -> BoundedCache<Key, StoredFile> { BoundedCache(maxBytes: maxBytes) { $0.jwe.utf8.count } }
 }
