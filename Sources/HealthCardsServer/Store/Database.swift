@@ -40,6 +40,8 @@ public final class Database: @unchecked Sendable {
     /// shared by every store on this pool, so a flush (a clean stop, `audit`) commits every record queued by any
     /// of them. Stopped (flushed) by `close()`.
     private(set) var groupCommit: GroupCommit?
+    /// The server's SQLite checkpointer's wake-up (nil for an operator's command and PostgreSQL).
+    private let checkpointSignal: CheckpointSignal?
 
     /// Opens the database and brings its schema to this program's version.
     /// - Parameters:
@@ -56,6 +58,7 @@ public final class Database: @unchecked Sendable {
         now: Int64
     ) throws(HealthCardError) {
         self.url = url
+        if role == .server, case .sqlite = url { checkpointSignal = CheckpointSignal() } else { checkpointSignal = nil }
         self.role = role
         self.maxConnections = max(1, maxConnections)
         self.checkoutTimeoutSeconds = max(1, checkoutTimeoutSeconds)
@@ -66,7 +69,9 @@ public final class Database: @unchecked Sendable {
         pthread_cond_init(returned, &attributes)
         pthread_condattr_destroy(&attributes)
         let first: SQLConnection
-        do { first = try Self.connect(url, role: role, create: create, writers: writers) } catch {
+        do {
+            first = try Self.connect(url, role: role, create: create, writers: writers, signal: checkpointSignal)
+        } catch {
             throw error.healthCardError
         }
         do {
@@ -77,38 +82,66 @@ public final class Database: @unchecked Sendable {
         }
         idle.append(first)
         open = 1
-        if role == .server, case .sqlite = url { startCheckpointer() }
+        if let checkpointSignal { startCheckpointer(checkpointSignal) }
         if role == .server { groupCommit = GroupCommit(database: self) }
     }
 
-    /// The server's SQLite write-ahead log is checkpointed here, every `checkpointInterval` seconds on a thread of
-    /// its own (PASSIVE: it never waits for, nor blocks, readers and writers), not by whichever request's commit
-    /// passes SQLite's 1000-page mark. The thread ends once the database is closed or gone.
+    /// The server's SQLite write-ahead log is checkpointed on a thread of its own, not by whichever request's commit
+    /// passes SQLite's 1000-page mark: every `checkpointIntervalMicroseconds`, and at once when a commit leaves
+    /// `restartFrames` frames or more in the log (SQLite's WAL hook wakes it). First PASSIVE (it never waits for,
+    /// nor blocks, readers and writers, and copies nearly every frame); then, with `restartFrames` or more in the
+    /// log, RESTART with this process's writers held back: it copies the frames written since and waits (at most
+    /// the busy timeout) for readers of the old log, so that the next commit writes the log from its start again.
+    /// Without it the log never restarts while requests keep writing (each PASSIVE checkpoint trails the newest
+    /// commit) and grows without bound: 1.2 GB in 6 s of manifest requests on one link. With it the log holds
+    /// about one checkpoint's worth of commits, and `journal_size_limit` truncates it back after a burst. The
+    /// thread ends when the database is closed.
     public static let checkpointIntervalMicroseconds: UInt32 = 1_000_000
+    /// Frames (pages of 4 KiB) in the log from which a checkpoint also restarts it: 4 MiB.
+    public static let restartFrames: Int32 = 1024
+    /// Bytes the write-ahead log file is truncated to when it is restarted after growing past them.
+    public static let walSizeLimitBytes: Int64 = 64 << 20
 
     private final class Weak: @unchecked Sendable {
         weak var database: Database?
-        init(_ database: Database) { self.database = database }
+        let signal: CheckpointSignal
+        init(_ database: Database, _ signal: CheckpointSignal) {
+            self.database = database
+            self.signal = signal
+        }
     }
 
-    private func startCheckpointer() {
+    private func startCheckpointer(_ signal: CheckpointSignal) {
         var thread = pthread_t()
-        let box = Unmanaged.passRetained(Weak(self)).toOpaque()
+        let box = Unmanaged.passRetained(Weak(self, signal)).toOpaque()
         let created = pthread_create(
             &thread, nil,
             { argument in
                 guard let argument else { return nil }
                 let weak = Unmanaged<Weak>.fromOpaque(argument).takeRetainedValue()
-                while true {
-                    usleep(Database.checkpointIntervalMicroseconds)
+                while weak.signal.wait(microseconds: Database.checkpointIntervalMicroseconds) {
                     guard let database = weak.database, !database.isClosed else { return nil }
-                    _ = try? database.withConnection { c in try c.query("PRAGMA wal_checkpoint(PASSIVE)", []) }
+                    database.checkpoint()
                 }
+                return nil
             }, box)
         if created == 0 {
             pthread_detach(thread)
         } else {
             Unmanaged<Weak>.fromOpaque(box).release()
+        }
+    }
+
+    /// One round of the checkpointer (see `checkpointIntervalMicroseconds`).
+    private func checkpoint() {
+        _ = try? withConnection { c throws(StoreError) in
+            // One row: busy (0/1), frames in the log, frames copied into the database.
+            let row = try c.query("PRAGMA wal_checkpoint(PASSIVE)", []).first
+            guard case .integer(let frames)? = row?.count == 3 ? row?[1] : nil, frames >= Database.restartFrames
+            else { return }
+            writers.lock()
+            defer { writers.unlock() }
+            _ = try c.query("PRAGMA wal_checkpoint(RESTART)", [])
         }
     }
 
@@ -126,14 +159,16 @@ public final class Database: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    private static func connect(_ url: DatabaseURL, role: Role, create: Bool, writers: WriterLock) throws(StoreError)
+    private static func connect(
+        _ url: DatabaseURL, role: Role, create: Bool, writers: WriterLock, signal: CheckpointSignal?
+    ) throws(StoreError)
         -> SQLConnection
     {
         switch url {
         case .sqlite(let path):
             return try SQLiteConnection(
                 path: path, create: create, busyTimeoutMilliseconds: 5000, fullSync: role == .operatorCommand,
-                writers: writers, autoCheckpoint: role != .server)
+                writers: writers, checkpointSignal: signal)
         case .postgresql(let text):
             return try PostgresConnection(url: text, connectTimeoutSeconds: 3, fastCommits: role == .server)
         }
@@ -170,7 +205,7 @@ public final class Database: @unchecked Sendable {
                 open += 1
                 pthread_mutex_unlock(mutex)
                 do {
-                    return try Self.connect(url, role: role, create: false, writers: writers)
+                    return try Self.connect(url, role: role, create: false, writers: writers, signal: checkpointSignal)
                 } catch {
                     pthread_mutex_lock(mutex)
                     open -= 1
@@ -205,6 +240,7 @@ public final class Database: @unchecked Sendable {
     /// Closes the idle connections and refuses new checkouts; connections in use close when handed back.
     public func close() {
         groupCommit?.stop()
+        checkpointSignal?.close()
         pthread_mutex_lock(mutex)
         closed = true
         let connections = idle

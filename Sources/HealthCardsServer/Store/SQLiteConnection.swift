@@ -23,7 +23,9 @@ final class SQLiteConnection: SQLConnection {
     /// The writer lock of the pool this connection belongs to, held from `BEGIN IMMEDIATE` to its end.
     private let writers: WriterLock?
     private var holdsWriters = false
-    private let autoCheckpoint: Bool
+    /// The server's checkpointer's wake-up, raised by a commit that leaves `Database.restartFrames` frames or more
+    /// in the log (kept here: SQLite's WAL hook holds it unretained). Nil: SQLite checkpoints by itself.
+    private let checkpointSignal: CheckpointSignal?
     let path: String
     var isBroken: Bool { db == nil }
 
@@ -40,16 +42,16 @@ final class SQLiteConnection: SQLConnection {
     ///   - writers: the lock all connections of one process to this file share for writing, so that their writers
     ///     queue on it instead of on SQLite's busy handler, which sleeps (1 ms, then more) before each retry; the
     ///     busy timeout is then only for writers in other processes.
-    ///   - autoCheckpoint: SQLite's own WAL checkpoint, run by the commit that passes 1000 pages (in that request's
-    ///     time); false when the pool checkpoints on a thread of its own instead (`Database`, server role).
+    ///   - checkpointSignal: nil for SQLite's own WAL checkpoint, run by the commit that passes 1000 pages (in that
+    ///     request's time); the signal of the pool's checkpointer thread (`Database`, server role) instead.
     init(
         path: String, create: Bool, busyTimeoutMilliseconds: Int32, fullSync: Bool, writers: WriterLock? = nil,
-        autoCheckpoint: Bool = true
+        checkpointSignal: CheckpointSignal? = nil
     )
         throws(StoreError)
     {
         self.path = path
-        self.autoCheckpoint = autoCheckpoint
+        self.checkpointSignal = checkpointSignal
         self.writers = writers
         self.synchronous = fullSync ? "FULL" : "NORMAL"
         guard sqlite3_threadsafe() != 0 else {
@@ -101,7 +103,20 @@ final class SQLiteConnection: SQLConnection {
         // mmap: pages another connection changed are read from the mapping, not with a pread each.
         try execute(
             "PRAGMA synchronous=\(synchronous); PRAGMA foreign_keys=ON; PRAGMA temp_store=MEMORY; PRAGMA trusted_schema=OFF; "
-                + "PRAGMA mmap_size=268435456" + (autoCheckpoint ? "" : "; PRAGMA wal_autocheckpoint=0"))
+                + "PRAGMA mmap_size=268435456"
+                + (checkpointSignal == nil
+                    ? "" : "; PRAGMA wal_autocheckpoint=0; PRAGMA journal_size_limit=\(Database.walSizeLimitBytes)"))
+        if let checkpointSignal, let db {
+            // After each commit: the frames now in the log. Replaces the automatic checkpoint (turned off above).
+            sqlite3_wal_hook(
+                db,
+                { context, _, _, frames in
+                    if frames >= Database.restartFrames, let context {
+                        Unmanaged<CheckpointSignal>.fromOpaque(context).takeUnretainedValue().raise()
+                    }
+                    return SQLITE_OK
+                }, Unmanaged.passUnretained(checkpointSignal).toOpaque())
+        }
     }
 
     deinit { close() }
@@ -240,6 +255,60 @@ final class SQLiteConnection: SQLConnection {
 }
 
 /// A mutex the SQLite connections of one pool take for writing (see `SQLiteConnection.init`).
+/// Wakes the server's checkpointer thread before its interval is up (`Database`); closed with the pool.
+final class CheckpointSignal: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private var raised = false
+    private var closed = false
+
+    init() {
+        pthread_mutex_init(mutex, nil)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(condition, &attributes)
+        pthread_condattr_destroy(&attributes)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+    }
+
+    func raise() {
+        pthread_mutex_lock(mutex)
+        raised = true
+        pthread_cond_signal(condition)
+        pthread_mutex_unlock(mutex)
+    }
+
+    func close() {
+        pthread_mutex_lock(mutex)
+        closed = true
+        pthread_cond_broadcast(condition)
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// Waits until raised or `microseconds` passed (monotonic clock). - Returns: false once closed.
+    func wait(microseconds: UInt32) -> Bool {
+        var deadline = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &deadline)
+        let nanoseconds = Int(deadline.tv_nsec) + Int(microseconds) * 1000
+        deadline.tv_sec += nanoseconds / 1_000_000_000
+        deadline.tv_nsec = nanoseconds % 1_000_000_000
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        while !raised && !closed {
+            if pthread_cond_timedwait(condition, mutex, &deadline) == ETIMEDOUT { break }
+        }
+        raised = false
+        return !closed
+    }
+}
+
 final class WriterLock: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     init() { pthread_mutex_init(mutex, nil) }
