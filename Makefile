@@ -208,11 +208,13 @@ BENCH_INSTRUCTION_ARGS ?=
 # The worst cases: the largest accepted input of each kind (docs/verify.md, "Budgets").
 BENCH_WORST_ARGS ?=
 
-# The C floor: the pipeline's C calls alone (bench/cfloor.c), built with Debian's gcc beside the release binaries.
+# The C floors, built with Debian's gcc beside the release binaries: the pipeline's C calls alone (bench/cfloor.c),
+# and the link server's HTTP library alone (bench/mhdfloor.c).
 cfloor: release
 	$(call apt,$(BENCH_APT_PACKAGES))
 	@bin=$$(swift build -c release --show-bin-path); \
-	gcc -O2 -Wall -Wextra -o $$bin/cfloor bench/cfloor.c $$(pkg-config --cflags --libs libcrypto zlib libqrencode libpng)
+	gcc -O2 -Wall -Wextra -o $$bin/cfloor bench/cfloor.c $$(pkg-config --cflags --libs libcrypto zlib libqrencode libpng); \
+	gcc -O2 -Wall -Wextra -o $$bin/mhdfloor bench/mhdfloor.c $$(pkg-config --cflags --libs libmicrohttpd) -lpthread
 
 # The link server (healthcards serve) with wrk, SQLite and PostgreSQL: `healthcards-bench server`.
 BENCH_SERVER_ARGS ?=

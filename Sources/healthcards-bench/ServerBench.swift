@@ -171,11 +171,16 @@ enum ServerBench {
     }
 
     /// nginx (Debian's) serving `root` on 127.0.0.1:`port`, its default access log on: the static-file yardstick.
+    /// Its workers run as this user (as root, nginx would make them `www-data`, which cannot read the bench's
+    /// files, mode 0600: every answer would be a 403), and a `POST` gets the file too (nginx's static files
+    /// answer 405 to a `POST` otherwise).
     static func startNginx(work: String, root: String, port: UInt16) throws -> pid_t? {
         let nginx = "/usr/sbin/nginx"
         guard access(nginx, X_OK) == 0 else { return nil }
+        let user = geteuid() == 0 ? "user root;\n" : ""
         let conf = """
             daemon off;
+            \(user)\
             worker_processes auto;
             pid \(work)/nginx.pid;
             error_log \(work)/nginx-error.log;
@@ -188,7 +193,7 @@ enum ServerBench {
                 uwsgi_temp_path \(work)/nginx-uwsgi;
                 scgi_temp_path \(work)/nginx-scgi;
                 default_type application/octet-stream;
-                server { listen 127.0.0.1:\(port); root \(root); location / { } }
+                server { listen 127.0.0.1:\(port); root \(root); location / { error_page 405 =200 $uri; } }
             }
             """
         try FileIO.writeAtomically(Array(conf.utf8), to: work + "/nginx.conf", access: .ownerOnly)
@@ -404,6 +409,14 @@ enum ServerBench {
             guard fileStatus == 200 else { throw BenchError("the location fetch for the comparison failed") }
             try FileIO.writeAtomically(manifestBody, to: staticRoot + "/manifest.json")
             try FileIO.writeAtomically(fileBody, to: staticRoot + "/file.jwe")
+            // The yardstick answers what the server answers: 200 and the same bytes, to a POST and to a GET.
+            for (method, path, expected) in [("POST", "/manifest.json", manifestBody), ("GET", "/file.jwe", fileBody)] {
+                let (status, body) = try fetch(port: nginxPort, method: method, path: path, body: method == "POST" ? "{}" : "")
+                guard status == 200, body == expected else {
+                    throw BenchError(
+                        "nginx answered \(method) \(path) with \(status) (\(body.count) bytes), not 200 and the file; see \(work)/nginx-error.log")
+                }
+            }
             let postScript = work + "/compare-post.lua"
             try FileIO.writeAtomically(
                 Array(
@@ -431,6 +444,10 @@ enum ServerBench {
                 let serveP99 = serveRuns.map(\.p99Milliseconds).max() ?? 0
                 let nginxP99 = nginxRuns.map(\.p99Milliseconds).max() ?? 0
                 let ratio = nginxRate > 0 ? serveRate / nginxRate : 0
+                let nginxErrors = nginxRuns.map(\.non2xx).reduce(0, +)
+                guard nginxErrors == 0 else {
+                    throw BenchError("nginx answered \(nginxErrors) requests with an error: no ratio against an error page")
+                }
                 log(
                     "\(name.padding(11))\(label.padding(14)) c\(compareConnections): serve \(fmt(serveRate, 0))/s p99 "
                         + "\(fmt(serveP99, 2)) ms  nginx \(fmt(nginxRate, 0))/s p99 \(fmt(nginxP99, 2)) ms  ratio "
@@ -444,6 +461,60 @@ enum ServerBench {
                         "ratio": number(ratio, 3),
                     ]))
             }
+        }
+        // The HTTP library's floor: libmicrohttpd as the server starts it, answering the same bytes with nothing
+        // else to do, in the same alternating rounds beside nginx (once: it has no database).
+        var floors: [JSONValue] = []
+        let selfDir = FileIO.parent(of: (try? Bench.readLink("/proc/self/exe")) ?? CommandLine.arguments[0])
+        let mhdfloor = options["mhdfloor"] ?? "\(selfDir)/mhdfloor"
+        if nginxPID != nil, access(mhdfloor, X_OK) == 0, access(staticRoot + "/file.jwe", R_OK) == 0 {
+            let floorPort = try freePort()
+            let threads = max(4, 2 * Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+            let floorPID = try start(
+                mhdfloor, ["\(floorPort)", "\(threads)", staticRoot + "/manifest.json", staticRoot + "/file.jwe"],
+                log: work + "/mhdfloor.out")
+            defer {
+                kill(floorPID, SIGTERM)
+                var status: Int32 = 0
+                waitpid(floorPID, &status, 0)
+            }
+            var ready = false
+            for _ in 0..<200 where !ready {
+                ready = (try? fetch(port: floorPort, method: "GET", path: "/file.jwe"))?.0 == 200
+                if !ready { usleep(10_000) }
+            }
+            guard ready else { throw BenchError("the HTTP floor did not start; see \(work)/mhdfloor.out") }
+            let postScript = work + "/compare-post.lua"
+            for (label, path, script, nginxPath) in [
+                ("manifest POST", "/x", Optional(postScript), "/manifest.json"), ("file GET", "/x", nil, "/file.jwe"),
+            ] {
+                var floorRuns: [WrkResult] = []
+                var nginxRuns: [WrkResult] = []
+                for _ in 0..<max(1, rounds) {
+                    nginxRuns.append(
+                        try measure(wrk, url: "http://127.0.0.1:\(nginxPort)\(nginxPath)", script: script,
+                            connections: compareConnections, seconds: seconds, output: work + "/wrk-nginx.out"))
+                    floorRuns.append(
+                        try measure(wrk, url: "http://127.0.0.1:\(floorPort)\(path)", script: script,
+                            connections: compareConnections, seconds: seconds, output: work + "/wrk-floor.out"))
+                }
+                let floorRate = floorRuns.map(\.requestsPerSecond).reduce(0, +) / Double(floorRuns.count)
+                let nginxRate = nginxRuns.map(\.requestsPerSecond).reduce(0, +) / Double(nginxRuns.count)
+                let errors = (floorRuns + nginxRuns).map(\.non2xx).reduce(0, +)
+                guard errors == 0 else { throw BenchError("\(errors) error answers while measuring the HTTP floor") }
+                let floorP99 = floorRuns.map(\.p99Milliseconds).max() ?? 0
+                log(
+                    "http floor \(label.padding(14)) c\(compareConnections): libmicrohttpd alone \(fmt(floorRate, 0))/s p99 "
+                        + "\(fmt(floorP99, 2)) ms  nginx \(fmt(nginxRate, 0))/s  ratio \(fmt(floorRate / max(1, nginxRate), 2))x")
+                floors.append(
+                    .object([
+                        "case": .string(label), "connections": .integer(Int64(compareConnections)),
+                        "floorRequestsPerSecond": number(floorRate, 0), "floorP99Milliseconds": number(floorP99, 2),
+                        "nginxRequestsPerSecond": number(nginxRate, 0), "ratio": number(floorRate / max(1, nginxRate), 3),
+                    ]))
+            }
+        } else if nginxPID != nil {
+            log("no HTTP floor program at \(mhdfloor): `make bench` builds it (gcc bench/mhdfloor.c)")
         }
         // PostgreSQL against SQLite (target: within 0.7x).
         for label in ["manifest POST", "file GET"] {
@@ -462,7 +533,7 @@ enum ServerBench {
         )
         let figures = JSONValue.object([
             "manifests": .array(results), "passcodeChecks": .array(kdf), "loadAverage": number(load[0], 2),
-            "besideNginx": .array(ratios),
+            "besideNginx": .array(ratios), "httpFloor": .array(floors),
         ])
         try FileIO.writeAtomically(JSONWriter.pretty(figures) + [0x0A], to: jsonPath)
         log("figures written to \(jsonPath)")
