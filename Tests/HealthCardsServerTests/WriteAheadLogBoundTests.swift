@@ -61,4 +61,54 @@ struct WriteAheadLogBoundTests {
         #expect(largest <= Database.walSizeLimitBytes, "the log reached \(largest) bytes after \(written) written")
         #expect(try database.withConnection { c in try c.scalar("SELECT count(*) FROM hc_audit") } == .integer(1))
     }
+
+    /// A reader that keeps the old log (a backup, another process's long read) makes the restart give up after
+    /// `restartWaitMilliseconds`, and writes go on: no write waits the busy timeout (5 s) for it. Before the short
+    /// wait, every commit past the mark woke a RESTART that held this process's writers for the whole 5 s.
+    @Test func aLongReaderNeverHoldsWritesBackForTheBusyTimeout() throws {
+        let dir = try TestSupport.tempDir("wal-reader")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("links.db").path
+        let database = try Database(
+            url: .sqlite(path: path), role: .server, create: true, maxConnections: 4, now: LinkServiceTests.start)
+        defer { database.close() }
+        // Another process's reader (its own pool), in a read transaction for the whole test.
+        let other = try Database(
+            url: database.url, role: .operatorCommand, create: false, maxConnections: 1, now: LinkServiceTests.start)
+        defer { other.close() }
+        let detail = String(repeating: "y", count: 64 * 1024)
+        try database.withConnection { c in
+            _ = try c.query(
+                "INSERT INTO hc_audit (at, link_id, kind, recipient, outcome, status, detail) "
+                    + "VALUES (0, 'link', 'file', 'r', 'served', 200, ?)", [.text(detail)])
+        }
+        var longest = 0.0
+        var writes = 0
+        try other.withConnection { reader in
+            try reader.begin(write: false, durable: false)
+            defer { reader.rollback() }
+            #expect(try reader.scalar("SELECT count(*) FROM hc_audit") == .integer(1))
+            // 3 s of writes: well past the log's restart mark (16 pages a write), with the reader holding on.
+            let start = Clock.monotonicSeconds()
+            var n: Int64 = 0
+            while Clock.monotonicSeconds() - start < 3 {
+                n += 1
+                let before = Clock.monotonicSeconds()
+                try database.withConnection { c in
+                    try c.transaction(write: true) {
+                        _ = try c.query(
+                            "UPDATE hc_audit SET at = ?, detail = ?", [.integer(n), .text(detail + String(n))])
+                    }
+                }
+                longest = max(longest, Clock.monotonicSeconds() - before)
+            }
+            // The reader still sees its snapshot: the log it needs was kept.
+            #expect(try reader.scalar("SELECT at FROM hc_audit") == .integer(0))
+            writes = Int(n)
+        }
+        #expect(writes > 100, "\(writes) writes in 3 s")
+        // Half the busy timeout: a write that waited for it would show 5 s.
+        #expect(longest < 2.5, "a write waited \(longest) s")
+    }
 }
+

@@ -132,16 +132,38 @@ public final class Database: @unchecked Sendable {
         }
     }
 
+    /// Milliseconds a RESTART waits for readers of the old log and other processes' writers, this process's
+    /// writers held back meanwhile. A reader that stays longer (`sqlite3 .backup`, another process's long read)
+    /// makes the RESTART give up, and the next one is tried after 20 ms, then twice as long after each that gave
+    /// up, at most a second apart: while such a reader stays, requests wait at most this long a second, never the
+    /// busy timeout (5 s) at every commit, and the log grows until the reader is done, as it must while a reader
+    /// still needs it.
+    public static let restartWaitMilliseconds = 50
+    /// Milliseconds a SQLite statement waits for another process's writer before `.unavailable`.
+    static let busyTimeoutMilliseconds: Int32 = 5000
+    /// When the checkpointer may try a RESTART again (monotonic seconds), and the seconds it waited last after
+    /// one gave up; its thread alone reads and writes them.
+    private var nextRestart = 0.0
+    private var restartBackoff = 0.0
+
     /// One round of the checkpointer (see `checkpointIntervalMicroseconds`).
     private func checkpoint() {
         _ = try? withConnection { c throws(StoreError) in
             // One row: busy (0/1), frames in the log, frames copied into the database.
             let row = try c.query("PRAGMA wal_checkpoint(PASSIVE)", []).first
-            guard case .integer(let frames)? = row?.count == 3 ? row?[1] : nil, frames >= Database.restartFrames
+            guard case .integer(let frames)? = row?.count == 3 ? row?[1] : nil, frames >= Database.restartFrames,
+                Clock.monotonicSeconds() >= nextRestart
             else { return }
             writers.lock()
             defer { writers.unlock() }
-            _ = try c.query("PRAGMA wal_checkpoint(RESTART)", [])
+            try c.execute("PRAGMA busy_timeout=\(Database.restartWaitMilliseconds)")
+            defer { try? c.execute("PRAGMA busy_timeout=\(Database.busyTimeoutMilliseconds)") }
+            if case .integer(1)? = try c.query("PRAGMA wal_checkpoint(RESTART)", []).first?.first {
+                restartBackoff = restartBackoff == 0 ? 0.02 : min(1, restartBackoff * 2)
+                nextRestart = Clock.monotonicSeconds() + restartBackoff
+            } else {
+                restartBackoff = 0
+            }
         }
     }
 
@@ -167,7 +189,8 @@ public final class Database: @unchecked Sendable {
         switch url {
         case .sqlite(let path):
             return try SQLiteConnection(
-                path: path, create: create, busyTimeoutMilliseconds: 5000, fullSync: role == .operatorCommand,
+                path: path, create: create, busyTimeoutMilliseconds: Database.busyTimeoutMilliseconds,
+                fullSync: role == .operatorCommand,
                 writers: writers, checkpointSignal: signal)
         case .postgresql(let text):
             return try PostgresConnection(url: text, connectTimeoutSeconds: 3, fastCommits: role == .server)
