@@ -153,7 +153,8 @@ enum ServerBench {
             if n <= 0 { break }
             data += buffer[0..<n]
         }
-        guard let end = (0..<max(0, data.count - 3)).first(where: { data[$0..<$0 + 4].elementsEqual([13, 10, 13, 10]) }),
+        guard
+            let end = (0..<max(0, data.count - 3)).first(where: { data[$0..<$0 + 4].elementsEqual([13, 10, 13, 10]) }),
             let status = Int(String(decoding: data[9..<min(12, data.count)], as: UTF8.self))
         else { throw BenchError("no HTTP answer from 127.0.0.1:\(port)\(path)") }
         return (status, Array(data[(end + 4)...]))
@@ -401,8 +402,9 @@ enum ServerBench {
             let linkPath = String(plain.drop { $0 != "/" }.dropFirst(2).drop { $0 != "/" })
             let (manifestStatus, manifestBody) = try fetch(
                 port: port, method: "POST", path: linkPath, body: #"{"recipient":"bench"}"#)
-            guard manifestStatus == 200, let location = try JSONParser.parse(manifestBody)["files"]?[0]?["location"]?
-                .stringValue
+            guard manifestStatus == 200,
+                let location = try JSONParser.parse(manifestBody)["files"]?[0]?["location"]?
+                    .stringValue
             else { throw BenchError("the manifest request for the comparison failed (\(manifestStatus))") }
             let locationPath = String(location.drop { $0 != "/" }.dropFirst(2).drop { $0 != "/" })
             let (fileStatus, fileBody) = try fetch(port: port, method: "GET", path: locationPath)
@@ -411,10 +413,12 @@ enum ServerBench {
             try FileIO.writeAtomically(fileBody, to: staticRoot + "/file.jwe")
             // The yardstick answers what the server answers: 200 and the same bytes, to a POST and to a GET.
             for (method, path, expected) in [("POST", "/manifest.json", manifestBody), ("GET", "/file.jwe", fileBody)] {
-                let (status, body) = try fetch(port: nginxPort, method: method, path: path, body: method == "POST" ? "{}" : "")
+                let (status, body) = try fetch(
+                    port: nginxPort, method: method, path: path, body: method == "POST" ? "{}" : "")
                 guard status == 200, body == expected else {
                     throw BenchError(
-                        "nginx answered \(method) \(path) with \(status) (\(body.count) bytes), not 200 and the file; see \(work)/nginx-error.log")
+                        "nginx answered \(method) \(path) with \(status) (\(body.count) bytes), not 200 and the "
+                            + "file; see \(work)/nginx-error.log")
                 }
             }
             let postScript = work + "/compare-post.lua"
@@ -423,20 +427,26 @@ enum ServerBench {
                     #"wrk.method = "POST"\#nwrk.body = '{"recipient":"bench"}'\#nwrk.headers["Content-Type"] = "application/json"\#n"#
                         .utf8), to: postScript, access: .ownerOnly)
             let comparisons: [(String, String, String?, String)] = [
-                ("manifest POST", "http://127.0.0.1:\(port)\(linkPath)", Optional(postScript),
-                 "http://127.0.0.1:\(nginxPort)/manifest.json"),
-                ("file GET", "http://127.0.0.1:\(port)\(locationPath)", nil,
-                 "http://127.0.0.1:\(nginxPort)/file.jwe"),
+                (
+                    "manifest POST", "http://127.0.0.1:\(port)\(linkPath)", Optional(postScript),
+                    "http://127.0.0.1:\(nginxPort)/manifest.json"
+                ),
+                (
+                    "file GET", "http://127.0.0.1:\(port)\(locationPath)", nil,
+                    "http://127.0.0.1:\(nginxPort)/file.jwe"
+                ),
             ]
             for (label, serveURL, script, nginxURL) in comparisons {
                 var serveRuns: [WrkResult] = []
                 var nginxRuns: [WrkResult] = []
                 for _ in 0..<max(1, rounds) {
                     nginxRuns.append(
-                        try measure(wrk, url: nginxURL, script: nil, connections: compareConnections, seconds: seconds,
+                        try measure(
+                            wrk, url: nginxURL, script: nil, connections: compareConnections, seconds: seconds,
                             output: work + "/wrk-nginx.out"))
                     serveRuns.append(
-                        try measure(wrk, url: serveURL, script: script, connections: compareConnections, seconds: seconds,
+                        try measure(
+                            wrk, url: serveURL, script: script, connections: compareConnections, seconds: seconds,
                             output: work + "/wrk-serve.out"))
                 }
                 let serveRate = serveRuns.map(\.requestsPerSecond).reduce(0, +) / Double(serveRuns.count)
@@ -446,12 +456,14 @@ enum ServerBench {
                 let ratio = nginxRate > 0 ? serveRate / nginxRate : 0
                 let nginxErrors = nginxRuns.map(\.non2xx).reduce(0, +)
                 guard nginxErrors == 0 else {
-                    throw BenchError("nginx answered \(nginxErrors) requests with an error: no ratio against an error page")
+                    throw BenchError(
+                        "nginx answered \(nginxErrors) requests with an error: no ratio against an error page")
                 }
                 log(
                     "\(name.padding(11))\(label.padding(14)) c\(compareConnections): serve \(fmt(serveRate, 0))/s p99 "
                         + "\(fmt(serveP99, 2)) ms  nginx \(fmt(nginxRate, 0))/s p99 \(fmt(nginxP99, 2)) ms  ratio "
-                        + "\(fmt(ratio, 2))x (target >= 0.4x, p99 <= 10 ms)  non-2xx \(serveRuns.map(\.non2xx).reduce(0, +))")
+                        + "\(fmt(ratio, 2))x (target >= 0.4x, p99 <= 10 ms)  non-2xx \(serveRuns.map(\.non2xx).reduce(0, +))"
+                )
                 ratios.append(
                     .object([
                         "database": .string(name), "case": .string(label),
@@ -492,10 +504,12 @@ enum ServerBench {
                 var nginxRuns: [WrkResult] = []
                 for _ in 0..<max(1, rounds) {
                     nginxRuns.append(
-                        try measure(wrk, url: "http://127.0.0.1:\(nginxPort)\(nginxPath)", script: script,
+                        try measure(
+                            wrk, url: "http://127.0.0.1:\(nginxPort)\(nginxPath)", script: script,
                             connections: compareConnections, seconds: seconds, output: work + "/wrk-nginx.out"))
                     floorRuns.append(
-                        try measure(wrk, url: "http://127.0.0.1:\(floorPort)\(path)", script: script,
+                        try measure(
+                            wrk, url: "http://127.0.0.1:\(floorPort)\(path)", script: script,
                             connections: compareConnections, seconds: seconds, output: work + "/wrk-floor.out"))
                 }
                 let floorRate = floorRuns.map(\.requestsPerSecond).reduce(0, +) / Double(floorRuns.count)
@@ -505,12 +519,14 @@ enum ServerBench {
                 let floorP99 = floorRuns.map(\.p99Milliseconds).max() ?? 0
                 log(
                     "http floor \(label.padding(14)) c\(compareConnections): libmicrohttpd alone \(fmt(floorRate, 0))/s p99 "
-                        + "\(fmt(floorP99, 2)) ms  nginx \(fmt(nginxRate, 0))/s  ratio \(fmt(floorRate / max(1, nginxRate), 2))x")
+                        + "\(fmt(floorP99, 2)) ms  nginx \(fmt(nginxRate, 0))/s  ratio \(fmt(floorRate / max(1, nginxRate), 2))x"
+                )
                 floors.append(
                     .object([
                         "case": .string(label), "connections": .integer(Int64(compareConnections)),
                         "floorRequestsPerSecond": number(floorRate, 0), "floorP99Milliseconds": number(floorP99, 2),
-                        "nginxRequestsPerSecond": number(nginxRate, 0), "ratio": number(floorRate / max(1, nginxRate), 3),
+                        "nginxRequestsPerSecond": number(nginxRate, 0),
+                        "ratio": number(floorRate / max(1, nginxRate), 3),
                     ]))
             }
         } else if nginxPID != nil {

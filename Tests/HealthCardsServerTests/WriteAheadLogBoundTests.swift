@@ -1,10 +1,10 @@
 import Foundation
+import HealthCardsCore
+import HealthCardsTestSupport
 import Synchronization
 import Testing
 
-import HealthCardsCore
 @testable import HealthCardsServer
-import HealthCardsTestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -111,4 +111,3 @@ struct WriteAheadLogBoundTests {
         #expect(longest < 2.5, "a write waited \(longest) s")
     }
 }
-

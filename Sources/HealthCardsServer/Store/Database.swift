@@ -91,7 +91,8 @@ public final class Database: @unchecked Sendable {
     /// `restartFrames` frames or more in the log (SQLite's WAL hook wakes it). First PASSIVE (it never waits for,
     /// nor blocks, readers and writers, and copies nearly every frame); then, with `restartFrames` or more in the
     /// log, RESTART with this process's writers held back: it copies the frames written since and waits (at most
-    /// the busy timeout) for readers of the old log, so that the next commit writes the log from its start again.
+    /// `restartWaitMilliseconds`) for readers of the old log, so that the next commit writes the log from its start
+    /// again.
     /// Without it the log never restarts while requests keep writing (each PASSIVE checkpoint trails the newest
     /// commit) and grows without bound: 1.2 GB in 6 s of manifest requests on one link. With it the log holds
     /// about one checkpoint's worth of commits, and `journal_size_limit` truncates it back after a burst. The

@@ -254,7 +254,6 @@ final class SQLiteConnection: SQLConnection {
     static var libraryVersion: String { String(cString: sqlite3_libversion()) }
 }
 
-/// A mutex the SQLite connections of one pool take for writing (see `SQLiteConnection.init`).
 /// Wakes the server's checkpointer thread before its interval is up (`Database`); closed with the pool.
 final class CheckpointSignal: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
@@ -309,6 +308,7 @@ final class CheckpointSignal: @unchecked Sendable {
     }
 }
 
+/// A mutex the SQLite connections of one pool take for writing (see `SQLiteConnection.init`).
 final class WriterLock: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     init() { pthread_mutex_init(mutex, nil) }
