@@ -72,9 +72,9 @@ enum LinkCommand {
         """
 
     static let help = """
-        Usage: healthcards link create --db DB --base-url URL [--passcode-file FILE] [--long-term] [--direct]
-                                       [--exp SECONDS] [--label TEXT] [--max-attempts N] [--qr FILE.png]
-                                       [--jwks KEYS] FILE...
+        Usage: healthcards link create --db DB --base-url URL [--passcode-file FILE] [--kdf FUNCTION]
+                                       [--max-attempts N] [--long-term] [--direct] [--exp SECONDS] [--label TEXT]
+                                       [--viewer URL#] [--out FILE] [--qr FILE.png] [--jwks KEYS] FILE...
                healthcards link update --db DB --base-url URL --link LINK_FILE [--id ID] [--jwks KEYS] FILE...
                healthcards link deactivate --db DB --id ID
                healthcards link list --db DB [--json]
@@ -146,6 +146,20 @@ enum LinkCommand {
             try Database(url: url, role: .operatorCommand, create: create, maxConnections: 1, now: Clock.nowSeconds())
         }
         return (url, DatabaseLinkStore(database: database))
+    }
+
+    /// Whether writing `output` would replace `other`: the same file (device and inode, through any link), or,
+    /// when either is not there yet (a database this command creates), the same name once its folder is resolved.
+    static func sameFile(_ output: String, _ other: String) -> Bool {
+        if let a = FileIO.identity(output), let b = FileIO.identity(other) { return a == b }
+        func resolved(_ path: String) -> String? {
+            guard let folder = realpath(FileIO.parent(of: path), nil) else { return nil }
+            defer { free(folder) }
+            let name = path.utf8.split(separator: UInt8(ascii: "/")).last.map { String(Substring($0)) } ?? path
+            return String(cString: folder) + "/" + name
+        }
+        guard let a = resolved(output), let b = resolved(other) else { return output == other }
+        return a == b
     }
 
     static func idOption(_ parsed: Arguments, command: String) throws -> String {
@@ -364,6 +378,20 @@ enum LinkCommand {
             }
             do { _ = try OutputTarget.resolve(path) } catch let error as HealthCardError {
                 throw HealthCardError(.configuration, "--\(option): \(error.text). No link was made")
+            }
+            // Never over what this command reads or keeps: the database (and its journal files), a FILE, the
+            // passcode file, the keys.
+            var kept: [(what: String, path: String)] = []
+            if case .sqlite(let database) = try DatabaseURL(try parsed.required("db", command: "link create")) {
+                kept += ["", "-wal", "-shm", "-journal"].map { ("the link database (--db)", database + $0) }
+            }
+            kept += parsed.positionals.map { ("an input FILE", $0) }
+            kept += ["passcode-file", "jwks"].compactMap { name in parsed.value(name).map { ("--\(name)", $0) } }
+            if let clash = kept.first(where: { sameFile(path, $0.path) }) {
+                throw HealthCardError(
+                    .configuration,
+                    "--\(option) \(shown) is \(clash.what) (\(ControlCharacters.escaped(clash.path))): writing the link "
+                        + "there would replace it; give another file. No link was made")
             }
         }
         let (url, store) = try open(parsed, command: "link create", create: true)

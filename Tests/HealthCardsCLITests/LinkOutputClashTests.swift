@@ -1,0 +1,58 @@
+import Foundation
+import HealthCardsCore
+import HealthCardsTestSupport
+import Testing
+
+/// `link create --out`/`--qr` never write over what the command reads or keeps. A new-user trial wrote the link's
+/// text over the link database itself (every link and access record lost, exit 0) and over the card it was
+/// given; now each is refused before the link is made, and nothing is changed.
+@Suite struct LinkOutputClashTests {
+    @Test func theLinkIsNeverWrittenOverTheDatabaseAnInputOrThePasscode() throws {
+        let dir = try TestSupport.tempDir("link-clash")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = { (name: String) in dir.appendingPathComponent(name).path }
+        let database = path("links.db")
+        let db = "sqlite:" + database
+        let card = path("card.smart-health-card")
+        try FileManager.default.copyItem(atPath: ServerTestSupport.card, toPath: card)
+        let passcode = path("passcode")
+        try FileIO.writeAtomically(Array("pin-1234\n".utf8), to: passcode, access: .ownerOnly)
+        try FileManager.default.createSymbolicLink(atPath: path("alias"), withDestinationPath: card)
+        let base = ["link", "create", "--db", db, "--base-url", LinkCommandTests.base]
+        // One link first, so the database holds something to lose.
+        let first = try TestSupport.cli(base + ["--out", path("first.txt"), card])
+        #expect(first.status == 0, "\(first.stderr)")
+        let cardBytes = try FileIO.read(card)
+        let databaseBytes = try FileIO.read(database)
+
+        for (option, target, what) in [
+            ("--out", database, "the link database (--db)"),
+            ("--qr", database + "-wal", "the link database (--db)"),
+            // Another spelling of the same path.
+            ("--out", dir.path + "/../" + dir.lastPathComponent + "/links.db", "the link database (--db)"),
+            ("--out", card, "an input FILE"),
+            ("--qr", card, "an input FILE"),
+            // A symlink to the card: writing through it would replace the card.
+            ("--out", path("alias"), "an input FILE"),
+        ] {
+            let run = try TestSupport.cli(base + [option, target, card])
+            #expect(run.status == 2, "\(option) \(target): \(run.stderr)")
+            #expect(run.stderr.contains("is \(what)") && run.stderr.contains("No link was made"), "\(run.stderr)")
+        }
+        let guarded = try TestSupport.cli(
+            base + ["--passcode-file", passcode, "--kdf", "pbkdf2-sha256:i=1000", "--out", passcode, card])
+        #expect(guarded.status == 2 && guarded.stderr.contains("is --passcode-file"), "\(guarded.stderr)")
+        // A database this run would create is its own file too: refused before it is made.
+        let fresh = path("new.db")
+        let created = try TestSupport.cli([
+            "link", "create", "--db", "sqlite:" + fresh, "--base-url", LinkCommandTests.base, "--out", fresh, card,
+        ])
+        #expect(created.status == 2 && created.stderr.contains("is the link database"), "\(created.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: fresh))
+
+        // Nothing was changed: the card, the database's one link.
+        #expect(try FileIO.read(card) == cardBytes)
+        #expect(try FileIO.read(database).count == databaseBytes.count)
+        #expect(try LinkCommandTests.links(db).count == 1)
+    }
+}
