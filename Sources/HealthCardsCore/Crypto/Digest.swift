@@ -4,13 +4,25 @@ internal import COpenSSL
 public enum Digest {
     /// SHA-256 of `bytes`: 32 bytes.
     public static func sha256<Bytes: Collection>(_ bytes: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
-        let input = Array(bytes)
         var out = [UInt8](repeating: 0, count: 32)
-        input.withUnsafeBufferPointer { buffer in
+        let digest = { (buffer: UnsafeBufferPointer<UInt8>) in
+            // OpenSSL 3's one-shot SHA256() looks the algorithm up (EVP_MD_fetch) at every call: about three
+            // quarters of its cost on a short input. The implementation is fetched once (`sha256Algorithm`); when
+            // that or EVP_Digest fails, the one-shot call gives the same digest.
+            var length: UInt32 = 0
+            if let algorithm = sha256Algorithm,
+                EVP_Digest(buffer.baseAddress, buffer.count, &out, &length, algorithm, nil) == 1, length == 32
+            {
+                return
+            }
             _ = SHA256(buffer.baseAddress, buffer.count, &out)
         }
+        if bytes.withContiguousStorageIfAvailable(digest) == nil { Array(bytes).withUnsafeBufferPointer(digest) }
         return out
     }
+
+    /// SHA-256 from the default provider, fetched once (an `EVP_MD` may be shared by threads; never freed).
+    nonisolated(unsafe) private static let sha256Algorithm: OpaquePointer? = EVP_MD_fetch(nil, "SHA256", nil)
 
     /// HMAC-SHA-256 of `message` keyed by `key`: 32 bytes.
     /// - Throws: `HealthCardError(.crypto)` when OpenSSL fails (never an empty or constant MAC).

@@ -81,12 +81,12 @@ public struct HTTPResponse: Sendable {
     }
 
     public func header(_ name: String) -> String? {
-        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+        headers.first { sameHeaderName($0.name, name) }?.value
     }
 
     /// Sets a header, replacing one of the same name.
     public mutating func setHeader(_ name: String, _ value: String) {
-        headers.removeAll { $0.name.lowercased() == name.lowercased() }
+        headers.removeAll { sameHeaderName($0.name, name) }
         headers.append((name, value))
     }
 
@@ -143,4 +143,21 @@ public final class DeferredResponse: Sendable {
 struct UnsafeSendable<T>: @unchecked Sendable {
     let value: T
     init(_ value: T) { self.value = value }
+}
+
+/// Whether two header names are the same (ASCII letters compared without case, RFC 9110 section 5.1), without
+/// making lowercased copies.
+func sameHeaderName(_ a: String, _ b: String) -> Bool {
+    var a = a
+    var b = b
+    return a.withUTF8 { x in
+        b.withUTF8 { y in
+            guard x.count == y.count else { return false }
+            for i in 0..<x.count where x[i] != y[i] {
+                let p = x[i] | 0x20
+                guard p == y[i] | 0x20, p >= UInt8(ascii: "a"), p <= UInt8(ascii: "z") else { return false }
+            }
+            return true
+        }
+    }
 }

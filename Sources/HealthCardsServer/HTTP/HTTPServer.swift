@@ -286,7 +286,7 @@ public final class HTTPServer: @unchecked Sendable {
             // Two Content-Length headers that differ: which one frames the body is ambiguous (request smuggling
             // through a proxy that reads the other), so the request is refused before any of it is read.
             state.headers = pairs(connection, .HEADER_KIND)
-            let lengths = state.headers.filter { $0.name.lowercased() == "content-length" }.map(\.value)
+            let lengths = state.headers.filter { sameHeaderName($0.name, "Content-Length") }.map(\.value)
             if Set(lengths.map { $0.filter { $0 != " " && $0 != "\t" } }).count > 1 {
                 return answer(
                     connection, state,

@@ -75,8 +75,13 @@ public struct Router: Sendable {
 
     /// Splits a path into segments after its leading `/`; nil for a path that does not start with `/`.
     static func segments(_ path: String) -> [Substring]? {
-        guard path.hasPrefix("/") else { return nil }
-        return path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+        // Split on the byte `/` (never part of another character in UTF-8), not by Character, which walks
+        // grapheme clusters: a tenth of a file request's instructions went there.
+        let utf8 = path.utf8
+        guard utf8.first == UInt8(ascii: "/") else { return nil }
+        return utf8.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map {
+            Substring($0)
+        }
     }
 
     public func match(method: String, path: String) -> Match {

@@ -60,14 +60,32 @@ public final class JSONLinesLog: ServerLog, HealthCardsLogger {
 
     public func log(_ level: LogLevel, _ event: String, _ fields: JSONObject) {
         let now = clock()
-        var object: JSONObject = [
-            "time": .string(Clock.iso8601(now.seconds, milliseconds: now.milliseconds)),
-            "level": .string(level.description),
-            "event": .string(event),
-        ]
-        for (key, value) in fields { object[key] = value }
-        var line = JSONWriter.minified(.object(object))
-        line.append(0x0A)
+        // Written straight into the line (a request's line was a tenth of its instructions when built as a second
+        // JSONObject): `time`, `level` and `event` first, a field of the same name in their place, then the
+        // other fields in their order.
+        var line: [UInt8] = []
+        line.reserveCapacity(256)
+        for (index, name) in ["time", "level", "event"].enumerated() {
+            line.append(contentsOf: index == 0 ? #"{""#.utf8 : #",""#.utf8)
+            line.append(contentsOf: name.utf8)
+            line.append(contentsOf: #"":"#.utf8)
+            if let value = fields[name] {
+                JSONWriter.write(value, into: &line)
+            } else {
+                switch index {
+                case 0: JSONWriter.writeString(Clock.iso8601(now.seconds, milliseconds: now.milliseconds), into: &line)
+                case 1: JSONWriter.writeString(level.description, into: &line)
+                default: JSONWriter.writeString(event, into: &line)
+                }
+            }
+        }
+        for (key, value) in fields.members where key != "time" && key != "level" && key != "event" {
+            line.append(0x2C)
+            JSONWriter.writeString(key, into: &line)
+            line.append(0x3A)
+            JSONWriter.write(value, into: &line)
+        }
+        line.append(contentsOf: "}\n".utf8)
         lock.withLock { _ in
             line.withUnsafeBytes { bytes in
                 var offset = 0
