@@ -181,7 +181,23 @@ enum LinkCommand {
         }
         return try files.map { file in
             guard FileIO.isRegularFile(file) else {
-                throw HealthCardError(.configuration, "FILE \(file) is not a file")
+                let shown = ControlCharacters.escaped(file)
+                var st = stat()
+                let found: String
+                if stat(file, &st) != 0 {
+                    found =
+                        errno == ENOENT
+                        ? "there is nothing at FILE \(shown)"
+                        : "FILE \(shown) cannot be looked at (\(String(cString: strerror(errno))))"
+                } else if (st.st_mode & S_IFMT) == S_IFDIR {
+                    found = "FILE \(shown) is a folder"
+                } else {
+                    found = "FILE \(shown) is not a regular file (a FIFO, a device or a socket)"
+                }
+                throw HealthCardError(
+                    .configuration,
+                    "\(found); give the path of a card (.smart-health-card) or a FHIR JSON file. "
+                        + (command == "create" ? "No link was made" : "The link was not updated"))
             }
             return try LinkContent.read(try FileIO.read(file, maxBytes: LinkContent.maxBytes), name: file)
         }

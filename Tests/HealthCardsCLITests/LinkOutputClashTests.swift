@@ -55,4 +55,20 @@ import Testing
         #expect(try FileIO.read(database).count == databaseBytes.count)
         #expect(try LinkCommandTests.links(db).count == 1)
     }
+
+    /// A FILE that is not a regular file says what was found there: nothing, a folder, or a device (the trial got
+    /// "is not a file" for each).
+    @Test func anInputThatIsNotAFileSaysWhatIsThere() throws {
+        let dir = try TestSupport.tempDir("link-input")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let db = "sqlite:" + dir.appendingPathComponent("links.db").path
+        for (file, found) in [
+            (dir.appendingPathComponent("missing.json").path, "there is nothing at FILE"),
+            (dir.path, "is a folder"), ("/dev/null", "is not a regular file"),
+        ] {
+            let run = try TestSupport.cli(["link", "create", "--db", db, "--base-url", LinkCommandTests.base, file])
+            #expect(run.status == 2 && run.stderr.contains(found), "\(file): \(run.stderr)")
+            #expect(run.stderr.contains("No link was made"), "\(run.stderr)")
+        }
+    }
 }
