@@ -218,10 +218,12 @@ enum LinkCommand {
             let reports = try verifier.verify([card]).filter(\.isCredential)
             let problems = reports.flatMap(\.findings).filter(\.isError)
             if problems.isEmpty, !reports.isEmpty, reports.allSatisfy({ $0.signature == .verified }) { continue }
-            let why =
+            var why =
                 problems.isEmpty
                 ? "its signature was not verified with the keys of \(keys)"
                 : problems.prefix(3).map { ControlCharacters.escaped($0.description) }.joined(separator: "; ")
+            // A finding's sentence ends in its own full stop.
+            while why.hasSuffix(".") { why.removeLast() }
             throw HealthCardError(
                 .configuration,
                 "\(ControlCharacters.escaped(card)): \(why). \(made); check it with `healthcards verify --jwks \(keys) \(card)`")
