@@ -71,4 +71,18 @@ import Testing
             #expect(run.stderr.contains("No link was made"), "\(run.stderr)")
         }
     }
+
+    /// A revoked card refused with --jwks: the reason ends in one full stop, not the finding's and then another
+    /// (the trial read "…from the issuer.. No link was made").
+    @Test func aRevokedCardsReasonEndsInOneFullStop() throws {
+        let f = try RevokeTests.fixture()
+        try f.revoke(["--id", "P-1001"])
+        let card = try BatchTestSupport.cardFile(f.out, id: "P-1001").path
+        let db = "sqlite:" + f.dir.appendingPathComponent("links.db").path
+        let run = try TestSupport.cli([
+            "link", "create", "--db", db, "--base-url", LinkCommandTests.base, "--jwks", f.site.path, card,
+        ])
+        #expect(run.status == 2 && run.stderr.contains("REVOKED"), "\(run.stderr)")
+        #expect(!run.stderr.contains("..") && run.stderr.contains("No link was made"), "\(run.stderr)")
+    }
 }
