@@ -149,17 +149,39 @@ enum LinkCommand {
     }
 
     /// Whether writing `output` would replace `other`: the same file (device and inode, through any link), or,
-    /// when either is not there yet (a database this command creates), the same name once its folder is resolved.
+    /// when either is not there yet (a database this command creates, a symlink to one), the same path once its
+    /// symbolic links and folders are resolved.
     static func sameFile(_ output: String, _ other: String) -> Bool {
         if let a = FileIO.identity(output), let b = FileIO.identity(other) { return a == b }
-        func resolved(_ path: String) -> String? {
-            guard let folder = realpath(FileIO.parent(of: path), nil) else { return nil }
-            defer { free(folder) }
-            let name = path.utf8.split(separator: UInt8(ascii: "/")).last.map { String(Substring($0)) } ?? path
-            return String(cString: folder) + "/" + name
-        }
-        guard let a = resolved(output), let b = resolved(other) else { return output == other }
+        guard let a = resolvedPath(output), let b = resolvedPath(other) else { return output == other }
         return a == b
+    }
+
+    /// `path` with every symbolic link followed, also a last one that points at nothing yet (what a write
+    /// through it would create), and its folder made absolute; nil when its folder cannot be resolved.
+    static func resolvedPath(_ path: String) -> String? {
+        var path = path
+        for _ in 0..<40 {
+            var st = stat()
+            guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFLNK else { break }
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let count = readlink(path, &buffer, buffer.count - 1)
+            guard count > 0 else { break }
+            let target = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            path = target.hasPrefix("/") ? target : FileIO.parent(of: path) + "/" + target
+        }
+        guard let folder = realpath(FileIO.parent(of: path), nil) else { return nil }
+        defer { free(folder) }
+        let name = path.utf8.split(separator: UInt8(ascii: "/")).last.map { String(Substring($0)) } ?? path
+        return String(cString: folder) + "/" + name
+    }
+
+    /// Whether `output` (resolved) is inside `folder` (resolved): the site or key folder a command reads.
+    static func isInside(_ output: String, folder: String) -> Bool {
+        guard let path = resolvedPath(output), let real = realpath(folder, nil) else { return false }
+        defer { free(real) }
+        let root = String(cString: real)
+        return path.hasPrefix(root == "/" ? "/" : root + "/")
     }
 
     static func idOption(_ parsed: Arguments, command: String) throws -> String {
@@ -199,7 +221,15 @@ enum LinkCommand {
                     "\(found); give the path of a card (.smart-health-card) or a FHIR JSON file. "
                         + (command == "create" ? "No link was made" : "The link was not updated"))
             }
-            return try LinkContent.read(try FileIO.read(file, maxBytes: LinkContent.maxBytes), name: file)
+            let bytes: [UInt8]
+            do { bytes = try FileIO.read(file, maxBytes: LinkContent.maxBytes) } catch let error as HealthCardError {
+                throw HealthCardError(
+                    error.kind,
+                    "FILE \(ControlCharacters.escaped(file)): \(error.text); give a card (.smart-health-card) or a FHIR "
+                        + "JSON file this user can read. "
+                        + (command == "create" ? "No link was made" : "The link was not updated"))
+            }
+            return try LinkContent.read(bytes, name: file)
         }
     }
 
@@ -376,8 +406,8 @@ enum LinkCommand {
                 "--direct (flag U) and --passcode-file (flag P) do not go together: a U link is fetched with a plain GET"
             )
         }
-        if let out = parsed.value("out"), let qr = parsed.value("qr"), out == qr {
-            throw HealthCardError(.configuration, "--out and --qr name the same file")
+        if let out = parsed.value("out"), let qr = parsed.value("qr"), out == qr || sameFile(out, qr) {
+            throw HealthCardError(.configuration, "--out and --qr name the same file; give two. No link was made")
         }
         let contents = try contents(parsed.positionals, command: "create")
         if options.direct && contents.count != 1 {
@@ -401,15 +431,33 @@ enum LinkCommand {
             // passcode file, the keys.
             var kept: [(what: String, path: String)] = []
             if case .sqlite(let database) = try DatabaseURL(try parsed.required("db", command: "link create")) {
-                kept += ["", "-wal", "-shm", "-journal"].map { ("the link database (--db)", database + $0) }
+                kept.append(("the link database given by --db", database))
+                kept += ["-wal", "-shm", "-journal"].map { ("the link database's \($0) file", database + $0) }
             }
             kept += parsed.positionals.map { ("an input FILE", $0) }
             kept += ["passcode-file", "jwks"].compactMap { name in parsed.value(name).map { ("--\(name)", $0) } }
             if let clash = kept.first(where: { sameFile(path, $0.path) }) {
                 throw HealthCardError(
                     .configuration,
-                    "--\(option) \(shown) is \(clash.what) (\(ControlCharacters.escaped(clash.path))): writing the link "
+                    "--\(option) \(shown) is \(clash.what), \(ControlCharacters.escaped(clash.path)): writing the link "
                         + "there would replace it; give another file. No link was made")
+            }
+            // Nor into the issuer's site or key folder that --jwks reads (its key set, revocation lists and
+            // record; and a web root, where a link, which holds health data, must never be).
+            if let keys = parsed.value("jwks") {
+                // A site folder, or the site a `.well-known/jwks.json` belongs to; a key set elsewhere is one file.
+                func isWellKnown(_ folder: String) -> Bool {
+                    folder == ".well-known" || folder.hasSuffix("/.well-known")
+                }
+                var site: String? = FileIO.isDirectory(keys) ? keys : nil
+                if site == nil, isWellKnown(FileIO.parent(of: keys)) { site = FileIO.parent(of: FileIO.parent(of: keys)) }
+                if let folder = site, isWellKnown(folder) { site = FileIO.parent(of: folder) }
+                if let folder = site, isInside(path, folder: folder) {
+                    throw HealthCardError(
+                        .configuration,
+                        "--\(option) \(shown) is inside \(ControlCharacters.escaped(folder)), the keys' folder --jwks reads "
+                            + "(a site's files are published); write the link elsewhere. No link was made")
+                }
             }
         }
         let (url, store) = try open(parsed, command: "link create", create: true)

@@ -26,10 +26,10 @@ import Testing
         let databaseBytes = try FileIO.read(database)
 
         for (option, target, what) in [
-            ("--out", database, "the link database (--db)"),
-            ("--qr", database + "-wal", "the link database (--db)"),
+            ("--out", database, "the link database given by --db"),
+            ("--qr", database + "-wal", "the link database's -wal file"),
             // Another spelling of the same path.
-            ("--out", dir.path + "/../" + dir.lastPathComponent + "/links.db", "the link database (--db)"),
+            ("--out", dir.path + "/../" + dir.lastPathComponent + "/links.db", "the link database given by --db"),
             ("--out", card, "an input FILE"),
             ("--qr", card, "an input FILE"),
             // A symlink to the card: writing through it would replace the card.
@@ -85,4 +85,56 @@ import Testing
         #expect(run.status == 2 && run.stderr.contains("REVOKED"), "\(run.stderr)")
         #expect(!run.stderr.contains("..") && run.stderr.contains("No link was made"), "\(run.stderr)")
     }
+
+    /// The second trial's ways past the first check: a symlink to a database not made yet (the write would make
+    /// it), --out and --qr as one file in two spellings, a file in the site folder --jwks reads, and a database
+    /// reached through a linked folder (refused, and no empty file left).
+    @Test func symlinksSpellingsAndTheSiteFolder() throws {
+        let dir = try TestSupport.tempDir("link-clash-2")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = { (name: String) in dir.appendingPathComponent(name).path }
+        let card = path("card.smart-health-card")
+        try FileManager.default.copyItem(atPath: ServerTestSupport.card, toPath: card)
+        let base = ["link", "create", "--base-url", LinkCommandTests.base]
+
+        // A symlink to the database this run would create.
+        try FileManager.default.createSymbolicLink(atPath: path("out.txt"), withDestinationPath: "new.db")
+        let linked = try TestSupport.cli(base + ["--db", "sqlite:" + path("new.db"), "--out", path("out.txt"), card])
+        #expect(linked.status == 2 && linked.stderr.contains("is the link database"), "\(linked.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: path("new.db")))
+
+        let db = "sqlite:" + path("links.db")
+        let twice = try TestSupport.cli(
+            base + ["--db", db, "--out", path("a.txt"), "--qr", dir.path + "/./a.txt", card])
+        #expect(twice.status == 2 && twice.stderr.contains("--out and --qr name the same file"), "\(twice.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: path("a.txt")))
+
+        // A site folder: its key set, revocation lists and record are read and published.
+        let site = path("site")
+        try FileManager.default.createDirectory(atPath: site + "/.well-known/crl", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: ServerTestSupport.specJWKS, toPath: site + "/.well-known/jwks.json")
+        let keySet = try FileIO.read(site + "/.well-known/jwks.json")
+        for (keys, out) in [
+            (site, site + "/.well-known/jwks.json"), (site, site + "/.well-known/crl/kid.json"),
+            (site + "/.well-known/jwks.json", site + "/healthcards-site.json"),
+            (site + "/.well-known", site + "/link.txt"),
+        ] {
+            let run = try TestSupport.cli(base + ["--db", db, "--jwks", keys, "--out", out, card])
+            #expect(run.status == 2 && run.stderr.contains("the keys' folder --jwks reads"), "\(keys) \(out): \(run.stderr)")
+        }
+        #expect(try FileIO.read(site + "/.well-known/jwks.json") == keySet)
+        // A key set that is one file elsewhere keeps its neighbours writable.
+        let beside = try TestSupport.cli(
+            base + ["--db", db, "--jwks", ServerTestSupport.specJWKS, "--out", path("beside.txt"), card])
+        #expect(beside.status == 0, "\(beside.stderr)")
+
+        // A database through a linked folder: SQLite refuses it; say so, and leave no empty file.
+        try FileManager.default.createDirectory(atPath: path("real"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: path("linked"), withDestinationPath: path("real"))
+        let through = try TestSupport.cli(base + ["--db", "sqlite:" + path("linked") + "/links.db", card])
+        #expect(through.status != 0 && through.stderr.contains("through a symbolic link"), "\(through.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: path("real")).isEmpty)
+        #expect(try LinkCommandTests.links(db).count == 1)
+    }
 }
+

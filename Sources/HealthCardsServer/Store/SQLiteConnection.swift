@@ -72,7 +72,11 @@ final class SQLiteConnection: SQLConnection {
                 throw StoreError(
                     .configuration, "cannot create the SQLite database \(path): \(String(cString: strerror(errno)))")
             }
-            if fd >= 0 { Glibc.close(fd) }
+            if fd >= 0 {
+                var made = stat()
+                if fstat(fd, &made) == 0 { createdFile = (made.st_dev, made.st_ino) }
+                Glibc.close(fd)
+            }
         } else {
             throw StoreError(.configuration, "there is no SQLite database at \(path)")
         }
@@ -82,6 +86,14 @@ final class SQLiteConnection: SQLConnection {
         guard status == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             sqlite3_close_v2(handle)
+            removeCreatedFile()
+            // SQLite refuses a path through a symbolic link (opened with SQLITE_OPEN_NOFOLLOW).
+            if status == SQLITE_CANTOPEN | (6 << 8) {  // SQLITE_CANTOPEN_SYMLINK
+                throw StoreError(
+                    .configuration,
+                    "the SQLite database \(path) is reached through a symbolic link (a linked folder), which is "
+                        + "refused; give the database's real path")
+            }
             throw StoreError(.configuration, "cannot open the SQLite database \(path): \(message)")
         }
         db = handle
@@ -91,8 +103,23 @@ final class SQLiteConnection: SQLConnection {
             try configure()
         } catch {
             close()
+            removeCreatedFile()
             throw error
         }
+        createdFile = nil
+    }
+
+    /// The empty file this connection made for a new database, while it is not yet a database.
+    private var createdFile: (dev: dev_t, ino: ino_t)?
+
+    /// Removes the file `init` made when the database could not be opened in it: no empty file left behind. Only
+    /// that file (the same device and inode, still empty), never one another process put there since.
+    private func removeCreatedFile() {
+        guard let made = createdFile else { return }
+        createdFile = nil
+        var now = stat()
+        guard lstat(path, &now) == 0, now.st_dev == made.dev, now.st_ino == made.ino, now.st_size == 0 else { return }
+        unlink(path)
     }
 
     private func configure() throws(StoreError) {
