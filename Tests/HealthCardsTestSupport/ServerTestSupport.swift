@@ -32,23 +32,8 @@ package enum ServerTestSupport {
         return try JSONParser.parse(Array(run.stdout.utf8))
     }
 
-    /// A port that was free a moment ago (the kernel's choice for port 0).
-    package static func freePort() throws -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        guard bound else { throw HealthCardError(.io, "no free port") }
-        return UInt16(bigEndian: address.sin_port)
-    }
+    /// A port that was free a moment ago (the kernel's choice for port 0; `NginxServer.freePort`).
+    package static func freePort() throws -> UInt16 { UInt16(try NginxServer.freePort()) }
 
     /// A new, empty database of `kind`: a SQLite file in `dir`, or a database in the shared PostgreSQL.
     package static func database(_ kind: DatabaseKind, in dir: URL) throws -> String {
