@@ -201,6 +201,7 @@ enum LinkCommand {
                 .configuration,
                 "`healthcards link \(command)` needs at least one FILE (.smart-health-card or FHIR JSON); see --help")
         }
+        let unchanged = command == "create" ? "No link was made" : "The link was not updated"
         return try files.map { file in
             guard FileIO.isRegularFile(file) else {
                 let shown = ControlCharacters.escaped(file)
@@ -218,16 +219,14 @@ enum LinkCommand {
                 }
                 throw HealthCardError(
                     .configuration,
-                    "\(found); give the path of a card (.smart-health-card) or a FHIR JSON file. "
-                        + (command == "create" ? "No link was made" : "The link was not updated"))
+                    "\(found); give the path of a card (.smart-health-card) or a FHIR JSON file. \(unchanged)")
             }
             let bytes: [UInt8]
             do { bytes = try FileIO.read(file, maxBytes: LinkContent.maxBytes) } catch let error as HealthCardError {
                 throw HealthCardError(
                     error.kind,
                     "FILE \(ControlCharacters.escaped(file)): \(error.text); give a card (.smart-health-card) or a FHIR "
-                        + "JSON file this user can read. "
-                        + (command == "create" ? "No link was made" : "The link was not updated"))
+                        + "JSON file this user can read. \(unchanged)")
             }
             return try LinkContent.read(bytes, name: file)
         }
@@ -417,6 +416,24 @@ enum LinkCommand {
         if let source = parsed.value("passcode-file") { options.passcode = try passcode(source) }
         // Where the link's text goes is checked before the link is made: made first, a link whose text cannot be
         // written would stay active with its key (never stored here) lost.
+        // Never over what this command reads or keeps: the database (and its journal files), a FILE, the passcode
+        // file, the keys; nor into the issuer's site folder that --jwks reads (its key set, revocation lists and
+        // record; and a web root, where a link, which holds health data, must never be).
+        var kept: [(what: String, path: String)] = []
+        if case .sqlite(let database) = try DatabaseURL(try parsed.required("db", command: "link create")) {
+            kept.append(("the link database given by --db", database))
+            kept += ["-wal", "-shm", "-journal"].map { ("the link database's \($0) file", database + $0) }
+        }
+        kept += parsed.positionals.map { ("an input FILE", $0) }
+        kept += ["passcode-file", "jwks"].compactMap { name in parsed.value(name).map { ("--\(name)", $0) } }
+        // A site folder, or the site a `.well-known/jwks.json` belongs to; a key set elsewhere is one file.
+        func isWellKnown(_ folder: String) -> Bool { folder == ".well-known" || folder.hasSuffix("/.well-known") }
+        var site: String? = nil
+        if let keys = parsed.value("jwks") {
+            site = FileIO.isDirectory(keys) ? keys : nil
+            if site == nil, isWellKnown(FileIO.parent(of: keys)) { site = FileIO.parent(of: FileIO.parent(of: keys)) }
+            if let folder = site, isWellKnown(folder) { site = FileIO.parent(of: folder) }
+        }
         for option in ["out", "qr"] {
             guard let path = parsed.value(option) else { continue }
             let shown = ControlCharacters.escaped(path)
@@ -427,37 +444,17 @@ enum LinkCommand {
             do { _ = try OutputTarget.resolve(path) } catch let error as HealthCardError {
                 throw HealthCardError(.configuration, "--\(option): \(error.text). No link was made")
             }
-            // Never over what this command reads or keeps: the database (and its journal files), a FILE, the
-            // passcode file, the keys.
-            var kept: [(what: String, path: String)] = []
-            if case .sqlite(let database) = try DatabaseURL(try parsed.required("db", command: "link create")) {
-                kept.append(("the link database given by --db", database))
-                kept += ["-wal", "-shm", "-journal"].map { ("the link database's \($0) file", database + $0) }
-            }
-            kept += parsed.positionals.map { ("an input FILE", $0) }
-            kept += ["passcode-file", "jwks"].compactMap { name in parsed.value(name).map { ("--\(name)", $0) } }
             if let clash = kept.first(where: { sameFile(path, $0.path) }) {
                 throw HealthCardError(
                     .configuration,
                     "--\(option) \(shown) is \(clash.what), \(ControlCharacters.escaped(clash.path)): writing the link "
                         + "there would replace it; give another file. No link was made")
             }
-            // Nor into the issuer's site or key folder that --jwks reads (its key set, revocation lists and
-            // record; and a web root, where a link, which holds health data, must never be).
-            if let keys = parsed.value("jwks") {
-                // A site folder, or the site a `.well-known/jwks.json` belongs to; a key set elsewhere is one file.
-                func isWellKnown(_ folder: String) -> Bool {
-                    folder == ".well-known" || folder.hasSuffix("/.well-known")
-                }
-                var site: String? = FileIO.isDirectory(keys) ? keys : nil
-                if site == nil, isWellKnown(FileIO.parent(of: keys)) { site = FileIO.parent(of: FileIO.parent(of: keys)) }
-                if let folder = site, isWellKnown(folder) { site = FileIO.parent(of: folder) }
-                if let folder = site, isInside(path, folder: folder) {
-                    throw HealthCardError(
-                        .configuration,
-                        "--\(option) \(shown) is inside \(ControlCharacters.escaped(folder)), the keys' folder --jwks reads "
-                            + "(a site's files are published); write the link elsewhere. No link was made")
-                }
+            if let folder = site, isInside(path, folder: folder) {
+                throw HealthCardError(
+                    .configuration,
+                    "--\(option) \(shown) is inside \(ControlCharacters.escaped(folder)), the keys' folder --jwks reads "
+                        + "(a site's files are published); write the link elsewhere. No link was made")
             }
         }
         let (url, store) = try open(parsed, command: "link create", create: true)
