@@ -171,6 +171,32 @@ enum ServerBench {
         return try parseWrk(String(decoding: try FileIO.read(output), as: UTF8.self))
     }
 
+    /// `rounds` alternating wrk runs at `connections` for `seconds` each: nginx at `nginxURL` first, then
+    /// `otherURL`, the same requests (`script`) on both. Both sides get the same requests; an error answer or a socket
+    /// error from the yardstick makes any ratio against it meaningless, so it is refused here.
+    static func alternate(
+        _ wrk: String, rounds: Int, nginxURL: String, otherURL: String, script: String?, connections: Int,
+        seconds: Int, work: String, other: String
+    ) throws -> (nginx: [WrkResult], other: [WrkResult]) {
+        var nginxRuns: [WrkResult] = []
+        var otherRuns: [WrkResult] = []
+        for _ in 0..<max(1, rounds) {
+            nginxRuns.append(
+                try measure(
+                    wrk, url: nginxURL, script: script, connections: connections, seconds: seconds,
+                    output: work + "/wrk-nginx.out"))
+            otherRuns.append(
+                try measure(
+                    wrk, url: otherURL, script: script, connections: connections, seconds: seconds,
+                    output: work + "/wrk-\(other).out"))
+        }
+        guard nginxRuns.failures == 0 else {
+            throw BenchError(
+                "nginx answered \(nginxRuns.failures) requests with an error or a socket error: no ratio against it")
+        }
+        return (nginxRuns, otherRuns)
+    }
+
     /// nginx (Debian's) serving `root` on 127.0.0.1:`port`, its default access log on: the static-file yardstick.
     /// Its workers run as this user (as root, nginx would make them `www-data`, which cannot read the bench's
     /// files, mode 0600: every answer would be a 403), and a `POST` gets the file too (nginx's static files
@@ -437,30 +463,14 @@ enum ServerBench {
                 ),
             ]
             for (label, serveURL, script, nginxURL) in comparisons {
-                var serveRuns: [WrkResult] = []
-                var nginxRuns: [WrkResult] = []
-                for _ in 0..<max(1, rounds) {
-                    nginxRuns.append(
-                        try measure(
-                            wrk, url: nginxURL, script: script, connections: compareConnections, seconds: seconds,
-                            output: work + "/wrk-nginx.out"))
-                    serveRuns.append(
-                        try measure(
-                            wrk, url: serveURL, script: script, connections: compareConnections, seconds: seconds,
-                            output: work + "/wrk-serve.out"))
-                }
-                let serveRate = serveRuns.map(\.requestsPerSecond).reduce(0, +) / Double(serveRuns.count)
-                let nginxRate = nginxRuns.map(\.requestsPerSecond).reduce(0, +) / Double(nginxRuns.count)
-                let serveP99 = serveRuns.map(\.p99Milliseconds).max() ?? 0
-                let nginxP99 = nginxRuns.map(\.p99Milliseconds).max() ?? 0
+                let (nginxRuns, serveRuns) = try alternate(
+                    wrk, rounds: rounds, nginxURL: nginxURL, otherURL: serveURL, script: script,
+                    connections: compareConnections, seconds: seconds, work: work, other: "serve")
+                let serveRate = serveRuns.meanRate
+                let nginxRate = nginxRuns.meanRate
+                let serveP99 = serveRuns.worstP99
+                let nginxP99 = nginxRuns.worstP99
                 let ratio = nginxRate > 0 ? serveRate / nginxRate : 0
-                // Both sides get the same requests (a POST with the same body for the manifest case); an error answer or
-                // a socket error from the yardstick makes the ratio meaningless.
-                let nginxErrors = nginxRuns.map { $0.non2xx + $0.errors }.reduce(0, +)
-                guard nginxErrors == 0 else {
-                    throw BenchError(
-                        "nginx answered \(nginxErrors) requests with an error or a socket error: no ratio against it")
-                }
                 log(
                     "\(name.padding(11))\(label.padding(14)) c\(compareConnections): serve \(fmt(serveRate, 0))/s p99 "
                         + "\(fmt(serveP99, 2)) ms  nginx \(fmt(nginxRate, 0))/s p99 \(fmt(nginxP99, 2)) ms  ratio "
@@ -502,23 +512,15 @@ enum ServerBench {
             for (label, path, script, nginxPath) in [
                 ("manifest POST", "/x", Optional(postScript), "/manifest.json"), ("file GET", "/x", nil, "/file.jwe"),
             ] {
-                var floorRuns: [WrkResult] = []
-                var nginxRuns: [WrkResult] = []
-                for _ in 0..<max(1, rounds) {
-                    nginxRuns.append(
-                        try measure(
-                            wrk, url: "http://127.0.0.1:\(nginxPort)\(nginxPath)", script: script,
-                            connections: compareConnections, seconds: seconds, output: work + "/wrk-nginx.out"))
-                    floorRuns.append(
-                        try measure(
-                            wrk, url: "http://127.0.0.1:\(floorPort)\(path)", script: script,
-                            connections: compareConnections, seconds: seconds, output: work + "/wrk-floor.out"))
-                }
-                let floorRate = floorRuns.map(\.requestsPerSecond).reduce(0, +) / Double(floorRuns.count)
-                let nginxRate = nginxRuns.map(\.requestsPerSecond).reduce(0, +) / Double(nginxRuns.count)
-                let errors = (floorRuns + nginxRuns).map { $0.non2xx + $0.errors }.reduce(0, +)
+                let (nginxRuns, floorRuns) = try alternate(
+                    wrk, rounds: rounds, nginxURL: "http://127.0.0.1:\(nginxPort)\(nginxPath)",
+                    otherURL: "http://127.0.0.1:\(floorPort)\(path)", script: script, connections: compareConnections,
+                    seconds: seconds, work: work, other: "floor")
+                let floorRate = floorRuns.meanRate
+                let nginxRate = nginxRuns.meanRate
+                let errors = floorRuns.failures
                 guard errors == 0 else { throw BenchError("\(errors) error answers while measuring the HTTP floor") }
-                let floorP99 = floorRuns.map(\.p99Milliseconds).max() ?? 0
+                let floorP99 = floorRuns.worstP99
                 log(
                     "http floor \(label.padding(14)) c\(compareConnections): libmicrohttpd alone \(fmt(floorRate, 0))/s p99 "
                         + "\(fmt(floorP99, 2)) ms  nginx \(fmt(nginxRate, 0))/s  ratio \(fmt(floorRate / max(1, nginxRate), 2))x"
@@ -565,4 +567,13 @@ func number(_ value: Double, _ digits: Int) -> JSONValue {
 
 extension Substring {
     func trimmingSuffix(_ suffix: String) -> Substring { hasSuffix(suffix) ? dropLast(suffix.count) : self }
+}
+
+extension [ServerBench.WrkResult] {
+    /// Requests per second, averaged over the runs.
+    var meanRate: Double { isEmpty ? 0 : map(\.requestsPerSecond).reduce(0, +) / Double(count) }
+    /// The worst p99 of the runs, in milliseconds.
+    var worstP99: Double { map(\.p99Milliseconds).max() ?? 0 }
+    /// Answers that were not 2xx, and socket errors, over the runs.
+    var failures: Int { map { $0.non2xx + $0.errors }.reduce(0, +) }
 }
