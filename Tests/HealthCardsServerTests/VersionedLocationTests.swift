@@ -68,16 +68,17 @@ import HealthCardsTestSupport
         #expect(try f.store.grant(linkID: created.id, version: 2, tickets: [ticket], audit: audit, now: f.clock.now))
     }
 
-    /// Over real sockets: 8 clients fetch manifests and every location of each while the link is updated 30 times;
-    /// every manifest's files decrypt to one version (or a location answers 404 once its version is replaced), and
-    /// never a mix.
+    /// Over real sockets: 8 clients fetch manifests and every location of each while the link is updated 30 times,
+    /// then twice more after the last update; every manifest's files decrypt to one version (or a location answers
+    /// 404 once its version is replaced), never a mix, and the rounds after the last update see a whole version.
     @Test func concurrentUpdatesNeverMixVersions() throws {
         let s = try InProcessServer(http: { $0.threads = 6 })
         let created = try s.create(Self.longTerm(), files: Self.contents(1))
         let key = try #require(AES256Key.decode(base64url: created.link.key))
         let done = Locked(false)
-        let results = Locked<(manifests: Int, whole: Int, mixed: [String], gone: Int, failures: [String])>(
-            (0, 0, [], 0, []))
+        let results = Locked<
+            (manifests: Int, whole: Int, mixed: [String], gone: Int, failures: [String], lastVersion: [[Int]])
+        >((0, 0, [], 0, [], []))
         let port = s.port
         let group = DispatchGroup()
         for client in 0..<8 {
@@ -85,7 +86,13 @@ import HealthCardsTestSupport
             Thread.detachNewThread {
                 defer { group.leave() }
                 var n = 0
-                while !done.withLock({ $0 }) || n < 5 {
+                // Rounds begun after the last update: with no update racing them, they must see one whole
+                // version. Counting them (not rounds overall) keeps `whole > 0` true on a slow machine, where
+                // an update can land inside every round made while updates run (CI under TSan saw 56 such).
+                var quietRounds = 0
+                while quietRounds < 2 || n < 5 {
+                    let quiet = done.withLock { $0 }
+                    if quiet { quietRounds += 1 }
                     n += 1
                     guard
                         let answer = RawHTTP.exchange(
@@ -123,6 +130,7 @@ import HealthCardsTestSupport
                         $0.manifests += 1
                         if Set(versions).count > 1 { $0.mixed.append("\(versions)") }
                         if gone { $0.gone += 1 } else if versions.count == 2 { $0.whole += 1 }
+                        if quiet { $0.lastVersion.append(versions) }
                     }
                 }
             }
@@ -137,6 +145,8 @@ import HealthCardsTestSupport
         #expect(final.mixed.isEmpty, "manifests with files of two versions: \(final.mixed)")
         #expect(final.failures.isEmpty, "\(final.failures.prefix(10))")
         #expect(final.manifests >= 40 && final.whole > 0, "\(final.manifests) manifests, \(final.whole) whole")
+        // Every round after the last update: both files, both of version 31.
+        #expect(final.lastVersion.count >= 16 && final.lastVersion.allSatisfy { $0 == [31, 31] }, "\(final.lastVersion)")
         #expect(try s.store.link(id: created.id, withFiles: false)?.version == 31)
     }
 }
