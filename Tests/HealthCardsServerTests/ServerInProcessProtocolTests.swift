@@ -73,6 +73,15 @@ import Testing
             #expect((try? Served.json(answer))?["error"]?.stringValue?.isEmpty == false, "\(body): says what is wrong")
         }
         #expect(try !s.outcomes(created.id).contains("served"))
+        // The message says what the parser found: a repeated member is named as one (it used to read "not a JSON
+        // object", which the body is), and a long member name is cut short, not echoed whole.
+        let repeated = try Served.json(s.post(created.id, #"{"recipient":"a","recipient":"b"}"#))["error"]?.stringValue
+        #expect(repeated?.contains(#"duplicate member name "recipient""#) == true, "\(repeated ?? "")")
+        let long = String(repeating: "k", count: 5000)
+        let longAnswer = try Served.json(s.post(created.id, #"{"\#(long)":1,"\#(long)":2}"#))["error"]?.stringValue
+        #expect(longAnswer.map { $0.contains("duplicate member name") && $0.count < 300 } == true, "\(longAnswer?.count ?? 0)")
+        let array = try Served.json(s.post(created.id, #"["x"]"#))["error"]?.stringValue
+        #expect(array?.contains("JSON but not an object") == true, "\(array ?? "")")
     }
 
     /// A `P` link: no passcode is 401 with the attempts left and costs none; each wrong one costs one; the right one

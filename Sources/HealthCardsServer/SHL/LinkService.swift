@@ -206,8 +206,23 @@ public struct LinkService: Sendable {
     }
 
     static func parseManifestRequest(_ body: [UInt8]) -> Parsed {
-        guard let value = try? JSONParser.parse(body), let object = value.objectValue else {
-            return .failure(.error(400, "the manifest request body is not a JSON object", outcome: "bad-request"))
+        let value: JSONValue
+        do {
+            value = try JSONParser.parseFailing(body)
+        } catch {
+            // What the parser found and where (a duplicate member, a stray byte), cut short: a member name the
+            // client sent is echoed back to it, never a page of it.
+            let found = error.description.count > 160 ? String(error.description.prefix(157)) + "…" : error.description
+            return .failure(
+                .error(
+                    400, "the manifest request body is not valid JSON (\(found)): send an object such as "
+                        + #"{"recipient":"…"}"#, outcome: "bad-request"))
+        }
+        guard let object = value.objectValue else {
+            return .failure(
+                .error(
+                    400, "the manifest request body is JSON but not an object: send an object such as "
+                        + #"{"recipient":"…"}"#, outcome: "bad-request"))
         }
         guard let recipient = object["recipient"]?.stringValue else {
             return .failure(
