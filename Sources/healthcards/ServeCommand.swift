@@ -93,8 +93,8 @@ enum ServeCommand {
                                 `healthcards link audit --prune DAYS` does it once)
           --metrics-listen ADDRESS:PORT
                                 serve GET /metrics (Prometheus text format: requests by route and status, a
-                                latency histogram, the passcode queue, database errors) on this address only
-                                (default: no metrics)
+                                latency histogram, the passcode queue, database errors) on this address only,
+                                a port other than --listen's (default: no metrics)
           --cards OUT           load the cards of the batch output OUT at start (as `healthcards cards import`;
                                 repeatable); needs --site, or --accept-unverified-cards
           --accept-unverified-cards
@@ -121,6 +121,13 @@ enum ServeCommand {
     static var defaultThreads: Int { max(4, 2 * Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
 
     /// `--listen ADDRESS:PORT`.
+    /// Whether two listen addresses can clash on one port: the same address, or either is a wildcard (every
+    /// address of the machine).
+    static func overlap(_ a: String, _ b: String) -> Bool {
+        let wildcards: Set<String> = ["0.0.0.0", "::", "0:0:0:0:0:0:0:0"]
+        return a == b || wildcards.contains(a) || wildcards.contains(b)
+    }
+
     static func parseListen(_ text: String) throws -> (address: String, port: UInt16) {
         let example = "e.g. --listen 127.0.0.1:8080 or --listen '[::1]:8080'"
         var address: Substring
@@ -235,6 +242,15 @@ enum ServeCommand {
             service.auditDays = try integer(parsed, "audit-days", default: 0, range: 1...36500)
         }
         let metricsListen = try parsed.value("metrics-listen").map(parseListen)
+        if let metricsListen, metricsListen.port != 0, metricsListen.port == listen.port,
+            Self.overlap(metricsListen.address, listen.address)
+        {
+            throw HealthCardError(
+                .configuration,
+                "--metrics-listen \(parsed.value("metrics-listen") ?? "") is the address and port of --listen "
+                    + "\(parsed.value("listen") ?? ""): the metrics need a port of their own, e.g. --metrics-listen "
+                    + "127.0.0.1:9100")
+        }
         let metrics = metricsListen == nil ? nil : ServerMetrics()
         let authorization = try authorization(parsed)
         if !parsed.values("cards").isEmpty && authorization == nil {
@@ -336,7 +352,15 @@ enum ServeCommand {
                 ])
         }
         let port = try server.start()
-        let metricsPort = try metricsServer?.start()
+        let metricsPort: UInt16?
+        do {
+            metricsPort = try metricsServer?.start()
+        } catch {
+            server.stop(graceSeconds: 0)
+            var named = error
+            named.text = "--metrics-listen \(parsed.value("metrics-listen") ?? ""): " + error.text
+            throw named
+        }
         log.info(
             "start",
             [

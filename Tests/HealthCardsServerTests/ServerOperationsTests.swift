@@ -113,6 +113,43 @@ import HealthCardsTestSupport
         #expect(process.terminationStatus == 0)
     }
 
+    /// `--metrics-listen` on `--listen`'s own address and port is refused before anything starts, saying so; a
+    /// metrics port another program holds is named as `--metrics-listen`'s (it used to be a bare "could not start"),
+    /// and the links' listener is not left running.
+    @Test func metricsListenClashesAreNamed() throws {
+        let dir = try TestSupport.tempDir("metrics-clash")
+        let db = try ServerTestSupport.database(.sqlite, in: dir)
+        let port = try ServerTestSupport.freePort()
+        let base = "http://127.0.0.1:\(port)/shl"
+        _ = try ServerTestSupport.makeLink("plain", db: db, base: base, in: dir, [])
+        for metrics in ["127.0.0.1:\(port)", "0.0.0.0:\(port)"] {
+            let run = try TestSupport.run(
+                TestSupport.healthcards,
+                ["serve", "--db", db, "--listen", "127.0.0.1:\(port)", "--base-url", base, "--metrics-listen", metrics])
+            #expect(run.status == 2, "\(run.stderr)")
+            #expect(run.stderr.contains("is the address and port of --listen") && run.stderr.contains("port of their own"), "\(run.stderr)")
+        }
+        // A port held by a listening socket of this test.
+        let held = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(held >= 0)
+        defer { close(held) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(held, $0, length) == 0 && getsockname(held, $0, &length) == 0 }
+        }
+        try #require(bound && listen(held, 1) == 0)
+        let heldPort = UInt16(bigEndian: address.sin_port)
+        let run = try TestSupport.run(
+            TestSupport.healthcards,
+            ["serve", "--db", db, "--listen", "127.0.0.1:\(port)", "--base-url", base, "--metrics-listen", "127.0.0.1:\(heldPort)"])
+        #expect(run.status != 0)
+        #expect(run.stderr.contains("--metrics-listen 127.0.0.1:\(heldPort): libmicrohttpd could not start"), "\(run.stderr)")
+        #expect(RawHTTP.exchange("GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", port: port) == nil)
+    }
+
     /// Metrics count requests by route and status, their latency, database errors and the passcode queue.
     @Test func metricsCountRequestsByRouteAndStatus() throws {
         let metrics = ServerMetrics()
