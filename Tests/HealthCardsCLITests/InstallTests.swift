@@ -31,6 +31,7 @@ import HealthCardsTestSupport
         let modules = [
             ("OpenSSL", "libcrypto"), ("zlib", "zlib"), ("libqrencode", "libqrencode"), ("libpng", "libpng"),
             ("zbar", "zbar"), ("Cairo", "cairo"), ("Pango", "pango"), ("librsvg", "librsvg-2.0"),
+            ("libmicrohttpd", "libmicrohttpd"), ("SQLite", "sqlite3"), ("libpq", "libpq"),
             // No run-time version call: the version built with, marked so.
             ("libjpeg-turbo", "libjpeg"), ("zxing-cpp", "zxing"),
         ]

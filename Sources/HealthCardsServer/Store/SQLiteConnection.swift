@@ -346,3 +346,8 @@ final class WriterLock: @unchecked Sendable {
     func lock() { pthread_mutex_lock(mutex) }
     func unlock() { pthread_mutex_unlock(mutex) }
 }
+
+extension Database {
+    /// The version of SQLite loaded at run time (`sqlite3_libversion`), e.g. "3.40.1".
+    public static var sqliteRuntimeVersion: String { String(cString: sqlite3_libversion()) }
+}
