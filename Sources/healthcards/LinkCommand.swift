@@ -208,14 +208,24 @@ enum LinkCommand {
                 var st = stat()
                 let found: String
                 if stat(file, &st) != 0 {
-                    found =
-                        errno == ENOENT
-                        ? "there is nothing at FILE \(shown)"
-                        : "FILE \(shown) cannot be looked at (\(String(cString: strerror(errno))))"
-                } else if (st.st_mode & S_IFMT) == S_IFDIR {
-                    found = "FILE \(shown) is a folder"
+                    let reason = errno
+                    var link = stat()
+                    if reason == ENOENT, lstat(file, &link) == 0, link.st_mode & S_IFMT == S_IFLNK {
+                        let target = FileIO.linkTarget(file).map { " to \(ControlCharacters.escaped($0))" } ?? ""
+                        found = "FILE \(shown) is a symbolic link\(target), which points at nothing"
+                    } else {
+                        found =
+                            reason == ENOENT
+                            ? "there is nothing at FILE \(shown)"
+                            : "FILE \(shown) cannot be looked at (\(String(cString: strerror(reason))))"
+                    }
                 } else {
-                    found = "FILE \(shown) is not a regular file (a FIFO, a device or a socket)"
+                    switch st.st_mode & S_IFMT {
+                    case S_IFDIR: found = "FILE \(shown) is a folder"
+                    case S_IFIFO: found = "FILE \(shown) is a FIFO (named pipe), not a regular file"
+                    case S_IFCHR, S_IFBLK: found = "FILE \(shown) is a device, not a regular file"
+                    default: found = "FILE \(shown) is a socket, not a regular file"
+                    }
                 }
                 throw HealthCardError(
                     .configuration,
@@ -434,6 +444,8 @@ enum LinkCommand {
             if site == nil, isWellKnown(FileIO.parent(of: keys)) { site = FileIO.parent(of: FileIO.parent(of: keys)) }
             if let folder = site, isWellKnown(folder) { site = FileIO.parent(of: folder) }
         }
+        var heldStreams: [Int32] = []
+        defer { for fd in heldStreams { close(fd) } }
         for option in ["out", "qr"] {
             guard let path = parsed.value(option) else { continue }
             let shown = ControlCharacters.escaped(path)
@@ -441,7 +453,14 @@ enum LinkCommand {
                 throw HealthCardError(
                     .configuration, "--\(option) \(shown) is a folder; give the path of a file to write. No link was made")
             }
-            do { _ = try OutputTarget.resolve(path) } catch let error as HealthCardError {
+            do {
+                // A FIFO (or a link to one) is opened now, before the link exists: one nothing reads is refused
+                // here rather than leaving an active link whose text went nowhere. The descriptor is held until the
+                // text is written, so the reader sees the whole text before its end.
+                if case .stream(let stream) = try OutputTarget.resolve(path) {
+                    heldStreams.append(try OutputTarget.openStream(stream, shownAs: path))
+                }
+            } catch let error as HealthCardError {
                 throw HealthCardError(.configuration, "--\(option): \(error.text). No link was made")
             }
             if let clash = kept.first(where: { sameFile(path, $0.path) }) {

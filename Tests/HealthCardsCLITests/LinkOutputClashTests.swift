@@ -62,14 +62,46 @@ import Testing
         let dir = try TestSupport.tempDir("link-input")
         defer { try? FileManager.default.removeItem(at: dir) }
         let db = "sqlite:" + dir.appendingPathComponent("links.db").path
+        let fifo = dir.appendingPathComponent("pipe").path
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let dangling = dir.appendingPathComponent("dangling.json").path
+        try FileManager.default.createSymbolicLink(atPath: dangling, withDestinationPath: dir.path + "/gone.json")
         for (file, found) in [
             (dir.appendingPathComponent("missing.json").path, "there is nothing at FILE"),
-            (dir.path, "is a folder"), ("/dev/null", "is not a regular file"),
+            (dir.path, "is a folder"), ("/dev/null", "is a device, not a regular file"),
+            (fifo, "is a FIFO (named pipe), not a regular file"),
+            (dangling, "is a symbolic link to \(dir.path)/gone.json, which points at nothing"),
         ] {
             let run = try TestSupport.cli(["link", "create", "--db", db, "--base-url", LinkCommandTests.base, file])
             #expect(run.status == 2 && run.stderr.contains(found), "\(file): \(run.stderr)")
             #expect(run.stderr.contains("No link was made"), "\(run.stderr)")
         }
+    }
+
+    /// `--out` naming a FIFO nothing reads is refused before the link is made (it used to leave an active link
+    /// whose key was written nowhere); with a reader, the reader gets the whole link text.
+    @Test func anOutputFIFOWithoutAReaderIsRefusedFirst() throws {
+        let dir = try TestSupport.tempDir("link-fifo")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let db = "sqlite:" + dir.appendingPathComponent("links.db").path
+        let fifo = dir.appendingPathComponent("out.fifo").path
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let base = ["link", "create", "--db", db, "--base-url", LinkCommandTests.base]
+        let alone = try TestSupport.cli(base + ["--out", fifo, ServerTestSupport.card])
+        #expect(alone.status == 2, "\(alone.stderr)")
+        #expect(alone.stderr.contains("nothing is reading it") && alone.stderr.contains("No link was made"), "\(alone.stderr)")
+        #expect(try LinkCommandTests.links(db).isEmpty, "no link was left behind")
+        // A reader on the FIFO: the text arrives whole and the link is made.
+        let reader = open(fifo, O_RDONLY | O_NONBLOCK)
+        try #require(reader >= 0)
+        defer { close(reader) }
+        let read = try TestSupport.cli(base + ["--out", fifo, ServerTestSupport.card])
+        #expect(read.status == 0, "\(read.stderr)")
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let n = Foundation.read(reader, &buffer, buffer.count)
+        let text = n > 0 ? String(decoding: buffer[0..<n], as: UTF8.self) : ""
+        #expect(text.hasPrefix("shlink:/") && text.hasSuffix("\n"), "\(text)")
+        #expect(try LinkCommandTests.links(db).count == 1)
     }
 
     /// A revoked card refused with --jwks: the reason ends in one full stop, not the finding's and then another
