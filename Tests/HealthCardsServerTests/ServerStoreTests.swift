@@ -134,6 +134,12 @@ import HealthCardsTestSupport
     @Test func databaseURLs() throws {
         #expect(try DatabaseURL("sqlite:/var/lib/x.db") == .sqlite(path: "/var/lib/x.db"))
         #expect(try DatabaseURL("links.db") == .sqlite(path: "links.db"))
+        // Schemes are case-insensitive: `SQLITE:` is SQLite's scheme, not part of a file name (the trial saw
+        // `sqlite:SQLITE:links.db` echoed), and PostgreSQL's is handed to libpq lowercase.
+        #expect(try DatabaseURL("SQLITE:/var/lib/x.db") == .sqlite(path: "/var/lib/x.db"))
+        #expect(try DatabaseURL("SQLite:links.db").description == "sqlite:links.db")
+        #expect(try DatabaseURL("PostgreSQL://app@db/links") == .postgresql(url: "postgresql://app@db/links"))
+        #expect(throws: HealthCardError.self) { _ = try DatabaseURL("POSTGRES://app:secret@db/links") }
         #expect(
             try DatabaseURL("postgresql://app@db.example.org/links")
                 == .postgresql(url: "postgresql://app@db.example.org/links"))

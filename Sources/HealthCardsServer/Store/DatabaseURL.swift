@@ -13,7 +13,14 @@ public enum DatabaseURL: Sendable, Equatable, CustomStringConvertible {
 
     /// Parses `text`.
     /// - Throws: `HealthCardError(.configuration)` for an empty path, another scheme, or a password in a PostgreSQL URL.
-    public init(_ text: String) throws(HealthCardError) {
+    public init(_ given: String) throws(HealthCardError) {
+        // A URL's scheme is case-insensitive (RFC 3986 §3.1): `SQLITE:` and `PostgreSQL://` are these schemes,
+        // written lowercase for libpq (which reads only lowercase), never a file named `SQLITE:…`.
+        var text = given
+        for scheme in ["postgresql://", "postgres://", "sqlite:"] where given.lowercased().hasPrefix(scheme) {
+            text = scheme + given.dropFirst(scheme.count)
+            break
+        }
         if text.hasPrefix("postgresql://") || text.hasPrefix("postgres://") {
             let rest = text.drop { $0 != "/" }.dropFirst(2)
             let authority = rest.prefix { $0 != "/" && $0 != "?" }
