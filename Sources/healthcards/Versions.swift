@@ -23,9 +23,8 @@ extension Versions {
             ("Cairo", PDFFile.cairoRuntimeVersion),
             ("Pango", TextContext.pangoRuntimeVersion),
             ("librsvg", SVGImage.librsvgRuntimeVersion),
-            ("libmicrohttpd", HTTPServer.libmicrohttpdRuntimeVersion),
-            ("SQLite", Database.sqliteRuntimeVersion),
-            ("libpq", Database.libpqRuntimeVersion),
+            ("libmicrohttpd", HTTPServer.libraryVersion),
+        ] + Database.libraryVersions + [
             ("libjpeg-turbo", GrayImage.libjpegTurboBuildVersion + " (built with)"),
             ("zxing-cpp", QRDecoder.zxingBuildVersion + " (built with)"),
         ]

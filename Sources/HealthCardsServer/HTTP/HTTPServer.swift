@@ -559,8 +559,3 @@ private let connectionCallback: MHD_NotifyConnectionCallback = { context, connec
     Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue().connectionEvent(
         connection, socketContext, started: event == .CONNECTION_NOTIFY_STARTED)
 }
-
-extension HTTPServer {
-    /// The version of libmicrohttpd loaded at run time (`MHD_get_version`), e.g. "0.9.75".
-    public static var libmicrohttpdRuntimeVersion: String { MHD_get_version().map { String(cString: $0) } ?? "unknown" }
-}

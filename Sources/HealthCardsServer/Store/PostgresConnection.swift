@@ -198,12 +198,3 @@ private func withOptionalCStrings<R>(_ strings: [String?], _ body: (UnsafePointe
         buffer.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buffer.count) { body($0) }
     }
 }
-
-extension Database {
-    /// The version of libpq (PostgreSQL's client library) loaded at run time, from `PQlibVersion`: major.minor,
-    /// e.g. "15.18".
-    public static var libpqRuntimeVersion: String {
-        let number = PQlibVersion()
-        return "\(number / 10000).\(number % 10000)"
-    }
-}
