@@ -66,7 +66,9 @@ import HealthCardsTestSupport
             #expect(
                 depthBefore >= 20 && depthAfter > 0,
                 "the other request was answered while \(depthAfter) hashes were queued (\(depthBefore) before)")
-            #expect(elapsed < 1.0, "answered in \(elapsed) s behind the burst")
+            // The queue depth above proves the answer did not wait for the hashes; this bound only catches a stall
+            // (3.6–5.3 s before the pool), with room for ThreadSanitizer on a loaded machine.
+            #expect(elapsed < 2.0, "answered in \(elapsed) s behind the burst")
         }
         #expect(all.count == 200 && all.allSatisfy { $0?.status == 401 }, "\(all.map { $0?.status ?? 0 })")
         let remaining = all.compactMap { $0.flatMap { try? JSONParser.parse($0.body)["remainingAttempts"] }.flatMap(int) }
