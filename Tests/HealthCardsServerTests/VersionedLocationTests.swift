@@ -77,8 +77,11 @@ import HealthCardsTestSupport
         let key = try #require(AES256Key.decode(base64url: created.link.key))
         let done = Locked(false)
         let results = Locked<
-            (manifests: Int, whole: Int, mixed: [String], gone: Int, failures: [String], lastVersion: [[Int]])
-        >((0, 0, [], 0, [], []))
+            (
+                manifests: Int, whole: Int, mixed: [String], gone: Int, failures: [String], lastVersion: [[Int]],
+                busy: Int
+            )
+        >((0, 0, [], 0, [], [], 0))
         let port = s.port
         let group = DispatchGroup()
         for client in 0..<8 {
@@ -94,12 +97,18 @@ import HealthCardsTestSupport
                     let quiet = done.withLock { $0 }
                     if quiet { quietRounds += 1 }
                     n += 1
-                    guard
-                        let answer = RawHTTP.exchange(
-                            RawHTTP.post("/shl/\(created.id)", #"{"recipient":"c\#(client)-\#(n)"}"#), port: port),
-                        answer.status == 200, let manifest = try? JSONParser.parse(answer.body)
-                    else {
-                        results.withLock { $0.failures.append("manifest") }
+                    // Generous timeouts: the suite runs beside others, under sanitizers, on 2 shared cores.
+                    let answer = RawHTTP.exchange(
+                        RawHTTP.post("/shl/\(created.id)", #"{"recipient":"c\#(client)-\#(n)"}"#), port: port,
+                        seconds: 30)
+                    // A link updated under every one of the server's tries is answered 503 with Retry-After (its
+                    // documented answer), never a mix; only while updates run.
+                    if !quiet, answer?.status == 503, answer?.header("Retry-After") != nil {
+                        results.withLock { $0.busy += 1 }
+                        continue
+                    }
+                    guard let answer, answer.status == 200, let manifest = try? JSONParser.parse(answer.body) else {
+                        results.withLock { $0.failures.append("manifest: \(answer.map { "status \($0.status)" } ?? "no answer")") }
                         continue
                     }
                     var versions: [Int] = []
@@ -109,7 +118,8 @@ import HealthCardsTestSupport
                         let path = String(location.dropFirst("https://links.example.org".count))
                         guard
                             let got = RawHTTP.exchange(
-                                "GET \(path) HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", port: port)
+                                "GET \(path) HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", port: port,
+                                seconds: 30)
                         else {
                             results.withLock { $0.failures.append("file") }
                             continue
@@ -144,7 +154,9 @@ import HealthCardsTestSupport
         let final = results.withLock { $0 }
         #expect(final.mixed.isEmpty, "manifests with files of two versions: \(final.mixed)")
         #expect(final.failures.isEmpty, "\(final.failures.prefix(10))")
-        #expect(final.manifests >= 40 && final.whole > 0, "\(final.manifests) manifests, \(final.whole) whole")
+        #expect(
+            final.manifests + final.busy >= 40 && final.whole > 0,
+            "\(final.manifests) manifests (\(final.busy) more answered 503 during updates), \(final.whole) whole")
         // Every round after the last update: both files, both of version 31.
         #expect(final.lastVersion.count >= 16 && final.lastVersion.allSatisfy { $0 == [31, 31] }, "\(final.lastVersion)")
         #expect(try s.store.link(id: created.id, withFiles: false)?.version == 31)
