@@ -101,7 +101,7 @@ struct ForeignWriteLockTests {
     /// Before the deadline, the grants queued behind the first batch went into a second one, which waited for the
     /// lock until its release and then committed: answered only after the lock was let go.
     @Test func concurrentGrantsAreAnsweredWhileTheLockIsHeld() throws {
-        let waits = Database.WriteWaits(busyTimeoutMilliseconds: 2000, queuedSeconds: 0.5)
+        let waits = Database.WriteWaits(busyTimeoutMilliseconds: 3000, queuedSeconds: 0.5)
         let (dir, database, store, id) = try Self.serverStore("foreign-lock-grants", waits)
         defer {
             database.close()
@@ -110,8 +110,8 @@ struct ForeignWriteLockTests {
         let groupCommit = try #require(store.groupCommit)
         let foreign = try ForeignWriter(database.url.sqlitePath)
         let held = Clock.monotonicSeconds()
-        // Held 1.5 busy timeouts: past the first batch's wait, inside a second one's.
-        let hold = 3.5
+        // Held past the first batch's busy timeout (3 s), and released inside the wait a second batch would make.
+        let hold = 5.0
         let outcomes = Locked<[Int: Outcome]>([:])
         let group = DispatchGroup()
         let grant: @Sendable (Int) throws -> Bool = { n in
@@ -202,7 +202,7 @@ struct ForeignWriteLockTests {
     /// waited are answered at once rather than starting a busy timeout of their own (the type's comment says why).
     /// Their deadline is set far out here, so only that answers them while the lock is held.
     @Test func writesQueuedDuringABusyBatchFailWithIt() throws {
-        let waits = Database.WriteWaits(busyTimeoutMilliseconds: 2000, queuedSeconds: 60)
+        let waits = Database.WriteWaits(busyTimeoutMilliseconds: 3000, queuedSeconds: 60)
         let (dir, database, store, _) = try Self.serverStore("foreign-lock-fail-fast", waits)
         defer {
             database.close()
@@ -211,7 +211,7 @@ struct ForeignWriteLockTests {
         let groupCommit = try #require(store.groupCommit)
         let foreign = try ForeignWriter(database.url.sqlitePath)
         let held = Clock.monotonicSeconds()
-        let hold = 3.5
+        let hold = 5.0
         let outcomes = Locked<[Int: Outcome]>([:])
         let group = DispatchGroup()
         Self.start(group, outcomes, 0) { try groupCommit.perform { _ in true } }
