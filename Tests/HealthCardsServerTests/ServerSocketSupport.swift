@@ -24,13 +24,13 @@ final class InProcessServer {
     init(
         db path: String? = nil, http: (inout HTTPServer.Configuration) -> Void = { _ in },
         service configure: (inout LinkService.Configuration) -> Void = { _ in }, passcodeChecks: Int = 2,
-        passcodeQueue: Int = 64
+        passcodeQueue: Int = 64, writeWaits: Database.WriteWaits = .init()
     ) throws {
         dir = try TestSupport.tempDir("in-process-server")
         clock = TestClock(LinkServiceTests.start)
         database = try Database(
             url: .sqlite(path: path ?? dir.appendingPathComponent("links.db").path), role: .server, create: true,
-            maxConnections: 12, now: LinkServiceTests.start)
+            maxConnections: 12, writeWaits: writeWaits, now: LinkServiceTests.start)
         store = DatabaseLinkStore(database: database)
         let baseURL = try BaseURL(Self.base)
         publisher = LinkPublisher(store: store, baseURL: baseURL)

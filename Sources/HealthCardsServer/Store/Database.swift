@@ -43,6 +43,26 @@ public final class Database: @unchecked Sendable {
     /// The server's SQLite checkpointer's wake-up (nil for an operator's command and PostgreSQL).
     private let checkpointSignal: CheckpointSignal?
 
+    /// How long the server's writes wait while the database's write lock is held (by another process: an open
+    /// `BEGIN IMMEDIATE`, a long `link update`): SQLite's busy timeout of each statement, and the most a manifest's
+    /// grant queued for the group commit waits to be taken into a batch (`GroupCommit.perform`). Tests shorten them.
+    package struct WriteWaits: Sendable {
+        /// Milliseconds a SQLite statement waits for another process's writer before `.unavailable`.
+        package var busyTimeoutMilliseconds: Int32
+        /// Seconds a write queued for the group commit waits to be taken into a batch before `.unavailable`.
+        package var queuedSeconds: Double
+        package init(
+            busyTimeoutMilliseconds: Int32 = Database.busyTimeoutMilliseconds,
+            queuedSeconds: Double = Database.queuedWriteSeconds
+        ) {
+            self.busyTimeoutMilliseconds = max(1, busyTimeoutMilliseconds)
+            self.queuedSeconds = max(0.001, queuedSeconds)
+        }
+    }
+
+    /// See `WriteWaits`.
+    package let writeWaits: WriteWaits
+
     /// Opens the database and brings its schema to this program's version.
     /// - Parameters:
     ///   - url: where it is.
@@ -53,11 +73,22 @@ public final class Database: @unchecked Sendable {
     /// - Throws: `HealthCardError`: `.configuration` with `STORE_CANNOT_OPEN` (no such SQLite file, not a
     ///   file), `.io` with `STORE_UNAVAILABLE` (PostgreSQL cannot be reached) or `STORE_SCHEMA` (newer than this
     ///   program, or not this program's tables).
-    public init(
+    public convenience init(
         url: DatabaseURL, role: Role, create: Bool, maxConnections: Int = 8, checkoutTimeoutSeconds: Int = 5,
         now: Int64
     ) throws(HealthCardError) {
+        try self.init(
+            url: url, role: role, create: create, maxConnections: maxConnections,
+            checkoutTimeoutSeconds: checkoutTimeoutSeconds, writeWaits: WriteWaits(), now: now)
+    }
+
+    /// `init(url:role:create:maxConnections:checkoutTimeoutSeconds:now:)` with other `writeWaits` (tests).
+    package init(
+        url: DatabaseURL, role: Role, create: Bool, maxConnections: Int = 8, checkoutTimeoutSeconds: Int = 5,
+        writeWaits: WriteWaits, now: Int64
+    ) throws(HealthCardError) {
         self.url = url
+        self.writeWaits = writeWaits
         if role == .server, case .sqlite = url { checkpointSignal = CheckpointSignal() } else { checkpointSignal = nil }
         self.role = role
         self.maxConnections = max(1, maxConnections)
@@ -70,7 +101,8 @@ public final class Database: @unchecked Sendable {
         pthread_condattr_destroy(&attributes)
         let first: SQLConnection
         do {
-            first = try Self.connect(url, role: role, create: create, writers: writers, signal: checkpointSignal)
+            first = try Self.connect(
+                url, role: role, create: create, writers: writers, signal: checkpointSignal, waits: writeWaits)
         } catch {
             throw error.healthCardError
         }
@@ -83,7 +115,7 @@ public final class Database: @unchecked Sendable {
         idle.append(first)
         open = 1
         if let checkpointSignal { startCheckpointer(checkpointSignal) }
-        if role == .server { groupCommit = GroupCommit(database: self) }
+        if role == .server { groupCommit = GroupCommit(database: self, deadlineSeconds: writeWaits.queuedSeconds) }
     }
 
     /// The server's SQLite write-ahead log is checkpointed on a thread of its own, not by whichever request's commit
@@ -140,8 +172,12 @@ public final class Database: @unchecked Sendable {
     /// busy timeout (5 s) at every commit, and the log grows until the reader is done, as it must while a reader
     /// still needs it.
     public static let restartWaitMilliseconds = 50
-    /// Milliseconds a SQLite statement waits for another process's writer before `.unavailable`.
-    static let busyTimeoutMilliseconds: Int32 = 5000
+    /// Milliseconds a SQLite statement waits for another process's writer before `.unavailable` (the default of
+    /// `WriteWaits`).
+    package static let busyTimeoutMilliseconds: Int32 = 5000
+    /// Seconds a manifest's grant queued for the group commit waits to be taken into a batch before `.unavailable`
+    /// (the default of `WriteWaits`): the same 5 s as an access record's wait for room in a full queue.
+    package static let queuedWriteSeconds: Double = 5
     /// When the checkpointer may try a RESTART again (monotonic seconds), and the seconds it waited last after
     /// one gave up; its thread alone reads and writes them.
     private var nextRestart = 0.0
@@ -158,7 +194,7 @@ public final class Database: @unchecked Sendable {
             writers.lock()
             defer { writers.unlock() }
             try c.execute("PRAGMA busy_timeout=\(Database.restartWaitMilliseconds)")
-            defer { try? c.execute("PRAGMA busy_timeout=\(Database.busyTimeoutMilliseconds)") }
+            defer { try? c.execute("PRAGMA busy_timeout=\(writeWaits.busyTimeoutMilliseconds)") }
             if case .integer(1)? = try c.query("PRAGMA wal_checkpoint(RESTART)", []).first?.first {
                 restartBackoff = restartBackoff == 0 ? 0.02 : min(1, restartBackoff * 2)
                 nextRestart = Clock.monotonicSeconds() + restartBackoff
@@ -183,14 +219,15 @@ public final class Database: @unchecked Sendable {
     }
 
     private static func connect(
-        _ url: DatabaseURL, role: Role, create: Bool, writers: WriterLock, signal: CheckpointSignal?
+        _ url: DatabaseURL, role: Role, create: Bool, writers: WriterLock, signal: CheckpointSignal?,
+        waits: WriteWaits
     ) throws(StoreError)
         -> SQLConnection
     {
         switch url {
         case .sqlite(let path):
             return try SQLiteConnection(
-                path: path, create: create, busyTimeoutMilliseconds: Database.busyTimeoutMilliseconds,
+                path: path, create: create, busyTimeoutMilliseconds: waits.busyTimeoutMilliseconds,
                 fullSync: role == .operatorCommand,
                 writers: writers, checkpointSignal: signal)
         case .postgresql(let text):
@@ -229,7 +266,8 @@ public final class Database: @unchecked Sendable {
                 open += 1
                 pthread_mutex_unlock(mutex)
                 do {
-                    return try Self.connect(url, role: role, create: false, writers: writers, signal: checkpointSignal)
+                    return try Self.connect(
+                        url, role: role, create: false, writers: writers, signal: checkpointSignal, waits: writeWaits)
                 } catch {
                     pthread_mutex_lock(mutex)
                     open -= 1

@@ -18,16 +18,32 @@ import HealthCardsCore
 ///   `capacity`, in practice those of the last commit's few milliseconds.
 /// - A **waiting write** (`perform`) runs inside the batch's transaction and its caller gets its result only
 ///   once that transaction committed: it is as durable as a transaction of its own, and its answer is never
-///   given before it.
+///   given before it. Its wait is bounded (another process holding the write lock must not stall the server's
+///   request threads, which also serve reads): a write still *queued* (not yet taken into a batch) after
+///   `deadlineSeconds` is taken out of the queue and its caller gets `StoreError(.unavailable)` (503 with
+///   `Retry-After`); its body never runs, so nothing is committed for an answer already given. A write already
+///   *taken* into a batch waits for that batch's outcome, whatever the deadline: its body may have run, and its
+///   caller is answered by what the transaction did (never 503 for a committed grant). A batch waits at most
+///   SQLite's busy timeout (`Database.WriteWaits.busyTimeoutMilliseconds`) for another process's write lock,
+///   after this process's own writes ahead of it on the pool's writer lock (each bounded by that timeout too). So
+///   a waiting write is answered within about `deadlineSeconds` + one busy timeout (10 s by default), with the
+///   pool's other writes idle; never an unbounded wait.
 ///
 /// A batch that fails (the database busy past its timeout, a full disk) is rolled back: its waiting writes get
 /// the error, its records are queued again at the front and retried (after a pause that grows to a second).
+/// When it failed as unavailable (busy, full disk), the waiting writes queued while it ran get the same error at
+/// once rather than a batch of their own: the database has just refused writes for a whole busy timeout, so a
+/// new batch would most likely wait that long again for the same answer, holding a request thread (which could
+/// serve reads meanwhile) for up to twice the timeout. A lock released at that very moment costs those callers
+/// one retry (`Retry-After`), nothing more; the records are kept and retried.
 final class GroupCommit: @unchecked Sendable {
     /// A write whose caller waits for its commit.
     final class Waiter {
         let body: (SQLConnection) throws -> Bool
         // Guarded by the queue's mutex.
         var result: Result<Bool, Error>?
+        /// Taken into a batch by the writer: its body may run, its caller waits for the batch's outcome.
+        var taken = false
         init(_ body: @escaping (SQLConnection) throws -> Bool) { self.body = body }
     }
 
@@ -40,6 +56,14 @@ final class GroupCommit: @unchecked Sendable {
     static let defaultCapacity = 1024
     /// Most records in one multi-row `INSERT`.
     static let rowsPerStatement = 32
+    /// The error of a waiting write still queued after `deadlineSeconds`.
+    static func notTaken(_ seconds: Double) -> StoreError {
+        let shown = seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+        return StoreError(
+            .unavailable,
+            "the database did not take this write within \(shown) s (its write lock stayed held, e.g. by another "
+                + "program's open transaction); nothing was written: try again later")
+    }
 
     /// The pool that owns this writer (`Database.groupCommit`): not retained, which would be a cycle; the pool stops
     /// the writer (joining its thread) in `close()`, which its `deinit` calls, before its memory goes, so the
@@ -48,6 +72,8 @@ final class GroupCommit: @unchecked Sendable {
     unowned(unsafe) let database: Database
     let capacity: Int
     let waitSeconds: Int
+    /// Seconds a waiting write (`perform`) stays queued, not yet taken into a batch, before `.unavailable`.
+    let deadlineSeconds: Double
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     /// Signalled when a job is queued (the writer waits on it).
     private let queued = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
@@ -67,10 +93,21 @@ final class GroupCommit: @unchecked Sendable {
     private(set) var batches = 0
     private(set) var committedRecords = 0
 
-    init(database: Database, capacity: Int = GroupCommit.defaultCapacity, waitSeconds: Int = 5) {
+    /// Jobs queued and not yet taken, and jobs in the batch being written (tests).
+    var backlog: (queued: Int, inBatch: Int) {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return (jobs.count, writing)
+    }
+
+    init(
+        database: Database, capacity: Int = GroupCommit.defaultCapacity, waitSeconds: Int = 5,
+        deadlineSeconds: Double = Database.queuedWriteSeconds
+    ) {
         self.database = database
         self.capacity = max(1, capacity)
         self.waitSeconds = max(1, waitSeconds)
+        self.deadlineSeconds = max(0.001, deadlineSeconds)
         pthread_mutex_init(mutex, nil)
         var attributes = pthread_condattr_t()
         pthread_condattr_init(&attributes)
@@ -90,10 +127,17 @@ final class GroupCommit: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    private func deadline(_ seconds: Int) -> timespec {
+    /// `seconds` from now on the monotonic clock (the conditions' clock).
+    private func deadline(_ seconds: Double) -> timespec {
         var t = timespec()
         clock_gettime(CLOCK_MONOTONIC, &t)
-        t.tv_sec += seconds
+        let whole = seconds.rounded(.down)
+        t.tv_sec += Int(whole)
+        t.tv_nsec += Int((seconds - whole) * 1e9)
+        if t.tv_nsec >= 1_000_000_000 {
+            t.tv_sec += 1
+            t.tv_nsec -= 1_000_000_000
+        }
         return t
     }
 
@@ -121,7 +165,7 @@ final class GroupCommit: @unchecked Sendable {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         try startLocked()
-        var limit = deadline(waitSeconds)
+        var limit = deadline(Double(waitSeconds))
         while records >= capacity && !stopping {
             if pthread_cond_timedwait(done, mutex, &limit) == ETIMEDOUT && records >= capacity {
                 throw StoreError(
@@ -136,6 +180,8 @@ final class GroupCommit: @unchecked Sendable {
     }
 
     /// Runs `body` in the next batch's transaction and returns its result once that transaction committed.
+    /// - Throws: `StoreError(.unavailable)` when it is still queued after `deadlineSeconds` (`body` never runs
+    ///   then), or its batch's error (rolled back: nothing of `body` is kept).
     func perform(_ body: @escaping (SQLConnection) throws -> Bool) throws -> Bool {
         let waiter = Waiter(body)
         pthread_mutex_lock(mutex)
@@ -144,7 +190,22 @@ final class GroupCommit: @unchecked Sendable {
         guard !stopping else { throw StoreError.closed }
         jobs.append(.wait(waiter))
         pthread_cond_signal(queued)
-        while waiter.result == nil { pthread_cond_wait(done, mutex) }
+        var limit = deadline(deadlineSeconds)
+        while waiter.result == nil {
+            if waiter.taken {
+                // In a batch: answered by its outcome (the batch is bounded by the busy timeout).
+                pthread_cond_wait(done, mutex)
+            } else if pthread_cond_timedwait(done, mutex, &limit) == ETIMEDOUT && waiter.result == nil
+                && !waiter.taken
+            {
+                // Out of the queue under the mutex: the writer can no longer take it, its body never runs.
+                jobs.removeAll { job in
+                    if case .wait(let queued) = job { return queued === waiter }
+                    return false
+                }
+                throw Self.notTaken(deadlineSeconds)
+            }
+        }
         return try waiter.result!.get()
     }
 
@@ -154,7 +215,7 @@ final class GroupCommit: @unchecked Sendable {
     func flush(seconds: Int = 10) -> Int {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        var limit = deadline(seconds)
+        var limit = deadline(Double(seconds))
         while (records > 0 || writing > 0) && thread != nil {
             if pthread_cond_timedwait(done, mutex, &limit) == ETIMEDOUT { break }
         }
@@ -205,6 +266,7 @@ final class GroupCommit: @unchecked Sendable {
             }
             let batch = jobs
             jobs.removeAll(keepingCapacity: true)
+            for case .wait(let waiter) in batch { waiter.taken = true }
             writing = batch.count
             pthread_mutex_unlock(mutex)
             let outcome = commit(batch)
@@ -230,6 +292,18 @@ final class GroupCommit: @unchecked Sendable {
                     case .record: again.append(job)
                     case .wait(let waiter): waiter.result = .failure(error)
                     }
+                }
+                if StoreError.unavailable(error) != nil {
+                    // Waiting writes queued while this batch waited in vain: answered now (see the type's comment).
+                    var kept: [Job] = []
+                    for job in jobs {
+                        if case .wait(let waiter) = job {
+                            waiter.result = .failure(error)
+                        } else {
+                            kept.append(job)
+                        }
+                    }
+                    jobs = kept
                 }
                 jobs.insert(contentsOf: again, at: 0)
                 pause = min(1_000_000, max(50_000, pause * 2))
