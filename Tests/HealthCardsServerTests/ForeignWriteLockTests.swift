@@ -110,8 +110,8 @@ struct ForeignWriteLockTests {
         let groupCommit = try #require(store.groupCommit)
         let foreign = try ForeignWriter(database.url.sqlitePath)
         let held = Clock.monotonicSeconds()
-        // Held past the first batch's busy timeout (3 s), and released inside the wait a second batch would make.
-        let hold = 5.0
+        // Held well past the first batch's busy timeout (3 s): 5 s of margin for a loaded machine.
+        let hold = 8.0
         let outcomes = Locked<[Int: Outcome]>([:])
         let group = DispatchGroup()
         let grant: @Sendable (Int) throws -> Bool = { n in
@@ -211,7 +211,7 @@ struct ForeignWriteLockTests {
         let groupCommit = try #require(store.groupCommit)
         let foreign = try ForeignWriter(database.url.sqlitePath)
         let held = Clock.monotonicSeconds()
-        let hold = 5.0
+        let hold = 8.0
         let outcomes = Locked<[Int: Outcome]>([:])
         let group = DispatchGroup()
         Self.start(group, outcomes, 0) { try groupCommit.perform { _ in true } }
@@ -250,7 +250,7 @@ struct ForeignWriteLockTests {
 
         let foreign = try ForeignWriter(s.database.url.sqlitePath)
         let held = Clock.monotonicSeconds()
-        let hold = 5.0
+        let hold = 8.0
         let answers = Locked<[Int: (at: Double, answer: RawHTTP.Answer?)]>([:])
         let group = DispatchGroup()
         func send(_ n: Int, _ request: String) {
