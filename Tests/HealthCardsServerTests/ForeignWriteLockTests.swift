@@ -125,6 +125,12 @@ struct ForeignWriteLockTests {
         let others = 6
         for n in 1...others { Self.start(group, outcomes, n) { try grant(n) } }
         let answeredInTime = group.wait(timeout: .now() + max(0, hold - (Clock.monotonicSeconds() - held))) == .success
+        // The lock still held, with no record to retry: a grant asked now is refused at once (the writer tries the
+        // database with empty transactions meanwhile), not after another busy timeout (3 s).
+        let asked = Clock.monotonicSeconds()
+        let late = Outcome(returnedAt: 0, result: Result { try grant(50) })
+        let lateWait = Clock.monotonicSeconds() - asked
+        #expect(late.isUnavailable && lateWait < 1.5, "\(late.result) after \(lateWait) s")
         foreign.release()
         // No thread is left running: with the lock gone every grant ends.
         group.wait()
@@ -139,6 +145,8 @@ struct ForeignWriteLockTests {
         }
         // None of them was committed; with the lock released a grant is.
         #expect(try store.audit(linkID: id).isEmpty)
+        // The writer's own next try commits, and writes are taken again.
+        #expect(Self.eventually { !groupCommit.backlog.refusing })
         #expect(try grant(100))
         #expect(try store.audit(linkID: id).compactMap(\.recipient) == ["r100"])
     }
@@ -225,8 +233,46 @@ struct ForeignWriteLockTests {
         for (n, outcome) in outcomes.withLock({ $0 }).sorted(by: { $0.key < $1.key }) {
             #expect(outcome.isUnavailable, "write \(n): \(outcome.result)")
         }
-        // The lock released, writes go through again.
+        // The lock released, the writer's next try commits, and writes go through again.
+        #expect(Self.eventually { !groupCommit.backlog.refusing })
         #expect(try groupCommit.perform { _ in true })
+    }
+
+    /// After a batch failed with the database busy, while the next batch tries again (here: the access record it
+    /// could not write), a new waiting write is refused at once instead of waiting another busy timeout behind
+    /// it; once a batch commits, writes go through as before. Before, it waited for the retry's whole busy timeout
+    /// (3 s here).
+    @Test func whileTheDatabaseIsRetriedNewWritesAreRefusedAtOnce() throws {
+        let waits = Database.WriteWaits(busyTimeoutMilliseconds: 3000, queuedSeconds: 60)
+        let (dir, database, store, id) = try Self.serverStore("foreign-lock-breaker", waits)
+        defer {
+            database.close()
+            try? FileManager.default.removeItem(at: dir)
+        }
+        let groupCommit = try #require(store.groupCommit)
+        let foreign = try ForeignWriter(database.url.sqlitePath)
+        defer { foreign.release() }
+        try groupCommit.record(Self.manifestRecord(id, "queued record"))
+        // The first batch (the record) failed after its busy timeout; the second, trying it again, is waiting.
+        #expect(Self.eventually { groupCommit.backlog.failedBatches >= 1 && groupCommit.backlog.inBatch == 1 })
+        let asked = Clock.monotonicSeconds()
+        let bodyRan = Locked(false)
+        let refused = Result {
+            try groupCommit.perform { _ in
+                bodyRan.withLock { $0 = true }
+                return true
+            }
+        }
+        #expect(Outcome(returnedAt: 0, result: refused).isUnavailable, "\(refused)")
+        let waited = Clock.monotonicSeconds() - asked
+        #expect(waited < 1.5, "refused after \(waited) s; the retry's busy timeout is 3 s")
+        #expect(bodyRan.withLock { $0 } == false)
+        foreign.release()
+        // The retried record commits, and writes queue and commit again.
+        #expect(groupCommit.flush(seconds: 10) == 0)
+        #expect(Self.eventually { !groupCommit.backlog.refusing })
+        #expect(try groupCommit.perform { _ in true })
+        #expect(try store.audit(linkID: id).compactMap(\.recipient) == ["queued record"])
     }
 
     /// Over a real socket: while another process holds the write lock, manifest requests still queued are answered

@@ -36,6 +36,13 @@ import HealthCardsCore
 /// new batch would most likely wait that long again for the same answer, holding a request thread (which could
 /// serve reads meanwhile) for up to twice the timeout. A lock released at that very moment costs those callers
 /// one retry (`Retry-After`), nothing more; the records are kept and retried.
+///
+/// For the same reason, after such a failure and until a batch commits again, a new waiting write is refused at
+/// once with `.unavailable` instead of queueing: the database has not taken a write since the failure, and a
+/// request thread blocked for another busy timeout serves nothing else (libmicrohttpd's threads each serve
+/// several connections). The writer itself tries the database again: the records retried, or with none, an
+/// empty write transaction, after a pause that grows from 50 ms to a second. As soon as one commits, writes
+/// queue again as usual.
 final class GroupCommit: @unchecked Sendable {
     /// A write whose caller waits for its commit.
     final class Waiter {
@@ -86,18 +93,23 @@ final class GroupCommit: @unchecked Sendable {
     /// Jobs taken by the writer and not yet settled.
     private var writing = 0
     private var stopping = false
+    /// The last batch failed with the database unavailable (busy, full disk), and none has committed since.
+    private var lastBatchUnavailable = false
     /// The writer stopped itself (`stop()` on its own thread): it commits nothing more.
     private var stoppedByWriter = false
     private var thread: pthread_t?
     /// Batches committed, records committed (for tests and metrics).
     private(set) var batches = 0
+    /// Batches rolled back.
+    private var failedBatches = 0
     private(set) var committedRecords = 0
 
-    /// Jobs queued and not yet taken, and jobs in the batch being written (tests).
-    var backlog: (queued: Int, inBatch: Int) {
+    /// Jobs queued and not yet taken, jobs in the batch being written, batches rolled back so far, and whether new
+    /// waiting writes are refused (the last batch found the database unavailable) (tests).
+    var backlog: (queued: Int, inBatch: Int, failedBatches: Int, refusing: Bool) {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        return (jobs.count, writing)
+        return (jobs.count, writing, failedBatches, lastBatchUnavailable)
     }
 
     init(
@@ -188,6 +200,13 @@ final class GroupCommit: @unchecked Sendable {
         defer { pthread_mutex_unlock(mutex) }
         try startLocked()
         guard !stopping else { throw StoreError.closed }
+        if lastBatchUnavailable {
+            // The database refused the last batch, and the writer is trying it again (see the type's comment).
+            throw StoreError(
+                .unavailable,
+                "the database is not taking writes (its write lock is held, e.g. by another program's open "
+                    + "transaction, or the disk is full); nothing was written: try again later")
+        }
         jobs.append(.wait(waiter))
         pthread_cond_signal(queued)
         var limit = deadline(deadlineSeconds)
@@ -253,7 +272,9 @@ final class GroupCommit: @unchecked Sendable {
         var pause: UInt32 = 0
         pthread_mutex_lock(mutex)
         while true {
-            while jobs.isEmpty && !stopping { pthread_cond_wait(queued, mutex) }
+            // After a batch the database refused, the writer tries again even with nothing queued (an empty
+            // transaction), so that new writes, refused meanwhile, are taken again once it commits.
+            while jobs.isEmpty && !stopping && !lastBatchUnavailable { pthread_cond_wait(queued, mutex) }
             if stopping && (jobs.isEmpty || pause > 0 || stoppedByWriter) {
                 // Stopping: what is still queued after a failed try is failed, not retried for ever.
                 for case .wait(let waiter) in jobs {
@@ -285,6 +306,7 @@ final class GroupCommit: @unchecked Sendable {
                 committedRecords += written
                 batches += 1
                 pause = 0
+                lastBatchUnavailable = false
             case .failure(let error):
                 var again: [Job] = []
                 for job in batch {
@@ -293,7 +315,9 @@ final class GroupCommit: @unchecked Sendable {
                     case .wait(let waiter): waiter.result = .failure(error)
                     }
                 }
-                if StoreError.unavailable(error) != nil {
+                failedBatches += 1
+                lastBatchUnavailable = StoreError.unavailable(error) != nil
+                if lastBatchUnavailable {
                     // Waiting writes queued while this batch waited in vain: answered now (see the type's comment).
                     var kept: [Job] = []
                     for job in jobs {
