@@ -130,18 +130,9 @@ import HealthCardsTestSupport
             #expect(run.stderr.contains("is the address and port of --listen") && run.stderr.contains("port of their own"), "\(run.stderr)")
         }
         // A port held by a listening socket of this test.
-        let held = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        try #require(held >= 0)
+        let (held, heldPort) = try NginxServer.boundSocket()
         defer { close(held) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(held, $0, length) == 0 && getsockname(held, $0, &length) == 0 }
-        }
-        try #require(bound && listen(held, 1) == 0)
-        let heldPort = UInt16(bigEndian: address.sin_port)
+        try #require(listen(held, 1) == 0)
         let run = try TestSupport.run(
             TestSupport.healthcards,
             ["serve", "--db", db, "--listen", "127.0.0.1:\(port)", "--base-url", base, "--metrics-listen", "127.0.0.1:\(heldPort)"])

@@ -75,9 +75,15 @@ package final class NginxServer {
 
     /// A port the kernel hands out for 127.0.0.1 (bound, read and released).
     package static func freePort() throws -> Int {
+        let (fd, port) = try boundSocket()
+        close(fd)
+        return port
+    }
+
+    /// A TCP socket bound to 127.0.0.1 on a port the kernel hands out, and that port (the caller closes it).
+    package static func boundSocket() throws -> (fd: Int32, port: Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw HealthCardError(.io, "socket() failed") }
-        defer { close(fd) }
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -88,8 +94,11 @@ package final class NginxServer {
                 bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
             }
         }
-        guard bound else { throw HealthCardError(.io, "cannot bind 127.0.0.1:0") }
-        return Int(UInt16(bigEndian: addr.sin_port))
+        guard bound else {
+            close(fd)
+            throw HealthCardError(.io, "cannot bind 127.0.0.1:0")
+        }
+        return (fd, Int(UInt16(bigEndian: addr.sin_port)))
     }
 
     package static func accepts(port: Int) -> Bool {
