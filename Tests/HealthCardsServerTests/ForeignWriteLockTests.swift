@@ -40,21 +40,38 @@ struct ForeignWriteLockTests {
         }
     }
 
-    /// A server's pool on a new SQLite file with `waits`, and a link (version 1) to grant manifests of.
-    static func serverStore(_ name: String, _ waits: Database.WriteWaits) throws -> (
-        dir: URL, database: Database, store: DatabaseLinkStore, id: String
-    ) {
-        let dir = try TestSupport.tempDir(name)
-        let database = try Database(
-            url: .sqlite(path: dir.appendingPathComponent("links.db").path), role: .server, create: true,
-            maxConnections: 12, writeWaits: waits, now: LinkServiceTests.start)
-        let store = DatabaseLinkStore(database: database)
-        let publisher = LinkPublisher(store: store, baseURL: try BaseURL(LinkServiceTests.base))
-        let card = try VerifyFixtures.bytes(URL(fileURLWithPath: ServerTestSupport.card))
-        let created = try publisher.create(
-            [LinkContent(contentType: JWE.smartHealthCard, bytes: card)], options: .init(),
-            now: LinkServiceTests.start)
-        return (dir, database, store, created.id)
+    /// A server's pool on a new SQLite file with `waits`, a link (version 1) to grant manifests of, and another
+    /// process's write lock held on it from the start. `close` releases the lock, closes the pool and removes the
+    /// folder.
+    final class Fixture {
+        let dir: URL
+        let database: Database
+        let store: DatabaseLinkStore
+        let id: String
+        let groupCommit: GroupCommit
+        let foreign: ForeignWriter
+
+        init(_ name: String, _ waits: Database.WriteWaits) throws {
+            dir = try TestSupport.tempDir(name)
+            database = try Database(
+                url: .sqlite(path: dir.appendingPathComponent("links.db").path), role: .server, create: true,
+                maxConnections: 12, writeWaits: waits, now: LinkServiceTests.start)
+            store = DatabaseLinkStore(database: database)
+            let publisher = LinkPublisher(store: store, baseURL: try BaseURL(LinkServiceTests.base))
+            let card = try VerifyFixtures.bytes(URL(fileURLWithPath: ServerTestSupport.card))
+            id = try publisher.create(
+                [LinkContent(contentType: JWE.smartHealthCard, bytes: card)], options: .init(),
+                now: LinkServiceTests.start
+            ).id
+            groupCommit = try #require(store.groupCommit)
+            foreign = try ForeignWriter(database.url.sqlitePath)
+        }
+
+        func close() {
+            foreign.release()
+            database.close()
+            try? FileManager.default.removeItem(at: dir)
+        }
     }
 
     static func manifestRecord(_ id: String, _ recipient: String) -> AuditEntry {
@@ -102,13 +119,9 @@ struct ForeignWriteLockTests {
     /// lock until its release and then committed: answered only after the lock was let go.
     @Test func concurrentGrantsAreAnsweredWhileTheLockIsHeld() throws {
         let waits = Database.WriteWaits(busyTimeoutMilliseconds: 3000, queuedSeconds: 0.5)
-        let (dir, database, store, id) = try Self.serverStore("foreign-lock-grants", waits)
-        defer {
-            database.close()
-            try? FileManager.default.removeItem(at: dir)
-        }
-        let groupCommit = try #require(store.groupCommit)
-        let foreign = try ForeignWriter(database.url.sqlitePath)
+        let f = try Fixture("foreign-lock-grants", waits)
+        defer { f.close() }
+        let (store, id, groupCommit, foreign) = (f.store, f.id, f.groupCommit, f.foreign)
         let held = Clock.monotonicSeconds()
         // Held well past the first batch's busy timeout (3 s): 5 s of margin for a loaded machine.
         let hold = 8.0
@@ -158,13 +171,9 @@ struct ForeignWriteLockTests {
     @Test func aQueuedWriteGivesUpAtItsDeadlineAndATakenOneGetsItsBatchOutcome() throws {
         // A busy timeout far past the test: the first batch is still waiting for the lock when it is released.
         let waits = Database.WriteWaits(busyTimeoutMilliseconds: 20_000, queuedSeconds: 0.5)
-        let (dir, database, store, id) = try Self.serverStore("foreign-lock-deadline", waits)
-        defer {
-            database.close()
-            try? FileManager.default.removeItem(at: dir)
-        }
-        let groupCommit = try #require(store.groupCommit)
-        let foreign = try ForeignWriter(database.url.sqlitePath)
+        let f = try Fixture("foreign-lock-deadline", waits)
+        defer { f.close() }
+        let (store, id, groupCommit, foreign) = (f.store, f.id, f.groupCommit, f.foreign)
         let outcomes = Locked<[Int: Outcome]>([:])
         let queuedBodyRan = Locked(false)
         let group = DispatchGroup()
@@ -211,13 +220,9 @@ struct ForeignWriteLockTests {
     /// Their deadline is set far out here, so only that answers them while the lock is held.
     @Test func writesQueuedDuringABusyBatchFailWithIt() throws {
         let waits = Database.WriteWaits(busyTimeoutMilliseconds: 3000, queuedSeconds: 60)
-        let (dir, database, store, _) = try Self.serverStore("foreign-lock-fail-fast", waits)
-        defer {
-            database.close()
-            try? FileManager.default.removeItem(at: dir)
-        }
-        let groupCommit = try #require(store.groupCommit)
-        let foreign = try ForeignWriter(database.url.sqlitePath)
+        let f = try Fixture("foreign-lock-fail-fast", waits)
+        defer { f.close() }
+        let (groupCommit, foreign) = (f.groupCommit, f.foreign)
         let held = Clock.monotonicSeconds()
         let hold = 8.0
         let outcomes = Locked<[Int: Outcome]>([:])
@@ -244,13 +249,9 @@ struct ForeignWriteLockTests {
     /// (3 s here).
     @Test func whileTheDatabaseIsRetriedNewWritesAreRefusedAtOnce() throws {
         let waits = Database.WriteWaits(busyTimeoutMilliseconds: 3000, queuedSeconds: 60)
-        let (dir, database, store, id) = try Self.serverStore("foreign-lock-breaker", waits)
-        defer {
-            database.close()
-            try? FileManager.default.removeItem(at: dir)
-        }
-        let groupCommit = try #require(store.groupCommit)
-        let foreign = try ForeignWriter(database.url.sqlitePath)
+        let f = try Fixture("foreign-lock-breaker", waits)
+        defer { f.close() }
+        let (store, id, groupCommit, foreign) = (f.store, f.id, f.groupCommit, f.foreign)
         defer { foreign.release() }
         try groupCommit.record(Self.manifestRecord(id, "queued record"))
         // The first batch (the record) failed after its busy timeout; the second, trying it again, is waiting.
