@@ -120,7 +120,6 @@ enum ServeCommand {
 
     static var defaultThreads: Int { max(4, 2 * Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
 
-    /// `--listen ADDRESS:PORT`.
     /// Whether two listen addresses can clash on one port: the same address, or either is a wildcard (every
     /// address of the machine).
     static func overlap(_ a: String, _ b: String) -> Bool {
@@ -128,6 +127,7 @@ enum ServeCommand {
         return a == b || wildcards.contains(a) || wildcards.contains(b)
     }
 
+    /// `--listen ADDRESS:PORT`.
     static func parseListen(_ text: String) throws -> (address: String, port: UInt16) {
         let example = "e.g. --listen 127.0.0.1:8080 or --listen '[::1]:8080'"
         var address: Substring

@@ -10,9 +10,8 @@ import HealthCardsServer
 extension Versions {
     /// `(library, version)` for OpenSSL's libcrypto, zlib, libqrencode, libpng, zbar, and the libraries printed
     /// cards (PDF) run with: Cairo, Pango and librsvg; the link server's: libmicrohttpd, SQLite and libpq; in that
-    /// order, each as the loaded library reports it. Then
-    /// libjpeg-turbo and zxing-cpp (reading photographed QR images), which have no run-time version call: the
-    /// versions the program was built with, marked so.
+    /// order, each as the loaded library reports it. Then libjpeg-turbo and zxing-cpp (reading photographed QR
+    /// images), which have no run-time version call: the versions the program was built with, marked so.
     static var runtimeLibraries: [(library: String, version: String)] {
         [
             ("OpenSSL", openSSLRuntimeVersion()),
