@@ -101,6 +101,7 @@ public struct RuleCode: RawRepresentable, Hashable, Sendable, CaseIterable, Cust
     public static let minEmptyElement = RuleCode("MIN_EMPTY_ELEMENT")
     public static let minStringWhitespace = RuleCode("MIN_STRING_WHITESPACE")
     public static let stringControlCharacter = RuleCode("STRING_CONTROL_CHARACTER")
+    public static let stringInvisibleCharacter = RuleCode("STRING_INVISIBLE_CHARACTER")
 
     // FHIR Bundle and SHC IG profiles (digest section 9)
     public static let bundleResourceType = RuleCode("BUNDLE_RESOURCE_TYPE")
@@ -521,6 +522,7 @@ public struct RuleCode: RawRepresentable, Hashable, Sendable, CaseIterable, Cust
         .minEmptyElement,
         .minStringWhitespace,
         .stringControlCharacter,
+        .stringInvisibleCharacter,
         .bundleResourceType,
         .bundleType,
         .bundleFullURL,

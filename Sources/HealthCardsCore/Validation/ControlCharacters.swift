@@ -60,6 +60,79 @@ public enum ControlCharacters {
         }
     }
 
+    /// The first character inside `value` that no one sees and that is not part of its script's spelling: a
+    /// lookalike space, or an invisible format character other than a joiner or variation selector after a
+    /// letter outside ASCII. Nil when there is none.
+    public static func hiddenCharacter(in value: String) -> Unicode.Scalar? {
+        // Every character it looks for is outside ASCII: ASCII text (most of a card) has none to find.
+        guard value.utf8.contains(where: { $0 >= 0x80 }) else { return nil }
+        var previous: Unicode.Scalar?
+        for scalar in value.unicodeScalars {
+            defer { previous = scalar }
+            guard scalar.value >= 0x80 else { continue }
+            if isLookalikeSpace(scalar) { return scalar }
+            guard isInvisibleFormat(scalar) else { continue }
+            if isSpelling(scalar), let previous, previous.value >= 0x80, !isInvisibleFormat(previous),
+                !isLookalikeSpace(previous)
+            {
+                continue
+            }
+            return scalar
+        }
+        return nil
+    }
+
+    /// Joiners and variation selectors, which some scripts and emoji spell with.
+    private static func isSpelling(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x200C, 0x200D, 0xFE00...0xFE0F, 0x180B...0x180D, 0x180F, 0xE0100...0xE01EF: return true
+        default: return false
+        }
+    }
+
+    /// What a hidden character is, for messages: `U+00A0 (a no-break space), which looks like a space but is not one`.
+    public static func describeHidden(_ scalar: Unicode.Scalar) -> String {
+        let name: String
+        switch scalar.value {
+        case 0x00A0: name = "a no-break space"
+        case 0x202F: name = "a narrow no-break space"
+        case 0x2000...0x200A, 0x205F: name = "a space of another width"
+        case 0x200B: name = "a zero-width space"
+        case 0x200C: name = "a zero-width non-joiner"
+        case 0x200D: name = "a zero-width joiner"
+        case 0xFEFF: name = "a byte order mark (zero-width no-break space)"
+        case 0x00AD: name = "a soft hyphen"
+        case 0x2060: name = "a word joiner"
+        case 0x200E: name = "LEFT-TO-RIGHT MARK, a text direction control"
+        case 0x200F: name = "RIGHT-TO-LEFT MARK, a text direction control"
+        case 0x061C: name = "ARABIC LETTER MARK, a text direction control"
+        case 0x202A: name = "LEFT-TO-RIGHT EMBEDDING, a text direction control"
+        case 0x202B: name = "RIGHT-TO-LEFT EMBEDDING, a text direction control"
+        case 0x202C: name = "POP DIRECTIONAL FORMATTING, a text direction control"
+        case 0x202D: name = "LEFT-TO-RIGHT OVERRIDE, a text direction control"
+        case 0x202E: name = "RIGHT-TO-LEFT OVERRIDE, a text direction control"
+        case 0x2066: name = "LEFT-TO-RIGHT ISOLATE, a text direction control"
+        case 0x2067: name = "RIGHT-TO-LEFT ISOLATE, a text direction control"
+        case 0x2068: name = "FIRST STRONG ISOLATE, a text direction control"
+        case 0x2069: name = "POP DIRECTIONAL ISOLATE, a text direction control"
+        default: name = "an invisible format character"
+        }
+        let seen: String
+        switch scalar.value {
+        case 0x202E:
+            seen = "which no one sees, and which reverses how the text after it is shown (right to left, letter by letter), "
+                + "so what is read is not what is stored"
+        case 0x202D:
+            seen = "which no one sees, and which forces the text after it to be shown left to right whatever its script, "
+                + "so what is read may not be what is stored"
+        case 0x202A, 0x202B, 0x2066...0x2068:
+            seen = "which no one sees, and which changes the direction the text after it is shown in"
+        default:
+            seen = isLookalikeSpace(scalar) ? "which looks like a space but is not one" : "which no one sees"
+        }
+        return "\(codePoint(scalar)) (\(name)), \(seen)"
+    }
+
     /// True for what `escaped` writes as an escape: terminal controls (`isTerminalControl`), invisible
     /// format characters (`isInvisibleFormat`) and spaces that look like U+0020 (`isLookalikeSpace`).
     public static func mustEscape(_ scalar: Unicode.Scalar) -> Bool {

@@ -119,6 +119,13 @@ enum MinimizationRules {
                 f.error(.minStringWhitespace, path.text, "empty string or leading/trailing whitespace: \(quoted(node))")
             }
             if ControlCharacters.firstForbidden(in: s) != nil { checkString(s, path: path.text, findings: &f) }
+            if let hidden = ControlCharacters.hiddenCharacter(in: s) {
+                f.add(
+                    .stringInvisibleCharacter, path.text,
+                    "\(quoted(node)) holds \(ControlCharacters.describeHidden(hidden)): in a card, the value differs from "
+                        + "the one everyone reads; remove it from the source data",
+                    f.purpose == .issuing ? .error : .warning)
+            }
         default: break
         }
     }

@@ -46,6 +46,7 @@ public struct RejectedRow: Sendable, Equatable {
         case .inputNotBundle: return "the record is not a FHIR Bundle"
         case .inputEmpty: return "the file is empty"
         case .inputInvisibleCharacter: return "a value holds an invisible character (a lookalike or zero-width space, a direction control)"
+        case .stringInvisibleCharacter: return "a Bundle string holds an invisible character (a lookalike or zero-width space, a direction control)"
         case .csvQuoting: return "broken quoting: a stray or unclosed quote"
         case .csvFieldCount: return "the row has more or fewer fields than the header"
         case .csvHeader: return "the header lacks a column the template needs"
