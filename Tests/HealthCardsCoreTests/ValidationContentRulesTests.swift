@@ -109,6 +109,16 @@ import HealthCardsTestSupport
             let checked = try CheckedBundle.minimizing(Self.immunization { $0["meta"] = meta }, now: Self.now)
             #expect(checked.errors.map(\.code) == [.minMeta], "\(meta): \(checked.findings)")
         }
+        // A `security` written wrong (an object, a string, a number) is the label gone wrong: kept and refused, not
+        // minimized away with the other Meta elements (a variant hunt had `issue` sign such Bundles without it).
+        for security: JSONValue in [
+            .object(["system": "https://smarthealth.cards/ial", "code": "IAL2"]), .string("IAL2"), .integer(2),
+        ] {
+            let checked = try CheckedBundle.minimizing(
+                Self.immunization { $0["meta"] = .object(["versionId": "3", "security": security]) }, now: Self.now)
+            #expect(checked.errors.map(\.code) == [.metaSecurity], "\(security): \(checked.findings)")
+            #expect(checked.bundle["entry"]?[1]?["resource"]?["meta"] == .object(["security": security]))
+        }
         for code in MinimizationRules.ialCodes {
             let good = Self.verifyFindings(
                 Self.immunization {

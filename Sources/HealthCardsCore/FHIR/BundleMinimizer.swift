@@ -7,7 +7,8 @@
 ///   data-minimization and US Patient profiles: it would show the issuer's record numbers to every verifier;
 ///   `vc.rid` is derived from it before minimization, `PatientIdentity.ofBundle`); a `meta` of FHIR Meta
 ///   elements is removed unless
-///   it holds `security`, in which case only `meta.security` stays (the identity-assurance label). A
+///   it holds `security`, in which case only `meta.security` stays (the identity-assurance label, or a
+///   `security` that is not a list of Codings, for the validator to refuse). A
 ///   `meta` that is not a FHIR Meta (a string, an unknown member) is left as it is, for the validator
 ///   to refuse: it is not data to drop silently;
 /// - `CodeableConcept.text` (any object with `coding`) and `Coding.display` (any object with both
@@ -139,7 +140,9 @@ public enum BundleMinimizer {
             out.removeValue(forKey: "identifier")
         }
         if steps.contains(.meta), let meta = out["meta"]?.objectValue, meta.keys.allSatisfy(metaElements.contains) {
-            if let security = meta["security"], security.arrayValue?.isEmpty == false {
+            // A `security` member is kept whatever it holds: the identity-assurance label, or (an object, a string,
+            // an empty list) a label written wrong, for the validator to refuse (`META_SECURITY`), never dropped.
+            if let security = meta["security"] {
                 out["meta"] = .object(["security": security])
             } else {
                 out.removeValue(forKey: "meta")
