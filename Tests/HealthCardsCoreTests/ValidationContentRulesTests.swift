@@ -221,6 +221,50 @@ import HealthCardsTestSupport
         #expect(finding?.message.contains(says) == true, "\(f)")
     }
 
+    /// A qualitative result is a SNOMED CT finding or a listed LOINC answer code: a LOINC test code, a coding with no
+    /// system, or another system in `valueCodeableConcept` is refused (a variant hunt had each signed and verified
+    /// "OK"); a component's code and value get the checks of the Observation's own (they were not checked at all).
+    @Test(arguments: [
+        ([("system", Terminology.loinc), ("code", "94500-6")], "valueCodeableConcept", RuleCode.observationValue, ".code", "is a LOINC test code"),
+        ([("code", "garbage")], "valueCodeableConcept", .observationValue, ".system", "has no system"),
+        ([("code", "LA11883-8")], "valueCodeableConcept", .observationValue, ".system", "has no system"),
+        ([("system", "http://example.org/results"), ("code", "neg")], "valueCodeableConcept", .observationValue, ".system", "is coded in"),
+    ])
+    func resultsAreTheIGsValueSet(coding: [(String, String)], element: String, code: RuleCode, at suffix: String, says: String) {
+        let value = JSONValue.object(JSONObject(coding.map { ($0.0, JSONValue.string($0.1)) }))
+        let f = Self.verifyFindings(TestBundles.labBundle { $0[element] = .object(["coding": [value]]) }).filter(\.isError)
+        let finding = f.first { $0.code == code }
+        #expect(finding?.location.path == "Bundle.entry[1].resource.\(element).coding[0]\(suffix)", "\(f)")
+        #expect(finding?.message.contains(says) == true, "\(f)")
+    }
+
+    @Test func componentsAreCheckedAsTheObservationIs() {
+        func component(code: String, value: JSONValue) -> JSONValue {
+            .object([
+                "code": .object(["coding": [.object(["system": .string(Terminology.loinc), "code": .string(code)])]]),
+                "valueCodeableConcept": .object(["coding": [value]]),
+            ])
+        }
+        let supervised = JSONValue.object(["system": .string(Terminology.snomedCT), "code": "1208522006"])
+        let good = Self.verifyFindings(TestBundles.labBundle { $0["component"] = [component(code: "94558-4", value: supervised)] })
+        #expect(good.filter(\.isError).isEmpty, "\(good)")
+        let bad = Self.verifyFindings(
+            TestBundles.labBundle {
+                $0["component"] = [
+                    component(code: "12345-6", value: .object(["system": .string(Terminology.loinc), "code": "LA99999-9"])),
+                    component(code: "LA11883-8", value: supervised),
+                ]
+            }
+        ).filter(\.isError).map { "\($0.code.rawValue) \($0.location.path ?? "")" }
+        let p = "Bundle.entry[1].resource.component"
+        #expect(
+            bad == [
+                "CODE_LOINC_INVALID \(p)[0].code.coding[0].code",
+                "CODE_LOINC_INVALID \(p)[0].valueCodeableConcept.coding[0].code",
+                "CODE_LOINC_INVALID \(p)[1].code.coding[0].code",
+            ], "\(bad)")
+    }
+
     @Test func effectiveIsOneDateTimeOrPeriod() {
         func errors(_ change: @escaping (inout JSONObject) -> Void) -> [String] {
             Self.verifyFindings(TestBundles.labBundle(change)).filter(\.isError).map {

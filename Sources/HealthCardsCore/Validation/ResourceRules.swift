@@ -172,12 +172,52 @@ enum ObservationRules {
             f.error(.observationValue, path + ".value[x]", "value[x] (the result) is required")
         }
         for (i, coding) in (resource["valueCodeableConcept"]?["coding"]?.arrayValue ?? []).enumerated() {
-            TerminologyRules.checkCoding(coding, path: "\(path).valueCodeableConcept.coding[\(i)]", isResult: true, findings: &f)
+            checkResultCoding(coding, path: "\(path).valueCodeableConcept.coding[\(i)]", findings: &f)
+        }
+        // Components (the IG's specimen-supervision status): each one's code is a test's code, its value a result.
+        for (c, component) in (resource["component"]?.arrayValue ?? []).enumerated() {
+            let at = "\(path).component[\(c)]"
+            for (i, coding) in (component["code"]?["coding"]?.arrayValue ?? []).enumerated() {
+                TerminologyRules.checkCoding(coding, path: "\(at).code.coding[\(i)]", findings: &f)
+            }
+            for (i, coding) in (component["valueCodeableConcept"]?["coding"]?.arrayValue ?? []).enumerated() {
+                checkResultCoding(coding, path: "\(at).valueCodeableConcept.coding[\(i)]", findings: &f)
+            }
         }
         if let text = resource["valueString"]?.stringValue, text.count >= 20 {
             f.warn(.observationValueString, path + ".valueString", "valueString SHOULD be under 20 characters; prefer a SNOMED CT coded result")
         }
         checkReferenceRange(resource, path: path, findings: &f)
+    }
+
+    /// A qualitative result's coding (`valueCodeableConcept`, digest section 9): a SNOMED CT finding, or a LOINC
+    /// answer code of the IG's list. A coding without a system means nothing; a LOINC test code (not an answer
+    /// code) names what was measured, not what was found; another system is not the IG's value set.
+    static func checkResultCoding(_ coding: JSONValue, path: String, findings f: inout BundleValidator.Findings) {
+        let expected = "a qualitative result is a SNOMED CT finding (\(Terminology.snomedCT), e.g. 260385009 Negative, "
+            + "10828004 Positive) or one of the LOINC answer codes the SHC IG lists"
+        guard let system = coding["system"]?.stringValue else {
+            if let code = coding["code"] {
+                f.error(.observationValue, path + ".system", "the result \(quoted(code)) has no system, so it means nothing: \(expected)")
+            } else {
+                TerminologyRules.checkCoding(coding, path: path, isResult: true, findings: &f)
+            }
+            return
+        }
+        // A valid LOINC term where a result belongs (an invalid one gets CODE_LOINC_INVALID from `checkCoding`).
+        if system == Terminology.loinc, let code = coding["code"]?.stringValue, !LabResultLOINCAnswer.looksLikeAnswerCode(code),
+            Terminology.problem(system: system, code: code) == nil
+        {
+            f.error(
+                .observationValue, path + ".code",
+                "\(Quote.text(code)) is a LOINC test code: it names what was measured, not what was found; \(expected)")
+            return
+        }
+        if system != Terminology.snomedCT && system != Terminology.loinc {
+            f.error(.observationValue, path + ".system", "the result is coded in \(Quote.text(system)); \(expected)")
+            return
+        }
+        TerminologyRules.checkCoding(coding, path: path, isResult: true, findings: &f)
     }
 
     /// IG `profiles_lab.fsh` and `invariants.fsh` (both #warning): a quantitative result SHOULD include a reference
