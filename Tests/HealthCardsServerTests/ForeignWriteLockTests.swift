@@ -276,6 +276,37 @@ struct ForeignWriteLockTests {
         #expect(try store.audit(linkID: id).compactMap(\.recipient) == ["queued record"])
     }
 
+    /// While the database refuses the group commit's batches, the server's other writes (a wrong passcode's count, a
+    /// poll, the health check) are refused at once too: a trial saw seven wrong passcodes wait in line on the pool's
+    /// writer lock, 5 s each, the last answered after 45 s. Once a batch commits they go through again.
+    @Test func otherServerWritesAreRefusedAtOnceWhileTheDatabaseIs() throws {
+        let f = try Fixture("foreign-lock-other-writes", Database.WriteWaits(busyTimeoutMilliseconds: 3000, queuedSeconds: 60))
+        defer { f.close() }
+        let (store, id, groupCommit, foreign) = (f.store, f.id, f.groupCommit, f.foreign)
+        try groupCommit.record(Self.manifestRecord(id, "queued record"))
+        #expect(Self.eventually { groupCommit.backlog.failedBatches >= 1 })
+        let outcomes = Locked<[Int: Outcome]>([:])
+        let group = DispatchGroup()
+        let asked = Clock.monotonicSeconds()
+        for n in 0..<6 {
+            Self.start(group, outcomes, n) {
+                n % 2 == 0
+                    ? try store.spendAttempt(linkID: id, now: LinkServiceTests.start) != nil
+                    : try store.poll(linkID: id, recipientHash: "h\(n)", now: LinkServiceTests.start, interval: 60) != nil
+            }
+        }
+        group.wait()
+        let waited = Clock.monotonicSeconds() - asked
+        for (n, outcome) in outcomes.withLock({ $0 }).sorted(by: { $0.key < $1.key }) {
+            #expect(outcome.isUnavailable, "write \(n): \(outcome.result)")
+        }
+        // One busy timeout is 3 s; six writes in line were 18 s.
+        #expect(waited < 1.5, "the six writes took \(waited) s")
+        foreign.release()
+        #expect(Self.eventually { !groupCommit.backlog.refusing })
+        #expect(try store.poll(linkID: id, recipientHash: "after", now: LinkServiceTests.start, interval: 60) == nil)
+    }
+
     /// Over a real socket: while another process holds the write lock, manifest requests still queued are answered
     /// 503 with Retry-After at their deadline, which frees the request threads, so a location of a manifest given
     /// earlier is answered 200 meanwhile; the request whose grant was already in a batch is answered 200 once the

@@ -35,7 +35,7 @@ public final class Database: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let returned = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     /// SQLite: the writers of this pool queue here rather than sleep in SQLite's busy handler.
-    private let writers = WriterLock()
+    let writers = WriterLock()
     /// The server's one writer of group-committed access records (`Role.server`; nil for an operator's command),
     /// shared by every store on this pool, so a flush (a clean stop, `audit`) commits every record queued by any
     /// of them. Stopped (flushed) by `close()`.

@@ -202,10 +202,7 @@ final class GroupCommit: @unchecked Sendable {
         guard !stopping else { throw StoreError.closed }
         if lastBatchUnavailable {
             // The database refused the last batch, and the writer is trying it again (see the type's comment).
-            throw StoreError(
-                .unavailable,
-                "the database is not taking writes (its write lock is held, e.g. by another program's open "
-                    + "transaction, or the disk is full); nothing was written: try again later")
+            throw SQLiteConnection.writesRefused
         }
         jobs.append(.wait(waiter))
         pthread_cond_signal(queued)
@@ -270,6 +267,7 @@ final class GroupCommit: @unchecked Sendable {
     /// The writer: takes everything queued, commits it in one transaction, settles it, again.
     private func write() {
         var pause: UInt32 = 0
+        database.writers.exemptThisThread()
         pthread_mutex_lock(mutex)
         while true {
             // After a batch the database refused, the writer tries again even with nothing queued (an empty
@@ -307,6 +305,7 @@ final class GroupCommit: @unchecked Sendable {
                 batches += 1
                 pause = 0
                 lastBatchUnavailable = false
+                database.writers.refuseWrites(false)
             case .failure(let error):
                 var again: [Job] = []
                 for job in batch {
@@ -317,6 +316,9 @@ final class GroupCommit: @unchecked Sendable {
                 }
                 failedBatches += 1
                 lastBatchUnavailable = StoreError.unavailable(error) != nil
+                // The server's other writes (a wrong passcode's count, a poll, a single-use location, the health
+                // check) are refused at once too, instead of each waiting the busy timeout in line.
+                database.writers.refuseWrites(lastBatchUnavailable)
                 if lastBatchUnavailable {
                     // Waiting writes queued while this batch waited in vain: answered now (see the type's comment).
                     var kept: [Job] = []

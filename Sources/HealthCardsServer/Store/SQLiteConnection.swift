@@ -1,5 +1,6 @@
 internal import CSQLite
 import HealthCardsCore
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -235,8 +236,15 @@ final class SQLiteConnection: SQLConnection {
 
     func begin(write: Bool, durable: Bool) throws(StoreError) {
         if write, let writers {
+            // Refused before queueing for the lock and again once it is held: a write that waited behind a batch
+            // the database refused would wait the busy timeout in vain too (`GroupCommit`).
+            if writers.refusesThisThread { throw Self.writesRefused }
             writers.lock()
             holdsWriters = true
+            if writers.refusesThisThread {
+                releaseWriters()
+                throw Self.writesRefused
+            }
         }
         do {
             if durable && synchronous != "FULL" {
@@ -252,6 +260,12 @@ final class SQLiteConnection: SQLConnection {
             throw error
         }
     }
+
+    /// A server write refused while the database is not taking writes (`WriterLock.refuseWrites`).
+    static let writesRefused = StoreError(
+        .unavailable,
+        "the database is not taking writes (its write lock is held, e.g. by another program's open transaction, or "
+            + "the disk is full); nothing was written: try again later")
 
     func commit() throws(StoreError) {
         defer {
@@ -340,6 +354,11 @@ final class CheckpointSignal: @unchecked Sendable {
 /// A mutex the SQLite connections of one pool take for writing (see `SQLiteConnection.init`).
 final class WriterLock: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    /// The server's writes are refused at once (`GroupCommit`: its last batch found the database unavailable, e.g.
+    /// another process holds the write lock), except on the group commit's own writer thread, which tries again.
+    private let refusing = Atomic<Bool>(false)
+    /// The group commit's writer thread (`pthread_self()`), 0 before it starts.
+    private let exempt = Atomic<UInt>(0)
     init() { pthread_mutex_init(mutex, nil) }
     deinit {
         pthread_mutex_destroy(mutex)
@@ -347,4 +366,14 @@ final class WriterLock: @unchecked Sendable {
     }
     func lock() { pthread_mutex_lock(mutex) }
     func unlock() { pthread_mutex_unlock(mutex) }
+
+    /// Sets whether writes on other threads than the exempt one are refused.
+    func refuseWrites(_ on: Bool) { refusing.store(on, ordering: .sequentiallyConsistent) }
+    /// Makes the calling thread the one whose writes are never refused (the group commit's writer).
+    func exemptThisThread() { exempt.store(UInt(pthread_self()), ordering: .sequentiallyConsistent) }
+    /// True when a write on the calling thread is to be refused now.
+    var refusesThisThread: Bool {
+        refusing.load(ordering: .sequentiallyConsistent)
+            && exempt.load(ordering: .sequentiallyConsistent) != UInt(pthread_self())
+    }
 }
