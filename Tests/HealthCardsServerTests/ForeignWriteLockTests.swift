@@ -307,6 +307,27 @@ struct ForeignWriteLockTests {
         #expect(try store.poll(linkID: id, recipientHash: "after", now: LinkServiceTests.start, interval: 60) == nil)
     }
 
+    /// An operator's command that only reads (`link list`, `link audit`) opens the database and reads while
+    /// another process holds its write lock (the schema check reads; it used to take the write lock and fail after
+    /// the busy timeout); one that writes fails saying another program holds the lock.
+    @Test func readsOpenTheDatabaseWhileAnotherProgramWrites() throws {
+        let f = try Fixture("foreign-lock-operator", Database.WriteWaits(busyTimeoutMilliseconds: 300, queuedSeconds: 1))
+        defer { f.close() }
+        let reader = try Database(
+            url: f.database.url, role: .operatorCommand, create: false,
+            writeWaits: Database.WriteWaits(busyTimeoutMilliseconds: 300), now: LinkServiceTests.start)
+        defer { reader.close() }
+        let store = DatabaseLinkStore(database: reader)
+        #expect(try store.links().map(\.id) == [f.id])
+        #expect(try store.audit(linkID: f.id).isEmpty)
+        do {
+            _ = try store.deactivate(linkID: f.id, now: LinkServiceTests.start)
+            Issue.record("a write went through another program's write lock")
+        } catch {
+            #expect("\(error)".contains("another program holds the database's write lock"), "\(error)")
+        }
+    }
+
     /// Over a real socket: while another process holds the write lock, manifest requests still queued are answered
     /// 503 with Retry-After at their deadline, which frees the request threads, so a location of a manifest given
     /// earlier is answered 200 meanwhile; the request whose grant was already in a batch is answered 200 once the

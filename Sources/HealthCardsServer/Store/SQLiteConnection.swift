@@ -160,8 +160,12 @@ final class SQLiteConnection: SQLConnection {
     /// The error for SQLite status `code` on the current connection. Busy and locked (another writer held
     /// the lock past the timeout), I/O errors and a full disk are `.unavailable`: a later try may succeed.
     private func error(_ code: Int32, _ what: String) -> StoreError {
-        let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "no connection"
+        var message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "no connection"
         let primary = code & 0xFF
+        if primary == SQLITE_BUSY {
+            message += " (another program holds the database's write lock, e.g. an open transaction in an sqlite3 "
+                + "session or a link being made or updated; try again when it ends)"
+        }
         let transient = [SQLITE_BUSY, SQLITE_LOCKED, SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN, SQLITE_PROTOCOL]
         return StoreError(transient.contains(primary) ? .unavailable : .failed, "SQLite \(what): \(message)")
     }
