@@ -127,30 +127,30 @@ enum ServeCommand {
         return a == b || wildcards.contains(a) || wildcards.contains(b)
     }
 
-    /// `--listen ADDRESS:PORT`.
-    static func parseListen(_ text: String) throws -> (address: String, port: UInt16) {
-        let example = "e.g. --listen 127.0.0.1:8080 or --listen '[::1]:8080'"
+    /// `--listen ADDRESS:PORT` (or `--metrics-listen`: `option` names it in messages).
+    static func parseListen(_ text: String, option: String = "listen") throws -> (address: String, port: UInt16) {
+        let example = "e.g. --\(option) 127.0.0.1:8080 or --\(option) '[::1]:8080'"
         var address: Substring
         var port: Substring
         if text.hasPrefix("[") {
             guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else {
-                throw HealthCardError(.configuration, "--listen \(Quote.text(text)) is not [IPv6]:PORT; \(example)")
+                throw HealthCardError(.configuration, "--\(option) \(Quote.text(text)) is not [IPv6]:PORT; \(example)")
             }
             address = text[text.index(after: text.startIndex)..<close]
             port = text[text.index(close, offsetBy: 2)...]
         } else {
             guard let colon = text.lastIndex(of: ":") else {
-                throw HealthCardError(.configuration, "--listen \(Quote.text(text)) has no port; \(example)")
+                throw HealthCardError(.configuration, "--\(option) \(Quote.text(text)) has no port; \(example)")
             }
             address = text[..<colon]
             port = text[text.index(after: colon)...]
         }
         guard let number = UInt16(port) else {
             throw HealthCardError(
-                .configuration, "--listen \(Quote.text(text)): the port is not 0 to 65535; \(example)")
+                .configuration, "--\(option) \(Quote.text(text)): the port is not 0 to 65535; \(example)")
         }
         guard !address.isEmpty else {
-            throw HealthCardError(.configuration, "--listen \(Quote.text(text)) has no address; \(example)")
+            throw HealthCardError(.configuration, "--\(option) \(Quote.text(text)) has no address; \(example)")
         }
         return (String(address), number)
     }
@@ -241,7 +241,7 @@ enum ServeCommand {
         if parsed.value("audit-days") != nil {
             service.auditDays = try integer(parsed, "audit-days", default: 0, range: 1...36500)
         }
-        let metricsListen = try parsed.value("metrics-listen").map(parseListen)
+        let metricsListen = try parsed.value("metrics-listen").map { try parseListen($0, option: "metrics-listen") }
         if let metricsListen, metricsListen.port != 0, metricsListen.port == listen.port,
             Self.overlap(metricsListen.address, listen.address)
         {

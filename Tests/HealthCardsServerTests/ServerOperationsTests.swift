@@ -129,6 +129,11 @@ import HealthCardsTestSupport
             #expect(run.status == 2, "\(run.stderr)")
             #expect(run.stderr.contains("is the address and port of --listen") && run.stderr.contains("port of their own"), "\(run.stderr)")
         }
+        // A malformed --metrics-listen is named as such (it was reported as --listen).
+        let malformed = try TestSupport.run(
+            TestSupport.healthcards,
+            ["serve", "--db", db, "--listen", "127.0.0.1:\(port)", "--base-url", base, "--metrics-listen", "foo"])
+        #expect(malformed.status == 2 && malformed.stderr.contains("--metrics-listen 'foo' has no port"), "\(malformed.stderr)")
         // A port held by a listening socket of this test.
         let (held, heldPort) = try NginxServer.boundSocket()
         defer { close(held) }
