@@ -45,7 +45,8 @@ struct MHD_Daemon *CMHD_start(const CMHD_config *config, MHD_AccessHandlerCallba
     struct MHD_OptionItem options[] = {
         {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)cmhd_log, logger},
         {MHD_OPTION_SOCK_ADDR, 0, &storage},
-        {MHD_OPTION_THREAD_POOL_SIZE, config->threads, NULL},
+        /* One thread is the daemon's own polling thread, no pool: libmicrohttpd warns about a pool of 1. */
+        {MHD_OPTION_THREAD_POOL_SIZE, config->threads == 1 ? 0 : config->threads, NULL},
         {MHD_OPTION_CONNECTION_LIMIT, config->connection_limit, NULL},
         {MHD_OPTION_PER_IP_CONNECTION_LIMIT, config->per_client_limit, NULL},
         {MHD_OPTION_CONNECTION_TIMEOUT, config->timeout_seconds, NULL},
