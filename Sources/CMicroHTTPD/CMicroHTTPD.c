@@ -45,8 +45,6 @@ struct MHD_Daemon *CMHD_start(const CMHD_config *config, MHD_AccessHandlerCallba
     struct MHD_OptionItem options[] = {
         {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)cmhd_log, logger},
         {MHD_OPTION_SOCK_ADDR, 0, &storage},
-        /* One thread is the daemon's own polling thread, no pool: libmicrohttpd warns about a pool of 1. */
-        {MHD_OPTION_THREAD_POOL_SIZE, config->threads == 1 ? 0 : config->threads, NULL},
         {MHD_OPTION_CONNECTION_LIMIT, config->connection_limit, NULL},
         {MHD_OPTION_PER_IP_CONNECTION_LIMIT, config->per_client_limit, NULL},
         {MHD_OPTION_CONNECTION_TIMEOUT, config->timeout_seconds, NULL},
@@ -55,6 +53,9 @@ struct MHD_Daemon *CMHD_start(const CMHD_config *config, MHD_AccessHandlerCallba
         {MHD_OPTION_STRICT_FOR_CLIENT, 1, NULL},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, completed_context},
         {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)notify, notify_context},
+        /* Last: one thread is the daemon's own polling thread, and the option is left out (libmicrohttpd warns
+           about a pool of 0 or 1 at every start). */
+        {config->threads == 1 ? MHD_OPTION_END : MHD_OPTION_THREAD_POOL_SIZE, config->threads, NULL},
         {MHD_OPTION_END, 0, NULL},
     };
     struct MHD_Daemon *daemon = MHD_start_daemon(flags, config->port, NULL, NULL, handler, handler_context,
