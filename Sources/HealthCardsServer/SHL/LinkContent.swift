@@ -34,9 +34,16 @@ public struct LinkContent: Sendable {
                 "\(name) is \(bytes.count) bytes; a link file holds at most \(maxBytes) (its JWE must stay within \(JWE.maxCompactBytes))"
             )
         }
-        guard let value = try? JSONParser.parse(bytes), let object = value.objectValue else {
+        let value: JSONValue
+        do { value = try JSONParser.parseFailing(bytes) } catch {
+            // What the parser found and where: a duplicate member, nesting too deep, bytes after the end.
             throw HealthCardError(
-                .input, "\(name) is not a JSON object: give a .smart-health-card file or a FHIR resource in JSON")
+                .input, "\(name) is not valid JSON (\(error.description)): give a .smart-health-card file or a FHIR "
+                    + "resource in JSON", code: .jsonInvalid)
+        }
+        guard let object = value.objectValue else {
+            throw HealthCardError(
+                .input, "\(name) is JSON but not an object: give a .smart-health-card file or a FHIR resource in JSON")
         }
         if let credentials = object["verifiableCredential"] {
             guard let list = credentials.arrayValue, !list.isEmpty,
