@@ -481,10 +481,12 @@ enum LinkCommand {
             try LinkPublisher(store: store, baseURL: base).create(contents, options: options, now: Clock.nowSeconds())
         }
         let text = created.link.text
+        var qrWritten: String?
         do {
             if let qr = parsed.value("qr") {
                 let png = try QRImage().png(try QRCode(link: text))
                 try FileIO.writeAtomically(png, to: qr, access: .ownerOnly)
+                qrWritten = qr
             }
             if let out = parsed.value("out") {
                 try FileIO.writeAtomically(Array((text + "\n").utf8), to: out, access: .ownerOnly)
@@ -492,11 +494,15 @@ enum LinkCommand {
                 print(text)
             }
         } catch let error as HealthCardError {
-            // The link is in the database, active, and its key only in `text`, which was not written: say so.
+            // The link is in the database, active, and its key only in `text` (and the QR image, if written), which
+            // was not written: say so, with the command to close it as it would be typed.
+            let held =
+                qrWritten.map { "its key is only in the QR image \(ControlCharacters.escaped($0))" }
+                ?? "its key is stored nowhere"
             throw HealthCardError(
                 error.kind,
-                "\(error.text). The link \(created.id) was made but its text was not written, and its key is stored nowhere: "
-                    + "close it with `healthcards link deactivate --db DB --id \(created.id)` and make a new one")
+                "\(error.text). The link \(created.id) was made but its text was not written, and \(held): close it "
+                    + "with `healthcards link deactivate --db \(Self.shellWord(url.description)) --id \(created.id)` and make a new one")
         }
         var summary =
             "link \(created.id) made: flag \(created.link.flag ?? "none"), \(contents.count) file(s)"
@@ -508,6 +514,20 @@ enum LinkCommand {
         }
         printError(summary + (parsed.value("out").map { "; the link is in \($0)" } ?? ""))
         return .ok
+    }
+
+    /// `text` as one shell word: as it is when it holds only characters no shell treats specially, else in single
+    /// quotes (a quote inside written `'\''`).
+    static func shellWord(_ text: String) -> String {
+        let plain = text.unicodeScalars.allSatisfy {
+            switch $0 {
+            case "a"..."z", "A"..."Z", "0"..."9", "/", ".", "_", "-", "+", ":", "=", "@", "%", ",": return true
+            default: return false
+            }
+        }
+        if plain && !text.isEmpty { return text }
+        return "'" + ControlCharacters.escaped(text).split(separator: "'", omittingEmptySubsequences: false)
+            .joined(separator: "'\\''") + "'"
     }
 
     // MARK: update
@@ -537,7 +557,11 @@ enum LinkCommand {
                 $0.isWhitespace
             }
             .reversed())
-        let link = try SHLinkText.parse(text)
+        let link: SHLink
+        do throws(HealthCardError) { link = try SHLinkText.parse(text) } catch {
+            throw HealthCardError(
+                error.kind, "--link \(ControlCharacters.escaped(source)): \(error.text). The link was not updated", code: error.code)
+        }
         if parsed.value("id") != nil {
             let id = try idOption(parsed, command: "link update")
             guard base.id(ofLink: link.url) == id else {

@@ -104,6 +104,31 @@ import Testing
         #expect(try LinkCommandTests.links(db).count == 1)
     }
 
+    /// An --out that fails after the link was made says how to close it with the --db actually given (it wrote
+    /// `--db DB`), and that the QR image holds the key when --qr was written; `link update --link` naming a file that
+    /// is not a link names the option and the file.
+    @Test func aFailedOutputSaysHowToCloseTheLinkAsTyped() throws {
+        let dir = try TestSupport.tempDir("link-full")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let db = "sqlite:" + dir.appendingPathComponent("links.db").path
+        let qr = dir.appendingPathComponent("link.png").path
+        let run = try TestSupport.cli([
+            "link", "create", "--db", db, "--base-url", LinkCommandTests.base, "--qr", qr, "--out", "/dev/full",
+            ServerTestSupport.card,
+        ])
+        #expect(run.status == 2, "\(run.stderr)")
+        let id = try #require(LinkCommandTests.links(db).first?["id"]?.stringValue)
+        #expect(run.stderr.contains("link deactivate --db \(db) --id \(id)"), "\(run.stderr)")
+        #expect(run.stderr.contains("its key is only in the QR image \(qr)"), "\(run.stderr)")
+        let bad = dir.appendingPathComponent("bad.link").path
+        try FileIO.writeAtomically(Array("not a link\n".utf8), to: bad, access: .ownerOnly)
+        let update = try TestSupport.cli([
+            "link", "update", "--db", db, "--base-url", LinkCommandTests.base, "--link", bad, ServerTestSupport.card,
+        ])
+        #expect(update.status == 2 && update.stderr.contains("--link \(bad): the text is not a SMART Health Link"), "\(update.stderr)")
+        #expect(update.stderr.contains("The link was not updated"))
+    }
+
     /// A revoked card refused with --jwks: the reason ends in one full stop, not the finding's and then another
     /// (the trial read "…from the issuer.. No link was made").
     @Test func aRevokedCardsReasonEndsInOneFullStop() throws {
