@@ -49,7 +49,7 @@ public struct RejectedRow: Sendable, Equatable {
         case .stringInvisibleCharacter: return "a Bundle string holds an invisible character (a lookalike or zero-width space, a direction control)"
         case .csvQuoting: return "broken quoting: a stray or unclosed quote"
         case .csvFieldCount: return "the row has more or fewer fields than the header"
-        case .csvHeader: return "the header lacks a column the template needs"
+        case .csvHeader: return "the header lacks a column the template needs, names one twice, or has no rows below it"
         case .patientIDMissing: return "the patient id is empty"
         case .patientIDDuplicate: return "the patient id or event id appears twice"
         case .patientInSeveralFiles: return "the patient has rows in several input files"
