@@ -387,10 +387,11 @@ enum LinkCommand {
         if let viewer = parsed.value("viewer") { options.viewer = try SHLOptions.checkViewer(viewer) }
         if let text = parsed.value("kdf") {
             guard let function = PasscodeHash.Function.parse(text) else {
+                let why = PasscodeHash.Function.problem(of: text).map { ": \($0)" } ?? ""
                 throw HealthCardError(
                     .configuration,
-                    "--kdf \(Quote.text(text)) is not scrypt[:ln=N,r=R,p=P] (10 ≤ ln ≤ 20) or pbkdf2-sha256[:i=N] (1000 to 10000000)"
-                )
+                    "--kdf \(Quote.text(text)) is not a cost this program takes\(why); give scrypt[:ln=N,r=R,p=P] (10 ≤ ln "
+                        + "≤ 20, N < 2^(16·r), at most 256 MiB) or pbkdf2-sha256[:i=N] (1000 to 10000000). No link was made")
             }
             options.passcodeFunction = function
         }

@@ -73,6 +73,24 @@ import HealthCardsTestSupport
         #expect(PasscodeHash(stored: "scrypt$ln=15,r=8,p=1$\(salt)$AAAA") == nil)
     }
 
+    /// Every cost `parse` takes is one OpenSSL derives with (a trial's `scrypt:ln=20,r=1` passed the check and then
+    /// failed in OpenSSL: RFC 7914 asks N < 2^(16·r)); a refused one says why (`problem(of:)`, which `--kdf` shows).
+    @Test func everyCostTakenIsOneOpenSSLDerives() throws {
+        for r in 1...2 {
+            for log2N in 10...17 {
+                let text = "scrypt:ln=\(log2N),r=\(r),p=1"
+                guard let function = PasscodeHash.Function.parse(text) else {
+                    #expect(log2N >= 16 * r, "\(text) refused: \(PasscodeHash.Function.problem(of: text) ?? "")")
+                    #expect(PasscodeHash.Function.problem(of: text)?.contains("N < 2^(16·r)") == true)
+                    continue
+                }
+                #expect(try Self.derive("pin", "salt-of-16-bytes", function).count == PasscodeHash.hashByteCount, "\(text)")
+            }
+        }
+        #expect(PasscodeHash.Function.problem(of: "scrypt:ln=18")?.contains("over 262144 KiB (256 MiB)") == true)
+        #expect(PasscodeHash.Function.problem(of: "bcrypt") == nil)
+    }
+
     /// A database made by the first schema step (holding a link and an access) is upgraded when opened, its rows
     /// kept; one whose schema is newer than this program is refused, and so are hc_ tables without a version.
     @Test func oldSchemasAreUpgradedNewerOnesRefused() throws {

@@ -62,8 +62,12 @@ public struct PasscodeHash: Sendable, Equatable, CustomStringConvertible {
                 guard (10...20).contains(log2N) else { return "scrypt log2(N) \(log2N) is outside 10...20" }
                 guard (1...32).contains(r) else { return "scrypt r \(r) is outside 1...32" }
                 guard (1...16).contains(p) else { return "scrypt p \(p) is outside 1...16" }
+                // RFC 7914 section 2: N < 2^(128 · r / 8); OpenSSL refuses a larger N for the block size.
+                guard log2N < 16 * r else {
+                    return "scrypt N=2^\(log2N) needs r of at least \(log2N / 16 + 1) (RFC 7914: N < 2^(16·r)); r is \(r)"
+                }
                 guard memoryBytes <= 256 * 1024 * 1024 else {
-                    return "scrypt N=2^\(log2N) r=\(r) takes \(memoryBytes / (1024 * 1024)) MiB, over 256 MiB"
+                    return "scrypt N=2^\(log2N) r=\(r) p=\(p) takes \(memoryBytes / 1024) KiB, over 262144 KiB (256 MiB)"
                 }
                 return nil
             case .pbkdf2SHA256(let iterations):
@@ -78,6 +82,16 @@ public struct PasscodeHash: Sendable, Equatable, CustomStringConvertible {
         /// `scrypt:ln=15,r=8,p=1`, `pbkdf2-sha256` (600,000 iterations, OWASP 2023) or `pbkdf2-sha256:i=600000`.
         /// - Returns: nil when the text is none of these or the cost is outside the limits (`problem`).
         public static func parse(_ text: String) -> Function? {
+            guard let function = written(text), function.problem == nil else { return nil }
+            return function
+        }
+
+        /// Why `text` is not a cost `parse` takes: the limit it breaks (`problem`), or nil when it is not written as
+        /// one at all (or is one).
+        public static func problem(of text: String) -> String? { written(text)?.problem }
+
+        /// The cost `text` writes, within the limits or not.
+        static func written(_ text: String) -> Function? {
             let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
             return parse(name: String(parts[0]), parameters: parts.count == 2 ? String(parts[1]) : nil)
         }
@@ -104,7 +118,7 @@ public struct PasscodeHash: Sendable, Equatable, CustomStringConvertible {
                 function = .pbkdf2SHA256(iterations: values["i"] ?? 600_000)
             default: return nil
             }
-            return function.problem == nil ? function : nil
+            return function
         }
     }
 
@@ -151,6 +165,7 @@ public struct PasscodeHash: Sendable, Equatable, CustomStringConvertible {
         guard text.utf8.count <= Self.maxStoredCharacters else { return nil }
         let parts = text.split(separator: "$", omittingEmptySubsequences: false)
         guard parts.count == 4, let function = Function.parse(name: String(parts[0]), parameters: String(parts[1])),
+            function.problem == nil,
             let salt = Base64URL.decode(String(parts[2])), salt.count == Self.saltByteCount,
             let hash = Base64URL.decode(String(parts[3])), hash.count == Self.hashByteCount
         else { return nil }
