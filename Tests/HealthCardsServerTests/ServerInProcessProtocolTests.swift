@@ -80,6 +80,11 @@ import Testing
         let long = String(repeating: "k", count: 5000)
         let longAnswer = try Served.json(s.post(created.id, #"{"\#(long)":1,"\#(long)":2}"#))["error"]?.stringValue
         #expect(longAnswer.map { $0.contains("duplicate member name") && $0.count < 300 } == true, "\(longAnswer?.count ?? 0)")
+        for control in [#"a\u0000b"#, #"a\u001b[31mb"#, #"a\nb"#, #"a\u0085b"#] {
+            let answer = s.post(created.id, #"{"recipient":"\#(control)"}"#)
+            let error = try Served.json(answer)["error"]?.stringValue
+            #expect(answer.status == 400 && error?.contains("holds the control character U+00") == true, "\(control): \(error ?? "")")
+        }
         let array = try Served.json(s.post(created.id, #"["x"]"#))["error"]?.stringValue
         #expect(array?.contains("JSON but not an object") == true, "\(array ?? "")")
     }
@@ -154,10 +159,15 @@ import Testing
         let opened = try Served.open(Served.text(answer), direct.link)
         #expect(opened.plaintext == s.card && opened.contentType == JWE.smartHealthCard)
         #expect(s.get("/shl/\(direct.id)").status == 400)
+        // A recipient with a control character is refused, and an empty one says so (a %00 ends it early).
+        let escape = s.get("/shl/\(direct.id)", query: ["recipient": "a\u{1B}[31m"])
+        #expect(escape.status == 400 && (try? Served.json(escape))?["error"]?.stringValue?.contains("U+001B") == true)
+        let empty = s.get("/shl/\(direct.id)", query: ["recipient": ""])
+        #expect(empty.status == 400 && (try? Served.json(empty))?["error"]?.stringValue?.contains("is empty") == true)
         #expect(s.post(direct.id, #"{"recipient":"x"}"#).status == 404)
         let plain = try s.create()
         #expect(s.get("/shl/\(plain.id)", query: ["recipient": "x"]).status == 404)
-        #expect(try s.outcomes(direct.id) == ["served", "no-recipient", "direct-link"])
+        #expect(try s.outcomes(direct.id) == ["served", "no-recipient", "bad-request", "no-recipient", "direct-link"])
         #expect(try s.outcomes(plain.id) == ["manifest-link"])
     }
 

@@ -231,6 +231,15 @@ public struct LinkService: Sendable {
         guard recipient.contains(where: { !$0.isWhitespace }) else {
             return .failure(.error(400, "the manifest request's recipient is empty", outcome: "bad-request"))
         }
+        // A name of who is asking holds no control character (a NUL, an escape sequence, a line break): it is
+        // kept in the access record and shown to the link's owner.
+        if let control = recipient.unicodeScalars.first(where: ControlCharacters.isTerminalControl) {
+            return .failure(
+                .error(
+                    400,
+                    "the manifest request's recipient holds the control character \(ControlCharacters.codePoint(control)); "
+                        + "send the name of who is asking as plain text", outcome: "bad-request"))
+        }
         guard recipient.utf8.count <= maxRecipientBytes else {
             return .failure(
                 .error(
@@ -483,7 +492,19 @@ public struct LinkService: Sendable {
             guard let recipient, recipient.contains(where: { !$0.isWhitespace }) else {
                 note(id, "direct", recipient, "no-recipient", 400, at: now)
                 var response = HTTPResponse.error(
-                    400, "a U link is fetched with ?recipient= naming who asks", outcome: "no-recipient")
+                    400,
+                    "a U link is fetched with ?recipient= naming who asks"
+                        + (recipient == nil ? "" : "; the recipient given is empty (or begins with %00, which ends it)"),
+                    outcome: "no-recipient")
+                response.linkTag = linkTag(id)
+                return response
+            }
+            if let control = recipient.unicodeScalars.first(where: ControlCharacters.isTerminalControl) {
+                note(id, "direct", nil, "bad-request", 400, at: now)
+                var response = HTTPResponse.error(
+                    400,
+                    "the recipient holds the control character \(ControlCharacters.codePoint(control)); send the name of "
+                        + "who is asking as plain text", outcome: "bad-request")
                 response.linkTag = linkTag(id)
                 return response
             }
