@@ -64,7 +64,10 @@ package enum QRImageCheck {
         if level != .L {
             found.append(Finding(.qrECCLevel, "the symbol uses error correction \(level.rawValue); the spec's sizes (1195 characters per QR) assume L, and higher levels make a denser symbol", at: at))
         }
-        guard symbol.bytes.starts(with: Array("shc:/".utf8)) else { return found }  // QR_PREFIX says it
+        // Any case: `SHC:/` is read (QR_PREFIX_CASE warns), so its symbol's layout is judged as well; other texts are
+        // QR_PREFIX's.
+        let prefix = Array("shc:/".utf8)
+        guard symbol.bytes.count >= prefix.count, zip(symbol.bytes, prefix).allSatisfy({ QRPiece.lower($0) == $1 }) else { return found }
         guard let segments = symbol.segments else {
             found.append(Finding(.qrSegmentsUnreadable, "the segment headers could not be read from the symbol's modules (the grid sampled "
                 + "from the image does not give back the data \(symbol.readBy.rawValue) decoded, and zxing-cpp's error-corrected codewords "
