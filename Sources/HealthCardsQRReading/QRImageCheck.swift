@@ -135,7 +135,8 @@ package enum QRImageCheck {
                 + "glare or a dim photo")
         }
         return "no QR symbol was found in the image (\(image.width) × \(image.height) pixels; zbar and zxing-cpp both tried"
-            + (image.width * image.height <= QRDecoder.enlargeMaxPixels ? ", and zbar again on the image enlarged 2×" : "") + "). "
+            + (image.width * image.height <= QRDecoder.enlargeMaxPixels ? ", and zbar again on the image enlarged 2×" : "")
+            + (image.width * image.height <= QRDecoder.binarizeMaxPixels ? ", and both on the image inverted (light on dark)" : "") + "). "
             + (seen.isEmpty ? "" : "Here " + seen.joined(separator: "; ") + ". ")
             + "What usually causes it: too few pixels per module (a thumbnail, a scan under 150 dpi, a photo from far away); "
             + "no quiet zone (the symbol needs a light margin 4 modules wide: cropped too tight, or printed against a dark or "

@@ -43,12 +43,12 @@ import HealthCardsTestSupport
         let decoder = try QRDecoder()
         let symbols = try decoder.decode(try GrayImage(png: bytes))
         #expect(symbols.isEmpty)
-        // Not on the image, nor on it binarized, nor enlarged 1.5× (it is 1024 × 1024, small enough for that pass).
-        #expect(decoder.budgetNotes == [
-            "zxing-cpp was not run on the image, the image binarized, the image enlarged 1.5×: it shows more than 300 "
-                + "finder-like patterns (the squares at a QR symbol's corners, three a symbol), and zxing-cpp's time grows "
-                + "with the cube of their count",
-        ])
+        // Not on the image, nor on it binarized or enlarged 1.5× (it is 1024 × 1024, small enough for that pass);
+        // inverted, its light squares on a dark ground are few finder-like patterns, and zxing-cpp is given it.
+        #expect(decoder.budgetNotes.count == 1, "\(decoder.budgetNotes)")
+        #expect(decoder.budgetNotes.first?.hasPrefix("zxing-cpp was not run on the image, the image binarized, the image enlarged 1.5×"
+            + ": it shows more than 300 finder-like patterns (the squares at a QR symbol's corners, three a symbol)") == true,
+            "\(decoder.budgetNotes)")
         let (pieces, _, findings) = QRImageCheck.read(image: bytes, file: "1024-finders.png")
         #expect(pieces.isEmpty)
         #expect(findings.map(\.code) == [.qrNoSymbol, .qrDecodeBudget], "\(findings.map(\.code.rawValue))")

@@ -39,6 +39,12 @@ public struct DecodedQR: Sendable, Equatable {
         /// zxing-cpp on the image enlarged 1.5× (bilinear), the last try for a small image: its finder search
         /// misses some photographed symbols at one size and finds them at another.
         case zxingEnlarged = "zxing-cpp, image enlarged 1.5×"
+        /// zbar, then zxing-cpp, on the image inverted (up to `binarizeMaxPixels`): a light symbol on a dark ground,
+        /// which neither reads as it is (zxing-cpp 1.4 has no inversion of its own).
+        case inverted = "zbar or zxing-cpp, image inverted"
+        /// zxing-cpp's pure-symbol reader, the last try: an image that is one straight symbol and its quiet zone,
+        /// read without a finder pattern search (zxing-cpp 1.4's misses some at about 1.25 pixels a module).
+        case pure = "zxing-cpp, pure symbol"
     }
 
     /// A pixel position: `x` to the right, `y` down, from the top-left corner of the image.
@@ -58,7 +64,8 @@ public struct DecodedQR: Sendable, Equatable {
 /// zxing-cpp (Debian `libzxing2`) where zbar finds nothing or a symbol's grid cannot be read, and, each only
 /// while nothing has been found: zbar on the image enlarged 2× (small images), zbar then zxing-cpp on the
 /// image binarized against each pixel's neighbourhood (shrunk first to `binarizeMaxPixels`), zxing-cpp on the
-/// image enlarged 1.5× (small images). Which one read a symbol is `DecodedQR.readBy`; docs/verify.md ("QR
+/// image enlarged 1.5× (small images), zbar then zxing-cpp on the image inverted (light on dark; up to
+/// `binarizeMaxPixels`), zxing-cpp's pure-symbol reader. Which one read a symbol is `DecodedQR.readBy`; docs/verify.md ("QR
 /// images as people send them") has the decode rates this gives.
 ///
 /// An instance owns one `zbar_image_scanner_t`; it is not thread-safe, so use one decoder per task.
@@ -131,7 +138,7 @@ public final class QRDecoder {
     /// - Returns: an empty array when no decoder finds a readable QR symbol.
     /// - Throws: `HealthCardError(.qr)` when a decoder fails (not when it merely finds nothing).
     package func decode(_ image: GrayImage) throws -> [DecodedQR] {
-        try decode(image, decoders: [.zbar, .zxing, .zbarEnlarged, .binarized, .zxingEnlarged])
+        try decode(image, decoders: [.zbar, .zxing, .zbarEnlarged, .binarized, .zxingEnlarged, .inverted, .pure])
     }
 
     /// `decode(_:)` with only some of the decoders (for tests and the measurements in docs/verify.md).
@@ -177,6 +184,18 @@ public final class QRDecoder {
             let enlarged = image.enlarged(by: 1.5, maxPixels: 3 * Self.enlargeMaxPixels)
         {
             found = try zxing(enlarged, "the image enlarged 1.5×").map { DecodedQR(zxing: $0.scaled(by: 1 / 1.5), image: image, readBy: .zxingEnlarged) }
+        }
+        if decoders.contains(.inverted), found.isEmpty, image.width * image.height <= Self.binarizeMaxPixels {
+            // Light on dark: the grid is sampled from the inverted image too, where the symbol's dark modules are dark.
+            let inverted = GrayImage(checkedWidth: image.width, height: image.height, pixels: image.pixels.map { 255 - $0 })
+            found = try zbarSymbols(inverted, readBy: .inverted, original: inverted)
+            if found.isEmpty {
+                found = try zxing(inverted, "the image inverted").map { DecodedQR(zxing: $0, image: inverted, readBy: .inverted) }
+            }
+        }
+        if decoders.contains(.pure), found.isEmpty {
+            // No finder pattern search: its cost is one look at the image, whatever it holds.
+            found = try ZXingReader.read(image, tryHarder: false, pure: true).map { DecodedQR(zxing: $0, image: image, readBy: .pure) }
         }
         let sorted = found.sorted {
             let a = $0.corners.first ?? .init(x: 0, y: 0), b = $1.corners.first ?? .init(x: 0, y: 0)
