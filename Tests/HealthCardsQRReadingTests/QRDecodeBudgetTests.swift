@@ -81,4 +81,31 @@ import HealthCardsTestSupport
         // Top to bottom: the last one kept is in the tenth row of symbols (rows of 11: 100 = 9 × 11 + 1).
         #expect(symbols.last.map { $0.corners.map(\.y).min()! / tile.height } == 9)
     }
+
+    /// An 8192 × 8192 image crowded with finder-like squares (the case's pattern, 207,000 of them; zbar ran on it
+    /// for over five minutes): zbar reads it shrunk to 2048 × 2048, zxing-cpp is not given it, and both are said.
+    @Test func largeImageCrowdedWithFindersIsReadShrunk() throws {
+        let side = 8192
+        // The case's tile: 7 × 7 modules of 2 pixels from pixel 2, every 18 pixels.
+        func dark(_ x: Int, _ y: Int) -> Bool {
+            let mx = (x % 18 - 2), my = (y % 18 - 2)
+            guard (0..<14).contains(mx), (0..<14).contains(my) else { return false }
+            let (u, v) = (mx / 2, my / 2)
+            return u == 0 || u == 6 || v == 0 || v == 6 || ((2...4).contains(u) && (2...4).contains(v))
+        }
+        let rows: [[UInt8]] = (0..<18).map { y in (0..<side).map { dark($0, y) ? 0 : 255 } }
+        var pixels: [UInt8] = []
+        pixels.reserveCapacity(side * side)
+        for y in 0..<side { pixels += rows[y % 18] }
+        let image = GrayImage(checkedWidth: side, height: side, pixels: pixels)
+        #expect(FinderPatternCount.count(image, limit: FinderPatternCount.zbarLimit) == FinderPatternCount.zbarLimit + 1)
+        let decoder = try QRDecoder()
+        let start = ContinuousClock.now
+        #expect(try decoder.decode(image).isEmpty)
+        #expect(decoder.budgetNotes.contains { $0.hasPrefix("zbar read the image only shrunk to 2048 × 2048 pixels") }, "\(decoder.budgetNotes)")
+        // (The image binarized after shrinking is a blur of few finder-like patterns: zxing-cpp may be given that.)
+        #expect(decoder.budgetNotes.contains { $0.hasPrefix("zxing-cpp was not run on the image") }, "\(decoder.budgetNotes)")
+        // A bound only against a hang (over five minutes before).
+        #expect(ContinuousClock.now - start < .seconds(120))
+    }
 }

@@ -148,7 +148,20 @@ public final class QRDecoder {
         }
         zxingSkipped = []
         symbolsLeft = []
-        var found = decoders.contains(.zbar) ? try zbarSymbols(image, readBy: .zbar, original: image) : []
+        var found: [DecodedQR] = []
+        if decoders.contains(.zbar) {
+            let shrink = image.width * image.height > Self.binarizeMaxPixels
+                ? Int((Double(image.width * image.height) / Double(Self.binarizeMaxPixels)).squareRoot().rounded(.up)) : 1
+            if shrink > 1, FinderPatternCount.count(image, limit: FinderPatternCount.zbarLimit) > FinderPatternCount.zbarLimit {
+                // A large image crowded with finder-like patterns: zbar reads it shrunk (grids still sampled in the image).
+                let small = image.shrunk(by: shrink)
+                found = try zbarSymbols(small, readBy: .zbar, original: image, factor: Double(shrink))
+                symbolsLeft.append("zbar read the image only shrunk to \(small.width) × \(small.height) pixels: it shows more "
+                    + "than \(FinderPatternCount.zbarLimit) finder-like patterns, on which zbar's time grows faster than their count")
+            } else {
+                found = try zbarSymbols(image, readBy: .zbar, original: image)
+            }
+        }
         if decoders.contains(.zxing), found.isEmpty || found.contains(where: { !$0.fullyRead }) {
             for symbol in try zxing(image, "the image") {
                 if let i = found.firstIndex(where: { $0.bytes == symbol.bytes && !$0.fullyRead }) {
