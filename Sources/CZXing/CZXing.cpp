@@ -26,7 +26,7 @@ uint8_t *copy_bytes(const uint8_t *data, size_t length) {
 
 }  // namespace
 
-extern "C" int CZXing_read(const uint8_t *gray, int width, int height, int try_harder, CZXing_symbol **out,
+extern "C" int CZXing_read(const uint8_t *gray, int width, int height, int try_harder, int pure, CZXing_symbol **out,
                            size_t *count, char *err, size_t err_len) {
     *out = nullptr;
     *count = 0;
@@ -49,10 +49,11 @@ extern "C" int CZXing_read(const uint8_t *gray, int width, int height, int try_h
             hints.setTryRotate(try_harder != 0);
             hints.setTryDownscale(try_harder != 0);
             hints.setBinarizer(binarizer);
+            hints.setIsPure(pure != 0);
             results = ZXing::ReadBarcodes(view, hints);
             bool any = false;
             for (const auto &result : results) any = any || (result.isValid() && result.format() == ZXing::BarcodeFormat::QRCode);
-            if (any || !try_harder) break;
+            if (any || !try_harder || pure) break;
         }
         size_t valid = 0;
         for (const auto &result : results)

@@ -7,7 +7,8 @@ import HealthCardsVerify
 /// numeric), and the smallest version that fits them.
 package enum QRImageCheck {
     /// The pieces of every `shc:/` symbol in a PNG and the symbols holding a SMART Health Link (checked by
-    /// `SHLCheck`), or a finding when none can be read.
+    /// `SHLCheck`), or a finding when none can be read. `QR_DECODE_BUDGET` (a decoder not run, symbols past
+    /// `QRDecoder.maxSymbols` not checked) goes on the first piece, or into the findings when there is none.
     package static func read(png: [UInt8], file: String) -> (pieces: [QRPiece], links: [DecodedQR], findings: [Finding]) {
         read(image: png, file: file)
     }
@@ -20,9 +21,14 @@ package enum QRImageCheck {
     {
         let symbols: [DecodedQR]
         let image: GrayImage
+        let budget: [Finding]
         do {
             image = try GrayImage(imageBytes: bytes, maxPixels: maxPixels)
-            symbols = try QRDecoder().decode(image)
+            let decoder = try QRDecoder()
+            symbols = try decoder.decode(image)
+            budget = decoder.budgetNotes.map {
+                Finding(.qrDecodeBudget, $0 + "; symbols there may not have been read (docs/verify.md, \"Budgets\")", at: .init(file: file))
+            }
         } catch let error as HealthCardError where error.kind == .input {
             return ([], [], [Finding(.fileTooLarge, error.text, at: .init(file: file))])
         } catch {
@@ -31,7 +37,7 @@ package enum QRImageCheck {
                 + "(a screenshot or a new scan will do) and check that copy", at: .init(file: file))])
         }
         if symbols.isEmpty {
-            return ([], [], [Finding(.qrNoSymbol, noSymbolMessage(image), at: .init(file: file))])
+            return ([], [], [Finding(.qrNoSymbol, noSymbolMessage(image), at: .init(file: file))] + budget)
         }
         var pieces: [QRPiece] = []
         var links: [DecodedQR] = []
@@ -44,6 +50,10 @@ package enum QRImageCheck {
             piece.findings += symbolFindings(symbol, file: file, chunk: piece.chunk?.index)
             pieces.append(piece)
         }
+        // What a budget left unread is said once for the image: on its first card symbol's credential, or beside
+        // its links.
+        if pieces.isEmpty { return (pieces, links, budget) }
+        pieces[0].findings += budget
         return (pieces, links, [])
     }
 
@@ -64,7 +74,10 @@ package enum QRImageCheck {
         if level != .L {
             found.append(Finding(.qrECCLevel, "the symbol uses error correction \(level.rawValue); the spec's sizes (1195 characters per QR) assume L, and higher levels make a denser symbol", at: at))
         }
-        guard symbol.bytes.starts(with: Array("shc:/".utf8)) else { return found }  // QR_PREFIX says it
+        // Any case: `SHC:/` is read (QR_PREFIX_CASE warns), so its symbol's layout is judged as well; other texts are
+        // QR_PREFIX's.
+        let prefix = Array("shc:/".utf8)
+        guard symbol.bytes.count >= prefix.count, zip(symbol.bytes, prefix).allSatisfy({ QRPiece.lower($0) == $1 }) else { return found }
         guard let segments = symbol.segments else {
             found.append(Finding(.qrSegmentsUnreadable, "the segment headers could not be read from the symbol's modules (the grid sampled "
                 + "from the image does not give back the data \(symbol.readBy.rawValue) decoded, and zxing-cpp's error-corrected codewords "
@@ -122,7 +135,8 @@ package enum QRImageCheck {
                 + "glare or a dim photo")
         }
         return "no QR symbol was found in the image (\(image.width) × \(image.height) pixels; zbar and zxing-cpp both tried"
-            + (image.width * image.height <= QRDecoder.enlargeMaxPixels ? ", and zbar again on the image enlarged 2×" : "") + "). "
+            + (image.width * image.height <= QRDecoder.enlargeMaxPixels ? ", and zbar again on the image enlarged 2×" : "")
+            + (image.width * image.height <= QRDecoder.binarizeMaxPixels ? ", and both on the image inverted (light on dark)" : "") + "). "
             + (seen.isEmpty ? "" : "Here " + seen.joined(separator: "; ") + ". ")
             + "What usually causes it: too few pixels per module (a thumbnail, a scan under 150 dpi, a photo from far away); "
             + "no quiet zone (the symbol needs a light margin 4 modules wide: cropped too tight, or printed against a dark or "

@@ -32,9 +32,12 @@ typedef struct {
 /* Reads every QR symbol in `gray` (8-bit, row-major, `width` x `height`, rows of `width` bytes, 0 black).
    try_harder: 1 also tries rotated, downscaled and harder-to-find symbols, and, when nothing is found, a
    global-histogram binarizer after the local-average one (slower).
+   pure: 1 reads only a symbol that fills the image with its quiet zone, straight (zxing-cpp's pure-symbol reader,
+   which searches no finder patterns: zxing-cpp 1.4's finder search misses some symbols of about 1.25 pixels a
+   module that it reads); try_harder is then ignored.
    On success returns 0 with *out an array of *count symbols (free with CZXing_free; NULL when none).
    On failure (out of memory, an exception in the library) returns non-zero with a message in err. */
-int CZXing_read(const uint8_t *gray, int width, int height, int try_harder, CZXing_symbol **out, size_t *count,
+int CZXing_read(const uint8_t *gray, int width, int height, int try_harder, int pure, CZXing_symbol **out, size_t *count,
                 char *err, size_t err_len);
 
 void CZXing_free(CZXing_symbol *symbols, size_t count);

@@ -176,6 +176,9 @@ public struct RuleCode: RawRepresentable, Hashable, Sendable, CaseIterable, Cust
     public static let qrTooLong = RuleCode("QR_TOO_LONG")
     public static let qrNoSymbol = RuleCode("QR_NO_SYMBOL")
     public static let qrImageUnreadable = RuleCode("QR_IMAGE_UNREADABLE")
+    /// A decoding budget stopped part of an image's reading: zxing-cpp not run on an image of too many finder-like
+    /// patterns, or symbols past the most read from one image not checked.
+    public static let qrDecodeBudget = RuleCode("QR_DECODE_BUDGET")
     public static let qrGridUnreadable = RuleCode("QR_GRID_UNREADABLE")
     public static let qrVersionTooHigh = RuleCode("QR_VERSION_TOO_HIGH")
     public static let qrVersionNotMinimal = RuleCode("QR_VERSION_NOT_MINIMAL")
@@ -403,6 +406,7 @@ public struct RuleCode: RawRepresentable, Hashable, Sendable, CaseIterable, Cust
         .qrChunkUnbalanced,
         .qrChunked,
         .qrGridUnreadable,
+        .qrDecodeBudget,
         .qrVersionNotMinimal,
         .qrECCLevel,
         .jwkNotSHCKey,
@@ -589,6 +593,7 @@ public struct RuleCode: RawRepresentable, Hashable, Sendable, CaseIterable, Cust
         .qrTooLong,
         .qrNoSymbol,
         .qrImageUnreadable,
+        .qrDecodeBudget,
         .qrGridUnreadable,
         .qrVersionTooHigh,
         .qrVersionNotMinimal,

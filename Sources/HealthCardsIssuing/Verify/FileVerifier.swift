@@ -340,13 +340,15 @@ public final class FileVerifier {
             return []
         case .qrImage:
             let (pieces, links, findings) = QRImageCheck.read(image: bytes, file: path)
+            var reports: [CredentialReport] = []
             if !findings.isEmpty {
+                // No card symbol was read (an unreadable image, none found, or only links): the image's own findings.
                 var report = CredentialReport(source: .qrImage, file: path)
                 report.findings = findings
-                return [report]
+                reports.append(report)
             }
             images += pieces
-            return links.flatMap { symbol in
+            return reports + links.flatMap { symbol in
                 linkChecker.check(text: symbol.text, file: path, symbol: QRImageCheck.linkSymbol(symbol), ivs: linkIVs)
             }
         }

@@ -39,6 +39,12 @@ public struct DecodedQR: Sendable, Equatable {
         /// zxing-cpp on the image enlarged 1.5× (bilinear), the last try for a small image: its finder search
         /// misses some photographed symbols at one size and finds them at another.
         case zxingEnlarged = "zxing-cpp, image enlarged 1.5×"
+        /// zbar, then zxing-cpp, on the image inverted (up to `binarizeMaxPixels`): a light symbol on a dark ground,
+        /// which neither reads as it is (zxing-cpp 1.4 has no inversion of its own).
+        case inverted = "zbar or zxing-cpp, image inverted"
+        /// zxing-cpp's pure-symbol reader, the last try: an image that is one straight symbol and its quiet zone,
+        /// read without a finder pattern search (zxing-cpp 1.4's misses some at about 1.25 pixels a module).
+        case pure = "zxing-cpp, pure symbol"
     }
 
     /// A pixel position: `x` to the right, `y` down, from the top-left corner of the image.
@@ -58,7 +64,8 @@ public struct DecodedQR: Sendable, Equatable {
 /// zxing-cpp (Debian `libzxing2`) where zbar finds nothing or a symbol's grid cannot be read, and, each only
 /// while nothing has been found: zbar on the image enlarged 2× (small images), zbar then zxing-cpp on the
 /// image binarized against each pixel's neighbourhood (shrunk first to `binarizeMaxPixels`), zxing-cpp on the
-/// image enlarged 1.5× (small images). Which one read a symbol is `DecodedQR.readBy`; docs/verify.md ("QR
+/// image enlarged 1.5× (small images), zbar then zxing-cpp on the image inverted (light on dark; up to
+/// `binarizeMaxPixels`), zxing-cpp's pure-symbol reader. Which one read a symbol is `DecodedQR.readBy`; docs/verify.md ("QR
 /// images as people send them") has the decode rates this gives.
 ///
 /// An instance owns one `zbar_image_scanner_t`; it is not thread-safe, so use one decoder per task.
@@ -75,6 +82,25 @@ public final class QRDecoder {
     /// whole factor (averaging) first, so the pass costs the same for a 64-megapixel image as for a 4-megapixel
     /// one.
     public static let binarizeMaxPixels = 1 << 22
+
+    /// The most symbols read from one image: 100 (a sheet of cards printed for a household or a class). Past them
+    /// the rest are not sampled or checked (a hostile 8192 × 8192 image of tiled symbols held 1,764).
+    public static let maxSymbols = 100
+
+    /// What a budget kept the last `decode(_:)` from doing (a decoder not run, symbols not read), one sentence each;
+    /// empty when every pass ran in full. `QRImageCheck` says each as `QR_DECODE_BUDGET`.
+    package var budgetNotes: [String] {
+        let zxing = zxingSkipped.isEmpty ? [] : [
+            "zxing-cpp was not run on " + zxingSkipped.joined(separator: ", ") + ": it shows more than "
+                + "\(FinderPatternCount.zxingLimit) finder-like patterns (the squares at a QR symbol's corners, three a symbol), "
+                + "and zxing-cpp's time grows with the cube of their count",
+        ]
+        return zxing + symbolsLeft
+    }
+    /// The images zxing-cpp was not given in the last `decode(_:)` ("the image", "the image binarized", …).
+    private var zxingSkipped: [String] = []
+    /// Symbols the last `decode(_:)` read but did not check, said.
+    private var symbolsLeft: [String] = []
 
     /// - Throws: `HealthCardError(.qr)` when zbar cannot create or configure its scanner.
     public init() throws {
@@ -112,7 +138,7 @@ public final class QRDecoder {
     /// - Returns: an empty array when no decoder finds a readable QR symbol.
     /// - Throws: `HealthCardError(.qr)` when a decoder fails (not when it merely finds nothing).
     package func decode(_ image: GrayImage) throws -> [DecodedQR] {
-        try decode(image, decoders: [.zbar, .zxing, .zbarEnlarged, .binarized, .zxingEnlarged])
+        try decode(image, decoders: [.zbar, .zxing, .zbarEnlarged, .binarized, .zxingEnlarged, .inverted, .pure])
     }
 
     /// `decode(_:)` with only some of the decoders (for tests and the measurements in docs/verify.md).
@@ -120,9 +146,24 @@ public final class QRDecoder {
         guard image.width > 0, image.height > 0, image.pixels.count == image.width * image.height else {
             throw HealthCardError(.qr, "the image is empty or its pixel count does not match \(image.width)×\(image.height)")
         }
-        var found = decoders.contains(.zbar) ? try zbarSymbols(image, readBy: .zbar, original: image) : []
+        zxingSkipped = []
+        symbolsLeft = []
+        var found: [DecodedQR] = []
+        if decoders.contains(.zbar) {
+            let shrink = image.width * image.height > Self.binarizeMaxPixels
+                ? Int((Double(image.width * image.height) / Double(Self.binarizeMaxPixels)).squareRoot().rounded(.up)) : 1
+            if shrink > 1, FinderPatternCount.count(image, limit: FinderPatternCount.zbarLimit) > FinderPatternCount.zbarLimit {
+                // A large image crowded with finder-like patterns: zbar reads it shrunk (grids still sampled in the image).
+                let small = image.shrunk(by: shrink)
+                found = try zbarSymbols(small, readBy: .zbar, original: image, factor: Double(shrink))
+                symbolsLeft.append("zbar read the image only shrunk to \(small.width) × \(small.height) pixels: it shows more "
+                    + "than \(FinderPatternCount.zbarLimit) finder-like patterns, on which zbar's time grows faster than their count")
+            } else {
+                found = try zbarSymbols(image, readBy: .zbar, original: image)
+            }
+        }
         if decoders.contains(.zxing), found.isEmpty || found.contains(where: { !$0.fullyRead }) {
-            for symbol in try ZXingReader.read(image) {
+            for symbol in try zxing(image, "the image") {
                 if let i = found.firstIndex(where: { $0.bytes == symbol.bytes && !$0.fullyRead }) {
                     found[i] = found[i].completed(by: symbol)
                 } else if !found.contains(where: { $0.bytes == symbol.bytes }) {
@@ -147,7 +188,7 @@ public final class QRDecoder {
             let binary = small.binarized(radius: max(4, min(small.width, small.height) / 40))
             found = try zbarSymbols(binary, readBy: .binarized, original: image, factor: Double(shrink))
             if found.isEmpty {
-                found = try ZXingReader.read(binary).map {
+                found = try zxing(binary, "the image binarized").map {
                     DecodedQR(zxing: $0.scaled(by: Double(shrink)), image: image, readBy: .binarized)
                 }
             }
@@ -155,12 +196,42 @@ public final class QRDecoder {
         if decoders.contains(.zxingEnlarged), found.isEmpty, image.width * image.height <= Self.enlargeMaxPixels,
             let enlarged = image.enlarged(by: 1.5, maxPixels: 3 * Self.enlargeMaxPixels)
         {
-            found = try ZXingReader.read(enlarged).map { DecodedQR(zxing: $0.scaled(by: 1 / 1.5), image: image, readBy: .zxingEnlarged) }
+            found = try zxing(enlarged, "the image enlarged 1.5×").map { DecodedQR(zxing: $0.scaled(by: 1 / 1.5), image: image, readBy: .zxingEnlarged) }
         }
-        return found.sorted {
+        if decoders.contains(.inverted), found.isEmpty, image.width * image.height <= Self.binarizeMaxPixels {
+            // Light on dark: the grid is sampled from the inverted image too, where the symbol's dark modules are dark.
+            let inverted = GrayImage(checkedWidth: image.width, height: image.height, pixels: image.pixels.map { 255 - $0 })
+            found = try zbarSymbols(inverted, readBy: .inverted, original: inverted)
+            if found.isEmpty {
+                found = try zxing(inverted, "the image inverted").map { DecodedQR(zxing: $0, image: inverted, readBy: .inverted) }
+            }
+        }
+        if decoders.contains(.pure), found.isEmpty {
+            // No finder pattern search: its cost is one look at the image, whatever it holds.
+            found = try ZXingReader.read(image, tryHarder: false, pure: true).map { DecodedQR(zxing: $0, image: image, readBy: .pure) }
+        }
+        let sorted = found.sorted {
             let a = $0.corners.first ?? .init(x: 0, y: 0), b = $1.corners.first ?? .init(x: 0, y: 0)
             return (a.y, a.x) < (b.y, b.x)
         }
+        guard sorted.count > Self.maxSymbols else { return sorted }
+        symbolsLeft.append("\(sorted.count) QR symbols were read in the image; only the first \(Self.maxSymbols) (top to bottom, "
+            + "then left to right) were checked (at most \(Self.maxSymbols) an image). Crop the image to the symbols wanted, "
+            + "or give them in several images")
+        return Array(sorted.prefix(Self.maxSymbols))
+    }
+
+    /// zxing-cpp's symbols in `image` (`what` names it in a budget note), or none when the image shows more
+    /// finder-like patterns than `FinderPatternCount.zxingLimit`: zxing-cpp 1.4's time grows with the cube of
+    /// their count (a 1024 × 1024 image of tiled finders took over ten minutes), so it is not run, and
+    /// `budgetNotes` says so.
+    private func zxing(_ image: GrayImage, _ what: String) throws -> [ZXingSymbol] {
+        let limit = FinderPatternCount.zxingLimit
+        guard FinderPatternCount.count(image, limit: limit) <= limit else {
+            zxingSkipped.append(what)
+            return []
+        }
+        return try ZXingReader.read(image)
     }
 
     /// zbar's symbols in `image`, which is `original` transformed (enlarged, shrunk, binarized) so that a point
@@ -183,15 +254,26 @@ public final class QRDecoder {
             guard zbar_scan_image(scanner, zimage) >= 0 else {
                 throw HealthCardError(.qr, "zbar failed while scanning the image")
             }
-            var found: [DecodedQR] = []
+            // Every QR symbol with its first corner, in the order `decode` gives them (top to bottom, then left to
+            // right); only the first `maxSymbols` have their grids sampled, the rest are counted.
+            var symbols: [(symbol: OpaquePointer, y: Int32, x: Int32)] = []
             var symbol = zbar_image_first_symbol(zimage)
             while let current = symbol {
                 if zbar_symbol_get_type(current) == ZBAR_QRCODE {
-                    found.append(DecodedQR(symbol: current, original: original, factor: factor, readBy: readBy))
+                    let located = zbar_symbol_get_loc_size(current) > 0
+                    symbols.append((current, located ? zbar_symbol_get_loc_y(current, 0) : 0, located ? zbar_symbol_get_loc_x(current, 0) : 0))
                 }
                 symbol = zbar_symbol_next(current)
             }
-            return found
+            if symbols.count > Self.maxSymbols {
+                symbols.sort { ($0.y, $0.x) < ($1.y, $1.x) }
+                symbolsLeft.append("zbar read \(symbols.count) QR symbols in the image; only the first \(Self.maxSymbols) (top to "
+                    + "bottom, then left to right) were checked (at most \(Self.maxSymbols) an image). Crop the image to the "
+                    + "symbols wanted, or give them in several images")
+            }
+            return symbols.prefix(Self.maxSymbols).map {
+                DecodedQR(symbol: $0.symbol, original: original, factor: factor, readBy: readBy)
+            }
         }
     }
 }

@@ -45,14 +45,15 @@ enum ZXingReader {
     static var buildVersion: String { String(cString: CZXing_version()) }
 
     /// Every QR symbol zxing-cpp reads in `image`, trying harder (rotations, downscaling, more finder
-    /// candidates) when `tryHarder`.
+    /// candidates) when `tryHarder`; with `pure`, only a symbol that fills the image (its quiet zone around it),
+    /// straight, read without a finder pattern search.
     /// - Throws: `HealthCardError(.qr)` when zxing-cpp fails (not when it merely finds nothing).
-    static func read(_ image: GrayImage, tryHarder: Bool = true) throws -> [ZXingSymbol] {
+    static func read(_ image: GrayImage, tryHarder: Bool = true, pure: Bool = false) throws -> [ZXingSymbol] {
         var found: UnsafeMutablePointer<CZXing_symbol>? = nil
         var count = 0
         var error = [CChar](repeating: 0, count: 256)
         let status = image.pixels.withUnsafeBufferPointer { pixels in
-            CZXing_read(pixels.baseAddress, Int32(image.width), Int32(image.height), tryHarder ? 1 : 0, &found, &count, &error, error.count)
+            CZXing_read(pixels.baseAddress, Int32(image.width), Int32(image.height), tryHarder ? 1 : 0, pure ? 1 : 0, &found, &count, &error, error.count)
         }
         guard status == 0 else {
             throw HealthCardError(.qr, String(decoding: error.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self))
