@@ -13,7 +13,7 @@ import HealthCardsTestSupport
 
 /// `verify` and `x5c`: OpenSSL verifies the chain (`X509_STORE`, `X509_verify_cert`); the leaf's key is the
 /// JWK; its subjectAltName URI is the card's `iss` (case `x5c-san-other-issuer/`); a leaf outside its
-/// validity at `nbf` or `--now` is a warning. A key set given alone reports what it can without a card.
+/// validity at `--now` is an error, at the card's `nbf` only a warning. A key set given alone reports what it can without a card.
 @Suite struct X5CVerifyTests {
     static let caseDir = VerifyFixtures.cases.appendingPathComponent("x5c-san-other-issuer")
     static let caseSet = caseDir.appendingPathComponent("jwks-x5c-san-other-issuer.json").path
@@ -52,7 +52,8 @@ import HealthCardsTestSupport
         let alone = try TestSupport.cli(["verify", "--now", "1800000000", Self.caseSet])
         #expect(alone.status == 0, "\(alone.stdout)")
         #expect(
-            alone.stdout.contains("chain of 2 certificate(s) verified by OpenSSL up to /CN=Test CA"), "\(alone.stdout)")
+            alone.stdout.contains("chain of 2 certificate(s) verified by OpenSSL up to its self-signed root /CN=Test CA"),
+            "\(alone.stdout)")
         #expect(alone.stdout.contains("whether the leaf names it is checked against each card's iss"))
         // Bound to the issuer it should name: the key set itself is wrong, and the card it vouches for invalid.
         let bound = try TestSupport.cli([
@@ -63,22 +64,32 @@ import HealthCardsTestSupport
         #expect(codes.contains("jwks-x5c-san-other-issuer.json JWK_X5C_SAN"), "\(codes)")
         #expect(codes.contains("card-iss-issuer.example.org.smart-health-card KEY_SET_INVALID"), "\(codes)")
         #expect(!codes.contains("card-iss-issuer.example.org.smart-health-card JWK_X5C_SAN"), "\(codes)")
-        // At a time before the leaf's validity, the key set warns about now too.
+        // At a time before the leaf's validity, the key set has an error about now.
         let early = try TestSupport.cli(["verify", "--json", "--now", "1790000000", Self.caseSet])
-        #expect(try findings(early).map(\.code) == ["JWK_X5C_VALIDITY"])
+        #expect(try findings(early).map { "\($0.severity) \($0.code)" } == ["error JWK_X5C_VALIDITY"])
+        #expect(early.status == 1)
     }
 
-    /// The spec's example 01 is signed by the key whose example leaf expired a year before the card's nbf:
-    /// a warning, and the chain (P-256 leaf, P-384 CA, P-521 root) verifies.
-    @Test func specExampleLeafExpiredIsAWarning() throws {
+    /// The spec's example 01 is signed by the key whose example leaf (2021-06-01 to 2022-06-01) expired a year
+    /// before the card's nbf (2023-06-22): at a --now after its nbf the leaf is not valid now, an error on the key
+    /// set and the card; at a --now within the leaf's validity the card is not yet valid (NBF_NOT_YET_VALID). No
+    /// --now makes it valid. The chain itself (P-256 leaf, P-384 CA, P-521 root) verifies.
+    @Test func specExample01IsValidAtNoNow() throws {
         let run = try TestSupport.cli([
             "verify", "--json", "--jwks", TestSupport.spec("issuer/.well-known/jwks.json").path, "--now", "1700000000",
             TestSupport.spec("example-01-d-jws.txt").path,
         ])
-        #expect(run.status == 0, "\(run.stdout)")
+        #expect(run.status == 1, "\(run.stdout)")
         let all = try findings(run)
-        #expect(all.filter { $0.code == "JWK_X5C_VALIDITY" }.map(\.severity) == ["warning", "warning"], "\(all)")
-        #expect(!all.contains { $0.severity == "error" })
+        #expect(all.filter { $0.code == "JWK_X5C_VALIDITY" }.map(\.severity) == ["error", "error"], "\(all)")
+        let early = try TestSupport.cli([
+            "verify", "--json", "--jwks", TestSupport.spec("issuer/.well-known/jwks.json").path, "--now", "1640000000",
+            TestSupport.spec("example-01-d-jws.txt").path,
+        ])
+        #expect(early.status == 1, "\(early.stdout)")
+        let atLeaf = try findings(early)
+        #expect(atLeaf.contains { $0.code == "NBF_NOT_YET_VALID" && $0.severity == "error" }, "\(atLeaf)")
+        #expect(!atLeaf.contains { $0.code == "JWK_X5C_VALIDITY" && $0.severity == "error" }, "\(atLeaf)")
         // Within the leaf's validity the key set is clean.
         let json = try VerifyFixtures.bytes(TestSupport.spec("issuer/.well-known/jwks.json"))
         #expect(
@@ -118,8 +129,8 @@ import HealthCardsTestSupport
         altered[altered.count - 1] ^= 0x01  // the last byte of the leaf's ECDSA signature
         #expect(kind([altered, der[1], der[2]]) == .chain)
         #expect(kind([Array(der[0].prefix(40))]) == .undecodable(index: 0))
-        // The root alone, or the CA as anchor: a partial chain that holds together is accepted.
-        #expect(kind([der[0], der[1]]) == nil)
+        // A chain that stops short of its root (the CA as anchor) is refused: nothing checked who signed the CA.
+        #expect(kind([der[0], der[1]]) == .chain)
     }
 
     /// Chains made with openssl for a forged key: each kind of fault gets its code, on the key set given
@@ -160,15 +171,16 @@ import HealthCardsTestSupport
             #expect(report.signature == .verified, "\(item.name)")
             #expect(report.findings.map(\.code.rawValue) == item.cardCodes, "\(item.name): \(report.findings)")
         }
-        // A year and more later the good leaf has expired: a warning on the key set and on the card, not an error.
+        // A year and more later the good leaf has expired: an error on the key set and on the card (which the
+        // key set's error also makes KEY_SET_INVALID).
         let later = now + 400 * 86_400
         let good = dir.appendingPathComponent("good/.well-known/jwks.json").path
         let reports = try forge.verify([card], keySets: [good], now: later)
         #expect(
-            reports.flatMap(\.findings).map(\.code) == [.jwkX5CValidity, .jwkX5CValidity],
+            reports.flatMap(\.findings).map(\.code) == [.jwkX5CValidity, .keySetInvalid, .jwkX5CValidity],
             "\(reports.flatMap(\.findings))")
-        #expect(reports.allSatisfy { $0.isValid })
-        #expect(reports.last?.findings.first?.message.contains("does not include now (") == true)
+        #expect(reports.allSatisfy { !$0.isValid })
+        #expect(reports.last?.findings.last?.message.contains("does not include now (") == true)
     }
 
     /// The x5c strings of a PEM chain, read as `healthcards jwks --x5c` does, without checking the chain

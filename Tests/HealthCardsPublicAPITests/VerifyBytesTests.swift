@@ -12,19 +12,29 @@ import Testing
         verifier = HealthCardVerifier(trustStore: try Fixtures.specTrust())
     }
 
-    @Test func theSpecKeySetHasNoErrorAndIsBoundToItsIssuer() throws {
+    @Test func theSpecKeySetIsBoundToItsIssuerAndItsExpiredLeafIsItsOnlyError() throws {
         let trust = try Fixtures.specTrust()
         #expect(trust.issuers == [Fixtures.issuer])
         let keySet = try #require(trust.keySets.first)
-        #expect(keySet.source == .keySet && keySet.isValid)
+        #expect(keySet.source == .keySet && !keySet.isValid)
         #expect(keySet.keySetBinding?.issuer == Fixtures.issuer && keySet.keySetBinding?.binding == .given)
-        // Its example leaf certificate expired in 2022: a warning at the key set, located at the published URL.
+        // Its example leaf certificate expired in 2022: an error at the key set (not valid now), located at the
+        // published URL; nothing else is wrong with it.
         #expect(keySet.findings.map(\.code) == [.jwkX5CValidity])
+        #expect(keySet.findings.first?.severity == .error)
         #expect(keySet.findings.first?.location.file == Fixtures.issuer + "/.well-known/jwks.json")
         #expect(keySet.findings.first?.location.path == "keys[1].x5c[0]")
     }
 
-    @Test(arguments: [("00", Fixtures.kid), ("01", "EBKOr72QQDcTBUuVzAzkfBTGew0ZA16GuWty64nS-sw")])
+    /// Example 01 is signed by the key whose example leaf expired a year before its nbf: signed, but not verified.
+    @Test func specExample01IsSignedButItsKeysCertificateIsNotValidNow() throws {
+        let bytes = try Fixtures.bytes(Fixtures.spec + "/example-01-e-file.smart-health-card")
+        let report = verifier.verify(cardFile: bytes, name: "example-01", now: Fixtures.now)
+        #expect(!report.isVerified && report.credentials.first?.signature == .verified)
+        #expect(Fixtures.codes(report).contains("JWK_X5C_VALIDITY"), "\(Fixtures.codes(report))")
+    }
+
+    @Test(arguments: [("00", Fixtures.kid)])
     func specExampleCardFilesVerify(example: String, kid: String) throws {
         let bytes = try Fixtures.bytes(Fixtures.spec + "/example-\(example)-e-file.smart-health-card")
         let report = verifier.verify(cardFile: bytes, name: "example-\(example)", now: Fixtures.now)

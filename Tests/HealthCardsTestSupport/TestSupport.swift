@@ -179,6 +179,18 @@ package enum TestSupport {
     /// The spec fixture path `spec-examples/<name>`.
     package static func spec(_ name: String) -> URL { VerifyFixtures.specExamples.appendingPathComponent(name) }
 
+    /// A copy of the spec's key set holding only its key 3Kfdg… (the one that signs examples 00, 02 and 03), in a new
+    /// temporary folder: the spec set's other key carries an example x5c leaf that expired in 2022, an error on the
+    /// key set at any later time, which tests about other things leave out.
+    package static func specKeySetOfKey0() throws -> String {
+        let json = try JSONParser.parse(try VerifyFixtures.bytes(spec("issuer/.well-known/jwks.json")))
+        let key = json["keys"]?.arrayValue?.first { $0["kid"]?.stringValue == "3Kfdg-XwP-7gXyywtUfUADwBumDOPKMQx-iELL11W9s" }
+        let dir = try tempDir("spec-key0")
+        let url = dir.appendingPathComponent("jwks.json")
+        try Data(JSONWriter.pretty(.object(["keys": .array(key.map { [$0] } ?? [])]))).write(to: url)
+        return url.path
+    }
+
     /// The spec's signing key 3Kfdg… as PKCS#8.
     package static func specKey() throws -> P256Key {
         let pem = try VerifyFixtures.bytes(spec("derived/pkcs8/3Kfdg-XwP-7gXyywtUfUADwBumDOPKMQx-iELL11W9s.private.pkcs8.pem"))

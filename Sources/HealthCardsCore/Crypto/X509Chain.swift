@@ -10,7 +10,8 @@ internal import COpenSSL
 /// Certificates are parsed and the chain is verified by OpenSSL (`X509_STORE`, `X509_verify_cert`):
 /// this type only holds the DER bytes and what OpenSSL read from them. There is no trust list offline,
 /// so the last certificate of the chain is taken as its anchor: what is checked is that the chain holds
-/// together (signatures, CA flags and key usages of the issuers, names), not who its root is. Validity
+/// together (signatures, CA flags and key usages of the issuers, names) up to a self-signed root whose own
+/// signature verifies, not who that root is. Validity
 /// dates are not part of that check; `validity` gives them so callers can judge a time.
 public struct X509Chain: Sendable, Equatable {
     /// The certificates as DER, leaf first.
@@ -135,9 +136,11 @@ public struct X509Chain: Sendable, Equatable {
 
     /// Parses DER certificates (leaf first) and verifies the chain with OpenSSL:
     /// - each certificate is followed by its issuer (`X509_check_issued`: names and key identifiers);
-    /// - `X509_verify_cert` accepts the chain with the last certificate as its anchor
-    ///   (`X509_V_FLAG_PARTIAL_CHAIN`), without judging dates (`X509_V_FLAG_NO_CHECK_TIME`): every
-    ///   signature, the issuers' CA flags and key usages;
+    /// - the last certificate is self-signed (issuer = subject) and its signature verifies with its own key:
+    ///   a chain that stops short of its root (a lone leaf, leaf and intermediate) is refused, since nothing
+    ///   would check who signed its last certificate;
+    /// - `X509_verify_cert` accepts the chain with that root as its anchor (`X509_V_FLAG_CHECK_SS_SIGNATURE`),
+    ///   without judging dates (`X509_V_FLAG_NO_CHECK_TIME`): every signature, the issuers' CA flags and key usages;
     /// - the leaf holds an EC P-256 key and its keyUsage, when present, allows digitalSignature.
     /// - Throws: `HealthCardError` of kind `.key` saying which check failed and on which certificate, with the
     ///   code of the rule: `JWK_X5C_UNDECODABLE`, `JWK_X5C_CHAIN` or `JWK_X5C_KEY_MISMATCH`.
@@ -164,6 +167,23 @@ public struct X509Chain: Sendable, Equatable {
                 message: "\(source): certificate \(i + 2) (\(certs[i + 1].subject)) did not issue "
                     + "certificate \(i + 1) (\(certs[i].subject)); the chain must list the leaf first, then each issuer"
             )
+        }
+        // OpenSSL is given the last certificate as its anchor; unless that one is a self-signed root whose
+        // signature verifies, nothing proves who signed it, and a lone leaf would "verify" as its own anchor.
+        let root = certs[certs.count - 1]
+        if !root.namesItselfAsIssuer {
+            let which = certs.count == 1 ? "the leaf certificate" : "certificate \(certs.count), the last one"
+            throw Failure(
+                kind: .chain,
+                message: "\(source): \(which) (\(root.subject)) is issued by \(root.issuerName), which is not in the chain, "
+                    + "so the chain cannot be verified; list the whole chain, the leaf first, then each issuer up to the "
+                    + "self-signed root certificate (issuer = subject)")
+        }
+        if !root.selfSignatureVerifies {
+            throw Failure(
+                kind: .chain,
+                message: "\(source): certificate \(certs.count) (\(root.subject)) names itself as its issuer, but its "
+                    + "self-signature does not verify with its own key; the chain must end with the root certificate as its CA signed it")
         }
         if let problem = X509Certificate.verifyChain(certs) {
             throw Failure(kind: .chain, message: "\(source): OpenSSL does not verify the chain: \(problem)")
@@ -272,6 +292,19 @@ final class X509Certificate {
         return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// True when the certificate's issuer name is its subject name (`X509_NAME_cmp`): a root, or a self-signed leaf.
+    var namesItselfAsIssuer: Bool {
+        guard let subject = X509_get_subject_name(cert), let issuer = X509_get_issuer_name(cert) else { return false }
+        return X509_NAME_cmp(subject, issuer) == 0
+    }
+
+    /// True when the certificate's signature verifies with its own public key (`X509_verify`).
+    var selfSignatureVerifies: Bool {
+        defer { ERR_clear_error() }
+        guard let key = X509_get0_pubkey(cert) else { return false }
+        return X509_verify(cert, key) == 1
+    }
+
     /// True when `issuer` (self) issued `child` by names and key identifiers (`X509_check_issued`).
     func issued(_ child: X509Certificate) -> Bool {
         defer { ERR_clear_error() }
@@ -301,7 +334,7 @@ final class X509Certificate {
         let verified: Bool = withExtendedLifetime(chain) {
             guard X509_STORE_CTX_init(context, store, chain[0].cert, untrusted) == 1,
                 let parameters = X509_STORE_CTX_get0_param(context),
-                X509_VERIFY_PARAM_set_flags(parameters, UInt(X509_V_FLAG_PARTIAL_CHAIN | X509_V_FLAG_NO_CHECK_TIME))
+                X509_VERIFY_PARAM_set_flags(parameters, UInt(X509_V_FLAG_CHECK_SS_SIGNATURE | X509_V_FLAG_NO_CHECK_TIME))
                     == 1
             else { return false }
             return X509_verify_cert(context) == 1

@@ -204,6 +204,8 @@ public struct RuleCode: RawRepresentable, Hashable, Sendable, CaseIterable, Cust
     public static let jwkX5CKeyMismatch = RuleCode("JWK_X5C_KEY_MISMATCH")
     public static let jwkX5CChain = RuleCode("JWK_X5C_CHAIN")
     public static let jwkX5CSAN = RuleCode("JWK_X5C_SAN")
+    /// The x5c leaf is not valid now (an error: on the key set and on a card it verifies), or was not valid at a
+    /// card's nbf while it is now (a warning on that card).
     public static let jwkX5CValidity = RuleCode("JWK_X5C_VALIDITY")
     public static let jwkCRLVersion = RuleCode("JWK_CRL_VERSION")
 
@@ -421,7 +423,6 @@ public struct RuleCode: RawRepresentable, Hashable, Sendable, CaseIterable, Cust
         .bundleMixedContent,
         .immunizationOccurrenceDate,
         .observationReferenceRange,
-        .jwkX5CValidity,
         .qrSegmentsUnreadable,
         .shlViewerURL,
         .shlURLNotHTTPS,

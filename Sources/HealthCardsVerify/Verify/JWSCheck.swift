@@ -311,6 +311,14 @@ package struct JWSCheck {
             return
         }
         if let other = keys.first(where: verifies) {
+            if report.header == nil {
+                // The header could not be read (JWS_HEADER_NOT_JSON says why), so it names no kid that could be
+                // wrong: the signature is what it is, verified by this key.
+                report.signature = raw == signature ? .verified : .failed
+                checkRevocation(other, report: report, add: add)
+                checkKeyDependencies(other, report: report, add: add)
+                return
+            }
             add(.kidWrong, "header.kid", "the header says kid \(quoted(report.header?["kid"])) but the card was signed by key \(other.thumbprint); the kid must be the signing key's RFC 7638 thumbprint", nil)
             return
         }
@@ -357,6 +365,13 @@ package struct JWSCheck {
             return
         }
         if let (set, other) = keyRing.sets.lazy.flatMap({ set in set.keys.map { (set, $0) } }).first(where: { verifies($0.1) }) {
+            if report.header == nil {
+                // As in checkSignature: an unreadable header names no kid that could be wrong.
+                report.signature = raw == signature ? .verified : .failed
+                checkRevocation(other, report: report, add: add)
+                checkKeyDependencies(other, report: report, add: add)
+                return
+            }
             add(.kidWrong, "header.kid", "the header says kid \(quoted(report.header?["kid"])) but the card was signed by key "
                 + "\(other.thumbprint) of \(set.file); the kid must be the signing key's RFC 7638 thumbprint", nil)
             return
@@ -468,6 +483,13 @@ package struct JWSCheck {
     }
 
     private func checkRevocation(_ key: TrustedKey, report: CredentialReport, add: (RuleCode, String?, String, Finding.Severity?) -> Void) {
+        if key.crl == nil, let (file, reason) = key.crlRefused, report.payload?["vc"]?["rid"]?.stringValue != nil {
+            // A list was given but refused: saying it was not given would send its publisher looking for a file that is there.
+            add(.crlMissing, "vc.rid", "whether the card is revoked was not checked: the revocation list of its key \(key.kid) "
+                + "was given (\(file)) but could not be used: \(reason); fix the list (see its "
+                + "CRL_INVALID finding)", .warning)
+            return
+        }
         if key.crl == nil, let crlVersion = key.crlVersion, report.payload?["vc"]?["rid"]?.stringValue != nil {
             // The key says it has a revocation list and the card has a rid it could list, but no list came with
             // the key set: the card is not called OK without saying that its revocation was not checked.

@@ -11,6 +11,8 @@ package struct TrustedKey: Sendable {
     package var crlVersion: Int?
     /// The revocation list given for this kid, with its name.
     package var crl: (list: CRL, file: String)?
+    /// A revocation list given for this kid that could not be used (`crl` is then nil): its name and why.
+    package var crlRefused: (file: String, reason: String)?
     /// The key set's name (file).
     package var source: String
     /// The key's `x5c` chain, when it has one that OpenSSL verified.
@@ -172,8 +174,13 @@ package enum KeySetCheck {
             var trusted = TrustedKey(kid: kid ?? thumbprint, thumbprint: thumbprint, key: key,
                                      crlVersion: crlVersion, crl: nil, source: file, x5c: chain)
             if let input = crls[trusted.kid] {
+                let before = result.findings.count
                 (trusted.crl, trusted.suspectEntries) = readCRL(input, for: trusted, keyPath: path, now: now, limits: limits,
                                                                 findings: &result.findings)
+                if trusted.crl == nil {
+                    let reason = result.findings[before...].first(where: { $0.code == .crlInvalid })?.message ?? "it is not a revocation list"
+                    trusted.crlRefused = (input.name, reason)
+                }
             }
             keys.append((i, trusted))
         }

@@ -1,10 +1,11 @@
 import HealthCardsCore
 
 /// Checks a key's `x5c` certificate chain (digest section 7; spec "Determining keys associated with an
-/// issuer"): standard base64 DER, leaf first; OpenSSL verifies that the chain holds together
-/// (`X509Chain`); the leaf's public key is the JWK's; the leaf has a subjectAltName URI equal to `iss`.
-/// A leaf outside its validity period is a warning: the spec's own example 01 is signed after its
-/// example leaf expired.
+/// issuer"): standard base64 DER, leaf first; OpenSSL verifies that the chain holds together up to a
+/// self-signed root (`X509Chain`); the leaf's public key is the JWK's; the leaf has a subjectAltName URI
+/// equal to `iss`; the leaf is valid at `now` (an error otherwise). A leaf that was not valid at a card's
+/// `nbf` but is now is only a warning on that card: the spec's own example 01 is signed after its example
+/// leaf expired.
 ///
 /// In a key set alone, `iss` is known only when the key set is bound to an issuer; each card is then
 /// checked against its own `iss` (`cardFindings`).
@@ -73,11 +74,13 @@ struct X5CCheck {
         }
         let leaf = chain.validity[0]
         if !leaf.contains(now) {
-            add(
-                .jwkX5CValidity, "\(path)[0]",
-                "the leaf certificate (\(chain.leafSubject)) is valid from \(Clock.describe(leaf.notBefore)) to "
-                    + "\(Clock.describe(leaf.notAfter)), not now (\(Clock.describe(now))); renew it and publish the new chain"
-            )
+            findings.append(
+                Finding(
+                    .jwkX5CValidity,
+                    "the leaf certificate (\(chain.leafSubject)) is valid from \(Clock.describe(leaf.notBefore)) to "
+                        + "\(Clock.describe(leaf.notAfter)), not now (\(Clock.describe(now))), so it certifies nothing now; "
+                        + "renew it and publish the new chain (or remove x5c)",
+                    at: .init(file: file, path: "\(path)[0]"), severity: .error))
         }
         let uris =
             chain.leafSubjectAltNameURIs.isEmpty
@@ -86,7 +89,7 @@ struct X5CCheck {
             issuer.map { "; the key set's issuer is \($0)" }
             ?? "; the key set is not bound to an issuer, so whether the leaf names it is checked against each card's iss"
         notes.append(
-            "\(path): chain of \(chain.certificates.count) certificate(s) verified by OpenSSL up to \(chain.subjects.last ?? "?") "
+            "\(path): chain of \(chain.certificates.count) certificate(s) verified by OpenSSL up to its self-signed root \(chain.subjects.last ?? "?") "
                 + "(not checked against any trust list); leaf \(chain.leafSubject), \(uris), valid "
                 + "\(Clock.describe(leaf.notBefore)) to \(Clock.describe(leaf.notAfter))\(named)")
         return chain
@@ -111,8 +114,9 @@ struct X5CCheck {
     }
 
     /// What a card verified by `key` adds about the key's chain: a leaf that does not name the card's
-    /// `iss` (an error, unless the key set's own findings already say so), and a leaf outside its
-    /// validity at the card's `nbf` or at `now` (a warning).
+    /// `iss` (an error, unless the key set's own findings already say so), a leaf outside its validity at
+    /// `now` (an error: the certificate vouches for nothing now), and a leaf valid now but not at the card's
+    /// `nbf` (a warning: the spec's own example 01 is signed after its example leaf expired).
     static func cardFindings(key: TrustedKey, iss: String?, nbf: Double?, now: Int64) -> [(
         RuleCode, String, Finding.Severity
     )] {
@@ -130,19 +134,29 @@ struct X5CCheck {
                 ))
         }
         let leaf = chain.validity[0]
-        var outside: [String] = []
+        let period = "the x5c leaf certificate of \(which) is valid from \(Clock.describe(leaf.notBefore)) to "
+            + "\(Clock.describe(leaf.notAfter))"
+        var atNbf: String?
         if let nbf, nbf.isFinite, nbf < Double(Int64.max), nbf > Double(Int64.min),
             !leaf.contains(Int64(nbf.rounded(.down)))
         {
-            outside.append("the card's nbf (\(Clock.describe(Int64(nbf.rounded(.down)))))")
+            atNbf = "the card's nbf (\(Clock.describe(Int64(nbf.rounded(.down)))))"
         }
-        if !leaf.contains(now) { outside.append("now (\(Clock.describe(now)))") }
-        if !outside.isEmpty {
+        if !leaf.contains(now) {
+            let also = atNbf.map { " (nor \($0))" } ?? ""
             out.append(
                 (
                     .jwkX5CValidity,
-                    "the x5c leaf certificate of \(which) is valid from \(Clock.describe(leaf.notBefore)) to "
-                        + "\(Clock.describe(leaf.notAfter)), which does not include \(outside.joined(separator: " or ")); the signature still verifies",
+                    "\(period), which does not include now (\(Clock.describe(now)))\(also): the key's certificate vouches for "
+                        + "nothing now, so the card is not verified by it; the issuer must renew the certificate and publish the new chain",
+                    .error
+                ))
+        } else if let atNbf {
+            out.append(
+                (
+                    .jwkX5CValidity,
+                    "\(period), which does not include \(atNbf); it is valid now and the signature verifies, but the card "
+                        + "was signed while the certificate was not valid",
                     .warning
                 ))
         }
