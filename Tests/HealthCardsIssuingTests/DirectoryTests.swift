@@ -162,19 +162,18 @@ import HealthCardsTestSupport
         #expect(directory.issuers.filter { $0.isStale(before: 1_767_225_600) }.count == 77)
         #expect(c.auditErrors > 0)
         // The CRLs agree with their keys (ctr written as a string in one entry, read as the number); the only
-        // errors are the x5c leaves of three issuers that name the spec's example issuer instead of theirs, x5c
-        // leaves not valid at that now (JWK_X5C_VALIDITY: Yukon's, already broken, and Japan's, broken by that
-        // alone), and two Epic tenants' keys whose x is 31 bytes (a coordinate written without its leading zero byte).
+        // errors are the x5c leaves of three issuers that name the spec's example issuer instead of theirs, and
+        // two Epic tenants' keys whose x is 31 bytes (a coordinate written without its leading zero byte).
         var trust = TrustStore()
         trust.add(directory: directory, now: 1_787_400_000)
         let broken = Set(trust.directoryEntryErrors.keys.map { directory.issuers[$0].iss })
         #expect(broken == [
             "https://pvc.service.yukon.ca/issuer", "https://health.ri.gov/sh.cards/production",
-            "https://smart.medconciergela.com/api/ISSUER", "https://vc.vrs.digital.go.jp/issuer",
+            "https://smart.medconciergela.com/api/ISSUER",
             "https://soap.bassett.org/FHIR/api/epic/2021/Security/Open/EcKeys/32001/SHC",
             "https://fhir.dchstx.org/FHIR-External/api/epic/2021/Security/Open/EcKeys/32001/SHC",
         ], "\(trust.directoryFindings.prefix(10))")
-        #expect(Set(trust.directoryFindings.map(\.code)) == [.jwkX5CSAN, .jwkX5CValidity, .jwkCoordinates], "\(trust.directoryFindings.prefix(10))")
+        #expect(Set(trust.directoryFindings.map(\.code)) == [.jwkX5CSAN, .jwkCoordinates], "\(trust.directoryFindings.prefix(10))")
         // A key is found by issuer and kid: a shared kid is under several issuers, each its own entry.
         let shared = try #require(directory.issuers.flatMap(\.kids).first { directory.issuers(publishing: $0).count > 1 })
         let owners = directory.issuers(publishing: shared)

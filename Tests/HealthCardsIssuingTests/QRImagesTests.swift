@@ -27,9 +27,7 @@ import HealthCardsTestSupport
         let run = try TestSupport.cli([
             "verify", "--jwks", "https://spec.smarthealth.cards/examples/issuer=\(jwks)", "--now", "1700000000", png,
         ])
-        // The run's one error is the case key set's (a copy of the spec's): its example x5c leaf expired in 2022.
-        #expect(run.status == 1 && run.stdout.contains(" 1 error(s)") && run.stdout.contains("error JWK_X5C_VALIDITY at keys[1].x5c[0]"),
-                "\(run.stdout)\(run.stderr)")
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
         #expect(run.stdout.contains("version 18, ECC L") && run.stdout.contains("signature verified"), "\(run.stdout)")
         #expect(!run.stdout.contains("QR_"), "\(run.stdout)")
         let verifier = try FileVerifier(keySets: ["https://spec.smarthealth.cards/examples/issuer=\(jwks)"], now: 1_700_000_000)

@@ -204,8 +204,8 @@ public struct RuleCode: RawRepresentable, Hashable, Sendable, CaseIterable, Cust
     public static let jwkX5CKeyMismatch = RuleCode("JWK_X5C_KEY_MISMATCH")
     public static let jwkX5CChain = RuleCode("JWK_X5C_CHAIN")
     public static let jwkX5CSAN = RuleCode("JWK_X5C_SAN")
-    /// The x5c leaf is not valid now (an error: on the key set and on a card it verifies), or was not valid at a
-    /// card's nbf while it is now (a warning on that card).
+    /// The x5c leaf is not valid now (an error on a card the key verifies, a warning on the key set), or was not
+    /// valid at a card's nbf while it is now (a warning on that card).
     public static let jwkX5CValidity = RuleCode("JWK_X5C_VALIDITY")
     public static let jwkCRLVersion = RuleCode("JWK_CRL_VERSION")
 

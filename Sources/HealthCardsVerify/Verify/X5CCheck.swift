@@ -3,9 +3,9 @@ import HealthCardsCore
 /// Checks a key's `x5c` certificate chain (digest section 7; spec "Determining keys associated with an
 /// issuer"): standard base64 DER, leaf first; OpenSSL verifies that the chain holds together up to a
 /// self-signed root (`X509Chain`); the leaf's public key is the JWK's; the leaf has a subjectAltName URI
-/// equal to `iss`; the leaf is valid at `now` (an error otherwise). A leaf that was not valid at a card's
-/// `nbf` but is now is only a warning on that card: the spec's own example 01 is signed after its example
-/// leaf expired.
+/// equal to `iss`; the leaf is valid at `now`: otherwise an error on each card the key verifies, and a warning
+/// on the key set (whose other keys are not affected). A leaf that was not valid at a card's `nbf` but is now
+/// is only a warning on that card.
 ///
 /// In a key set alone, `iss` is known only when the key set is bound to an issuer; each card is then
 /// checked against its own `iss` (`cardFindings`).
@@ -74,13 +74,15 @@ struct X5CCheck {
         }
         let leaf = chain.validity[0]
         if !leaf.contains(now) {
+            // A warning on the key set: its other keys, and cards this key does not verify, are not affected. A card
+            // this key verifies gets the error (`cardFindings`): its certificate vouches for nothing now.
             findings.append(
                 Finding(
                     .jwkX5CValidity,
                     "the leaf certificate (\(chain.leafSubject)) is valid from \(Clock.describe(leaf.notBefore)) to "
-                        + "\(Clock.describe(leaf.notAfter)), not now (\(Clock.describe(now))), so it certifies nothing now; "
-                        + "renew it and publish the new chain (or remove x5c)",
-                    at: .init(file: file, path: "\(path)[0]"), severity: .error))
+                        + "\(Clock.describe(leaf.notAfter)), not now (\(Clock.describe(now))), so it certifies nothing now "
+                        + "and a card this key verifies is an error; renew it and publish the new chain (or remove x5c)",
+                    at: .init(file: file, path: "\(path)[0]"), severity: .warning))
         }
         let uris =
             chain.leafSubjectAltNameURIs.isEmpty
