@@ -10,7 +10,8 @@ import HealthCardsTestSupport
 /// the variant hunt's `crl/site-negative`): the card's `CRL_MISSING` says the list was given but refused, and why,
 /// not that it "was not given".
 @Suite struct CRLRefusedMessageTests {
-    @Test func malformedListIsGivenButNotUsable() throws {
+    /// A forge, a card's claims with a `vc.rid`, and a key set whose key publishes `crlVersion` 1.
+    static func revocableCard() throws -> (forge: VerifyForge, claims: JSONObject, keySet: String) {
         let forge = try VerifyForge()
         var claims = VerifyForge.claims()
         var vc = claims["vc"]!.objectValue!
@@ -18,7 +19,11 @@ import HealthCardsTestSupport
         claims["vc"] = .object(vc)
         var jwk = JWK(key: forge.key)
         jwk.crlVersion = 1
-        let keySet = try forge.writeKeySet([jwk.json])
+        return (forge, claims, try forge.writeKeySet([jwk.json]))
+    }
+
+    @Test func malformedListIsGivenButNotUsable() throws {
+        let (forge, claims, keySet) = try Self.revocableCard()
         let crlPath = try forge.write(
             #"{"kid":"\#(forge.kid)","method":"rid","ctr":1,"rids":["MKyCxh7p6uQ.-1687450765"]}"#,
             "site/.well-known/crl/\(forge.kid).json")
@@ -35,14 +40,7 @@ import HealthCardsTestSupport
 
     /// With no list at all, the message still says it was not given.
     @Test func absentListIsNotGiven() throws {
-        let forge = try VerifyForge()
-        var claims = VerifyForge.claims()
-        var vc = claims["vc"]!.objectValue!
-        vc["rid"] = "MKyCxh7p6uQ"
-        claims["vc"] = .object(vc)
-        var jwk = JWK(key: forge.key)
-        jwk.crlVersion = 1
-        let keySet = try forge.writeKeySet([jwk.json])
+        let (forge, claims, keySet) = try Self.revocableCard()
         let card = try #require(try forge.verify([try forge.card(try forge.jws(claims: claims))], keySets: [keySet]).last)
         let missing = try #require(card.findings.first { $0.code == .crlMissing })
         #expect(missing.message.contains("was not given"), "\(missing.message)")
