@@ -99,7 +99,7 @@ import HealthCardsTestSupport
             (["--direct", ServerTestSupport.card, ServerTestSupport.bundle], "one FILE"),
             (["--max-attempts", "3", ServerTestSupport.card], "is for a passcode"),
             (["--passcode-file", secret, "--max-attempts", "0", ServerTestSupport.card], "from 1 to 1000"),
-            (["--passcode-file", secret, "--kdf", "scrypt:ln=30", ServerTestSupport.card], "is not scrypt"),
+            (["--passcode-file", secret, "--kdf", "scrypt:ln=30", ServerTestSupport.card], "scrypt log2(N) 30 is outside 10...20"),
             (["--exp", "1000", ServerTestSupport.card], "not in the future"),
             (["--label", String(repeating: "x", count: 81), ServerTestSupport.card], "at most 80"),
             ([notHealthData], "neither a SMART Health Card file"),

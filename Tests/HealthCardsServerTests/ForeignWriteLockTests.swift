@@ -307,6 +307,33 @@ struct ForeignWriteLockTests {
         #expect(try store.poll(linkID: id, recipientHash: "after", now: LinkServiceTests.start, interval: 60) == nil)
     }
 
+    /// The same when the first writes after another program took the lock are not the group commit's (wrong
+    /// passcodes, health checks, before any manifest or record): the first waits the busy timeout, and from then
+    /// on the others are refused at once; the group commit's writer, woken, tries the database and opens it
+    /// again once the lock is gone. A trial saw four wrong passcodes answered after 9, 13, 17 and 25 s.
+    @Test func theFirstRefusedDirectWriteRefusesTheOthers() throws {
+        let f = try Fixture("foreign-lock-direct-first", Database.WriteWaits(busyTimeoutMilliseconds: 2000, queuedSeconds: 60))
+        defer { f.close() }
+        let (store, id, groupCommit, foreign) = (f.store, f.id, f.groupCommit, f.foreign)
+        let outcomes = Locked<[Int: Outcome]>([:])
+        let group = DispatchGroup()
+        let asked = Clock.monotonicSeconds()
+        for n in 0..<5 {
+            Self.start(group, outcomes, n) { try store.spendAttempt(linkID: id, now: LinkServiceTests.start) != nil }
+        }
+        group.wait()
+        let waited = Clock.monotonicSeconds() - asked
+        for (n, outcome) in outcomes.withLock({ $0 }).sorted(by: { $0.key < $1.key }) {
+            #expect(outcome.isUnavailable, "write \(n): \(outcome.result)")
+        }
+        // One busy timeout (2 s) and a little; five in line were 10 s.
+        #expect(waited < 4, "the five writes took \(waited) s")
+        #expect(groupCommit.backlog.refusing)
+        foreign.release()
+        #expect(Self.eventually { !groupCommit.backlog.refusing })
+        #expect(try store.poll(linkID: id, recipientHash: "after", now: LinkServiceTests.start, interval: 60) == nil)
+    }
+
     /// An operator's command that only reads (`link list`, `link audit`) opens the database and reads while
     /// another process holds its write lock (the schema check reads; it used to take the write lock and fail after
     /// the busy timeout); one that writes fails saying another program holds the lock.

@@ -115,7 +115,12 @@ public final class Database: @unchecked Sendable {
         idle.append(first)
         open = 1
         if let checkpointSignal { startCheckpointer(checkpointSignal) }
-        if role == .server { groupCommit = GroupCommit(database: self, deadlineSeconds: writeWaits.queuedSeconds) }
+        if role == .server {
+            let commits = GroupCommit(database: self, deadlineSeconds: writeWaits.queuedSeconds)
+            groupCommit = commits
+            // Not retained by the lock: the pool owns both, and stops the group commit before it goes.
+            writers.onBusy = { [unowned(unsafe) commits] in commits.noteUnavailable() }
+        }
     }
 
     /// The server's SQLite write-ahead log is checkpointed on a thread of its own, not by whichever request's commit

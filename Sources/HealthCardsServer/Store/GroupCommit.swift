@@ -104,6 +104,19 @@ final class GroupCommit: @unchecked Sendable {
     private var failedBatches = 0
     private(set) var committedRecords = 0
 
+    /// Another write of the pool (a wrong passcode's count, a poll, the health check) found the database's write
+    /// lock held past the busy timeout: refuse new waiting writes as after a failed batch, and wake the writer to
+    /// try the database itself (an empty transaction), whose commit opens it again.
+    func noteUnavailable() {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        guard !stopping else { return }
+        // The writer may not run yet (no record or grant so far): it is the one that tries the database again.
+        guard (try? startLocked()) != nil else { return }
+        lastBatchUnavailable = true
+        pthread_cond_signal(queued)
+    }
+
     /// Jobs queued and not yet taken, jobs in the batch being written, batches rolled back so far, and whether new
     /// waiting writes are refused (the last batch found the database unavailable) (tests).
     var backlog: (queued: Int, inBatch: Int, failedBatches: Int, refusing: Bool) {

@@ -24,6 +24,9 @@ final class SQLiteConnection: SQLConnection {
     /// The writer lock of the pool this connection belongs to, held from `BEGIN IMMEDIATE` to its end.
     private let writers: WriterLock?
     private var holdsWriters = false
+    /// The last statement `query` ran ended with SQLite's busy status (another connection held the lock past the
+    /// busy timeout).
+    private var lastStepBusy = false
     /// The server's checkpointer's wake-up, raised by a commit that leaves `Database.restartFrames` frames or more
     /// in the log (kept here: SQLite's WAL hook holds it unretained). Nil: SQLite checkpoints by itself.
     private let checkpointSignal: CheckpointSignal?
@@ -206,8 +209,10 @@ final class SQLiteConnection: SQLConnection {
             guard status == SQLITE_OK else { throw error(status, "cannot bind a parameter") }
         }
         var rows: [[SQLValue]] = []
+        lastStepBusy = false
         while true {
             let status = sqlite3_step(statement)
+            if status & 0xFF == SQLITE_BUSY { lastStepBusy = true }
             if status == SQLITE_DONE { break }
             guard status == SQLITE_ROW else { throw error(status, "a statement failed") }
             let columns = sqlite3_column_count(statement)
@@ -240,24 +245,24 @@ final class SQLiteConnection: SQLConnection {
 
     func begin(write: Bool, durable: Bool) throws(StoreError) {
         if write, let writers {
-            // Refused before queueing for the lock and again once it is held: a write that waited behind a batch
-            // the database refused would wait the busy timeout in vain too (`GroupCommit`).
-            if writers.refusesThisThread { throw Self.writesRefused }
-            writers.lock()
+            // Refused before queueing for the lock and while waiting for it: a write behind one the database
+            // refused would wait the busy timeout in vain too (`GroupCommit`, `WriterLock.noteBusy`).
+            guard writers.acquire(refusable: true) else { throw Self.writesRefused }
             holdsWriters = true
-            if writers.refusesThisThread {
-                releaseWriters()
-                throw Self.writesRefused
-            }
         }
-        do {
+        do throws(StoreError) {
             if durable && synchronous != "FULL" {
                 try execute("PRAGMA synchronous=FULL")
                 inDurable = true
             }
             // Prepared once and kept (`query`), as COMMIT is: `sqlite3_exec` parsed them again for every
             // transaction, about 7,000 instructions each.
-            _ = try query(write ? "BEGIN IMMEDIATE" : "BEGIN", [])
+            do throws(StoreError) { _ = try query(write ? "BEGIN IMMEDIATE" : "BEGIN", []) } catch {
+                // Another program held the write lock for the whole busy timeout: the pool's other writes are
+                // refused at once from now on, instead of each waiting the timeout in line (`WriterLock.noteBusy`).
+                if write, lastStepBusy { writers?.noteBusy() }
+                throw error
+            }
         } catch {
             restoreSynchronous()
             releaseWriters()
@@ -358,21 +363,67 @@ final class CheckpointSignal: @unchecked Sendable {
 /// A mutex the SQLite connections of one pool take for writing (see `SQLiteConnection.init`).
 final class WriterLock: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    /// Broadcast when the lock is released or writes start being refused.
+    private let changed = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    // Guarded by `mutex`.
+    private var held = false
     /// The server's writes are refused at once (`GroupCommit`: its last batch found the database unavailable, e.g.
     /// another process holds the write lock), except on the group commit's own writer thread, which tries again.
     private let refusing = Atomic<Bool>(false)
     /// The group commit's writer thread (`pthread_self()`), 0 before it starts.
     private let exempt = Atomic<UInt>(0)
-    init() { pthread_mutex_init(mutex, nil) }
+    init() {
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(changed, nil)
+    }
     deinit {
+        pthread_cond_destroy(changed)
         pthread_mutex_destroy(mutex)
+        changed.deallocate()
         mutex.deallocate()
     }
-    func lock() { pthread_mutex_lock(mutex) }
-    func unlock() { pthread_mutex_unlock(mutex) }
 
-    /// Sets whether writes on other threads than the exempt one are refused.
-    func refuseWrites(_ on: Bool) { refusing.store(on, ordering: .sequentiallyConsistent) }
+    /// Takes the lock, waiting for it.
+    func lock() { _ = acquire(refusable: false) }
+
+    /// Takes the lock, waiting for it; a refusable caller (a write that may be refused) gives up, returning false,
+    /// when writes are refused before or while it waits (`refusesThisThread`).
+    func acquire(refusable: Bool) -> Bool {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        while true {
+            if refusable && refusesThisThread { return false }
+            guard held else { break }
+            pthread_cond_wait(changed, mutex)
+        }
+        held = true
+        return true
+    }
+
+    func unlock() {
+        pthread_mutex_lock(mutex)
+        held = false
+        pthread_cond_broadcast(changed)
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// Sets whether writes on other threads than the exempt one are refused; waiting writers are woken to see it.
+    func refuseWrites(_ on: Bool) {
+        refusing.store(on, ordering: .sequentiallyConsistent)
+        pthread_mutex_lock(mutex)
+        pthread_cond_broadcast(changed)
+        pthread_mutex_unlock(mutex)
+    }
+    /// Called (by `noteBusy`) when a write on a thread other than the exempt one found the database's write lock held
+    /// past the busy timeout: the pool's group commit starts refusing and trying again (`Database`, server role).
+    nonisolated(unsafe) var onBusy: (() -> Void)?
+    /// A write of this pool waited the busy timeout in vain: refuse the next ones at once (the group commit's writer
+    /// tries the database again and opens it), unless the write was the group commit's own, which does that itself.
+    func noteBusy() {
+        guard exempt.load(ordering: .sequentiallyConsistent) != UInt(pthread_self()) else { return }
+        refuseWrites(true)
+        onBusy?()
+    }
     /// Makes the calling thread the one whose writes are never refused (the group commit's writer).
     func exemptThisThread() { exempt.store(UInt(pthread_self()), ordering: .sequentiallyConsistent) }
     /// True when a write on the calling thread is to be refused now.
