@@ -2,6 +2,7 @@
 #define HEALTHCARDS_CPROCESS_SHIM_H
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <stdio.h>
 
 /* Keeps secrets out of core dumps and away from other processes of the same user: no core file
    (RLIMIT_CORE 0), and the process is not dumpable (PR_SET_DUMPABLE 0: no core, no ptrace attach, its
@@ -15,4 +16,6 @@ static inline int CProcess_protect_secrets(void) {
 
 /* 1 when the process may dump core or be traced (PR_GET_DUMPABLE), 0 when not. */
 static inline int CProcess_is_dumpable(void) { return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0); }
+/* 1 when what was printed to standard output could not all be written (flushed now), else 0; errno says why. */
+static inline int CProcess_stdout_failed(void) { return fflush(stdout) != 0 || ferror(stdout) != 0; }
 #endif

@@ -489,11 +489,9 @@ enum LinkCommand {
                 try FileIO.writeAtomically(png, to: qr, access: .ownerOnly)
                 qrWritten = qr
             }
-            if let out = parsed.value("out") {
-                try FileIO.writeAtomically(Array((text + "\n").utf8), to: out, access: .ownerOnly)
-            } else {
-                print(text)
-            }
+            // Standard output is written at once and checked, as --out is: the text holds the link's only key.
+            try FileIO.writeAtomically(
+                Array((text + "\n").utf8), to: parsed.value("out") ?? "/dev/stdout", access: .ownerOnly)
         } catch let error as HealthCardError {
             // The link is in the database, active, and its key only in `text` (and the QR image, if written), which
             // was not written: say so, with the command to close it as it would be typed.

@@ -120,9 +120,16 @@ guard let command = commands.first(where: { $0.name == name }) else {
 if ["issue", "keygen", "jwks", "site", "revoke", "shl", "fixtures"].contains(command.name) {
     ProcessProtection.protectSecrets()
 }
+/// `status`, unless what the command printed to standard output could not all be written (a full disk, a closed
+/// pipe, `> /dev/full`): then it says so and the status is 2, so that a report or a link is never lost with exit 0.
+func flushedStatus(_ status: Int32) -> Int32 {
+    guard let reason = StandardOutput.flushFailure() else { return status }
+    printError("cannot write to standard output (\(reason)): what \(command.name) printed there is lost")
+    return ExitStatus.usage.rawValue
+}
 do {
     let status = try command.run(Array(arguments.dropFirst()))
-    exit(status.rawValue)
+    exit(flushedStatus(status.rawValue))
 } catch let error as HealthCardError {
     printError(error.commandLineText)
     exit(ExitStatus.usage.rawValue)

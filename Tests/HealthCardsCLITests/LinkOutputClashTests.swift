@@ -129,6 +129,22 @@ import Testing
         #expect(update.stderr.contains("The link was not updated"))
     }
 
+    /// Standard output that cannot be written is exit 2 with a message, never a lost report or link with exit 0: a
+    /// link printed to a full disk says how to close it (its key is gone), and `verify`'s report says it is lost.
+    @Test func aStandardOutputThatCannotBeWrittenIsAnError() throws {
+        let dir = try TestSupport.tempDir("link-stdout-full")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let db = "sqlite:" + dir.appendingPathComponent("links.db").path
+        func full(_ arguments: [String]) throws -> TestSupport.Run {
+            let quoted = ([TestSupport.healthcards] + arguments).map { "'\($0)'" }.joined(separator: " ")
+            return try TestSupport.run("/bin/sh", ["-c", quoted + " > /dev/full"])
+        }
+        let link = try full(["link", "create", "--db", db, "--base-url", LinkCommandTests.base, ServerTestSupport.card])
+        #expect(link.status == 2 && link.stderr.contains("its key is stored nowhere: close it with"), "\(link.stderr)")
+        let verify = try full(["verify", ServerTestSupport.card])
+        #expect(verify.status == 2 && verify.stderr.contains("cannot write to standard output"), "\(verify.stderr)")
+    }
+
     /// A revoked card refused with --jwks: the reason ends in one full stop, not the finding's and then another
     /// (the trial read "…from the issuer.. No link was made").
     @Test func aRevokedCardsReasonEndsInOneFullStop() throws {
