@@ -283,7 +283,7 @@ enum IssueCommand {
         var site: PublishedSite?
         if let root = parsed.value("site") {
             site = try PublishedSite(root: root)
-            try site?.checkSigner(issuer: issuerURL, kid: JWK(key: key).kid)
+            try site?.checkSigner(issuer: issuerURL, kid: JWK(key: key).kid, now: now)
         }
         let links = try LinkOptions.stage(parsed, names: .issue, site: site, outDir: outDir, access: access,
                                           makeQR: !parsed.has("no-qr"), qrImage: image, now: now)

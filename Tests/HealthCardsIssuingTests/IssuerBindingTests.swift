@@ -229,7 +229,7 @@ import HealthCardsTestSupport
         // The library type SMART Health Links reuse.
         let published = try PublishedSite(root: site)
         #expect(published.issuer == Self.issuer && published.kids == [key.kid])
-        #expect(throws: HealthCardError.self) { try published.checkSigner(issuer: Self.issuer, kid: stranger.kid) }
+        #expect(throws: HealthCardError.self) { try published.checkSigner(issuer: Self.issuer, kid: stranger.kid, now: Clock.nowSeconds()) }
     }
 
     /// Errors in the key set entry or the CRL a card's key depends on make the card invalid, in the text and

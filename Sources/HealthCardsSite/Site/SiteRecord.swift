@@ -92,10 +92,14 @@ public struct PublishedSite: Sendable {
         self.kids = kids
     }
 
-    /// Refuses to sign for this site as `issuer` with the key `kid` unless both are the site's: cards
-    /// signed otherwise are rejected by every verifier, which fetches `<iss>/.well-known/jwks.json`.
-    /// - Throws: `HealthCardError(.configuration)` naming what differs and what to do.
-    public func checkSigner(issuer: String, kid: String) throws {
+    /// Refuses to sign for this site as `issuer` with the key `kid` unless both are the site's, and, when the
+    /// site publishes the key with an `x5c` chain, unless that chain verifies and its leaf is valid at `now`: cards
+    /// signed otherwise are rejected by every verifier, which fetches `<iss>/.well-known/jwks.json` (a card whose
+    /// key's leaf certificate is not valid is `JWK_X5C_VALIDITY`, an error).
+    /// - Parameter now: the signing time, in seconds since 1970.
+    /// - Throws: `HealthCardError(.configuration)` naming what differs and what to do; for the chain, the code of
+    ///   its rule (`JWK_X5C_CHAIN`, `JWK_X5C_VALIDITY`, …).
+    public func checkSigner(issuer: String, kid: String, now: Int64) throws {
         guard issuer == self.issuer else {
             throw HealthCardError(
                 .configuration,
@@ -110,6 +114,24 @@ public struct PublishedSite: Sendable {
                 "the signing key (kid \(kid)) is not in \(site.keySetPath) (it publishes \(kids.isEmpty ? "no key" : kids.joined(separator: ", "))); "
                     + "verifiers would not find it. Publish it first in site \(site.root) of issuer \(self.issuer) "
                     + "(with the keys already there), or sign with a published key")
+        }
+        let entry = (try? JSONParser.parse(FileIO.read(site.keySetPath)))?["keys"]?.arrayValue?
+            .first { $0["kid"]?.stringValue == kid }
+        guard let x5c = entry?["x5c"]?.arrayValue?.compactMap(\.stringValue), !x5c.isEmpty else { return }
+        let chain: X509Chain
+        do { chain = try X509Chain(x5c: x5c, source: "\(site.keySetPath) (key \(kid))") } catch {
+            throw HealthCardError(
+                .configuration, "\(error.text); every verifier would reject these cards. Publish the key with a whole, valid "
+                    + "chain (or without x5c)", code: error.code)
+        }
+        let leaf = chain.validity[0]
+        guard leaf.contains(now) else {
+            throw HealthCardError(
+                .configuration, code: .jwkX5CValidity,
+                "the signing key (kid \(kid)) is published in \(site.keySetPath) with an x5c leaf certificate valid from "
+                    + "\(Clock.describe(leaf.notBefore)) to \(Clock.describe(leaf.notAfter)), not now (\(Clock.describe(now))): "
+                    + "every verifier would reject these cards (JWK_X5C_VALIDITY). Renew the certificate and publish the new "
+                    + "chain, or sign with another published key")
         }
     }
 }
