@@ -238,6 +238,15 @@ import HealthCardsTestSupport
         #expect(finding?.message.contains(says) == true, "\(f)")
     }
 
+    /// A result given as text alone (`valueCodeableConcept` without a coding) is refused: text could claim anything
+    /// (a trial had `{"text":"Not detected"}` issued and verified OK).
+    @Test func aResultOfTextAloneIsRefused() {
+        let f = Self.verifyFindings(TestBundles.labBundle { $0["valueCodeableConcept"] = .object(["text": "Not detected"]) })
+        #expect(
+            f.contains { $0.code == .observationValue && $0.location.path == "Bundle.entry[1].resource.valueCodeableConcept" },
+            "\(f)")
+    }
+
     @Test func componentsAreCheckedAsTheObservationIs() {
         func component(code: String, value: JSONValue) -> JSONValue {
             .object([

@@ -171,6 +171,13 @@ enum ObservationRules {
         if values.isEmpty && resource["dataAbsentReason"] == nil {
             f.error(.observationValue, path + ".value[x]", "value[x] (the result) is required")
         }
+        if let value = resource["valueCodeableConcept"], (value["coding"]?.arrayValue ?? []).isEmpty {
+            // Text alone could claim anything: a qualitative result is a coding (the IG: 1 coding).
+            f.error(
+                .observationValue, path + ".valueCodeableConcept",
+                "a qualitative result has no coding (found \(quoted(value))): give a SNOMED CT finding (e.g. 260385009 "
+                    + "Negative) or one of the LOINC answer codes the SHC IG lists")
+        }
         for (i, coding) in (resource["valueCodeableConcept"]?["coding"]?.arrayValue ?? []).enumerated() {
             checkResultCoding(coding, path: "\(path).valueCodeableConcept.coding[\(i)]", findings: &f)
         }
