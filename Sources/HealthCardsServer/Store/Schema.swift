@@ -155,13 +155,17 @@ enum Schema {
     /// - Parameter target: the version to reach (tests make older databases with it).
     static func migrate(_ connection: SQLConnection, now: Int64, upTo target: Int = version) throws(StoreError) {
         let integer = connection.dialect == .sqlite ? "INTEGER" : "BIGINT"
-        // Already at the target (every start but the first): read, not written, so that a command that only
-        // reads (`links`, `audit`) opens the database while another process holds its write lock.
-        let found: Int
-        do { found = try connection.transaction(write: false) { try currentVersion(connection) } } catch {
-            throw (error as? StoreError) ?? StoreError(.failed, "\(error)")
+        // SQLite, already at the target (every start but the first): read, not written, so that a command that
+        // only reads (`links`, `audit`) opens the database while another program holds its write lock. PostgreSQL
+        // takes its migration lock first as before (its writers do not lock readers out; and instances starting
+        // together on an empty database were seen to race a check made before that lock).
+        if connection.dialect == .sqlite {
+            let found: Int
+            do { found = try connection.transaction(write: false) { try currentVersion(connection) } } catch {
+                throw (error as? StoreError) ?? StoreError(.failed, "\(error)")
+            }
+            if target > 0 && found == target { return }
         }
-        if target > 0 && found == target { return }
         do {
             try connection.transaction(write: true, durable: true) {
                 if connection.dialect == .postgresql {
