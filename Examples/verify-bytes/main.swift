@@ -2,7 +2,9 @@
 // card it was handed (a file, HealthKit's `HKVerifiableClinicalRecord.jws`, a scanned QR): the spec's key
 // set and revocation list go into a trust store, then a card file and a bare compact JWS are verified.
 // Public API only; prints each finding's code, severity and location. Exits 0 when every answer is the
-// spec's: examples 00 and 01 verify, example 03 is revoked by the spec's CRL, a changed byte fails.
+// spec's: example 00 verifies as a card file and as a bare JWS, example 03 is revoked by the spec's CRL, a
+// changed byte fails. (Example 01 is signed by the key whose example x5c leaf expired before the card was made:
+// JWK_X5C_VALIDITY, an error.)
 import HealthCardsCore
 import HealthCardsVerify
 
@@ -78,10 +80,10 @@ let card = verifier.verify(cardFile: read(spec + "/example-00-e-file.smart-healt
 show("example-00 card file", card)
 
 // A bare compact JWS, as HealthKit hands it over (the file's final newline is not part of it).
-var jwsText = String(decoding: read(spec + "/example-01-d-jws.txt"), as: UTF8.self)
+var jwsText = String(decoding: read(spec + "/example-00-d-jws.txt"), as: UTF8.self)
 while jwsText.last == "\n" || jwsText.last == "\r" { jwsText.removeLast() }
 let jws = verifier.verify(jws: jwsText, now: now)
-show("example-01 JWS", jws)
+show("example-00 JWS", jws)
 
 // Example 03 is the spec's revoked card: its rid is on the CRL.
 let revoked = verifier.verify(cardFile: read(spec + "/example-03-e-file.smart-health-card"), now: now)
@@ -91,7 +93,7 @@ show("example-03 card file", revoked)
 var tampered = Array(jwsText.utf8)
 tampered[tampered.count - 2] = tampered[tampered.count - 2] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
 let forged = verifier.verify(jws: String(decoding: tampered, as: UTF8.self), now: now)
-show("example-01 JWS, one character changed", forged)
+show("example-00 JWS, one character changed", forged)
 
 let answers =
     card.isVerified && jws.isVerified && revoked.findings.contains { $0.code == .revoked }
