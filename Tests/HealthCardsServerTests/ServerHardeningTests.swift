@@ -35,6 +35,28 @@ import HealthCardsTestSupport
         #expect(try f.store.audit(linkID: direct.id).count == 1)
     }
 
+    /// Over a real socket, a `U` link's `?recipient=` is read whole: a `%00` in it is refused with 400 naming
+    /// U+0000 (libmicrohttpd's C strings ended it there, and `a%00b` was served and recorded as `a`), and a
+    /// `%20` is a space in the access record.
+    @Test func aQueryRecipientIsReadWholeOverASocket() throws {
+        let s = try InProcessServer()
+        var options = LinkPublisher.Options()
+        options.direct = true
+        let direct = try s.create(options)
+        func fetch(_ query: String) -> RawHTTP.Answer? {
+            RawHTTP.exchange(
+                "GET /shl/\(direct.id)?recipient=\(query) HTTP/1.1\r\nHost: links.example.org\r\nConnection: close\r\n\r\n",
+                port: s.port)
+        }
+        let nul = try #require(fetch("a%00b"))
+        #expect(nul.status == 400 && String(decoding: nul.body, as: UTF8.self).contains("U+0000"), "\(nul.head)")
+        let spaced = try #require(fetch("A%20clinic"))
+        #expect(spaced.status == 200)
+        let audit = try s.store.audit(linkID: direct.id)
+        #expect(audit.map(\.outcome) == ["bad-request", "served"])
+        #expect(audit.map(\.recipient) == [nil, "A clinic"])
+    }
+
     /// A manifest's locations store no recipient (one copy, in the manifest's access record); a file fetched
     /// is still recorded with the manifest's recipient.
     @Test func locationsDoNotCopyTheRecipient() throws {

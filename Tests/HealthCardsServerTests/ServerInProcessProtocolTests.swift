@@ -159,7 +159,7 @@ import Testing
         let opened = try Served.open(Served.text(answer), direct.link)
         #expect(opened.plaintext == s.card && opened.contentType == JWE.smartHealthCard)
         #expect(s.get("/shl/\(direct.id)").status == 400)
-        // A recipient with a control character is refused, and an empty one says so (a %00 ends it early).
+        // A recipient with a control character is refused, and an empty one says so.
         let escape = s.get("/shl/\(direct.id)", query: ["recipient": "a\u{1B}[31m"])
         #expect(escape.status == 400 && (try? Served.json(escape))?["error"]?.stringValue?.contains("U+001B") == true)
         let empty = s.get("/shl/\(direct.id)", query: ["recipient": ""])

@@ -465,12 +465,18 @@ public final class HTTPServer: @unchecked Sendable {
         final class Collected { var pairs: [(name: String, value: String)] = [] }
         let collected = Collected()
         withExtendedLifetime(collected) {
-            _ = MHD_get_connection_values(
+            // With their lengths: a query value decoded from `%00` holds a NUL, which a C string would end at (a
+            // `U` link's `?recipient=a%00b` was recorded as `a`); the handlers then see, and refuse, the NUL.
+            _ = MHD_get_connection_values_n(
                 connection, kind,
-                { context, _, key, value in
+                { context, _, key, keySize, value, valueSize in
                     guard let context, let key else { return .YES }
                     let collected = Unmanaged<Collected>.fromOpaque(context).takeUnretainedValue()
-                    collected.pairs.append((String(cString: key), value.map { String(cString: $0) } ?? ""))
+                    let name = String(decoding: UnsafeRawBufferPointer(start: key, count: keySize), as: UTF8.self)
+                    let text = value.map {
+                        String(decoding: UnsafeRawBufferPointer(start: $0, count: valueSize), as: UTF8.self)
+                    }
+                    collected.pairs.append((name, text ?? ""))
                     return .YES
                 }, Unmanaged.passUnretained(collected).toOpaque())
         }

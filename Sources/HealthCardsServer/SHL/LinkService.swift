@@ -59,6 +59,8 @@ public struct LinkService: Sendable {
     let budget: RequestBudget
     /// Links without a passcode, with their files, as manifests last read them (see `manifestLink`).
     let linkCache = LinkCache.make()
+    /// Log tags (`linkTag`: a SHA-256 each) of the links last answered for, by id.
+    let tags = BoundedCache<String, String>(maxBytes: 1 << 20, maxCount: 8192) { $0.utf8.count + 96 }
     public let metrics: ServerMetrics?
     /// Most bytes (UTF-8) of a `recipient`. The IG sets no limit; receivers send a person's or an organization's
     /// name ("Dr Ada Lovelace, St. Mary's Hospital Emergency Department" is 57 bytes; 256 bytes hold 85 characters
@@ -148,6 +150,14 @@ public struct LinkService: Sendable {
 
     // MARK: answers
 
+    /// The log tag of a link id (`linkTag`), computed once per link while it is cached.
+    func tag(_ id: String) -> String {
+        if let known = tags[id] { return known }
+        let made = linkTag(id)
+        tags[id] = made
+        return made
+    }
+
     /// 429 with `Retry-After` when the client address has spent its request budget, else nil (one taken).
     func overBudget(_ request: HTTPRequest, now: Int64, id: String?) -> HTTPResponse? {
         guard let wait = budget.take(request.peer, now: now) else { return nil }
@@ -156,13 +166,13 @@ public struct LinkService: Sendable {
             "this address made more than \(configuration.requestBudgetPerMinute) link requests in a minute; "
                 + "try again in \(wait) s", outcome: "over-budget")
         response.setHeader("Retry-After", String(wait))
-        response.linkTag = id.map(linkTag)
+        response.linkTag = id.map(tag)
         return response
     }
 
     func notFound(_ outcome: String, _ id: String?) -> HTTPResponse {
         var response = HTTPResponse.json(404, Self.notFoundBody, outcome: outcome)
-        response.linkTag = id.map(linkTag)
+        response.linkTag = id.map(tag)
         return response
     }
 
@@ -177,7 +187,7 @@ public struct LinkService: Sendable {
             response = .error(500, "the server failed", outcome: "failed")
             log.error("failure", ["reason": .string("\(error)")])
         }
-        response.linkTag = id.map(linkTag)
+        response.linkTag = id.map(tag)
         return response
     }
 
@@ -187,7 +197,7 @@ public struct LinkService: Sendable {
             try store.record(
                 AuditEntry(at: now, linkID: id, kind: kind, recipient: recipient, outcome: outcome, status: status))
         } catch {
-            log.error("audit", ["reason": .string("\(error)"), "link": .string(linkTag(id))])
+            log.error("audit", ["reason": .string("\(error)"), "link": .string(tag(id))])
         }
     }
 
@@ -274,7 +284,7 @@ public struct LinkService: Sendable {
         let asked: ManifestRequest
         switch Self.parseManifestRequest(request.body) {
         case .failure(var response):
-            response.linkTag = linkTag(id)
+            response.linkTag = tag(id)
             return response
         case .success(let parsed): asked = parsed
         }
@@ -305,7 +315,7 @@ public struct LinkService: Sendable {
                         429, "too many passcodes are being checked now; try again in a second",
                         outcome: "passcode-queue-full")
                     busy.setHeader("Retry-After", "1")
-                    busy.linkTag = linkTag(id)
+                    busy.linkTag = tag(id)
                     done(busy)
                     return
                 }
@@ -347,7 +357,7 @@ public struct LinkService: Sendable {
                     429, "this link was asked for by this recipient less than \(configuration.pollInterval) s ago",
                     outcome: "rate-limited")
                 response.setHeader("Retry-After", String(wait))
-                response.linkTag = linkTag(id)
+                response.linkTag = tag(id)
                 return response
             }
             // A long-term link updated between the read and the grant is read again (its new version, whole): a
@@ -392,7 +402,7 @@ public struct LinkService: Sendable {
                 if try store.grant(linkID: id, version: current.version, tickets: tickets, audit: audit, now: now) {
                     var response = HTTPResponse.json(200, .object(["files": .array(files)]), outcome: "served")
                     if link.isLongTerm { response.setHeader("Retry-After", String(configuration.pollInterval)) }
-                    response.linkTag = linkTag(id)
+                    response.linkTag = tag(id)
                     return response
                 }
                 // Deactivated, expired or disabled since it was read (or cached); or updated (read it again).
@@ -410,7 +420,7 @@ public struct LinkService: Sendable {
             var busy = HTTPResponse.error(
                 503, "the link's content changed during the request; try again", outcome: "updating")
             busy.setHeader("Retry-After", "1")
-            busy.linkTag = linkTag(id)
+            busy.linkTag = tag(id)
             return busy
         } catch {
             return failure(error, id)
@@ -432,7 +442,7 @@ public struct LinkService: Sendable {
 
     func remaining(_ count: Int, _ outcome: String, _ id: String) -> HTTPResponse {
         var response = HTTPResponse.json(401, .object(["remainingAttempts": .integer(Int64(count))]), outcome: outcome)
-        response.linkTag = linkTag(id)
+        response.linkTag = tag(id)
         return response
     }
 
@@ -441,7 +451,7 @@ public struct LinkService: Sendable {
     func jose(_ jwe: String, _ id: String) -> HTTPResponse {
         var response = HTTPResponse(
             status: 200, headers: [("Content-Type", "application/jose")], body: Array(jwe.utf8), outcome: "served")
-        response.linkTag = linkTag(id)
+        response.linkTag = tag(id)
         return response
     }
 
@@ -476,7 +486,7 @@ public struct LinkService: Sendable {
                 400,
                 "the recipient is \(recipient.utf8.count) bytes; at most \(Self.maxRecipientBytes) (UTF-8) are accepted: "
                     + "send a shorter name of who is asking", outcome: "recipient-too-long")
-            response.linkTag = linkTag(id)
+            response.linkTag = tag(id)
             return response
         }
         if let refused = overBudget(request, now: now, id: id) { return refused }
@@ -494,9 +504,9 @@ public struct LinkService: Sendable {
                 var response = HTTPResponse.error(
                     400,
                     "a U link is fetched with ?recipient= naming who asks"
-                        + (recipient == nil ? "" : "; the recipient given is empty (or begins with %00, which ends it)"),
+                        + (recipient == nil ? "" : "; the recipient given is empty"),
                     outcome: "no-recipient")
-                response.linkTag = linkTag(id)
+                response.linkTag = tag(id)
                 return response
             }
             if let control = recipient.unicodeScalars.first(where: ControlCharacters.isTerminalControl) {
@@ -505,7 +515,7 @@ public struct LinkService: Sendable {
                     400,
                     "the recipient holds the control character \(ControlCharacters.codePoint(control)); send the name of "
                         + "who is asking as plain text", outcome: "bad-request")
-                response.linkTag = linkTag(id)
+                response.linkTag = tag(id)
                 return response
             }
             if link.isLongTerm,
@@ -517,7 +527,7 @@ public struct LinkService: Sendable {
                     429, "this link was fetched by this recipient less than \(configuration.pollInterval) s ago",
                     outcome: "rate-limited")
                 response.setHeader("Retry-After", String(wait))
-                response.linkTag = linkTag(id)
+                response.linkTag = tag(id)
                 return response
             }
             try store.record(
