@@ -69,4 +69,42 @@ import HealthCardsCore
             #expect(f.get(f.path(location)).status == 404)
         }
     }
+
+    /// A location GET reads a ticket the granting store has cached (only the link's row from the database) and one
+    /// it has not (a second store on the same database: ticket, link and record in one statement) alike: the same
+    /// file and recipient while the link is at the ticket's version, nil once it was updated or deactivated.
+    @Test func cachedAndStoredTicketsAnswerAlike() throws {
+        let f = try Fixture()
+        let created = try f.create(VersionedLocationTests.longTerm(), files: VersionedLocationTests.contents(1))
+        let other = DatabaseLinkStore(database: f.store.database)
+        let locations = (try LinkServiceTests.json(f.post(created.id, #"{"recipient":"clinic"}"#))["files"]?
+            .arrayValue ?? []).compactMap { $0["location"]?.stringValue }
+        try #require(locations.count == 2)
+        func redeem(_ store: DatabaseLinkStore, _ location: String) throws -> (String, String?)? {
+            let secret = String(location.split(separator: "/").last ?? "")
+            return try store.redeem(
+                ticketHash: LinkID.hash(secret), manifestTicket: ManifestLocation.ticket(of: secret),
+                now: f.clock.now
+            ).map { ($0.file.jwe, $0.recipient) }
+        }
+        for location in locations {
+            let cached = try #require(try redeem(f.store, location))
+            let stored = try #require(try redeem(other, location))
+            #expect(cached.0 == stored.0 && cached.1 == "clinic" && stored.1 == "clinic")
+        }
+        #expect(try redeem(f.store, locations[0])?.0 != redeem(f.store, locations[1])?.0, "each its own file")
+        try f.publisher.update(link: created.link, contents: VersionedLocationTests.contents(2), now: f.clock.now)
+        for store in [f.store, other, DatabaseLinkStore(database: f.store.database)] {
+            #expect(try redeem(store, locations[0]) == nil, "a version-1 location after the update")
+        }
+        // Another recipient: a long-term link answers the same one 429 within its poll interval.
+        let fresh = (try LinkServiceTests.json(f.post(created.id, #"{"recipient":"pharmacy"}"#))["files"]?
+            .arrayValue ?? []).compactMap { $0["location"]?.stringValue }
+        try #require(fresh.count == 2)
+        #expect(try redeem(f.store, fresh[0])?.1 == "pharmacy" && redeem(other, fresh[1])?.1 == "pharmacy")
+        #expect(try f.store.deactivate(linkID: created.id, now: f.clock.now))
+        for store in [f.store, other] {
+            #expect(try redeem(store, fresh[0]) == nil && redeem(store, fresh[1]) == nil, "after deactivation")
+        }
+    }
 }

@@ -38,11 +38,14 @@ public struct Route: Sendable {
     /// The parameters of `segments` when they match the pattern.
     func match(_ segments: [Substring]) -> [String: String]? {
         guard segments.count == pattern.count else { return nil }
+        // The literals first, by their bytes, and nothing allocated: most routes a request is tried against
+        // differ from its path in a literal (callgrind: routing was 11k instructions a location GET).
+        for (segment, part) in zip(segments, pattern) {
+            if case .literal(let text) = part, !segment.utf8.elementsEqual(text.utf8) { return nil }
+        }
         var parameters: [String: String] = [:]
         for (segment, part) in zip(segments, pattern) {
-            switch part {
-            case .literal(let text): guard segment == text else { return nil }
-            case .parameter(let name, let valid):
+            if case .parameter(let name, let valid) = part {
                 guard valid(segment) else { return nil }
                 parameters[name] = String(segment)
             }

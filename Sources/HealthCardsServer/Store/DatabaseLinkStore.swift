@@ -15,6 +15,10 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
     /// Location files by link, content version and position: a version's files never change (an update raises
     /// the version), so a location GET reads its file from here after the first.
     let files = FileCache.make()
+    /// Location tickets (not single-use) as granted or first read: a ticket never changes once written (only its
+    /// link does, which a location GET still reads every time), so a GET of a cached ticket reads its link's row
+    /// only, not the ticket's and its manifest record's (two large tables, one descent each).
+    let tickets = TicketCache.make()
 
     public init(database: Database) {
         self.database = database
@@ -218,17 +222,28 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
     public func grant(linkID: String, version: Int64, tickets: [LocationTicket], audit: AuditEntry, now: Int64) throws
         -> Bool
     {
+        let granted: Bool
         if database.dialect == .sqlite, let groupCommit {
             // In the writer's next batch: one commit for every manifest (and access record) of that moment; the
             // answer waits for it.
-            return try groupCommit.perform { c in try Self.grant(linkID, version, tickets, audit, now, c) }
-        }
-        return try database.withConnection { c in
-            if c.dialect == .postgresql {
-                return try Self.grantInOneStatement(linkID, version, tickets, audit, now, c)
+            granted = try groupCommit.perform { c in try Self.grant(linkID, version, tickets, audit, now, c) }
+        } else {
+            granted = try database.withConnection { c in
+                if c.dialect == .postgresql {
+                    return try Self.grantInOneStatement(linkID, version, tickets, audit, now, c)
+                }
+                return try c.transaction(write: true) { try Self.grant(linkID, version, tickets, audit, now, c) }
             }
-            return try c.transaction(write: true) { try Self.grant(linkID, version, tickets, audit, now, c) }
         }
+        // Committed: the locations' first GETs need not read their tickets back.
+        if granted {
+            for ticket in tickets where !ticket.singleUse {
+                self.tickets[ticket.hash] = TicketCache.Ticket(
+                    linkID: linkID, position: ticket.position, version: ticket.version, expiresAt: ticket.expiresAt,
+                    recipient: audit.recipient)
+            }
+        }
+        return granted
     }
 
     /// `grant`'s check and writes, inside a write transaction (its own, or a group commit's batch).
@@ -303,52 +318,87 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
     public func redeem(ticketHash: String, manifestTicket: (hash: String, position: Int)?, now: Int64) throws -> (
         link: StoredLink, file: StoredFile, recipient: String?
     )? {
-        try database.withConnection { c in
+        // A cached ticket (its own row, else its manifest's): only the link is read, for its state and version.
+        if let (ticket, position) = cachedTicket(ticketHash, manifestTicket) {
+            guard ticket.expiresAt > now else { return nil }
+            return try database.withConnection { c in
+                guard let link = try Self.link(id: ticket.linkID, withFiles: false, c),
+                    let file = try openFile(link, version: ticket.version, position: position, now: now, c)
+                else { return nil }
+                return (link, file, ticket.recipient)
+            }
+        }
+        return try database.withConnection { c in
             // The ticket, its link and the recipient of the manifest that gave it (its access record; tickets of
             // schema 3 still hold their own) in one statement: one snapshot, one round trip on PostgreSQL.
             let found = try c.query(
                 """
                 SELECT \(Self.qualifiedLinkColumns), t.position, t.single_use, COALESCE(t.recipient, a.recipient),
-                t.version FROM hc_tickets t JOIN hc_links l ON l.id = t.link_id
+                t.version, t.hash, t.expires_at FROM hc_tickets t JOIN hc_links l ON l.id = t.link_id
                 LEFT JOIN hc_audit a ON a.seq = t.grant_seq
                 WHERE (t.hash = ? OR (t.hash = ? AND t.position = -1)) AND t.expires_at > ?
                 """,
                 [.text(ticketHash), .text(manifestTicket?.hash ?? ticketHash), .integer(now)])
             // A file's own row, else its manifest's (the position from the location).
             guard
-                let row = found.first(where: { $0.count == 16 && $0[12].integer != -1 })
-                    ?? found.first(where: { $0.count == 16 && $0[12].integer == -1 }),
-                var position = row[12].integer, let version = row[15].integer
+                let row = found.first(where: { $0.count == 18 && $0[12].integer != -1 })
+                    ?? found.first(where: { $0.count == 18 && $0[12].integer == -1 }),
+                let stored = row[12].integer, let version = row[15].integer
             else { return nil }
+            var position = stored
             if position == -1 {
                 guard let manifestTicket else { return nil }
                 position = Int64(manifestTicket.position)
             }
             let link = try Self.link(Array(row.prefix(12)))
-            // A location of an earlier version answers nil: never a file of another version.
-            guard link.state(at: now) == .active, link.version == version else { return nil }
             if row[13].bool {
                 // Of parallel uses, exactly one deletes the row.
+                guard link.state(at: now) == .active, link.version == version else { return nil }
                 let taken = try Self.write(c) {
                     try c.query("DELETE FROM hc_tickets WHERE hash = ? RETURNING link_id", [.text(ticketHash)])
                 }
                 guard !taken.isEmpty else { return nil }
+            } else if let hash = row[16].text, let expiresAt = row[17].integer {
+                tickets[hash] = TicketCache.Ticket(
+                    linkID: link.id, position: Int(stored), version: version, expiresAt: expiresAt,
+                    recipient: row[14].text)
             }
-            let key = FileCache.Key(linkID: link.id, version: version, position: Int(position))
-            if let file = files[key] { return (link, file, row[14].text) }
-            // The file only if the link is still at the ticket's version (one statement: one snapshot).
-            guard
-                let fileRow = try c.query(
-                    """
-                    SELECT f.position, f.content_type, f.fhir_version, f.jwe, f.last_updated FROM hc_link_files f
-                    JOIN hc_links l ON l.id = f.link_id WHERE f.link_id = ? AND f.position = ? AND l.version = ?
-                    """, [.text(link.id), .integer(position), .integer(version)]
-                ).first
-            else { return nil }
-            let file = try Self.file(fileRow)
-            files[key] = file
+            guard let file = try openFile(link, version: version, position: position, now: now, c) else { return nil }
             return (link, file, row[14].text)
         }
+    }
+
+    /// The cached ticket a location names (its own row, else its manifest's row and the location's position).
+    private func cachedTicket(_ ticketHash: String, _ manifestTicket: (hash: String, position: Int)?)
+        -> (TicketCache.Ticket, Int64)?
+    {
+        if let own = tickets[ticketHash], own.position != -1 { return (own, Int64(own.position)) }
+        if let manifestTicket, let shared = tickets[manifestTicket.hash], shared.position == -1 {
+            return (shared, Int64(manifestTicket.position))
+        }
+        return nil
+    }
+
+    /// The file at `position` of `link`'s content `version`, if the link still opens at `now` and is still at that
+    /// version (a location of an earlier version answers nil: never a file of another version).
+    private func openFile(_ link: StoredLink, version: Int64, position: Int64, now: Int64, _ c: SQLConnection) throws
+        -> StoredFile?
+    {
+        guard link.state(at: now) == .active, link.version == version else { return nil }
+        let key = FileCache.Key(linkID: link.id, version: version, position: Int(position))
+        if let file = files[key] { return file }
+        // The file only if the link is still at the ticket's version (one statement: one snapshot).
+        guard
+            let fileRow = try c.query(
+                """
+                SELECT f.position, f.content_type, f.fhir_version, f.jwe, f.last_updated FROM hc_link_files f
+                JOIN hc_links l ON l.id = f.link_id WHERE f.link_id = ? AND f.position = ? AND l.version = ?
+                """, [.text(link.id), .integer(position), .integer(version)]
+            ).first
+        else { return nil }
+        let file = try Self.file(fileRow)
+        files[key] = file
+        return file
     }
 
     public func poll(linkID: String, recipientHash: String, now: Int64, interval: Int64) throws -> Int64? {
@@ -439,6 +489,25 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
                 return try c.scalar("SELECT value FROM hc_settings WHERE name = ?", [.text(name)])?.text ?? value
             }
         }
+    }
+}
+
+/// Location tickets by the hash their row is found by (a file's own, or a manifest's shared row at position -1),
+/// up to `maxCount` of them: what a location GET needs of a ticket besides its link's current row.
+enum TicketCache {
+    struct Ticket: Sendable {
+        var linkID: String
+        /// As stored: the file's position, or -1 for a manifest's shared row.
+        var position: Int
+        var version: Int64
+        /// Seconds since 1970 after which it answers 404.
+        var expiresAt: Int64
+        /// The recipient of the manifest that gave it (for the GET's access record).
+        var recipient: String?
+    }
+    static let maxCount = 65_536
+    static func make() -> BoundedCache<String, Ticket> {
+        BoundedCache(maxBytes: 16 << 20, maxCount: maxCount) { 160 + $0.linkID.utf8.count + ($0.recipient?.utf8.count ?? 0) }
     }
 }
 
