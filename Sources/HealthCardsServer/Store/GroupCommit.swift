@@ -318,7 +318,9 @@ final class GroupCommit: @unchecked Sendable {
                 batches += 1
                 pause = 0
                 lastBatchUnavailable = false
-                database.writers.refuseWrites(false)
+                // Not after `stop` on this thread: the batch's end released the pool's last reference (its temporary
+                // retain of `database` for the commit), so the pool is gone (a test saw this crash).
+                if !stoppedByWriter { database.writers.refuseWrites(false) }
             case .failure(let error):
                 var again: [Job] = []
                 for job in batch {
@@ -331,7 +333,7 @@ final class GroupCommit: @unchecked Sendable {
                 lastBatchUnavailable = StoreError.unavailable(error) != nil
                 // The server's other writes (a wrong passcode's count, a poll, a single-use location, the health
                 // check) are refused at once too, instead of each waiting the busy timeout in line.
-                database.writers.refuseWrites(lastBatchUnavailable)
+                if !stoppedByWriter { database.writers.refuseWrites(lastBatchUnavailable) }
                 if lastBatchUnavailable {
                     // Waiting writes queued while this batch waited in vain: answered now (see the type's comment).
                     var kept: [Job] = []
