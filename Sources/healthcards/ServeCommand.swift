@@ -49,7 +49,8 @@ enum ServeCommand {
 
         The log goes to standard error, one JSON object a line (start, stop, each request: method, route,
         status, outcome, a 12-character fingerprint of the link id as `healthcards link list` shows it,
-        milliseconds, client address); it never holds a link id, a key, a passcode, a recipient or file contents. SIGTERM or SIGINT: stop accepting, let
+        milliseconds, client address; request lines are written in batches at most 50 ms after their answer,
+        every other line at once); it never holds a link id, a key, a passcode, a recipient or file contents. SIGTERM or SIGINT: stop accepting, let
         requests in flight finish (at most --grace seconds), close the database, exit 0. A database that goes away
         (PostgreSQL restarting) gives 503 until it is back; the server reconnects by itself.
 
@@ -269,7 +270,8 @@ enum ServeCommand {
             }
         }
 
-        let log = JSONLinesLog()
+        // Request lines are written in batches, at most 50 ms late (JSONLinesLog); every other line at once.
+        let log = JSONLinesLog(bufferMilliseconds: 50)
         // Signals are taken by this thread only (sigwait below): blocked before any other thread starts, so the
         // server's threads inherit the mask and never run a handler.
         var signals = sigset_t()
@@ -391,6 +393,7 @@ enum ServeCommand {
         links.stop()
         database.close()
         log.info("stop", ["unfinishedRequests": .integer(Int64(unfinished))])
+        log.close()
         return .ok
     }
 }

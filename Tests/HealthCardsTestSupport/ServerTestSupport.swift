@@ -157,6 +157,7 @@ package final class ServerProcess {
 
     /// The log lines, parsed (every line must be one JSON object).
     package func logLines(sourceLocation: SourceLocation = #_sourceLocation) throws -> [JSONValue] {
+        settleLog()
         let text = try String(contentsOf: log, encoding: .utf8)
         return text.split(separator: "\n").compactMap { line in
             let parsed = try? JSONParser.parse(Array(line.utf8))
@@ -167,7 +168,23 @@ package final class ServerProcess {
         }
     }
 
-    package var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+    package var logText: String {
+        settleLog()
+        return (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+    }
+
+    /// Waits until the log has not grown for 150 ms (at most 5 s): `serve` writes request lines in batches up to
+    /// 50 ms after their answer (`JSONLinesLog.bufferMilliseconds`).
+    private func settleLog() {
+        func size() -> Int { ((try? FileManager.default.attributesOfItem(atPath: log.path))?[.size] as? Int) ?? -1 }
+        var last = size()
+        for _ in 0..<33 {
+            usleep(150_000)
+            let now = size()
+            if now == last { return }
+            last = now
+        }
+    }
 
     deinit {
         if process.isRunning {
