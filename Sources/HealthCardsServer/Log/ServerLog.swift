@@ -33,7 +33,8 @@ public func linkTag(_ id: String) -> String { LogRedaction.fingerprint(id) }
 /// waited on (perf, 2026-12-06: the lock's spinning alone was 4 % of a location GET's CPU). Every other line
 /// (start, stop, warnings, errors, a request answered 5xx) is written at once, after the lines gathered before
 /// it, so the order is kept and nothing waits behind a failure. A crash (`kill -9`) loses at most the last
-/// `bufferMilliseconds` of request lines; `close()` (and a clean stop's `stop` line) writes them.
+/// `bufferMilliseconds` of request lines; `close()` (and a clean stop's `stop` line) writes them. A buffered log's
+/// flusher holds it until `close()`: close it when done.
 public final class JSONLinesLog: ServerLog, HealthCardsLogger, @unchecked Sendable {
     private let fd: Int32
     private let clock: @Sendable () -> (seconds: Int64, milliseconds: Int)
@@ -156,7 +157,7 @@ public final class JSONLinesLog: ServerLog, HealthCardsLogger, @unchecked Sendab
     private func startFlusher() {
         var handle = pthread_t()
         let box = Unmanaged.passUnretained(self).toOpaque()
-        // The log outlives the thread: `close` (also from `deinit`) joins it.
+        // The thread holds the log while it runs (a buffered log lives until `close()`, which joins it).
         let created = pthread_create(
             &handle, nil,
             { argument in
