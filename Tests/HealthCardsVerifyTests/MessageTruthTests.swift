@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+
+import HealthCardsCore
+import HealthCardsVerify
+import HealthCardsTestSupport
+
+/// Messages a trial found misleading (s40): each says what was found, not only what was expected.
+@Suite struct MessageTruthTests {
+    /// The findings of a forged card whose claims `change` edits (no key set: only the claims are of interest).
+    static func findings(_ change: (inout JSONObject) -> Void) throws -> [Finding] {
+        let forge = try VerifyForge()
+        var claims = VerifyForge.claims()
+        change(&claims)
+        let report = HealthCardVerifier(trustStore: TrustStore()).verify(jws: try forge.jws(claims: claims), now: VerifyForge.now)
+        return report.findings
+    }
+
+    /// `"vc":[]` was "the payload has no vc object": the member is there, as an array. Each JSON type found is named.
+    @Test(arguments: [
+        (JSONValue.array([]), "vc is an array of 0 elements where an object is required"),
+        (.array([.object(["type": ["https://smarthealth.cards#health-card"]])]), "vc is an array of 1 element where an object is required"),
+        (.string("x"), "vc is a string ('x') where an object is required"),
+        (.integer(7), "vc is a number (7) where an object is required"),
+        (.null, "vc is null (null) where an object is required"),
+        (.bool(true), "vc is a boolean (true) where an object is required"),
+    ])
+    func vcOfAnotherTypeIsNamed(value: JSONValue, expected: String) throws {
+        let found = try Self.findings { $0["vc"] = value }.filter { $0.code == .vcMissing }
+        #expect(found.count == 1 && found[0].message.hasPrefix(expected), "\(found.map(\.message))")
+        #expect(found.first?.message.contains("no vc object") == false)
+        #expect(found.first?.location.path == "vc")
+    }
+
+    @Test func absentVCIsStillSaidAbsent() throws {
+        let found = try Self.findings { $0["vc"] = nil }.filter { $0.code == .vcMissing }
+        #expect(found.count == 1 && found[0].message.hasPrefix("the payload has no vc object"), "\(found.map(\.message))")
+    }
+
+    /// `"iss":[…]` was "iss (the issuer URL) is required" as if there were none: the array is named, and what is
+    /// required (a string holding an https URL).
+    @Test func issOfAnotherTypeIsNamed() throws {
+        let array = try Self.findings { $0["iss"] = [.string(VerifyForge.issuer)] }.filter { $0.code == .issMissing }
+        #expect(array.count == 1, "\(array)")
+        #expect(array.first?.message.hasPrefix(
+            "iss is an array ([\"https://issuer.example.org\"]) where a string (an https URL) is required; "
+                + "write the issuer's https URL") == true, "\(array.map(\.message))")
+        let number = try Self.findings { $0["iss"] = .integer(5) }.filter { $0.code == .issMissing }
+        #expect(number.first?.message.hasPrefix("iss is a number (5) where a string (an https URL) is required") == true,
+                "\(number.map(\.message))")
+        let empty = try Self.findings { $0["iss"] = "" }.filter { $0.code == .issMissing }
+        #expect(empty.first?.message.hasPrefix("iss is an empty string;") == true, "\(empty.map(\.message))")
+        let absent = try Self.findings { $0["iss"] = nil }.filter { $0.code == .issMissing }
+        #expect(absent.first?.message.hasPrefix("iss (the issuer URL) is required, and the payload has none") == true,
+                "\(absent.map(\.message))")
+    }
+}
