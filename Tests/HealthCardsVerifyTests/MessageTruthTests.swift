@@ -54,4 +54,27 @@ import HealthCardsTestSupport
         #expect(absent.first?.message.hasPrefix("iss (the issuer URL) is required, and the payload has none") == true,
                 "\(absent.map(\.message))")
     }
+
+    /// A name holding U+202E gave PATIENT_NAME_INVISIBLE and STRING_INVISIBLE_CHARACTER for the same character at the
+    /// same place: it is said once, as PATIENT_NAME_INVISIBLE (a warning in someone else's card, still an error that
+    /// refuses the record when issuing). A different hidden character in the same name is still its own finding.
+    @Test func anInvisibleCharacterInANameIsReportedOnce() throws {
+        func findings(family: String, purpose: BundleValidator.Purpose) throws -> [Finding] {
+            var bundle = VerifyForge.bundle(doses: 1).objectValue!
+            VerifyForge.changing(&bundle, "Patient") { $0["name"] = .array([.object(["family": .string(family), "given": ["Ada"]])]) }
+            let all = BundleValidator.validate(try BundleMinimizer.minimize(.object(bundle)), now: VerifyForge.now, purpose: purpose).all
+            return all.filter { $0.location.path == "Bundle.entry[0].resource.name[0].family" }
+        }
+        for (purpose, severity) in [(BundleValidator.Purpose.verifying, Finding.Severity.warning), (.issuing, .error)] {
+            let found = try findings(family: "Test\u{202E}nosrep", purpose: purpose)
+            #expect(found.map(\.code) == [.patientNameInvisible], "\(purpose): \(found)")
+            #expect(found.first?.severity == severity, "\(purpose): \(found)")
+            #expect(found.first?.message.contains("U+202E") == true && found.first?.message.contains("\\u{202E}") == true)
+            // U+00A0 (a lookalike space, not a format character) is the string rule's alone; U+202E the name rule's.
+            let two = try findings(family: "Test\u{00A0}per\u{202E}son", purpose: purpose)
+            #expect(Set(two.map(\.code)) == [.patientNameInvisible, .stringInvisibleCharacter], "\(purpose): \(two)")
+            #expect(two.first { $0.code == .stringInvisibleCharacter }?.message.contains("U+00A0") == true, "\(two)")
+            #expect(two.first { $0.code == .patientNameInvisible }?.message.contains("U+202E") == true, "\(two)")
+        }
+    }
 }
