@@ -77,4 +77,54 @@ import HealthCardsTestSupport
             #expect(two.first { $0.code == .patientNameInvisible }?.message.contains("U+202E") == true, "\(two)")
         }
     }
+
+    /// A VCI snapshot signature file cut short was "the snapshot was changed, the signature is of another snapshot,
+    /// or another key made it": it is said to be truncated, with the length found and the length its DER header
+    /// gives, and what to do; bytes that are no DER signature at all are said to be that.
+    @Test func aTruncatedDirectorySignatureIsSaidTruncated() throws {
+        let dir = try TestSupport.tempDir("message-truth-directory")
+        let key = dir.appendingPathComponent("signer.key.pem").path
+        let cert = dir.appendingPathComponent("signer.crt").path
+        let snapshotPath = try TestSupport.write(#"{"directory":"https://example.org","time":"2023-11-01T04:00:00Z","issuerInfo":[]}"#,
+                                                 to: "vci_snapshot.json", in: dir)
+        let sigPath = dir.appendingPathComponent("vci_snapshot.sig").path
+        for arguments in [
+            ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-521", "-nodes", "-keyout", key, "-out", cert,
+             "-days", "3650", "-subj", "/CN=signer.test", "-sha512"],
+            ["dgst", "-sha512", "-sign", key, "-out", sigPath, snapshotPath],
+        ] {
+            let run = try TestSupport.run("/usr/bin/env", ["openssl"] + arguments)
+            try #require(run.status == 0, "openssl \(arguments): \(run.stderr)")
+        }
+        let snapshot = Array(try Data(contentsOf: URL(fileURLWithPath: snapshotPath)))
+        let signature = Array(try Data(contentsOf: URL(fileURLWithPath: sigPath)))
+        let certificate = Array(try Data(contentsOf: URL(fileURLWithPath: cert)))
+        // The whole signature verifies: the snapshot is good.
+        _ = try Directory(snapshot: snapshot, signature: signature, certificate: certificate)
+        func refusal(_ signature: [UInt8]) -> HealthCardError? {
+            do {
+                _ = try Directory(snapshot: snapshot, signature: signature, certificate: certificate)
+                return nil
+            } catch { return error }
+        }
+        // A DER ECDSA signature: SEQUENCE (0x30), its length, two INTEGERs; P-521's are 137 to 139 bytes.
+        #expect(signature.first == 0x30 && (137...139).contains(signature.count), "\(signature.count)")
+        let cut = try #require(refusal(Array(signature.prefix(100))))
+        #expect(cut.code == .directorySignatureInvalid)
+        #expect(cut.text.contains("vci_snapshot.sig is truncated: it is 100 bytes, and the DER signature it starts is "
+                                  + "\(signature.count) bytes"), "\(cut.text)")
+        #expect(!cut.text.contains("was changed"), "\(cut.text)")
+        #expect(cut.text.contains("download vci_snapshot.json and vci_snapshot.sig again"), "\(cut.text)")
+        let garbage = try #require(refusal(Array("not a signature".utf8)))
+        #expect(garbage.code == .directorySignatureInvalid)
+        #expect(garbage.text.contains("vci_snapshot.sig is not a DER ECDSA signature (15 bytes"), "\(garbage.text)")
+        #expect(!garbage.text.contains("was changed"), "\(garbage.text)")
+        let empty = try #require(refusal([]))
+        #expect(empty.text.contains("vci_snapshot.sig is empty"), "\(empty.text)")
+        // A whole signature of other bytes is still "does not verify".
+        var flipped = signature
+        flipped[flipped.count - 1] ^= 0x01
+        let other = try #require(refusal(flipped))
+        #expect(other.text.contains("does not verify"), "\(other.text)")
+    }
 }
