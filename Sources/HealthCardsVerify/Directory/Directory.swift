@@ -139,12 +139,12 @@ public struct Directory: Sendable {
     /// (`DIRECTORY_KEYS_STALE`): the issuer has stopped publishing it.
     public static let defaultMaxKeyAge: Int64 = 365 * 86_400
 
-    /// What makes `signature` no DER ECDSA signature at all (`SEQUENCE { INTEGER r, INTEGER s }`, 137 to 139 bytes
-    /// for P-521), said with the length found and the length expected, e.g. "is truncated: it is 100 bytes, and the
+    /// What makes `signature` no DER ECDSA signature at all (`SEQUENCE { INTEGER r, INTEGER s }`, at most 139 bytes
+    /// for P-521, usually 137 to 139), said with the length found and the length expected, e.g. "is truncated: it is 100 bytes, and the
     /// DER signature it starts is 139 bytes"; nil when it has that shape (whether it verifies is another matter).
     /// A file cut short in a download is told apart from a signature that does not verify (a changed snapshot).
     static func signatureShapeProblem(_ signature: [UInt8]) -> String? {
-        let expected = "a P-521 ECDSA signature is a DER SEQUENCE of two INTEGERs, 137 to 139 bytes"
+        let expected = "a P-521 ECDSA signature is a DER SEQUENCE of two INTEGERs, usually 137 to 139 bytes"
         guard !signature.isEmpty else { return "is empty (0 bytes; \(expected))" }
         /// The DER element at `start`: its tag, where its content starts, and where it ends (possibly past `limit`).
         func element(at start: Int, limit: Int) -> (tag: UInt8, content: Int, end: Int)? {
@@ -199,13 +199,14 @@ public struct Directory: Sendable {
                 "vci_snapshot.sig is \(signature.count) bytes; a P-521 DER signature is at most 139. The directory is refused: "
                     + "download vci_snapshot.json and vci_snapshot.sig again, from the same commit")
         }
+        let key = try CertificateKey(certificate: certificate, source: certificateName, curve: "P-521")
+        // A file cut short or not a signature at all is said as such, not as a snapshot changed.
         if let problem = Self.signatureShapeProblem(signature) {
             throw HealthCardError(.input, code: .directorySignatureInvalid,
                 "vci_snapshot.sig \(problem), so \(Self.snapshotName) cannot be checked with it. The directory is refused and no "
                     + "card is judged against it; download vci_snapshot.json and vci_snapshot.sig again, from the same commit "
                     + "of the directory")
         }
-        let key = try CertificateKey(certificate: certificate, source: certificateName, curve: "P-521")
         guard key.verifyECDSASHA512(signatureDER: signature, message: snapshot) else {
             throw HealthCardError(.input, code: .directorySignatureInvalid,
                 "the signature vci_snapshot.sig does not verify over \(Self.snapshotName) with the key of \(certificateName) "
