@@ -22,6 +22,7 @@ package enum QRImageCheck {
         let symbols: [DecodedQR]
         let image: GrayImage
         let budget: [Finding]
+        let tried: String
         do {
             image = try GrayImage(imageBytes: bytes, maxPixels: maxPixels)
             let decoder = try QRDecoder()
@@ -29,6 +30,7 @@ package enum QRImageCheck {
             budget = decoder.budgetNotes.map {
                 Finding(.qrDecodeBudget, $0 + "; symbols there may not have been read (docs/verify.md, \"Budgets\")", at: .init(file: file))
             }
+            tried = decoder.triedSummary
         } catch let error as HealthCardError where error.kind == .input {
             return ([], [], [Finding(.fileTooLarge, error.text, at: .init(file: file))])
         } catch {
@@ -37,7 +39,7 @@ package enum QRImageCheck {
                 + "(a screenshot or a new scan will do) and check that copy", at: .init(file: file))])
         }
         if symbols.isEmpty {
-            return ([], [], [Finding(.qrNoSymbol, noSymbolMessage(image), at: .init(file: file))] + budget)
+            return ([], [], [Finding(.qrNoSymbol, noSymbolMessage(image, tried: tried), at: .init(file: file))] + budget)
         }
         var pieces: [QRPiece] = []
         var links: [DecodedQR] = []
@@ -104,9 +106,9 @@ package enum QRImageCheck {
         return found
     }
 
-    /// What to say when no decoder found a symbol: what usually causes it, what this image shows of it, and what
-    /// to do.
-    static func noSymbolMessage(_ image: GrayImage) -> String {
+    /// What to say when no decoder found a symbol: the passes that ran (`QRDecoder.triedSummary`; only those), what
+    /// usually causes it, what this image shows of it, and what to do.
+    static func noSymbolMessage(_ image: GrayImage, tried: String = "") -> String {
         var seen: [String] = []
         // A card's QR is version 10 to 22 (57 to 105 modules, with the quiet zone 65 to 113): under about 1.5
         // pixels a module no decoder finds it.
@@ -134,9 +136,8 @@ package enum QRImageCheck {
             seen.append("the image has little contrast (its dark and light parts are \(dark) and \(light) of 255): faded print, "
                 + "glare or a dim photo")
         }
-        return "no QR symbol was found in the image (\(image.width) × \(image.height) pixels; zbar and zxing-cpp both tried"
-            + (image.width * image.height <= QRDecoder.enlargeMaxPixels ? ", and zbar again on the image enlarged 2×" : "")
-            + (image.width * image.height <= QRDecoder.binarizeMaxPixels ? ", and both on the image inverted (light on dark)" : "") + "). "
+        return "no QR symbol was found in the image (\(image.width) × \(image.height) pixels"
+            + (tried.isEmpty ? "" : "; tried: " + tried) + "). "
             + (seen.isEmpty ? "" : "Here " + seen.joined(separator: "; ") + ". ")
             + "What usually causes it: too few pixels per module (a thumbnail, a scan under 150 dpi, a photo from far away); "
             + "no quiet zone (the symbol needs a light margin 4 modules wide: cropped too tight, or printed against a dark or "

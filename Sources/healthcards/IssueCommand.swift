@@ -329,6 +329,7 @@ enum IssueCommand {
                 throw HealthCardError(.configuration, "--rejected \(ControlCharacters.escaped(path)): the folder \(ControlCharacters.escaped(folder)) does not exist; create it or choose another path; nothing was issued")
             }
             batch.rejectedRowsPath = path
+            batch.rejectedRowsName = "the --rejected file"
         }
         batch.notice = { printError($0) }
         Signals.install()

@@ -36,6 +36,19 @@ public enum JSONValue: Equatable, Sendable {
     /// The number as a Double, for `.number`.
     public var doubleValue: Double? { numberLexeme.flatMap(Double.init) }
 
+    /// What kind of JSON value this is, for a message about a member of the wrong type: "a string", "a number",
+    /// "a boolean", "null", "an array" or "an object".
+    package var typeName: String {
+        switch self {
+        case .string: return "a string"
+        case .number: return "a number"
+        case .bool: return "a boolean"
+        case .null: return "null"
+        case .array: return "an array"
+        case .object: return "an object"
+        }
+    }
+
     /// Member lookup on objects; nil for other kinds or absent members.
     public subscript(key: String) -> JSONValue? {
         objectValue?[key]

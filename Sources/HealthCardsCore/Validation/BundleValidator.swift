@@ -21,6 +21,9 @@ public enum BundleValidator {
         public var purpose: Purpose = .issuing
         /// Every finding, in the order found, with its code, severity and FHIR path (`location.path`).
         public var all: [Finding] = []
+        /// Each `PATIENT_NAME_INVISIBLE` by its FHIR path: the character it names and its place in `all`, so the
+        /// string rule (`STRING_INVISIBLE_CHARACTER`) does not say the same character at the same place again.
+        var nameInvisible: [String: (scalar: Unicode.Scalar, index: Int)] = [:]
 
         mutating func error(_ code: RuleCode, _ path: String, _ message: String) {
             all.append(Finding(code, message, at: .init(path: path), severity: .error))

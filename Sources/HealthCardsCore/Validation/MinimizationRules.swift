@@ -120,11 +120,18 @@ enum MinimizationRules {
             }
             if ControlCharacters.firstForbidden(in: s) != nil { checkString(s, path: path.text, findings: &f) }
             if let hidden = ControlCharacters.hiddenCharacter(in: s) {
-                f.add(
-                    .stringInvisibleCharacter, path.text,
-                    "\(quoted(node)) holds \(ControlCharacters.describeHidden(hidden)): in a card, the value differs from "
-                        + "the one everyone reads; remove it from the source data",
-                    f.purpose == .issuing ? .error : .warning)
+                let severity: Finding.Severity = f.purpose == .issuing ? .error : .warning
+                if let named = f.nameInvisible[path.text], named.scalar == hidden {
+                    // A name part: PATIENT_NAME_INVISIBLE (`NameRules`, run first) already says this character at this
+                    // place, and is the more specific code. Said once; when issuing it refuses the record as this would.
+                    if severity == .error { f.all[named.index].severity = .error }
+                } else {
+                    f.add(
+                        .stringInvisibleCharacter, path.text,
+                        "\(quoted(node)) holds \(ControlCharacters.describeHidden(hidden)): in a card, the value differs from "
+                            + "the one everyone reads; remove it from the source data",
+                        severity)
+                }
             }
         default: break
         }
@@ -220,6 +227,7 @@ enum NameRules {
                 }
                 for (value, at) in values {
                     guard let (scalar, offset) = firstInvisible(in: value) else { continue }
+                    f.nameInvisible[at] = (scalar, f.all.count)
                     f.warn(
                         .patientNameInvisible, at,
                         "the name part \(Quote.text(ControlCharacters.escaped(value))) holds \(ControlCharacters.codePoint(scalar)), an "

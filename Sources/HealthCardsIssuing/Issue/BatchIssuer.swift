@@ -87,6 +87,9 @@ public final class BatchIssuer {
     /// Where to write every rejected row as CSV (`RejectedRow.csvLine`: file, line, column, code, reason, no patient
     /// data), through the output-target rule like the report; nil writes none.
     public var rejectedRowsPath: String?
+    /// What messages call the file at `rejectedRowsPath` before its path, e.g. when it cannot be written: by default
+    /// "the rejected-rows file"; a program names it as its users give it.
+    public var rejectedRowsName = "the rejected-rows file"
     /// How many rejected rows `BatchSummary.rejectedSample` keeps.
     public var rejectedSampleSize = 20
     /// Where each run's report lines are kept after the next run replaces `report.ndjson` (`IssuanceLog`): by
@@ -161,7 +164,7 @@ public final class BatchIssuer {
             workers.append(Handoff(worker))
         }
         try ReportWriter.checkTarget("\(outDir)/report.ndjson")
-        if let rejectedRowsPath { try ReportWriter.checkTarget(rejectedRowsPath) }
+        if let rejectedRowsPath { try ReportWriter.checkTarget(rejectedRowsPath, name: rejectedRowsName) }
         if let log = issuanceLog as? FileIssuanceLog { try log.checkTarget() }
         try FileIO.checkWritableFolder(outDir, mode: access.folderMode)
         try FileIO.checkWritableFolder("\(outDir)/cards", mode: access.folderMode)
@@ -185,7 +188,7 @@ public final class BatchIssuer {
         }
         let report = try ReportWriter(path: "\(outDir)/report.ndjson", access: access)
         let rejectedFile = try rejectedRowsPath.map { path in
-            let writer = try ReportWriter(path: path, access: access)
+            let writer = try ReportWriter(path: path, access: access, name: rejectedRowsName)
             try writer.append(Array((RejectedRow.csvHeader + "\n").utf8))
             return writer
         }

@@ -65,6 +65,7 @@ public struct RejectedRow: Sendable, Equatable {
         case .dateBeforeBirth: return "a date lies before the birth date"
         case .patientBirthDate, .patientBirthDateMissing: return "the birth date is missing or not a date"
         case .patientName, .patientNameForm, .patientNameCharacter: return "the patient's name is missing or malformed"
+        case .patientNameInvisible: return "the patient's name holds an invisible character (a zero-width space, a direction control)"
         case .immunizationOccurrence: return "a dose has no valid date"
         case .immunizationDuplicate: return "the same dose appears twice"
         case .immunizationVaccineCode, .codeCVXUnknown, .codeCVXNoVaccine:

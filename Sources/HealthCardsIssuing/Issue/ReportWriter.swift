@@ -19,6 +19,9 @@ import HealthCardsQR
 /// found at the end of a run that has written every card.
 final class ReportWriter {
     let path: String
+    /// What messages call the file before its path: "the report", or what the caller names it (the rejected rows'
+    /// file by the name `BatchIssuer.rejectedRowsName` gives it).
+    let name: String
     /// Where the report goes: the regular file renamed over, or the stream written to.
     private let target: OutputTarget
     /// The FIFO or device of a `.stream` target, open from the start (closed by `commit` or `deinit`).
@@ -30,8 +33,9 @@ final class ReportWriter {
     /// Creates the temporary file (and the output folder), with `access`'s modes whatever the umask.
     /// - Throws: `HealthCardError(.io)` when the folder cannot be written, or `path` is something no report can be
     ///   written to (a folder, a socket, a FIFO nothing reads): the run stops before any card.
-    init(path: String, access: OutputAccess = .ownerOnly) throws {
+    init(path: String, access: OutputAccess = .ownerOnly, name: String = "the report") throws {
         self.path = path
+        self.name = name
         let folder = FileIO.parent(of: path)
         try FileIO.createDirectories(folder, mode: access.folderMode)
         target = try OutputTarget.resolve(path)
@@ -55,9 +59,9 @@ final class ReportWriter {
     /// file (a report of an earlier run, replaced at the end), or a FIFO, device or link `OutputTarget` writes in
     /// place.
     /// - Throws: `HealthCardError(.io)` when `path` is a folder, a socket, a block device or a link to one.
-    static func checkTarget(_ path: String) throws {
+    static func checkTarget(_ path: String, name: String = "the report") throws {
         if FileIO.isDirectory(path) {
-            throw HealthCardError(.io, "cannot write the report \(path): it is a folder. Nothing was issued; move or remove that folder, or choose another output folder, and run again")
+            throw HealthCardError(.io, "cannot write \(name) \(path): it is a folder. Nothing was issued; move or remove that folder, or choose another output folder, and run again")
         }
         _ = try OutputTarget.resolve(path)
     }
@@ -93,8 +97,8 @@ final class ReportWriter {
         let reason = OS.errorText(code) + (names[code].map { " (\($0))" } ?? "")
         let earlier =
             FileIO.isRegularFile(path)
-            ? "; the file at \(path) is an earlier run's report and does not list this run's records" : ""
-        return HealthCardError(.io, "the report \(path) was NOT written\(what): \(reason)\(earlier)")
+            ? "; the file at \(path) is from an earlier run and does not list this run's records" : ""
+        return HealthCardError(.io, "\(name) \(path) was NOT written\(what): \(reason)\(earlier)")
     }
 
     /// Flushes, syncs and puts the report in place: renamed over a regular file, or copied into a stream.

@@ -99,6 +99,31 @@ public final class QRDecoder {
     }
     /// The images zxing-cpp was not given in the last `decode(_:)` ("the image", "the image binarized", …).
     private var zxingSkipped: [String] = []
+    /// The passes the last `decode(_:)` ran, in order: the decoder ("zbar", "zxing-cpp", "zxing-cpp's pure-symbol
+    /// reader") and the image it was given ("the image", "it enlarged 2×", "it binarized", …).
+    private var passesRun: [(decoder: String, image: String)] = []
+
+    /// What the last `decode(_:)` tried, for a message when it found nothing: each decoder that ran with the images
+    /// it was given, and the images the finder-pattern budget kept zxing-cpp from, e.g. "zbar on the image and on it
+    /// inverted; zxing-cpp on it inverted; zxing-cpp's pure-symbol reader on the image; zxing-cpp was not run on the
+    /// image (QR_DECODE_BUDGET)". Only passes that ran are named.
+    package var triedSummary: String {
+        func list(_ items: [String], _ last: String) -> String {
+            items.count < 2 ? items.joined() : items.dropLast().joined(separator: ", ") + " \(last) " + items.last!
+        }
+        var decoders: [String] = []
+        var images: [String: [String]] = [:]
+        for pass in passesRun {
+            if images[pass.decoder] == nil { decoders.append(pass.decoder) }
+            images[pass.decoder, default: []].append("on " + pass.image)
+        }
+        var parts = decoders.map { "\($0) " + list(images[$0]!, "and") }
+        if !zxingSkipped.isEmpty {
+            let skipped = zxingSkipped.map { $0.hasPrefix("the image ") ? "it " + $0.dropFirst("the image ".count) : $0 }
+            parts.append("zxing-cpp was not run " + list(skipped.map { "on " + $0 }, "or") + " (QR_DECODE_BUDGET)")
+        }
+        return parts.joined(separator: "; ")
+    }
     /// Symbols the last `decode(_:)` read but did not check, said.
     private var symbolsLeft: [String] = []
 
@@ -148,6 +173,7 @@ public final class QRDecoder {
         }
         zxingSkipped = []
         symbolsLeft = []
+        passesRun = []
         var found: [DecodedQR] = []
         if decoders.contains(.zbar) {
             let shrink = image.width * image.height > Self.binarizeMaxPixels
@@ -155,10 +181,12 @@ public final class QRDecoder {
             if shrink > 1, FinderPatternCount.count(image, limit: FinderPatternCount.zbarLimit) > FinderPatternCount.zbarLimit {
                 // A large image crowded with finder-like patterns: zbar reads it shrunk (grids still sampled in the image).
                 let small = image.shrunk(by: shrink)
+                passesRun.append(("zbar", "the image shrunk to \(small.width) × \(small.height)"))
                 found = try zbarSymbols(small, readBy: .zbar, original: image, factor: Double(shrink))
                 symbolsLeft.append("zbar read the image only shrunk to \(small.width) × \(small.height) pixels: it shows more "
                     + "than \(FinderPatternCount.zbarLimit) finder-like patterns, on which zbar's time grows faster than their count")
             } else {
+                passesRun.append(("zbar", "the image"))
                 found = try zbarSymbols(image, readBy: .zbar, original: image)
             }
         }
@@ -175,6 +203,7 @@ public final class QRDecoder {
             image.width * image.height <= Self.enlargeMaxPixels,
             let enlarged = image.enlarged(by: 2, maxPixels: 4 * Self.enlargeMaxPixels)
         {
+            passesRun.append(("zbar", "it enlarged 2×"))
             found = try zbarSymbols(enlarged, readBy: .zbarEnlarged, original: image, factor: 0.5)
         }
         if decoders.contains(.binarized), found.isEmpty {
@@ -186,6 +215,7 @@ public final class QRDecoder {
             // A neighbourhood about a fortieth of the image across: a few modules of a symbol that fills a
             // good part of it. The grid is still sampled from the image as given.
             let binary = small.binarized(radius: max(4, min(small.width, small.height) / 40))
+            passesRun.append(("zbar", "it binarized"))
             found = try zbarSymbols(binary, readBy: .binarized, original: image, factor: Double(shrink))
             if found.isEmpty {
                 found = try zxing(binary, "the image binarized").map {
@@ -201,6 +231,7 @@ public final class QRDecoder {
         if decoders.contains(.inverted), found.isEmpty, image.width * image.height <= Self.binarizeMaxPixels {
             // Light on dark: the grid is sampled from the inverted image too, where the symbol's dark modules are dark.
             let inverted = GrayImage(checkedWidth: image.width, height: image.height, pixels: image.pixels.map { 255 - $0 })
+            passesRun.append(("zbar", "it inverted"))
             found = try zbarSymbols(inverted, readBy: .inverted, original: inverted)
             if found.isEmpty {
                 found = try zxing(inverted, "the image inverted").map { DecodedQR(zxing: $0, image: inverted, readBy: .inverted) }
@@ -208,6 +239,7 @@ public final class QRDecoder {
         }
         if decoders.contains(.pure), found.isEmpty {
             // No finder pattern search: its cost is one look at the image, whatever it holds.
+            passesRun.append(("zxing-cpp's pure-symbol reader", "the image"))
             found = try ZXingReader.read(image, tryHarder: false, pure: true).map { DecodedQR(zxing: $0, image: image, readBy: .pure) }
         }
         let sorted = found.sorted {
@@ -231,6 +263,7 @@ public final class QRDecoder {
             zxingSkipped.append(what)
             return []
         }
+        passesRun.append(("zxing-cpp", what.hasPrefix("the image ") ? "it " + what.dropFirst("the image ".count) : what))
         return try ZXingReader.read(image)
     }
 

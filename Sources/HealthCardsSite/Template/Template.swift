@@ -243,16 +243,7 @@ public struct Template: Sendable {
     }
 
     /// What kind of JSON value `value` is, for a message about a member of the wrong type.
-    static func typeName(_ value: JSONValue) -> String {
-        switch value {
-        case .string: return "a string"
-        case .number: return "a number"
-        case .bool: return "a boolean"
-        case .null: return "null"
-        case .array: return "an array"
-        case .object: return "an object"
-        }
-    }
+    static func typeName(_ value: JSONValue) -> String { value.typeName }
 
     /// How messages call a delimiter byte: `','`, `';'`, `tab`, `'|'`.
     static func delimiterName(_ byte: UInt8) -> String {

@@ -139,6 +139,41 @@ public struct Directory: Sendable {
     /// (`DIRECTORY_KEYS_STALE`): the issuer has stopped publishing it.
     public static let defaultMaxKeyAge: Int64 = 365 * 86_400
 
+    /// What makes `signature` no DER ECDSA signature at all (`SEQUENCE { INTEGER r, INTEGER s }`, at most 139 bytes
+    /// for P-521, usually 137 to 139), said with the length found and the length expected, e.g. "is truncated: it is 100 bytes, and the
+    /// DER signature it starts is 139 bytes"; nil when it has that shape (whether it verifies is another matter).
+    /// A file cut short in a download is told apart from a signature that does not verify (a changed snapshot).
+    static func signatureShapeProblem(_ signature: [UInt8]) -> String? {
+        let expected = "a P-521 ECDSA signature is a DER SEQUENCE of two INTEGERs, usually 137 to 139 bytes"
+        guard !signature.isEmpty else { return "is empty (0 bytes; \(expected))" }
+        /// The DER element at `start`: its tag, where its content starts, and where it ends (possibly past `limit`).
+        func element(at start: Int, limit: Int) -> (tag: UInt8, content: Int, end: Int)? {
+            guard start + 2 <= limit else { return nil }
+            let first = Int(signature[start + 1])
+            if first < 0x80 { return (signature[start], start + 2, start + 2 + first) }
+            // Long form: one or two length bytes are all a signature needs (139 bytes at most).
+            let count = first & 0x7F
+            guard (1...2).contains(count), start + 2 + count <= limit else { return nil }
+            let length = signature[(start + 2)..<(start + 2 + count)].reduce(0) { $0 << 8 | Int($1) }
+            return (signature[start], start + 2 + count, start + 2 + count + length)
+        }
+        let head = signature.prefix(4).map { ($0 < 0x10 ? "0" : "") + String($0, radix: 16, uppercase: true) }.joined(separator: " ")
+        let notDER = "is not a DER ECDSA signature (\(signature.count) byte\(signature.count == 1 ? "" : "s"), starting \(head); \(expected))"
+        guard let sequence = element(at: 0, limit: signature.count), sequence.tag == 0x30 else { return notDER }
+        if sequence.end > signature.count {
+            return "is truncated: it is \(signature.count) byte\(signature.count == 1 ? "" : "s"), and the DER signature it starts is "
+                + "\(sequence.end) bytes (\(expected))"
+        }
+        if sequence.end < signature.count {
+            return "has \(signature.count - sequence.end) byte(s) after the DER signature it starts (\(signature.count) bytes where the "
+                + "signature is \(sequence.end); \(expected))"
+        }
+        guard let r = element(at: sequence.content, limit: signature.count), r.tag == 0x02, r.end <= signature.count,
+            let s = element(at: r.end, limit: signature.count), s.tag == 0x02, s.end == signature.count
+        else { return notDER }
+        return nil
+    }
+
     /// Verifies and reads a snapshot.
     /// - Parameters:
     ///   - snapshot: `vci_snapshot.json`, exactly as downloaded.
@@ -165,6 +200,13 @@ public struct Directory: Sendable {
                     + "download vci_snapshot.json and vci_snapshot.sig again, from the same commit")
         }
         let key = try CertificateKey(certificate: certificate, source: certificateName, curve: "P-521")
+        // A file cut short or not a signature at all is said as such, not as a snapshot changed.
+        if let problem = Self.signatureShapeProblem(signature) {
+            throw HealthCardError(.input, code: .directorySignatureInvalid,
+                "vci_snapshot.sig \(problem), so \(Self.snapshotName) cannot be checked with it. The directory is refused and no "
+                    + "card is judged against it; download vci_snapshot.json and vci_snapshot.sig again, from the same commit "
+                    + "of the directory")
+        }
         guard key.verifyECDSASHA512(signatureDER: signature, message: snapshot) else {
             throw HealthCardError(.input, code: .directorySignatureInvalid,
                 "the signature vci_snapshot.sig does not verify over \(Self.snapshotName) with the key of \(certificateName) "

@@ -30,7 +30,14 @@ struct ClaimsCheck {
             add(.vcContext, "vc.@context", "@context comes from the W3C VC mapping of old drafts; health cards leave it out", nil)
         }
         guard let vc = payload["vc"], vc.objectValue != nil else {
-            add(.vcMissing, "vc", "the payload has no vc object", nil)
+            // Absent, or there and of another JSON type: say which, so `"vc":[]` is not read as a missing member.
+            // An array is counted, not quoted: it may hold the whole credential.
+            let found = payload["vc"].map { value in
+                let shown = value.arrayValue.map { "an array of \($0.count) element\($0.count == 1 ? "" : "s")" }
+                    ?? "\(value.typeName) (\(quoted(value)))"
+                return "vc is \(shown) where an object is required"
+            } ?? "the payload has no vc object"
+            add(.vcMissing, "vc", found + #"; the credential goes in vc as an object: "vc":{"type":[…],"credentialSubject":{…}}"#, nil)
             return
         }
         let types = vc["type"]?.arrayValue?.compactMap(\.stringValue) ?? []
@@ -58,7 +65,15 @@ struct ClaimsCheck {
 
     private func checkIssuer(_ value: JSONValue?, add: (RuleCode, String?, String, Finding.Severity?) -> Void) {
         guard let iss = value?.stringValue, !iss.isEmpty else {
-            add(.issMissing, "iss", "iss (the issuer URL) is required", nil)
+            // Absent, empty, or of another JSON type: say which, so `"iss":[…]` is not read as a missing member.
+            let found: String
+            switch value {
+            case nil: found = "iss (the issuer URL) is required, and the payload has none"
+            case .string?: found = "iss is an empty string"
+            case let other?: found = "iss is \(other.typeName) (\(quoted(other))) where a string (an https URL) is required"
+            }
+            add(.issMissing, "iss", found + "; write the issuer's https URL with no trailing '/', query or fragment, "
+                + #"e.g. "iss":"https://issuer.example.org""#, nil)
             return
         }
         // The rules `issue` applies (`IssuerURL`): what the spec rules out is an error, a URL that works but is
