@@ -23,5 +23,12 @@ import HealthCardsTestSupport
         #expect(run.stderr.contains("the --rejected file /dev/full was NOT written: No space left on device (ENOSPC)"),
                 "\(run.stderr)")
         #expect(!run.stderr.contains("the report /dev/full"), "\(run.stderr)")
+        // The cards and report.ndjson are still written (they were lost: the failure stopped the run before the
+        // report was put in place), and the message says so and what to do.
+        let report = out.appendingPathComponent("report.ndjson").path
+        let lines = try String(contentsOfFile: report, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 4, "one line a patient of the sample")
+        #expect(run.stderr.contains("The cards and the report were written: 4 card(s) issued and 0 record(s) rejected of 4, each listed in \(report)"), "\(run.stderr)")
+        #expect(run.stderr.contains("run the same command again with the --rejected file at a path that can be written"), "\(run.stderr)")
     }
 }

@@ -4,6 +4,7 @@ import Testing
 import HealthCardsCore
 import HealthCardsServer
 import HealthCardsTestSupport
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -82,5 +83,44 @@ import HealthCardsTestSupport
             let mine = requests.filter { Self.int($0["thread"]) == thread }.compactMap { Self.int($0["n"]) }
             #expect(mine == Array(0..<500), "thread \(thread)'s lines in order")
         }
+    }
+
+    /// Standard error that nobody reads (a stalled journal): the log holds at most `maxPendingBytes` of request
+    /// lines, then the logging thread waits for the write as it would without a buffer (a trial saw the memory grow
+    /// 19 MB in 64,000 requests before the bound); every line arrives, in order, once the pipe is read.
+    @Test func anUnreadLogHoldsAtMostItsBoundThenWaits() throws {
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        defer { close(ends[0]) }
+        let log = JSONLinesLog(fd: ends[1], clock: Self.fixedClock, bufferMilliseconds: 20)
+        let padding = String(repeating: "x", count: 1000)
+        let total = 3000  // about 3.1 MB: over the pipe's 64 KiB and the log's 1 MiB together
+        let logged = Atomic<Int>(0)
+        let writer = DispatchGroup()
+        DispatchQueue.global().async(group: writer) {
+            for n in 0..<total {
+                log.info("request", ["n": .integer(Int64(n)), "pad": .string(padding)])
+                logged.store(n + 1, ordering: .relaxed)
+            }
+        }
+        usleep(1_000_000)
+        let before = logged.load(ordering: .relaxed)
+        #expect(before < total, "the logging thread waits once the bound is reached (\(before) of \(total) logged)")
+        #expect(before * 1050 >= JSONLinesLog.maxPendingBytes, "the bound's worth is taken without waiting (\(before))")
+        // Read the pipe: the writer goes on, and every line arrives whole and in order.
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var lines = 0
+        while lines < total {
+            let n = read(ends[0], &buffer, buffer.count)
+            if n <= 0 { break }
+            received.append(contentsOf: buffer[0..<n])
+            lines += buffer[0..<n].filter { $0 == 0x0A }.count
+        }
+        writer.wait()
+        log.close()
+        close(ends[1])
+        let parsed = try received.split(separator: 0x0A).map { try JSONParser.parse(Array($0)) }
+        #expect(parsed.compactMap { Self.int($0["n"]) } == Array(0..<total))
     }
 }

@@ -50,11 +50,18 @@ import HealthCardsTestSupport
         }
         let nul = try #require(fetch("a%00b"))
         #expect(nul.status == 400 && String(decoding: nul.body, as: UTF8.self).contains("U+0000"), "\(nul.head)")
+        // Bytes that are no UTF-8 text (a lone %ff, half a character, a surrogate, an overlong NUL) are refused at
+        // the front: they reached the handler with U+FFFD in their place, and were served and recorded so.
+        for bad in ["a%ffb", "a%c3", "a%ed%a0%80b", "a%c0%80b", "a%f4%90%80%80"] {
+            let answer = try #require(fetch(bad))
+            #expect(answer.status == 400 && String(decoding: answer.body, as: UTF8.self).contains("not UTF-8"), "\(bad)")
+        }
         let spaced = try #require(fetch("A%20clinic"))
         #expect(spaced.status == 200)
+        #expect(try #require(fetch("caf%C3%A9")).status == 200, "UTF-8 text is taken")
         let audit = try s.store.audit(linkID: direct.id)
-        #expect(audit.map(\.outcome) == ["bad-request", "served"])
-        #expect(audit.map(\.recipient) == [nil, "A clinic"])
+        #expect(audit.map(\.outcome) == ["bad-request", "served", "served"])
+        #expect(audit.map(\.recipient) == [nil, "A clinic", "café"])
     }
 
     /// A manifest's locations store no recipient (one copy, in the manifest's access record); a file fetched

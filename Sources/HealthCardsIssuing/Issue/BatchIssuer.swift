@@ -252,6 +252,9 @@ public final class BatchIssuer {
         var next = 0
         var failure: HealthCardError?
         var reportFailure: HealthCardError?
+        // The rejected-rows file could not be written: the run goes on (report.ndjson lists every record, rejected
+        // ones too) and says so at its end, after the report is in place.
+        var rejectedFailure: HealthCardError?
         let window = jobs * 16
         // Bytes of input submitted and not yet reported, by job number (`limits.inFlightBytes`).
         var inFlight: [Int: Int] = [:]
@@ -299,9 +302,11 @@ public final class BatchIssuer {
             for row in RejectedRow.rows(of: line) {
                 summary.rejectedRows += 1
                 if summary.rejectedSample.count < rejectedSampleSize { summary.rejectedSample.append(row) }
-                do { try rejectedFile?.append(Array(row.csvLine.utf8)) } catch let error as HealthCardError {
-                    if reportFailure == nil { reportFailure = error }
-                } catch {}
+                if rejectedFailure == nil {
+                    do { try rejectedFile?.append(Array(row.csvLine.utf8)) } catch let error as HealthCardError {
+                        rejectedFailure = error
+                    } catch {}
+                }
             }
             if line.status == .rejected, logger.minimumLevel <= .info {
                 let codes = line.errors.map(\.reportedCode.rawValue).joined(separator: ",")
@@ -495,7 +500,9 @@ public final class BatchIssuer {
             }
         }
         try runLog?.end(end)
-        try rejectedFile?.commit()
+        if rejectedFailure == nil {
+            do { try rejectedFile?.commit() } catch let error as HealthCardError { rejectedFailure = error }
+        }
         try report.commit()
         try writeManifest(finished: summary.interruptedBy == 0)
         try FileIO.syncFileSystem(outDir)
@@ -506,6 +513,16 @@ public final class BatchIssuer {
                 "issued": String(summary.issued), "rejected": String(summary.rejected), "total": String(summary.total),
                 "interruptedBy": String(summary.interruptedBy),
             ])
+        if let rejectedFailure {
+            // The cards and the report are in place; only the rejected rows' table is missing.
+            throw HealthCardError(
+                .io,
+                "\(rejectedFailure.text). The cards and the report were written: \(summary.issued) card(s) issued and "
+                    + "\(summary.rejected) record(s) rejected of \(summary.total), each listed in \(report.path). To have the "
+                    + "rejected rows' table, run "
+                    + "the same command again with \(rejectedRowsName) at a path that can be written: the cards already made "
+                    + "are skipped")
+        }
         return summary
     }
 }

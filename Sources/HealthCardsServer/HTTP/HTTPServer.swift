@@ -356,8 +356,18 @@ public final class HTTPServer: @unchecked Sendable {
         }
         // The whole request is in: the deadline no longer runs for it.
         connectionState(connection)?.readingSince.store(0, ordering: .relaxed)
+        let (arguments, argumentsAreText) = collect(connection, .GET_ARGUMENT_KIND)
+        guard argumentsAreText else {
+            // A query value a handler reads (a `U` link's recipient, recorded) must be what the client sent: bytes
+            // that are no UTF-8 text would reach it with U+FFFD in their place.
+            let refused = HTTPResponse.error(
+                400,
+                "the query holds percent-escaped bytes that are not UTF-8 text (such as %ff or half a character); send "
+                    + "its values as UTF-8, percent-encoded", outcome: "bad-query")
+            return answer(connection, state, Router.finish(refused), route: route.name)
+        }
         var request = HTTPRequest(
-            method: state.method, path: state.path, query: values(connection, .GET_ARGUMENT_KIND, lowercased: false),
+            method: state.method, path: state.path, query: Self.dictionary(arguments, lowercased: false),
             headers: Self.dictionary(state.headers, lowercased: true), body: state.body, peer: peer(connection, state))
         request.parameters = state.parameters
         let response = route.handler(request)
@@ -462,7 +472,18 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Every (name, value) of one kind (headers, query arguments), in the order libmicrohttpd holds them.
     private func pairs(_ connection: OpaquePointer, _ kind: MHD_ValueKind) -> [(name: String, value: String)] {
-        final class Collected { var pairs: [(name: String, value: String)] = [] }
+        collect(connection, kind).pairs
+    }
+
+    /// The (name, value) pairs of one kind, and whether every name and value was UTF-8 text (one that was not is
+    /// kept with U+FFFD in place of its bad bytes).
+    private func collect(_ connection: OpaquePointer, _ kind: MHD_ValueKind) -> (
+        pairs: [(name: String, value: String)], text: Bool
+    ) {
+        final class Collected {
+            var pairs: [(name: String, value: String)] = []
+            var text = true
+        }
         let collected = Collected()
         withExtendedLifetime(collected) {
             // With their lengths: a query value decoded from `%00` holds a NUL, which a C string would end at (a
@@ -472,20 +493,17 @@ public final class HTTPServer: @unchecked Sendable {
                 { context, _, key, keySize, value, valueSize in
                     guard let context, let key else { return .YES }
                     let collected = Unmanaged<Collected>.fromOpaque(context).takeUnretainedValue()
-                    let name = String(decoding: UnsafeRawBufferPointer(start: key, count: keySize), as: UTF8.self)
-                    let text = value.map {
-                        String(decoding: UnsafeRawBufferPointer(start: $0, count: valueSize), as: UTF8.self)
+                    func text(_ start: UnsafePointer<CChar>, _ count: Int) -> String {
+                        let bytes = UnsafeRawBufferPointer(start: start, count: count)
+                        if let valid = String(validating: bytes, as: UTF8.self) { return valid }
+                        collected.text = false
+                        return String(decoding: bytes, as: UTF8.self)
                     }
-                    collected.pairs.append((name, text ?? ""))
+                    collected.pairs.append((text(key, keySize), value.map { text($0, valueSize) } ?? ""))
                     return .YES
                 }, Unmanaged.passUnretained(collected).toOpaque())
         }
-        return collected.pairs
-    }
-
-    /// All values of one kind (headers, query arguments); the first of a repeated name is kept.
-    private func values(_ connection: OpaquePointer, _ kind: MHD_ValueKind, lowercased: Bool) -> [String: String] {
-        Self.dictionary(pairs(connection, kind), lowercased: lowercased)
+        return (collected.pairs, collected.text)
     }
 
     /// (name, value) pairs as a dictionary; the first of a repeated name is kept.

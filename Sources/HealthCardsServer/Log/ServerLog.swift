@@ -42,6 +42,9 @@ public final class JSONLinesLog: ServerLog, HealthCardsLogger, @unchecked Sendab
     public let bufferMilliseconds: Int
     /// Gathered request lines past this many bytes are written at once.
     public static let bufferBytes = 32 << 10
+    /// Most bytes of request lines held: past them a request line is written by its own thread, which waits for
+    /// the write (when nothing reads the log, the request threads wait as they would without a buffer).
+    public static let maxPendingBytes = 1 << 20
     /// Held while writing: the gathered lines are taken and written under it, so lines keep their order.
     private let writing = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     /// Guards `pending`, `flusher` and `closed`; `due` wakes the flusher.
@@ -103,7 +106,9 @@ public final class JSONLinesLog: ServerLog, HealthCardsLogger, @unchecked Sendab
         let line = Self.line(clock(), level, event, fields)
         if bufferMilliseconds > 0 && level == .info && event == "request" {
             pthread_mutex_lock(mutex)
-            if !closed {
+            // Past `maxPendingBytes` (standard error not read: a stalled journal, a pipe nobody drains) the line is
+            // written as without a buffer, so this thread waits for the write as it did before: memory stays bounded.
+            if !closed && pending.count < Self.maxPendingBytes {
                 let wasEmpty = pending.isEmpty
                 pending.append(contentsOf: line)
                 if flusher == nil { startFlusher() }
