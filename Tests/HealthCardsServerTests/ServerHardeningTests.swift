@@ -59,6 +59,9 @@ import HealthCardsTestSupport
         let spaced = try #require(fetch("A%20clinic"))
         #expect(spaced.status == 200)
         #expect(try #require(fetch("caf%C3%A9")).status == 200, "UTF-8 text is taken")
+        // A recipient given twice is refused (it was served and recorded as the first), as a manifest body's is.
+        let twice = try #require(fetch("first&recipient=second"))
+        #expect(twice.status == 400 && String(decoding: twice.body, as: UTF8.self).contains("more than once"))
         let audit = try s.store.audit(linkID: direct.id)
         #expect(audit.map(\.outcome) == ["bad-request", "served", "served"])
         #expect(audit.map(\.recipient) == [nil, "A clinic", "café"])

@@ -22,7 +22,7 @@ import HealthCardsTestSupport
         (.array([.object(["type": ["https://smarthealth.cards#health-card"]])]), "vc is an array of 1 element where an object is required"),
         (.string("x"), "vc is a string ('x') where an object is required"),
         (.integer(7), "vc is a number (7) where an object is required"),
-        (.null, "vc is null (null) where an object is required"),
+        (.null, "vc is null where an object is required"),
         (.bool(true), "vc is a boolean (true) where an object is required"),
     ])
     func vcOfAnotherTypeIsNamed(value: JSONValue, expected: String) throws {

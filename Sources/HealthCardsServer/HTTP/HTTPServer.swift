@@ -366,6 +366,15 @@ public final class HTTPServer: @unchecked Sendable {
                     + "its values as UTF-8, percent-encoded", outcome: "bad-query")
             return answer(connection, state, Router.finish(refused), route: route.name)
         }
+        var seen = Set<String>()
+        if let twice = arguments.first(where: { !seen.insert($0.name).inserted }) {
+            // Which one a handler would take is a guess (a manifest body's duplicate member is refused too).
+            let refused = HTTPResponse.error(
+                400,
+                "the query gives \(Quote.text(ControlCharacters.escaped(twice.name))) more than once; give each "
+                    + "parameter once", outcome: "bad-query")
+            return answer(connection, state, Router.finish(refused), route: route.name)
+        }
         var request = HTTPRequest(
             method: state.method, path: state.path, query: Self.dictionary(arguments, lowercased: false),
             headers: Self.dictionary(state.headers, lowercased: true), body: state.body, peer: peer(connection, state))

@@ -34,7 +34,7 @@ struct ClaimsCheck {
             // An array is counted, not quoted: it may hold the whole credential.
             let found = payload["vc"].map { value in
                 let shown = value.arrayValue.map { "an array of \($0.count) element\($0.count == 1 ? "" : "s")" }
-                    ?? "\(value.typeName) (\(quoted(value)))"
+                    ?? (value == .null ? "null" : "\(value.typeName) (\(quoted(value)))")
                 return "vc is \(shown) where an object is required"
             } ?? "the payload has no vc object"
             add(.vcMissing, "vc", found + #"; the credential goes in vc as an object: "vc":{"type":[…],"credentialSubject":{…}}"#, nil)
@@ -70,6 +70,7 @@ struct ClaimsCheck {
             switch value {
             case nil: found = "iss (the issuer URL) is required, and the payload has none"
             case .string?: found = "iss is an empty string"
+            case .null?: found = "iss is null where a string (an https URL) is required"
             case let other?: found = "iss is \(other.typeName) (\(quoted(other))) where a string (an https URL) is required"
             }
             add(.issMissing, "iss", found + "; write the issuer's https URL with no trailing '/', query or fragment, "
