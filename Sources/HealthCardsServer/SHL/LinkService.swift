@@ -215,6 +215,25 @@ public struct LinkService: Sendable {
         case failure(HTTPResponse)
     }
 
+    /// 400 when a recipient (`name` says which, for the message) holds a control character (a NUL, an escape
+    /// sequence, a line break): a name of who is asking is kept in the access record and shown to the link's owner.
+    static func recipientHasControl(_ recipient: String, called name: String) -> HTTPResponse? {
+        guard let control = recipient.unicodeScalars.first(where: ControlCharacters.isTerminalControl) else { return nil }
+        return .error(
+            400,
+            "\(name) holds the control character \(ControlCharacters.codePoint(control)); send the name of who is asking "
+                + "as plain text", outcome: "bad-request")
+    }
+
+    /// 400 when a recipient is over `maxRecipientBytes` (UTF-8).
+    static func recipientTooLong(_ recipient: String, called name: String) -> HTTPResponse? {
+        guard recipient.utf8.count > maxRecipientBytes else { return nil }
+        return .error(
+            400,
+            "\(name) is \(recipient.utf8.count) bytes; at most \(maxRecipientBytes) (UTF-8) are accepted: send a "
+                + "shorter name of who is asking", outcome: "recipient-too-long")
+    }
+
     static func parseManifestRequest(_ body: [UInt8]) -> Parsed {
         let value: JSONValue
         do {
@@ -241,22 +260,9 @@ public struct LinkService: Sendable {
         guard recipient.contains(where: { !$0.isWhitespace }) else {
             return .failure(.error(400, "the manifest request's recipient is empty", outcome: "bad-request"))
         }
-        // A name of who is asking holds no control character (a NUL, an escape sequence, a line break): it is
-        // kept in the access record and shown to the link's owner.
-        if let control = recipient.unicodeScalars.first(where: ControlCharacters.isTerminalControl) {
-            return .failure(
-                .error(
-                    400,
-                    "the manifest request's recipient holds the control character \(ControlCharacters.codePoint(control)); "
-                        + "send the name of who is asking as plain text", outcome: "bad-request"))
-        }
-        guard recipient.utf8.count <= maxRecipientBytes else {
-            return .failure(
-                .error(
-                    400,
-                    "the manifest request's recipient is \(recipient.utf8.count) bytes; at most \(maxRecipientBytes) "
-                        + "(UTF-8) are accepted: send a shorter name of who is asking",
-                    outcome: "recipient-too-long"))
+        let name = "the manifest request's recipient"
+        if let refused = recipientHasControl(recipient, called: name) ?? recipientTooLong(recipient, called: name) {
+            return .failure(refused)
         }
         var request = ManifestRequest(recipient: recipient)
         if let passcode = object["passcode"] {
@@ -481,11 +487,7 @@ public struct LinkService: Sendable {
     func direct(_ request: HTTPRequest) -> HTTPResponse {
         let id = request.parameters["id"] ?? ""
         let now = clock.nowSeconds()
-        if let recipient = request.query["recipient"], recipient.utf8.count > Self.maxRecipientBytes {
-            var response = HTTPResponse.error(
-                400,
-                "the recipient is \(recipient.utf8.count) bytes; at most \(Self.maxRecipientBytes) (UTF-8) are accepted: "
-                    + "send a shorter name of who is asking", outcome: "recipient-too-long")
+        if let recipient = request.query["recipient"], var response = Self.recipientTooLong(recipient, called: "the recipient") {
             response.linkTag = tag(id)
             return response
         }
@@ -509,12 +511,8 @@ public struct LinkService: Sendable {
                 response.linkTag = tag(id)
                 return response
             }
-            if let control = recipient.unicodeScalars.first(where: ControlCharacters.isTerminalControl) {
+            if var response = Self.recipientHasControl(recipient, called: "the recipient") {
                 note(id, "direct", nil, "bad-request", 400, at: now)
-                var response = HTTPResponse.error(
-                    400,
-                    "the recipient holds the control character \(ControlCharacters.codePoint(control)); send the name of "
-                        + "who is asking as plain text", outcome: "bad-request")
                 response.linkTag = tag(id)
                 return response
             }
