@@ -24,13 +24,16 @@ import Synchronization
     /// An integer member's value.
     static func int(_ value: JSONValue?) -> Int? { value?.numberLexeme.flatMap { Int($0) } }
 
-    static func open(_ path: String) -> Int32 { Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600) }
+    /// A new log file in a temporary folder, open for writing (the caller closes the descriptor).
+    static func logFile() throws -> (path: String, fd: Int32) {
+        let path = try TestSupport.tempDir("json-lines-log").appendingPathComponent("serve.log").path
+        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        try #require(fd >= 0)
+        return (path, fd)
+    }
 
     @Test func requestLinesWaitTheirBufferOtherLinesDoNot() throws {
-        let dir = try TestSupport.tempDir("json-lines-log")
-        let path = dir.appendingPathComponent("serve.log").path
-        let fd = Self.open(path)
-        try #require(fd >= 0)
+        let (path, fd) = try Self.logFile()
         defer { close(fd) }
         let log = JSONLinesLog(fd: fd, clock: Self.fixedClock, bufferMilliseconds: 400)
         log.info("request", ["n": .integer(1)])
@@ -62,10 +65,7 @@ import Synchronization
 
     /// Many threads' request lines: every line whole and present, none interleaved (past the buffer's bytes too).
     @Test func linesFromManyThreadsStayWhole() throws {
-        let dir = try TestSupport.tempDir("json-lines-log")
-        let path = dir.appendingPathComponent("serve.log").path
-        let fd = Self.open(path)
-        try #require(fd >= 0)
+        let (path, fd) = try Self.logFile()
         defer { close(fd) }
         let log = JSONLinesLog(fd: fd, clock: Self.fixedClock, bufferMilliseconds: 20)
         let padding = String(repeating: "x", count: 300)
