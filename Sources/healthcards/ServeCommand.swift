@@ -63,7 +63,7 @@ enum ServeCommand {
           --base-url URL        the public https URL the proxy serves the links at, e.g.
                                 https://links.example.org/shl; the one `link create` was given (at most 84
                                 characters, so a link URL stays within 128)
-          --threads N           threads answering requests (default \(defaultThreads), twice the cores, at least 4)
+          --threads N           threads answering requests (default \(defaultThreads): four per core, at least 16)
           --timeout SECONDS     close a connection idle this long (default 15; 1 to 3600)
           --request-deadline SECONDS
                                 close a connection whose request (line, headers and body) is not all in after
@@ -119,7 +119,10 @@ enum ServeCommand {
         database or address could not be opened.
         """
 
-    static var defaultThreads: Int { max(4, 2 * Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+    /// Four per core, at least 16, at most 256: a request thread waits on the database (a read, the group commit's
+    /// back-pressure) as often as it computes, and on 2 cores 16 threads answered 20–30 % more requests a second than
+    /// 4 (docs/performance.md).
+    static var defaultThreads: Int { min(256, max(16, 4 * Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))) }
 
     /// Whether two listen addresses can clash on one port: the same address, or either is a wildcard (every
     /// address of the machine).

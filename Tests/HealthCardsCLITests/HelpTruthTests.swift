@@ -111,7 +111,7 @@ import HealthCardsTestSupport
         let start = try #require(try server.logLines().first { $0["event"] == "start" })
         #expect(server.stop() == 0)
         let threads = try #require(int(start["threads"]))
-        #expect(help.contains("(default \(threads), twice the cores, at least 4)"))
+        #expect(help.contains("(default \(threads): four per core, at least 16)"))
         // Each option's paragraph of the table (from "  --name" to the next option) states its default.
         let stated = [
             ("timeoutSeconds", "--timeout"), ("maxConnections", "--max-connections"),

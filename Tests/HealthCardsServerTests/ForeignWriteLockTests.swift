@@ -355,24 +355,27 @@ struct ForeignWriteLockTests {
         }
     }
 
-    /// Over a real socket: while another process holds the write lock, manifest requests still queued are answered
-    /// 503 with Retry-After at their deadline, which frees the request threads, so a location of a manifest given
-    /// earlier is answered 200 meanwhile; the request whose grant was already in a batch is answered 200 once the
-    /// lock is gone (its grant committed). Before the deadline all four request threads waited in the grant until
-    /// the release, and the location with them.
-    @Test func manifestsAre503AndLocationsServedWhileTheLockIsHeld() throws {
+    /// Over a real socket, with single-use locations (a manifest's grant writes their rows and waits for the
+    /// commit): while another process holds the write lock, manifest requests still queued are answered 503 with
+    /// Retry-After at their deadline, which frees the request threads, so a `U` link's GET (a read, its record
+    /// queued) is answered 200 meanwhile; the request whose grant was already in a batch is answered 200 once the lock is gone
+    /// (its grant committed). Before the deadline all four request threads waited in the grant until the release,
+    /// and the location with them.
+    @Test func singleUseManifestsAre503AndLocationsServedWhileTheLockIsHeld() throws {
         // One busy timeout longer than the test: no batch fails while the lock is held. A deadline of 2 s: the
         // manifests are all queued before the first gives up, however slow the machine.
-        let s = try InProcessServer(writeWaits: .init(busyTimeoutMilliseconds: 20_000, queuedSeconds: 2))
+        let s = try InProcessServer(
+            service: { $0.singleUseLocations = true },
+            writeWaits: .init(busyTimeoutMilliseconds: 20_000, queuedSeconds: 2))
         let created = try s.create()
         let port = s.port
         let groupCommit = try #require(s.store.groupCommit)
         let first = try #require(
             RawHTTP.exchange(RawHTTP.post("/shl/\(created.id)", #"{"recipient":"before"}"#), port: port))
         #expect(first.status == 200)
-        let location = try #require(
-            (try JSONParser.parse(first.body))["files"]?[0]?["location"]?.stringValue)
-        let path = String(location.dropFirst("https://links.example.org".count))
+        var options = LinkPublisher.Options()
+        options.direct = true
+        let path = "/shl/\(try s.create(options).id)?recipient=reader"
 
         let foreign = try ForeignWriter(s.database.url.sqlitePath)
         let held = Clock.monotonicSeconds()
@@ -403,8 +406,8 @@ struct ForeignWriteLockTests {
         group.wait()
         let got = answers.withLock { $0 }
         let get = try #require(got[threads])
-        #expect(get.answer?.status == 200, "the location answered \(get.answer?.status ?? 0)")
-        #expect(get.at < foreign.releasedAt!, "the location was answered only after the lock's release")
+        #expect(get.answer?.status == 200, "the U link answered \(get.answer?.status ?? 0)")
+        #expect(get.at < foreign.releasedAt!, "the U link was answered only after the lock's release")
         #expect(get.answer?.body.isEmpty == false)
         for n in 1..<threads {
             let post = try #require(got[n])
@@ -423,6 +426,36 @@ struct ForeignWriteLockTests {
         #expect(s.store.flush(seconds: 10) == 0)
         let manifests = try s.store.audit(linkID: created.id).filter { $0.kind == "manifest" }
         #expect(manifests.compactMap(\.recipient) == ["before", "during-0", "after"])
+    }
+
+    /// Over a real socket, with sealed locations (nothing written for them): while another process holds the write
+    /// lock, manifests and their locations are answered 200 at once, their access records queued; the records are
+    /// committed, every one, once the lock is gone.
+    @Test func sealedManifestsAreServedWhileTheLockIsHeldAndRecordedAfter() throws {
+        let s = try InProcessServer(writeWaits: .init(busyTimeoutMilliseconds: 20_000, queuedSeconds: 2))
+        let created = try s.create()
+        let port = s.port
+        #expect(
+            RawHTTP.exchange(RawHTTP.post("/shl/\(created.id)", #"{"recipient":"before"}"#), port: port)?.status == 200)
+        #expect(s.store.flush(seconds: 10) == 0)
+        let foreign = try ForeignWriter(s.database.url.sqlitePath)
+        var statuses: [Int] = []
+        for n in 0..<6 {
+            let answer = try #require(
+                RawHTTP.exchange(RawHTTP.post("/shl/\(created.id)", #"{"recipient":"during-\#(n)"}"#), port: port))
+            statuses.append(answer.status)
+            let location = try #require((try JSONParser.parse(answer.body))["files"]?[0]?["location"]?.stringValue)
+            let path = String(location.dropFirst("https://links.example.org".count))
+            statuses.append(
+                RawHTTP.exchange("GET \(path) HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", port: port)?.status ?? 0)
+        }
+        #expect(foreign.releasedAt == nil, "answered while the lock was held")
+        foreign.release()
+        #expect(statuses == Array(repeating: 200, count: 12))
+        #expect(s.store.flush(seconds: 10) == 0)
+        let records = try s.store.audit(linkID: created.id)
+        #expect(records.filter { $0.kind == "manifest" }.compactMap(\.recipient) == ["before"] + (0..<6).map { "during-\($0)" })
+        #expect(records.filter { $0.kind == "file" }.compactMap(\.recipient) == (0..<6).map { "during-\($0)" })
     }
 }
 

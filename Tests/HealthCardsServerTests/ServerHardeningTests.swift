@@ -67,8 +67,9 @@ import HealthCardsTestSupport
         #expect(audit.map(\.recipient) == [nil, "A clinic", "café"])
     }
 
-    /// A manifest's locations store no recipient (one copy, in the manifest's access record); a file fetched
-    /// is still recorded with the manifest's recipient.
+    /// A manifest's locations store nothing (sealed), and a file's access record does not copy the recipient
+    /// (one copy, in the manifest's record, found through the grant both hold); the file fetched is still listed
+    /// with the manifest's recipient.
     @Test func locationsDoNotCopyTheRecipient() throws {
         let f = try Fixture()
         let files = (0..<3).map { _ in LinkContent(contentType: JWE.smartHealthCard, bytes: f.card) }
@@ -77,12 +78,18 @@ import HealthCardsTestSupport
         let manifest = try LinkServiceTests.json(f.post(link.id, #"{"recipient":"\#(recipient)"}"#))
         let locations = (manifest["files"]?.arrayValue ?? []).compactMap { $0["location"]?.stringValue }
         #expect(locations.count == 3)
-        let stored = try f.store.database.withConnection { c in
-            try c.query("SELECT recipient, grant_seq FROM hc_tickets", [])
-        }
-        // One location row for the manifest's three locations (ManifestLocationRowTests).
-        #expect(stored.count == 1 && stored.allSatisfy { $0[0] == .null && $0[1] != .null }, "\(stored)")
         #expect(f.get(f.path(locations[1])).status == 200)
+        #expect(f.store.flush(seconds: 10) == 0, "both records committed")
+        let stored = try f.store.database.withConnection { c in
+            (
+                tickets: try c.scalar("SELECT count(*) FROM hc_tickets", [])?.integer,
+                records: try c.query("SELECT kind, recipient, grant_id FROM hc_audit ORDER BY seq", [])
+            )
+        }
+        #expect(stored.tickets == 0)
+        try #require(stored.records.map { $0[0].text } == ["manifest", "file"])
+        #expect(stored.records[0][1].text == recipient && stored.records[1][1] == .null, "\(stored.records)")
+        #expect(stored.records[0][2].text?.utf8.count == 14 && stored.records[0][2] == stored.records[1][2])
         let audit = try f.store.audit(linkID: link.id)
         #expect(audit.map(\.kind) == ["manifest", "file"])
         #expect(audit.allSatisfy { $0.recipient == recipient })

@@ -163,6 +163,11 @@ public enum AESGCM {
 
 /// Owner of one `EVP_CIPHER_CTX` (freed, and so wiped of its key schedule, by `EVP_CIPHER_CTX_free`).
 private final class CipherContext {
+    /// AES-256-GCM fetched from OpenSSL's default provider once (`EVP_CIPHER_fetch`): `EVP_aes_256_gcm()` makes
+    /// every `EVP_CipherInit_ex` look the implementation up again under the provider store's lock (OpenSSL 3
+    /// "Performance": explicit fetching). nil when the fetch failed; then each init looks it up itself.
+    nonisolated(unsafe) static let cipher: OpaquePointer? = EVP_CIPHER_fetch(nil, "AES-256-GCM", nil)
+
     let ctx: OpaquePointer
     init() throws(HealthCardError) {
         guard let ctx = EVP_CIPHER_CTX_new() else { throw cryptoError("cipher context") }
@@ -177,7 +182,7 @@ private final class CipherContext {
         let enc: Int32 = encrypting ? 1 : 0
         var length: Int32 = 0
         return key.withUnsafeBytes { keyBytes in
-            EVP_CipherInit_ex(ctx, EVP_aes_256_gcm(), nil, nil, nil, enc) == 1
+            EVP_CipherInit_ex(ctx, Self.cipher ?? EVP_aes_256_gcm(), nil, nil, nil, enc) == 1
                 && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_IVLEN, Int32(AESGCM.ivByteCount), nil) == 1
                 && EVP_CipherInit_ex(ctx, nil, nil, keyBytes.baseAddress?.assumingMemoryBound(to: UInt8.self), iv, enc)
                     == 1

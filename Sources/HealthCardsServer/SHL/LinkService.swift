@@ -24,7 +24,8 @@ import Synchronization
 /// - `GET /healthz`: 200 when the database commits a write, else 503 (for a load balancer).
 ///
 /// Every access to a link is recorded (`AuditEntry`); content is answered only once its record is stored or queued
-/// for the store's group commit (a manifest's: committed; docs/server.md, "The access record"). A
+/// for the store's group commit (a manifest's with single-use locations: committed with their rows; docs/server.md,
+/// "The access record"). A manifest's other locations are sealed (`SealedLocation`): nothing is stored for them. A
 /// database that cannot be reached gives 503 with `Retry-After`.
 public struct LinkService: Sendable {
     public struct Configuration: Sendable {
@@ -59,6 +60,8 @@ public struct LinkService: Sendable {
     let budget: RequestBudget
     /// Links without a passcode, with their files, as manifests last read them (see `manifestLink`).
     let linkCache = LinkCache.make()
+    /// The key of sealed locations (`SealedLocation`), read from the store on first use.
+    let locationKey = LocationKey()
     /// Log tags (`linkTag`: a SHA-256 each) of the links last answered for, by id.
     let tags = BoundedCache<String, String>(maxBytes: 1 << 20, maxCount: 8192) { $0.utf8.count + 96 }
     public let metrics: ServerMetrics?
@@ -131,7 +134,10 @@ public struct LinkService: Sendable {
             Route(name: "direct", method: "GET", pattern: base + [id], bodyLimit: 0) { direct($0) },
             Route(
                 name: "file", method: "GET",
-                pattern: base + [.literal("file"), .parameter("secret", { LinkID.isValid($0) })],
+                pattern: base + [
+                    .literal("file"),
+                    .parameter("secret", { LinkID.isValid($0) || SealedLocation.textLengths.contains($0.utf8.count) }),
+                ],
                 bodyLimit: 0
             ) { file($0) },
             Route(name: "health", method: "GET", pattern: [.literal("healthz")], bodyLimit: 0) { _ in health() },
@@ -372,24 +378,25 @@ public struct LinkService: Sendable {
             for _ in 0..<3 {
                 var files: [JSONValue] = []
                 var tickets: [LocationTicket] = []
+                var sealedCount = 0
                 let expiresAt = now + min(3600, max(1, configuration.locationLifetime))
-                // One location row for the whole manifest (see `ManifestLocation`), unless each location is
-                // consumed on its own (single-use) or a position has no character of its own.
-                let shared =
-                    configuration.singleUseLocations || current.files.count > ManifestLocation.maxFiles
-                    ? nil : try ManifestLocation()
+                // Sealed locations (nothing stored: see `SealedLocation`), unless each location is consumed on its
+                // own (single-use: a row each, deleted by its use) or a position does not fit in a seal.
+                let grant =
+                    configuration.singleUseLocations
+                        || current.files.contains { $0.position > SealedLocation.maxPosition }
+                    ? nil : try SealedLocation.newGrant()
+                let key = try grant.map { _ in try locationKey.get(store) }
                 for file in current.files {
                     var entry: JSONObject = ["contentType": .string(file.contentType)]
                     if let max = asked.embeddedLengthMax, file.jwe.utf8.count <= max {
                         entry["embedded"] = .string(file.jwe)
-                    } else if let shared {
-                        if tickets.isEmpty {
-                            tickets.append(
-                                LocationTicket(
-                                    hash: shared.hash, position: ManifestLocation.anyPosition, expiresAt: expiresAt,
-                                    singleUse: false, version: current.version))
-                        }
-                        entry["location"] = .string(configuration.baseURL.location(shared.secret(file.position)))
+                    } else if let grant, let key {
+                        let location = SealedLocation(
+                            linkID: id, version: current.version, position: file.position, expiresAt: expiresAt,
+                            grant: grant)
+                        entry["location"] = .string(configuration.baseURL.location(try location.sealed(with: key)))
+                        sealedCount += 1
                     } else {
                         let secret = try LinkID.random()
                         tickets.append(
@@ -404,8 +411,13 @@ public struct LinkService: Sendable {
                 }
                 let audit = AuditEntry(
                     at: now, linkID: id, kind: "manifest", recipient: asked.recipient, outcome: "served", status: 200,
-                    detail: "\(files.count) file(s), \(tickets.count) location(s)")
-                if try store.grant(linkID: id, version: current.version, tickets: tickets, audit: audit, now: now) {
+                    detail: "\(files.count) file(s), \(tickets.count + sealedCount) location(s)",
+                    grant: grant.map(SealedLocation.grantText))
+                let admitted =
+                    tickets.isEmpty
+                    ? try store.admit(linkID: id, version: current.version, audit: audit, now: now)
+                    : try store.grant(linkID: id, version: current.version, tickets: tickets, audit: audit, now: now)
+                if admitted {
                     var response = HTTPResponse.json(200, .object(["files": .array(files)]), outcome: "served")
                     if link.isLongTerm { response.setHeader("Retry-After", String(configuration.pollInterval)) }
                     response.linkTag = tag(id)
@@ -465,6 +477,7 @@ public struct LinkService: Sendable {
         let now = clock.nowSeconds()
         let secret = request.parameters["secret"] ?? ""
         if let refused = overBudget(request, now: now, id: nil) { return refused }
+        if !LinkID.isValid(secret) { return sealedFile(secret, now: now) }
         do {
             guard
                 let (link, file, recipient) = try store.redeem(
@@ -478,6 +491,29 @@ public struct LinkService: Sendable {
                 AuditEntry(
                     at: now, linkID: link.id, kind: "file", recipient: recipient, outcome: "served", status: 200,
                     detail: "file \(file.position + 1)"))
+            return jose(file.jwe, link.id)
+        } catch {
+            return failure(error, nil)
+        }
+    }
+
+    /// A sealed location's file: the seal opened with the location key, its expiry, then the link's state and
+    /// version (`locationFile`). One 404 for all that fails.
+    func sealedFile(_ secret: String, now: Int64) -> HTTPResponse {
+        do {
+            guard let location = SealedLocation.open(secret, key: try locationKey.get(store)),
+                location.expiresAt > now,
+                let (link, file) = try store.locationFile(
+                    linkID: location.linkID, version: location.version, position: location.position, now: now)
+            else {
+                return .error(
+                    404, "no such file: the location expired, was used, or its link is no longer active",
+                    outcome: "unknown")
+            }
+            try store.record(
+                AuditEntry(
+                    at: now, linkID: link.id, kind: "file", recipient: nil, outcome: "served", status: 200,
+                    detail: "file \(file.position + 1)", grant: SealedLocation.grantText(location.grant)))
             return jose(file.jwe, link.id)
         } catch {
             return failure(error, nil)
@@ -747,14 +783,14 @@ enum LinkCache {
     }
 }
 
-/// The locations of one manifest as one stored row: a random 42-character base64url prefix (252 bits) shared by
-/// the manifest's locations, each location that prefix and one base64url character naming the file's position
-/// (0…63), so a location is still 43 base64url characters. The row holds the SHA-256 of the prefix (never the
-/// prefix) and position `anyPosition`; a location opens the file at its last character's position, of the version
-/// the manifest handed out. Single-use locations, and links of more than `maxFiles` files, keep one row a file.
+/// The locations of one manifest as one stored row, as servers of schema 4 made them (now `SealedLocation`; a
+/// database upgraded within a location's lifetime still holds such rows, and they open until they expire): a
+/// random 42-character base64url prefix (252 bits) shared by the manifest's locations, each location that prefix
+/// and one base64url character naming the file's position (0…63). The row holds the SHA-256 of the prefix (never
+/// the prefix) and position `anyPosition`; a location opens the file at its last character's position, of the
+/// version the manifest handed out.
 struct ManifestLocation {
     static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
-    static let maxFiles = 64
     /// The `position` of a manifest's one row.
     static let anyPosition = -1
     let prefix: Substring

@@ -193,12 +193,16 @@ public final class Database: @unchecked Sendable {
         _ = try? withConnection { c throws(StoreError) in
             // One row: busy (0/1), frames in the log, frames copied into the database.
             let row = try c.query("PRAGMA wal_checkpoint(PASSIVE)", []).first
-            guard case .integer(let frames)? = row?.count == 3 ? row?[1] : nil, frames >= Database.restartFrames,
-                Clock.monotonicSeconds() >= nextRestart
+            // Past half the size limit the restart is tried at every round, whatever the backoff, and waits 5 times
+            // as long for readers (a reader preempted inside its transaction on a loaded machine outlasts 50 ms):
+            // the log must start over before it reaches the limit, even if writers wait that long a try.
+            guard case .integer(let frames)? = row?.count == 3 ? row?[1] : nil, frames >= Database.restartFrames
             else { return }
+            let pressing = frames * 4096 >= Database.walSizeLimitBytes / 2
+            guard pressing || Clock.monotonicSeconds() >= nextRestart else { return }
             writers.lock()
             defer { writers.unlock() }
-            try c.execute("PRAGMA busy_timeout=\(Database.restartWaitMilliseconds)")
+            try c.execute("PRAGMA busy_timeout=\(Database.restartWaitMilliseconds * (pressing ? 5 : 1))")
             defer { try? c.execute("PRAGMA busy_timeout=\(writeWaits.busyTimeoutMilliseconds)") }
             if case .integer(1)? = try c.query("PRAGMA wal_checkpoint(RESTART)", []).first?.first {
                 restartBackoff = restartBackoff == 0 ? 0.02 : min(1, restartBackoff * 2)

@@ -177,22 +177,38 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
     }
 
     public func audit(linkID: String?) throws -> [AuditEntry] {
-        let columns = "seq, at, link_id, kind, recipient, outcome, status, detail"
+        let columns = "seq, at, link_id, kind, recipient, outcome, status, detail, grant_id"
         // Records this store queued are committed first: it reads what it was given.
         groupCommit?.flush()
-        return try database.withConnection { c in
+        var entries = try database.withConnection { c in
             let rows =
                 try linkID.map {
                     try c.query("SELECT \(columns) FROM hc_audit WHERE link_id = ? ORDER BY seq", [.text($0)])
                 } ?? c.query("SELECT \(columns) FROM hc_audit ORDER BY seq", [])
             return try rows.map { row throws -> AuditEntry in
-                guard row.count == 8, let at = row[1].integer, let kind = row[3].text, let outcome = row[5].text,
+                guard row.count == 9, let at = row[1].integer, let kind = row[3].text, let outcome = row[5].text,
                     let status = row[6].integer
                 else { throw StoreError(.failed, "an audit row is not what this program writes") }
                 return AuditEntry(
                     sequence: row[0].integer, at: at, linkID: row[2].text, kind: kind, recipient: row[4].text,
-                    outcome: outcome, status: Int(status), detail: row[7].text)
+                    outcome: outcome, status: Int(status), detail: row[7].text, grant: row[8].text)
             }
+        }
+        Self.fillRecipients(&entries)
+        return entries
+    }
+
+    /// A sealed location's record holds its manifest's grant, not the recipient: it gets the recipient of the
+    /// manifest record with the same grant (same link: in every listing that holds the location's record, unless
+    /// the manifest's record was pruned first).
+    static func fillRecipients(_ entries: inout [AuditEntry]) {
+        var recipients: [String: String] = [:]
+        for entry in entries where entry.kind == "manifest" {
+            if let grant = entry.grant, let recipient = entry.recipient { recipients[grant] = recipient }
+        }
+        guard !recipients.isEmpty else { return }
+        for index in entries.indices where entries[index].recipient == nil {
+            if let grant = entries[index].grant { entries[index].recipient = recipients[grant] }
         }
     }
 
@@ -209,10 +225,12 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
         }
     }
 
+    /// The columns `auditValues` fills, in its order.
+    static let auditColumns = "at, link_id, kind, recipient, outcome, status, detail, grant_id"
+
     static func insertAudit(_ entry: AuditEntry, _ c: SQLConnection) throws {
         _ = try c.query(
-            "INSERT INTO hc_audit (at, link_id, kind, recipient, outcome, status, detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            auditValues(entry))
+            "INSERT INTO hc_audit (\(auditColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", auditValues(entry))
     }
 
     /// The condition under which a link opens at `?` (now).
@@ -257,7 +275,7 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
                 [.text(linkID), .integer(version), .integer(now)]) != nil
         else { return false }
         let seq = try c.scalar(
-            "INSERT INTO hc_audit (at, link_id, kind, recipient, outcome, status, detail) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+            "INSERT INTO hc_audit (\(auditColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
             Self.auditValues(audit))
         guard !tickets.isEmpty else { return true }
         // All of a manifest's locations in one statement.
@@ -278,7 +296,7 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
     static func auditValues(_ entry: AuditEntry) -> [SQLValue] {
         [
             .integer(entry.at), .optional(entry.linkID), .text(entry.kind), .optional(entry.recipient),
-            .text(entry.outcome), .integer(Int64(entry.status)), .optional(entry.detail),
+            .text(entry.outcome), .integer(Int64(entry.status)), .optional(entry.detail), .optional(entry.grant),
         ]
     }
 
@@ -289,13 +307,13 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
     ) throws -> Bool {
         var sql = """
             WITH ok AS (SELECT id FROM hc_links WHERE id = ? AND version = ? AND \(opens)),
-            a AS (INSERT INTO hc_audit (at, link_id, kind, recipient, outcome, status, detail)
-            SELECT ?::bigint, ok.id, ?::text, ?::text, ?::text, ?::bigint, ?::text FROM ok RETURNING seq)
+            a AS (INSERT INTO hc_audit (\(auditColumns))
+            SELECT ?::bigint, ok.id, ?::text, ?::text, ?::text, ?::bigint, ?::text, ?::text FROM ok RETURNING seq)
             """
         var parameters: [SQLValue] = [.text(linkID), .integer(version), .integer(now)]
         parameters += [
             .integer(audit.at), .text(audit.kind), .optional(audit.recipient), .text(audit.outcome),
-            .integer(Int64(audit.status)), .optional(audit.detail),
+            .integer(Int64(audit.status)), .optional(audit.detail), .optional(audit.grant),
         ]
         if !tickets.isEmpty {
             let rows = Array(repeating: "(?::text, ?::bigint, ?::bigint, ?::bigint, ?::bigint)", count: tickets.count)
@@ -365,6 +383,25 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
             }
             guard let file = try openFile(link, version: version, position: position, now: now, c) else { return nil }
             return (link, file, row[14].text)
+        }
+    }
+
+    public func admit(linkID: String, version: Int64, audit: AuditEntry, now: Int64) throws -> Bool {
+        guard let link = try link(id: linkID, withFiles: false), link.state(at: now) == .active,
+            link.version == version
+        else { return false }
+        try record(audit)
+        return true
+    }
+
+    public func locationFile(linkID: String, version: Int64, position: Int, now: Int64) throws -> (
+        link: StoredLink, file: StoredFile
+    )? {
+        try database.withConnection { c in
+            guard let link = try Self.link(id: linkID, withFiles: false, c),
+                let file = try openFile(link, version: version, position: Int64(position), now: now, c)
+            else { return nil }
+            return (link, file)
         }
     }
 

@@ -401,11 +401,10 @@ final class GroupCommit: @unchecked Sendable {
     /// Access records in one statement.
     static func insert(_ entries: [AuditEntry], _ c: SQLConnection) throws {
         guard !entries.isEmpty else { return }
-        let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?)", count: entries.count).joined(separator: ", ")
+        let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?)", count: entries.count).joined(separator: ", ")
         var parameters: [SQLValue] = []
-        parameters.reserveCapacity(entries.count * 7)
+        parameters.reserveCapacity(entries.count * 8)
         for entry in entries { parameters += DatabaseLinkStore.auditValues(entry) }
-        _ = try c.query(
-            "INSERT INTO hc_audit (at, link_id, kind, recipient, outcome, status, detail) VALUES \(rows)", parameters)
+        _ = try c.query("INSERT INTO hc_audit (\(DatabaseLinkStore.auditColumns)) VALUES \(rows)", parameters)
     }
 }

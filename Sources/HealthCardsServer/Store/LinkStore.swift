@@ -131,10 +131,14 @@ public struct AuditEntry: Sendable, Equatable {
     public var status: Int
     /// A short note (no secret).
     public var detail: String?
+    /// The grant of a manifest whose locations are sealed (`SealedLocation`, 14 base64url characters): held by the
+    /// manifest's record and by the records of its locations' GETs. A location's record does not copy the
+    /// recipient; `audit(linkID:)` gives it the recipient of its manifest's record.
+    public var grant: String?
 
     public init(
         sequence: Int64? = nil, at: Int64, linkID: String?, kind: String, recipient: String?, outcome: String,
-        status: Int, detail: String? = nil
+        status: Int, detail: String? = nil, grant: String? = nil
     ) {
         self.sequence = sequence
         self.at = at
@@ -144,6 +148,7 @@ public struct AuditEntry: Sendable, Equatable {
         self.outcome = outcome
         self.status = status
         self.detail = detail
+        self.grant = grant
     }
 }
 
@@ -180,6 +185,16 @@ public protocol LinkStore: Sendable {
     /// and the writes are one transaction.
     /// - Returns: false when the link no longer opens or was updated meanwhile (nothing was written).
     func grant(linkID: String, version: Int64, tickets: [LocationTicket], audit: AuditEntry, now: Int64) throws -> Bool
+    /// Records a manifest whose locations are sealed (nothing to store for them) if the link still opens at `now`
+    /// and its content is still `version`: the link's row is read, then the record is stored or queued as `record`
+    /// does. A deactivation or update that commits after the read is a request answered just before it.
+    /// - Returns: false when the link no longer opens or was updated (nothing was recorded).
+    func admit(linkID: String, version: Int64, audit: AuditEntry, now: Int64) throws -> Bool
+    /// The file a sealed location opens: the link's row is read for its state and version (nil when it no longer
+    /// opens at `now` or is no longer at `version`: never a file of another version).
+    func locationFile(linkID: String, version: Int64, position: Int, now: Int64) throws -> (
+        link: StoredLink, file: StoredFile
+    )?
     /// The file a location URL opens, if its ticket is live at `now`, the link still opens and its content is still
     /// the ticket's version (a location of an earlier version answers nil: never a file of another version); a
     /// single-use ticket is consumed (exactly one of parallel uses gets the file). The recipient is the one of the

@@ -9,7 +9,7 @@ import HealthCardsCore
 /// A new step is appended to `steps` and never edited once released.
 enum Schema {
     /// The version this program writes and reads.
-    static let version = 4
+    static let version = 5
 
     /// The PostgreSQL advisory lock key the migration holds ("hcSHL" as digits).
     static let migrationLockKey: Int64 = 0x6863_5348_4C00
@@ -146,6 +146,8 @@ enum Schema {
                 // Pruning the access record by age (`serve --audit-days`, `link audit --prune`).
                 "CREATE INDEX hc_audit_at ON hc_audit (at)",
             ],
+            // 5: sealed locations (no row a manifest): the grant shared by a manifest's record and its locations'.
+            ["ALTER TABLE hc_audit ADD COLUMN grant_id TEXT"],
         ]
     }
 
