@@ -477,12 +477,8 @@ public struct LinkService: Sendable {
         let now = clock.nowSeconds()
         let secret = request.parameters["secret"] ?? ""
         if let refused = overBudget(request, now: now, id: nil) { return refused }
-        if !LinkID.isValid(secret) { return sealedFile(secret, now: now) }
         do {
-            guard
-                let (link, file, recipient) = try store.redeem(
-                    ticketHash: LinkID.hash(secret), manifestTicket: ManifestLocation.ticket(of: secret), now: now)
-            else {
+            guard let (link, file, recipient, grant) = try locationFile(secret, now: now) else {
                 return .error(
                     404, "no such file: the location expired, was used, or its link is no longer active",
                     outcome: "unknown")
@@ -490,34 +486,29 @@ public struct LinkService: Sendable {
             try store.record(
                 AuditEntry(
                     at: now, linkID: link.id, kind: "file", recipient: recipient, outcome: "served", status: 200,
-                    detail: "file \(file.position + 1)"))
+                    detail: "file \(file.position + 1)", grant: grant))
             return jose(file.jwe, link.id)
         } catch {
             return failure(error, nil)
         }
     }
 
-    /// A sealed location's file: the seal opened with the location key, its expiry, then the link's state and
-    /// version (`locationFile`). One 404 for all that fails.
-    func sealedFile(_ secret: String, now: Int64) -> HTTPResponse {
-        do {
-            guard let location = SealedLocation.open(secret, key: try locationKey.get(store)),
-                location.expiresAt > now,
-                let (link, file) = try store.locationFile(
-                    linkID: location.linkID, version: location.version, position: location.position, now: now)
-            else {
-                return .error(
-                    404, "no such file: the location expired, was used, or its link is no longer active",
-                    outcome: "unknown")
-            }
-            try store.record(
-                AuditEntry(
-                    at: now, linkID: link.id, kind: "file", recipient: nil, outcome: "served", status: 200,
-                    detail: "file \(file.position + 1)", grant: SealedLocation.grantText(location.grant)))
-            return jose(file.jwe, link.id)
-        } catch {
-            return failure(error, nil)
+    /// The file a location secret opens at `now`, with what its access record holds of the manifest that gave it:
+    /// a stored ticket's recipient, or a sealed location's grant (`SealedLocation`: the seal opened with the
+    /// location key, its expiry, then the link's state and version). nil for all that does not open.
+    func locationFile(_ secret: String, now: Int64) throws -> (
+        link: StoredLink, file: StoredFile, recipient: String?, grant: String?
+    )? {
+        if LinkID.isValid(secret) {
+            return try store.redeem(
+                ticketHash: LinkID.hash(secret), manifestTicket: ManifestLocation.ticket(of: secret), now: now
+            ).map { ($0.link, $0.file, $0.recipient, nil) }
         }
+        guard let location = SealedLocation.open(secret, key: try locationKey.get(store)), location.expiresAt > now
+        else { return nil }
+        return try store.locationFile(
+            linkID: location.linkID, version: location.version, position: location.position, now: now
+        ).map { ($0.link, $0.file, nil, SealedLocation.grantText(location.grant)) }
     }
 
     func direct(_ request: HTTPRequest) -> HTTPResponse {
