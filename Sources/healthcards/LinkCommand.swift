@@ -84,7 +84,8 @@ enum LinkCommand {
         (a .smart-health-card file, or a FHIR resource in JSON such as an IPS or a patient-shared Bundle:
         application/fhir+json) is encrypted on this machine with the link's fresh 32-byte key (JWE, alg dir,
         enc A256GCM, a fresh IV each time); the database gets only the JWEs, flags, limits and the passcode's
-        slow hash. The server never holds a link key: a stolen database gives ciphertext and passcode hashes.
+        slow hash. The server never holds a link key: a stolen database gives ciphertext and passcode hashes
+        (and location keys that make location URLs for about two hours: docs/server.md).
         The link text (shlink:/…) holds the key: whoever has it opens the files (with the passcode, for P).
 
         Commands:
@@ -705,10 +706,13 @@ enum LinkCommand {
                 if let link = entry.linkID { object["link"] = .string(link) }
                 if let recipient = entry.recipient { object["recipient"] = .string(recipient) }
                 if let detail = entry.detail { object["detail"] = .string(detail) }
+                if let grant = entry.grant { object["grant"] = .string(grant) }
                 print(JSONWriter.minifiedString(.object(object)))
             } else {
                 let recipient =
-                    entry.recipient.map { Quote.text(ControlCharacters.escaped($0), limit: 200) } ?? "(none given)"
+                    entry.recipient.map { Quote.text(ControlCharacters.escaped($0), limit: 200) }
+                    ?? (entry.grant == nil || entry.kind == "manifest"
+                        ? "(none given)" : "(its manifest's record is gone: pruned, or lost in a crash)")
                 print(
                     "\(Clock.describe(entry.at))  \(entry.linkID ?? "-")  \(entry.kind.padding(9))\(entry.outcome.padding(15))"
                         + "\(entry.status)  \(recipient)")

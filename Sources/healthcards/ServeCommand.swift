@@ -353,7 +353,7 @@ enum ServeCommand {
                 [
                     "reason": .string(
                         "the database file can be read by group or others (mode \(String(mode & 0o7777, radix: 8))): it holds "
-                            + "the encrypted files, passcode hashes and the access record; make it 0600")
+                            + "the encrypted files, passcode hashes, location keys and the access record; make it 0600")
                 ])
         }
         let port = try server.start()

@@ -153,4 +153,37 @@ import HealthCardsTestSupport
         let entry = try JSONParser.parse(Array(json.stdout.utf8))
         #expect(entry["recipient"] == "Dr. \u{1B}[31mRed" && entry["time"] == "2027-01-15T08:00:00Z")
     }
+
+    /// A sealed location's fetch is listed with the recipient of the manifest of the same link and grant; another
+    /// link's manifest with the same grant does not lend it its recipient; a fetch whose manifest's record is gone
+    /// says so (not "none given": one was). `--json` carries the grant.
+    @Test func auditListsFetchesWithTheirManifestsRecipient() throws {
+        let dir = try TestSupport.tempDir("link-audit-grant")
+        let path = dir.appendingPathComponent("links.db").path
+        let (a, b) = (String(repeating: "A", count: 43), String(repeating: "B", count: 43))
+        let database = try Database(url: .sqlite(path: path), role: .operatorCommand, create: true, now: 1)
+        let store = DatabaseLinkStore(database: database)
+        try store.create(StoredLink(id: a, flags: "", createdAt: 1))
+        try store.create(StoredLink(id: b, flags: "", createdAt: 1))
+        func record(_ link: String, _ kind: String, _ recipient: String?, _ grant: String) throws {
+            try store.record(
+                AuditEntry(
+                    at: 1_800_000_000, linkID: link, kind: kind, recipient: recipient, outcome: "served", status: 200,
+                    grant: grant))
+        }
+        try record(a, "manifest", "Clinic A", "g1")
+        try record(b, "manifest", "Clinic B", "g2")
+        try record(a, "file", nil, "g1")
+        try record(b, "file", nil, "g1")
+        #expect(try store.audit(linkID: nil).map(\.recipient) == ["Clinic A", "Clinic B", "Clinic A", nil])
+        database.close()
+        let run = try TestSupport.cli(["link", "audit", "--db", "sqlite:" + path, "--id", b])
+        #expect(run.status == 0)
+        let lines = run.stdout.split(separator: "\n")
+        #expect(lines.count == 2 && lines[0].hasSuffix("'Clinic B'"), "\(run.stdout)")
+        #expect(lines.last?.hasSuffix("(its manifest's record is gone: pruned, or lost in a crash)") == true)
+        let json = try TestSupport.cli(["link", "audit", "--db", "sqlite:" + path, "--id", a, "--json"])
+        let entries = try json.stdout.split(separator: "\n").map { try JSONParser.parse(Array($0.utf8)) }
+        #expect(entries.map { $0["grant"] } == ["g1", "g1"] && entries.last?["recipient"] == "Clinic A")
+    }
 }

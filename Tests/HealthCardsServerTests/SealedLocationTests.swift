@@ -49,7 +49,7 @@ import HealthCardsCore
         #expect(locations.count == 3)
         #expect(try Self.rows(f) == 0)
         for (position, location) in locations.enumerated() {
-            #expect(Self.secret(location).utf8.count == 116, "12 + 16 + 43 + 16 bytes, base64url")
+            #expect(Self.secret(location).utf8.count == 118, "1 + 12 + 16 + 43 + 16 bytes, base64url")
             let answer = f.get(f.path(location))
             #expect(answer.status == 200)
             #expect(answer.body == Array(stored.files[position].jwe.utf8), "location \(position)")
@@ -57,7 +57,7 @@ import HealthCardsCore
         #expect(Set(locations).count == 3)
         // Any one character changed (IV, ciphertext or tag): nothing opens.
         let secret = Self.secret(locations[1])
-        for offset in [0, 15, 16, 40, 90, 115] {
+        for offset in [0, 1, 15, 16, 40, 90, 115, 117] {
             let path = f.path(locations[1]).dropLast(secret.count) + Self.changed(secret, at: offset)
             #expect(f.get(String(path)).status == 404, "changed at \(offset)")
         }
@@ -86,15 +86,20 @@ import HealthCardsCore
         #expect(f.get(f.path(location)).status == 404)
     }
 
-    /// The seal itself: what it holds comes back; another key, any other text, opens nothing (and nothing traps).
+    /// The seal itself: what it holds comes back; another key, another hour byte, any other text, opens nothing
+    /// (and nothing traps).
     @Test func sealOpensWithItsKeyOnly() throws {
         let key = try AES256Key.random()
         let location = SealedLocation(
             linkID: try LinkID.random(), version: 7, position: 0x1234, expiresAt: 1_800_003_600,
             grant: try SealedLocation.newGrant())
-        let secret = try location.sealed(with: key)
+        let secret = try location.sealed(with: key, hour: 500_000)
+        #expect(SealedLocation.hourByte(of: secret) == UInt8(500_000 & 0xFF))
         #expect(SealedLocation.open(secret, key: key) == location)
         #expect(SealedLocation.open(secret, key: try AES256Key.random()) == nil)
+        var bytes = try #require(Base64URL.decode(secret))
+        bytes[0] &+= 1
+        #expect(SealedLocation.open(Base64URL.encode(bytes), key: key) == nil, "the hour byte is authenticated")
         var generator = SystemRandomNumberGenerator()
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
         for _ in 0..<2000 {
@@ -125,7 +130,8 @@ import HealthCardsCore
                 HTTPRequest(method: "POST", path: "/shl/\(created.id)", body: Array(#"{"recipient":"pharmacy"}"#.utf8))
             ).response)
         try #require(first.count == 2 && second.count == 2)
-        #expect(try f.store.setting(LocationKey.settingName).flatMap(AES256Key.decode(base64url:)) != nil)
+        let hour = LocationKeys.hour(f.clock.now)
+        #expect(try f.store.setting(LocationKeys.name(hour)).flatMap(AES256Key.decode(base64url:)) != nil)
         #expect([get(other, first[0]), get(f.router, second[1]), get(f.router, first[1])] as [Int] == [200, 200, 200])
         try f.publisher.update(link: created.link, contents: VersionedLocationTests.contents(2), now: f.clock.now)
         #expect([get(f.router, first[0]), get(other, second[1])] as [Int] == [404, 404], "version-1 locations after the update")
@@ -134,6 +140,66 @@ import HealthCardsCore
         #expect(get(other, fresh[0]) == 200)
         #expect(try f.store.deactivate(linkID: created.id, now: f.clock.now))
         #expect([get(f.router, fresh[0]), get(other, fresh[1])] as [Int] == [404, 404], "after deactivation")
+    }
+
+    /// A location opens with the key of the hour it was sealed in during that hour and the next, never later; the
+    /// next hour's first seal deletes the keys before the last hour, so a copy of the database (a backup) stops
+    /// making working locations within about two hours. A seal that claims to live longer than an hour (made by a
+    /// key holder, not this server) does not open.
+    @Test func keysTurnOverHourlyAndACopiedKeyStopsWorking() throws {
+        let f = try Fixture()
+        let link = try f.create()
+        let stored = try #require(try f.store.link(id: link.id, withFiles: true))
+        let start = LinkServiceTests.start
+        f.clock.advance(LocationKeys.hourSeconds - start % LocationKeys.hourSeconds + 1800)  // half into an hour
+        let firstHour = LocationKeys.hour(f.clock.now)
+        let location = try #require(try Self.locations(f.post(link.id, #"{"recipient":"r"}"#)).first)
+        let copied = try #require(try f.store.setting(LocationKeys.name(firstHour)).flatMap(AES256Key.decode(base64url:)))
+        func minted(expiresIn seconds: Int64, hour: Int64) throws -> String {
+            let secret = try SealedLocation(
+                linkID: link.id, version: stored.version, position: 0, expiresAt: f.clock.now + seconds,
+                grant: try SealedLocation.newGrant()
+            ).sealed(with: copied, hour: hour)
+            return "/shl/file/" + secret
+        }
+        #expect(f.get(try minted(expiresIn: 60, hour: firstHour)).status == 200, "a seal made with the hour's key")
+        #expect(f.get(try minted(expiresIn: 3601, hour: firstHour)).status == 404, "a lifetime over an hour")
+        f.clock.advance(LocationKeys.hourSeconds)  // the next hour: the location is still within its hour of life
+        #expect(f.get(f.path(location)).status == 404, "expired: it lived 3600 s")
+        f.clock.advance(-60)
+        #expect(f.get(f.path(location)).status == 200, "sealed last hour, still alive")
+        #expect(f.post(link.id, #"{"recipient":"s"}"#).status == 200)  // this hour's key made
+        #expect(f.get(try minted(expiresIn: 60, hour: firstHour)).status == 200, "last hour's key still opens")
+        f.clock.advance(LocationKeys.hourSeconds + 60)  // two hours after the copy
+        #expect(f.post(link.id, #"{"recipient":"t"}"#).status == 200)  // this hour's key made, old ones deleted
+        #expect(try f.store.setting(LocationKeys.name(firstHour)) == nil, "the copied hour's key is gone")
+        #expect(f.get(try minted(expiresIn: 60, hour: firstHour)).status == 404, "a copied key two hours on")
+        #expect(f.get(try minted(expiresIn: 60, hour: LocationKeys.hour(f.clock.now))).status == 404, "not this hour's")
+    }
+
+    /// A location key the database holds that is not one this program writes: `/healthz` fails (a load balancer
+    /// takes the instance out) and manifests are 500, never a location sealed with something else.
+    @Test func aDamagedKeyFailsTheHealthCheck() throws {
+        let f = try Fixture()
+        let link = try f.create()
+        #expect(f.get("/healthz").status == 200)
+        try f.store.database.withConnection { c in
+            _ = try c.query(
+                "UPDATE hc_settings SET value = 'garbage' WHERE name = ?",
+                [.text(LocationKeys.name(LocationKeys.hour(f.clock.now)))])
+        }
+        let other = Router(
+            routes: LinkService(
+                configuration: LinkService.Configuration(baseURL: try BaseURL(LinkServiceTests.base)),
+                store: f.store, clock: f.clock, log: MemoryLog()
+            ).routes)
+        let health = other.respond(HTTPRequest(method: "GET", path: "/healthz")).response
+        #expect(health.status == 503)
+        #expect(String(decoding: health.body, as: UTF8.self).contains("location key"))
+        let manifest = other.respond(
+            HTTPRequest(method: "POST", path: "/shl/\(link.id)", body: Array(#"{"recipient":"r"}"#.utf8))
+        ).response
+        #expect(manifest.status == 500)
     }
 
     @Test func singleUseLocationsKeepOneRowAFileAndAnswerOnce() throws {

@@ -156,7 +156,10 @@ import HealthCardsTestSupport
         let mounted = try TestSupport.run("/bin/mount", ["-t", "tmpfs", "-o", "size=8m", "tmpfs", mount.path])
         try #require(mounted.status == 0, "mount -t tmpfs as root failed: \(mounted.stderr)")
         defer { _ = try? TestSupport.run("/bin/umount", ["-l", mount.path]) }
-        let s = try InProcessServer(db: mount.appendingPathComponent("links.db").path)
+        // Single-use locations: a manifest then waits for its commit (its location rows), so a full disk shows in
+        // its answer (a sealed manifest's record is queued; /healthz is what tells a load balancer).
+        let s = try InProcessServer(
+            db: mount.appendingPathComponent("links.db").path, service: { $0.singleUseLocations = true })
         let link = try s.create()
         let healthy = RawHTTP.exchange("GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", port: s.port)
         #expect(healthy?.status == 200)

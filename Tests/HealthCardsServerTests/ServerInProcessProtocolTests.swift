@@ -32,7 +32,7 @@ import Testing
         for (file, expected) in zip(files, [s.card, bundle]) {
             #expect(file["embedded"] == nil && file["lastUpdated"]?.stringValue == lastUpdated)
             let location = try #require(file["location"]?.stringValue)
-            #expect(location.hasPrefix(Served.base + "/file/") && location.count == Served.base.count + 6 + 116)
+            #expect(location.hasPrefix(Served.base + "/file/") && location.count == Served.base.count + 6 + 118)
             let fetched = s.get(s.path(location))
             #expect(fetched.status == 200 && fetched.header("Content-Type") == "application/jose")
             #expect(fetched.header("Cache-Control") == "no-store" && fetched.header("Access-Control-Allow-Origin") == "*")

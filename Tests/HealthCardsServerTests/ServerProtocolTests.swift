@@ -54,7 +54,7 @@ import HealthCardsTestSupport
         let entry = try #require(resolved["manifest"]?["files"]?[0])
         #expect(entry["contentType"] == "application/smart-health-card" && entry["embedded"] == nil)
         let location = try #require(entry["location"]?.stringValue)
-        #expect(location.hasPrefix(base + "/file/") && location.dropFirst(base.count + 6).utf8.count == 116)
+        #expect(location.hasPrefix(base + "/file/") && location.dropFirst(base.count + 6).utf8.count == 118)
         #expect(resolved["manifest"]?["files"]?[1]?["fhirVersion"] == "4.0.1")
         #expect(resolved["files"]?[1]?["cty"] == "application/fhir+json")
         #expect(try VerifyFixtures.bytes(dir.appendingPathComponent("multi/file-1")) == card)

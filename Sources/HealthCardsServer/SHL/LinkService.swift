@@ -60,8 +60,8 @@ public struct LinkService: Sendable {
     let budget: RequestBudget
     /// Links without a passcode, with their files, as manifests last read them (see `manifestLink`).
     let linkCache = LinkCache.make()
-    /// The key of sealed locations (`SealedLocation`), read from the store on first use.
-    let locationKey = LocationKey()
+    /// The keys of sealed locations (`SealedLocation`), one an hour, read from the store on first use.
+    let locationKeys = LocationKeys()
     /// Log tags (`linkTag`: a SHA-256 each) of the links last answered for, by id.
     let tags = BoundedCache<String, String>(maxBytes: 1 << 20, maxCount: 8192) { $0.utf8.count + 96 }
     public let metrics: ServerMetrics?
@@ -386,16 +386,17 @@ public struct LinkService: Sendable {
                     configuration.singleUseLocations
                         || current.files.contains { $0.position > SealedLocation.maxPosition }
                     ? nil : try SealedLocation.newGrant()
-                let key = try grant.map { _ in try locationKey.get(store) }
+                let sealing = try grant.map { _ in try locationKeys.sealingKey(at: now, store) }
                 for file in current.files {
                     var entry: JSONObject = ["contentType": .string(file.contentType)]
                     if let max = asked.embeddedLengthMax, file.jwe.utf8.count <= max {
                         entry["embedded"] = .string(file.jwe)
-                    } else if let grant, let key {
+                    } else if let grant, let sealing {
                         let location = SealedLocation(
                             linkID: id, version: current.version, position: file.position, expiresAt: expiresAt,
                             grant: grant)
-                        entry["location"] = .string(configuration.baseURL.location(try location.sealed(with: key)))
+                        let secret = try location.sealed(with: sealing.key, hour: sealing.hour)
+                        entry["location"] = .string(configuration.baseURL.location(secret))
                         sealedCount += 1
                     } else {
                         let secret = try LinkID.random()
@@ -504,7 +505,10 @@ public struct LinkService: Sendable {
                 ticketHash: LinkID.hash(secret), manifestTicket: ManifestLocation.ticket(of: secret), now: now
             ).map { ($0.link, $0.file, $0.recipient, nil) }
         }
-        guard let location = SealedLocation.open(secret, key: try locationKey.get(store)), location.expiresAt > now
+        guard let hourByte = SealedLocation.hourByte(of: secret),
+            let key = try locationKeys.openingKey(hourByte: hourByte, at: now, store),
+            let location = SealedLocation.open(secret, key: key), location.expiresAt > now,
+            location.expiresAt <= now + SealedLocation.maxLifetime
         else { return nil }
         return try store.locationFile(
             linkID: location.linkID, version: location.version, position: location.position, now: now
@@ -568,10 +572,16 @@ public struct LinkService: Sendable {
     /// 200 only when the store commits a write now: a full disk or a read-only database, which make every link
     /// request 503 (its access cannot be recorded), make this 503 too.
     func health() -> HTTPResponse {
-        if store.canWrite(now: clock.nowSeconds()) { return .json(200, .object(["status": "ok"]), outcome: "ok") }
-        var response = HTTPResponse.json(
-            503, .object(["status": "the database cannot be written (unreachable, full or read-only)"]),
-            outcome: "unavailable")
+        let now = clock.nowSeconds()
+        let status: String
+        if !store.canWrite(now: now) {
+            status = "the database cannot be written (unreachable, full or read-only)"
+        } else if (try? locationKeys.sealingKey(at: now, store)) == nil {
+            status = "the location key of this hour cannot be read or stored (setting location_key.<hour> of hc_settings)"
+        } else {
+            return .json(200, .object(["status": "ok"]), outcome: "ok")
+        }
+        var response = HTTPResponse.json(503, .object(["status": .string(status)]), outcome: "unavailable")
         response.setHeader("Retry-After", "5")
         return response
     }

@@ -202,13 +202,21 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
     /// manifest record with the same grant (same link: in every listing that holds the location's record, unless
     /// the manifest's record was pruned first).
     static func fillRecipients(_ entries: inout [AuditEntry]) {
-        var recipients: [String: String] = [:]
+        struct Key: Hashable {
+            var linkID: String?
+            var grant: String
+        }
+        var recipients: [Key: String] = [:]
         for entry in entries where entry.kind == "manifest" {
-            if let grant = entry.grant, let recipient = entry.recipient { recipients[grant] = recipient }
+            if let grant = entry.grant, let recipient = entry.recipient {
+                recipients[Key(linkID: entry.linkID, grant: grant)] = recipient
+            }
         }
         guard !recipients.isEmpty else { return }
         for index in entries.indices where entries[index].recipient == nil {
-            if let grant = entries[index].grant { entries[index].recipient = recipients[grant] }
+            if let grant = entries[index].grant {
+                entries[index].recipient = recipients[Key(linkID: entries[index].linkID, grant: grant)]
+            }
         }
     }
 
@@ -514,6 +522,18 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
     public func setting(_ name: String) throws -> String? {
         try database.withConnection { c in
             try c.scalar("SELECT value FROM hc_settings WHERE name = ?", [.text(name)])?.text
+        }
+    }
+
+    public func deleteSettings(prefix: String, except: [String]) throws {
+        try database.withConnection { c in
+            try c.transaction(write: true) {
+                // By the prefix's bytes (substr), not LIKE: its `_` and `%` are no wildcards here.
+                let kept = except.isEmpty ? "" : " AND name NOT IN (" + except.map { _ in "?" }.joined(separator: ", ") + ")"
+                _ = try c.query(
+                    "DELETE FROM hc_settings WHERE substr(name, 1, ?) = ?" + kept,
+                    [.integer(Int64(prefix.utf8.count)), .text(prefix)] + except.map { .text($0) })
+            }
         }
     }
 

@@ -232,6 +232,8 @@ public protocol LinkStore: Sendable {
     /// Stores a setting if it is not set yet.
     /// - Returns: the value now stored (the earlier one, when it was set).
     func settingOnce(_ name: String, _ value: String) throws -> String
+    /// Deletes the settings whose names start with `prefix`, except those named in `except`.
+    func deleteSettings(prefix: String, except: [String]) throws
 }
 
 extension LinkStore {
