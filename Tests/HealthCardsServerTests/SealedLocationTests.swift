@@ -177,6 +177,24 @@ import HealthCardsCore
         #expect(f.get(try minted(expiresIn: 60, hour: LocationKeys.hour(f.clock.now))).status == 404, "not this hour's")
     }
 
+    /// A location naming this hour before any instance sealed one (a forged or garbled one) does not make another
+    /// instance refuse the real locations sealed just after.
+    @Test func aForgedLocationOfThisHourDoesNotShutOutTheNextRealOne() throws {
+        let f = try Fixture()
+        let link = try f.create()
+        let other = Router(
+            routes: LinkService(
+                configuration: LinkService.Configuration(baseURL: try BaseURL(LinkServiceTests.base)),
+                store: DatabaseLinkStore(database: f.store.database), clock: f.clock, log: MemoryLog()
+            ).routes)
+        let hour = LocationKeys.hour(f.clock.now)
+        #expect(try f.store.setting(LocationKeys.name(hour)) == nil)
+        let forged = Base64URL.encode([UInt8(truncatingIfNeeded: hour)] + [UInt8](repeating: 7, count: 86))
+        #expect(other.respond(HTTPRequest(method: "GET", path: "/shl/file/" + forged)).response.status == 404)
+        let location = try #require(try Self.locations(f.post(link.id, #"{"recipient":"r"}"#)).first)
+        #expect(other.respond(HTTPRequest(method: "GET", path: f.path(location))).response.status == 200)
+    }
+
     /// A location key the database holds that is not one this program writes: `/healthz` fails (a load balancer
     /// takes the instance out) and manifests are 500, never a location sealed with something else.
     @Test func aDamagedKeyFailsTheHealthCheck() throws {

@@ -111,8 +111,8 @@ final class LocationKeys: @unchecked Sendable {
     static let namePrefix = "location_key."
     /// Seconds of one key's hour.
     static let hourSeconds: Int64 = 3600
-    /// Seconds an hour's key found missing is not looked for again (a hostile location naming the next or last hour
-    /// must not cost a database read each time).
+    /// Seconds the last hour's key found missing is not looked for again (a hostile location naming that hour must
+    /// not cost a database read each time).
     static let absentSeconds: Int64 = 10
 
     private enum Entry {
@@ -177,6 +177,9 @@ final class LocationKeys: @unchecked Sendable {
         let current = Self.hour(now)
         guard let hour = [current, current - 1, current + 1].first(where: { UInt8(truncatingIfNeeded: $0) == hourByte })
         else { return nil }
+        // This hour's key is read or made as for sealing: never remembered as absent, which a location naming this
+        // hour before any instance sealed one would make for the locations sealed next, on other instances.
+        if hour == current { return try sealingKey(at: now, store).key }
         switch cached(hour) {
         case .key(let key)?: return key
         case .absent(let until)? where until > now: return nil
