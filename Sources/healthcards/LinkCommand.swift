@@ -712,7 +712,8 @@ enum LinkCommand {
                 let recipient =
                     entry.recipient.map { Quote.text(ControlCharacters.escaped($0), limit: 200) }
                     ?? (entry.grant == nil || entry.kind == "manifest"
-                        ? "(none given)" : "(its manifest's record is gone: pruned, or lost in a crash)")
+                        ? "(none given)"
+                        : "(no record of its manifest: pruned, lost in a crash, or the location was not made by this server)")
                 print(
                     "\(Clock.describe(entry.at))  \(entry.linkID ?? "-")  \(entry.kind.padding(9))\(entry.outcome.padding(15))"
                         + "\(entry.status)  \(recipient)")

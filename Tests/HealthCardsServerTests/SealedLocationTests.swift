@@ -195,6 +195,41 @@ import HealthCardsCore
         #expect(other.respond(HTTPRequest(method: "GET", path: f.path(location))).response.status == 200)
     }
 
+    /// Locations only this server's manifests make open: none on a server of single-use locations (a sealed one
+    /// would open more than once; its `/healthz` makes no key either), none of a `U` link (it has no manifest).
+    @Test func sealedLocationsOpenOnlyWhereManifestsSealThem() throws {
+        func minted(_ f: Fixture, _ link: LinkPublisher.Created) throws -> String {
+            let (key, hour) = try LocationKeys().sealingKey(at: f.clock.now, f.store)
+            let secret = try SealedLocation(
+                linkID: link.id, version: 1, position: 0, expiresAt: f.clock.now + 60,
+                grant: try SealedLocation.newGrant()
+            ).sealed(with: key, hour: hour)
+            return "/shl/file/" + secret
+        }
+        let once = try Fixture { $0.singleUseLocations = true }
+        #expect(once.get("/healthz").status == 200)
+        #expect(try once.store.setting(LocationKeys.name(LocationKeys.hour(once.clock.now))) == nil)
+        #expect(once.get(try minted(once, try once.create())).status == 404)
+        let f = try Fixture()
+        var options = LinkPublisher.Options()
+        options.direct = true
+        let direct = try f.create(options)
+        #expect(f.get(try minted(f, direct)).status == 404)
+        #expect(f.get(try minted(f, try f.create())).status == 200, "the same minting for a manifest link")
+    }
+
+    /// A long-term link's manifest that fails on the location key (a 500) is not counted as the recipient's poll:
+    /// asked again at once, it is served (not 429 for a poll interval).
+    @Test func aFailedManifestIsNotCountedAsAPoll() throws {
+        let f = try Fixture()
+        let created = try f.create(VersionedLocationTests.longTerm(), files: VersionedLocationTests.contents(1))
+        let name = LocationKeys.name(LocationKeys.hour(f.clock.now))
+        _ = try f.store.settingOnce(name, "garbage")
+        #expect(f.post(created.id, #"{"recipient":"EHR"}"#).status == 500)
+        try f.store.deleteSettings(prefix: LocationKeys.namePrefix, except: [])
+        #expect(f.post(created.id, #"{"recipient":"EHR"}"#).status == 200)
+    }
+
     /// A location key the database holds that is not one this program writes: `/healthz` fails (a load balancer
     /// takes the instance out) and manifests are 500, never a location sealed with something else.
     @Test func aDamagedKeyFailsTheHealthCheck() throws {

@@ -359,6 +359,9 @@ public struct LinkService: Sendable {
     func serve(_ link: StoredLink, _ asked: ManifestRequest, now: Int64) -> HTTPResponse {
         let id = link.id
         do {
+            // The hour's location key before a long-term link's poll is counted: a key that cannot be read must not
+            // leave the recipient waiting a poll interval for a manifest it never got.
+            let sealing = configuration.singleUseLocations ? nil : try locationKeys.sealingKey(at: now, store)
             if link.isLongTerm,
                 let wait = try store.poll(
                     linkID: id, recipientHash: LinkID.hash(asked.recipient), now: now,
@@ -383,10 +386,8 @@ public struct LinkService: Sendable {
                 // Sealed locations (nothing stored: see `SealedLocation`), unless each location is consumed on its
                 // own (single-use: a row each, deleted by its use) or a position does not fit in a seal.
                 let grant =
-                    configuration.singleUseLocations
-                        || current.files.contains { $0.position > SealedLocation.maxPosition }
+                    sealing == nil || current.files.contains { $0.position > SealedLocation.maxPosition }
                     ? nil : try SealedLocation.newGrant()
-                let sealing = try grant.map { _ in try locationKeys.sealingKey(at: now, store) }
                 for file in current.files {
                     var entry: JSONObject = ["contentType": .string(file.contentType)]
                     if let max = asked.embeddedLengthMax, file.jwe.utf8.count <= max {
@@ -505,14 +506,19 @@ public struct LinkService: Sendable {
                 ticketHash: LinkID.hash(secret), manifestTicket: ManifestLocation.ticket(of: secret), now: now
             ).map { ($0.link, $0.file, $0.recipient, nil) }
         }
-        guard let hourByte = SealedLocation.hourByte(of: secret),
+        // A server of single-use locations seals none (and opens none: a sealed one would open more than once).
+        guard !configuration.singleUseLocations, let hourByte = SealedLocation.hourByte(of: secret),
             let key = try locationKeys.openingKey(hourByte: hourByte, at: now, store),
             let location = SealedLocation.open(secret, key: key), location.expiresAt > now,
             location.expiresAt <= now + SealedLocation.maxLifetime
         else { return nil }
-        return try store.locationFile(
-            linkID: location.linkID, version: location.version, position: location.position, now: now
-        ).map { ($0.link, $0.file, nil, SealedLocation.grantText(location.grant)) }
+        // A `U` link has no manifest, so no location of it was ever sealed.
+        guard
+            let (link, file) = try store.locationFile(
+                linkID: location.linkID, version: location.version, position: location.position, now: now),
+            !link.isDirect
+        else { return nil }
+        return (link, file, nil, SealedLocation.grantText(location.grant))
     }
 
     func direct(_ request: HTTPRequest) -> HTTPResponse {
@@ -576,7 +582,7 @@ public struct LinkService: Sendable {
         let status: String
         if !store.canWrite(now: now) {
             status = "the database cannot be written (unreachable, full or read-only)"
-        } else if (try? locationKeys.sealingKey(at: now, store)) == nil {
+        } else if !configuration.singleUseLocations, (try? locationKeys.sealingKey(at: now, store)) == nil {
             status = "the location key of this hour cannot be read or stored (setting location_key.<hour> of hc_settings)"
         } else {
             return .json(200, .object(["status": "ok"]), outcome: "ok")
