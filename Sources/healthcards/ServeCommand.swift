@@ -22,14 +22,17 @@ enum ServeCommand {
         Serves the SMART Health Links that `healthcards link create` put in DB (docs/server.md), over HTTP/1.1,
         behind a TLS reverse proxy (nginx: contrib/nginx-healthcards-serve.conf). It speaks the links specification:
           POST BASE/<id>            the manifest of a link: {"recipient": …, "passcode"?: …, "embeddedLengthMax"?: …}
-                                    → {"files": [{"contentType", "location" | "embedded", "lastUpdated"}]};
-                                    400 without a recipient string; 404 (one body) for an unknown, deactivated or
-                                    expired link; 401 {"remainingAttempts": n} for a wrong passcode (counted
-                                    exactly, across instances; at 0 the link is disabled for good); L links get
-                                    Retry-After, and 429 with Retry-After when a recipient asks again sooner
+                                    → {"files": [{"contentType", "location" | "embedded", "lastUpdated",
+                                    "fhirVersion"?}]}; 400 without a recipient string; 404 (one body) for an
+                                    unknown, deactivated, expired or disabled link; 401 {"remainingAttempts": n}
+                                    for a wrong passcode (counted exactly, across instances; at 0 the link is
+                                    disabled for good); L links get Retry-After, and 429 with Retry-After when a
+                                    recipient asks again sooner
           GET BASE/file/<secret>    a manifest's location: the JWE (application/jose), for at most an hour
+                                    (sealed with the server's location key of the hour; nothing stored)
           GET BASE/<id>?recipient=  a U link's one JWE
-          GET /healthz              200 while the database commits a write, else 503 (for a load balancer)
+          GET /healthz              200 while the database commits a write and holds this hour's location
+                                    key, else 503 (for a load balancer)
         With --auth-issuer (or --no-authorization-for-testing) it is also the FHIR endpoint wallets and Apple Health
         "connect" to (SMART Health Cards and Links IG, $health-cards-issue; docs/server.md), serving the cards
         `healthcards cards import` (or --cards) loaded, as the batch signed them (no signing key here):
@@ -50,8 +53,8 @@ enum ServeCommand {
         The log goes to standard error, one JSON object a line (start, stop, each request: method, route,
         status, outcome, a 12-character fingerprint of the link id as `healthcards link list` shows it,
         milliseconds, client address; request lines are written in batches at most 50 ms after their answer,
-        every other line at once); it never holds a link id, a key, a passcode, a recipient or file contents. SIGTERM or SIGINT: stop accepting, let
-        requests in flight finish (at most --grace seconds), close the database, exit 0. A database that goes away
+        every other line at once); it never holds a link id, a key, a passcode, a recipient or file contents.
+        SIGTERM or SIGINT: stop accepting, let requests in flight finish (at most --grace seconds), close the database, exit 0. A database that goes away
         (PostgreSQL restarting) gives 503 until it is back; the server reconnects by itself.
 
         Options:
