@@ -230,6 +230,28 @@ import HealthCardsCore
         #expect(f.post(created.id, #"{"recipient":"EHR"}"#).status == 200)
     }
 
+    /// A sealed location of a link that no longer opens it is an access to that link: recorded with its outcome
+    /// (the link's state, the location's own expiry, a newer version) and the manifest's grant, so listed with the
+    /// manifest's recipient. The answer is the same 404 as for anything else.
+    @Test func aClosedLinksLocationIsRecorded() throws {
+        let f = try Fixture { $0.locationLifetime = 600 }
+        let created = try f.create(VersionedLocationTests.longTerm(), files: VersionedLocationTests.contents(1))
+        let first = try Self.locations(f.post(created.id, #"{"recipient":"clinic"}"#))
+        f.clock.advance(600)
+        #expect(f.get(f.path(first[0])).status == 404)
+        let second = try Self.locations(f.post(created.id, #"{"recipient":"pharmacy"}"#))
+        try f.publisher.update(link: created.link, contents: VersionedLocationTests.contents(2), now: f.clock.now)
+        #expect(f.get(f.path(second[1])).status == 404)
+        f.clock.advance(61)
+        let third = try Self.locations(f.post(created.id, #"{"recipient":"lab"}"#))
+        #expect(try f.store.deactivate(linkID: created.id, now: f.clock.now))
+        #expect(f.get(f.path(third[0])).status == 404)
+        let fetches = try f.store.audit(linkID: created.id).filter { $0.kind == "file" }
+        #expect(fetches.map(\.outcome) == ["location-expired", "superseded", "deactivated"])
+        #expect(fetches.map(\.recipient) == ["clinic", "pharmacy", "lab"])
+        #expect(fetches.allSatisfy { $0.status == 404 && $0.grant != nil })
+    }
+
     /// A location key the database holds that is not one this program writes: `/healthz` fails (a load balancer
     /// takes the instance out) and manifests are 500, never a location sealed with something else.
     @Test func aDamagedKeyFailsTheHealthCheck() throws {

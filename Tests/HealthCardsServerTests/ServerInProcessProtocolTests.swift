@@ -142,7 +142,10 @@ import Testing
         for answer in answers { #expect(try Served.json(answer) == LinkService.notFoundBody) }
         let soonOutcomes = try s.outcomes(soon.id), closedOutcomes = try s.outcomes(closed.id)
         #expect(soonOutcomes == ["served", "expired"])
-        #expect(closedOutcomes == ["served", "deactivated"])
+        // The manifest, its location's GET after the deactivation (a sealed location names its link: recorded), the
+        // manifest asked again.
+        #expect(closedOutcomes == ["served", "deactivated", "deactivated"])
+        #expect(try s.store.audit(linkID: closed.id).map(\.kind) == ["manifest", "file", "manifest"])
     }
 
     /// A `U` link: `GET ?recipient=` answers its one JWE (which opens to the card); no recipient is 400; a manifest

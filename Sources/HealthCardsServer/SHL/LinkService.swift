@@ -198,10 +198,15 @@ public struct LinkService: Sendable {
     }
 
     /// Records an access whose answer holds no content; a failure to record is logged, not answered.
-    func note(_ id: String, _ kind: String, _ recipient: String?, _ outcome: String, _ status: Int, at now: Int64) {
+    func note(
+        _ id: String, _ kind: String, _ recipient: String?, _ outcome: String, _ status: Int, at now: Int64,
+        grant: String? = nil
+    ) {
         do {
             try store.record(
-                AuditEntry(at: now, linkID: id, kind: kind, recipient: recipient, outcome: outcome, status: status))
+                AuditEntry(
+                    at: now, linkID: id, kind: kind, recipient: recipient, outcome: outcome, status: status,
+                    grant: grant))
         } catch {
             log.error("audit", ["reason": .string("\(error)"), "link": .string(tag(id))])
         }
@@ -509,16 +514,29 @@ public struct LinkService: Sendable {
         // A server of single-use locations seals none (and opens none: a sealed one would open more than once).
         guard !configuration.singleUseLocations, let hourByte = SealedLocation.hourByte(of: secret),
             let key = try locationKeys.openingKey(hourByte: hourByte, at: now, store),
-            let location = SealedLocation.open(secret, key: key), location.expiresAt > now,
+            let location = SealedLocation.open(secret, key: key),
             location.expiresAt <= now + SealedLocation.maxLifetime
         else { return nil }
-        // A `U` link has no manifest, so no location of it was ever sealed.
-        guard
+        let grant = SealedLocation.grantText(location.grant)
+        if location.expiresAt > now,
             let (link, file) = try store.locationFile(
                 linkID: location.linkID, version: location.version, position: location.position, now: now),
-            !link.isDirect
-        else { return nil }
-        return (link, file, nil, SealedLocation.grantText(location.grant))
+            !link.isDirect  // a `U` link has no manifest, so no location of it was ever sealed
+        {
+            return (link, file, nil, grant)
+        }
+        // A location this server sealed, of a link that no longer opens it: an access to that link, recorded (the
+        // seal names the link; a stored ticket's row is gone by then).
+        if let link = try store.link(id: location.linkID, withFiles: false), !link.isDirect {
+            let state = link.state(at: now)
+            let outcome =
+                state != .active
+                ? state.rawValue
+                : location.expiresAt <= now
+                    ? "location-expired" : link.version != location.version ? "superseded" : "no-file"
+            note(link.id, "file", nil, outcome, 404, at: now, grant: grant)
+        }
+        return nil
     }
 
     func direct(_ request: HTTPRequest) -> HTTPResponse {
