@@ -119,10 +119,14 @@ public final class QRDecoder {
         }
         var parts = decoders.map { "\($0) " + list(images[$0]!, "and") }
         if !zxingSkipped.isEmpty {
-            let skipped = zxingSkipped.map { $0.hasPrefix("the image ") ? "it " + $0.dropFirst("the image ".count) : $0 }
+            let skipped = zxingSkipped.map(Self.asPronoun)
             parts.append("zxing-cpp was not run " + list(skipped.map { "on " + $0 }, "or") + " (QR_DECODE_BUDGET)")
         }
         return parts.joined(separator: "; ")
+    }
+    /// "the image inverted" as the summary's later mentions say it: "it inverted" ("the image" stays).
+    private static func asPronoun(_ image: String) -> String {
+        image.hasPrefix("the image ") ? "it " + image.dropFirst("the image ".count) : image
     }
     /// Symbols the last `decode(_:)` read but did not check, said.
     private var symbolsLeft: [String] = []
@@ -263,7 +267,7 @@ public final class QRDecoder {
             zxingSkipped.append(what)
             return []
         }
-        passesRun.append(("zxing-cpp", what.hasPrefix("the image ") ? "it " + what.dropFirst("the image ".count) : what))
+        passesRun.append(("zxing-cpp", Self.asPronoun(what)))
         return try ZXingReader.read(image)
     }
 

@@ -76,7 +76,7 @@ public struct Template: Sendable {
         func string(_ member: String, _ what: String) throws -> String? {
             guard let value = root[member] else { return nil }
             guard let text = value.stringValue else {
-                throw fail("\"\(member)\" must be a string (\(what)), found \(Self.typeName(value)) \(quoted(value))")
+                throw fail("\"\(member)\" must be a string (\(what)), found \(value.typeName) \(quoted(value))")
             }
             return text
         }
@@ -93,7 +93,7 @@ public struct Template: Sendable {
         }
         guard let columnsObject = columnsValue.objectValue, !columnsObject.isEmpty else {
             throw fail("\"columns\" must be an object of column name -> {\"required\": bool} with at least one column, found "
-                + "\(Self.typeName(columnsValue)) \(quoted(columnsValue))")
+                + "\(columnsValue.typeName) \(quoted(columnsValue))")
         }
         guard let bundle = root["bundle"]?.objectValue, bundle["resourceType"]?.stringValue == "Bundle",
             let entryList = bundle["entry"]?.arrayValue, !entryList.isEmpty
@@ -122,12 +122,12 @@ public struct Template: Sendable {
             var required = false
             if let value = specObject["required"] {
                 guard value == .bool(true) || value == .bool(false) else {
-                    throw fail("\(column) has \"required\": \(quoted(value)) (\(Self.typeName(value))); \"required\" is true or false")
+                    throw fail("\(column) has \"required\": \(quoted(value)) (\(value.typeName)); \"required\" is true or false")
                 }
                 required = value == .bool(true)
             }
             if let value = specObject["description"], value.stringValue == nil {
-                throw fail("\(column) has \"description\": \(quoted(value)) (\(Self.typeName(value))); a description is a string")
+                throw fail("\(column) has \"description\": \(quoted(value)) (\(value.typeName)); a description is a string")
             }
             columns.append(Column(name: columnName, required: required, description: specObject["description"]?.stringValue))
         }
@@ -241,9 +241,6 @@ public struct Template: Sendable {
         }
         return known.byte
     }
-
-    /// What kind of JSON value `value` is, for a message about a member of the wrong type.
-    static func typeName(_ value: JSONValue) -> String { value.typeName }
 
     /// How messages call a delimiter byte: `','`, `';'`, `tab`, `'|'`.
     static func delimiterName(_ byte: UInt8) -> String {
