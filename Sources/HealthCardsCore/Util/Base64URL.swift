@@ -84,16 +84,25 @@ public enum Base64URL {
         out.reserveCapacity(chars.count * 3 / 4)
         var acc: UInt32 = 0
         var bits = 0
-        for c in chars {
-            let v = table[Int(c)]
-            if v < 0 { return nil }
-            acc = acc << 6 | UInt32(v)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                out.append(UInt8(truncatingIfNeeded: acc >> UInt32(bits)))
+        // Through buffer pointers (the table holds 256 entries, so any byte indexes it): a location GET decodes 118
+        // characters, and the checked loop was 2 % of its instructions by callgrind.
+        let valid = table.withUnsafeBufferPointer { table -> Bool in
+            precondition(table.count == 256)
+            return chars.withUnsafeBufferPointer { chars -> Bool in
+                for c in chars {
+                    let v = table[Int(c)]
+                    if v < 0 { return false }
+                    acc = acc << 6 | UInt32(v)
+                    bits += 6
+                    if bits >= 8 {
+                        bits -= 8
+                        out.append(UInt8(truncatingIfNeeded: acc >> UInt32(bits)))
+                    }
+                }
+                return true
             }
         }
+        guard valid else { return nil }
         if bits > 0 && acc & ((1 << UInt32(bits)) - 1) != 0 { return nil }
         return out
     }

@@ -413,7 +413,10 @@ public final class HTTPServer: @unchecked Sendable {
         }
         guard let served else { return .NO }
         defer { MHD_destroy_response(served) }
-        for (name, value) in response.headers { MHD_add_response_header(served, name, value) }
+        // `withCString` lends a native string's own bytes; passing the String converts it to a new array each.
+        for (name, value) in response.headers {
+            _ = name.withCString { name in value.withCString { value in MHD_add_response_header(served, name, value) } }
+        }
         var close = stopping.load(ordering: .relaxed)
         if let counter = connectionState(connection) {
             counter.readingSince.store(0, ordering: .relaxed)
@@ -470,9 +473,12 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     private func peer(_ connection: OpaquePointer) -> String {
-        var buffer = [CChar](repeating: 0, count: 64)
-        guard CMHD_client_address(connection, &buffer, buffer.count) == 0 else { return "unknown" }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buffer in
+            guard let base = buffer.baseAddress, CMHD_client_address(connection, base, buffer.count) == 0 else {
+                return "unknown"
+            }
+            return String(cString: base)
+        }
     }
 
     private func value(_ connection: OpaquePointer, _ kind: MHD_ValueKind, _ name: String) -> String? {

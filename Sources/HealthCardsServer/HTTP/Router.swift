@@ -80,15 +80,35 @@ public struct Router: Sendable {
     static func segments(_ path: String) -> [Substring]? {
         // Split on the byte `/` (never part of another character in UTF-8), not by Character, which walks
         // grapheme clusters: a tenth of a file request's instructions went there.
-        let utf8 = path.utf8
-        guard utf8.first == UInt8(ascii: "/") else { return nil }
-        return utf8.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map {
-            Substring($0)
+        // Offsets found in the contiguous bytes, then sliced once each (the generic `split` of the UTF-8 view was
+        // 4 % of a location GET's instructions by callgrind).
+        var path = path
+        var ends: [Int] = []
+        let starts = path.withUTF8 { bytes -> Bool in
+            guard bytes.first == UInt8(ascii: "/") else { return false }
+            for offset in 1..<bytes.count where bytes[offset] == UInt8(ascii: "/") { ends.append(offset) }
+            ends.append(bytes.count)
+            return true
         }
+        guard starts else { return nil }
+        let utf8 = path.utf8
+        var segments: [Substring] = []
+        segments.reserveCapacity(ends.count)
+        var start = utf8.index(after: utf8.startIndex)
+        for end in ends {
+            let stop = utf8.index(utf8.startIndex, offsetBy: end)
+            segments.append(path[start..<stop])
+            if stop != utf8.endIndex { start = utf8.index(after: stop) }
+        }
+        return segments
     }
 
     public func match(method: String, path: String) -> Match {
         guard let segments = Self.segments(path) else { return .notFound }
+        // The route of this method and path, without copying the others (nearly every request has one).
+        for route in routes where route.method == method {
+            if let parameters = route.match(segments) { return .route(route, parameters: parameters) }
+        }
         var onPath: [(Route, [String: String])] = []
         for route in routes {
             if let parameters = route.match(segments) { onPath.append((route, parameters)) }
@@ -151,11 +171,18 @@ public struct Router: Sendable {
     /// The headers every answer carries, added to `response`.
     public static func finish(_ response: HTTPResponse) -> HTTPResponse {
         var response = response
-        response.setHeader("Cache-Control", "no-store")
-        response.setHeader("Access-Control-Allow-Origin", "*")
-        response.setHeader("Access-Control-Expose-Headers", "Retry-After")
-        response.setHeader("X-Content-Type-Options", "nosniff")
-        response.setHeader("Referrer-Policy", "no-referrer")
+        // Replacing a handler's own only when it has any (most have one or two headers, none of these).
+        let common = [
+            ("Cache-Control", "no-store"), ("Access-Control-Allow-Origin", "*"),
+            ("Access-Control-Expose-Headers", "Retry-After"), ("X-Content-Type-Options", "nosniff"),
+            ("Referrer-Policy", "no-referrer"),
+        ]
+        if response.headers.contains(where: { header in common.contains { sameHeaderName($0.0, header.name) } }) {
+            for (name, value) in common { response.setHeader(name, value) }
+        } else {
+            response.headers.reserveCapacity(response.headers.count + common.count)
+            for (name, value) in common { response.headers.append((name, value)) }
+        }
         return response
     }
 }

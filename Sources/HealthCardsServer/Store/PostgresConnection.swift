@@ -189,12 +189,28 @@ private func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeP
     withOptionalCStrings(strings.map { Optional($0) }) { body($0) }
 }
 
-/// Lends `strings` as an array of C strings, nil as a null pointer (SQL NULL).
+/// Lends `strings` as an array of C strings, nil as a null pointer (SQL NULL): every string's bytes and its NUL in
+/// one buffer (a copy each was a `strdup` and a `free` a parameter: 2 % of a PostgreSQL server's CPU).
 private func withOptionalCStrings<R>(_ strings: [String?], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
-    var storage: [UnsafeMutablePointer<CChar>?] = strings.map { text in text.map { strdup($0)! } }
-    defer { for pointer in storage { free(pointer) } }
-    storage.append(nil)
-    return storage.withUnsafeBufferPointer { buffer in
-        buffer.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buffer.count) { body($0) }
+    var bytes: [CChar] = []
+    bytes.reserveCapacity(strings.reduce(0) { $0 + ($1?.utf8.count ?? 0) + 1 })
+    var offsets: [Int?] = []
+    offsets.reserveCapacity(strings.count)
+    for text in strings {
+        guard let text else {
+            offsets.append(nil)
+            continue
+        }
+        offsets.append(bytes.count)
+        for byte in text.utf8 { bytes.append(CChar(bitPattern: byte)) }
+        bytes.append(0)
+    }
+    return bytes.withUnsafeBufferPointer { buffer in
+        let base = buffer.baseAddress
+        let pointers: [UnsafePointer<CChar>?] = offsets.map { offset -> UnsafePointer<CChar>? in
+            guard let offset, let base else { return nil }
+            return base + offset
+        }
+        return (pointers + [nil]).withUnsafeBufferPointer { body($0.baseAddress!) }
     }
 }
