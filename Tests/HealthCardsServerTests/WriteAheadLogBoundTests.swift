@@ -62,6 +62,35 @@ struct WriteAheadLogBoundTests {
         #expect(try database.withConnection { c in try c.scalar("SELECT count(*) FROM hc_audit") } == .integer(1))
     }
 
+    /// The checkpointer's thread cannot run at all (here: it waits for the pool's one connection, which the writer
+    /// holds throughout), as on a machine whose CPU is taken by request threads: the writer restarts the log itself
+    /// once it passes three quarters of its limit. Before, the log grew by all 170 MiB written.
+    @Test func theWriterBoundsTheLogWhenTheCheckpointerCannotRun() throws {
+        let dir = try TestSupport.tempDir("wal-starved")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("links.db").path
+        let database = try Database(
+            url: .sqlite(path: path), role: .server, create: true, maxConnections: 1, now: LinkServiceTests.start)
+        defer { database.close() }
+        let detail = String(repeating: "z", count: 64 * 1024)
+        var largest: Int64 = 0
+        var st = stat()
+        try database.withConnection { c in
+            for n in 0..<2_600 {
+                try c.transaction(write: true) {
+                    _ = try c.query("DELETE FROM hc_audit", [])
+                    _ = try c.query(
+                        "INSERT INTO hc_audit (at, link_id, kind, recipient, outcome, status, detail) "
+                            + "VALUES (?, 'link', 'file', 'r', 'served', 200, ?)",
+                        [.integer(LinkServiceTests.start + Int64(n)), .text(detail)])
+                }
+                if stat(path + "-wal", &st) == 0 { largest = max(largest, Int64(st.st_size)) }
+            }
+        }
+        #expect(largest > Database.walSizeLimitBytes / 2, "the log was restarted before the writer's bound")
+        #expect(largest <= Database.walSizeLimitBytes, "the log reached \(largest) bytes")
+    }
+
     /// A reader that keeps the old log (a backup, another process's long read) makes the restart give up after
     /// `restartWaitMilliseconds`, and writes go on: no write waits the busy timeout (5 s) for it. Before the short
     /// wait, every commit past the mark woke a RESTART that held this process's writers for the whole 5 s.

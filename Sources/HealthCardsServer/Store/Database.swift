@@ -89,7 +89,11 @@ public final class Database: @unchecked Sendable {
     ) throws(HealthCardError) {
         self.url = url
         self.writeWaits = writeWaits
-        if role == .server, case .sqlite = url { checkpointSignal = CheckpointSignal() } else { checkpointSignal = nil }
+        if role == .server, case .sqlite = url {
+            checkpointSignal = CheckpointSignal(busyTimeoutMilliseconds: writeWaits.busyTimeoutMilliseconds)
+        } else {
+            checkpointSignal = nil
+        }
         self.role = role
         self.maxConnections = max(1, maxConnections)
         self.checkoutTimeoutSeconds = max(1, checkoutTimeoutSeconds)
@@ -139,6 +143,8 @@ public final class Database: @unchecked Sendable {
     public static let restartFrames: Int32 = 1024
     /// Bytes the write-ahead log file is truncated to when it is restarted after growing past them.
     public static let walSizeLimitBytes: Int64 = 64 << 20
+    /// Frames in the log past which the writer that commits restarts it itself (three quarters of the limit).
+    static let writerRestartFrames = Int32(walSizeLimitBytes * 3 / 4 / 4096)
 
     private final class Weak: @unchecked Sendable {
         weak var database: Database?

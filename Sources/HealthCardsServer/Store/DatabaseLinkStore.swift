@@ -19,9 +19,39 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
     /// link does, which a location GET still reads every time), so a GET of a cached ticket reads its link's row
     /// only, not the ticket's and its manifest record's (two large tables, one descent each).
     let tickets = TicketCache.make()
+    /// The server's reads of a link's row on PostgreSQL, those that arrive together made as one statement
+    /// (`CoalescedReads`); nil on SQLite (a read there is a call into this process, not a round trip) and for an
+    /// operator's command.
+    let linkReads: CoalescedReads<StoredLink>?
 
     public init(database: Database) {
         self.database = database
+        if database.role == .server, database.dialect == .postgresql {
+            linkReads = CoalescedReads(maxBatch: Self.linkReadSizes.last ?? 1) { [database] ids in
+                try database.withConnection { c in try Self.links(ids: ids, c) }
+            }
+        } else {
+            linkReads = nil
+        }
+    }
+
+    /// The numbers of ids a statement of `links(ids:)` is prepared for (fewer ids repeat the last).
+    static let linkReadSizes = [1, 2, 4, 8, 16]
+
+    /// The rows of the links `ids` (at most `linkReadSizes.last`), in one statement, by id.
+    static func links(ids: [String], _ c: SQLConnection) throws -> [String: StoredLink] {
+        guard let last = ids.last else { return [:] }
+        guard let size = linkReadSizes.first(where: { $0 >= ids.count }) else {
+            throw StoreError(.failed, "\(ids.count) link ids in one read (at most \(linkReadSizes.last ?? 1))")
+        }
+        let marks = Array(repeating: "?", count: size).joined(separator: ", ")
+        let parameters = (ids + Array(repeating: last, count: size - ids.count)).map { SQLValue.text($0) }
+        var links: [String: StoredLink] = [:]
+        for row in try c.query("SELECT \(linkColumns) FROM hc_links WHERE id IN (\(marks))", parameters) {
+            let link = try Self.link(row)
+            links[link.id] = link
+        }
+        return links
     }
 
     /// Commits every access record queued so far (a clean stop).
@@ -127,7 +157,8 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
     }
 
     public func link(id: String, withFiles: Bool) throws -> StoredLink? {
-        try database.withConnection { c in try Self.link(id: id, withFiles: withFiles, c) }
+        if !withFiles, let linkReads { return try linkReads.value(id) }
+        return try database.withConnection { c in try Self.link(id: id, withFiles: withFiles, c) }
     }
 
     /// One link (with its files: one statement, so one snapshot and, on PostgreSQL, one round trip).
@@ -405,7 +436,18 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
     public func locationFile(linkID: String, version: Int64, position: Int, now: Int64) throws -> (
         link: StoredLink, file: StoredFile
     )? {
-        try database.withConnection { c in
+        if let linkReads {
+            // The link's row read with others arriving now; its file from the cache, else on a connection.
+            guard let link = try linkReads.value(linkID), link.state(at: now) == .active, link.version == version
+            else { return nil }
+            if let file = files[FileCache.Key(linkID: link.id, version: version, position: position)] {
+                return (link, file)
+            }
+            return try database.withConnection { c in
+                try openFile(link, version: version, position: Int64(position), now: now, c).map { (link, $0) }
+            }
+        }
+        return try database.withConnection { c in
             guard let link = try Self.link(id: linkID, withFiles: false, c),
                 let file = try openFile(link, version: version, position: Int64(position), now: now, c)
             else { return nil }

@@ -145,9 +145,20 @@ final class SQLiteConnection: SQLConnection {
             // After each commit: the frames now in the log. Replaces the automatic checkpoint (turned off above).
             sqlite3_wal_hook(
                 db,
-                { context, _, _, frames in
-                    if frames >= Database.restartFrames, let context {
-                        Unmanaged<CheckpointSignal>.fromOpaque(context).takeUnretainedValue().raise()
+                { context, db, _, frames in
+                    guard frames >= Database.restartFrames, let context else { return SQLITE_OK }
+                    let signal = Unmanaged<CheckpointSignal>.fromOpaque(context).takeUnretainedValue()
+                    signal.raise()
+                    // The hard bound: a log past three quarters of its limit is restarted here, by the writer that
+                    // grew it, before its next commit (the checkpointer's thread, starved of the CPU on a loaded
+                    // machine, let it reach 85 MB in a test). It waits 250 ms at most for readers of the old log;
+                    // after a try that failed, none for a second (a reader that stays keeps the log growing, as the
+                    // docs say, and must not cost every commit the wait).
+                    if frames >= Database.writerRestartFrames, let db, signal.mayRestartInline() {
+                        sqlite3_busy_timeout(db, Int32(Database.restartWaitMilliseconds * 5))
+                        let status = sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_RESTART, nil, nil)
+                        sqlite3_busy_timeout(db, signal.busyTimeoutMilliseconds)
+                        signal.inlineRestart(succeeded: status == SQLITE_OK)
                     }
                     return SQLITE_OK
                 }, Unmanaged.passUnretained(checkpointSignal).toOpaque())
@@ -170,7 +181,8 @@ final class SQLiteConnection: SQLConnection {
         var message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "no connection"
         let primary = code & 0xFF
         if primary == SQLITE_BUSY {
-            message += " (another program holds the database's write lock, e.g. an open transaction in an sqlite3 "
+            message +=
+                " (another program holds the database's write lock, e.g. an open transaction in an sqlite3 "
                 + "session or a link being made or updated; try again when it ends)"
         }
         let transient = [SQLITE_BUSY, SQLITE_LOCKED, SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN, SQLITE_PROTOCOL]
@@ -317,7 +329,8 @@ final class CheckpointSignal: @unchecked Sendable {
     private var raised = false
     private var closed = false
 
-    init() {
+    init(busyTimeoutMilliseconds: Int32) {
+        self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         pthread_mutex_init(mutex, nil)
         var attributes = pthread_condattr_t()
         pthread_condattr_init(&attributes)
@@ -331,6 +344,23 @@ final class CheckpointSignal: @unchecked Sendable {
         pthread_mutex_destroy(mutex)
         condition.deallocate()
         mutex.deallocate()
+    }
+
+    /// The busy timeout the connections use outside a checkpoint (restored after the writer's own restart).
+    let busyTimeoutMilliseconds: Int32
+    /// Monotonic milliseconds of the last restart a writer tried itself and could not make (0: none).
+    private let lastFailedInlineRestart = Atomic<Int64>(0)
+
+    /// Whether a writer may restart the log itself now: not within a second of a try that failed (a reader that
+    /// keeps the old log would otherwise cost every commit the wait).
+    func mayRestartInline() -> Bool {
+        let failed = lastFailedInlineRestart.load(ordering: .relaxed)
+        return failed == 0 || Int64(Clock.monotonicSeconds() * 1000) - failed >= 1000
+    }
+
+    func inlineRestart(succeeded: Bool) {
+        lastFailedInlineRestart.store(
+            succeeded ? 0 : max(1, Int64(Clock.monotonicSeconds() * 1000)), ordering: .relaxed)
     }
 
     func raise() {
