@@ -438,16 +438,12 @@ public final class HTTPServer: @unchecked Sendable {
         _ state: RequestState, status: Int, outcome: String?, route: String, peer: String, link: String? = nil,
         bytes: Int = 0
     ) {
-        var fields: JSONObject = [
-            "method": .string(String(state.method.prefix(16))), "route": .string(route),
-            "status": .integer(Int64(status)),
-        ]
-        if let outcome { fields["outcome"] = .string(outcome) }
-        if let link { fields["link"] = .string(link) }
-        fields["ms"] = .number(JSONNumber(format3(Clock.monotonicSeconds() - state.started)) ?? JSONNumber(Int64(0)))
-        fields["bytes"] = .integer(Int64(bytes))
-        fields["peer"] = .string(peer)
-        log.log(status >= 500 ? .error : .info, "request", fields)
+        log.logRequest(
+            RequestLogLine(
+                level: status >= 500 ? .error : .info, method: String(state.method.prefix(16)), route: route,
+                status: status, outcome: outcome, link: link,
+                milliseconds: JSONNumber(format3(Clock.monotonicSeconds() - state.started)) ?? JSONNumber(Int64(0)),
+                bytes: bytes, peer: peer))
         metrics?.request(route: route, status: status, seconds: Clock.monotonicSeconds() - state.started)
     }
 

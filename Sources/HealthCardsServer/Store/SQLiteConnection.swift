@@ -131,14 +131,15 @@ final class SQLiteConnection: SQLConnection {
         guard mode == "wal" else {
             throw StoreError(.failed, "the SQLite database \(path) cannot be put in WAL mode (it is \(mode ?? "?"))")
         }
-        // mmap: pages another connection changed are read from the mapping, not with a pread each. (In WAL mode
-        // SQLite drops a connection's mapping at each read after another connection's commit, which costs a
-        // location GET an munmap and page faults: 5 % of its CPU by perf, 2026-12-06. Turning it off was tried and
-        // not kept: in one of three runs of the server suites with preads, WriteAheadLogBoundTests saw the log pass
-        // its bound, 119 MB, and whether the preads were the cause is not known.)
+        // No mmap: in WAL mode SQLite drops a connection's whole mapping at the first read after another
+        // connection's commit (`sqlite3OsUnfetch` in `pagerBeginReadTransaction`), and the server's writer commits
+        // all the time: each location GET paid an munmap (a TLB shootdown on every core) and page faults, 5 % of its
+        // CPU by perf. Reads are preads from the page cache instead. (It was kept once for fear that preads made
+        // `WriteAheadLogBoundTests` fail; that test's failures were the checkpointer starved of CPU, which the
+        // writer's own restart now bounds.)
         try execute(
             "PRAGMA synchronous=\(synchronous); PRAGMA foreign_keys=ON; PRAGMA temp_store=MEMORY; PRAGMA trusted_schema=OFF; "
-                + "PRAGMA mmap_size=268435456"
+                + "PRAGMA mmap_size=0"
                 + (checkpointSignal == nil
                     ? "" : "; PRAGMA wal_autocheckpoint=0; PRAGMA journal_size_limit=\(Database.walSizeLimitBytes)"))
         if let checkpointSignal, let db {
