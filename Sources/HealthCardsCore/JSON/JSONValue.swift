@@ -66,7 +66,8 @@ public enum JSONValue: Equatable, Sendable {
         switch (self, other) {
         case (.null, .null): return true
         case (.bool(let a), .bool(let b)): return a == b
-        case (.number(let a), .number(let b)): return a == b || (Double(a.lexeme) != nil && Double(a.lexeme) == Double(b.lexeme))
+        case (.number(let a), .number(let b)):
+            return a == b || (Double(a.lexeme) != nil && Double(a.lexeme) == Double(b.lexeme))
         case (.string(let a), .string(let b)): return a == b
         case (.array(let a), .array(let b)):
             return a.count == b.count && zip(a, b).allSatisfy { $0.isEquivalent(to: $1) }
@@ -189,6 +190,17 @@ public struct JSONNumber: Hashable, Sendable, CustomStringConvertible {
 
     /// An unsigned integer, written in decimal.
     public init(_ value: UInt64) { lexeme = String(value) }
+
+    /// `thousandths` / 1000 with three decimals (12345 → `12.345`, -5 → `-0.005`): a duration in milliseconds
+    /// from microseconds, formatted without a string to validate.
+    public init(thousandths: Int64) {
+        let magnitude = thousandths.magnitude
+        let fraction = magnitude % 1000
+        var text = (thousandths < 0 ? "-" : "") + String(magnitude / 1000) + "."
+        if fraction < 100 { text += fraction < 10 ? "00" : "0" }
+        text += String(fraction)
+        lexeme = text
+    }
 
     /// A lexeme the parser has already checked.
     init(checked lexeme: String) { self.lexeme = lexeme }

@@ -442,7 +442,8 @@ public final class HTTPServer: @unchecked Sendable {
             RequestLogLine(
                 level: status >= 500 ? .error : .info, method: String(state.method.prefix(16)), route: route,
                 status: status, outcome: outcome, link: link,
-                milliseconds: JSONNumber(format3(Clock.monotonicSeconds() - state.started)) ?? JSONNumber(Int64(0)),
+                milliseconds: JSONNumber(
+                    thousandths: max(0, Int64(((Clock.monotonicSeconds() - state.started) * 1_000_000).rounded()))),
                 bytes: bytes, peer: peer))
         metrics?.request(route: route, status: status, seconds: Clock.monotonicSeconds() - state.started)
     }
@@ -546,14 +547,6 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// libmicrohttpd's version.
     public static var libraryVersion: String { String(cString: CMHD_version()) }
-}
-
-/// Milliseconds with 3 decimals, from seconds.
-private func format3(_ seconds: Double) -> String {
-    let microseconds = Int64((seconds * 1_000_000).rounded())
-    let whole = microseconds / 1000
-    let fraction = microseconds % 1000
-    return "\(whole).\(String(repeating: "0", count: 3 - String(fraction).count))\(fraction)"
 }
 
 /// `text` with every run of 40 or more base64url characters cut to its first 8 and `…`: a message from

@@ -47,7 +47,9 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
         let marks = Array(repeating: "?", count: size).joined(separator: ", ")
         let parameters = (ids + Array(repeating: last, count: size - ids.count)).map { SQLValue.text($0) }
         var links: [String: StoredLink] = [:]
-        for row in try c.query("SELECT \(linkColumns) FROM hc_links WHERE id IN (\(marks))", parameters) {
+        for row in try c.query(
+            selectLinks[size] ?? "SELECT \(linkColumns) FROM hc_links WHERE id IN (\(marks))", parameters)
+        {
             let link = try Self.link(row)
             links[link.id] = link
         }
@@ -66,6 +68,17 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
 
     static let linkColumns =
         "id, flags, label, exp, created_at, updated_at, active, deactivated_at, passcode, max_attempts, remaining_attempts, version"
+
+    /// One link's row by id (a request reads it each time: the text made once, not interpolated per call).
+    static let selectLink = "SELECT \(linkColumns) FROM hc_links WHERE id = ?"
+    /// `links(ids:)`'s statements by their number of ids.
+    static let selectLinks: [Int: String] = Dictionary(
+        uniqueKeysWithValues: linkReadSizes.map { size in
+            (
+                size,
+                "SELECT \(linkColumns) FROM hc_links WHERE id IN (\(Array(repeating: "?", count: size).joined(separator: ", ")))"
+            )
+        })
 
     /// `linkColumns` of `hc_links l`.
     static let qualifiedLinkColumns = linkColumns.split(separator: ",").map { "l." + $0.drop { $0 == " " } }.joined(
@@ -164,7 +177,7 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
     /// One link (with its files: one statement, so one snapshot and, on PostgreSQL, one round trip).
     static func link(id: String, withFiles: Bool, _ c: SQLConnection) throws -> StoredLink? {
         guard withFiles else {
-            return try c.query("SELECT \(linkColumns) FROM hc_links WHERE id = ?", [.text(id)]).first.map {
+            return try c.query(selectLink, [.text(id)]).first.map {
                 row throws -> StoredLink in try Self.link(row)
             }
         }
@@ -571,7 +584,8 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
         try database.withConnection { c in
             try c.transaction(write: true) {
                 // By the prefix's bytes (substr), not LIKE: its `_` and `%` are no wildcards here.
-                let kept = except.isEmpty ? "" : " AND name NOT IN (" + except.map { _ in "?" }.joined(separator: ", ") + ")"
+                let kept =
+                    except.isEmpty ? "" : " AND name NOT IN (" + except.map { _ in "?" }.joined(separator: ", ") + ")"
                 _ = try c.query(
                     "DELETE FROM hc_settings WHERE substr(name, 1, ?) = ?" + kept,
                     [.integer(Int64(prefix.utf8.count)), .text(prefix)] + except.map { .text($0) })
@@ -606,7 +620,9 @@ enum TicketCache {
     }
     static let maxCount = 65_536
     static func make() -> BoundedCache<String, Ticket> {
-        BoundedCache(maxBytes: 16 << 20, maxCount: maxCount) { 160 + $0.linkID.utf8.count + ($0.recipient?.utf8.count ?? 0) }
+        BoundedCache(maxBytes: 16 << 20, maxCount: maxCount) {
+            160 + $0.linkID.utf8.count + ($0.recipient?.utf8.count ?? 0)
+        }
     }
 }
 

@@ -401,10 +401,20 @@ final class GroupCommit: @unchecked Sendable {
     /// Access records in one statement.
     static func insert(_ entries: [AuditEntry], _ c: SQLConnection) throws {
         guard !entries.isEmpty else { return }
-        let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?)", count: entries.count).joined(separator: ", ")
         var parameters: [SQLValue] = []
         parameters.reserveCapacity(entries.count * 8)
         for entry in entries { parameters += DatabaseLinkStore.auditValues(entry) }
-        _ = try c.query("INSERT INTO hc_audit (\(DatabaseLinkStore.auditColumns)) VALUES \(rows)", parameters)
+        let sql =
+            entries.count <= rowsPerStatement
+            ? insertStatements[entries.count - 1]
+            : "INSERT INTO hc_audit (\(DatabaseLinkStore.auditColumns)) VALUES "
+                + Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?)", count: entries.count).joined(separator: ", ")
+        _ = try c.query(sql, parameters)
+    }
+
+    /// The insert of 1 to `rowsPerStatement` records, made once (a batch's text was built each time).
+    static let insertStatements: [String] = (1...rowsPerStatement).map { count in
+        "INSERT INTO hc_audit (\(DatabaseLinkStore.auditColumns)) VALUES "
+            + Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?)", count: count).joined(separator: ", ")
     }
 }
