@@ -365,7 +365,19 @@ final class GroupCommit: @unchecked Sendable {
         do {
             return .success(
                 try database.withConnection { c in
-                    try c.transaction(write: true) {
+                    // Records only, in one statement, on PostgreSQL: the statement is atomic on its own, so it runs
+                    // without BEGIN and COMMIT (two round trips a batch, a third of the writer's statements).
+                    if c.dialect == .postgresql, batch.count <= Self.rowsPerStatement {
+                        let entries = batch.compactMap { job -> AuditEntry? in
+                            if case .record(let entry) = job { return entry }
+                            return nil
+                        }
+                        if entries.count == batch.count {
+                            try Self.insert(entries, c)
+                            return Array(repeating: true, count: entries.count)
+                        }
+                    }
+                    return try c.transaction(write: true) {
                         var results: [Bool] = []
                         results.reserveCapacity(batch.count)
                         var pending: [AuditEntry] = []
