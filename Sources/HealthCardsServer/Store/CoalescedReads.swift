@@ -79,8 +79,8 @@ final class CoalescedReads<Value>: @unchecked Sendable {
                 var values: [String: Value] = [:]
                 var failure: (any Error)?
                 do { values = try read(batch.keys) } catch { failure = error }
-                statements += 1
                 pthread_mutex_lock(mutex)
+                statements += 1
                 inFlight -= 1
                 batch.values = values
                 batch.failure = failure
