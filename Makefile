@@ -122,7 +122,7 @@ TSAN_BUILD := .build/sanitize-thread
 # The suites whose code runs threads of its own: the batch's reading thread, workers and pipe, the shard merge,
 # the site lock, the link server (its HTTP threads, passcode pool and stores), PKCS#11 sessions, the viewer's
 # server. Swift Testing's `--filter` is a regular expression over suite and test names.
-TSAN_SUITES ?= Batch|Shard|SiteLock|Server|LinkService|HealthCardsIssue|PKCS11|HSM|IssueCLI|Revoke|Rotation|Viewer
+TSAN_SUITES ?= Batch|Shard|SiteLock|Server|LinkService|HealthCardsIssue|PKCS11|HSM|IssueCLI|Revoke|Rotation|Viewer|AESGCMContextReuse
 test: test-deps
 	@start=$$(date +%s); \
 	echo "test: building the suite under AddressSanitizer ($(ASAN_BUILD))"; \

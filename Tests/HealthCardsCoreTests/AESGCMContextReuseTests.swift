@@ -1,16 +1,26 @@
 import Foundation
 import HealthCardsCore
-import Synchronization
 import Testing
 
 /// `AESGCM` reuses a key's cipher contexts across messages (only the IV set again): every message sealed or opened
 /// on a much-used key, from many threads at once, with opens that fail (wrong tag, altered data) in between, gives
 /// exactly what a key object used for the first time gives (a new context, the whole setup).
 @Suite struct AESGCMContextReuseTests {
+    /// Failures from many threads, behind an NSLock (a pthread mutex ThreadSanitizer sees; not `Mutex`'s futex).
+    final class Failures: @unchecked Sendable {
+        private let lock = NSLock()
+        private var list: [String] = []
+        func withLock<R>(_ body: (inout [String]) -> R) -> R {
+            lock.lock()
+            defer { lock.unlock() }
+            return body(&list)
+        }
+    }
+
     @Test func reusedContextsGiveWhatNewOnesGive() throws {
         let shared = try AES256Key.random()
         let keyText = shared.base64url
-        let wrong = Mutex([String]())
+        let wrong = Failures()
         let group = DispatchGroup()
         for thread in 0..<8 {
             group.enter()

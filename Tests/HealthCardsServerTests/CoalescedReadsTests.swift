@@ -32,7 +32,7 @@ import Testing
             var mostInFlight = 0
             var largest = 0
         }
-        let seen = Mutex(Seen())
+        let seen = Locked(Seen())
         let reads = CoalescedReads<String>(maxBatch: 4, maxInFlight: 2) { keys in
             seen.withLock {
                 $0.inFlight += 1
@@ -45,8 +45,8 @@ import Testing
             return Dictionary(
                 uniqueKeysWithValues: keys.filter { !$0.hasPrefix("missing") }.map { ($0, "row of \($0)") })
         }
-        let answers = Mutex([Int: String?]())
-        let failures = Mutex(0)
+        let answers = Locked([Int: String?]())
+        let failures = Locked(0)
         Self.concurrently(64) { i in
             // Some keys read by several readers at once (one row for them all).
             let key = i % 5 == 0 ? "missing-\(i)" : "link-\(i % 24)"
@@ -78,7 +78,7 @@ import Testing
             usleep(1_000)
             return Dictionary(uniqueKeysWithValues: keys.map { ($0, now) })
         }
-        let stale = Mutex([String]())
+        let stale = Locked([String]())
         Self.concurrently(48) { i in
             for round in 0..<20 {
                 // A change committed before this read was asked (as a `link deactivate` before a request arrives).
@@ -101,7 +101,7 @@ import Testing
             if failing.load(ordering: .sequentiallyConsistent) { throw Down() }
             return Dictionary(uniqueKeysWithValues: keys.map { ($0, $0) })
         }
-        let errors = Mutex(0)
+        let errors = Locked(0)
         Self.concurrently(16) { i in
             do {
                 _ = try reads.value("k\(i)")
@@ -127,7 +127,7 @@ import Testing
             try store.create(
                 StoredLink(id: id, flags: i % 2 == 0 ? "L" : "", label: "label \(i)", createdAt: 1_765_000_000))
         }
-        let wrong = Mutex([String]())
+        let wrong = Locked([String]())
         Self.concurrently(40) { i in
             for round in 0..<25 {
                 let id = ids[(i + round) % ids.count]
