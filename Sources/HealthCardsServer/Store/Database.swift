@@ -303,9 +303,16 @@ public final class Database: @unchecked Sendable {
     private func checkIn(_ connection: SQLConnection) {
         pthread_mutex_lock(mutex)
         if connection.isBroken || closed {
-            open -= 1
+            // A connection broken by the server going away (a PostgreSQL restart): the idle ones were made to the
+            // same server and are broken too, though nothing says so until each is used. Closed with it, so the
+            // next request opens a new connection instead of each of the next requests failing on an old one (an
+            // idle server answered 503 to its next 11 requests after a restart).
+            let dropped = connection.isBroken ? idle : []
+            if connection.isBroken { idle.removeAll() }
+            open -= 1 + dropped.count
             pthread_mutex_unlock(mutex)
             connection.close()
+            for other in dropped { other.close() }
             pthread_mutex_lock(mutex)
         } else {
             idle.append(connection)

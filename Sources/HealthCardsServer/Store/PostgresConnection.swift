@@ -44,6 +44,10 @@ final class PostgresConnection: SQLConnection {
             throw StoreError(.unavailable, "cannot connect to PostgreSQL: \(message)")
         }
         conn = connection
+        // libpq prints notices and a server's asynchronous messages ("FATAL: terminating connection due to
+        // administrator command") on standard error, in the middle of the server's JSON log lines: dropped here
+        // (what matters reaches the statement that fails, as its error).
+        PQsetNoticeProcessor(connection, { _, _ in }, nil)
         do {
             // The server's own records commit without waiting for the flush; durable transactions ask for it.
             try execute("SET client_min_messages TO warning" + (fastCommits ? "; SET synchronous_commit TO off" : ""))
