@@ -191,32 +191,33 @@ public final class Database: @unchecked Sendable {
     package static let queuedWriteSeconds: Double = 5
     /// When the checkpointer may try a RESTART again (monotonic seconds), and the seconds it waited last after
     /// one gave up; its thread alone reads and writes them.
-    private var nextRestart = 0.0
-    private var restartBackoff = 0.0
-
     /// One round of the checkpointer (see `checkpointIntervalMicroseconds`).
     private func checkpoint() {
+        guard let signal = checkpointSignal else { return }
         _ = try? withConnection { c throws(StoreError) in
             // One row: busy (0/1), frames in the log, frames copied into the database.
             let row = try c.query("PRAGMA wal_checkpoint(PASSIVE)", []).first
-            // Past half the size limit the restart is tried at every round, whatever the backoff, and waits 5 times
-            // as long for readers (a reader preempted inside its transaction on a loaded machine outlasts 50 ms):
-            // the log must start over before it reaches the limit, even if writers wait that long a try.
-            guard case .integer(let frames)? = row?.count == 3 ? row?[1] : nil, frames >= Database.restartFrames
+            // Past half the size limit the restart waits 5 times as long for readers (a reader preempted inside its
+            // transaction on a loaded machine outlasts 50 ms). After a try that failed, the next waits for the
+            // backoff shared with the writers' own restarts (`CheckpointSignal.mayTryRestart`): a reader that keeps
+            // the old log must not have this process's writers held at every round.
+            guard case .integer(let frames)? = row?.count == 3 ? row?[1] : nil, frames >= Database.restartFrames,
+                signal.mayTryRestart()
             else { return }
             let pressing = frames * 4096 >= Database.walSizeLimitBytes / 2
-            guard pressing || Clock.monotonicSeconds() >= nextRestart else { return }
             writers.lock()
             defer { writers.unlock() }
+            let started = Clock.monotonicSeconds()
             try c.execute("PRAGMA busy_timeout=\(Database.restartWaitMilliseconds * (pressing ? 5 : 1))")
             defer { try? c.execute("PRAGMA busy_timeout=\(writeWaits.busyTimeoutMilliseconds)") }
-            if case .integer(1)? = try c.query("PRAGMA wal_checkpoint(RESTART)", []).first?.first {
-                restartBackoff = restartBackoff == 0 ? 0.02 : min(1, restartBackoff * 2)
-                nextRestart = Clock.monotonicSeconds() + restartBackoff
-            } else {
-                restartBackoff = 0
-            }
+            let busy = try c.query("PRAGMA wal_checkpoint(RESTART)", []).first?.first == .integer(1)
+            signal.restartTried(succeeded: !busy, started: started)
         }
+    }
+
+    /// (restarts of the log tried, seconds this process's writers were held by those that failed) (tests).
+    package var restartStatistics: (tries: Int, failedSeconds: Double) {
+        checkpointSignal?.restartStatistics ?? (0, 0)
     }
 
     private var isClosed: Bool {
