@@ -16,6 +16,17 @@ import Testing
 /// 1.2 GB after 6 s of manifest requests.
 @Suite(.serialized)
 struct WriteAheadLogBoundTests {
+    /// One transaction that replaces the table's one access record with one whose `detail` is `detail`.
+    static func replaceRecord(_ c: SQLConnection, _ n: Int, _ detail: String) throws {
+        try c.transaction(write: true) {
+            _ = try c.query("DELETE FROM hc_audit", [])
+            _ = try c.query(
+                "INSERT INTO hc_audit (at, link_id, kind, recipient, outcome, status, detail) "
+                    + "VALUES (?, 'link', 'file', 'r', 'served', 200, ?)",
+                [.integer(LinkServiceTests.start + Int64(n)), .text(detail)])
+        }
+    }
+
     @Test func theLogStaysBoundedUnderContinuousWritesAndReads() throws {
         let dir = try TestSupport.tempDir("wal-bound")
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -41,15 +52,7 @@ struct WriteAheadLogBoundTests {
         var largest: Int64 = 0
         var st = stat()
         for n in 0..<transactions {
-            try database.withConnection { c in
-                try c.transaction(write: true) {
-                    _ = try c.query("DELETE FROM hc_audit", [])
-                    _ = try c.query(
-                        "INSERT INTO hc_audit (at, link_id, kind, recipient, outcome, status, detail) "
-                            + "VALUES (?, 'link', 'file', 'r', 'served', 200, ?)",
-                        [.integer(LinkServiceTests.start + Int64(n)), .text(detail)])
-                }
-            }
+            try database.withConnection { c in try Self.replaceRecord(c, n, detail) }
             if stat(path + "-wal", &st) == 0 { largest = max(largest, Int64(st.st_size)) }
         }
         stop.store(true, ordering: .relaxed)
@@ -77,13 +80,7 @@ struct WriteAheadLogBoundTests {
         var st = stat()
         try database.withConnection { c in
             for n in 0..<2_600 {
-                try c.transaction(write: true) {
-                    _ = try c.query("DELETE FROM hc_audit", [])
-                    _ = try c.query(
-                        "INSERT INTO hc_audit (at, link_id, kind, recipient, outcome, status, detail) "
-                            + "VALUES (?, 'link', 'file', 'r', 'served', 200, ?)",
-                        [.integer(LinkServiceTests.start + Int64(n)), .text(detail)])
-                }
+                try Self.replaceRecord(c, n, detail)
                 if stat(path + "-wal", &st) == 0 { largest = max(largest, Int64(st.st_size)) }
             }
         }
@@ -138,11 +135,12 @@ struct WriteAheadLogBoundTests {
         #expect(writes > 100, "\(writes) writes in 3 s")
         // Half the busy timeout: a write that waited for it would show 5 s.
         #expect(longest < 2.5, "a write waited \(longest) s")
-        // Restarts that the reader made fail held the writers back for a small part of the 3 s, not nearly all of
-        // it: without the backoff they were tried at every round once the log passed 32 MiB, each holding the
-        // writers 250 ms (a trial: the server at 1-6 % of its rate while a `sqlite3` session sat in a transaction).
+        // Restarts that the reader made fail held the writers back for under half of the 3 s (0.55-0.81 s in 3
+        // runs), not all of it: without the backoff they were tried at every round once the log passed 32 MiB, each
+        // holding the writers 250 ms (2.9 s here; a trial: the server at 1-6 % of its rate while a `sqlite3` session
+        // sat in a transaction).
         let restarts = database.restartStatistics
         #expect(restarts.tries > 0)
-        #expect(restarts.failedSeconds < 1.2, "failed restarts held the writers \(restarts.failedSeconds) s of 3 s")
+        #expect(restarts.failedSeconds < 1.5, "failed restarts held the writers \(restarts.failedSeconds) s of 3 s")
     }
 }

@@ -353,7 +353,8 @@ final class CheckpointSignal: @unchecked Sendable {
     let busyTimeoutMilliseconds: Int32
     // When a restart of the log may be tried next, shared by the checkpointer and the writers' own restarts, guarded
     // by `mutex`: after a try that failed (a reader kept the old log past the wait) the next waits 20 ms, then twice
-    // as long each time, at most `maxRestartBackoff` seconds; a restart that succeeds clears it. Each failed try held
+    // as long each time, and at least four times what the failed try waited, at most `maxRestartBackoff` seconds; a
+    // restart that succeeds clears it. Each failed try held
     // this process's writers for its wait: without the backoff, a `sqlite3` session inside a transaction cut the
     // server to 1-6 % of its rate (a trial, 2026-12-06).
     private var nextRestart = 0.0
@@ -381,7 +382,10 @@ final class CheckpointSignal: @unchecked Sendable {
             nextRestart = 0
         } else {
             failedRestartSeconds += now - started
-            restartBackoff = restartBackoff == 0 ? 0.02 : min(Self.maxRestartBackoff, restartBackoff * 2)
+            // Twice the last backoff, and at least four times what this try held the writers: a try that waited
+            // out its 250 ms is not followed by another 20 ms later (writers held at most a fifth of the time).
+            restartBackoff = min(
+                Self.maxRestartBackoff, max(restartBackoff == 0 ? 0.02 : restartBackoff * 2, 4 * (now - started)))
             nextRestart = now + restartBackoff
         }
     }
