@@ -438,14 +438,14 @@ public final class HTTPServer: @unchecked Sendable {
         _ state: RequestState, status: Int, outcome: String?, route: String, peer: String, link: String? = nil,
         bytes: Int = 0
     ) {
+        let seconds = Clock.monotonicSeconds() - state.started
         log.logRequest(
             RequestLogLine(
                 level: status >= 500 ? .error : .info, method: String(state.method.prefix(16)), route: route,
                 status: status, outcome: outcome, link: link,
-                milliseconds: JSONNumber(
-                    thousandths: max(0, Int64(((Clock.monotonicSeconds() - state.started) * 1_000_000).rounded()))),
-                bytes: bytes, peer: peer))
-        metrics?.request(route: route, status: status, seconds: Clock.monotonicSeconds() - state.started)
+                milliseconds: JSONNumber(thousandths: max(0, Int64((seconds * 1_000_000).rounded()))), bytes: bytes,
+                peer: peer))
+        metrics?.request(route: route, status: status, seconds: seconds)
     }
 
     fileprivate func completed(

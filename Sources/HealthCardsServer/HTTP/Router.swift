@@ -167,15 +167,18 @@ public struct Router: Sendable {
         .error(413, "the request body is over \(limit) bytes", outcome: "too-large")
     }
 
+    /// The headers every answer carries (made once, not for every answer).
+    static let commonHeaders = [
+        ("Cache-Control", "no-store"), ("Access-Control-Allow-Origin", "*"),
+        ("Access-Control-Expose-Headers", "Retry-After"), ("X-Content-Type-Options", "nosniff"),
+        ("Referrer-Policy", "no-referrer"),
+    ]
+
     /// The headers every answer carries, added to `response`.
     public static func finish(_ response: HTTPResponse) -> HTTPResponse {
         var response = response
         // Replacing a handler's own only when it has any (most have one or two headers, none of these).
-        let common = [
-            ("Cache-Control", "no-store"), ("Access-Control-Allow-Origin", "*"),
-            ("Access-Control-Expose-Headers", "Retry-After"), ("X-Content-Type-Options", "nosniff"),
-            ("Referrer-Policy", "no-referrer"),
-        ]
+        let common = Self.commonHeaders
         if response.headers.contains(where: { header in common.contains { sameHeaderName($0.0, header.name) } }) {
             for (name, value) in common { response.setHeader(name, value) }
         } else {

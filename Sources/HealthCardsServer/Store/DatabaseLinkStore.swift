@@ -41,15 +41,12 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
     /// The rows of the links `ids` (at most `linkReadSizes.last`), in one statement, by id.
     static func links(ids: [String], _ c: SQLConnection) throws -> [String: StoredLink] {
         guard let last = ids.last else { return [:] }
-        guard let size = linkReadSizes.first(where: { $0 >= ids.count }) else {
+        guard let size = linkReadSizes.first(where: { $0 >= ids.count }), let sql = selectLinks[size] else {
             throw StoreError(.failed, "\(ids.count) link ids in one read (at most \(linkReadSizes.last ?? 1))")
         }
-        let marks = Array(repeating: "?", count: size).joined(separator: ", ")
         let parameters = (ids + Array(repeating: last, count: size - ids.count)).map { SQLValue.text($0) }
         var links: [String: StoredLink] = [:]
-        for row in try c.query(
-            selectLinks[size] ?? "SELECT \(linkColumns) FROM hc_links WHERE id IN (\(marks))", parameters)
-        {
+        for row in try c.query(sql, parameters) {
             let link = try Self.link(row)
             links[link.id] = link
         }
@@ -451,14 +448,10 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
     )? {
         if let linkReads {
             // The link's row read with others arriving now; its file from the cache, else on a connection.
-            guard let link = try linkReads.value(linkID), link.state(at: now) == .active, link.version == version
+            guard let link = try linkReads.value(linkID),
+                let file = try openFile(link, version: version, position: Int64(position), now: now, nil)
             else { return nil }
-            if let file = files[FileCache.Key(linkID: link.id, version: version, position: position)] {
-                return (link, file)
-            }
-            return try database.withConnection { c in
-                try openFile(link, version: version, position: Int64(position), now: now, c).map { (link, $0) }
-            }
+            return (link, file)
         }
         return try database.withConnection { c in
             guard let link = try Self.link(id: linkID, withFiles: false, c),
@@ -481,21 +474,23 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
 
     /// The file at `position` of `link`'s content `version`, if the link still opens at `now` and is still at that
     /// version (a location of an earlier version answers nil: never a file of another version).
-    private func openFile(_ link: StoredLink, version: Int64, position: Int64, now: Int64, _ c: SQLConnection) throws
+    /// (`c` nil: the file, when not cached, is read on a connection taken from the pool for it.)
+    private func openFile(_ link: StoredLink, version: Int64, position: Int64, now: Int64, _ c: SQLConnection?) throws
         -> StoredFile?
     {
         guard link.state(at: now) == .active, link.version == version else { return nil }
         let key = FileCache.Key(linkID: link.id, version: version, position: Int(position))
         if let file = files[key] { return file }
         // The file only if the link is still at the ticket's version (one statement: one snapshot).
-        guard
-            let fileRow = try c.query(
+        func fileRow(_ c: SQLConnection) throws -> [SQLValue]? {
+            try c.query(
                 """
                 SELECT f.position, f.content_type, f.fhir_version, f.jwe, f.last_updated FROM hc_link_files f
                 JOIN hc_links l ON l.id = f.link_id WHERE f.link_id = ? AND f.position = ? AND l.version = ?
                 """, [.text(link.id), .integer(position), .integer(version)]
             ).first
-        else { return nil }
+        }
+        guard let fileRow = try c.map(fileRow) ?? database.withConnection(fileRow) else { return nil }
         let file = try Self.file(fileRow)
         files[key] = file
         return file

@@ -382,12 +382,7 @@ final class GroupCommit: @unchecked Sendable {
                         results.reserveCapacity(batch.count)
                         var pending: [AuditEntry] = []
                         func insertPending() throws {
-                            var start = 0
-                            while start < pending.count {
-                                let chunk = pending[start..<min(pending.count, start + Self.rowsPerStatement)]
-                                try Self.insert(Array(chunk), c)
-                                start += chunk.count
-                            }
+                            try Self.insert(pending, c)
                             pending.removeAll(keepingCapacity: true)
                         }
                         for job in batch {
@@ -410,18 +405,17 @@ final class GroupCommit: @unchecked Sendable {
         }
     }
 
-    /// Access records in one statement.
+    /// Access records in multi-row `INSERT`s of at most `rowsPerStatement` rows (one statement for a batch that fits).
     static func insert(_ entries: [AuditEntry], _ c: SQLConnection) throws {
-        guard !entries.isEmpty else { return }
-        var parameters: [SQLValue] = []
-        parameters.reserveCapacity(entries.count * 8)
-        for entry in entries { parameters += DatabaseLinkStore.auditValues(entry) }
-        let sql =
-            entries.count <= rowsPerStatement
-            ? insertStatements[entries.count - 1]
-            : "INSERT INTO hc_audit (\(DatabaseLinkStore.auditColumns)) VALUES "
-                + Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?)", count: entries.count).joined(separator: ", ")
-        _ = try c.query(sql, parameters)
+        var start = 0
+        while start < entries.count {
+            let chunk = entries[start..<min(entries.count, start + rowsPerStatement)]
+            var parameters: [SQLValue] = []
+            parameters.reserveCapacity(chunk.count * 8)
+            for entry in chunk { parameters += DatabaseLinkStore.auditValues(entry) }
+            _ = try c.query(insertStatements[chunk.count - 1], parameters)
+            start += chunk.count
+        }
     }
 
     /// The insert of 1 to `rowsPerStatement` records, made once (a batch's text was built each time).

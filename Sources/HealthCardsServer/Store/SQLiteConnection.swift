@@ -360,9 +360,9 @@ final class CheckpointSignal: @unchecked Sendable {
     private var nextRestart = 0.0
     private var restartBackoff = 0.0
     static let maxRestartBackoff = 2.0
-    /// Restarts tried, and the seconds writers were held for tries that failed (tests).
-    private(set) var restartTries = 0
-    private(set) var failedRestartSeconds = 0.0
+    /// Restarts tried, and the seconds writers were held for tries that failed (`restartStatistics`).
+    private var restartTries = 0
+    private var failedRestartSeconds = 0.0
 
     /// Whether a restart may be tried now.
     func mayTryRestart() -> Bool {
