@@ -541,8 +541,9 @@ enum LinkCommand {
 
                     Replaces the files of a long-term (L) link: each FILE is encrypted here with the link's own key
                     (from its text) and a fresh IV, and the manifest's lastUpdated becomes now. The link's
-                    receivers see the new content at their next request. The key is checked against the stored
-                    files first: a wrong link text changes nothing.
+                    receivers see the new content at their next request (on PostgreSQL the command returns 0.2 s
+                    after its commit, when no server instance can still answer with the old content). The key is
+                    checked against the stored files first: a wrong link text changes nothing.
                     """,
                 options: dbOption + "\n" + baseURLOption + "\n" + updateOptions)
         else { return .ok }
@@ -599,6 +600,8 @@ enum LinkCommand {
 
                     Closes a link for good: from now on it answers 404 (the same answer as an unknown link), its
                     location URLs stop working, and it cannot be opened again. Deactivating it twice changes nothing.
+                    On PostgreSQL the command returns 0.2 s after its commit, when no server instance can still
+                    answer from the link as it was.
                     """,
                 options: dbOption
                     + "\n  --id ID               the link's id: the last part of its URL (`healthcards link list`)")

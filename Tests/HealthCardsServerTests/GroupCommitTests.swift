@@ -47,6 +47,39 @@ struct GroupCommitTests {
         #expect(committed.batches > 0 && committed.batches < threads * each / 2, "\(committed.batches) batches")
     }
 
+    /// A batch of records only waits for more (`gatherSeconds`): records queued one after another go as one batch.
+    /// The wait ends at once for a flush, for a write whose caller waits (`perform`), and when a statement's worth
+    /// (`rowsPerStatement`) is queued. (A 60 s window here: any of those that waited for it would time the test out.)
+    @Test func theWriterGathersRecordsButNeverMakesAFlushOrAWaitingWriteWait() throws {
+        let dir = try TestSupport.tempDir("group-commit-gather")
+        let (database, _) = try Self.serverStore(dir)
+        defer { database.close() }
+        let queue = GroupCommit(database: database, gatherSeconds: 60)
+        defer { queue.stop() }
+        for n in 0..<10 { try queue.record(Self.entry(n)) }
+        #expect(queue.flush(seconds: 30) == 0)
+        #expect(queue.committed.batches == 1)
+        #expect(queue.committed.records == 10)
+
+        try queue.record(Self.entry(10))
+        let waited = Locked<Bool?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            waited.withLock { $0 = (try? queue.perform { _ in true }) ?? false }
+            done.signal()
+        }
+        #expect(done.wait(timeout: .now() + 30) == .success, "a waiting write waited for the writer's gathering")
+        #expect(waited.withLock { $0 } == true)
+        #expect(queue.committed.batches == 2)
+        #expect(queue.committed.records == 11)
+
+        for n in 11..<(11 + GroupCommit.rowsPerStatement) { try queue.record(Self.entry(n)) }
+        let deadline = Date().addingTimeInterval(30)
+        while queue.committed.records < 11 + GroupCommit.rowsPerStatement && Date() < deadline { usleep(5_000) }
+        #expect(queue.committed.records == 11 + GroupCommit.rowsPerStatement, "a full statement waited to gather")
+        #expect(queue.committed.batches == 3)
+    }
+
     @Test func aFullQueueMakesTheRequestWaitThenFailsAsUnavailable() throws {
         let dir = try TestSupport.tempDir("group-commit-full")
         let (database, _) = try Self.serverStore(dir)

@@ -86,8 +86,9 @@ final class CoalescedReads<Value>: @unchecked Sendable {
                 batch.failure = failure
                 batch.done = true
                 pthread_cond_broadcast(batch.finished)
-                // The next batch may go now: wake its readers, one of whom sends it.
-                if let next = waiting.first { pthread_cond_broadcast(next.finished) }
+                // The next batch may go now: wake one of its readers, who sends it (waking them all would put all
+                // but one back to sleep: a context switch each for nothing).
+                if let next = waiting.first { pthread_cond_signal(next.finished) }
                 break
             }
             pthread_cond_wait(batch.finished, mutex)

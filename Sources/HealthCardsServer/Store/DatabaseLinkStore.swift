@@ -19,20 +19,65 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
     /// link does, which a location GET still reads every time), so a GET of a cached ticket reads its link's row
     /// only, not the ticket's and its manifest record's (two large tables, one descent each).
     let tickets = TicketCache.make()
-    /// The server's reads of a link's row on PostgreSQL, those that arrive together made as one statement
-    /// (`CoalescedReads`); nil on SQLite (a read there is a call into this process, not a round trip) and for an
-    /// operator's command.
+    /// The server's reads of a link's row on PostgreSQL (when no row is kept in `linkRows`), those that arrive
+    /// together made as one statement (`CoalescedReads`); nil on SQLite (a read there is a call into this process,
+    /// not a round trip) and for an operator's command.
     let linkReads: CoalescedReads<StoredLink>?
+    /// The server's link rows read on PostgreSQL, each kept `linkRowSeconds` from the moment its read was sent
+    /// (`KeptLinkRow.until`, on the monotonic clock); nil where `linkReads` is nil. A link with a passcode is never
+    /// kept: its remaining attempts are read fresh every time.
+    let linkRows: BoundedCache<String, KeptLinkRow>?
+
+    /// A link's row as read, and until when it may stand for the row (monotonic seconds).
+    struct KeptLinkRow: Sendable {
+        var link: StoredLink
+        var until: Double
+    }
+
+    /// Seconds a server on PostgreSQL answers from a link's row it read, counted from the moment the read was sent
+    /// (before the database took its snapshot). Each request read the row before; on this project's machine a
+    /// statement per one or two requests held PostgreSQL at half of SQLite's rate (docs/performance.md).
+    public static let linkRowSeconds = 0.1
+    /// Seconds `replaceFiles` and `deactivate` wait after their commit on PostgreSQL before they return: twice
+    /// `linkRowSeconds`, so that once they return no server instance still answers from a row read before the
+    /// change (a row read before the commit was sent before it, and is dropped `linkRowSeconds` after that).
+    public static let changeSettleSeconds = 2 * linkRowSeconds
 
     public init(database: Database) {
         self.database = database
         if database.role == .server, database.dialect == .postgresql {
+            let rows = BoundedCache<String, KeptLinkRow>(maxBytes: 1 << 16, maxCount: 1 << 14) { _ in 1 }
+            linkRows = rows
             linkReads = CoalescedReads(maxBatch: Self.linkReadSizes.last ?? 1) { [database] ids in
-                try database.withConnection { c in try Self.links(ids: ids, c) }
+                let sent = Clock.monotonicSeconds()
+                let found = try database.withConnection { c in try Self.links(ids: ids, c) }
+                for (id, link) in found where !link.needsPasscode {
+                    rows[id] = KeptLinkRow(link: link, until: sent + Self.linkRowSeconds)
+                }
+                return found
             }
         } else {
             linkReads = nil
+            linkRows = nil
         }
+    }
+
+    /// A link's row for the server on PostgreSQL: a kept one still within its `linkRowSeconds`, else read with
+    /// the reads arriving now (`linkReads`, which must not be nil).
+    private func serverLinkRow(_ id: String, _ reads: CoalescedReads<StoredLink>) throws -> StoredLink? {
+        if let kept = linkRows?[id], kept.until > Clock.monotonicSeconds() { return kept.link }
+        return try reads.value(id)
+    }
+
+    /// After a change to a link committed on PostgreSQL: waits until no server instance can still answer from the
+    /// row as it was before (`changeSettleSeconds`). Nothing to wait for on SQLite, whose server reads every time.
+    private func settleChange() {
+        guard database.dialect == .postgresql else { return }
+        var wait = timespec(
+            tv_sec: Int(Self.changeSettleSeconds),
+            tv_nsec: Int((Self.changeSettleSeconds - Self.changeSettleSeconds.rounded(.down)) * 1e9))
+        var left = timespec()
+        while nanosleep(&wait, &left) == -1 && errno == EINTR { wait = left }
     }
 
     /// The numbers of ids a statement of `links(ids:)` is prepared for (fewer ids repeat the last).
@@ -60,7 +105,7 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
 
     /// Access records committed by the group commit so far, and the batches that held them (tests, metrics).
     public var groupCommitted: (records: Int, batches: Int) {
-        groupCommit.map { ($0.committedRecords, $0.batches) } ?? (0, 0)
+        groupCommit?.committed ?? (0, 0)
     }
 
     static let linkColumns =
@@ -137,7 +182,7 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
     }
 
     public func replaceFiles(linkID: String, files: [StoredFile], now: Int64) throws -> Bool {
-        try database.withConnection { c in
+        let replaced = try database.withConnection { c in
             try c.transaction(write: true, durable: true) {
                 let updated = try c.query(
                     "UPDATE hc_links SET updated_at = ?, version = version + 1 WHERE id = ? AND active = 1 RETURNING id",
@@ -148,10 +193,12 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
                 return true
             }
         }
+        if replaced { settleChange() }
+        return replaced
     }
 
     public func deactivate(linkID: String, now: Int64) throws -> Bool {
-        try database.withConnection { c in
+        let found = try database.withConnection { c in
             try c.transaction(write: true, durable: true) {
                 guard try c.scalar("SELECT active FROM hc_links WHERE id = ?", [.text(linkID)]) != nil else {
                     return false
@@ -164,10 +211,12 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
                 return true
             }
         }
+        if found { settleChange() }
+        return found
     }
 
     public func link(id: String, withFiles: Bool) throws -> StoredLink? {
-        if !withFiles, let linkReads { return try linkReads.value(id) }
+        if !withFiles, let linkReads { return try serverLinkRow(id, linkReads) }
         return try database.withConnection { c in try Self.link(id: id, withFiles: withFiles, c) }
     }
 
@@ -447,8 +496,8 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
         link: StoredLink, file: StoredFile
     )? {
         if let linkReads {
-            // The link's row read with others arriving now; its file from the cache, else on a connection.
-            guard let link = try linkReads.value(linkID),
+            // The link's row kept or read with others arriving now; its file from the cache, else on a connection.
+            guard let link = try serverLinkRow(linkID, linkReads),
                 let file = try openFile(link, version: version, position: Int64(position), now: now, nil)
             else { return nil }
             return (link, file)

@@ -9,15 +9,17 @@ import HealthCardsCore
 /// requests costs one commit (one set of WAL pages, one lock round) instead of one each.
 ///
 /// - An **access record** (`record`) is queued and the request goes on: the record is committed with the next
-///   batch, which starts as soon as the writer is free (no timer: a record waits at most for the commit before
-///   it). At most `capacity` records are queued or being committed; a request that finds the queue full waits for
+///   batch. A batch of records only waits `gatherSeconds` (2 ms) for more once the writer is free, unless a
+///   statement's worth (`rowsPerStatement`) is queued first: under load one statement carries many records instead
+///   of two or three (on PostgreSQL each statement is a round trip and a commit). A record thus waits at most the
+///   commit before it and 2 ms. At most `capacity` records are queued or being committed; a request that finds the queue full waits for
 ///   room (back-pressure: it is answered later, never without its record), and after `waitSeconds` of a full
 ///   queue (the database is not taking writes) it gets `StoreError(.unavailable)` (503 with `Retry-After`).
 ///   `flush` (a clean stop: SIGTERM, SIGINT, `LinkService.stop`) returns once every queued record is committed.
 ///   A crash of the process (`kill -9`) loses at most the records queued and not yet committed: at most
 ///   `capacity`, in practice those of the last commit's few milliseconds.
 /// - A **waiting write** (`perform`) runs inside the batch's transaction and its caller gets its result only
-///   once that transaction committed: it is as durable as a transaction of its own, and its answer is never
+///   once that transaction committed (its batch does not wait to gather, nor does the batch a `flush` waits for): it is as durable as a transaction of its own, and its answer is never
 ///   given before it. Its wait is bounded (another process holding the write lock must not stall the server's
 ///   request threads, which also serve reads): a write still *queued* (not yet taken into a batch) after
 ///   `deadlineSeconds` is taken out of the queue and its caller gets `StoreError(.unavailable)` (503 with
@@ -61,6 +63,8 @@ final class GroupCommit: @unchecked Sendable {
 
     /// Most access records queued or being committed (the most a crash can lose).
     static let defaultCapacity = 1024
+    /// Seconds the writer waits for more records before a batch of records only (`gatherSeconds`).
+    static let defaultGatherSeconds = 0.002
     /// Most records in one multi-row `INSERT`.
     static let rowsPerStatement = 32
     /// The error of a waiting write still queued after `deadlineSeconds`.
@@ -81,6 +85,9 @@ final class GroupCommit: @unchecked Sendable {
     let waitSeconds: Int
     /// Seconds a waiting write (`perform`) stays queued, not yet taken into a batch, before `.unavailable`.
     let deadlineSeconds: Double
+    /// Seconds the writer waits for more records before it commits a batch of records only, unless
+    /// `rowsPerStatement` are queued first.
+    let gatherSeconds: Double
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     /// Signalled when a job is queued (the writer waits on it).
     private let queued = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
@@ -93,16 +100,27 @@ final class GroupCommit: @unchecked Sendable {
     /// Jobs taken by the writer and not yet settled.
     private var writing = 0
     private var stopping = false
+    /// The writer is waiting for more records before a batch of records only (see `gatherSeconds`).
+    private var gathering = false
+    /// A waiting write or a flush is queued: the writer stops gathering.
+    private var hurry = false
     /// The last batch failed with the database unavailable (busy, full disk), and none has committed since.
     private var lastBatchUnavailable = false
     /// The writer stopped itself (`stop()` on its own thread): it commits nothing more.
     private var stoppedByWriter = false
     private var thread: pthread_t?
-    /// Batches committed, records committed (for tests and metrics).
-    private(set) var batches = 0
+    /// Batches committed, records committed (read through `committed`).
+    private var batches = 0
     /// Batches rolled back.
     private var failedBatches = 0
-    private(set) var committedRecords = 0
+    private var committedRecords = 0
+
+    /// Records committed and the batches that held them, so far (tests and metrics).
+    var committed: (records: Int, batches: Int) {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return (committedRecords, batches)
+    }
 
     /// Another write of the pool (a wrong passcode's count, a poll, the health check) found the database's write
     /// lock held past the busy timeout: refuse new waiting writes as after a failed batch, and wake the writer to
@@ -127,9 +145,11 @@ final class GroupCommit: @unchecked Sendable {
 
     init(
         database: Database, capacity: Int = GroupCommit.defaultCapacity, waitSeconds: Int = 5,
-        deadlineSeconds: Double = Database.queuedWriteSeconds
+        deadlineSeconds: Double = Database.queuedWriteSeconds,
+        gatherSeconds: Double = GroupCommit.defaultGatherSeconds
     ) {
         self.database = database
+        self.gatherSeconds = max(0, gatherSeconds)
         self.capacity = max(1, capacity)
         self.waitSeconds = max(1, waitSeconds)
         self.deadlineSeconds = max(0.001, deadlineSeconds)
@@ -201,7 +221,7 @@ final class GroupCommit: @unchecked Sendable {
         guard !stopping else { throw StoreError.closed }
         jobs.append(.record(entry))
         records += 1
-        pthread_cond_signal(queued)
+        if !gathering || records >= Self.rowsPerStatement { pthread_cond_signal(queued) }
     }
 
     /// Runs `body` in the next batch's transaction and returns its result once that transaction committed.
@@ -218,6 +238,7 @@ final class GroupCommit: @unchecked Sendable {
             throw SQLiteConnection.writesRefused
         }
         jobs.append(.wait(waiter))
+        hurry = true
         pthread_cond_signal(queued)
         var limit = deadline(deadlineSeconds)
         while waiter.result == nil {
@@ -245,6 +266,11 @@ final class GroupCommit: @unchecked Sendable {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         var limit = deadline(Double(seconds))
+        if records > 0 {
+            // Not gathering for the records asked for.
+            hurry = true
+            pthread_cond_signal(queued)
+        }
         while (records > 0 || writing > 0) && thread != nil {
             if pthread_cond_timedwait(done, mutex, &limit) == ETIMEDOUT { break }
         }
@@ -286,6 +312,18 @@ final class GroupCommit: @unchecked Sendable {
             // After a batch the database refused, the writer tries again even with nothing queued (an empty
             // transaction), so that new writes, refused meanwhile, are taken again once it commits.
             while jobs.isEmpty && !stopping && !lastBatchUnavailable { pthread_cond_wait(queued, mutex) }
+            if gatherSeconds > 0 && !hurry && !stopping && !lastBatchUnavailable && pause == 0 {
+                // Records only so far: more arrive while the writer waits, and a batch of many costs about what a
+                // batch of one does. Record calls do not wake it (each wake is a context switch) until a statement's
+                // worth is queued; a waiting write or a flush does at once.
+                gathering = true
+                var limit = deadline(gatherSeconds)
+                while !hurry && !stopping && records < Self.rowsPerStatement {
+                    if pthread_cond_timedwait(queued, mutex, &limit) == ETIMEDOUT { break }
+                }
+                gathering = false
+            }
+            hurry = false
             if stopping && (jobs.isEmpty || pause > 0 || stoppedByWriter) {
                 // Stopping: what is still queued after a failed try is failed, not retried for ever.
                 for case .wait(let waiter) in jobs {

@@ -162,13 +162,16 @@ public protocol LinkStore: Sendable {
     /// - Throws: `HealthCardError` with code `STORE_FAILED` when the id exists.
     func create(_ link: StoredLink) throws
     /// Replaces all files of an active link (a long-term link's update), sets `updatedAt` and raises its `version`
-    /// (locations of the earlier version answer 404 from then on).
+    /// (locations of the earlier version answer 404 from then on). Returns once no server can still answer from
+    /// the link as it was (`DatabaseLinkStore.changeSettleSeconds` after the commit on PostgreSQL).
     /// - Returns: false when there is no such active link.
     func replaceFiles(linkID: String, files: [StoredFile], now: Int64) throws -> Bool
-    /// Deactivates a link for good and drops its location URLs.
+    /// Deactivates a link for good and drops its location URLs. Returns once no server can still answer from the
+    /// link as it was (`DatabaseLinkStore.changeSettleSeconds` after the commit on PostgreSQL).
     /// - Returns: false when there is no such link; true also when it was deactivated before.
     func deactivate(linkID: String, now: Int64) throws -> Bool
-    /// One link, with its files when `withFiles`.
+    /// One link, with its files when `withFiles`. (The server's store on PostgreSQL answers without files from a
+    /// row read at most `DatabaseLinkStore.linkRowSeconds` before, except for a link with a passcode.)
     func link(id: String, withFiles: Bool) throws -> StoredLink?
     /// Every link, oldest first, without files.
     func links() throws -> [StoredLink]
@@ -187,11 +190,12 @@ public protocol LinkStore: Sendable {
     func grant(linkID: String, version: Int64, tickets: [LocationTicket], audit: AuditEntry, now: Int64) throws -> Bool
     /// Records a manifest whose locations are sealed (nothing to store for them) if the link still opens at `now`
     /// and its content is still `version`: the link's row is read, then the record is stored or queued as `record`
-    /// does. A deactivation or update that commits after the read is a request answered just before it.
+    /// does. A deactivation or update that commits after the read is a request answered just before it. (On the
+    /// server's store on PostgreSQL the row may be one read up to `DatabaseLinkStore.linkRowSeconds` before.)
     /// - Returns: false when the link no longer opens or was updated (nothing was recorded).
     func admit(linkID: String, version: Int64, audit: AuditEntry, now: Int64) throws -> Bool
     /// The file a sealed location opens: the link's row is read for its state and version (nil when it no longer
-    /// opens at `now` or is no longer at `version`: never a file of another version).
+    /// opens at `now` or is no longer at `version`: never a file of another version), as `admit` reads it.
     func locationFile(linkID: String, version: Int64, position: Int, now: Int64) throws -> (
         link: StoredLink, file: StoredFile
     )?
