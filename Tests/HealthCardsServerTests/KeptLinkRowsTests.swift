@@ -16,10 +16,13 @@ import Testing
         let url = try DatabaseURL(try PostgresCluster.shared.get().createDatabase())
         let server = try Database(url: url, role: .server, create: false, maxConnections: 4, now: now)
         let command = try Database(url: url, role: .operatorCommand, create: false, maxConnections: 2, now: now)
-        return (DatabaseLinkStore(database: server), DatabaseLinkStore(database: command), {
-            server.close()
-            command.close()
-        })
+        return (
+            DatabaseLinkStore(database: server), DatabaseLinkStore(database: command),
+            {
+                server.close()
+                command.close()
+            }
+        )
     }
 
     /// Changes a link's label behind the stores' backs (plain SQL on the operator's pool: no settling wait).

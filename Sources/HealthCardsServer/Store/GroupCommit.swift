@@ -10,18 +10,20 @@ import HealthCardsCore
 ///
 /// - An **access record** (`record`) is queued and the request goes on: the record is committed with the next
 ///   batch. A batch of records only waits `gatherSeconds` (2 ms) for more once the writer is free, unless a
-///   statement's worth (`rowsPerStatement`) is queued first: under load one statement carries many records instead
-///   of two or three (on PostgreSQL each statement is a round trip and a commit). A record thus waits at most the
-///   commit before it and 2 ms. At most `capacity` records are queued or being committed; a request that finds the queue full waits for
-///   room (back-pressure: it is answered later, never without its record), and after `waitSeconds` of a full
-///   queue (the database is not taking writes) it gets `StoreError(.unavailable)` (503 with `Retry-After`).
+///   statement's worth (`rowsPerStatement`) is queued first: under load one statement carries many records
+///   instead of two or three (on PostgreSQL each statement is a round trip and a commit). A record thus waits at
+///   most the commit before it and 2 ms. At most `capacity` records are queued or being committed; a request
+///   that finds the queue full waits for room (back-pressure: it is answered later, never without its record),
+///   and after `waitSeconds` of a full queue (the database is not taking writes) it gets
+///   `StoreError(.unavailable)` (503 with `Retry-After`).
 ///   `flush` (a clean stop: SIGTERM, SIGINT, `LinkService.stop`) returns once every queued record is committed.
 ///   A crash of the process (`kill -9`) loses at most the records queued and not yet committed: at most
 ///   `capacity`, in practice those of the last commit's few milliseconds.
 /// - A **waiting write** (`perform`) runs inside the batch's transaction and its caller gets its result only
-///   once that transaction committed (its batch does not wait to gather, nor does the batch a `flush` waits for): it is as durable as a transaction of its own, and its answer is never
-///   given before it. Its wait is bounded (another process holding the write lock must not stall the server's
-///   request threads, which also serve reads): a write still *queued* (not yet taken into a batch) after
+///   once that transaction committed (its batch does not wait to gather, nor does the batch a `flush` waits
+///   for): it is as durable as a transaction of its own, and its answer is never given before it. Its wait is
+///   bounded (another process holding the write lock must not stall the server's request threads, which also
+///   serve reads): a write still *queued* (not yet taken into a batch) after
 ///   `deadlineSeconds` is taken out of the queue and its caller gets `StoreError(.unavailable)` (503 with
 ///   `Retry-After`); its body never runs, so nothing is committed for an answer already given. A write already
 ///   *taken* into a batch waits for that batch's outcome, whatever the deadline: its body may have run, and its
