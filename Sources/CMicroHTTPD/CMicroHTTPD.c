@@ -16,6 +16,22 @@ static void cmhd_log(void *context, const char *format, va_list arguments) {
     logger->function(logger->context, message);
 }
 
+/* The address CMHD_start's URI callback gives a request whose path holds an encoded NUL. */
+static char cmhd_nul_in_path_marker;
+void *const CMHD_nul_in_path = &cmhd_nul_in_path_marker;
+
+/* Called with the request line's target before libmicrohttpd decodes it; what it returns is the request's first
+   context (`*req_cls`): CMHD_nul_in_path when the path (before any `?`) holds `%00`, which the decoded path, a C
+   string, would end at. Else NULL, as without the callback. */
+static void *cmhd_uri(void *context, const char *uri, struct MHD_Connection *connection) {
+    (void)context;
+    (void)connection;
+    for (const char *c = uri; c != NULL && *c != '\0' && *c != '?' && *c != '#'; c++) {
+        if (c[0] == '%' && c[1] == '0' && c[2] == '0') return CMHD_nul_in_path;
+    }
+    return NULL;
+}
+
 struct MHD_Daemon *CMHD_start(const CMHD_config *config, MHD_AccessHandlerCallback handler, void *handler_context,
                               MHD_RequestCompletedCallback completed, void *completed_context,
                               MHD_NotifyConnectionCallback notify, void *notify_context, CMHD_logger *logger,
@@ -32,7 +48,8 @@ struct MHD_Daemon *CMHD_start(const CMHD_config *config, MHD_AccessHandlerCallba
     } else if (inet_pton(AF_INET6, config->address, &v6->sin6_addr) == 1) {
         v6->sin6_family = AF_INET6;
         v6->sin6_port = htons(config->port);
-        flags |= MHD_USE_IPv6;
+        /* `::` (every address): IPv4 clients too, as IPv4-mapped addresses (IPV6_V6ONLY off). */
+        flags |= IN6_IS_ADDR_UNSPECIFIED(&v6->sin6_addr) ? MHD_USE_DUAL_STACK : MHD_USE_IPv6;
     } else {
         snprintf(error, error_length, "'%s' is not an IPv4 or IPv6 address", config->address);
         return NULL;
@@ -53,6 +70,7 @@ struct MHD_Daemon *CMHD_start(const CMHD_config *config, MHD_AccessHandlerCallba
         {MHD_OPTION_STRICT_FOR_CLIENT, 1, NULL},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, completed_context},
         {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)notify, notify_context},
+        {MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)cmhd_uri, NULL},
         /* Last: one thread is the daemon's own polling thread, and the option is left out (libmicrohttpd warns
            about a pool of 0 or 1 at every start). */
         {config->threads == 1 ? MHD_OPTION_END : MHD_OPTION_THREAD_POOL_SIZE, config->threads, NULL},

@@ -232,20 +232,31 @@ import HealthCardsCore
 
     /// A sealed location of a link that no longer opens it is an access to that link: recorded with its outcome
     /// (the link's state, the location's own expiry, a newer version) and the manifest's grant, so listed with the
-    /// manifest's recipient. The answer is the same 404 as for anything else.
+    /// manifest's recipient. The answer is the same 404 as for anything else; its log line carries the recorded
+    /// outcome and the link's tag (it said `unknown`, with no tag), and a location that opens nothing says
+    /// `unknown`.
     @Test func aClosedLinksLocationIsRecorded() throws {
         let f = try Fixture { $0.locationLifetime = 600 }
         let created = try f.create(VersionedLocationTests.longTerm(), files: VersionedLocationTests.contents(1))
-        let first = try Self.locations(f.post(created.id, #"{"recipient":"clinic"}"#))
+        let manifest = f.post(created.id, #"{"recipient":"clinic"}"#)
+        let tag = try #require(manifest.linkTag)
+        let first = try Self.locations(manifest)
         f.clock.advance(600)
-        #expect(f.get(f.path(first[0])).status == 404)
+        var answers = [f.get(f.path(first[0]))]
         let second = try Self.locations(f.post(created.id, #"{"recipient":"pharmacy"}"#))
         try f.publisher.update(link: created.link, contents: VersionedLocationTests.contents(2), now: f.clock.now)
-        #expect(f.get(f.path(second[1])).status == 404)
+        answers.append(f.get(f.path(second[1])))
         f.clock.advance(61)
         let third = try Self.locations(f.post(created.id, #"{"recipient":"lab"}"#))
         #expect(try f.store.deactivate(linkID: created.id, now: f.clock.now))
-        #expect(f.get(f.path(third[0])).status == 404)
+        answers.append(f.get(f.path(third[0])))
+        #expect(answers.map(\.status) == [404, 404, 404])
+        #expect(answers.map(\.body) == Array(repeating: answers[0].body, count: 3), "one answer for all")
+        #expect(answers.map(\.outcome) == ["location-expired", "superseded", "deactivated"])
+        #expect(answers.map(\.linkTag) == [tag, tag, tag])
+        let forged = f.get(String(f.path(third[0]).dropLast(4)) + "AAAA")
+        #expect(forged.status == 404 && forged.outcome == "unknown" && forged.linkTag == nil)
+        #expect(forged.body == answers[0].body)
         let fetches = try f.store.audit(linkID: created.id).filter { $0.kind == "file" }
         #expect(fetches.map(\.outcome) == ["location-expired", "superseded", "deactivated"])
         #expect(fetches.map(\.recipient) == ["clinic", "pharmacy", "lab"])

@@ -67,6 +67,59 @@ import HealthCardsTestSupport
         #expect(audit.map(\.recipient) == [nil, "A clinic", "café"])
     }
 
+    /// Over a real socket, a path holding `%00` is refused with 400 and not recorded: libmicrohttpd decodes the
+    /// path and hands it on as a C string, which ended there, so `/shl/ID%00zzz` was served as `/shl/ID`. A
+    /// connection that sends such a request line and goes away before its headers leaves the server serving.
+    @Test func aPathHoldingAnEncodedNULIsRefusedOverASocket() throws {
+        let s = try InProcessServer()
+        let link = try s.create()
+        let body = #"{"recipient":"r"}"#
+        for path in ["/shl/\(link.id)%00zzz", "/shl/\(link.id)%00", "/shl%00/\(link.id)", "/healthz%00"] {
+            let answer = try #require(RawHTTP.exchange(RawHTTP.post(path, body), port: s.port), "\(path)")
+            #expect(answer.status == 400, "\(path): \(answer.head)")
+            #expect(String(decoding: answer.body, as: UTF8.self).contains("%00"), "\(path)")
+        }
+        // Only the path: a `%00` in the query reaches the handler (which refuses a recipient holding U+0000).
+        #expect(try #require(RawHTTP.exchange(RawHTTP.post("/shl/\(link.id)?a=%00", body), port: s.port)).status == 200)
+        let fd = ServerLimitsTests.connect(from: "127.0.0.1", port: s.port)
+        try #require(fd >= 0)
+        let partial = Array("POST /shl/\(link.id)%00 HTTP/1.1\r\n".utf8)
+        #expect(partial.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == partial.count)
+        usleep(100_000)
+        close(fd)
+        #expect(try #require(RawHTTP.exchange(RawHTTP.post("/shl/\(link.id)", body), port: s.port)).status == 200)
+        #expect(s.store.flush(seconds: 10) == 0)
+        #expect(try s.store.audit(linkID: link.id).map(\.outcome) == ["served", "served"])
+        let refused = s.log.entries.filter { $0["outcome"]?.stringValue == "bad-path" }
+        #expect(refused.count == 4 && refused.allSatisfy { $0["status"]?.numberLexeme == "400" })
+    }
+
+    /// `[::]` listens on IPv4 too (IPv4-mapped addresses), as an operator who writes it expects; `[::1]` only on
+    /// IPv6. Skipped where this machine has no IPv6 loopback.
+    @Test(.enabled(if: ServerHardeningTests.hasIPv6Loopback, "no IPv6 loopback (::1) here"))
+    func everyAddressOfIPv6TakesIPv4ClientsToo() throws {
+        let s = try InProcessServer(http: { $0.address = "::" })
+        let answer = try #require(
+            RawHTTP.exchange("GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", port: s.port))
+        #expect(answer.status == 200)
+        let v6only = try InProcessServer(http: { $0.address = "::1" })
+        #expect(ServerLimitsTests.connect(from: "127.0.0.1", port: v6only.port) < 0, "::1 is not 127.0.0.1")
+    }
+
+    static let hasIPv6Loopback: Bool = {
+        let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in6()
+        address.sin6_family = sa_family_t(AF_INET6)
+        address.sin6_addr = in6addr_loopback
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) == 0
+            }
+        }
+    }()
+
     /// A manifest's locations store nothing (sealed), and a file's access record does not copy the recipient
     /// (one copy, in the manifest's record, found through the grant both hold); the file fetched is still listed
     /// with the manifest's recipient.

@@ -164,6 +164,10 @@ import HealthCardsTestSupport
         #expect(
             try DatabaseURL("postgresql://app@db.example.org:5432/links?sslmode=require").description
                 == "postgresql://db.example.org:5432/links")
+        // Where the database is stays (a socket folder); a key file's path and the user do not.
+        #expect(
+            try DatabaseURL("postgresql://app@/links?sslkey=/home/app/k.pem&host=/run/postgresql&port=5433&user=x")
+                .description == "postgresql:///links?host=/run/postgresql&port=5433")
         for refused in [
             "postgresql://app:secret@db/links", "postgres://db/links?password=secret", "mysql://db/x", "sqlite:",
         ] {

@@ -44,6 +44,10 @@ struct MHD_Daemon *CMHD_start(const CMHD_config *config, MHD_AccessHandlerCallba
                               MHD_NotifyConnectionCallback notify, void *notify_context, CMHD_logger *logger,
                               char *error, size_t error_length);
 
+/* A request's first context (`*req_cls` at the access handler's first call, and at the completion callback when
+   the handler was never called) when its path holds an encoded NUL (`%00`): never a pointer to free. */
+extern void *const CMHD_nul_in_path;
+
 /* The port the daemon listens on (after an ephemeral bind), or 0. */
 uint16_t CMHD_bound_port(struct MHD_Daemon *daemon);
 

@@ -277,12 +277,24 @@ public final class HTTPServer: @unchecked Sendable {
         _ upload: UnsafePointer<CChar>?, _ uploadSize: UnsafeMutablePointer<Int>,
         _ context: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
+        // The path held `%00` (seen before libmicrohttpd decoded it, `CMHD_nul_in_path`): the decoded path, a C
+        // string, ends there, so `/shl/ID%00zzz` would be routed as `/shl/ID`.
+        let nulInPath = context.pointee == CMHD_nul_in_path
+        if nulInPath { context.pointee = nil }
         guard let stored = context.pointee else {
             // Headers are in: match the route and check the declared length before any body is read.
             let state = RequestState(
                 method: method.map { String(cString: $0) } ?? "", path: url.map { String(cString: $0) } ?? "")
             context.pointee = Unmanaged.passRetained(state).toOpaque()  // released in `completed`
             inFlight.add(1, ordering: .sequentiallyConsistent)
+            if nulInPath {
+                return answer(
+                    connection, state,
+                    Router.finish(
+                        .error(
+                            400, "the path holds an encoded NUL (%00), which no path of this server has",
+                            outcome: "bad-path")), route: "none")
+            }
             // Two Content-Length headers that differ: which one frames the body is ambiguous (request smuggling
             // through a proxy that reads the other), so the request is refused before any of it is read.
             state.headers = pairs(connection, .HEADER_KIND)
@@ -457,6 +469,8 @@ public final class HTTPServer: @unchecked Sendable {
         }
         guard let context, let stored = context.pointee else { return }
         context.pointee = nil
+        // A request whose path held `%00` and that ended before its headers were in: no state was made for it.
+        guard stored != CMHD_nul_in_path else { return }
         Unmanaged<RequestState>.fromOpaque(stored).release()
         inFlight.subtract(1, ordering: .sequentiallyConsistent)
     }

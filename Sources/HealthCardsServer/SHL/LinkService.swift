@@ -485,16 +485,21 @@ public struct LinkService: Sendable {
         let secret = request.parameters["secret"] ?? ""
         if let refused = overBudget(request, now: now, id: nil) { return refused }
         do {
-            guard let (link, file, recipient, grant) = try locationFile(secret, now: now) else {
-                return .error(
+            switch try locationFile(secret, now: now) {
+            case .closed(let outcome, let linkID):
+                // One answer for every location that does not open; the log line says why, as the record does.
+                var response = HTTPResponse.error(
                     404, "no such file: the location expired, was used, or its link is no longer active",
-                    outcome: "unknown")
+                    outcome: outcome)
+                response.linkTag = linkID.map(tag)
+                return response
+            case .open(let link, let file, let recipient, let grant):
+                try store.record(
+                    AuditEntry(
+                        at: now, linkID: link.id, kind: "file", recipient: recipient, outcome: "served", status: 200,
+                        detail: "file \(file.position + 1)", grant: grant))
+                return jose(file.jwe, link.id)
             }
-            try store.record(
-                AuditEntry(
-                    at: now, linkID: link.id, kind: "file", recipient: recipient, outcome: "served", status: 200,
-                    detail: "file \(file.position + 1)", grant: grant))
-            return jose(file.jwe, link.id)
         } catch {
             return failure(error, nil)
         }
@@ -502,28 +507,30 @@ public struct LinkService: Sendable {
 
     /// The file a location secret opens at `now`, with what its access record holds of the manifest that gave it:
     /// a stored ticket's recipient, or a sealed location's grant (`SealedLocation`: the seal opened with the
-    /// location key, its expiry, then the link's state and version). nil for all that does not open.
-    func locationFile(_ secret: String, now: Int64) throws -> (
-        link: StoredLink, file: StoredFile, recipient: String?, grant: String?
-    )? {
+    /// location key, its expiry, then the link's state and version). `.closed` for all that does not open: with
+    /// the link's state (or `location-expired`, `superseded`, `no-file`) for a sealed location of a link this
+    /// server knows, which is recorded; `unknown` otherwise.
+    func locationFile(_ secret: String, now: Int64) throws -> LocationAnswer {
         if LinkID.isValid(secret) {
-            return try store.redeem(
-                ticketHash: LinkID.hash(secret), manifestTicket: ManifestLocation.ticket(of: secret), now: now
-            ).map { ($0.link, $0.file, $0.recipient, nil) }
+            guard
+                let redeemed = try store.redeem(
+                    ticketHash: LinkID.hash(secret), manifestTicket: ManifestLocation.ticket(of: secret), now: now)
+            else { return .closed(outcome: "unknown", linkID: nil) }
+            return .open(link: redeemed.link, file: redeemed.file, recipient: redeemed.recipient, grant: nil)
         }
         // A server of single-use locations seals none (and opens none: a sealed one would open more than once).
         guard !configuration.singleUseLocations, let hourByte = SealedLocation.hourByte(of: secret),
             let key = try locationKeys.openingKey(hourByte: hourByte, at: now, store),
             let location = SealedLocation.open(secret, key: key),
             location.expiresAt <= now + SealedLocation.maxLifetime
-        else { return nil }
+        else { return .closed(outcome: "unknown", linkID: nil) }
         let grant = SealedLocation.grantText(location.grant)
         if location.expiresAt > now,
             let (link, file) = try store.locationFile(
                 linkID: location.linkID, version: location.version, position: location.position, now: now),
             !link.isDirect  // a `U` link has no manifest, so no location of it was ever sealed
         {
-            return (link, file, nil, grant)
+            return .open(link: link, file: file, recipient: nil, grant: grant)
         }
         // A location this server sealed, of a link that no longer opens it: an access to that link, recorded (the
         // seal names the link; a stored ticket's row is gone by then).
@@ -535,8 +542,19 @@ public struct LinkService: Sendable {
                 : location.expiresAt <= now
                     ? "location-expired" : link.version != location.version ? "superseded" : "no-file"
             note(link.id, "file", nil, outcome, 404, at: now, grant: grant)
+            return .closed(outcome: outcome, linkID: link.id)
         }
-        return nil
+        return .closed(outcome: "unknown", linkID: nil)
+    }
+
+    /// What a location secret opens (`locationFile`).
+    enum LocationAnswer {
+        /// The file, with what its access record holds of the manifest that gave it: a stored ticket's recipient,
+        /// or a sealed location's grant.
+        case open(link: StoredLink, file: StoredFile, recipient: String?, grant: String?)
+        /// Nothing: why (for the log line; the answer is the same 404 for all), and the link when the location is
+        /// one this server sealed for a link it knows.
+        case closed(outcome: String, linkID: String?)
     }
 
     func direct(_ request: HTTPRequest) -> HTTPResponse {

@@ -65,17 +65,24 @@ public enum DatabaseURL: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// For logs and messages: the SQLite path, or the PostgreSQL URL without user, parameters or anything
-    /// after `?` (never a credential).
+    /// For logs and messages: the SQLite path, or the PostgreSQL URL without its user and with only the
+    /// parameters that say where the database is (`host`, `hostaddr`, `port`, `dbname`: a socket folder such as
+    /// `postgresql:///links?host=/run/postgresql` would otherwise read as the default server); never a credential
+    /// or a key file's path.
     public var description: String {
         switch self {
         case .sqlite(let path): return "sqlite:\(path)"
         case .postgresql(let url):
             let scheme = url.prefix { $0 != ":" }
             var rest = url.drop { $0 != "/" }.dropFirst(2)
+            let query = rest.drop { $0 != "?" }.dropFirst()
             rest = rest.prefix { $0 != "?" }
             if let at = rest.prefix(while: { $0 != "/" }).lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }
-            return "\(scheme)://\(rest)"
+            let kept = query.split(separator: "&").filter { parameter in
+                let name = parameter.prefix { $0 != "=" }.lowercased()
+                return ["host", "hostaddr", "port", "dbname"].contains(name)
+            }
+            return "\(scheme)://\(rest)" + (kept.isEmpty ? "" : "?" + kept.joined(separator: "&"))
         }
     }
 }
