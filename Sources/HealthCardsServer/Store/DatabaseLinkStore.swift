@@ -52,7 +52,9 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
                 let sent = Clock.monotonicSeconds()
                 let found = try database.withConnection { c in try Self.links(ids: ids, c) }
                 for (id, link) in found where !link.needsPasscode {
-                    rows[id] = KeptLinkRow(link: link, until: sent + Self.linkRowSeconds)
+                    // Not over a row kept from a later read (two statements may be in flight).
+                    let until = sent + Self.linkRowSeconds
+                    if (rows[id]?.until ?? 0) < until { rows[id] = KeptLinkRow(link: link, until: until) }
                 }
                 return found
             }
@@ -63,9 +65,16 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
     }
 
     /// A link's row for the server on PostgreSQL: a kept one still within its `linkRowSeconds`, else read with
-    /// the reads arriving now (`linkReads`, which must not be nil).
-    private func serverLinkRow(_ id: String, _ reads: CoalescedReads<StoredLink>) throws -> StoredLink? {
-        if let kept = linkRows?[id], kept.until > Clock.monotonicSeconds() { return kept.link }
+    /// the reads arriving now (`linkReads`, which must not be nil). `version`: the content version the request
+    /// holds (a manifest's, a location's); a kept row of an earlier version was read before an update the request
+    /// has already seen (its manifest read the link afresh, or another instance sealed its location), so the row
+    /// is read again rather than refusing a link that is open.
+    private func serverLinkRow(_ id: String, _ reads: CoalescedReads<StoredLink>, version: Int64? = nil) throws
+        -> StoredLink?
+    {
+        if let kept = linkRows?[id], kept.until > Clock.monotonicSeconds(), kept.link.version >= version ?? 0 {
+            return kept.link
+        }
         return try reads.value(id)
     }
 
@@ -485,9 +494,13 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
     }
 
     public func admit(linkID: String, version: Int64, audit: AuditEntry, now: Int64) throws -> Bool {
-        guard let link = try link(id: linkID, withFiles: false), link.state(at: now) == .active,
-            link.version == version
-        else { return false }
+        let read: StoredLink?
+        if let linkReads {
+            read = try serverLinkRow(linkID, linkReads, version: version)
+        } else {
+            read = try link(id: linkID, withFiles: false)
+        }
+        guard let link = read, link.state(at: now) == .active, link.version == version else { return false }
         try record(audit)
         return true
     }
@@ -497,7 +510,7 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
     )? {
         if let linkReads {
             // The link's row kept or read with others arriving now; its file from the cache, else on a connection.
-            guard let link = try serverLinkRow(linkID, linkReads),
+            guard let link = try serverLinkRow(linkID, linkReads, version: version),
                 let file = try openFile(link, version: version, position: Int64(position), now: now, nil)
             else { return nil }
             return (link, file)
