@@ -24,4 +24,24 @@ import HealthCardsServer
         #expect(answer.status == 503)
         #expect(answer.header("Retry-After") == "5")
     }
+
+    /// A database that is away fails every request: its `database` warning is logged at most once a second (of
+    /// the service's clock), the next one saying how many were left out (each request's own line stays).
+    @Test func databaseWarningsAreAtMostOneASecond() throws {
+        let s = try InProcessServer()
+        let link = try s.create()
+        s.database.close()
+        func post() -> Int? {
+            RawHTTP.exchange(RawHTTP.post("/shl/\(link.id)", #"{"recipient":"EHR"}"#), port: s.port)?.status
+        }
+        func warnings() -> [JSONValue] { s.log.entries.filter { $0["event"]?.stringValue == "database" } }
+        for _ in 0..<5 { #expect(post() == 503) }
+        #expect(warnings().count == 1)
+        #expect(warnings().first?["suppressed"] == nil)
+        s.clock.advance(1)
+        #expect(post() == 503)
+        #expect(warnings().count == 2)
+        #expect(warnings().last?["suppressed"]?.numberLexeme == "4")
+        #expect(s.log.entries.filter { $0["event"]?.stringValue == "request" }.count == 6)
+    }
 }
