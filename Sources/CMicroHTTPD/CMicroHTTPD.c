@@ -22,12 +22,29 @@ void *const CMHD_nul_in_path = &cmhd_nul_in_path_marker;
 
 /* Called with the request line's target before libmicrohttpd decodes it; what it returns is the request's first
    context (`*req_cls`): CMHD_nul_in_path when the path (before any `?`) holds `%00`, which the decoded path, a C
-   string, would end at. Else NULL, as without the callback. */
+   string, would end at, or when the target holds a raw NUL byte (`/shl/ID<NUL>x`, `?recipient=a<NUL>b`: every
+   later reading of the target, its query arguments included, would stop there). Else NULL, as without the
+   callback.
+
+   A raw NUL is seen by what follows the string: libmicrohttpd 0.9.75 (Debian 12) parses the request line in place
+   and ends the target by writing NUL over the one space before the version (strict parsing allows one), so the
+   bytes after the target's end are `HTTP/`. After a NUL inside the target they are the rest of the target. The
+   bytes read are the request line's own, and the comparison stops at the first that differs. (A libmicrohttpd
+   that laid the line out otherwise would see every request as holding a NUL: the tests would all fail, not
+   pass silently.) */
 static void *cmhd_uri(void *context, const char *uri, struct MHD_Connection *connection) {
     (void)context;
     (void)connection;
-    for (const char *c = uri; c != NULL && *c != '\0' && *c != '?' && *c != '#'; c++) {
-        if (c[0] == '%' && c[1] == '0' && c[2] == '0') return CMHD_nul_in_path;
+    if (uri == NULL) return NULL;
+    int in_path = 1;
+    const char *c = uri;
+    for (; *c != '\0'; c++) {
+        if (*c == '?' || *c == '#') in_path = 0;
+        if (in_path && c[0] == '%' && c[1] == '0' && c[2] == '0') return CMHD_nul_in_path;
+    }
+    static const char version[] = "HTTP/";
+    for (size_t i = 0; i < sizeof version - 1; i++) {
+        if (c[1 + i] != version[i]) return CMHD_nul_in_path;
     }
     return NULL;
 }

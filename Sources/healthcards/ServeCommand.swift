@@ -151,6 +151,12 @@ enum ServeCommand {
             }
             address = text[..<colon]
             port = text[text.index(after: colon)...]
+            if address.contains(":") {
+                // `::1:8080` could be the address `::1:8080` with no port as well as `[::1]:8080`.
+                throw HealthCardError(
+                    .configuration,
+                    "--\(option) \(Quote.text(text)): an IPv6 address goes in brackets before its port; \(example)")
+            }
         }
         guard let number = UInt16(port) else {
             throw HealthCardError(
@@ -158,6 +164,29 @@ enum ServeCommand {
         }
         guard !address.isEmpty else {
             throw HealthCardError(.configuration, "--\(option) \(Quote.text(text)) has no address; \(example)")
+        }
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        let isV4 = inet_pton(AF_INET, String(address), &v4) == 1
+        let isV6 = !isV4 && inet_pton(AF_INET6, String(address), &v6) == 1
+        if !isV4 && !isV6 {
+            let why =
+                address.contains("%")
+                ? "has a zone (%…), which is not supported: listen on [::] or on an address without one"
+                : "is not an IP address (a host name is not looked up): give 127.0.0.1, 0.0.0.0, [::1] or [::]"
+            throw HealthCardError(
+                .configuration, "--\(option) \(Quote.text(text)): \(Quote.text(String(address))) \(why)")
+        }
+        // ::ffff:a.b.c.d: libmicrohttpd fails to bind it, which read as "in use, or not permitted".
+        let mapped = withUnsafeBytes(of: v6) { b in
+            b.prefix(10).allSatisfy { $0 == 0 } && b[10] == 0xff && b[11] == 0xff
+        }
+        if isV6 && mapped {
+            let ipv4 = withUnsafeBytes(of: v6) { b in b.suffix(4).map { String($0) }.joined(separator: ".") }
+            throw HealthCardError(
+                .configuration,
+                "--\(option) \(Quote.text(text)) is an IPv4-mapped IPv6 address, which cannot be listened on: give the "
+                    + "IPv4 address itself, e.g. --\(option) \(ipv4):\(port)")
         }
         return (String(address), number)
     }

@@ -67,9 +67,10 @@ import HealthCardsTestSupport
         #expect(audit.map(\.recipient) == [nil, "A clinic", "café"])
     }
 
-    /// Over a real socket, a path holding `%00` is refused with 400 and not recorded: libmicrohttpd decodes the
-    /// path and hands it on as a C string, which ended there, so `/shl/ID%00zzz` was served as `/shl/ID`. A
-    /// connection that sends such a request line and goes away before its headers leaves the server serving.
+    /// Over a real socket, a path holding `%00`, or a request line holding a NUL byte, is refused with 400 and not
+    /// recorded: libmicrohttpd decodes the path and hands it on as a C string, which ended there, so
+    /// `/shl/ID%00zzz` was served as `/shl/ID`. A connection that sends such a request line and goes away before
+    /// its headers leaves the server serving.
     @Test func aPathHoldingAnEncodedNULIsRefusedOverASocket() throws {
         let s = try InProcessServer()
         let link = try s.create()
@@ -77,10 +78,23 @@ import HealthCardsTestSupport
         for path in ["/shl/\(link.id)%00zzz", "/shl/\(link.id)%00", "/shl%00/\(link.id)", "/healthz%00"] {
             let answer = try #require(RawHTTP.exchange(RawHTTP.post(path, body), port: s.port), "\(path)")
             #expect(answer.status == 400, "\(path): \(answer.head)")
-            #expect(String(decoding: answer.body, as: UTF8.self).contains("%00"), "\(path)")
+            #expect(String(decoding: answer.body, as: UTF8.self).contains("NUL"), "\(path)")
         }
         // Only the path: a `%00` in the query reaches the handler (which refuses a recipient holding U+0000).
         #expect(try #require(RawHTTP.exchange(RawHTTP.post("/shl/\(link.id)?a=%00", body), port: s.port)).status == 200)
+        // A NUL byte in the request line, in the path or the query (a new-user trial: served as `/shl/ID`, and a
+        // `U` link's recipient recorded cut at it).
+        var options = LinkPublisher.Options()
+        options.direct = true
+        let direct = try s.create(options)
+        for raw in [
+            RawHTTP.post("/shl/\(link.id)\u{0}junk", body), RawHTTP.post("/shl/\(link.id)\u{0}", body),
+            "GET /shl/\(direct.id)?recipient=NulBob\u{0}junk HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+        ] {
+            let answer = try #require(RawHTTP.exchange(raw, port: s.port))
+            #expect(answer.status == 400 && String(decoding: answer.body, as: UTF8.self).contains("NUL"), "\(answer.head)")
+        }
+        #expect(try s.store.audit(linkID: direct.id).isEmpty)
         let fd = ServerLimitsTests.connect(from: "127.0.0.1", port: s.port)
         try #require(fd >= 0)
         let partial = Array("POST /shl/\(link.id)%00 HTTP/1.1\r\n".utf8)
@@ -91,7 +105,7 @@ import HealthCardsTestSupport
         #expect(s.store.flush(seconds: 10) == 0)
         #expect(try s.store.audit(linkID: link.id).map(\.outcome) == ["served", "served"])
         let refused = s.log.entries.filter { $0["outcome"]?.stringValue == "bad-path" }
-        #expect(refused.count == 4 && refused.allSatisfy { $0["status"]?.numberLexeme == "400" })
+        #expect(refused.count == 7 && refused.allSatisfy { $0["status"]?.numberLexeme == "400" })
     }
 
     /// `[::]` listens on IPv4 too (IPv4-mapped addresses), as an operator who writes it expects; `[::1]` only on

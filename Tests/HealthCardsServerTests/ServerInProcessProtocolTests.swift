@@ -327,6 +327,10 @@ import Testing
         #expect(s.post(created.id, padded).status == 200, "exactly at the limit; unknown members are ignored")
         let over = s.post(created.id, padded + " ")
         #expect(over.status == 413 && over.header("Cache-Control") == "no-store")
+        #expect(String(decoding: over.body, as: UTF8.self).contains("over 16384 bytes"))
         #expect(try s.outcomes(created.id) == ["served"])
+        // A route that takes no body says so (it said "over 0 bytes").
+        let get = s.respond("GET", "/healthz", body: "{")
+        #expect(get.status == 413 && String(decoding: get.body, as: UTF8.self).contains("takes no body"))
     }
 }

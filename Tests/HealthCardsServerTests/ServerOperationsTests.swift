@@ -146,6 +146,28 @@ import HealthCardsTestSupport
         #expect(RawHTTP.exchange("GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", port: port) == nil)
     }
 
+    /// `--listen` values that are not an IP address and port are refused before anything starts, each saying what
+    /// is wrong (they were: a C message without the option, "in use" for a mapped address, or taken as another
+    /// address).
+    @Test func listenAddressesThatCannotBeListenedOnAreNamed() throws {
+        let dir = try TestSupport.tempDir("listen-values")
+        let db = try ServerTestSupport.database(.sqlite, in: dir)
+        let base = "http://127.0.0.1:8080/shl"
+        _ = try ServerTestSupport.makeLink("plain", db: db, base: base, in: dir, [])
+        for (listen, expected) in [
+            ("localhost:0", "'localhost' is not an IP address (a host name is not looked up)"),
+            ("::1:8080", "an IPv6 address goes in brackets before its port"),
+            ("[::ffff:127.0.0.1]:0", "IPv4-mapped IPv6 address, which cannot be listened on: give the IPv4 address itself, e.g. --listen 127.0.0.1:0"),
+            ("[fe80::1%lo]:0", "has a zone (%…), which is not supported"),
+            ("[::1:0", "is not [IPv6]:PORT"),
+        ] {
+            let run = try TestSupport.run(
+                TestSupport.healthcards, ["serve", "--db", db, "--listen", listen, "--base-url", base])
+            #expect(run.status == 2, "\(listen): \(run.stderr)")
+            #expect(run.stderr.contains("--listen '\(listen)'") && run.stderr.contains(expected), "\(listen): \(run.stderr)")
+        }
+    }
+
     /// Metrics count requests by route and status, their latency, database errors and the passcode queue.
     @Test func metricsCountRequestsByRouteAndStatus() throws {
         let metrics = ServerMetrics()

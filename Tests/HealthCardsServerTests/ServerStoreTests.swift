@@ -170,6 +170,9 @@ import HealthCardsTestSupport
                 .description == "postgresql:///links?host=/run/postgresql&port=5433")
         for refused in [
             "postgresql://app:secret@db/links", "postgres://db/links?password=secret", "mysql://db/x", "sqlite:",
+            // libpq decodes a parameter's name (a trial logged in with these); the client key's password too.
+            "postgresql:///links?pass%77ord=secret", "postgresql:///links?%70ASSWORD=secret",
+            "postgresql:///links?host=/run/pg&sslpassword=secret",
         ] {
             #expect(throws: HealthCardError.self, "\(refused)") { _ = try DatabaseURL(refused) }
         }

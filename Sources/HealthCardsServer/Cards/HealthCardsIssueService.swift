@@ -46,6 +46,8 @@ public struct HealthCardsIssueService: Sendable {
     public let store: CardStore
     public let clock: any WallClock
     public let log: ServerLog
+    /// The `database` warnings, at most one a second (a database that is away fails every request).
+    let databaseWarnings = OncePerSecond()
 
     /// The `vc.type` URIs (SMART Health Cards "Credential Types") and the resource types they stand for, for the
     /// scope check.
@@ -387,7 +389,7 @@ public struct HealthCardsIssueService: Sendable {
                 503, code: "transient", rule: .operationUnavailable, "the card database is not available; try again shortly",
                 outcome: "unavailable")
             response.setHeader("Retry-After", "5")
-            log.warning("database", ["reason": .string(error.message)])
+            databaseWarnings.warning(log, "database", ["reason": .string(error.message)], now: clock.nowSeconds())
             return response
         }
         log.error("failure", ["reason": .string("\(error)")])

@@ -277,8 +277,8 @@ public final class HTTPServer: @unchecked Sendable {
         _ upload: UnsafePointer<CChar>?, _ uploadSize: UnsafeMutablePointer<Int>,
         _ context: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
-        // The path held `%00` (seen before libmicrohttpd decoded it, `CMHD_nul_in_path`): the decoded path, a C
-        // string, ends there, so `/shl/ID%00zzz` would be routed as `/shl/ID`.
+        // The path held `%00`, or the target a NUL byte (seen before libmicrohttpd decoded it, `CMHD_nul_in_path`):
+        // the path and the query, read as C strings, end there, so `/shl/ID%00zzz` would be routed as `/shl/ID`.
         let nulInPath = context.pointee == CMHD_nul_in_path
         if nulInPath { context.pointee = nil }
         guard let stored = context.pointee else {
@@ -292,7 +292,8 @@ public final class HTTPServer: @unchecked Sendable {
                     connection, state,
                     Router.finish(
                         .error(
-                            400, "the path holds an encoded NUL (%00), which no path of this server has",
+                            400,
+                            "the URL holds a NUL (%00 in its path, or a NUL byte), which no URL of this server has",
                             outcome: "bad-path")), route: "none")
             }
             // Two Content-Length headers that differ: which one frames the body is ambiguous (request smuggling

@@ -339,3 +339,27 @@ public final class MemoryLog: ServerLog {
 
     public var entries: [JSONValue] { lines.withLock { $0 } }
 }
+
+/// A warning that every request can raise at once (the database away fails them all): logged at most once in each
+/// second of the caller's clock, the next one carrying `suppressed`, the number left out since. Shared by the
+/// threads of one service.
+final class OncePerSecond: Sendable {
+    private let state = Locked<(second: Int64, suppressed: Int)>((Int64.min, 0))
+
+    /// Logs `event` at warning level with `fields` unless one was logged in the second `now` (seconds of the clock).
+    func warning(_ log: ServerLog, _ event: String, _ fields: JSONObject, now: Int64) {
+        let left: Int? = state.withLock { state in
+            if state.second == now {
+                state.suppressed += 1
+                return nil
+            }
+            let left = state.suppressed
+            state = (now, 0)
+            return left
+        }
+        guard let left else { return }
+        var fields = fields
+        if left > 0 { fields["suppressed"] = .integer(Int64(left)) }
+        log.warning(event, fields)
+    }
+}

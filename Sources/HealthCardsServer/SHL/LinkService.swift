@@ -60,8 +60,8 @@ public struct LinkService: Sendable {
     let budget: RequestBudget
     /// Links without a passcode, with their files, as manifests last read them (see `manifestLink`).
     let linkCache = LinkCache.make()
-    /// The second (of `clock`) of the last `database` warning logged, and the warnings left out since.
-    let databaseWarnings = Locked<(second: Int64, suppressed: Int)>((Int64.min, 0))
+    /// The `database` warnings, at most one a second.
+    let databaseWarnings = OncePerSecond()
     /// The keys of sealed locations (`SealedLocation`), one an hour, read from the store on first use.
     let locationKeys = LocationKeys()
     /// Log tags (`linkTag`: a SHA-256 each) of the links last answered for, by id.
@@ -192,21 +192,7 @@ public struct LinkService: Sendable {
             response.setHeader("Retry-After", "5")
             // At most one line a second: a database that is away fails every request (a trial saw 7,200 lines in
             // 4 s); the next line says how many were left out.
-            let now = clock.nowSeconds()
-            let left: Int? = databaseWarnings.withLock { state in
-                if state.second == now {
-                    state.suppressed += 1
-                    return nil
-                }
-                let left = state.suppressed
-                state = (now, 0)
-                return left
-            }
-            if let left {
-                var fields: JSONObject = ["reason": .string(error.message)]
-                if left > 0 { fields["suppressed"] = .integer(Int64(left)) }
-                log.warning("database", fields)
-            }
+            databaseWarnings.warning(log, "database", ["reason": .string(error.message)], now: clock.nowSeconds())
         } else {
             response = .error(500, "the server failed", outcome: "failed")
             log.error("failure", ["reason": .string("\(error)")])

@@ -12,7 +12,8 @@ public enum DatabaseURL: Sendable, Equatable, CustomStringConvertible {
     case postgresql(url: String)
 
     /// Parses `text`.
-    /// - Throws: `HealthCardError(.configuration)` for an empty path, another scheme, or a password in a PostgreSQL URL.
+    /// - Throws: `HealthCardError(.configuration)` for an empty path, another scheme, or a password in a PostgreSQL URL
+    ///   (in its user part, or a `password` or `sslpassword` parameter, percent-escaped or not).
     public init(_ given: String) throws(HealthCardError) {
         // A URL's scheme is case-insensitive (RFC 3986 §3.1): `SQLITE:` and `PostgreSQL://` are these schemes,
         // written lowercase for libpq (which reads only lowercase), never a file named `SQLITE:…`.
@@ -32,10 +33,14 @@ public enum DatabaseURL: Sendable, Equatable, CustomStringConvertible {
                         + "leave it out of the URL")
             }
             let query = text.split(separator: "?", maxSplits: 1).dropFirst().first ?? ""
-            if query.split(separator: "&").contains(where: { $0.lowercased().hasPrefix("password=") }) {
+            // libpq decodes percent-escapes in a parameter's name too (`pass%77ord=` is `password=`), and
+            // `sslpassword` unlocks the client key: both are secrets on a command line.
+            if let name = query.split(separator: "&").map({ Self.decoded($0.prefix { $0 != "=" }).lowercased() })
+                .first(where: { $0 == "password" || $0 == "sslpassword" })
+            {
                 throw HealthCardError(
                     .configuration,
-                    "the PostgreSQL URL holds a password parameter: a command line can be read by every user of this "
+                    "the PostgreSQL URL holds a \(name) parameter: a command line can be read by every user of this "
                         + "machine. Put the password in a password file (~/.pgpass or PGPASSFILE, mode 0600) instead")
             }
             self = .postgresql(url: text)
@@ -56,6 +61,23 @@ public enum DatabaseURL: Sendable, Equatable, CustomStringConvertible {
                 "the database \(Quote.text(text)) names no file; e.g. sqlite:/var/lib/healthcards/links.db")
         }
         self = .sqlite(path: String(path))
+    }
+
+    /// `text` with its percent-escapes decoded as libpq decodes a URI's parts (a malformed escape is kept).
+    static func decoded(_ text: Substring) -> String {
+        var bytes: [UInt8] = []
+        var rest = text.utf8[...]
+        while let byte = rest.popFirst() {
+            if byte == UInt8(ascii: "%"), rest.count >= 2,
+                let value = UInt8(String(decoding: rest.prefix(2), as: UTF8.self), radix: 16)
+            {
+                bytes.append(value)
+                rest = rest.dropFirst(2)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     public var dialect: SQLDialect {
