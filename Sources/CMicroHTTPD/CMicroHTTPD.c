@@ -120,8 +120,11 @@ int CMHD_client_address(struct MHD_Connection *connection, char *buffer, size_t 
         return inet_ntop(AF_INET, &((const struct sockaddr_in *)address)->sin_addr, buffer, (socklen_t)length) ? 0 : -1;
     }
     if (address->sa_family == AF_INET6) {
-        return inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)address)->sin6_addr, buffer, (socklen_t)length) ? 0
-                                                                                                               : -1;
+        const struct in6_addr *v6 = &((const struct sockaddr_in6 *)address)->sin6_addr;
+        /* An IPv4 client of a `[::]` listener arrives IPv4-mapped (::ffff:a.b.c.d): shown as the IPv4 address, as
+           on a `0.0.0.0` listener, so one client reads the same in the log and the request budget either way. */
+        if (IN6_IS_ADDR_V4MAPPED(v6)) return inet_ntop(AF_INET, &v6->s6_addr[12], buffer, (socklen_t)length) ? 0 : -1;
+        return inet_ntop(AF_INET6, v6, buffer, (socklen_t)length) ? 0 : -1;
     }
     return -1;
 }

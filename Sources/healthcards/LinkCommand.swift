@@ -30,9 +30,10 @@ enum LinkCommand {
     static let auditUsage = "Usage: healthcards link audit --db DB [--id ID] [--json] | --prune DAYS"
 
     static let dbOption = """
-          --db DB               sqlite:PATH (made with mode 0600 when missing) or postgresql://[USER@]HOST/DATABASE,
-                                the database `healthcards serve` serves (a password comes from ~/.pgpass or
-                                PGPASSFILE, never the URL)
+          --db DB               sqlite:PATH (made with mode 0600 when missing) or
+                                postgresql://[USER@]HOST[:PORT]/DATABASE (a local socket folder:
+                                postgresql:///DATABASE?host=/run/postgresql), the database `healthcards serve`
+                                serves (a password comes from ~/.pgpass or PGPASSFILE, never the URL)
         """
     static let baseURLOption = """
           --base-url URL        the public https URL the server answers at, e.g. https://links.example.org/shl

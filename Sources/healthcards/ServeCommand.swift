@@ -60,7 +60,8 @@ enum ServeCommand {
         Options:
           --db DB               sqlite:PATH (the default kind: an embedded file, made with mode 0600 when
                                 missing) or postgresql://[USER@]HOST[:PORT]/DATABASE (several instances may
-                                share one); a password comes from ~/.pgpass or PGPASSFILE, never the URL
+                                share one; a local socket folder: postgresql:///DATABASE?host=/run/postgresql);
+                                a password comes from ~/.pgpass or PGPASSFILE, never the URL
           --listen ADDRESS:PORT the address to listen on, e.g. 127.0.0.1:8080 or [::1]:8080; [::]:8080 takes
                                 IPv4 clients too (port 0: any free port, named in the start line of the log)
           --base-url URL        the public https URL the proxy serves the links at, e.g.

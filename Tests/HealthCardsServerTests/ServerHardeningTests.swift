@@ -108,14 +108,17 @@ import HealthCardsTestSupport
         #expect(refused.count == 7 && refused.allSatisfy { $0["status"]?.numberLexeme == "400" })
     }
 
-    /// `[::]` listens on IPv4 too (IPv4-mapped addresses), as an operator who writes it expects; `[::1]` only on
-    /// IPv6. Skipped where this machine has no IPv6 loopback.
+    /// `[::]` listens on IPv4 too (IPv4-mapped addresses, logged as the IPv4 address), as an operator who writes it
+    /// expects; `[::1]` only on IPv6. Skipped where this machine has no IPv6 loopback.
     @Test(.enabled(if: ServerHardeningTests.hasIPv6Loopback, "no IPv6 loopback (::1) here"))
     func everyAddressOfIPv6TakesIPv4ClientsToo() throws {
         let s = try InProcessServer(http: { $0.address = "::" })
         let answer = try #require(
             RawHTTP.exchange("GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", port: s.port))
         #expect(answer.status == 200)
+        // Logged as the IPv4 address it is, not ::ffff:127.0.0.1.
+        let peers = s.log.entries.filter { $0["event"]?.stringValue == "request" }.map { $0["peer"]?.stringValue }
+        #expect(peers == ["127.0.0.1"])
         let v6only = try InProcessServer(http: { $0.address = "::1" })
         #expect(ServerLimitsTests.connect(from: "127.0.0.1", port: v6only.port) < 0, "::1 is not 127.0.0.1")
     }
