@@ -65,7 +65,7 @@ import HealthCardsTestSupport
             "\(answered.count)")
         #expect(try server.logLines().filter { $0["route"] == "health" }.count - before == 1000)
 
-        // Paths that try to leave the routes: 404, never a file.
+        // Paths that try to leave the routes: 404 (400 for an encoded NUL, which no path holds), never a file.
         for path in [
             "/shl/../../etc/passwd", "/shl/%2e%2e/%2e%2e/etc/passwd", "/shl/file/..%2f..%2fetc%2fpasswd",
             "/../links.db",
@@ -73,7 +73,7 @@ import HealthCardsTestSupport
             "/shl/file/" + link.id + "/../../links.db",
         ] {
             let answer = try ServerTestSupport.client(["get", "http://127.0.0.1:\(server.port)" + path])
-            #expect(int(answer["status"]) == 404, "\(path): \(answer)")
+            #expect(int(answer["status"]) == (path.hasSuffix("%00") ? 400 : 404), "\(path): \(answer)")
             let text = JSONWriter.minifiedString(answer["body"] ?? .null)
             #expect(!text.contains("root:"), "\(path): \(text)")
         }
