@@ -70,30 +70,13 @@ public struct PKCS11URI: Sendable, Equatable, CustomStringConvertible {
         return out
     }
 
-    /// RFC 3986 percent-decoding of UTF-8 text. The message names the attribute, never the value.
+    /// RFC 3986 percent-decoding of UTF-8 text (`PercentEncoding`). The message names the attribute, never the value.
     static func percentDecode(_ text: Substring, attribute: String) throws -> String {
-        var bytes: [UInt8] = []
-        var iterator = Array(text.utf8).makeIterator()
-        func hex(_ digit: UInt8?) -> UInt8? {
-            guard let b = digit else { return nil }
-            switch b {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): return b - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): return b - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): return b - UInt8(ascii: "A") + 10
-            default: return nil
-            }
+        guard let decoded = PercentEncoding.decoded(text) else {
+            throw HealthCardError(
+                .key, "PKCS#11 URI attribute \(Quote.text(attribute)) has a '%' not followed by two hex digits")
         }
-        while let b = iterator.next() {
-            if b == UInt8(ascii: "%") {
-                guard let hi = hex(iterator.next()), let lo = hex(iterator.next()) else {
-                    throw HealthCardError(.key, "PKCS#11 URI attribute \(Quote.text(attribute)) has a '%' not followed by two hex digits")
-                }
-                bytes.append(hi << 4 | lo)
-            } else {
-                bytes.append(b)
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        return decoded
     }
 
     /// The decoded value of path attribute `name` (e.g. `token`, `object`), or nil.

@@ -164,9 +164,11 @@ public struct Router: Sendable {
 
     /// 413 for a body over `limit` bytes.
     public static func tooLarge(_ limit: Int) -> HTTPResponse {
-        limit == 0
-            ? .error(413, "this request takes no body (a GET or HEAD here carries none); send it without one", outcome: "too-large")
-            : .error(413, "the request body is over \(limit) bytes", outcome: "too-large")
+        .error(
+            413,
+            limit == 0
+                ? "this request takes no body (a GET or HEAD here carries none); send it without one"
+                : "the request body is over \(limit) bytes", outcome: "too-large")
     }
 
     /// The headers every answer carries (made once, not for every answer).

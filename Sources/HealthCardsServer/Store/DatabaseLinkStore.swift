@@ -64,18 +64,19 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
         }
     }
 
-    /// A link's row for the server on PostgreSQL: a kept one still within its `linkRowSeconds`, else read with
-    /// the reads arriving now (`linkReads`, which must not be nil). `version`: the content version the request
-    /// holds (a manifest's, a location's); a kept row of an earlier version was read before an update the request
-    /// has already seen (its manifest read the link afresh, or another instance sealed its location), so the row
-    /// is read again rather than refusing a link that is open.
-    private func serverLinkRow(_ id: String, _ reads: CoalescedReads<StoredLink>, version: Int64? = nil) throws
-        -> StoredLink?
-    {
+    /// A link's row without its files. For the server on PostgreSQL: a kept one still within its `linkRowSeconds`,
+    /// else read with the reads arriving now (`linkReads`); elsewhere a statement of its own. `version`: the content
+    /// version the request holds (a manifest's, a location's); a kept row of an earlier version was read before an
+    /// update the request has already seen (its manifest read the link afresh, or another instance sealed its
+    /// location), so the row is read again rather than refusing a link that is open.
+    private func linkRow(_ id: String, version: Int64? = nil) throws -> StoredLink? {
+        guard let linkReads else {
+            return try database.withConnection { c in try Self.link(id: id, withFiles: false, c) }
+        }
         if let kept = linkRows?[id], kept.until > Clock.monotonicSeconds(), kept.link.version >= version ?? 0 {
             return kept.link
         }
-        return try reads.value(id)
+        return try linkReads.value(id)
     }
 
     /// After a change to a link committed on PostgreSQL: waits until no server instance can still answer from the
@@ -225,8 +226,8 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
     }
 
     public func link(id: String, withFiles: Bool) throws -> StoredLink? {
-        if !withFiles, let linkReads { return try serverLinkRow(id, linkReads) }
-        return try database.withConnection { c in try Self.link(id: id, withFiles: withFiles, c) }
+        if !withFiles { return try linkRow(id) }
+        return try database.withConnection { c in try Self.link(id: id, withFiles: true, c) }
     }
 
     /// One link (with its files: one statement, so one snapshot and, on PostgreSQL, one round trip).
@@ -494,13 +495,8 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
     }
 
     public func admit(linkID: String, version: Int64, audit: AuditEntry, now: Int64) throws -> Bool {
-        let read: StoredLink?
-        if let linkReads {
-            read = try serverLinkRow(linkID, linkReads, version: version)
-        } else {
-            read = try link(id: linkID, withFiles: false)
-        }
-        guard let link = read, link.state(at: now) == .active, link.version == version else { return false }
+        guard let link = try linkRow(linkID, version: version), link.state(at: now) == .active, link.version == version
+        else { return false }
         try record(audit)
         return true
     }
@@ -508,9 +504,9 @@ public final class DatabaseLinkStore: LinkStore, @unchecked Sendable {
     public func locationFile(linkID: String, version: Int64, position: Int, now: Int64) throws -> (
         link: StoredLink, file: StoredFile
     )? {
-        if let linkReads {
+        if linkReads != nil {
             // The link's row kept or read with others arriving now; its file from the cache, else on a connection.
-            guard let link = try serverLinkRow(linkID, linkReads, version: version),
+            guard let link = try linkRow(linkID, version: version),
                 let file = try openFile(link, version: version, position: Int64(position), now: now, nil)
             else { return nil }
             return (link, file)

@@ -35,9 +35,12 @@ public enum DatabaseURL: Sendable, Equatable, CustomStringConvertible {
             let query = text.split(separator: "?", maxSplits: 1).dropFirst().first ?? ""
             // libpq decodes percent-escapes in a parameter's name too (`pass%77ord=` is `password=`), and
             // `sslpassword` unlocks the client key: both are secrets on a command line.
-            if let name = query.split(separator: "&").map({ Self.decoded($0.prefix { $0 != "=" }).lowercased() })
-                .first(where: { $0 == "password" || $0 == "sslpassword" })
-            {
+            // (A name with a malformed escape is checked as written: libpq refuses the URL.)
+            let names = query.split(separator: "&").map { parameter in
+                let name = parameter.prefix { $0 != "=" }
+                return (PercentEncoding.decoded(name) ?? String(name)).lowercased()
+            }
+            if let name = names.first(where: { $0 == "password" || $0 == "sslpassword" }) {
                 throw HealthCardError(
                     .configuration,
                     "the PostgreSQL URL holds a \(name) parameter: a command line can be read by every user of this "
@@ -61,23 +64,6 @@ public enum DatabaseURL: Sendable, Equatable, CustomStringConvertible {
                 "the database \(Quote.text(text)) names no file; e.g. sqlite:/var/lib/healthcards/links.db")
         }
         self = .sqlite(path: String(path))
-    }
-
-    /// `text` with its percent-escapes decoded as libpq decodes a URI's parts (a malformed escape is kept).
-    static func decoded(_ text: Substring) -> String {
-        var bytes: [UInt8] = []
-        var rest = text.utf8[...]
-        while let byte = rest.popFirst() {
-            if byte == UInt8(ascii: "%"), rest.count >= 2,
-                let value = UInt8(String(decoding: rest.prefix(2), as: UTF8.self), radix: 16)
-            {
-                bytes.append(value)
-                rest = rest.dropFirst(2)
-            } else {
-                bytes.append(byte)
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     public var dialect: SQLDialect {
